@@ -1,0 +1,162 @@
+/*
+ * Loader information: PVH hvm_start_info (Xen public/arch-x86/hvm/start_info.h)
+ * and multiboot2 information (Multiboot2 specification, section 3.6).
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "boot/boot.h"
+#include "kernel/bootinfo.h"
+
+struct bootinfo bootinfo;
+
+#define PVH_MAGIC 0x336ec578
+
+struct hvm_start_info {
+	uint32_t magic;
+	uint32_t version;
+	uint32_t flags;
+	uint32_t nr_modules;
+	uint64_t modlist_paddr;
+	uint64_t cmdline_paddr;
+	uint64_t rsdp_paddr;
+	uint64_t memmap_paddr;		/* version >= 1 */
+	uint32_t memmap_entries;
+	uint32_t reserved;
+};
+_Static_assert(sizeof(struct hvm_start_info) == 56, "hvm_start_info layout");
+
+struct hvm_memmap_entry {
+	uint64_t addr;
+	uint64_t size;
+	uint32_t type;
+	uint32_t reserved;
+};
+_Static_assert(sizeof(struct hvm_memmap_entry) == 24, "hvm_memmap_entry layout");
+
+struct mb2_tag {
+	uint32_t type;
+	uint32_t size;
+};
+
+enum {
+	MB2_TAG_END = 0,
+	MB2_TAG_CMDLINE = 1,
+	MB2_TAG_MMAP = 6,
+	MB2_TAG_ACPI_OLD = 14,
+	MB2_TAG_ACPI_NEW = 15,
+};
+
+struct mb2_mmap_entry {
+	uint64_t base;
+	uint64_t len;
+	uint32_t type;
+	uint32_t reserved;
+};
+_Static_assert(sizeof(struct mb2_mmap_entry) == 24, "multiboot2 mmap entry layout");
+
+/* A copy of the RSDP from the multiboot2 ACPI tag (up to the ACPI 2.0 size). */
+static uint8_t rsdp_copy[36] __attribute__((aligned(16)));
+
+static void copy_cmdline(const char *s)
+{
+	size_t n = strnlen(s, BOOTINFO_CMDLINE_MAX);
+
+	if (n == BOOTINFO_CMDLINE_MAX) {
+		bootinfo.cmdline_truncated = 1;
+		n = BOOTINFO_CMDLINE_MAX - 1;
+	}
+	memcpy(bootinfo.cmdline, s, n);
+	bootinfo.cmdline[n] = '\0';
+}
+
+static void add_range(uint64_t base, uint64_t len, uint32_t e820type)
+{
+	if (bootinfo.nmmap >= BOOTINFO_MMAP_MAX || len == 0)
+		return;
+	bootinfo.mmap[bootinfo.nmmap].base = base;
+	bootinfo.mmap[bootinfo.nmmap].len = len;
+	bootinfo.mmap[bootinfo.nmmap].type = e820type == 1 ? MEM_USABLE : MEM_RESERVED;
+	bootinfo.nmmap++;
+}
+
+static int parse_pvh(const struct hvm_start_info *si)
+{
+	if (si->magic != PVH_MAGIC) {
+		printf("boot: bad PVH start_info magic %#x\n", si->magic);
+		return -1;
+	}
+	bootinfo.loader = "pvh";
+	if (si->cmdline_paddr)
+		copy_cmdline((const char *)(uintptr_t)si->cmdline_paddr);
+	bootinfo.rsdp = si->rsdp_paddr;
+	if (si->version >= 1 && si->memmap_paddr) {
+		const struct hvm_memmap_entry *e = (const void *)(uintptr_t)si->memmap_paddr;
+		for (uint32_t i = 0; i < si->memmap_entries; i++)
+			add_range(e[i].addr, e[i].size, e[i].type);
+	}
+	if (bootinfo.nmmap == 0) {
+		printf("boot: PVH loader gave no memory map\n");
+		return -1;
+	}
+	return 0;
+}
+
+static int parse_mb2(const uint8_t *mbi)
+{
+	uint32_t total = *(const uint32_t *)mbi;
+	const uint8_t *p = mbi + 8, *end = mbi + total;
+
+	bootinfo.loader = "multiboot2";
+	while (p + sizeof(struct mb2_tag) <= end) {
+		const struct mb2_tag *t = (const void *)p;
+		if (t->type == MB2_TAG_END || t->size < 8)
+			break;
+		switch (t->type) {
+		case MB2_TAG_CMDLINE:
+			copy_cmdline((const char *)(t + 1));
+			break;
+		case MB2_TAG_MMAP: {
+			const uint32_t *hdr = (const uint32_t *)(t + 1);
+			uint32_t esize = hdr[0];
+			const uint8_t *e = (const uint8_t *)(hdr + 2);
+			if (esize < sizeof(struct mb2_mmap_entry))
+				break;
+			for (; e + esize <= p + t->size; e += esize) {
+				const struct mb2_mmap_entry *m = (const void *)e;
+				add_range(m->base, m->len, m->type);
+			}
+			break;
+		}
+		case MB2_TAG_ACPI_OLD:
+		case MB2_TAG_ACPI_NEW: {
+			size_t n = t->size - 8;
+			if (n > sizeof(rsdp_copy))
+				n = sizeof(rsdp_copy);
+			/* Prefer the ACPI 2.0 RSDP when both are given. */
+			if (t->type == MB2_TAG_ACPI_NEW || bootinfo.rsdp == 0) {
+				memcpy(rsdp_copy, t + 1, n);
+				bootinfo.rsdp = (uintptr_t)rsdp_copy;
+			}
+			break;
+		}
+		}
+		p += (t->size + 7) & ~7u;
+	}
+	if (bootinfo.nmmap == 0) {
+		printf("boot: multiboot2 loader gave no memory map\n");
+		return -1;
+	}
+	return 0;
+}
+
+int bootinfo_parse(int kind, uint32_t info)
+{
+	bootinfo.kind = kind;
+	if (kind == BOOT_PVH)
+		return parse_pvh((const struct hvm_start_info *)(uintptr_t)info);
+	if (kind == BOOT_MULTIBOOT2)
+		return parse_mb2((const uint8_t *)(uintptr_t)info);
+	printf("boot: unknown boot kind %d\n", kind);
+	return -1;
+}

@@ -1,0 +1,40 @@
+/*
+ * What the loader told us, in one loader-independent form.
+ *
+ * bootinfo_parse() reads the PVH start_info (QEMU -kernel) or the multiboot2
+ * information (GRUB) once, early, and copies what the kernel needs (command
+ * line, memory map, ACPI RSDP address) into kernel memory so that the
+ * loader's structures can be reused as free RAM afterwards.
+ */
+#ifndef KERNEL_BOOTINFO_H
+#define KERNEL_BOOTINFO_H
+
+#include <stdint.h>
+
+#define BOOTINFO_CMDLINE_MAX 1024
+#define BOOTINFO_MMAP_MAX    64
+
+enum { MEM_USABLE = 1, MEM_RESERVED = 2 };
+
+struct mem_range {
+	uint64_t base;
+	uint64_t len;
+	uint32_t type;
+};
+
+struct bootinfo {
+	int kind;			/* BOOT_PVH or BOOT_MULTIBOOT2 */
+	const char *loader;		/* "pvh" or "multiboot2" */
+	char cmdline[BOOTINFO_CMDLINE_MAX];
+	int cmdline_truncated;
+	struct mem_range mmap[BOOTINFO_MMAP_MAX];
+	int nmmap;
+	uint64_t rsdp;			/* physical address, 0 if not given */
+};
+
+extern struct bootinfo bootinfo;
+
+/* Parse the loader's structures.  Return 0, or -1 with a message printed. */
+int bootinfo_parse(int kind, uint32_t info);
+
+#endif

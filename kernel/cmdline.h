@@ -1,0 +1,64 @@
+/*
+ * The kernel command line: space-separated key=value words.
+ *
+ * Everything on it is untrusted.  cmdline_parse() checks the syntax (every
+ * word is key=value, keys are [a-z0-9_.-], no key twice, lengths bounded);
+ * cmdline_check() checks every key against tables of known keys and their
+ * types and ranges.  Both report every problem they find, naming the key.
+ * Pure logic: host unit tests build this file as it is.
+ */
+#ifndef KERNEL_CMDLINE_H
+#define KERNEL_CMDLINE_H
+
+#include <stddef.h>
+
+#define CMDLINE_MAX_ARGS 32
+#define CMDLINE_KEY_MAX 32
+#define CMDLINE_VAL_MAX 160
+
+struct cmdline_arg {
+	char key[CMDLINE_KEY_MAX];
+	char val[CMDLINE_VAL_MAX];
+};
+
+struct cmdline {
+	int n;
+	struct cmdline_arg a[CMDLINE_MAX_ARGS];
+};
+
+enum arg_type {
+	ARG_INT,	/* decimal or 0x hex, within [min, max] */
+	ARG_STR,	/* any non-empty text; the owner validates it */
+	ARG_BOOL,	/* 0/1, on/off, yes/no, true/false */
+};
+
+struct argspec {
+	const char *key;	/* NULL ends a table */
+	enum arg_type type;
+	long min, max;		/* ARG_INT only */
+	const char *help;
+};
+
+/*
+ * Split s into c.  Return the number of problems found (0 = good); each is
+ * appended to err as one line (err is always NUL-terminated).
+ */
+int cmdline_parse(const char *s, struct cmdline *c, char *err, size_t errlen);
+
+/*
+ * Check every key of c against the NULL-terminated list of NULL-terminated
+ * spec tables.  Return the number of problems, described in err as above.
+ */
+int cmdline_check(const struct cmdline *c, const struct argspec *const *tables, char *err,
+		  size_t errlen);
+
+/* The value of key, or NULL. */
+const char *cmdline_get(const struct cmdline *c, const char *key);
+
+/* Strict integer parse of all of s; return 0 and set *out, or -1. */
+int cmdline_parse_int(const char *s, long *out);
+
+/* Boolean parse; return 0 and set *out to 0/1, or -1. */
+int cmdline_parse_bool(const char *s, int *out);
+
+#endif

@@ -1,0 +1,111 @@
+#include <stdio.h>
+#include <string.h>
+
+#include "apps/app.h"
+#include "kernel/config.h"
+#include "kernel/panic.h"
+
+int node_id, num_nodes = 1;
+const struct app *current_app;
+struct cmdline boot_cmdline;
+
+static const struct argspec kernel_args[] = {
+	{ "node", ARG_INT, 0, MAX_NODES - 1, "this node's id, 0..nodes-1" },
+	{ "nodes", ARG_INT, 1, MAX_NODES, "number of nodes in the cluster" },
+	{ "app", ARG_STR, 0, 0, "the app to run (default " DEFAULT_APP ")" },
+	{ NULL, 0, 0, 0, NULL },
+};
+
+static void print_keys(const char *who, const struct argspec *t)
+{
+	printf("cmdline:   %s keys:", who);
+	if (!t || !t->key)
+		printf(" none");
+	for (; t && t->key; t++)
+		printf(" %s", t->key);
+	printf("\n");
+}
+
+static void print_problems(const char *err)
+{
+	const char *p = err;
+
+	while (*p) {
+		const char *nl = strchr(p, '\n');
+		int n = nl ? (int)(nl - p) : (int)strlen(p);
+		printf("cmdline: error: %.*s\n", n, p);
+		p += n + (nl ? 1 : 0);
+	}
+}
+
+int config_init(const char *line)
+{
+	char err[1024];
+	const char *name;
+	long v;
+
+	if (cmdline_parse(line, &boot_cmdline, err, sizeof err)) {
+		print_problems(err);
+		return -1;
+	}
+	name = cmdline_get(&boot_cmdline, "app");
+	if (!name)
+		name = DEFAULT_APP;
+	current_app = app_find(name);
+	if (!current_app) {
+		printf("cmdline: error: app=%s: no such app\n", name);
+		app_list();
+		return -1;
+	}
+	const struct argspec *const tables[] = { kernel_args, current_app->args, NULL };
+	if (cmdline_check(&boot_cmdline, tables, err, sizeof err)) {
+		char who[64];
+		print_problems(err);
+		print_keys("kernel", kernel_args);
+		snprintf(who, sizeof who, "app '%s'", current_app->name);
+		print_keys(who, current_app->args);
+		return -1;
+	}
+	if (cmdline_get(&boot_cmdline, "nodes") &&
+	    cmdline_parse_int(cmdline_get(&boot_cmdline, "nodes"), &v) == 0)
+		num_nodes = (int)v;
+	if (cmdline_get(&boot_cmdline, "node") &&
+	    cmdline_parse_int(cmdline_get(&boot_cmdline, "node"), &v) == 0)
+		node_id = (int)v;
+	if (node_id >= num_nodes) {
+		printf("cmdline: error: node=%d is not below nodes=%d\n", node_id, num_nodes);
+		return -1;
+	}
+	if (current_app->min_nodes > num_nodes) {
+		printf("cmdline: error: app %s needs at least %d nodes (nodes=%d)\n", current_app->name,
+		       current_app->min_nodes, num_nodes);
+		return -1;
+	}
+	return 0;
+}
+
+const char *arg_str(const char *key, const char *def)
+{
+	const char *v = cmdline_get(&boot_cmdline, key);
+	return v ? v : def;
+}
+
+long arg_int(const char *key, long def)
+{
+	const char *v = cmdline_get(&boot_cmdline, key);
+	long out;
+
+	if (!v || cmdline_parse_int(v, &out) < 0)
+		return def;
+	return out;
+}
+
+int arg_bool(const char *key, int def)
+{
+	const char *v = cmdline_get(&boot_cmdline, key);
+	int out;
+
+	if (!v || cmdline_parse_bool(v, &out) < 0)
+		return def;
+	return out;
+}

@@ -1,0 +1,98 @@
+/*
+ * Console: picolibc's tinystdio streams on the UART (and VGA when enabled).
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "drivers/uart.h"
+#include "drivers/vga.h"
+#include "kernel/console.h"
+#include "kernel/thread.h"
+#include "kernel/x86.h"
+
+static int vga_on;
+
+static void console_write(const char *s, size_t n)
+{
+	irqflags_t f = irq_save();
+	uart_write(s, n);
+	if (vga_on)
+		vga_write(s, n);
+	irq_restore(f);
+}
+
+void console_init(void)
+{
+	uart_init();
+}
+
+void console_enable_vga(void)
+{
+	vga_init();
+	vga_on = 1;
+}
+
+void console_flush(void)
+{
+	struct thread *t = thread_current();
+
+	if (t && t->conlen) {
+		console_write(t->conbuf, (size_t)t->conlen);
+		t->conlen = 0;
+	}
+}
+
+static int console_putc(char c, FILE *f)
+{
+	struct thread *t = thread_current();
+
+	(void)f;
+	if (!t) {
+		console_write(&c, 1);
+		return (unsigned char)c;
+	}
+	t->conbuf[t->conlen++] = c;
+	if (c == '\n' || t->conlen == THREAD_CONBUF)
+		console_flush();
+	return (unsigned char)c;
+}
+
+static int console_getc(FILE *f)
+{
+	(void)f;
+	return EOF;
+}
+
+static int console_fflush(FILE *f)
+{
+	(void)f;
+	console_flush();
+	return 0;
+}
+
+static FILE console_stream = FDEV_SETUP_STREAM(console_putc, console_getc, console_fflush, _FDEV_SETUP_RW);
+
+FILE *const stdin = &console_stream;
+FILE *const stdout = &console_stream;
+FILE *const stderr = &console_stream;
+
+void kvprintf(const char *fmt, va_list ap)
+{
+	char buf[256];
+	int n = vsnprintf(buf, sizeof buf, fmt, ap);
+
+	if (n < 0)
+		return;
+	if ((size_t)n >= sizeof buf)
+		n = sizeof buf - 1;
+	console_write(buf, (size_t)n);
+}
+
+void kprintf(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	kvprintf(fmt, ap);
+	va_end(ap);
+}

@@ -1,0 +1,26 @@
+/*
+ * The console: picolibc's stdout/stderr on the serial port.
+ *
+ * Each thread assembles its output a line at a time and writes the whole
+ * line with interrupts off, so lines from different threads never mix (the
+ * cluster launcher and tests match on whole lines).  kprintf() bypasses the
+ * line buffers: for interrupt handlers, exceptions and panics.
+ */
+#ifndef KERNEL_CONSOLE_H
+#define KERNEL_CONSOLE_H
+
+#include <stdarg.h>
+
+void console_init(void);
+
+/* Write the calling thread's partial line, if any. */
+void console_flush(void);
+
+/* Immediate formatted output, callable from any context. */
+__attribute__((format(printf, 1, 2))) void kprintf(const char *fmt, ...);
+void kvprintf(const char *fmt, va_list ap);
+
+/* Mirror the console on the VGA text screen (hardware boots). */
+void console_enable_vga(void);
+
+#endif

@@ -1,0 +1,114 @@
+/*
+ * Panics, backtraces and the node's exit.
+ */
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "drivers/qemu.h"
+#include "kernel/console.h"
+#include "kernel/panic.h"
+#include "kernel/thread.h"
+#include "kernel/x86.h"
+
+/*
+ * The symbol table, filled in by the second link (Makefile: ksyms):
+ * sorted (address, name offset) pairs, then the names.
+ */
+struct ksym {
+	uint64_t addr;
+	uint32_t name;
+	uint32_t pad;
+};
+extern const char __ksyms_start[], __ksyms_end[];
+extern char __text_start[], __text_end[];
+
+const char *ksym_lookup(uint64_t addr, uint64_t *off)
+{
+	const uint64_t *hdr = (const uint64_t *)__ksyms_start;
+	const struct ksym *tab;
+	uint64_t n, lo = 0, hi;
+
+	if (__ksyms_end - __ksyms_start < 8 || addr < (uintptr_t)__text_start ||
+	    addr >= (uintptr_t)__text_end)
+		return NULL;
+	n = hdr[0];
+	tab = (const struct ksym *)(hdr + 1);
+	if (n == 0 || addr < tab[0].addr)
+		return NULL;
+	hi = n;
+	while (hi - lo > 1) {
+		uint64_t mid = (lo + hi) / 2;
+		if (tab[mid].addr <= addr)
+			lo = mid;
+		else
+			hi = mid;
+	}
+	*off = addr - tab[lo].addr;
+	return (const char *)(tab + n) + tab[lo].name;
+}
+
+static void print_frame(int i, uint64_t addr)
+{
+	uint64_t off = 0;
+	const char *name = ksym_lookup(addr, &off);
+
+	if (name)
+		kprintf("      #%d 0x%016lx %s+%#lx\n", i, addr, name, off);
+	else
+		kprintf("      #%d 0x%016lx\n", i, addr);
+}
+
+void backtrace_print(uint64_t rip, uint64_t rbp)
+{
+	int i = 0;
+
+	kprintf("    backtrace:\n");
+	if (rip)
+		print_frame(i++, rip);
+	for (; i < 24; i++) {
+		/* Frames live in the kernel image (boot stack) or in RAM stacks. */
+		if (rbp < 0x100000 || rbp >= 0x100000000ULL || (rbp & 7))
+			break;
+		uint64_t ret = ((uint64_t *)rbp)[1];
+		if (ret < 0x100000)
+			break;
+		/* Return addresses point after the call; show the call itself. */
+		print_frame(i, ret - 1);
+		rbp = ((uint64_t *)rbp)[0];
+	}
+}
+
+static volatile int panicking;
+
+void panic(const char *fmt, ...)
+{
+	va_list ap;
+	struct thread *t = thread_current();
+
+	cli();
+	if (panicking++) {
+		kprintf("\n*** panic while panicking; stopping\n");
+		kernel_exit(EXIT_FAULT);
+	}
+	console_flush();
+	kprintf("\n*** PANIC in thread '%s': ", t ? t->name : "?");
+	va_start(ap, fmt);
+	kvprintf(fmt, ap);
+	va_end(ap);
+	kprintf("\n");
+	backtrace_print(0, (uint64_t)__builtin_frame_address(0));
+	kernel_exit(EXIT_FAULT);
+}
+
+void kernel_exit(int status)
+{
+	cli();
+	console_flush();
+	kprintf("now: node exits with status %d\n", status);
+	if (qemu_detect())
+		qemu_exit(status);
+	kprintf("now: halted (status %d); it is safe to power off\n", status);
+	for (;;)
+		hlt();
+}

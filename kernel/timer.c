@@ -1,0 +1,127 @@
+/*
+ * LAPIC timer (Intel SDM vol. 3, 10.5.4) in one-shot mode with divide-by-1.
+ */
+#include <stdio.h>
+
+#include "kernel/apic.h"
+#include "kernel/panic.h"
+#include "kernel/thread.h"
+#include "kernel/timer.h"
+#include "kernel/trap.h"
+#include "kernel/tsc.h"
+#include "kernel/x86.h"
+
+volatile uint64_t ticks;
+uint64_t lapic_timer_hz;
+
+static uint64_t tick_cycles;
+static uint64_t next_tick;
+static struct ktimer *timers;		/* sorted by deadline */
+static int in_timer_irq;		/* timer_irq reprograms on its way out */
+
+static void program(uint64_t now)
+{
+	uint64_t deadline = next_tick;
+	uint64_t delta, count;
+
+	if (timers && timers->deadline < deadline)
+		deadline = timers->deadline;
+	delta = deadline > now ? deadline - now : 0;
+	count = (uint64_t)(((unsigned __int128)delta * lapic_timer_hz) / tsc_hz);
+	if (count == 0)
+		count = 1;
+	if (count > 0xffffffffULL)
+		count = 0xffffffffULL;
+	lapic_timer_oneshot((uint32_t)count);
+}
+
+static void timer_irq(void *arg)
+{
+	uint64_t now = cycles();
+
+	(void)arg;
+	in_timer_irq = 1;
+	if (now >= next_tick) {
+		ticks++;
+		next_tick += tick_cycles;
+		if (next_tick <= now)		/* fell behind: do not replay ticks */
+			next_tick = now + tick_cycles;
+		sched_tick();
+	}
+	while (timers && timers->deadline <= now) {
+		struct ktimer *t = timers;
+		timers = t->next;
+		t->armed = 0;
+		t->next = NULL;
+		t->fn(t->arg);
+		now = cycles();
+	}
+	program(now);
+	in_timer_irq = 0;
+}
+
+void timer_init(void)
+{
+	const uint64_t window = ns_to_cycles(5000000);	/* 5 ms */
+	uint64_t t0, t1;
+	uint32_t left;
+
+	lapic_timer_setup(VEC_TIMER);
+	lapic_timer_oneshot(0xffffffffu);
+	t0 = cycles();
+	while ((t1 = cycles()) - t0 < window)
+		cpu_relax();
+	left = lapic_timer_current();
+	lapic_timer_stop();
+	lapic_timer_hz = (uint64_t)(0xffffffffu - left) * tsc_hz / (t1 - t0);
+	if (lapic_timer_hz < 1000000)
+		panic("timer: LAPIC timer runs at %lu Hz; cannot drive the tick", lapic_timer_hz);
+
+	tick_cycles = tsc_hz / TICK_HZ;
+	irq_register(VEC_TIMER, timer_irq, NULL);
+	next_tick = cycles() + tick_cycles;
+	program(cycles());
+}
+
+static void unlink(struct ktimer *t)
+{
+	for (struct ktimer **pp = &timers; *pp; pp = &(*pp)->next) {
+		if (*pp == t) {
+			*pp = t->next;
+			break;
+		}
+	}
+	t->next = NULL;
+	t->armed = 0;
+}
+
+void timer_arm(struct ktimer *t, uint64_t deadline, void (*fn)(void *), void *arg)
+{
+	irqflags_t f = irq_save();
+	struct ktimer **pp;
+
+	if (t->armed)
+		unlink(t);
+	t->deadline = deadline;
+	t->fn = fn;
+	t->arg = arg;
+	for (pp = &timers; *pp && (*pp)->deadline <= deadline; pp = &(*pp)->next)
+		;
+	t->next = *pp;
+	*pp = t;
+	t->armed = 1;
+	if (timers == t && !in_timer_irq)
+		program(cycles());
+	irq_restore(f);
+}
+
+int timer_cancel(struct ktimer *t)
+{
+	irqflags_t f = irq_save();
+	int was = t->armed;
+
+	if (was)
+		unlink(t);
+	irq_restore(f);
+	return was;
+}

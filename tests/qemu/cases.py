@@ -1,0 +1,198 @@
+"""QEMU tests: boot nodes and assert on what they print and how they exit.
+
+A Cluster case runs boot/cluster and checks the launcher's exit status and
+regular expressions over its output (node lines carry "[n<i>] " prefixes).
+A Command case runs any command (QEMU on the ISO, grub-file, ...).  A Check
+case runs a Python function over the build directory.  tests/run.py runs
+them all; each returns (ok, reason, log).
+"""
+
+import os
+import re
+import shutil
+import subprocess
+
+
+class Cluster:
+    def __init__(self, name, app=None, nodes=1, args="", nic="virtio", status=0,
+                 expect=(), absent=(), timeout=90, options=(), count=None):
+        self.name = "qemu/" + name
+        self.app, self.nodes, self.args, self.nic = app, nodes, args, nic
+        self.status, self.expect, self.absent = status, expect, absent
+        self.timeout, self.options = timeout, list(options)
+        self.count = count or {}  # regex -> exact number of matching lines
+
+    def command(self, root):
+        cmd = [os.path.join(root, "boot", "cluster"), "--nodes", str(self.nodes),
+               "--nic", self.nic, "--timeout", str(self.timeout)]
+        if self.app:
+            cmd += ["--app", self.app]
+        if self.args:
+            cmd += ["--args", self.args]
+        return cmd + self.options
+
+    def run(self, root, build):
+        cmd = self.command(root)
+        try:
+            p = subprocess.run(cmd, capture_output=True, text=True, cwd=root,
+                               timeout=self.timeout + 60, stdin=subprocess.DEVNULL)
+        except subprocess.TimeoutExpired:
+            return False, "launcher itself did not return", ""
+        log = "$ %s\n%s\n--- stderr ---\n%s" % (" ".join(cmd), p.stdout, p.stderr)
+        return verify(p.returncode, p.stdout + p.stderr, self.status, self.expect,
+                      self.absent, self.count, log)
+
+
+class Command:
+    def __init__(self, name, argv, status=0, expect=(), absent=(), timeout=120, needs=()):
+        self.name = name
+        self.argv, self.status, self.expect, self.absent = argv, status, expect, absent
+        self.timeout, self.needs = timeout, needs
+
+    def run(self, root, build):
+        argv = [a.format(root=root, build=build) for a in self.argv]
+        for tool in self.needs:
+            if not shutil.which(tool):
+                return False, "%s is not installed (make deps)" % tool, ""
+        try:
+            p = subprocess.run(argv, capture_output=True, text=True, cwd=root,
+                               timeout=self.timeout, stdin=subprocess.DEVNULL)
+        except subprocess.TimeoutExpired as e:
+            out = (e.stdout or b"").decode(errors="replace") if isinstance(e.stdout, bytes) else (e.stdout or "")
+            return False, "timed out after %d s" % self.timeout, out
+        log = "$ %s\n%s\n--- stderr ---\n%s" % (" ".join(argv), p.stdout, p.stderr)
+        return verify(p.returncode, p.stdout + p.stderr, self.status, self.expect,
+                      self.absent, {}, log)
+
+
+class Check:
+    def __init__(self, name, fn):
+        self.name, self.fn = name, fn
+
+    def run(self, root, build):
+        return self.fn(root, build)
+
+
+def verify(rc, out, status, expect, absent, count, log):
+    if rc != status:
+        return False, "exit status %d, expected %d" % (rc, status), log
+    for rx in expect:
+        if not re.search(rx, out, re.M):
+            return False, "missing output matching %r" % rx, log
+    for rx in absent:
+        m = re.search(rx, out, re.M)
+        if m:
+            return False, "unexpected output %r" % m.group(0), log
+    for rx, n in count.items():
+        got = len(re.findall(rx, out, re.M))
+        if got != n:
+            return False, "%d lines match %r, expected %d" % (got, rx, n), log
+    return True, "", log
+
+
+def static_elf(root, build):
+    """now.elf is a static ELF64 for x86-64, no interpreter, picolibc inside."""
+    elf = os.path.join(build, "now.elf")
+    h = subprocess.run(["readelf", "-hlsW", elf], capture_output=True, text=True)
+    log = h.stdout[-4000:]
+    if h.returncode != 0:
+        return False, "readelf failed", h.stderr
+    if "ELF64" not in h.stdout or "Advanced Micro Devices X86-64" not in h.stdout:
+        return False, "not an ELF64 x86-64 image", log
+    if "INTERP" in h.stdout or "DYNAMIC" in h.stdout:
+        return False, "image is dynamically linked", log
+    if "EXEC (Executable file)" not in h.stdout:
+        return False, "image is not a fixed-address executable", log
+    # picolibc's tinystdio printf core, and our sbrk replacing picolibc's.
+    for sym in ("__d_vfprintf", "sbrk", "__retarget_lock_acquire_recursive"):
+        if not re.search(r"\s%s$" % re.escape(sym), h.stdout, re.M):
+            return False, "symbol %s missing: not linked with picolibc?" % sym, log
+    if re.search(r"GLIBC|__libc_start_main", h.stdout):
+        return False, "host glibc symbols in the image", log
+    return True, "", log
+
+
+def ksyms_match(root, build):
+    """The panic symbol table names the same functions nm sees."""
+    elf = os.path.join(build, "now.elf")
+    nm = subprocess.run(["nm", elf], capture_output=True, text=True).stdout
+    if not re.search(r" [tT] kmain$", nm, re.M):
+        return False, "kmain not found by nm", nm[-2000:]
+    sec = subprocess.run(["readelf", "-SW", elf], capture_output=True, text=True).stdout
+    m = re.search(r"\.ksyms\s+PROGBITS\s+[0-9a-f]+\s+[0-9a-f]+\s+([0-9a-f]+)", sec)
+    if not m or int(m.group(1), 16) < 1024:
+        return False, "the .ksyms section is missing or nearly empty", sec
+    return True, "", ""
+
+
+QEMU_ISO = ["qemu-system-x86_64", "-machine", "pc", "-accel", "tcg", "-m", "64",
+            "-display", "none", "-vga", "none", "-no-reboot", "-monitor", "none",
+            "-serial", "stdio", "-device", "isa-debug-exit,iobase=0xf4,iosize=0x04",
+            "-cdrom", "{build}/now.iso"]
+
+NODE_HELLO = r"^\[n%d\] hello from node %d of %d, tsc \d+\.\d+ MHz$"
+
+CASES = [
+    Check("check/static-elf-picolibc", static_elf),
+    Check("check/ksyms", ksyms_match),
+    Command("check/grub-multiboot2", ["grub-file", "--is-x86-multiboot2", "{build}/now.elf"],
+            needs=("grub-file",)),
+
+    # Boot, hello and the cluster.
+    Cluster("hello-1", app="hello", nodes=1,
+            expect=[NODE_HELLO % (0, 0, 1), r"RESULT hello node=0 nodes=1 tsc_hz=\d+",
+                    r"cpu: tsc .* \(calibrated against (hpet|pit)\)", r"^\[n0\] pci: 00:00\.0"]),
+    Cluster("hello-4-default", nodes=4,
+            expect=[NODE_HELLO % (i, i, 4) for i in range(4)] + [r"cluster: 4 nodes, status 0"]),
+    Cluster("hello-8", app="hello", nodes=8, timeout=120,
+            expect=[NODE_HELLO % (i, i, 8) for i in range(8)]),
+    Cluster("hello-e1000", app="hello", nodes=2, nic="e1000",
+            expect=[NODE_HELLO % (i, i, 2) for i in range(2)] + [r"8086:100e ethernet controller"]),
+
+    # The in-kernel tests of the core.
+    Cluster("selftest", app="selftest", nodes=1, timeout=120,
+            expect=[r"RESULT selftest passed=\d+ failed=0"],
+            absent=[r"FAILED", r"EXCEPTION", r"PANIC"]),
+
+    # Failures are reported, with a status.
+    Cluster("fault-pagefault", app="fault", args="kind=pagefault", status=3,
+            expect=[r"EXCEPTION 14 \(#PF page fault\)", r"fault address \(cr2\) = 0x0000004000000000",
+                    r"rip=0x[0-9a-f]{16} rsp=", r"rax=0x[0-9a-f]{16}", r"backtrace:",
+                    r"#\d+ 0x[0-9a-f]+ do_fault\+0x", r"node exits with status 3"]),
+    Cluster("fault-ud", app="fault", args="kind=ud", status=3,
+            expect=[r"EXCEPTION 6 \(#UD invalid opcode\)", r"do_fault\+0x"]),
+    Cluster("fault-div0", app="fault", args="kind=div0", status=3,
+            expect=[r"EXCEPTION 0 \(#DE divide error\)"]),
+    Cluster("fault-gp", app="fault", args="kind=gp", status=3,
+            expect=[r"EXCEPTION 13 \(#GP general protection\)"]),
+    Cluster("fault-stack-overflow", app="fault", args="kind=stack", status=3,
+            expect=[r"STACK OVERFLOW", r"recurse"]),
+    Cluster("fault-panic", app="fault", args="kind=panic", status=3,
+            expect=[r"PANIC in thread 'main': fault app: deliberate panic", r"do_fault\+0x"]),
+    Cluster("fault-assert", app="fault", args="kind=assert", status=3,
+            expect=[r"PANIC .*assertion failed: kind\[0\] == 'x'"]),
+    Cluster("fault-status-1", app="fault", args="kind=return", nodes=2, status=1,
+            expect=[r"cluster: 2 nodes, status 1"]),
+    Cluster("hang-timeout", app="fault", args="kind=hang", nodes=2, timeout=8, status=124,
+            expect=[r"timeout after 8"]),
+
+    # The command line is untrusted: every problem is named, the node stops.
+    Cluster("cmdline-unknown-key", app="hello", args="colour=red", status=2,
+            expect=[r"cmdline: error: unknown key 'colour'", r"cmdline: rejected"],
+            absent=[r"hello from node"]),
+    Cluster("cmdline-malformed", app="hello", args="justaword grid=", status=2,
+            expect=[r"malformed argument 'justaword': expected key=value",
+                    r"key 'grid' has an empty value"]),
+    Cluster("cmdline-bad-app", app="nosuchapp", status=2,
+            expect=[r"app=nosuchapp: no such app", r"selftest"]),
+    Cluster("cmdline-bad-value", app="fault", args="node=abc", status=2,
+            expect=[r"node=abc: not an integer"]),
+    Cluster("cmdline-app-arg-wrong-app", app="hello", args="kind=ud", status=2,
+            expect=[r"unknown key 'kind'", r"app 'hello' keys: none"]),
+
+    # The same kernel from GRUB: the ISO boots to hello.
+    Command("qemu/iso-boots-hello", QEMU_ISO, status=1, timeout=90,
+            expect=[r"boot: multiboot2 loader, command line 'node=0 nodes=1 app=hello'",
+                    r"hello from node 0 of 1", r"node exits with status 0"],
+            needs=("qemu-system-x86_64",)),
+]

@@ -1,0 +1,126 @@
+#!/usr/bin/env python3
+"""Run every test level and end with one line "N passed, N failed".
+
+Levels:
+  unit   host unit tests (cmocka binaries named on the command line); each
+         test case counts once, read from cmocka's TAP output
+  qemu   cluster tests from tests/qemu/cases.py: each boots nodes with
+         boot/cluster (or QEMU directly) and asserts on console output and
+         exit status
+  check  static checks of the built image (tests/qemu/cases.py too)
+
+Logs of failed tests go to <build>/tests/logs/.  Exit status 0 iff all pass.
+"""
+
+import argparse
+import concurrent.futures
+import os
+import re
+import subprocess
+import sys
+import time
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(ROOT, "tests", "qemu"))
+
+import cases  # noqa: E402  (tests/qemu/cases.py)
+
+
+class Outcome:
+    def __init__(self, name, ok, secs, reason="", log=""):
+        self.name, self.ok, self.secs, self.reason, self.log = name, ok, secs, reason, log
+
+
+def run_unit(binary):
+    """Run one cmocka binary; return one Outcome per test case."""
+    name = os.path.basename(binary)
+    env = dict(os.environ, CMOCKA_MESSAGE_OUTPUT="TAP")
+    t0 = time.time()
+    try:
+        p = subprocess.run([binary], capture_output=True, text=True, env=env, timeout=300)
+    except subprocess.TimeoutExpired:
+        return [Outcome("unit/" + name, False, time.time() - t0, "timed out after 300 s")]
+    secs = time.time() - t0
+    out = p.stdout + p.stderr
+    results = []
+    for line in p.stdout.splitlines():
+        m = re.match(r"^(not ok|ok) \d+ - (\S+)", line)
+        if m:
+            ok = m.group(1) == "ok"
+            results.append(Outcome("unit/%s/%s" % (name, m.group(2)), ok, secs,
+                                   "" if ok else "assertion failed", out))
+    if not results or (p.returncode != 0 and all(r.ok for r in results)):
+        results.append(Outcome("unit/" + name, False, secs,
+                               "exit status %d without a failed case (crash?)" % p.returncode, out))
+    return results
+
+
+def run_case(case, build):
+    t0 = time.time()
+    try:
+        ok, reason, log = case.run(ROOT, build)
+    except Exception as e:  # a broken test is a failed test, never a crash of the runner
+        ok, reason, log = False, "test raised %s: %s" % (type(e).__name__, e), ""
+    return Outcome(case.name, ok, time.time() - t0, reason, log)
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__,
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("units", nargs="*", help="cmocka test binaries")
+    ap.add_argument("--build", default="build", help="build directory (default: build)")
+    ap.add_argument("-k", "--filter", default="", help="run only tests whose name contains this")
+    ap.add_argument("-j", "--jobs", type=int, default=2,
+                    help="QEMU tests run at once (default 2: nodes halt when idle)")
+    ap.add_argument("--list", action="store_true", help="list the tests and exit")
+    args = ap.parse_args()
+
+    build = os.path.abspath(args.build)
+    qcases = [c for c in cases.CASES if args.filter in c.name]
+    units = [u for u in args.units if args.filter in os.path.basename(u) or not args.filter]
+    if args.list:
+        for u in units:
+            print("unit/" + os.path.basename(u))
+        for c in qcases:
+            print(c.name)
+        return 0
+
+    logdir = os.path.join(build, "tests", "logs")
+    os.makedirs(logdir, exist_ok=True)
+    outcomes = []
+
+    def report(o):
+        outcomes.append(o)
+        if o.ok:
+            print("PASS %s (%.1fs)" % (o.name, o.secs), flush=True)
+        else:
+            path = os.path.join(logdir, o.name.replace("/", "_") + ".log")
+            with open(path, "w") as f:
+                f.write(o.log)
+            print("FAIL %s (%.1fs): %s" % (o.name, o.secs, o.reason), flush=True)
+            tail = o.log.strip().splitlines()[-15:]
+            for line in tail:
+                print("     | " + line)
+            print("     full log: " + os.path.relpath(path, ROOT), flush=True)
+
+    t0 = time.time()
+    for u in units:
+        for o in run_unit(u):
+            report(o)
+
+    with concurrent.futures.ThreadPoolExecutor(max_workers=max(1, args.jobs)) as pool:
+        futs = [pool.submit(run_case, c, build) for c in qcases]
+        for f in concurrent.futures.as_completed(futs):
+            report(f.result())
+
+    passed = sum(1 for o in outcomes if o.ok)
+    failed = len(outcomes) - passed
+    print("tests took %.0f s" % (time.time() - t0))
+    if failed:
+        print("failed: " + ", ".join(o.name for o in outcomes if not o.ok))
+    print("%d passed, %d failed" % (passed, failed))
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
