@@ -78,9 +78,14 @@ APP_OBJS := \
 	apps/app.o \
 	apps/hello.o \
 	apps/fault.o \
-	apps/selftest.o
+	apps/selftest.o \
+	apps/nictest.o
 
-OBJS := $(addprefix $(BUILD)/,$(BOOT_OBJS) $(KERNEL_OBJS) $(DRIVER_OBJS) $(APP_OBJS))
+NET_OBJS := \
+	net/pktbuf.o \
+	net/netdev.o
+
+OBJS := $(addprefix $(BUILD)/,$(BOOT_OBJS) $(KERNEL_OBJS) $(DRIVER_OBJS) $(NET_OBJS) $(APP_OBJS))
 
 all: $(BUILD)/now.elf
 

@@ -21,6 +21,7 @@
 #include "kernel/trap.h"
 #include "kernel/tsc.h"
 #include "kernel/x86.h"
+#include "net/net.h"
 
 uint64_t boot_tsc_app_start;
 
@@ -73,7 +74,7 @@ void kmain(uint32_t kind, uint32_t info)
 		kernel_exit(EXIT_USAGE);
 	}
 
-	pci_probe_drivers();
+	net_init();
 
 	if (!thread_create("main", app_thread, (void *)current_app, PRIO_NORMAL, 256 * 1024))
 		panic("cannot create the app thread");

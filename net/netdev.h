@@ -1,0 +1,92 @@
+/*
+ * The one boundary between NIC drivers and everything above them
+ * (STYLE.md 1-4): a driver fills a struct netdev and registers it; the
+ * layers above see only this interface and never which NIC they run on.
+ *
+ * Receive: the driver's interrupt handler (or netdev_poll() in polling
+ * mode) takes filled RX descriptors and hands each frame up with
+ * netdev_input(); the pktbuf then belongs to the layer above.  The handler
+ * runs in interrupt context, so everything netdev_input() calls must be
+ * short and must not sleep.
+ *
+ * Transmit: ops->transmit() takes its own reference on the pktbuf and
+ * posts it; the caller keeps (and may drop) its own.  The driver counts
+ * tx_frames/tx_bytes (and tx_ring_full); netdev_input counts rx_frames/bytes.  It never sleeps:
+ * with the TX ring full it returns -EAGAIN and the caller retries after
+ * netdev's tx-space waiters are woken (the driver calls netdev_tx_space()
+ * when it reclaims completed descriptors).
+ */
+#ifndef NET_NETDEV_H
+#define NET_NETDEV_H
+
+#include <stdint.h>
+
+#include "kernel/sync.h"
+#include "net/pktbuf.h"
+
+#define ETH_ALEN 6
+#define ETH_HLEN 14
+#define ETH_MIN_FRAME 60		/* without FCS */
+#define ETH_MAX_FRAME 1514		/* without FCS */
+
+struct netdev;
+
+struct netdev_ops {
+	/* Queue pb for transmission.  0, or -EAGAIN if the ring is full. */
+	int (*transmit)(struct netdev *nd, struct pktbuf *pb);
+	/*
+	 * Harvest up to budget received frames (calling netdev_input for
+	 * each) and reclaim finished TX descriptors.  Return frames harvested.
+	 * Called with interrupts off.
+	 */
+	int (*poll)(struct netdev *nd, int budget);
+	/* Enable or disable the receive interrupt (polling mode disables it). */
+	void (*irq_enable)(struct netdev *nd, int on);
+	/* Re-read the link state into nd->link_up. */
+	void (*link_check)(struct netdev *nd);
+};
+
+struct netdev_stats {
+	uint64_t rx_frames, rx_bytes;
+	uint64_t tx_frames, tx_bytes;
+	uint64_t rx_no_buffer;		/* a ring slot could not be refilled */
+	uint64_t rx_errors;		/* frames the NIC flagged bad, or bad lengths */
+	uint64_t tx_ring_full;		/* transmit() returned -EAGAIN */
+	uint64_t irqs;
+};
+
+struct netdev {
+	const char *name;		/* driver name: "virtio-net", "e1000" */
+	const char *model;		/* device model, for the boot log */
+	uint8_t mac[ETH_ALEN];
+	int link_up;
+	int polling;			/* receive by polling, interrupt off */
+	const struct netdev_ops *ops;
+	void *softc;			/* the driver's state, opaque above */
+	struct netdev_stats stats;
+	struct waitq tx_waiters;	/* threads waiting for TX ring space */
+};
+
+/* Called by a driver once its device works.  Return 0, or -1 if one exists. */
+int netdev_register(struct netdev *nd);
+
+/* The node's NIC, or NULL if none was found. */
+struct netdev *netdev_get(void);
+
+/* Hand a received frame up (driver, interrupt context). */
+void netdev_input(struct netdev *nd, struct pktbuf *pb);
+
+/* Wake threads waiting for TX ring space (driver, interrupt context). */
+void netdev_tx_space(struct netdev *nd);
+
+/*
+ * Polling mode: with on, the receive interrupt is off and received frames
+ * arrive only when someone calls netdev_poll().  Return frames harvested.
+ */
+void netdev_set_polling(struct netdev *nd, int on);
+int netdev_poll(struct netdev *nd);
+
+/* Print the counters on the console. */
+void netdev_print_stats(const struct netdev *nd);
+
+#endif

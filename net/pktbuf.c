@@ -1,0 +1,88 @@
+/*
+ * The pktbuf pool: one contiguous block of 2 KiB buffers and a free list.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "kernel/mem.h"
+#include "kernel/panic.h"
+#include "kernel/x86.h"
+#include "net/pktbuf.h"
+
+static struct pktbuf *pool, *freelist;
+static int nbufs, nfree, low_water;
+
+int pkt_pool_init(int n)
+{
+	uint8_t *mem = page_alloc_zeroed((size_t)n * PKT_BUF_SIZE);
+
+	pool = calloc((size_t)n, sizeof *pool);
+	if (!mem || !pool)
+		return -1;
+	for (int i = 0; i < n; i++) {
+		pool[i].buf = mem + (size_t)i * PKT_BUF_SIZE;
+		pool[i].next = freelist;
+		freelist = &pool[i];
+	}
+	nbufs = nfree = low_water = n;
+	return 0;
+}
+
+struct pktbuf *pkt_get(void)
+{
+	irqflags_t f = irq_save();
+	struct pktbuf *pb = freelist;
+
+	if (pb) {
+		freelist = pb->next;
+		if (--nfree < low_water)
+			low_water = nfree;
+	}
+	irq_restore(f);
+	if (!pb)
+		return NULL;
+	pb->next = NULL;
+	pb->refs = 1;
+	pb->data = pb->buf + PKT_HEADROOM;
+	pb->len = 0;
+	pb->stamp = 0;
+	pb->owner = NULL;
+	return pb;
+}
+
+void pkt_ref(struct pktbuf *pb)
+{
+	irqflags_t f = irq_save();
+	KASSERT(pb->refs > 0);
+	pb->refs++;
+	irq_restore(f);
+}
+
+void pkt_put(struct pktbuf *pb)
+{
+	irqflags_t f = irq_save();
+
+	if (pb->refs <= 0)
+		panic("pkt_put: buffer %p has no reference (double free)", (void *)pb);
+	if (--pb->refs == 0) {
+		pb->next = freelist;
+		freelist = pb;
+		nfree++;
+	}
+	irq_restore(f);
+}
+
+int pkt_free_count(void)
+{
+	return nfree;
+}
+
+int pkt_total(void)
+{
+	return nbufs;
+}
+
+int pkt_low_water(void)
+{
+	return low_water;
+}
