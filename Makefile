@@ -9,7 +9,10 @@
 #   make clean        remove build products (keeps downloads and picolibc)
 #   make distclean    remove build/ entirely
 
+SHELL   := /bin/bash
 BUILD   := build
+
+.SECONDEXPANSION:
 CC      := gcc
 LD      := ld
 HOSTCC  := gcc
@@ -72,20 +75,76 @@ DRIVER_OBJS := \
 	drivers/uart.o \
 	drivers/vga.o \
 	drivers/qemu.o \
-	drivers/pci.o
+	drivers/pci.o \
+	drivers/e1000.o \
+	drivers/virtio.o \
+	drivers/virtio_net.o
 
 APP_OBJS := \
 	apps/app.o \
 	apps/hello.o \
 	apps/fault.o \
 	apps/selftest.o \
-	apps/nictest.o
+	apps/nictest.o \
+	apps/stats.o \
+	apps/pingpong.o \
+	apps/fabric_stress.o \
+	apps/fabric_junk.o \
+	apps/peer_timeout.o \
+	apps/tcp_echo.o
 
 NET_OBJS := \
 	net/pktbuf.o \
-	net/netdev.o
+	net/netdev.o \
+	net/fabric_wire.o \
+	net/channel.o \
+	net/fault.o \
+	net/fabric.o
 
-OBJS := $(addprefix $(BUILD)/,$(BOOT_OBJS) $(KERNEL_OBJS) $(DRIVER_OBJS) $(NET_OBJS) $(APP_OBJS))
+LIB_OBJS := \
+	lib/crc.o
+
+# The lwIP port (net/lwip) and the lwIP sources it builds, from
+# $(LWIPDIR)/src: IPv4, ARP, TCP, UDP, the netconn and socket APIs.
+LWIP_PORT_OBJS := \
+	net/lwip/sys_arch.o \
+	net/lwip/netif.o
+
+LWIP_OBJS := \
+	lwip/core/init.o \
+	lwip/core/def.o \
+	lwip/core/inet_chksum.o \
+	lwip/core/ip.o \
+	lwip/core/mem.o \
+	lwip/core/memp.o \
+	lwip/core/netif.o \
+	lwip/core/pbuf.o \
+	lwip/core/stats.o \
+	lwip/core/sys.o \
+	lwip/core/tcp.o \
+	lwip/core/tcp_in.o \
+	lwip/core/tcp_out.o \
+	lwip/core/timeouts.o \
+	lwip/core/udp.o \
+	lwip/core/ipv4/etharp.o \
+	lwip/core/ipv4/icmp.o \
+	lwip/core/ipv4/ip4.o \
+	lwip/core/ipv4/ip4_addr.o \
+	lwip/core/ipv4/ip4_frag.o \
+	lwip/api/api_lib.o \
+	lwip/api/api_msg.o \
+	lwip/api/err.o \
+	lwip/api/netbuf.o \
+	lwip/api/sockets.o \
+	lwip/api/tcpip.o \
+	lwip/netif/ethernet.o
+
+# Objects that include lwIP headers: the port's and the apps' using sockets.
+LWIP_INC := -I net/lwip -I $(LWIPDIR)/src/include
+LWIP_USERS := $(addprefix $(BUILD)/,$(LWIP_PORT_OBJS) apps/tcp_echo.o)
+
+OBJS := $(addprefix $(BUILD)/,$(BOOT_OBJS) $(KERNEL_OBJS) $(DRIVER_OBJS) $(NET_OBJS) \
+	$(LWIP_PORT_OBJS) $(LWIP_OBJS) $(LIB_OBJS) $(APP_OBJS))
 
 all: $(BUILD)/now.elf
 
@@ -166,6 +225,16 @@ $(BUILD)/%.o: %.c | $(LIBC)
 	@echo "  CC      $<"
 	@$(CC) $(KCFLAGS) -c -o $@ $<
 
+$(LWIP_USERS): KCFLAGS += $(LWIP_INC)
+$(LWIP_USERS): | $(LWIPDIR)/.extracted
+
+# lwIP itself: the kernel flags, the port's headers first.  A static
+# pattern, so that make never thinks it can build other names this way.
+$(addprefix $(BUILD)/,$(LWIP_OBJS)): $(BUILD)/lwip/%.o: $(LWIPDIR)/.extracted | $(LIBC)
+	@mkdir -p $(dir $@)
+	@echo "  CC      lwip/$*.c"
+	@$(CC) $(KCFLAGS) $(LWIP_INC) -c -o $@ $(LWIPDIR)/src/$*.c
+
 $(BUILD)/%.o: %.S
 	@mkdir -p $(dir $@)
 	@echo "  AS      $<"
@@ -228,18 +297,21 @@ UNIT_CFLAGS := -std=gnu11 -O1 -g -Wall -Wextra -DHOST_TEST -I. \
 	-fsanitize=address,undefined -fno-omit-frame-pointer
 UNIT_LIBS := -lcmocka
 
-UNIT_TESTS := cmdline page
+# Each host unit test: its test file and the pure kernel sources it drives.
+UNIT_SRCS_cmdline := kernel/cmdline.c
+UNIT_SRCS_page    := kernel/page.c
+UNIT_SRCS_channel := net/channel.c net/fabric_wire.c lib/crc.c tests/unit/host_pktbuf.c
+UNIT_SRCS_wire    := net/fabric_wire.c net/fault.c lib/crc.c
+
+UNIT_TESTS := cmdline page channel wire
 UNIT_BINS := $(addprefix $(BUILD)/tests/unit_,$(UNIT_TESTS))
 
-$(BUILD)/tests/unit_cmdline: tests/unit/test_cmdline.c kernel/cmdline.c kernel/cmdline.h | deps
+$(BUILD)/tests/unit_%: tests/unit/test_%.c $$(UNIT_SRCS_$$*) | deps
 	@mkdir -p $(dir $@)
 	@echo "  HOSTCC  $@"
-	@$(HOSTCC) $(UNIT_CFLAGS) -o $@ tests/unit/test_cmdline.c kernel/cmdline.c $(UNIT_LIBS)
+	@$(HOSTCC) $(UNIT_CFLAGS) -MMD -MP -o $@ $< $(UNIT_SRCS_$*) $(UNIT_LIBS)
 
-$(BUILD)/tests/unit_page: tests/unit/test_page.c kernel/page.c kernel/page.h | deps
-	@mkdir -p $(dir $@)
-	@echo "  HOSTCC  $@"
-	@$(HOSTCC) $(UNIT_CFLAGS) -o $@ tests/unit/test_page.c kernel/page.c $(UNIT_LIBS)
+-include $(UNIT_BINS:=.d)
 
 unit: $(UNIT_BINS)
 
@@ -250,10 +322,45 @@ test: $(BUILD)/now.elf $(BUILD)/now.iso $(UNIT_BINS)
 
 clean:
 	rm -rf $(BUILD)/boot $(BUILD)/kernel $(BUILD)/drivers $(BUILD)/net $(BUILD)/lib \
-		$(BUILD)/apps $(BUILD)/tests $(BUILD)/iso $(BUILD)/*.o $(BUILD)/*.S \
+		$(BUILD)/lwip $(BUILD)/apps $(BUILD)/tests $(BUILD)/iso $(BUILD)/*.o $(BUILD)/*.S \
 		$(BUILD)/now.elf* $(BUILD)/now.iso $(BUILD)/syms.* $(BUILD)/bench
 
 distclean:
 	rm -rf $(BUILD)
 
 .PHONY: all deps picolibc lwip run qemu-gdb iso unit test clean distclean
+
+# --- fuzzing ---------------------------------------------------------------
+#
+#   make fuzz                 run every fuzz target for FUZZ_SECONDS (600)
+#   make fuzz FUZZ_SECONDS=60
+
+FUZZ_SECONDS ?= 600
+FUZZ_CC := clang
+FUZZ_CFLAGS := -std=gnu11 -g -O1 -DHOST_TEST -DFUZZING_BUILD_MODE_UNSAFE_FOR_PRODUCTION -I. \
+	-fsanitize=fuzzer,address,undefined \
+	-fno-sanitize-recover=undefined -fno-omit-frame-pointer
+FUZZ_SRCS_fabric := net/channel.c net/fabric_wire.c lib/crc.c tests/unit/host_pktbuf.c
+FUZZ_TARGETS := fabric
+FUZZ_BINS := $(addprefix $(BUILD)/fuzz/fuzz_,$(FUZZ_TARGETS))
+
+$(BUILD)/fuzz/fuzz_%: tests/fuzz/fuzz_%.c tests/fuzz/seed_%.c $$(FUZZ_SRCS_$$*) | deps
+	@mkdir -p $(dir $@) $(BUILD)/fuzz/corpus_$* $(BUILD)/fuzz/seeds_$*
+	@echo "  FUZZCC  $@"
+	@$(FUZZ_CC) $(FUZZ_CFLAGS) -o $@ $< $(FUZZ_SRCS_$*)
+	@$(HOSTCC) -std=gnu11 -DHOST_TEST -I. -o $(BUILD)/fuzz/seed_$* tests/fuzz/seed_$*.c \
+		net/fabric_wire.c lib/crc.c
+	@$(BUILD)/fuzz/seed_$* $(BUILD)/fuzz/seeds_$*
+
+fuzz-build: $(FUZZ_BINS)
+
+fuzz: $(FUZZ_BINS)
+	@for t in $(FUZZ_TARGETS); do \
+		echo "fuzz: $$t for $(FUZZ_SECONDS) s (corpus $(BUILD)/fuzz/corpus_$$t)"; \
+		$(BUILD)/fuzz/fuzz_$$t -max_total_time=$(FUZZ_SECONDS) -print_final_stats=1 \
+			-max_len=8192 $(BUILD)/fuzz/corpus_$$t $(BUILD)/fuzz/seeds_$$t 2>&1 | \
+			grep -E "^#[0-9]+ +DONE|^stat::number_of_executed_units|ERROR|SUMMARY|^==" ; \
+		test $${PIPESTATUS[0]} -eq 0 || exit 1; \
+	done
+
+.PHONY: fuzz fuzz-build

@@ -4,6 +4,7 @@
 #include "apps/app.h"
 #include "kernel/config.h"
 #include "kernel/panic.h"
+#include "net/fabric.h"
 
 int node_id, num_nodes = 1;
 const struct app *current_app;
@@ -57,13 +58,18 @@ int config_init(const char *line)
 		app_list();
 		return -1;
 	}
-	const struct argspec *const tables[] = { kernel_args, current_app->args, NULL };
+	const struct argspec *const tables[] = { kernel_args, fabric_args, current_app->args, NULL };
 	if (cmdline_check(&boot_cmdline, tables, err, sizeof err)) {
 		char who[64];
 		print_problems(err);
 		print_keys("kernel", kernel_args);
+		print_keys("fabric", fabric_args);
 		snprintf(who, sizeof who, "app '%s'", current_app->name);
 		print_keys(who, current_app->args);
+		return -1;
+	}
+	if (fabric_check_args(&boot_cmdline, err, sizeof err) < 0) {
+		printf("cmdline: error: %s\n", err);
 		return -1;
 	}
 	if (cmdline_get(&boot_cmdline, "nodes") &&

@@ -21,6 +21,8 @@
 #include "kernel/trap.h"
 #include "kernel/tsc.h"
 #include "kernel/x86.h"
+#include "net/fabric.h"
+#include "net/lwip/lwip_port.h"
 #include "net/net.h"
 
 uint64_t boot_tsc_app_start;
@@ -34,6 +36,8 @@ static void *app_thread(void *arg)
 	boot_tsc_app_start = cycles();
 	status = a->main();
 	console_flush();
+	/* Nothing this node sent may be lost because it stopped. */
+	fabric_shutdown(3000000000ULL, 100000000ULL);
 	printf("app: %s finished with status %d\n", a->name, status);
 	kernel_exit(status);
 }
@@ -74,7 +78,10 @@ void kmain(uint32_t kind, uint32_t info)
 		kernel_exit(EXIT_USAGE);
 	}
 
-	net_init();
+	if (net_init() == 0 && fabric_init() < 0)
+		printf("fabric: cannot start\n");
+	if (netdev_get() && lwip_port_init() < 0)
+		printf("lwip: cannot start\n");
 
 	if (!thread_create("main", app_thread, (void *)current_app, PRIO_NORMAL, 256 * 1024))
 		panic("cannot create the app thread");

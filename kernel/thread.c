@@ -33,6 +33,7 @@ static struct thread *all_threads;
 static struct thread *zombies;		/* exited detached threads to free */
 static int next_id;
 static int nthreads;
+static void (*idle_hooks[4])(void);
 
 extern void swtch(struct thread *prev, struct thread *next);
 extern void thread_start(void);
@@ -441,6 +442,17 @@ void sched_maybe_preempt(void)
 		thread_yield();
 }
 
+void thread_add_idle_hook(void (*fn)(void))
+{
+	for (int i = 0; i < 4; i++) {
+		if (!idle_hooks[i]) {
+			idle_hooks[i] = fn;
+			return;
+		}
+	}
+	panic("thread: more than 4 idle hooks");
+}
+
 void thread_idle_loop(void)
 {
 	struct thread *t = curthread;
@@ -452,6 +464,8 @@ void thread_idle_loop(void)
 	for (;;) {
 		reap();
 		cli();
+		for (int i = 0; i < 4 && idle_hooks[i]; i++)
+			idle_hooks[i]();
 		if (ready_at_or_above(PRIO_LOW)) {
 			schedule();
 			continue;

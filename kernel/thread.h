@@ -115,6 +115,12 @@ void thread_block(void);
 void thread_nopreempt_begin(void);
 void thread_nopreempt_end(void);
 
+/*
+ * Call fn each time the CPU is about to halt, interrupts off (at most 4):
+ * work that should wait until nothing else wants the CPU.
+ */
+void thread_add_idle_hook(void (*fn)(void));
+
 /* Become the idle loop; the boot context calls this last.  Never returns. */
 __attribute__((noreturn)) void thread_idle_loop(void);
 

@@ -18,6 +18,7 @@ static uint64_t tick_cycles;
 static uint64_t next_tick;
 static struct ktimer *timers;		/* sorted by deadline */
 static int in_timer_irq;		/* timer_irq reprograms on its way out */
+static void (*tick_hooks[4])(void);
 
 static void program(uint64_t now)
 {
@@ -47,6 +48,9 @@ static void timer_irq(void *arg)
 		if (next_tick <= now)		/* fell behind: do not replay ticks */
 			next_tick = now + tick_cycles;
 		sched_tick();
+		for (int i = 0; i < 4 && tick_hooks[i]; i++)
+			tick_hooks[i]();
+		now = cycles();
 	}
 	while (timers && timers->deadline <= now) {
 		struct ktimer *t = timers;
@@ -81,6 +85,17 @@ void timer_init(void)
 	irq_register(VEC_TIMER, timer_irq, NULL);
 	next_tick = cycles() + tick_cycles;
 	program(cycles());
+}
+
+void timer_add_tick_hook(void (*fn)(void))
+{
+	for (int i = 0; i < 4; i++) {
+		if (!tick_hooks[i]) {
+			tick_hooks[i] = fn;
+			return;
+		}
+	}
+	panic("timer: more than 4 tick hooks");
 }
 
 static void unlink(struct ktimer *t)

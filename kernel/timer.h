@@ -27,6 +27,13 @@ void timer_init(void);
 /* Arm t to call fn(arg) at TSC time deadline; re-arming moves it (irq). */
 void timer_arm(struct ktimer *t, uint64_t deadline, void (*fn)(void *), void *arg);
 
+/*
+ * Call fn at every tick, in interrupt context (at most 4 hooks).  For
+ * housekeeping that may be late by a tick and must not cost a timer
+ * reprogramming of its own.
+ */
+void timer_add_tick_hook(void (*fn)(void));
+
 /* Disarm t; harmless if not armed (irq).  Return 1 if it was armed. */
 int timer_cancel(struct ktimer *t);
 

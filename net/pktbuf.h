@@ -29,6 +29,7 @@ struct pktbuf {
 	uint8_t *buf;			/* start of the 2 KiB buffer (DMA-able) */
 	uint64_t stamp;			/* owner's use (e.g. TSC at receipt) */
 	void *owner;			/* owner's use */
+	uint64_t ext[6];		/* owner's use: e.g. lwIP's pbuf_custom wrapper */
 };
 
 /* Create the pool with n buffers.  Return 0 or -1. */

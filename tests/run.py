@@ -40,6 +40,8 @@ def run_unit(binary):
         p = subprocess.run([binary], capture_output=True, text=True, env=env, timeout=300)
     except subprocess.TimeoutExpired:
         return [Outcome("unit/" + name, False, time.time() - t0, "timed out after 300 s")]
+    except OSError as e:
+        return [Outcome("unit/" + name, False, time.time() - t0, "cannot run: %s" % e)]
     secs = time.time() - t0
     out = p.stdout + p.stderr
     results = []

@@ -131,6 +131,8 @@ QEMU_ISO = ["qemu-system-x86_64", "-machine", "pc", "-accel", "tcg", "-m", "64",
             "-cdrom", "{build}/now.iso"]
 
 NODE_HELLO = r"^\[n%d\] hello from node %d of %d, tsc \d+\.\d+ MHz$"
+TCP_ECHO = (r"^\[n0\] RESULT tcp-echo size=%d iters=\d+ median_us=\d+\.\d+ p99_us=\d+\.\d+ "
+            r"throughput_mbps=\d+\.\d+$")
 
 CASES = [
     Check("check/static-elf-picolibc", static_elf),
@@ -185,10 +187,75 @@ CASES = [
                     r"key 'grid' has an empty value"]),
     Cluster("cmdline-bad-app", app="nosuchapp", status=2,
             expect=[r"app=nosuchapp: no such app", r"selftest"]),
-    Cluster("cmdline-bad-value", app="fault", args="node=abc", status=2,
-            expect=[r"node=abc: not an integer"]),
+    Cluster("cmdline-bad-value", app="hello", args="peer_timeout_ms=abc", status=2,
+            expect=[r"peer_timeout_ms=abc: not an integer"]),
+    Cluster("cmdline-out-of-range", app="hello", args="peer_timeout_ms=5", status=2,
+            expect=[r"peer_timeout_ms=5: out of range \(100\.\.3600000\)"]),
+    Cluster("cmdline-duplicate", app="hello", args="node=3", status=2,
+            expect=[r"key 'node' is given more than once"]),
     Cluster("cmdline-app-arg-wrong-app", app="hello", args="kind=ud", status=2,
             expect=[r"unknown key 'kind'", r"app 'hello' keys: none"]),
+
+    # TCP over lwIP: node 0 echoes 1 B..64 KiB through node 1, every byte checked.
+    Cluster("tcp-echo-virtio", app="tcp-echo", nodes=2, nic="virtio", timeout=120,
+            expect=[TCP_ECHO % 1, TCP_ECHO % 65536,
+                    r"^\[n0\] lwip: 10\.0\.0\.1/24 up on virtio-net$",
+                    r"^\[n1\] lwip: 10\.0\.0\.2/24 up on virtio-net$",
+                    r"cluster: 2 nodes, status 0"],
+            absent=[r"bytes wrong", r"PANIC", r"EXCEPTION"]),
+    Cluster("tcp-echo-e1000", app="tcp-echo", nodes=2, nic="e1000", timeout=120,
+            expect=[TCP_ECHO % 1, TCP_ECHO % 65536,
+                    r"^\[n0\] lwip: 10\.0\.0\.1/24 up on e1000$",
+                    r"^\[n1\] lwip: 10\.0\.0\.2/24 up on e1000$",
+                    r"cluster: 2 nodes, status 0"],
+            absent=[r"bytes wrong", r"PANIC", r"EXCEPTION"]),
+
+    # NIC drivers: every frame size echoed byte for byte, then a burst.
+    Cluster("nictest-virtio", app="nictest", nodes=2, nic="virtio",
+            expect=[r"RESULT nictest role=sender nic=virtio-net echoes=1455 retries=\d+ corrupted=0",
+                    r"RESULT nictest role=echoer"]),
+    Cluster("nictest-e1000", app="nictest", nodes=2, nic="e1000",
+            expect=[r"RESULT nictest role=sender nic=e1000 echoes=1455 retries=\d+ corrupted=0",
+                    r"net: e1000 \(82540EM\)"]),
+    Cluster("nictest-e1000e", app="nictest", nodes=2, nic="e1000e",
+            expect=[r"RESULT nictest role=sender nic=e1000 echoes=1455 retries=\d+ corrupted=0",
+                    r"net: e1000 \(82574L\)"]),
+
+    # The floor and the reliable channel, both wait modes (values are not asserted).
+    Cluster("pingpong-virtio", app="pingpong", nodes=2, nic="virtio", timeout=150,
+            args="iters=300 warmup=20 mode=both wait=both",
+            expect=[r"RESULT pingpong nic=virtio-net wait=%s mode=%s size=64 iters=300 lost=\d+ "
+                    r"median_us=[\d.]+ p99_us=[\d.]+ median_cycles=\d+" % (w, m)
+                    for w in ("halt", "spin") for m in ("raw", "reliable")]),
+    Cluster("pingpong-e1000", app="pingpong", nodes=2, nic="e1000", timeout=150,
+            args="iters=300 warmup=20 mode=both wait=both",
+            expect=[r"RESULT pingpong nic=e1000 wait=%s mode=%s size=64 iters=300" % (w, m)
+                    for w in ("halt", "spin") for m in ("raw", "reliable")]),
+
+    # The reliable channel: exactly once, in order, under faults and back-pressure.
+    Cluster("fabric-stress-4", app="fabric-stress", nodes=4,
+            expect=[r"RESULT fabric-stress sent=6000 received=6000 lost=0 dup=0 misordered=0"],
+            count={r"RESULT fabric-stress sent=6000 received=6000 lost=0 dup=0 misordered=0": 4}),
+    Cluster("fabric-stress-4-faults", app="fabric-stress", nodes=4, timeout=180,
+            args="fault=drop:0.05,dup:0.02,reorder:0.02,corrupt:0.01",
+            expect=[r"injected drop [1-9]\d* dup [1-9]\d* reorder [1-9]\d* corrupt [1-9]\d*",
+                    r"retransmits=[1-9]"],
+            count={r"RESULT fabric-stress sent=6000 received=6000 lost=0 dup=0 misordered=0": 4}),
+    Cluster("fabric-stress-backpressure", app="fabric-stress", nodes=3, timeout=180,
+            args="slow=1 count=1500 fault=drop:0.03,reorder:0.02",
+            expect=[r"refusals=[1-9]"],
+            count={r"RESULT fabric-stress sent=3000 received=3000 lost=0 dup=0 misordered=0": 3}),
+    Cluster("fabric-stress-e1000-faults", app="fabric-stress", nodes=3, nic="e1000", timeout=180,
+            args="count=1000 fault=drop:0.05,dup:0.02,reorder:0.02,corrupt:0.01",
+            count={r"RESULT fabric-stress sent=2000 received=2000 lost=0 dup=0 misordered=0": 3}),
+    Cluster("fabric-junk-virtio", app="fabric-junk", nodes=2, nic="virtio",
+            expect=[r"RESULT fabric-junk kinds=14 per_kind=20 mismatches=0"]),
+    Cluster("fabric-junk-e1000", app="fabric-junk", nodes=2, nic="e1000",
+            expect=[r"RESULT fabric-junk kinds=14 per_kind=20 mismatches=0"]),
+    Cluster("fabric-peer-timeout", app="peer-timeout", nodes=2, args="peer_timeout_ms=1000",
+            expect=[r"node 1 stopped answering", r"RESULT peer-timeout error=-\d+ ms=\d+ sent=\d+ dead=1"]),
+    Cluster("cmdline-bad-fault", app="fabric-stress", nodes=1, args="fault=drop:2", status=2,
+            expect=[r"cmdline: error: fault=drop:2: rate '2' is not a probability"]),
 
     # The same kernel from GRUB: the ISO boots to hello.
     Command("qemu/iso-boots-hello", QEMU_ISO, status=1, timeout=90,

@@ -1,0 +1,201 @@
+/*
+ * fabric-stress: every node streams sequence-numbered messages of varying
+ * size to every other node over the reliable channel; every receiver
+ * checks each message byte for byte and that each source's messages arrive
+ * exactly once, in order.
+ *
+ * slow=1 makes receivers refuse now and then (FABRIC_BUSY) and accept again
+ * a little later from a thread, as a mechanism applying back-pressure
+ * would: senders must wait, and nothing may be lost.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "apps/app.h"
+#include "kernel/config.h"
+#include "kernel/sync.h"
+#include "kernel/thread.h"
+#include "kernel/tsc.h"
+#include "kernel/x86.h"
+#include "net/fabric.h"
+
+struct msg_hdr {
+	uint16_t src;
+	uint16_t pad;
+	uint32_t seq;
+	uint32_t len;		/* payload bytes including this header */
+} __attribute__((packed));
+
+static int count, slow;
+static volatile uint32_t expect[MAX_NODES];
+static volatile uint64_t received, lost_corrupt, dups, misordered, refusals;
+static volatile int blocked;
+static struct waitq done_wq = WAITQ_INIT, resume_wq = WAITQ_INIT;
+static volatile int senders_failed;
+
+static uint8_t pattern(uint32_t seq, int src, size_t i)
+{
+	return (uint8_t)(seq * 13 + (uint32_t)src * 101 + i);
+}
+
+static size_t msg_len(uint32_t seq, int src, int dst)
+{
+	/* A spread of sizes: small, medium and full frames. */
+	uint32_t r = seq * 2654435761u ^ (uint32_t)(src * 31 + dst);
+	switch (r % 4) {
+	case 0: return sizeof(struct msg_hdr);
+	case 1: return sizeof(struct msg_hdr) + r % 64;
+	case 2: return sizeof(struct msg_hdr) + r % 600;
+	default: return FAB_MTU;
+	}
+}
+
+static int stress_handler(int src, const uint8_t *p, size_t len, struct pktbuf *pb)
+{
+	struct msg_hdr h;
+
+	(void)pb;
+	if (slow && !blocked && ((received + refusals) % 53) == 17) {
+		refusals++;
+		blocked = 1;
+		waitq_wake_one(&resume_wq);
+		return FABRIC_BUSY;
+	}
+	if (len < sizeof h) {
+		lost_corrupt++;
+		return 0;
+	}
+	memcpy(&h, p, sizeof h);
+	if (h.src != src || h.len != len) {
+		lost_corrupt++;
+		return 0;
+	}
+	for (size_t i = sizeof h; i < len; i++) {
+		if (p[i] != pattern(h.seq, src, i)) {
+			lost_corrupt++;
+			return 0;
+		}
+	}
+	if (h.seq < expect[src])
+		dups++;
+	else if (h.seq > expect[src])
+		misordered++;
+	if (h.seq >= expect[src])
+		expect[src] = h.seq + 1;
+	received++;
+	if (received == (uint64_t)count * (uint64_t)(num_nodes - 1))
+		waitq_wake_all(&done_wq);
+	return 0;
+}
+
+/* slow=1: accept again a little after each refusal. */
+static void *resumer(void *arg)
+{
+	(void)arg;
+	for (;;) {
+		irqflags_t f = irq_save();
+		while (!blocked)
+			waitq_wait(&resume_wq);
+		irq_restore(f);
+		thread_sleep_ns(500000);
+		blocked = 0;
+		fabric_resume();
+	}
+	return NULL;
+}
+
+static void *sender(void *arg)
+{
+	int dst = (int)(uintptr_t)arg;
+	uint8_t buf[FAB_MTU];
+
+	for (uint32_t seq = 0; seq < (uint32_t)count; seq++) {
+		size_t len = msg_len(seq, node_id, dst);
+		struct msg_hdr h = { (uint16_t)node_id, 0, seq, (uint32_t)len };
+		memcpy(buf, &h, sizeof h);
+		for (size_t i = sizeof h; i < len; i++)
+			buf[i] = pattern(seq, node_id, i);
+		int r = fabric_send(dst, FP_TEST, buf, len, NULL, 0, 0);
+		if (r < 0) {
+			printf("fabric-stress: send %u to n%d failed: %d\n", seq, dst, r);
+			senders_failed++;
+			return NULL;
+		}
+	}
+	if (fabric_flush(dst, 60000000000ULL) < 0) {
+		printf("fabric-stress: messages to n%d never acknowledged\n", dst);
+		senders_failed++;
+	}
+	return NULL;
+}
+
+static const struct argspec stress_args[] = {
+	{ "count", ARG_INT, 1, 10000000, "messages to each other node (default 2000)" },
+	{ "slow", ARG_BOOL, 0, 0, "receivers refuse now and then (back-pressure), default off" },
+	{ NULL, 0, 0, 0, NULL },
+};
+
+static int stress_main(void)
+{
+	struct thread *t[MAX_NODES];
+	struct fabric_counters c;
+	uint64_t want, t0, elapsed;
+	int timed_out = 0;
+
+	count = (int)arg_int("count", 2000);
+	slow = arg_bool("slow", 0);
+	if (!fabric_ready()) {
+		printf("fabric-stress: no network\n");
+		return 1;
+	}
+	fabric_register(FP_TEST, stress_handler);
+	if (slow && !thread_create("resumer", resumer, NULL, PRIO_HIGH, 0))
+		return 1;
+	if (fabric_wait_peers(30000000000ULL) < 0)
+		return 1;
+	if (fabric_barrier(30000000000ULL) < 0)
+		return 1;
+
+	t0 = cycles();
+	for (int i = 0; i < num_nodes; i++) {
+		t[i] = NULL;
+		if (i != node_id)
+			t[i] = thread_create("sender", sender, (void *)(uintptr_t)i, PRIO_NORMAL, 0);
+	}
+	for (int i = 0; i < num_nodes; i++)
+		if (t[i])
+			thread_join(t[i]);
+
+	want = (uint64_t)count * (uint64_t)(num_nodes - 1);
+	uint64_t end = cycles() + ns_to_cycles(60000000000ULL);
+	irqflags_t f = irq_save();
+	while (received < want && cycles() < end)
+		waitq_wait_timeout(&done_wq, 1000000000ULL);
+	irq_restore(f);
+	elapsed = cycles_to_ns(cycles() - t0) / 1000000;
+	if (received < want)
+		timed_out = 1;
+	/* Everyone done before anyone stops answering acks. */
+	fabric_barrier(60000000000ULL);
+
+	uint64_t lost = want - received + lost_corrupt;
+	fabric_counters(&c);
+	fabric_print_stats();
+	printf("fabric-stress: %lu messages in %lu ms, back-pressure refusals %lu%s\n", received,
+	       elapsed, refusals, timed_out ? " (timed out waiting)" : "");
+	result("sent=%lu received=%lu lost=%lu dup=%lu misordered=%lu retransmits=%lu "
+	       "refusals=%lu ms=%lu",
+	       (uint64_t)count * (uint64_t)(num_nodes - 1), received, lost, dups, misordered,
+	       c.retransmits, refusals, elapsed);
+	return lost || dups || misordered || senders_failed ? 1 : 0;
+}
+
+static const struct app fabric_stress = {
+	.name = "fabric-stress",
+	.summary = "all-to-all reliable streams; checks exactly-once in-order delivery",
+	.main = stress_main,
+	.args = stress_args,
+	.min_nodes = 2,
+};
+APP_REGISTER(fabric_stress);

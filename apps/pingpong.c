@@ -1,0 +1,257 @@
+/*
+ * pingpong: the floor.  Node 0 sends a frame to node 1, which answers at
+ * once from its receive path; node 0 times each round trip with the TSC.
+ *
+ * mode=raw: the fabric's raw mode, no protocol: the floor every other
+ * latency is compared with.  mode=reliable: the same exchange over the
+ * reliable channel (sequence numbers, acks, CRC), for its overhead.
+ *
+ * wait=halt: the waiting thread sleeps and the CPU halts until the NIC
+ * interrupt.  wait=spin: the NIC interrupt is off and the thread polls the
+ * receive ring.  Both nodes use the same mode.  Lost raw frames are
+ * counted and retried after a timeout, never timed.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "apps/app.h"
+#include "apps/stats.h"
+#include "kernel/sync.h"
+#include "kernel/thread.h"
+#include "kernel/tsc.h"
+#include "kernel/x86.h"
+#include "net/fabric.h"
+#include "net/netdev.h"
+
+#define LOST_TIMEOUT_NS 200000000ULL
+
+enum { PING = 'P', REPLY = 'R', END = 'E' };
+
+struct ping {
+	uint32_t seq;
+	uint8_t kind;
+} __attribute__((packed));
+
+static volatile uint32_t reply_seq;
+static volatile int end_flag;
+static struct waitq wq = WAITQ_INIT;
+static size_t payload_len;
+static uint8_t pad[FAB_MTU];
+
+static int raw_handler(int src, const uint8_t *p, size_t len, struct pktbuf *pb)
+{
+	struct ping m;
+
+	(void)pb;
+	if (len < sizeof m)
+		return 0;
+	memcpy(&m, p, sizeof m);
+	if (m.kind == PING && node_id == 1) {
+		struct pktbuf *r = pkt_get();
+		if (r) {
+			m.kind = REPLY;
+			memcpy(fabric_payload(r), &m, sizeof m);
+			fabric_raw_send_pb(src, FP_PING, r, len);
+			pkt_put(r);
+		}
+	} else if (m.kind == REPLY && node_id == 0) {
+		reply_seq = m.seq;
+		waitq_wake_one(&wq);
+	}
+	return 0;
+}
+
+static int reliable_handler(int src, const uint8_t *p, size_t len, struct pktbuf *pb)
+{
+	struct ping m;
+
+	(void)pb;
+	if (len < sizeof m)
+		return 0;
+	memcpy(&m, p, sizeof m);
+	if (m.kind == PING && node_id == 1) {
+		m.kind = REPLY;
+		/* Refusing makes the fabric hold the ping and try again later. */
+		if (fabric_send(src, FP_PING, &m, sizeof m, pad, len - sizeof m, FABRIC_NOWAIT) < 0)
+			return FABRIC_BUSY;
+	} else if (m.kind == REPLY && node_id == 0) {
+		reply_seq = m.seq;
+		waitq_wake_one(&wq);
+	} else if (m.kind == END) {
+		end_flag = 1;
+		waitq_wake_one(&wq);
+	}
+	return 0;
+}
+
+static int send_ping(int reliable, uint32_t seq)
+{
+	struct ping m = { seq, PING };
+
+	if (reliable)
+		return fabric_send(1, FP_PING, &m, sizeof m, pad, payload_len - sizeof m, 0);
+	struct pktbuf *pb = pkt_get();
+	if (!pb)
+		return -ENOBUFS;
+	memcpy(fabric_payload(pb), &m, sizeof m);
+	int r = fabric_raw_send_pb(1, FP_PING, pb, payload_len);
+	pkt_put(pb);
+	return r;
+}
+
+/* Wait for the reply to seq; 1 if it came. */
+static int wait_reply(struct netdev *nd, int spin, uint32_t seq)
+{
+	uint64_t end = cycles() + ns_to_cycles(LOST_TIMEOUT_NS);
+
+	if (spin) {
+		while (reply_seq != seq && cycles() < end)
+			netdev_poll(nd);
+		return reply_seq == seq;
+	}
+	irqflags_t f = irq_save();
+	while (reply_seq != seq && cycles() < end)
+		waitq_wait_timeout(&wq, cycles_to_ns(end - cycles()));
+	irq_restore(f);
+	return reply_seq == seq;
+}
+
+static int measure(struct netdev *nd, int reliable, int spin, int iters, int warmup)
+{
+	static uint32_t seq;
+	struct samples s;
+	int lost = 0, errors = 0;
+	char a[32], b[32], c[32];
+
+	if (samples_init(&s, (size_t)iters) < 0)
+		return -1;
+	for (int i = 0; i < warmup + iters;) {
+		uint64_t t0, t1;
+		seq++;
+		t0 = cycles();
+		if (send_ping(reliable, seq) < 0) {
+			errors++;
+			if (errors > 100)
+				break;
+			thread_sleep_ns(1000000);
+			continue;
+		}
+		if (!wait_reply(nd, spin, seq)) {
+			lost++;
+			if (lost > iters / 10 + 100)
+				break;
+			continue;
+		}
+		t1 = cycles();
+		if (i >= warmup)
+			samples_add(&s, t1 - t0);
+		i++;
+	}
+	uint64_t med = samples_quantile(&s, 0.5), p99 = samples_quantile(&s, 0.99);
+	uint64_t mn = samples_quantile(&s, 0.0);
+	result("nic=%s wait=%s mode=%s size=%zu iters=%zu lost=%d median_us=%s p99_us=%s "
+	       "median_cycles=%lu min_us=%s",
+	       nd->name, spin ? "spin" : "halt", reliable ? "reliable" : "raw",
+	       payload_len + FAB_ETH_HLEN + FAB_HDR_LEN, s.n, lost, fmt_us(a, sizeof a, med),
+	       fmt_us(b, sizeof b, p99), med, fmt_us(c, sizeof c, mn));
+	int ok = (int)s.n == iters && (!reliable || lost == 0) && errors == 0;
+	samples_free(&s);
+	return ok ? 0 : -1;
+}
+
+static void end_phase(void)
+{
+	struct ping m = { 0, END };
+
+	fabric_send(1, FP_PING, &m, sizeof m, NULL, 0, FABRIC_ACKNOW);
+}
+
+static void echo_phase(struct netdev *nd, int spin)
+{
+	irqflags_t f;
+
+	if (spin) {
+		while (!end_flag)
+			netdev_poll(nd);
+		return;
+	}
+	f = irq_save();
+	while (!end_flag)
+		waitq_wait(&wq);
+	irq_restore(f);
+}
+
+static const struct argspec pingpong_args[] = {
+	{ "iters", ARG_INT, 1, 10000000, "timed round trips per measurement (default 10000)" },
+	{ "warmup", ARG_INT, 0, 1000000, "untimed round trips first (default 500)" },
+	{ "size", ARG_INT, 51, 1514, "frame size in bytes, headers included (default 64)" },
+	{ "mode", ARG_STR, 0, 0, "raw, reliable or both (default raw)" },
+	{ "wait", ARG_STR, 0, 0, "halt, spin or both (default both)" },
+	{ NULL, 0, 0, 0, NULL },
+};
+
+static int pingpong_main(void)
+{
+	struct netdev *nd = netdev_get();
+	const char *mode = arg_str("mode", "raw"), *wait = arg_str("wait", "both");
+	int iters = (int)arg_int("iters", 10000), warmup = (int)arg_int("warmup", 500);
+	int modes[2], nmodes = 0, waits[2], nwaits = 0, failed = 0;
+
+	payload_len = (size_t)arg_int("size", 64) - FAB_ETH_HLEN - FAB_HDR_LEN;
+	if (!strcmp(mode, "raw") || !strcmp(mode, "both"))
+		modes[nmodes++] = 0;
+	if (!strcmp(mode, "reliable") || !strcmp(mode, "both"))
+		modes[nmodes++] = 1;
+	if (!strcmp(wait, "halt") || !strcmp(wait, "both"))
+		waits[nwaits++] = 0;
+	if (!strcmp(wait, "spin") || !strcmp(wait, "both"))
+		waits[nwaits++] = 1;
+	if (!nmodes || !nwaits) {
+		printf("pingpong: mode= takes raw, reliable or both; wait= takes halt, spin or both\n");
+		return 1;
+	}
+	if (!nd || !fabric_ready()) {
+		printf("pingpong: no network\n");
+		return 1;
+	}
+	fabric_register_raw(FP_PING, raw_handler);
+	fabric_register(FP_PING, reliable_handler);
+	if (fabric_wait_peers(30000000000ULL) < 0)
+		return 1;
+
+	for (int m = 0; m < nmodes; m++) {
+		for (int w = 0; w < nwaits; w++) {
+			int spin = waits[w];
+			if (fabric_barrier(30000000000ULL) < 0) {
+				printf("pingpong: barrier failed\n");
+				return 1;
+			}
+			end_flag = 0;
+			if (spin)
+				netdev_set_polling(nd, 1);
+			if (node_id == 0) {
+				if (measure(nd, modes[m], spin, iters, warmup) < 0)
+					failed++;
+				end_phase();
+			} else if (node_id == 1) {
+				echo_phase(nd, spin);
+			}
+			if (spin)
+				netdev_set_polling(nd, 0);
+		}
+	}
+	fabric_barrier(30000000000ULL);
+	if (node_id < 2)
+		fabric_print_stats();
+	return failed ? 1 : 0;
+}
+
+static const struct app pingpong = {
+	.name = "pingpong",
+	.summary = "raw-frame round trip between nodes 0 and 1: the floor (and the reliable channel's)",
+	.main = pingpong_main,
+	.args = pingpong_args,
+	.min_nodes = 2,
+};
+APP_REGISTER(pingpong);

@@ -1,0 +1,463 @@
+/*
+ * The reliable channel; see channel.h for the protocol.
+ */
+#include <errno.h>
+#include <string.h>
+
+#include "net/channel.h"
+
+#define TXSLOT(c, s) (&(c)->txq[(s) % (c)->sndq])
+#define RXSLOT(c, s) (&(c)->rxq[(s) % (c)->cfg.window])
+
+void chan_init(struct chan *c, const struct chan_cfg *cfg, const struct chan_ops *ops, void *ctx)
+{
+	memset(c, 0, sizeof *c);
+	c->cfg = *cfg;
+	if (c->cfg.window == 0 || c->cfg.window > CHAN_WIN_MAX)
+		c->cfg.window = CHAN_WIN_MAX;
+	c->ops = ops;
+	c->ctx = ctx;
+	c->sndq = 2 * c->cfg.window;
+	/* Until the peer says otherwise it grants the same window we do. */
+	c->snd_limit = c->cfg.window;
+	c->limit_sent = c->cfg.window;
+	c->rto = cfg->rto_init_ns;
+}
+
+void chan_release(struct chan *c)
+{
+	for (uint32_t s = c->snd_una; s != c->snd_nxt; s++) {
+		struct chan_tx_slot *t = TXSLOT(c, s);
+		if (t->pb)
+			pkt_put(t->pb);
+		t->pb = NULL;
+	}
+	c->snd_una = c->snd_nxt;
+	for (unsigned i = 0; i < c->cfg.window; i++) {
+		if (c->rxq[i])
+			pkt_put(c->rxq[i]);
+		c->rxq[i] = NULL;
+	}
+	c->rto_deadline = c->probe_deadline = 0;
+	c->ack_pending = 0;
+}
+
+unsigned chan_space(const struct chan *c)
+{
+	unsigned used = c->snd_nxt - c->snd_una;
+
+	/* Blocking senders keep half of the queue free for non-blocking ones. */
+	return used < c->cfg.window ? c->cfg.window - used : 0;
+}
+
+unsigned chan_outstanding(const struct chan *c)
+{
+	return c->snd_nxt - c->snd_una;
+}
+
+/* The reverse-direction state every frame carries. */
+static void fill_ack(struct chan *c, struct fab_hdr *h)
+{
+	uint32_t sack = 0;
+
+	for (unsigned i = 0; i < 32; i++) {
+		uint32_t s = c->rcv_nxt + 1 + i;
+		if (!seq_lt(s, c->dlv_nxt + c->cfg.window))
+			break;
+		if (*RXSLOT(c, s))
+			sack |= 1u << i;
+	}
+	h->ack = c->rcv_nxt;
+	h->sack = sack;
+	h->limit = c->dlv_nxt + c->cfg.window;
+	c->limit_sent = h->limit;
+	c->ack_pending = 0;
+	c->unacked_rx = 0;
+}
+
+static void header(struct chan *c, struct fab_hdr *h, uint8_t type)
+{
+	memset(h, 0, sizeof *h);
+	h->type = type;
+	h->src = (uint16_t)c->cfg.me;
+	h->dst = (uint16_t)c->cfg.peer;
+	h->session = c->cfg.session;
+	fill_ack(c, h);
+}
+
+/* Build (or rebuild, with fresh ack fields) and transmit a queued frame. */
+static void tx_data(struct chan *c, uint32_t seq, uint64_t now)
+{
+	struct chan_tx_slot *t = TXSLOT(c, seq);
+	struct fab_hdr h;
+	uint8_t proto;
+	uint16_t len;
+
+	/*
+	 * A retransmission must not rewrite a buffer the NIC may still be
+	 * sending from (drivers reclaim finished descriptors lazily): move the
+	 * frame to a fresh buffer first.  Without one, try at the next timer.
+	 */
+	if (t->tries > 0 && t->pb->refs > 1) {
+		struct pktbuf *fresh = c->ops->alloc(c->ctx);
+		if (!fresh) {
+			c->stats.alloc_failures++;
+			return;
+		}
+		memcpy(fresh->data, t->pb->data, t->pb->len);
+		fresh->len = t->pb->len;
+		pkt_put(t->pb);
+		t->pb = fresh;
+	}
+	/* proto and len were stored in the frame's header at chan_send. */
+	memcpy(&proto, t->pb->data + FAB_ETH_HLEN + offsetof(struct fab_hdr, proto), 1);
+	memcpy(&len, t->pb->data + FAB_ETH_HLEN + offsetof(struct fab_hdr, len), 2);
+	header(c, &h, FAB_DATA);
+	h.proto = proto;
+	h.seq = seq;
+	h.len = len;
+	t->pb->len = (uint16_t)fab_build(t->pb->data, c->cfg.peer_mac, c->cfg.my_mac, &h);
+	if (t->tries == 0)
+		t->first_tx = now;
+	t->last_tx = now;
+	t->tries++;
+	c->stats.tx_data++;
+	c->ops->xmit(c->ctx, t->pb);
+	if (!c->rto_deadline)
+		c->rto_deadline = now + c->rto;
+}
+
+static void send_ctl(struct chan *c, uint8_t type, uint64_t now)
+{
+	struct pktbuf *pb = c->ops->alloc(c->ctx);
+	struct fab_hdr h;
+
+	if (!pb) {
+		/* Try again soon: the pool is only briefly empty. */
+		c->stats.alloc_failures++;
+		c->ack_pending = 1;
+		c->ack_deadline = now + 1000000;
+		return;
+	}
+	header(c, &h, type);
+	if (type == FAB_PROBE)
+		h.flags = FAB_F_ACKNOW;
+	pb->len = (uint16_t)fab_build(pb->data, c->cfg.peer_mac, c->cfg.my_mac, &h);
+	if (type == FAB_ACK)
+		c->stats.tx_ack++;
+	else
+		c->stats.tx_probe++;
+	c->ops->xmit(c->ctx, pb);
+	pkt_put(pb);
+}
+
+/* Transmit queued frames the peer's credit now allows. */
+static void push(struct chan *c, uint64_t now)
+{
+	for (uint32_t s = c->snd_una; s != c->snd_nxt && seq_lt(s, c->snd_limit); s++) {
+		struct chan_tx_slot *t = TXSLOT(c, s);
+		if (t->tries == 0)
+			tx_data(c, s, now);
+	}
+	/* Data waits beyond the limit: probe until the window opens. */
+	if (c->snd_una != c->snd_nxt && !seq_lt(c->snd_nxt - 1, c->snd_limit)) {
+		if (!c->probe_deadline) {
+			c->probe_interval = c->rto;
+			c->probe_deadline = now + c->probe_interval;
+		}
+	} else {
+		c->probe_deadline = 0;
+	}
+}
+
+int chan_send(struct chan *c, struct pktbuf *pb, uint8_t proto, size_t len, uint64_t now)
+{
+	struct chan_tx_slot *t;
+	uint16_t len16 = (uint16_t)len;
+
+	if (c->dead)
+		return -EHOSTDOWN;
+	if (len > FAB_MTU)
+		return -EMSGSIZE;
+	if (c->snd_nxt - c->snd_una >= c->sndq)
+		return -EAGAIN;
+	if (c->snd_una == c->snd_nxt)
+		c->last_heard = now;	/* the silence clock starts with the first outstanding frame */
+	t = TXSLOT(c, c->snd_nxt);
+	t->pb = pb;
+	t->tries = 0;
+	t->sacked = 0;
+	memcpy(pb->data + FAB_ETH_HLEN + offsetof(struct fab_hdr, proto), &proto, 1);
+	memcpy(pb->data + FAB_ETH_HLEN + offsetof(struct fab_hdr, len), &len16, 2);
+	c->snd_nxt++;
+	push(c, now);
+	return 0;
+}
+
+/* RFC 6298 2.2-2.4. */
+static void rtt_sample(struct chan *c, uint64_t r)
+{
+	if (c->srtt == 0) {
+		c->srtt = r;
+		c->rttvar = r / 2;
+	} else {
+		uint64_t d = c->srtt > r ? c->srtt - r : r - c->srtt;
+		c->rttvar = (3 * c->rttvar + d) / 4;
+		c->srtt = (7 * c->srtt + r) / 8;
+	}
+	c->rto = c->srtt + 4 * c->rttvar;
+	if (c->rto < c->cfg.rto_min_ns)
+		c->rto = c->cfg.rto_min_ns;
+	if (c->rto > c->cfg.rto_max_ns)
+		c->rto = c->cfg.rto_max_ns;
+}
+
+static void process_ack(struct chan *c, const struct fab_hdr *h, uint64_t now)
+{
+	int progress = 0;
+
+	/*
+	 * Cumulative: everything before h->ack arrived.  Fields from the wire
+	 * are checked as unsigned distances from snd_una: signed comparisons
+	 * are ambiguous 2^31 away.
+	 */
+	uint32_t in_flight = c->snd_nxt - c->snd_una;
+	uint32_t acked = h->ack - c->snd_una;
+	if (acked > 0 && acked <= in_flight) {
+		uint64_t sample = 0;
+		while (c->snd_una != h->ack) {
+			struct chan_tx_slot *t = TXSLOT(c, c->snd_una);
+			if (t->tries == 1)	/* Karn: only unambiguous samples */
+				sample = now - t->first_tx;
+			if (t->pb)
+				pkt_put(t->pb);
+			t->pb = NULL;
+			c->snd_una++;
+		}
+		if (sample)
+			rtt_sample(c, sample);
+		progress = 1;
+	}
+	/* Selective: frames beyond a gap. */
+	for (unsigned i = 0; i < 32 && h->sack; i++) {
+		uint32_t s = h->ack + 1 + i;
+		if (!(h->sack & (1u << i)))
+			continue;
+		if (s - c->snd_una >= c->snd_nxt - c->snd_una)
+			continue;
+		TXSLOT(c, s)->sacked = 1;
+	}
+	/* Credit only grows, and never beyond what a peer could grant. */
+	uint32_t ahead = h->limit - c->snd_una;
+	if (ahead <= c->sndq + c->cfg.window && (int32_t)(h->limit - c->snd_limit) > 0)
+		c->snd_limit = h->limit;
+
+	if (progress) {
+		if (c->snd_una == c->snd_nxt)
+			c->rto_deadline = 0;
+		else
+			c->rto_deadline = now + c->rto;
+	}
+	/*
+	 * Early retransmission of frames still missing below the highest
+	 * SACKed one: at once for a first loss that three later frames
+	 * overtook (TCP's duplicate threshold), else at most once per
+	 * smoothed round trip.
+	 */
+	if (h->sack && h->ack - c->snd_una <= c->snd_nxt - c->snd_una) {
+		uint32_t top = h->ack + 32 - (uint32_t)__builtin_clz(h->sack);
+		uint64_t gap = c->srtt ? c->srtt + c->srtt / 4 : c->cfg.rto_min_ns;
+		unsigned above = 0;
+		if (top - c->snd_una > c->snd_nxt - c->snd_una)
+			top = c->snd_nxt;
+		for (uint32_t s = top; seq_lt(c->snd_una, s);) {
+			struct chan_tx_slot *t = TXSLOT(c, --s);
+			if (t->sacked) {
+				above++;
+				continue;
+			}
+			if (t->tries == 0)
+				continue;
+			if ((t->tries == 1 && above >= 3) || now - t->last_tx >= gap) {
+				c->stats.tx_retx_sack++;
+				tx_data(c, s, now);
+			}
+		}
+	}
+	push(c, now);
+}
+
+/* Hand in-order frames to their protocol until one is refused. */
+static void deliver(struct chan *c)
+{
+	while (!c->blocked && seq_lt(c->dlv_nxt, c->rcv_nxt)) {
+		struct pktbuf **slot = RXSLOT(c, c->dlv_nxt);
+		struct pktbuf *pb = *slot;
+		struct fab_hdr h;
+
+		memcpy(&h, pb->data + FAB_ETH_HLEN, sizeof h);
+		if (c->ops->deliver(c->ctx, c->cfg.peer, h.proto, pb->data + CHAN_PAYLOAD_OFF, h.len, pb) ==
+		    CHAN_BUSY) {
+			c->blocked = 1;
+			c->stats.busy_refusals++;
+			break;
+		}
+		*slot = NULL;
+		pkt_put(pb);
+		c->dlv_nxt++;
+		c->stats.delivered++;
+	}
+}
+
+static void schedule_ack(struct chan *c, int now_please, uint64_t now)
+{
+	if (now_please || ++c->unacked_rx >= c->cfg.window / 4) {
+		send_ctl(c, FAB_ACK, now);
+		return;
+	}
+	if (!c->ack_pending) {
+		c->ack_pending = 1;
+		c->ack_deadline = now + c->cfg.ack_delay_ns;
+	}
+}
+
+static void receive_data(struct chan *c, const struct fab_hdr *h, struct pktbuf *pb, uint64_t now)
+{
+	uint32_t s = h->seq;
+	struct pktbuf **slot;
+
+	c->stats.rx_data++;
+	if (seq_lt(s, c->rcv_nxt)) {
+		c->stats.rx_dup++;
+		pkt_put(pb);
+		schedule_ack(c, 1, now);	/* our ack was probably lost */
+		return;
+	}
+	if (!seq_lt(s, c->dlv_nxt + c->cfg.window)) {
+		c->stats.rx_outside_window++;
+		pkt_put(pb);
+		schedule_ack(c, 1, now);
+		return;
+	}
+	slot = RXSLOT(c, s);
+	if (*slot) {
+		c->stats.rx_dup++;
+		pkt_put(pb);
+		schedule_ack(c, 1, now);
+		return;
+	}
+	*slot = pb;
+	if (s == c->rcv_nxt) {
+		while (seq_lt(c->rcv_nxt, c->dlv_nxt + c->cfg.window) && *RXSLOT(c, c->rcv_nxt))
+			c->rcv_nxt++;
+		/*
+		 * Schedule the ack before delivering: a reply the protocol sends
+		 * from its handler then carries it, and no ACK frame is needed.
+		 */
+		schedule_ack(c, (h->flags & FAB_F_ACKNOW) != 0, now);
+		deliver(c);
+	} else {
+		c->stats.rx_ooo++;
+		schedule_ack(c, 1, now);	/* the SACK lets the sender fill the gap */
+	}
+}
+
+void chan_input(struct chan *c, const struct fab_hdr *h, const uint8_t *payload,
+		struct pktbuf *pb, uint64_t now)
+{
+	(void)payload;
+	if (c->dead) {
+		pkt_put(pb);
+		return;
+	}
+	c->last_heard = now;
+	process_ack(c, h, now);
+	switch (h->type) {
+	case FAB_DATA:
+		receive_data(c, h, pb, now);
+		return;
+	case FAB_PROBE:
+		c->stats.rx_ack_frames++;
+		send_ctl(c, FAB_ACK, now);
+		break;
+	default:
+		c->stats.rx_ack_frames++;
+		break;
+	}
+	pkt_put(pb);
+}
+
+void chan_resume(struct chan *c, uint64_t now)
+{
+	uint32_t before = c->dlv_nxt;
+
+	c->blocked = 0;
+	deliver(c);
+	/* The window moved: tell the sender, which may be waiting on it. */
+	if (c->dlv_nxt != before)
+		send_ctl(c, FAB_ACK, now);
+}
+
+static void declare_dead(struct chan *c)
+{
+	c->dead = 1;
+	chan_release(c);
+}
+
+uint64_t chan_next_deadline(const struct chan *c)
+{
+	uint64_t next = 0;
+
+	if (c->dead)
+		return 0;
+	if (c->rto_deadline && (!next || c->rto_deadline < next))
+		next = c->rto_deadline;
+	if (c->probe_deadline && (!next || c->probe_deadline < next))
+		next = c->probe_deadline;
+	return next;
+}
+
+void chan_flush_ack(struct chan *c, uint64_t now)
+{
+	if (c->ack_pending && !c->dead)
+		send_ctl(c, FAB_ACK, now);
+}
+
+uint64_t chan_timer(struct chan *c, uint64_t now)
+{
+	if (c->dead)
+		return 0;
+	if ((c->snd_una != c->snd_nxt) && now - c->last_heard > c->cfg.dead_ns) {
+		declare_dead(c);
+		return 0;
+	}
+	if (c->ack_pending && now >= c->ack_deadline)
+		send_ctl(c, FAB_ACK, now);
+	if (c->rto_deadline && now >= c->rto_deadline) {
+		/* Resend the oldest frame still missing that was ever sent. */
+		c->stats.rto_events++;
+		for (uint32_t s = c->snd_una; s != c->snd_nxt && seq_lt(s, c->snd_limit); s++) {
+			struct chan_tx_slot *t = TXSLOT(c, s);
+			if (t->tries > 0 && !t->sacked) {
+				c->stats.tx_retx_timeout++;
+				tx_data(c, s, now);
+				break;
+			}
+		}
+		c->rto *= 2;
+		if (c->rto > c->cfg.rto_max_ns)
+			c->rto = c->cfg.rto_max_ns;
+		c->rto_deadline = c->snd_una != c->snd_nxt ? now + c->rto : 0;
+	}
+	if (c->probe_deadline && now >= c->probe_deadline) {
+		send_ctl(c, FAB_PROBE, now);
+		c->probe_interval *= 2;
+		if (c->probe_interval > c->cfg.rto_max_ns)
+			c->probe_interval = c->cfg.rto_max_ns;
+		c->probe_deadline = now + c->probe_interval;
+	}
+	uint64_t next = chan_next_deadline(c);
+	if (c->ack_pending && (!next || c->ack_deadline < next))
+		next = c->ack_deadline;
+	return next;
+}

@@ -1,0 +1,147 @@
+/*
+ * One reliable, in-order, flow-controlled channel between this node and
+ * one peer: the fabric's answer to the papers' assumption of a network
+ * that never drops and applies back-pressure (DESIGN.md, "Fabric").
+ *
+ *  - Sequencing: every DATA frame has a 32-bit sequence number; the
+ *    receiver delivers each exactly once, in order.
+ *  - Acknowledgement: cumulative (ack = next seq expected) plus a 32-bit
+ *    selective bitmap of what arrived beyond a gap; piggybacked on every
+ *    frame, or sent alone after ack_delay, at once for a gap or duplicate,
+ *    and every window/4 frames.
+ *  - Retransmission: per-frame, on a timeout (RFC 6298 estimator, Karn's
+ *    rule, exponential backoff) and early for holes the SACK bitmap shows.
+ *  - Credit: the receiver buffers at most `window` frames it has not
+ *    delivered; `limit` (= first undelivered + window) tells the sender how
+ *    far it may go.  A protocol that cannot take a frame now (deliver()
+ *    returns CHAN_BUSY) stops delivery; the frames wait in the window, the
+ *    limit stops moving, and the sender stops: back-pressure, not loss.
+ *    A zero window is probed so that a lost window update cannot stall.
+ *  - A peer from which nothing is heard for dead_ns while frames are
+ *    outstanding is declared dead: sends fail with -EHOSTDOWN.
+ *
+ * Pure logic: time is passed in (nanoseconds); frames leave through
+ * ops->xmit and arrive through chan_input.  The kernel glue (fabric.c)
+ * serializes all calls (interrupts off); host tests drive it over a fake
+ * link that drops, duplicates and reorders.
+ */
+#ifndef NET_CHANNEL_H
+#define NET_CHANNEL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "net/fabric_wire.h"
+#include "net/pktbuf.h"
+
+#define CHAN_WIN_MAX 64
+#define CHAN_SNDQ_MAX (2 * CHAN_WIN_MAX)
+#define CHAN_BUSY 1		/* deliver(): cannot accept this message now */
+
+/* Offset of the payload in a frame's pktbuf data. */
+#define CHAN_PAYLOAD_OFF (FAB_ETH_HLEN + FAB_HDR_LEN)
+
+struct chan_ops {
+	/* Transmit a built frame; take a reference if it must outlive the call. */
+	void (*xmit)(void *ctx, struct pktbuf *pb);
+	/* Deliver one message: 0 = taken (pb may be pkt_ref'd), CHAN_BUSY = not now. */
+	int (*deliver)(void *ctx, int peer, uint8_t proto, const uint8_t *p, size_t len,
+		       struct pktbuf *pb);
+	/* A buffer for an ACK or PROBE frame, or NULL. */
+	struct pktbuf *(*alloc)(void *ctx);
+};
+
+struct chan_cfg {
+	int me, peer;
+	uint16_t session;		/* this node's boot session */
+	uint8_t my_mac[6], peer_mac[6];
+	unsigned window;		/* frames; at most CHAN_WIN_MAX */
+	uint64_t rto_init_ns, rto_min_ns, rto_max_ns;
+	uint64_t ack_delay_ns;
+	uint64_t dead_ns;
+};
+
+struct chan_stats {
+	uint64_t tx_data, tx_retx_timeout, tx_retx_sack, tx_ack, tx_probe;
+	uint64_t rx_data, rx_dup, rx_ooo, rx_outside_window, rx_ack_frames;
+	uint64_t delivered, busy_refusals, rto_events, alloc_failures;
+};
+
+struct chan_tx_slot {
+	struct pktbuf *pb;
+	uint64_t first_tx, last_tx;
+	uint16_t tries;
+	uint8_t sacked;
+};
+
+struct chan {
+	struct chan_cfg cfg;
+	const struct chan_ops *ops;
+	void *ctx;
+
+	/* sender */
+	uint32_t snd_una, snd_nxt, snd_limit;
+	unsigned sndq;				/* capacity of txq */
+	struct chan_tx_slot txq[CHAN_SNDQ_MAX];
+	uint64_t srtt, rttvar, rto;
+	uint64_t rto_deadline;			/* 0 = not armed */
+	uint64_t probe_deadline, probe_interval;
+	uint64_t last_heard;
+	int dead;
+
+	/* receiver */
+	uint32_t rcv_nxt, dlv_nxt;
+	struct pktbuf *rxq[CHAN_WIN_MAX];
+	int blocked;
+	int ack_pending;
+	uint64_t ack_deadline;
+	unsigned unacked_rx;
+	uint32_t limit_sent;
+
+	struct chan_stats stats;
+};
+
+void chan_init(struct chan *c, const struct chan_cfg *cfg, const struct chan_ops *ops, void *ctx);
+
+/* Drop every buffer the channel holds (tests; dead peers). */
+void chan_release(struct chan *c);
+
+/*
+ * Queue a message whose payload (len bytes) the caller wrote at
+ * pb->data + CHAN_PAYLOAD_OFF.  The channel takes the caller's reference.
+ * Return 0, -EAGAIN if the send queue is full (pb not taken), -EHOSTDOWN
+ * if the peer is dead (pb not taken), -EMSGSIZE if len > FAB_MTU.
+ */
+int chan_send(struct chan *c, struct pktbuf *pb, uint8_t proto, size_t len, uint64_t now);
+
+/* Free send-queue slots for a blocking sender (0 = wait). */
+unsigned chan_space(const struct chan *c);
+
+/* Messages queued and not yet acknowledged. */
+unsigned chan_outstanding(const struct chan *c);
+
+/*
+ * A validated frame from the peer (any type but HELLO/RAW).  The channel
+ * takes the reference on pb.
+ */
+void chan_input(struct chan *c, const struct fab_hdr *h, const uint8_t *payload,
+		struct pktbuf *pb, uint64_t now);
+
+/* Run due timers (acks included); return the next deadline (0 = none). */
+uint64_t chan_timer(struct chan *c, uint64_t now);
+
+/*
+ * The next retransmission or probe deadline (0 = none).  Delayed acks are
+ * not included: the kernel sends them when the CPU goes idle or at the
+ * tick (chan_flush_ack, chan_timer), so that acknowledging costs no timer
+ * reprogramming on the hot path.
+ */
+uint64_t chan_next_deadline(const struct chan *c);
+
+/* Send a pending acknowledgement now, if there is one. */
+void chan_flush_ack(struct chan *c, uint64_t now);
+
+/* A protocol that returned CHAN_BUSY can take messages again. */
+void chan_resume(struct chan *c, uint64_t now);
+
+#endif

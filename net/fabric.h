@@ -1,0 +1,139 @@
+/*
+ * The fabric: the link layer between the nodes of the cluster.
+ *
+ * For every pair of nodes, a reliable, in-order, flow-controlled channel
+ * (net/channel.h) carries messages of up to FAB_MTU bytes for a protocol
+ * (the mechanisms register one each).  A raw mode sends single frames with
+ * no sequencing or retransmission: the floor the benchmarks compare with.
+ * Nodes find each other at boot by broadcasting HELLO frames; a node's
+ * MAC address is learned, not assumed.
+ *
+ * Receive handlers run in the NIC's interrupt path, serialized: they must
+ * be short and must not sleep.  A reliable handler that cannot take a
+ * message now returns FABRIC_BUSY; the fabric keeps it (and, once the
+ * window fills, stops the sender) until the protocol calls
+ * fabric_resume().  Nothing is dropped.
+ *
+ * Receive fault injection (fault= on the command line) applies to every
+ * fabric frame this node receives.
+ */
+#ifndef NET_FABRIC_H
+#define NET_FABRIC_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "kernel/cmdline.h"
+#include "net/fabric_wire.h"
+#include "net/pktbuf.h"
+
+/* Protocol numbers (fab_hdr.proto). */
+enum fabric_proto {
+	FP_TEST = 1,		/* fabric-stress and channel benchmarks */
+	FP_PING = 2,		/* pingpong (raw and reliable) */
+	FP_RMEM = 3,		/* remote memory */
+	FP_RMEM_NS = 4,		/* remote memory name service */
+	FP_REQ = 5,		/* remote enqueue */
+	FP_CELL = 6,		/* hybrid deposit cells */
+	FP_MAD = 7,		/* Madeleine */
+	FP_BARRIER = 8,		/* fabric_barrier */
+	FP_MAX = 32
+};
+
+#define FABRIC_BUSY 1		/* handler: cannot take this message now */
+
+enum {				/* fabric_send flags */
+	FABRIC_NOWAIT = 1,	/* never sleep: -EAGAIN when the queue is full */
+	FABRIC_ACKNOW = 2,	/* ask the receiver to acknowledge at once */
+};
+
+/*
+ * A message handler: src node, payload, and the pktbuf holding it (take
+ * pkt_ref(pb) to keep the payload after returning 0).  Interrupt context.
+ */
+typedef int (*fabric_handler_t)(int src, const uint8_t *payload, size_t len, struct pktbuf *pb);
+
+/* Kernel command-line keys the fabric owns, and their extra validation. */
+extern const struct argspec fabric_args[];
+int fabric_check_args(const struct cmdline *c, char *err, size_t errlen);
+
+/* Start the fabric on the node's NIC (after net_init).  0, or -1. */
+int fabric_init(void);
+
+/* Nonzero once fabric_init succeeded. */
+int fabric_ready(void);
+
+/*
+ * Wait until every node has been heard and has heard this node.
+ * Return 0, or -ETIMEDOUT naming the missing nodes on the console.
+ */
+int fabric_wait_peers(uint64_t timeout_ns);
+
+/* Register the handler of a protocol, reliable or raw.  0, or -1 if taken. */
+int fabric_register(uint8_t proto, fabric_handler_t fn);
+int fabric_register_raw(uint8_t proto, fabric_handler_t fn);
+
+/*
+ * Send a reliable message of hlen + dlen bytes (hdr then data) to dst.
+ * Blocks while dst's window is full unless FABRIC_NOWAIT (required in
+ * interrupt context).  Return 0 once queued; -EINVAL (bad dst), -EMSGSIZE,
+ * -EAGAIN (NOWAIT and full), -ENOBUFS (no packet buffer and NOWAIT),
+ * -EHOSTDOWN (dst stopped answering), -ETIMEDOUT (dst never appeared).
+ */
+int fabric_send(int dst, uint8_t proto, const void *hdr, size_t hlen, const void *data,
+		size_t dlen, int flags);
+
+/*
+ * Zero-copy send: the caller wrote len payload bytes at fabric_payload(pb)
+ * of a pkt_get() buffer.  On success the fabric owns pb; on error the
+ * caller still does.
+ */
+int fabric_send_pb(int dst, uint8_t proto, struct pktbuf *pb, size_t len, int flags);
+static inline uint8_t *fabric_payload(struct pktbuf *pb) { return pb->data + FAB_ETH_HLEN + FAB_HDR_LEN; }
+
+/* Send one raw frame (unreliable); 0, -EAGAIN if the TX ring is full, or -errno. */
+int fabric_raw_send(int dst, uint8_t proto, const void *data, size_t len);
+int fabric_raw_send_pb(int dst, uint8_t proto, struct pktbuf *pb, size_t len);
+
+/* Wait until everything sent to dst was acknowledged.  0, -EHOSTDOWN, -ETIMEDOUT. */
+int fabric_flush(int dst, uint64_t timeout_ns);
+
+/*
+ * Before the node stops: wait (at most timeout_ns) until every message
+ * sent was acknowledged, then keep answering for linger_ns so that peers
+ * whose last acknowledgement was lost hear it again.  Return the number of
+ * peers with messages still unacknowledged.
+ */
+int fabric_shutdown(uint64_t timeout_ns, uint64_t linger_ns);
+
+/* A protocol that returned FABRIC_BUSY can take messages again. */
+void fabric_resume(void);
+
+/* Is dst declared dead? */
+int fabric_peer_dead(int dst);
+
+/* All nodes reach this point (a message to node 0 and back).  0 or -errno. */
+int fabric_barrier(uint64_t timeout_ns);
+
+struct fabric_counters {
+	uint64_t rx_frames, rx_rejected[FAB_NERR], rx_stale_session, rx_foreign_mac;
+	uint64_t rx_unknown_proto, rx_dead_peer, rx_raw, tx_raw, tx_failed;
+	uint64_t fault_drop, fault_dup, fault_reorder, fault_corrupt;
+	uint64_t hello_tx, hello_rx;
+	/* summed over channels */
+	uint64_t tx_data, retransmits, tx_acks, rx_data, rx_dup, rx_ooo, delivered, busy;
+};
+
+/* A snapshot of every counter. */
+void fabric_counters(struct fabric_counters *out);
+
+/* Print every counter on the console. */
+void fabric_print_stats(void);
+
+/* This node's boot session (tests that craft frames need it). */
+uint16_t fabric_session(void);
+
+/* This node's and dst's MAC as learned. */
+const uint8_t *fabric_peer_mac(int dst);
+
+#endif

@@ -1,0 +1,40 @@
+/*
+ * The lwIP port's entry points: bring the stack up on the node's NIC.
+ *
+ * After lwip_port_init() the node is 10.0.0.(node_id+1)/24 on its NIC
+ * (ARP, no gateway) and apps use lwIP's socket API (lwip/sockets.h) from
+ * any thread.  IPv4 and ARP frames reach lwIP through the EtherType demux
+ * (net/net.h); every other EtherType (the fabric's) is untouched.
+ */
+#ifndef NET_LWIP_LWIP_PORT_H
+#define NET_LWIP_LWIP_PORT_H
+
+#include <stdint.h>
+
+/* Counters of the glue between the driver interface and lwIP. */
+struct lwip_port_stats {
+	uint64_t rx_frames;		/* handed to lwIP */
+	uint64_t rx_dropped;		/* tcpip mailbox or message pool full */
+	uint64_t rx_errors;		/* could not be wrapped as a pbuf */
+	uint64_t tx_frames;		/* handed to the driver */
+	uint64_t tx_no_buffer;		/* no pktbuf to copy into: lwIP retries */
+	uint64_t tx_ring_waits;		/* waits for TX ring space */
+	uint64_t tx_dropped;		/* ring stayed full too long, or bad frame */
+};
+
+extern struct lwip_port_stats lwip_port_stats;
+
+/*
+ * Start lwIP's thread and bring the interface up on the node's NIC.  Call
+ * once from the boot thread, after net_init().  0, -ENODEV if there is no
+ * NIC, -EINVAL if node_id has no address, -ENOMEM or -EBUSY.
+ */
+int lwip_port_init(void);
+
+/* Nonzero once lwip_port_init() succeeded. */
+int lwip_port_ready(void);
+
+/* Print the glue's counters and lwIP's TCP and memory counters. */
+void lwip_port_print_stats(void);
+
+#endif

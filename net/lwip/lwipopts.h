@@ -1,0 +1,166 @@
+/*
+ * lwIP configuration for the node: IPv4 over Ethernet, TCP and UDP, the
+ * socket API on kernel threads.  Every option set here says why; anything
+ * not set is lwIP's default (lwip/opt.h).
+ *
+ * Memory in one paragraph.  Receive is zero-copy: each frame stays in the
+ * driver's 2 KiB pktbuf, wrapped as a custom pbuf (netif.c), so neither
+ * the heap nor PBUF_POOL is touched per received frame; the interrupt
+ * handler allocates only a tcpip message from a memp pool, which
+ * SYS_ARCH_PROTECT (interrupts off) makes safe there.  Transmit data is
+ * copied by the socket layer into PBUF_RAM pbufs from the heap.
+ */
+#ifndef LWIP_LWIPOPTS_H
+#define LWIP_LWIPOPTS_H
+
+/* --- operating system ------------------------------------------------------- */
+
+/* Threads, semaphores and mailboxes: the kernel's (sys_arch.c). */
+#define NO_SYS 0
+/* Critical sections in lwIP's pools and pbufs: interrupts off (sys_arch.h). */
+#define SYS_LIGHTWEIGHT_PROT 1
+/* Socket calls run the stack in the caller's thread under one mutex instead
+ * of a message round trip to the tcpip thread and back: half the switches. */
+#define LWIP_TCPIP_CORE_LOCKING 1
+/* Received frames go through the tcpip mailbox: the receive path runs in
+ * interrupt context, where the core mutex cannot be taken. */
+#define LWIP_TCPIP_CORE_LOCKING_INPUT 0
+/* Catch any entry into the core without the lock, or from an interrupt. */
+void sys_check_core_locking(void);
+#define LWIP_ASSERT_CORE_LOCKED() sys_check_core_locking()
+/* The tcpip thread runs the protocol timers and received frames: above the
+ * apps, like the rest of the network receive path. */
+#define TCPIP_THREAD_NAME "tcpip"
+#define TCPIP_THREAD_PRIO PRIO_HIGH
+/* Deep enough for TCP input plus a transmit from inside it. */
+#define TCPIP_THREAD_STACKSIZE (64 * 1024)
+/* Frames waiting for the tcpip thread: a burst of a full TCP window (44
+ * segments) from both directions plus ARP, with room; each holds a pktbuf. */
+#define TCPIP_MBOX_SIZE 256
+/* For threads an app makes with sys_thread_new (lwIP itself makes none). */
+#define DEFAULT_THREAD_STACKSIZE (64 * 1024)
+#define DEFAULT_THREAD_PRIO PRIO_NORMAL
+/* Per-connection mailboxes of the netconn layer.  A TCP one holds received
+ * pbufs (each a 2 KiB pktbuf) until the app reads them: 64 holds a full
+ * window of full-sized segments, and bounds what one connection can pin. */
+#define DEFAULT_TCP_RECVMBOX_SIZE 64
+#define DEFAULT_UDP_RECVMBOX_SIZE 32
+#define DEFAULT_RAW_RECVMBOX_SIZE 8
+#define DEFAULT_ACCEPTMBOX_SIZE 8
+
+/* --- memory ----------------------------------------------------------------- */
+
+/* The heap (PBUF_RAM: transmit data and headers) is picolibc's malloc rather
+ * than a second fixed heap of MEM_SIZE bytes: one heap for the node.  Its
+ * lock is a kernel mutex, so it is called only from threads; nothing on the
+ * interrupt path allocates from it (see the top of this file). */
+#define MEM_LIBC_MALLOC 1
+/* Fixed-size objects come from lwIP's static pools: bounded, and safe in
+ * interrupt context (the receive path takes MEMP_TCPIP_MSG_INPKT). */
+#define MEMP_MEM_MALLOC 0
+/* x86-64: 8-byte alignment for pool objects and pbuf payloads. */
+#define MEM_ALIGNMENT 8
+/* One tcpip message per received frame in flight: as many as the mailbox. */
+#define MEMP_NUM_TCPIP_MSG_INPKT TCPIP_MBOX_SIZE
+/* Messages for tcpip_callback and friends (sockets under core locking send
+ * none on the data path). */
+#define MEMP_NUM_TCPIP_MSG_API 16
+/* PBUF_REF/ROM headers: zero-copy writes and IP fragments. */
+#define MEMP_NUM_PBUF 64
+/* Sockets: a few connections per node; select()'s FD_SETSIZE is picolibc's
+ * 64, which must cover them. */
+#define MEMP_NUM_NETCONN 16
+#define MEMP_NUM_TCP_PCB 16
+#define MEMP_NUM_TCP_PCB_LISTEN 4
+#define MEMP_NUM_UDP_PCB 8
+#define MEMP_NUM_NETBUF 32
+/* TCP segments queued for sending (TCP_SND_QUEUELEN per connection) plus
+ * out-of-order ones received: a few connections' worth. */
+#define MEMP_NUM_TCP_SEG 512
+/* No PBUF_POOL: receive wraps pktbufs and nothing else in this
+ * configuration allocates from it (0 also tells init.c's sanity check that
+ * the TCP window is not backed by PBUF_POOL). */
+#define PBUF_POOL_SIZE 0
+/* The receive path wraps each pktbuf as a struct pbuf_custom. */
+#define LWIP_SUPPORT_CUSTOM_PBUF 1
+
+/* --- link and network layers ------------------------------------------------ */
+
+/* IPv4 only. */
+#define LWIP_IPV4 1
+#define LWIP_IPV6 0
+/* Ethernet with ARP; one entry per node of the largest cluster (64). */
+#define LWIP_ARP 1
+#define ARP_TABLE_SIZE 64
+/* Keep every packet sent while ARP resolves (lwIP keeps only the last one
+ * otherwise): the first exchange with each peer does not lose its start. */
+#define ARP_QUEUEING 1
+/* Received frames start at the Ethernet header, no 2-byte pad in front. */
+#define ETH_PAD_SIZE 0
+/* Static addresses (netif.c): no DHCP, AutoIP, IGMP or DNS. */
+#define LWIP_DHCP 0
+#define LWIP_AUTOIP 0
+#define LWIP_IGMP 0
+#define LWIP_DNS 0
+/* Answer ping. */
+#define LWIP_ICMP 1
+/* No raw sockets. */
+#define LWIP_RAW 0
+
+/* Checksums in software, generated and checked at every layer: the
+ * emulated NICs would not care, but real ones are not set up to offload. */
+#define CHECKSUM_GEN_IP 1
+#define CHECKSUM_GEN_UDP 1
+#define CHECKSUM_GEN_TCP 1
+#define CHECKSUM_GEN_ICMP 1
+#define CHECKSUM_CHECK_IP 1
+#define CHECKSUM_CHECK_UDP 1
+#define CHECKSUM_CHECK_TCP 1
+#define CHECKSUM_CHECK_ICMP 1
+/* Sum TCP/UDP payload while copying it in from the app: one pass, not two. */
+#define LWIP_CHECKSUM_ON_COPY 1
+/* lwIP's fastest portable checksum loop (32-bit adds). */
+#define LWIP_CHKSUM_ALGORITHM 3
+
+/* --- transport layer -------------------------------------------------------- */
+
+#define LWIP_UDP 1
+#define LWIP_TCP 1
+/* Full Ethernet segments. */
+#define TCP_MSS 1460
+/* Window and send buffer: 44 segments (64240 bytes), the most that fits in
+ * 16 bits without window scaling; enough to keep a LAN's pipe full. */
+#define TCP_WND (44 * TCP_MSS)
+#define TCP_SND_BUF (44 * TCP_MSS)
+/* Segments in a send queue: small writes make small segments. */
+#define TCP_SND_QUEUELEN (4 * TCP_SND_BUF / TCP_MSS)
+/* Keep out-of-order segments (a lost frame then costs one retransmission,
+ * not a window), but bound the pktbufs they pin. */
+#define TCP_QUEUE_OOSEQ 1
+#define TCP_OOSEQ_MAX_PBUFS 48
+
+/* --- APIs ------------------------------------------------------------------- */
+
+/* BSD sockets (and the netconn layer below them). */
+#define LWIP_NETCONN 1
+#define LWIP_SOCKET 1
+/* socket(), connect(), send() ... as names for lwip_socket() ...; but not
+ * read/write/close/fcntl/ioctl, which would clash with picolibc's
+ * <unistd.h> and <fcntl.h>: use closesocket() and ioctlsocket(). */
+#define LWIP_COMPAT_SOCKETS 1
+#define LWIP_POSIX_SOCKETS_IO_NAMES 0
+/* struct timeval is picolibc's (arch/cc.h includes <sys/time.h>). */
+#define LWIP_TIMEVAL_PRIVATE 0
+/* Time limits on blocking socket calls (SO_RCVTIMEO, SO_SNDTIMEO). */
+#define LWIP_SO_RCVTIMEO 1
+#define LWIP_SO_SNDTIMEO 1
+
+/* --- statistics and debugging ----------------------------------------------- */
+
+/* Counters (lwip_stats), printed by lwip_port_print_stats(). */
+#define LWIP_STATS 1
+#define LWIP_STATS_DISPLAY 0
+/* LWIP_DEBUGF tracing: off.  Define LWIP_DEBUG and set e.g. TCP_DEBUG to
+ * LWIP_DBG_ON here to trace one module. */
+
+#endif

@@ -1,0 +1,224 @@
+/*
+ * lwIP port: the netif on the driver interface (STYLE.md 1, 3), shaped like
+ * lwIP's contrib/examples/ethernetif: the netif's state is the struct
+ * netdev, linkoutput transmits through nd->ops, and received frames come
+ * from the EtherType demux.  Nothing here knows which NIC it runs on.
+ *
+ * Receive, zero copy: the demux hands over the driver's pktbuf in
+ * interrupt context; it is wrapped as a PBUF_REF custom pbuf (the struct
+ * pbuf_custom lives in the pktbuf's ext[] scratch space, the payload is
+ * the frame where the NIC wrote it) and posted to the tcpip thread.  The
+ * pbuf's free function drops the pktbuf, whenever and wherever lwIP frees
+ * it.  If the tcpip mailbox is full the frame is dropped and counted.
+ *
+ * Transmit: lwIP's pbuf chain is copied into one pktbuf (the only copy on
+ * the way out) and given to the driver; with its ring full the sender
+ * (always a thread: the tcpip thread or an app under the core lock) waits
+ * for ring space, for at most TX_WAIT_NS.
+ */
+#include <errno.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "apps/app.h"
+#include "kernel/sync.h"
+#include "kernel/tsc.h"
+#include "kernel/x86.h"
+#include "lwip/etharp.h"
+#include "lwip/netif.h"
+#include "lwip/pbuf.h"
+#include "lwip/stats.h"
+#include "lwip/tcpip.h"
+#include "net/lwip/lwip_port.h"
+#include "net/net.h"
+#include "net/netdev.h"
+#include "net/pktbuf.h"
+
+#define LOCAL_TRACE 0
+#define LTRACEF(...) do { if (LOCAL_TRACE) printf("lwip: " __VA_ARGS__); } while (0)
+
+#define TX_WAIT_NS 100000000ULL		/* longest wait for TX ring space */
+#define LWIP_MTU 1500
+
+_Static_assert(sizeof(struct pbuf_custom) <= sizeof(((struct pktbuf *)0)->ext),
+	       "struct pbuf_custom must fit in pktbuf.ext");
+_Static_assert(_Alignof(struct pbuf_custom) <= _Alignof(uint64_t),
+	       "pktbuf.ext is not aligned enough for struct pbuf_custom");
+
+struct lwip_port_stats lwip_port_stats;
+
+static struct netif the_netif;
+static int ready;
+
+/* --- receive ---------------------------------------------------------------- */
+
+/* pbuf_custom free function: any context (pkt_put is interrupt-safe). */
+static void rx_pbuf_free(struct pbuf *p)
+{
+	struct pktbuf *pb = (struct pktbuf *)((char *)p - offsetof(struct pktbuf, ext));
+
+	pkt_put(pb);
+}
+
+/* The demux handler for IPv4 and ARP.  Interrupt context; owns pb. */
+static void rx_input(struct netdev *nd, struct pktbuf *pb)
+{
+	struct pbuf_custom *pc = (struct pbuf_custom *)(void *)pb->ext;
+	struct pbuf *p;
+
+	pc->custom_free_function = rx_pbuf_free;
+	p = pbuf_alloced_custom(PBUF_RAW, pb->len, PBUF_REF, pc, pb->data, pb->len);
+	if (!p) {
+		lwip_port_stats.rx_errors++;
+		pkt_put(pb);
+		return;
+	}
+	if (the_netif.input(p, &the_netif) != ERR_OK) {
+		lwip_port_stats.rx_dropped++;
+		pbuf_free(p);		/* frees pb */
+		return;
+	}
+	lwip_port_stats.rx_frames++;
+}
+
+/* --- transmit --------------------------------------------------------------- */
+
+/*
+ * Give pb to the driver, waiting for ring space if it is full.  Thread
+ * context.  0, -ETIMEDOUT if the ring stayed full, or the driver's error.
+ */
+static int xmit(struct netdev *nd, struct pktbuf *pb)
+{
+	uint64_t deadline = cycles() + ns_to_cycles(TX_WAIT_NS);
+	irqflags_t f = irq_save();
+	int r;
+
+	while ((r = nd->ops->transmit(nd, pb)) == -EAGAIN) {
+		uint64_t now = cycles();
+		if (now >= deadline) {
+			r = -ETIMEDOUT;
+			break;
+		}
+		lwip_port_stats.tx_ring_waits++;
+		waitq_wait_timeout(&nd->tx_waiters, cycles_to_ns(deadline - now));
+	}
+	irq_restore(f);
+	return r;
+}
+
+/* netif->linkoutput: p is a whole Ethernet frame without FCS. */
+static err_t link_output(struct netif *netif, struct pbuf *p)
+{
+	struct netdev *nd = netif->state;
+	struct pktbuf *pb;
+	int r;
+
+	if (p->tot_len > ETH_MAX_FRAME) {
+		lwip_port_stats.tx_dropped++;
+		return ERR_IF;
+	}
+	pb = pkt_get();
+	if (!pb) {
+		lwip_port_stats.tx_no_buffer++;
+		return ERR_MEM;
+	}
+	pb->len = pbuf_copy_partial(p, pb->data, p->tot_len, 0);
+	r = xmit(nd, pb);
+	pkt_put(pb);
+	if (r < 0) {
+		LTRACEF("transmit of %u bytes failed: %d\n", p->tot_len, r);
+		lwip_port_stats.tx_dropped++;
+		/* A full ring is congestion: lwIP's TCP keeps the segment. */
+		return r == -ETIMEDOUT ? ERR_MEM : ERR_IF;
+	}
+	lwip_port_stats.tx_frames++;
+	return ERR_OK;
+}
+
+/* --- bring-up --------------------------------------------------------------- */
+
+/* netif_add's init callback; runs under the core lock. */
+static err_t netif_setup(struct netif *netif)
+{
+	struct netdev *nd = netif->state;
+
+	netif->name[0] = 'e';
+	netif->name[1] = 'n';
+	netif->output = etharp_output;
+	netif->linkoutput = link_output;
+	netif->mtu = LWIP_MTU;
+	netif->hwaddr_len = ETH_HWADDR_LEN;
+	memcpy(netif->hwaddr, nd->mac, ETH_HWADDR_LEN);
+	netif->flags = NETIF_FLAG_BROADCAST | NETIF_FLAG_ETHARP | NETIF_FLAG_ETHERNET;
+	return ERR_OK;
+}
+
+int lwip_port_init(void)
+{
+	struct netdev *nd = netdev_get();
+	ip4_addr_t addr, mask, gw;
+	char buf[IP4ADDR_STRLEN_MAX];
+	struct netif *n;
+
+	if (!nd)
+		return -ENODEV;
+	if (node_id < 0 || node_id > 253) {
+		printf("lwip: node %d has no address in 10.0.0.0/24\n", node_id);
+		return -EINVAL;
+	}
+	tcpip_init(NULL, NULL);
+
+	IP4_ADDR(&addr, 10, 0, 0, node_id + 1);
+	IP4_ADDR(&mask, 255, 255, 255, 0);
+	ip4_addr_set_zero(&gw);
+	LOCK_TCPIP_CORE();
+	n = netif_add(&the_netif, &addr, &mask, &gw, nd, netif_setup, tcpip_input);
+	if (n) {
+		netif_set_default(n);
+		netif_set_up(n);
+		/*
+		 * The driver interface has no link-change event, so the link is
+		 * up from the start; frames sent before a real NIC's link comes
+		 * up are lost and TCP sends them again.
+		 */
+		netif_set_link_up(n);
+	}
+	UNLOCK_TCPIP_CORE();
+	if (!n)
+		return -ENOMEM;
+
+	if (net_register(ETHERTYPE_IPV4, rx_input) < 0)
+		goto busy;
+	if (net_register(ETHERTYPE_ARP, rx_input) < 0)
+		goto unregister;
+	ready = 1;
+	printf("lwip: %s/24 up on %s\n", ip4addr_ntoa_r(&addr, buf, sizeof buf), nd->name);
+	return 0;
+unregister:
+	net_unregister(ETHERTYPE_IPV4);
+busy:
+	printf("lwip: IPv4 or ARP already has a handler\n");
+	return -EBUSY;
+}
+
+int lwip_port_ready(void)
+{
+	return ready;
+}
+
+void lwip_port_print_stats(void)
+{
+	const struct lwip_port_stats *s = &lwip_port_stats;
+
+	printf("lwip: rx %lu frames, %lu dropped, %lu errors; tx %lu frames, %lu no buffer, "
+	       "%lu ring waits, %lu dropped\n",
+	       s->rx_frames, s->rx_dropped, s->rx_errors, s->tx_frames, s->tx_no_buffer,
+	       s->tx_ring_waits, s->tx_dropped);
+#if TCP_STATS
+	printf("lwip: tcp xmit %u recv %u drop %u chkerr %u memerr %u proterr %u\n",
+	       (unsigned)lwip_stats.tcp.xmit, (unsigned)lwip_stats.tcp.recv,
+	       (unsigned)lwip_stats.tcp.drop, (unsigned)lwip_stats.tcp.chkerr,
+	       (unsigned)lwip_stats.tcp.memerr, (unsigned)lwip_stats.tcp.proterr);
+#endif
+}

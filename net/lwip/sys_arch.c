@@ -1,0 +1,306 @@
+/*
+ * lwIP port: the operating system layer (lwIP's sys_arch.c) on kernel
+ * threads.  The contracts are lwIP's (lwip/sys.h); what this port adds:
+ *
+ *  - Semaphores, mutexes and thread creation may only be used from threads.
+ *  - sys_mbox_trypost and sys_mbox_trypost_fromisr may be called from
+ *    interrupt handlers: they take no lock but interrupts-off, never sleep
+ *    and never allocate.  The receive path uses them (through
+ *    tcpip_input) for every frame.
+ *  - A wakeup that makes a higher-priority thread ready (the tcpip thread
+ *    is PRIO_HIGH) preempts the caller at once when called from a thread;
+ *    the kernel's sem_post and mutex_unlock wake inside their own critical
+ *    section and would otherwise leave the preemption to the next tick.
+ */
+#include <stdlib.h>
+
+#include "kernel/panic.h"
+#include "kernel/sync.h"
+#include "kernel/thread.h"
+#include "kernel/trap.h"
+#include "kernel/tsc.h"
+#include "kernel/x86.h"
+#include "lwip/opt.h"
+#include "lwip/sys.h"
+#include "lwip/tcpip.h"
+
+#define NS_PER_MS 1000000ULL
+
+/*
+ * A mailbox: a bounded ring of pointers, guarded by interrupts-off, with
+ * a wait queue for readers (ring empty) and one for writers (ring full).
+ * Wait queues rather than two counting semaphores because the interrupt
+ * side must try to take a slot without blocking, which struct sem cannot.
+ */
+struct sys_mbox {
+	void **ring;
+	int size, head, count;
+	struct waitq readers, writers;
+};
+
+void sys_init(void)
+{
+}
+
+u32_t sys_now(void)
+{
+	return (u32_t)(now_ns() / NS_PER_MS);
+}
+
+/* xorshift64*, seeded from the TSC: TCP sequence numbers and local ports. */
+unsigned int lwip_port_rand(void)
+{
+	static uint64_t x;
+	irqflags_t f = irq_save();
+
+	if (!x)
+		x = rdtsc() | 1;
+	x ^= x >> 12;
+	x ^= x << 25;
+	x ^= x >> 27;
+	uint64_t r = x * 0x2545f4914f6cdd1dULL;
+	irq_restore(f);
+	return (unsigned int)(r >> 32);
+}
+
+/* Milliseconds since t0 (a TSC value), never SYS_ARCH_TIMEOUT. */
+static u32_t ms_since(uint64_t t0)
+{
+	uint64_t ms = cycles_to_ns(cycles() - t0) / NS_PER_MS;
+	return ms >= SYS_ARCH_TIMEOUT ? SYS_ARCH_TIMEOUT - 1 : (u32_t)ms;
+}
+
+/* --- semaphores ------------------------------------------------------------ */
+
+err_t sys_sem_new(sys_sem_t *sem, u8_t count)
+{
+	sem_init(&sem->s, count);
+	sem->valid = 1;
+	return ERR_OK;
+}
+
+void sys_sem_free(sys_sem_t *sem)
+{
+	KASSERT(sem->s.wq.head == NULL);
+}
+
+void sys_sem_signal(sys_sem_t *sem)
+{
+	sem_post(&sem->s);
+	sched_maybe_preempt();
+}
+
+u32_t sys_arch_sem_wait(sys_sem_t *sem, u32_t timeout_ms)
+{
+	uint64_t t0 = cycles();
+
+	if (timeout_ms == 0) {
+		sem_wait(&sem->s);
+		return ms_since(t0);
+	}
+	if (sem_wait_timeout(&sem->s, timeout_ms * NS_PER_MS) < 0)
+		return SYS_ARCH_TIMEOUT;
+	return ms_since(t0);
+}
+
+/* --- mutexes --------------------------------------------------------------- */
+
+err_t sys_mutex_new(sys_mutex_t *mu)
+{
+	mutex_init(&mu->m, 0);
+	mu->valid = 1;
+	return ERR_OK;
+}
+
+void sys_mutex_free(sys_mutex_t *mu)
+{
+	KASSERT(mu->m.owner == NULL);
+}
+
+void sys_mutex_lock(sys_mutex_t *mu)
+{
+	mutex_lock(&mu->m);
+}
+
+void sys_mutex_unlock(sys_mutex_t *mu)
+{
+	mutex_unlock(&mu->m);
+	sched_maybe_preempt();
+}
+
+/*
+ * LWIP_ASSERT_CORE_LOCKED: the core may be entered only by the thread
+ * holding the core lock, never from an interrupt handler.  Not checked
+ * before tcpip_init has made the lock (lwip_init runs single-threaded).
+ */
+void sys_check_core_locking(void)
+{
+	if (in_irq)
+		panic("lwip: core entered from interrupt context");
+	if (sys_mutex_valid(&lock_tcpip_core) && lock_tcpip_core.m.owner != thread_current())
+		panic("lwip: core entered by '%s' without the core lock", thread_current()->name);
+}
+
+/* --- mailboxes ------------------------------------------------------------- */
+
+err_t sys_mbox_new(sys_mbox_t *mbox, int size)
+{
+	struct sys_mbox *mb;
+
+	if (size <= 0)
+		panic("lwip: mailbox of size %d (a *_MBOX_SIZE is missing from lwipopts.h)", size);
+	mb = calloc(1, sizeof *mb);
+	if (!mb)
+		goto err;
+	mb->ring = calloc((size_t)size, sizeof *mb->ring);
+	if (!mb->ring)
+		goto free;
+	mb->size = size;
+	*mbox = mb;
+	return ERR_OK;
+free:
+	free(mb);
+err:
+	*mbox = NULL;
+	return ERR_MEM;
+}
+
+void sys_mbox_free(sys_mbox_t *mbox)
+{
+	struct sys_mbox *mb = *mbox;
+
+	KASSERT(mb->readers.head == NULL && mb->writers.head == NULL);
+	free(mb->ring);
+	free(mb);
+}
+
+/* Append msg; interrupts off and room in the ring. */
+static void mbox_push(struct sys_mbox *mb, void *msg)
+{
+	mb->ring[(mb->head + mb->count) % mb->size] = msg;
+	mb->count++;
+	waitq_wake_one(&mb->readers);
+}
+
+/* Take the oldest message; interrupts off and the ring not empty. */
+static void *mbox_pop(struct sys_mbox *mb)
+{
+	void *msg = mb->ring[mb->head];
+
+	mb->head = (mb->head + 1) % mb->size;
+	mb->count--;
+	waitq_wake_one(&mb->writers);
+	return msg;
+}
+
+void sys_mbox_post(sys_mbox_t *mbox, void *msg)
+{
+	struct sys_mbox *mb = *mbox;
+	irqflags_t f = irq_save();
+
+	while (mb->count == mb->size)
+		waitq_wait(&mb->writers);
+	mbox_push(mb, msg);
+	irq_restore(f);
+	sched_maybe_preempt();
+}
+
+/* Thread or interrupt context. */
+err_t sys_mbox_trypost(sys_mbox_t *mbox, void *msg)
+{
+	struct sys_mbox *mb = *mbox;
+	irqflags_t f = irq_save();
+	err_t r = ERR_MEM;
+
+	if (mb->count < mb->size) {
+		mbox_push(mb, msg);
+		r = ERR_OK;
+	}
+	irq_restore(f);
+	sched_maybe_preempt();		/* does nothing in interrupt context */
+	return r;
+}
+
+err_t sys_mbox_trypost_fromisr(sys_mbox_t *mbox, void *msg)
+{
+	return sys_mbox_trypost(mbox, msg);
+}
+
+u32_t sys_arch_mbox_fetch(sys_mbox_t *mbox, void **msg, u32_t timeout_ms)
+{
+	struct sys_mbox *mb = *mbox;
+	uint64_t t0 = cycles();
+	uint64_t deadline = t0 + ns_to_cycles((uint64_t)timeout_ms * NS_PER_MS);
+	irqflags_t f = irq_save();
+
+	while (mb->count == 0) {
+		uint64_t now = cycles();
+		if (timeout_ms == 0) {
+			waitq_wait(&mb->readers);
+			continue;
+		}
+		if (now >= deadline) {
+			irq_restore(f);
+			return SYS_ARCH_TIMEOUT;
+		}
+		waitq_wait_timeout(&mb->readers, cycles_to_ns(deadline - now));
+	}
+	void *m = mbox_pop(mb);
+	irq_restore(f);
+	if (msg)
+		*msg = m;
+	sched_maybe_preempt();
+	return ms_since(t0);
+}
+
+u32_t sys_arch_mbox_tryfetch(sys_mbox_t *mbox, void **msg)
+{
+	struct sys_mbox *mb = *mbox;
+	irqflags_t f = irq_save();
+	void *m;
+
+	if (mb->count == 0) {
+		irq_restore(f);
+		return SYS_MBOX_EMPTY;
+	}
+	m = mbox_pop(mb);
+	irq_restore(f);
+	if (msg)
+		*msg = m;
+	sched_maybe_preempt();
+	return 0;
+}
+
+/* --- threads --------------------------------------------------------------- */
+
+struct thread_start {
+	lwip_thread_fn fn;
+	void *arg;
+};
+
+static void *thread_trampoline(void *p)
+{
+	struct thread_start ts = *(struct thread_start *)p;
+
+	free(p);
+	ts.fn(ts.arg);
+	return NULL;
+}
+
+/* lwIP has no error path for this: failing to start its thread is fatal. */
+sys_thread_t sys_thread_new(const char *name, lwip_thread_fn fn, void *arg, int stacksize,
+			    int prio)
+{
+	struct thread_start *ts = malloc(sizeof *ts);
+	struct thread *t;
+
+	if (!ts)
+		panic("lwip: no memory to start thread '%s'", name);
+	ts->fn = fn;
+	ts->arg = arg;
+	t = thread_create(name, thread_trampoline, ts, prio, stacksize > 0 ? (size_t)stacksize : 0);
+	if (!t)
+		panic("lwip: cannot create thread '%s'", name);
+	thread_detach(t);
+	return t;
+}

@@ -1,0 +1,459 @@
+/*
+ * Host unit tests of the reliable channel (net/channel.c) over a fake
+ * link that drops, duplicates, reorders and corrupts frames, with a
+ * virtual clock.  Every test checks exactly-once, in-order delivery.
+ */
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "net/channel.h"
+#include "net/fabric_wire.h"
+
+int host_pkt_live(void);
+
+#define MS 1000000ULL
+#define US 1000ULL
+
+/* --- the fake link ---------------------------------------------------- */
+
+struct wire_frame {
+	struct pktbuf *pb;	/* a private copy of what was sent */
+	uint64_t at;		/* arrival time */
+	int to;			/* 0 = A, 1 = B */
+};
+
+#define WIRE_MAX 20000
+
+struct link {
+	double drop, dup, reorder, corrupt;
+	int cut;			/* nothing gets through */
+	int drop_acks_to;		/* drop ACK/PROBE frames going to this side (-1 none) */
+	uint64_t latency;
+	struct wire_frame q[WIRE_MAX];
+	int n;
+	uint64_t sent[2], frames_beyond_limit;
+};
+
+struct side {
+	struct chan ch;
+	int id;
+	struct link *link;
+	uint64_t *now;
+	/* receiver checks */
+	uint32_t next_expected;
+	uint64_t got, bad_order;
+	int busy_mode;			/* 1: refuse everything */
+	double busy_rate;		/* refuse at random */
+	uint32_t max_limit_seen;	/* the largest limit this side advertised */
+};
+
+static uint64_t clock_ns;
+static unsigned rng = 12345;
+
+static double rnd(void)
+{
+	rng = rng * 1103515245u + 12345u;
+	return (double)((rng >> 8) & 0xffffff) / 16777216.0;
+}
+
+static struct side sides[2];
+static struct link link;
+
+static void wire_push(int to, struct pktbuf *src, uint64_t delay)
+{
+	if (link.n >= WIRE_MAX)
+		return;
+	struct pktbuf *c = pkt_get();
+	memcpy(c->data, src->data, src->len);
+	c->len = src->len;
+	link.q[link.n].pb = c;
+	link.q[link.n].at = clock_ns + delay;
+	link.q[link.n].to = to;
+	link.n++;
+}
+
+static void xmit(void *ctx, struct pktbuf *pb)
+{
+	struct side *s = ctx;
+	int to = 1 - s->id;
+	struct fab_hdr h;
+
+	memcpy(&h, pb->data + FAB_ETH_HLEN, sizeof h);
+	link.sent[s->id]++;
+	/* Credit check on the wire: a data frame beyond what the peer granted. */
+	if (h.type == FAB_DATA && !seq_lt(h.seq, sides[to].max_limit_seen))
+		link.frames_beyond_limit++;
+	if (link.cut)
+		return;
+	if ((h.type == FAB_ACK || h.type == FAB_PROBE) && link.drop_acks_to == to)
+		return;
+	if (rnd() < link.drop)
+		return;
+	uint64_t delay = link.latency;
+	if (rnd() < link.reorder)
+		delay += (uint64_t)(rnd() * 5 * link.latency) + 1;
+	wire_push(to, pb, delay);
+	if (rnd() < link.corrupt) {
+		struct wire_frame *w = &link.q[link.n - 1];
+		size_t off = FAB_ETH_HLEN + (size_t)(rnd() * (w->pb->len - FAB_ETH_HLEN));
+		w->pb->data[off] ^= (uint8_t)(1u << (int)(rnd() * 8));
+	}
+	if (rnd() < link.dup)
+		wire_push(to, pb, delay + (uint64_t)(rnd() * 3 * link.latency));
+}
+
+static int deliver(void *ctx, int peer, uint8_t proto, const uint8_t *p, size_t len,
+		   struct pktbuf *pb)
+{
+	struct side *s = ctx;
+	uint32_t v;
+
+	(void)peer;
+	(void)pb;
+	if (s->busy_mode || (s->busy_rate > 0 && rnd() < s->busy_rate))
+		return CHAN_BUSY;
+	assert_int_equal(proto, 7);
+	assert_true(len >= 4);
+	memcpy(&v, p, 4);
+	/* The rest of the payload is a pattern of v: catches corruption. */
+	for (size_t i = 4; i < len; i++)
+		assert_int_equal(p[i], (uint8_t)(v + i));
+	if (v != s->next_expected)
+		s->bad_order++;
+	s->next_expected = v + 1;
+	s->got++;
+	return 0;
+}
+
+static struct pktbuf *alloc(void *ctx)
+{
+	(void)ctx;
+	return pkt_get();
+}
+
+static const struct chan_ops ops = { xmit, deliver, alloc };
+
+static void setup_pair(unsigned window)
+{
+	memset(sides, 0, sizeof sides);
+	memset(&link, 0, sizeof link);
+	link.latency = 50 * US;
+	link.drop_acks_to = -1;
+	clock_ns = 1 * MS;
+	for (int i = 0; i < 2; i++) {
+		struct chan_cfg cfg = {
+			.me = i, .peer = 1 - i, .session = (uint16_t)(100 + i), .window = window,
+			.rto_init_ns = 5 * MS, .rto_min_ns = 1 * MS, .rto_max_ns = 200 * MS,
+			.ack_delay_ns = 100 * US, .dead_ns = 2000 * MS,
+		};
+		memset(cfg.my_mac, i + 1, 6);
+		memset(cfg.peer_mac, 2 - i, 6);
+		sides[i].id = i;
+		chan_init(&sides[i].ch, &cfg, &ops, &sides[i]);
+		sides[i].max_limit_seen = window;
+	}
+}
+
+/* Deliver due frames and run due timers; advance the clock by step. */
+static void pump(uint64_t step)
+{
+	clock_ns += step;
+	for (int i = 0; i < link.n;) {
+		struct wire_frame w = link.q[i];
+		if (w.at > clock_ns) {
+			i++;
+			continue;
+		}
+		link.q[i] = link.q[--link.n];
+		struct fab_hdr h;
+		const uint8_t *payload;
+		if (fab_parse(w.pb->data, w.pb->len, w.to, 2, &h, &payload) != FAB_OK) {
+			pkt_put(w.pb);
+			continue;
+		}
+		chan_input(&sides[w.to].ch, &h, payload, w.pb, clock_ns);
+	}
+	for (int i = 0; i < 2; i++) {
+		chan_timer(&sides[i].ch, clock_ns);
+		uint32_t lim = sides[i].ch.limit_sent;
+		if (seq_lt(sides[i].max_limit_seen, lim))
+			sides[i].max_limit_seen = lim;
+	}
+}
+
+static int send_one(int from, uint32_t v, size_t len)
+{
+	struct pktbuf *pb = pkt_get();
+	uint8_t *p = pb->data + CHAN_PAYLOAD_OFF;
+
+	memcpy(p, &v, 4);
+	for (size_t i = 4; i < len; i++)
+		p[i] = (uint8_t)(v + i);
+	int r = chan_send(&sides[from].ch, pb, 7, len, clock_ns);
+	if (r < 0)
+		pkt_put(pb);
+	return r;
+}
+
+/* Stream n messages each way, as fast as the window allows. */
+static void stream(uint32_t n, uint64_t max_ns)
+{
+	uint32_t sent[2] = { 0, 0 };
+	uint64_t end = clock_ns + max_ns;
+
+	while ((sides[0].got < n || sides[1].got < n) && clock_ns < end) {
+		for (int from = 0; from < 2; from++) {
+			while (sent[from] < n && chan_space(&sides[from].ch) > 0) {
+				size_t len = 4 + (sent[from] * 37) % (FAB_MTU - 4);
+				assert_int_equal(send_one(from, sent[from], len), 0);
+				sent[from]++;
+			}
+		}
+		pump(20 * US);
+	}
+}
+
+static void finish(void)
+{
+	/* Let the last acks settle, then nothing may be left anywhere. */
+	for (int i = 0; i < 2000 && (chan_outstanding(&sides[0].ch) || chan_outstanding(&sides[1].ch)); i++)
+		pump(100 * US);
+	for (int i = 0; i < 2; i++)
+		chan_release(&sides[i].ch);
+	for (int i = 0; i < link.n; i++)
+		pkt_put(link.q[i].pb);
+	link.n = 0;
+	assert_int_equal(host_pkt_live(), 0);
+}
+
+/* --- tests -------------------------------------------------------------- */
+
+static void lossless_both_ways(void **state)
+{
+	(void)state;
+	setup_pair(32);
+	stream(5000, 60000 * MS);
+	for (int i = 0; i < 2; i++) {
+		assert_int_equal(sides[i].got, 5000);
+		assert_int_equal(sides[i].bad_order, 0);
+		assert_int_equal(sides[i].ch.stats.tx_retx_timeout, 0);
+	}
+	assert_int_equal(link.frames_beyond_limit, 0);
+	finish();
+}
+
+static void lossy_link_delivers_exactly_once_in_order(void **state)
+{
+	(void)state;
+	setup_pair(32);
+	link.drop = 0.10;
+	link.dup = 0.05;
+	link.reorder = 0.10;
+	link.corrupt = 0.02;
+	stream(5000, 600000 * MS);
+	for (int i = 0; i < 2; i++) {
+		assert_int_equal(sides[i].got, 5000);
+		assert_int_equal(sides[i].bad_order, 0);
+		assert_true(sides[i].ch.stats.tx_retx_timeout + sides[i].ch.stats.tx_retx_sack > 0);
+		assert_true(sides[i].ch.stats.rx_dup > 0);
+	}
+	finish();
+}
+
+static void sack_refills_a_single_hole_before_timeout(void **state)
+{
+	(void)state;
+	setup_pair(32);
+	/* Send 10; the wire loses exactly the third. */
+	for (uint32_t v = 0; v < 10; v++) {
+		assert_int_equal(send_one(0, v, 100), 0);
+		if (v == 2) {
+			pkt_put(link.q[link.n - 1].pb);
+			link.n--;
+		}
+	}
+	/* Long enough for a SACK round trip, well short of the 5 ms RTO. */
+	for (int i = 0; i < 40; i++)
+		pump(50 * US);
+	assert_int_equal(sides[1].got, 10);
+	assert_int_equal(sides[1].bad_order, 0);
+	assert_true(sides[0].ch.stats.tx_retx_sack >= 1);
+	assert_int_equal(sides[0].ch.stats.tx_retx_timeout, 0);
+	finish();
+}
+
+static void busy_receiver_stops_the_sender_without_loss(void **state)
+{
+	(void)state;
+	setup_pair(16);
+	sides[1].busy_mode = 1;
+	uint32_t sent = 0;
+	/* The sender fills the receiver's window and then must stop. */
+	for (int round = 0; round < 200; round++) {
+		while (chan_space(&sides[0].ch) > 0) {
+			assert_int_equal(send_one(0, sent, 64), 0);
+			sent++;
+		}
+		pump(100 * US);
+	}
+	assert_int_equal(sides[1].got, 0);
+	assert_true(sides[1].ch.stats.busy_refusals > 0);
+	/* At most a window's worth crossed the wire beyond what was delivered. */
+	assert_int_equal(link.frames_beyond_limit, 0);
+	assert_int_equal(chan_space(&sides[0].ch), 0);
+	/* Open up: everything arrives, in order, exactly once. */
+	sides[1].busy_mode = 0;
+	chan_resume(&sides[1].ch, clock_ns);
+	for (int round = 0; round < 2000 && sides[1].got < sent; round++)
+		pump(100 * US);
+	assert_int_equal(sides[1].got, sent);
+	assert_int_equal(sides[1].bad_order, 0);
+	finish();
+}
+
+static void lost_window_update_is_recovered_by_probes(void **state)
+{
+	(void)state;
+	setup_pair(8);
+	sides[1].busy_mode = 1;
+	uint32_t sent = 0;
+	for (int round = 0; round < 50; round++) {
+		while (chan_space(&sides[0].ch) > 0 && sent < 40) {
+			assert_int_equal(send_one(0, sent, 64), 0);
+			sent++;
+		}
+		pump(200 * US);
+	}
+	/* The receiver opens, but its window update is lost. */
+	link.drop_acks_to = 0;
+	sides[1].busy_mode = 0;
+	chan_resume(&sides[1].ch, clock_ns);
+	pump(10 * US);
+	link.drop_acks_to = -1;
+	for (int round = 0; round < 20000 && sides[1].got < 40; round++) {
+		while (chan_space(&sides[0].ch) > 0 && sent < 40) {
+			assert_int_equal(send_one(0, sent, 64), 0);
+			sent++;
+		}
+		pump(200 * US);
+	}
+	assert_int_equal(sides[1].got, 40);
+	assert_true(sides[0].ch.stats.tx_probe > 0);
+	finish();
+}
+
+static void random_busy_receiver(void **state)
+{
+	(void)state;
+	setup_pair(16);
+	sides[1].busy_rate = 0.3;
+	link.drop = 0.05;
+	uint32_t sent = 0;
+	for (int round = 0; round < 200000 && sides[1].got < 3000; round++) {
+		while (sent < 3000 && chan_space(&sides[0].ch) > 0) {
+			assert_int_equal(send_one(0, sent, 200), 0);
+			sent++;
+		}
+		pump(50 * US);
+		/* The protocol resumes a little later each time it refused. */
+		if (sides[1].ch.blocked && round % 3 == 0)
+			chan_resume(&sides[1].ch, clock_ns);
+	}
+	assert_int_equal(sides[1].got, 3000);
+	assert_int_equal(sides[1].bad_order, 0);
+	finish();
+}
+
+static void silent_peer_is_declared_dead(void **state)
+{
+	(void)state;
+	setup_pair(16);
+	link.cut = 1;
+	assert_int_equal(send_one(0, 0, 64), 0);
+	uint64_t start = clock_ns;
+	uint64_t prev_tx = link.sent[0], last_change = clock_ns;
+	uint64_t gaps[16];
+	int ngaps = 0;
+	while (!sides[0].ch.dead && clock_ns - start < 10000 * MS) {
+		pump(100 * US);
+		if (link.sent[0] != prev_tx) {
+			if (ngaps < 16)
+				gaps[ngaps++] = clock_ns - last_change;
+			last_change = clock_ns;
+			prev_tx = link.sent[0];
+		}
+	}
+	assert_true(sides[0].ch.dead);
+	/* Dead no sooner than dead_ns and not much later. */
+	assert_true(clock_ns - start >= 2000 * MS);
+	assert_true(clock_ns - start <= 2500 * MS);
+	/* Retransmissions back off: each gap at least the one before. */
+	assert_true(ngaps >= 4);
+	for (int i = 2; i < ngaps; i++)
+		assert_true(gaps[i] + 200 * US >= gaps[i - 1]);
+	assert_int_equal(send_one(0, 1, 64), -EHOSTDOWN);
+	finish();
+}
+
+static void send_queue_limits(void **state)
+{
+	(void)state;
+	setup_pair(4);
+	link.cut = 1;
+	/* Capacity is twice the window; blocking senders see half. */
+	int ok = 0;
+	while (send_one(0, (uint32_t)ok, 64) == 0)
+		ok++;
+	assert_int_equal(ok, 8);
+	assert_int_equal(chan_space(&sides[0].ch), 0);
+	struct pktbuf *pb = pkt_get();
+	assert_int_equal(chan_send(&sides[0].ch, pb, 7, FAB_MTU + 1, clock_ns), -EMSGSIZE);
+	pkt_put(pb);
+	finish();
+}
+
+static void wraps_sequence_numbers(void **state)
+{
+	(void)state;
+	setup_pair(16);
+	/* Start both directions just below 2^32. */
+	for (int i = 0; i < 2; i++) {
+		struct chan *c = &sides[i].ch;
+		c->snd_una = c->snd_nxt = 0xffffff00u;
+		c->snd_limit = c->snd_una + 16;
+		c->rcv_nxt = c->dlv_nxt = 0xffffff00u;
+		c->limit_sent = c->dlv_nxt + 16;
+		sides[i].max_limit_seen = c->limit_sent;
+	}
+	link.drop = 0.05;
+	stream(1000, 600000 * MS);
+	assert_int_equal(sides[0].got, 1000);
+	assert_int_equal(sides[1].got, 1000);
+	assert_int_equal(sides[1].bad_order, 0);
+	assert_true(seq_lt(0xffffff00u, sides[1].ch.rcv_nxt) == 0 || sides[1].ch.rcv_nxt < 0x1000);
+	finish();
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(lossless_both_ways),
+		cmocka_unit_test(lossy_link_delivers_exactly_once_in_order),
+		cmocka_unit_test(sack_refills_a_single_hole_before_timeout),
+		cmocka_unit_test(busy_receiver_stops_the_sender_without_loss),
+		cmocka_unit_test(lost_window_update_is_recovered_by_probes),
+		cmocka_unit_test(random_busy_receiver),
+		cmocka_unit_test(silent_peer_is_declared_dead),
+		cmocka_unit_test(send_queue_limits),
+		cmocka_unit_test(wraps_sequence_numbers),
+	};
+	return cmocka_run_group_tests_name("channel", tests, NULL, NULL);
+}

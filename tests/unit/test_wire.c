@@ -1,0 +1,182 @@
+/*
+ * Host unit tests of the fabric frame format (net/fabric_wire.c), the
+ * CRC-32C and the fault= parser (net/fault.c).
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "lib/crc.h"
+#include "net/fabric_wire.h"
+#include "net/fault.h"
+
+static const uint8_t mac_a[6] = { 2, 0x4e, 0x4f, 0x57, 0, 0 };
+static const uint8_t mac_b[6] = { 2, 0x4e, 0x4f, 0x57, 0, 1 };
+
+static size_t build(uint8_t *frame, uint8_t type, uint16_t src, uint16_t dst, size_t len)
+{
+	struct fab_hdr h = { 0 };
+
+	h.type = type;
+	h.proto = 3;
+	h.src = src;
+	h.dst = dst;
+	h.seq = 77;
+	h.len = (uint16_t)len;
+	for (size_t i = 0; i < len; i++)
+		frame[FAB_ETH_HLEN + FAB_HDR_LEN + i] = (uint8_t)i;
+	return fab_build(frame, mac_b, mac_a, &h);
+}
+
+static void crc32c_known_values(void **state)
+{
+	(void)state;
+	/* RFC 3720 B.4 check value and test vectors. */
+	assert_int_equal(crc32c(0, "123456789", 9), 0xe3069283u);
+	assert_int_equal(crc32c_sw(0, "123456789", 9), 0xe3069283u);
+	uint8_t zeros[32] = { 0 }, ones[32];
+	memset(ones, 0xff, sizeof ones);
+	assert_int_equal(crc32c(0, zeros, 32), 0x8a9136aau);
+	assert_int_equal(crc32c(0, ones, 32), 0x62a8ab43u);
+	/* Incremental equals one-shot, and hardware equals software. */
+	uint8_t buf[1000];
+	for (int i = 0; i < 1000; i++)
+		buf[i] = (uint8_t)(i * 31 + 7);
+	assert_int_equal(crc32c(crc32c(0, buf, 333), buf + 333, 667), crc32c(0, buf, 1000));
+	for (size_t n = 0; n < 40; n++)
+		assert_int_equal(crc32c(0, buf + 3, n), crc32c_sw(0, buf + 3, n));
+}
+
+static void build_then_parse(void **state)
+{
+	uint8_t frame[FAB_FRAME_MAX];
+	struct fab_hdr h;
+	const uint8_t *p;
+
+	(void)state;
+	size_t n = build(frame, FAB_DATA, 0, 1, 100);
+	assert_int_equal(n, FAB_ETH_HLEN + FAB_HDR_LEN + 100);
+	assert_int_equal(frame[12], 0x88);
+	assert_int_equal(frame[13], 0xb5);
+	assert_int_equal(fab_parse(frame, n, 1, 4, &h, &p), FAB_OK);
+	assert_int_equal(h.seq, 77);
+	assert_int_equal(h.len, 100);
+	assert_ptr_equal(p, frame + FAB_ETH_HLEN + FAB_HDR_LEN);
+	/* Ethernet padding after the payload is fine. */
+	n = build(frame, FAB_ACK, 2, 1, 0);
+	assert_int_equal(fab_parse(frame, 60, 1, 4, &h, &p), FAB_OK);
+}
+
+static void every_bit_flip_is_caught(void **state)
+{
+	uint8_t frame[FAB_FRAME_MAX];
+	struct fab_hdr h;
+	const uint8_t *p;
+
+	(void)state;
+	size_t n = build(frame, FAB_DATA, 0, 1, 64);
+	for (size_t byte = FAB_ETH_HLEN; byte < n; byte++) {
+		for (int bit = 0; bit < 8; bit++) {
+			frame[byte] ^= (uint8_t)(1 << bit);
+			assert_int_not_equal(fab_parse(frame, n, 1, 4, &h, &p), FAB_OK);
+			frame[byte] ^= (uint8_t)(1 << bit);
+		}
+	}
+	assert_int_equal(fab_parse(frame, n, 1, 4, &h, &p), FAB_OK);
+}
+
+static void rejects_bad_frames(void **state)
+{
+	uint8_t frame[FAB_FRAME_MAX + 10];
+	struct fab_hdr h;
+	const uint8_t *p;
+	size_t n;
+
+	(void)state;
+	n = build(frame, FAB_DATA, 0, 1, 64);
+	assert_int_equal(fab_parse(frame, 20, 1, 4, &h, &p), FAB_E_SHORT);
+	assert_int_equal(fab_parse(frame, n - 1, 1, 4, &h, &p), FAB_E_LEN);	/* truncated */
+	assert_int_equal(fab_parse(frame, FAB_FRAME_MAX + 1, 1, 4, &h, &p), FAB_E_LEN);
+	assert_int_equal(fab_parse(frame, n, 2, 4, &h, &p), FAB_E_NOTME);	/* for node 1 */
+	assert_int_equal(fab_parse(frame, n, 1, 1, &h, &p), FAB_E_NODE);	/* 1-node cluster */
+	n = build(frame, FAB_DATA, 5, 1, 64);
+	assert_int_equal(fab_parse(frame, n, 1, 4, &h, &p), FAB_E_NODE);	/* foreign node */
+	n = build(frame, FAB_DATA, 1, 1, 64);
+	assert_int_equal(fab_parse(frame, n, 1, 4, &h, &p), FAB_E_NODE);	/* from myself */
+	n = build(frame, 9, 0, 1, 64);
+	assert_int_equal(fab_parse(frame, n, 1, 4, &h, &p), FAB_E_TYPE);
+	n = build(frame, FAB_ACK, 0, 1, 8);
+	assert_int_equal(fab_parse(frame, n, 1, 4, &h, &p), FAB_E_FIELD);	/* ACK with payload */
+	n = build(frame, FAB_DATA, 0, FAB_BROADCAST, 8);
+	assert_int_equal(fab_parse(frame, n, 1, 4, &h, &p), FAB_E_FIELD);	/* broadcast data */
+	n = build(frame, FAB_HELLO, 0, FAB_BROADCAST, 3);
+	assert_int_equal(fab_parse(frame, n, 1, 4, &h, &p), FAB_E_FIELD);	/* short hello */
+	n = build(frame, FAB_DATA, 0, 1, 8);
+	frame[FAB_ETH_HLEN] = 2;	/* version */
+	assert_int_equal(fab_parse(frame, n, 1, 4, &h, &p), FAB_E_VERSION);
+}
+
+static void raw_frames_may_skip_the_crc(void **state)
+{
+	uint8_t frame[FAB_FRAME_MAX];
+	struct fab_hdr h = { 0 };
+	const uint8_t *p;
+
+	(void)state;
+	h.type = FAB_RAW;
+	h.proto = 2;
+	h.flags = FAB_F_NOCRC;
+	h.src = 0;
+	h.dst = 1;
+	h.len = 50;
+	size_t n = fab_build(frame, mac_b, mac_a, &h);
+	assert_int_equal(fab_parse(frame, n, 1, 2, &h, &p), FAB_OK);
+	/* NOCRC on anything but RAW is refused (after the CRC check fails). */
+	h.type = FAB_DATA;
+	n = fab_build(frame, mac_b, mac_a, &h);
+	assert_int_not_equal(fab_parse(frame, n, 1, 2, &h, &p), FAB_OK);
+}
+
+static void fault_spec_parsing(void **state)
+{
+	struct fault_cfg f;
+	char err[200];
+
+	(void)state;
+	assert_int_equal(fault_parse("drop:0.05,dup:0.01,reorder:0.01,corrupt:0.01", &f, err, sizeof err), 0);
+	assert_true(f.any);
+	assert_true(f.drop > 214000000u && f.drop < 215000000u);	/* 0.05 * 2^32 */
+	assert_int_equal(fault_parse("drop:1", &f, err, sizeof err), 0);
+	assert_int_equal(f.drop, 0xffffffffu);
+	assert_int_equal(fault_parse("drop:0", &f, err, sizeof err), 0);
+	assert_false(f.any);
+	assert_int_equal(fault_parse("drop:.5", &f, err, sizeof err), 0);
+	assert_int_equal(fault_parse("lose:0.1", &f, err, sizeof err), -1);
+	assert_non_null(strstr(err, "unknown kind 'lose'"));
+	assert_int_equal(fault_parse("drop:1.5", &f, err, sizeof err), -1);
+	assert_non_null(strstr(err, "rate '1.5'"));
+	assert_int_equal(fault_parse("drop:abc", &f, err, sizeof err), -1);
+	assert_int_equal(fault_parse("drop", &f, err, sizeof err), -1);
+	assert_non_null(strstr(err, "not kind:rate"));
+	assert_int_equal(fault_parse("drop:0.1,", &f, err, sizeof err), -1);
+	assert_int_equal(fault_parse("drop:-0.1", &f, err, sizeof err), -1);
+	assert_int_equal(fault_parse("", &f, err, sizeof err), -1);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(crc32c_known_values),
+		cmocka_unit_test(build_then_parse),
+		cmocka_unit_test(every_bit_flip_is_caught),
+		cmocka_unit_test(rejects_bad_frames),
+		cmocka_unit_test(raw_frames_may_skip_the_crc),
+		cmocka_unit_test(fault_spec_parsing),
+	};
+	return cmocka_run_group_tests_name("wire", tests, NULL, NULL);
+}
