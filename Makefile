@@ -4,6 +4,7 @@
 #   make run          boot a cluster: APP=, NODES=, NIC=, ARGS=, CLUSTER=
 #   make test         every test level; ends with "N passed, N failed"
 #   make iso          build/now.iso for GRUB (USB stick, spare PC); CMDLINE=
+#   make bench        latency/bandwidth suite: table + build/bench/results.json
 #   make qemu-gdb     one node waiting for gdb on :1234
 #   make deps         check (as root: install) the Debian packages needed
 #   make clean        remove build products (keeps downloads and picolibc)
@@ -87,6 +88,7 @@ APP_OBJS := \
 	apps/selftest.o \
 	apps/nictest.o \
 	apps/stats.o \
+	apps/bench.o \
 	apps/pingpong.o \
 	apps/fabric_stress.o \
 	apps/fabric_junk.o \
@@ -188,7 +190,8 @@ $(DL)/$(PICOLIBC_TAR): | deps
 	$(call fetch,$(PICOLIBC_DEB),$(PICOLIBC_TAR),$(PICOLIBC_SHA))
 	@touch $@
 
-$(DL)/$(LWIP_TAR): | deps
+# After picolibc's, never beside it: the two would share build/apt under -j.
+$(DL)/$(LWIP_TAR): | deps $(DL)/$(PICOLIBC_TAR)
 	@$(MAKE) -s $(APT_DIR)/lists/.updated
 	$(call fetch,$(LWIP_DEB),$(LWIP_TAR),$(LWIP_SHA))
 	@touch $@
@@ -277,6 +280,13 @@ run: $(BUILD)/now.elf
 qemu-gdb: $(BUILD)/now.elf
 	@boot/cluster --nodes 1 --gdb $(if $(APP),--app $(APP)) $(if $(ARGS),--args "$(ARGS)")
 
+# The benchmark suite: one cluster run per NIC, every row beside the floor.
+BENCH_ITERS ?= 5000
+BENCH_NICS  ?= virtio,e1000
+
+bench: $(BUILD)/now.elf
+	@boot/bench --iters $(BENCH_ITERS) --nics $(BENCH_NICS)
+
 # --- ISO for GRUB ----------------------------------------------------------
 
 CMDLINE ?= node=0 nodes=1 app=hello
@@ -328,7 +338,7 @@ clean:
 distclean:
 	rm -rf $(BUILD)
 
-.PHONY: all deps picolibc lwip run qemu-gdb iso unit test clean distclean
+.PHONY: all deps picolibc lwip run qemu-gdb bench iso unit test clean distclean
 
 # --- fuzzing ---------------------------------------------------------------
 #

@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "apps/app.h"
+#include "apps/bench.h"
 #include "apps/stats.h"
 #include "kernel/sync.h"
 #include "kernel/thread.h"
@@ -117,47 +118,34 @@ static int wait_reply(struct netdev *nd, int spin, uint32_t seq)
 	return reply_seq == seq;
 }
 
-static int measure(struct netdev *nd, int reliable, int spin, int iters, int warmup)
+/* Node 0: timed round trips into s; return how many were lost, or -1. */
+static int measure(struct netdev *nd, int reliable, int spin, int iters, int warmup,
+		   struct samples *s)
 {
 	static uint32_t seq;
-	struct samples s;
 	int lost = 0, errors = 0;
-	char a[32], b[32], c[32];
 
-	if (samples_init(&s, (size_t)iters) < 0)
-		return -1;
 	for (int i = 0; i < warmup + iters;) {
 		uint64_t t0, t1;
 		seq++;
 		t0 = cycles();
 		if (send_ping(reliable, seq) < 0) {
-			errors++;
-			if (errors > 100)
-				break;
+			if (++errors > 100)
+				return -1;
 			thread_sleep_ns(1000000);
 			continue;
 		}
 		if (!wait_reply(nd, spin, seq)) {
-			lost++;
-			if (lost > iters / 10 + 100)
-				break;
+			if (++lost > iters / 10 + 100)
+				return -1;
 			continue;
 		}
 		t1 = cycles();
 		if (i >= warmup)
-			samples_add(&s, t1 - t0);
+			samples_add(s, t1 - t0);
 		i++;
 	}
-	uint64_t med = samples_quantile(&s, 0.5), p99 = samples_quantile(&s, 0.99);
-	uint64_t mn = samples_quantile(&s, 0.0);
-	result("nic=%s wait=%s mode=%s size=%zu iters=%zu lost=%d median_us=%s p99_us=%s "
-	       "median_cycles=%lu min_us=%s",
-	       nd->name, spin ? "spin" : "halt", reliable ? "reliable" : "raw",
-	       payload_len + FAB_ETH_HLEN + FAB_HDR_LEN, s.n, lost, fmt_us(a, sizeof a, med),
-	       fmt_us(b, sizeof b, p99), med, fmt_us(c, sizeof c, mn));
-	int ok = (int)s.n == iters && (!reliable || lost == 0) && errors == 0;
-	samples_free(&s);
-	return ok ? 0 : -1;
+	return lost;
 }
 
 static void end_phase(void)
@@ -182,6 +170,49 @@ static void echo_phase(struct netdev *nd, int spin)
 	irq_restore(f);
 }
 
+static int registered;
+
+static int setup(void)
+{
+	if (!netdev_get() || !fabric_ready())
+		return -1;
+	if (!registered) {
+		fabric_register_raw(FP_PING, raw_handler);
+		fabric_register(FP_PING, reliable_handler);
+		registered = 1;
+	}
+	return 0;
+}
+
+/*
+ * One measurement on every node: node 0 times, node 1 echoes, others
+ * return at once.  On node 0, s holds the samples; return lost frames or -1.
+ */
+static int ping_phase(int reliable, int spin, int iters, int warmup, size_t frame,
+		      struct samples *s)
+{
+	struct netdev *nd = netdev_get();
+	int lost = 0;
+
+	if (setup() < 0)
+		return -1;
+	payload_len = frame - FAB_ETH_HLEN - FAB_HDR_LEN;
+	end_flag = 0;
+	if (fabric_barrier(30000000000ULL) < 0)
+		return -1;
+	if (spin)
+		netdev_set_polling(nd, 1);
+	if (node_id == 0) {
+		lost = measure(nd, reliable, spin, iters, warmup, s);
+		end_phase();
+	} else if (node_id == 1) {
+		echo_phase(nd, spin);
+	}
+	if (spin)
+		netdev_set_polling(nd, 0);
+	return lost;
+}
+
 static const struct argspec pingpong_args[] = {
 	{ "iters", ARG_INT, 1, 10000000, "timed round trips per measurement (default 10000)" },
 	{ "warmup", ARG_INT, 0, 1000000, "untimed round trips first (default 500)" },
@@ -196,9 +227,10 @@ static int pingpong_main(void)
 	struct netdev *nd = netdev_get();
 	const char *mode = arg_str("mode", "raw"), *wait = arg_str("wait", "both");
 	int iters = (int)arg_int("iters", 10000), warmup = (int)arg_int("warmup", 500);
+	size_t frame = (size_t)arg_int("size", 64);
 	int modes[2], nmodes = 0, waits[2], nwaits = 0, failed = 0;
+	char a[32], b[32], c[32];
 
-	payload_len = (size_t)arg_int("size", 64) - FAB_ETH_HLEN - FAB_HDR_LEN;
 	if (!strcmp(mode, "raw") || !strcmp(mode, "both"))
 		modes[nmodes++] = 0;
 	if (!strcmp(mode, "reliable") || !strcmp(mode, "both"))
@@ -211,34 +243,28 @@ static int pingpong_main(void)
 		printf("pingpong: mode= takes raw, reliable or both; wait= takes halt, spin or both\n");
 		return 1;
 	}
-	if (!nd || !fabric_ready()) {
+	if (setup() < 0 || fabric_wait_peers(30000000000ULL) < 0) {
 		printf("pingpong: no network\n");
 		return 1;
 	}
-	fabric_register_raw(FP_PING, raw_handler);
-	fabric_register(FP_PING, reliable_handler);
-	if (fabric_wait_peers(30000000000ULL) < 0)
-		return 1;
-
 	for (int m = 0; m < nmodes; m++) {
 		for (int w = 0; w < nwaits; w++) {
-			int spin = waits[w];
-			if (fabric_barrier(30000000000ULL) < 0) {
-				printf("pingpong: barrier failed\n");
+			struct samples s;
+			if (samples_init(&s, (size_t)iters) < 0)
 				return 1;
-			}
-			end_flag = 0;
-			if (spin)
-				netdev_set_polling(nd, 1);
+			int lost = ping_phase(modes[m], waits[w], iters, warmup, frame, &s);
 			if (node_id == 0) {
-				if (measure(nd, modes[m], spin, iters, warmup) < 0)
+				uint64_t med = samples_quantile(&s, 0.5);
+				result("nic=%s wait=%s mode=%s size=%zu iters=%zu lost=%d median_us=%s "
+				       "p99_us=%s median_cycles=%lu min_us=%s",
+				       nd->name, waits[w] ? "spin" : "halt", modes[m] ? "reliable" : "raw",
+				       frame, s.n, lost, fmt_us(a, sizeof a, med),
+				       fmt_us(b, sizeof b, samples_quantile(&s, 0.99)), med,
+				       fmt_us(c, sizeof c, samples_quantile(&s, 0.0)));
+				if (lost < 0 || (int)s.n != iters || (modes[m] && lost > 0))
 					failed++;
-				end_phase();
-			} else if (node_id == 1) {
-				echo_phase(nd, spin);
 			}
-			if (spin)
-				netdev_set_polling(nd, 0);
+			samples_free(&s);
 		}
 	}
 	fabric_barrier(30000000000ULL);
@@ -246,6 +272,39 @@ static int pingpong_main(void)
 		fabric_print_stats();
 	return failed ? 1 : 0;
 }
+
+/* Bench rows: the floor (raw, both wait modes) and the reliable channel. */
+static int bench_ping(const struct bench_opts *o, const char *row, int reliable, int spin)
+{
+	struct samples s;
+	char extra[64];
+	/* Spinning under TCG costs milliseconds a round trip: fewer of them. */
+	int iters = spin && o->iters > 300 ? 300 : o->iters;
+
+	if (samples_init(&s, (size_t)iters) < 0)
+		return -1;
+	int lost = ping_phase(reliable, spin, iters, spin ? 20 : o->warmup, 64, &s);
+	if (node_id == 0 && lost >= 0) {
+		snprintf(extra, sizeof extra, "size=64 wait=%s lost=%d", spin ? "spin" : "halt", lost);
+		bench_latency(row, &s, extra);
+	}
+	samples_free(&s);
+	return lost < 0 ? -1 : 0;
+}
+
+static int bench_floor(const struct bench_opts *o) { return bench_ping(o, "floor", 0, 0); }
+static int bench_floor_spin(const struct bench_opts *o) { return bench_ping(o, "floor-spin", 0, 1); }
+static int bench_reliable(const struct bench_opts *o) { return bench_ping(o, "reliable", 1, 0); }
+
+static const struct bench floor_bench = {
+	"floor", "raw 64-byte frame round trip, halting until the NIC interrupt", bench_floor };
+static const struct bench floor_spin_bench = {
+	"floor-spin", "raw 64-byte frame round trip, spinning on the receive ring", bench_floor_spin };
+static const struct bench reliable_bench = {
+	"reliable", "64-byte message round trip over the reliable channel", bench_reliable };
+BENCH_REGISTER(floor_bench, 10_floor);
+BENCH_REGISTER(floor_spin_bench, 11_floor_spin);
+BENCH_REGISTER(reliable_bench, 20_reliable);
 
 static const struct app pingpong = {
 	.name = "pingpong",

@@ -73,14 +73,16 @@ static void set_timeout(int s, int opt, int ms)
 {
 	struct timeval tv = { ms / 1000, (ms % 1000) * 1000 };
 
-	setsockopt(s, SOL_SOCKET, opt, &tv, sizeof tv);
+	if (setsockopt(s, SOL_SOCKET, opt, &tv, sizeof tv) < 0)
+		printf("tcp-echo: setsockopt(%#x): errno %d\n", opt, errno);
 }
 
 static void set_nodelay(int s)
 {
 	int on = 1;
 
-	setsockopt(s, IPPROTO_TCP, TCP_NODELAY, &on, sizeof on);
+	if (setsockopt(s, IPPROTO_TCP, TCP_NODELAY, &on, sizeof on) < 0)
+		printf("tcp-echo: setsockopt(TCP_NODELAY): errno %d\n", errno);
 }
 
 /* Send all n bytes.  0 or -errno. */

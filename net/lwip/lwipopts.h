@@ -32,13 +32,14 @@ void sys_check_core_locking(void);
  * apps, like the rest of the network receive path. */
 #define TCPIP_THREAD_NAME "tcpip"
 #define TCPIP_THREAD_PRIO PRIO_HIGH
-/* Deep enough for TCP input plus a transmit from inside it. */
-#define TCPIP_THREAD_STACKSIZE (64 * 1024)
+/* Deep enough for TCP input plus a transmit from inside it, with room to
+ * spare; with thread_create's guard page it is one 64 KiB block. */
+#define TCPIP_THREAD_STACKSIZE (60 * 1024)
 /* Frames waiting for the tcpip thread: a burst of a full TCP window (44
  * segments) from both directions plus ARP, with room; each holds a pktbuf. */
 #define TCPIP_MBOX_SIZE 256
 /* For threads an app makes with sys_thread_new (lwIP itself makes none). */
-#define DEFAULT_THREAD_STACKSIZE (64 * 1024)
+#define DEFAULT_THREAD_STACKSIZE (60 * 1024)
 #define DEFAULT_THREAD_PRIO PRIO_NORMAL
 /* Per-connection mailboxes of the netconn layer.  A TCP one holds received
  * pbufs (each a 2 KiB pktbuf) until the app reads them: 64 holds a full

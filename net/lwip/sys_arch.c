@@ -47,7 +47,7 @@ u32_t sys_now(void)
 	return (u32_t)(now_ns() / NS_PER_MS);
 }
 
-/* xorshift64*, seeded from the TSC: TCP sequence numbers and local ports. */
+/* xorshift64*, seeded from the TSC: lwIP's first ephemeral ports. */
 unsigned int lwip_port_rand(void)
 {
 	static uint64_t x;

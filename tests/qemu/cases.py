@@ -257,6 +257,11 @@ CASES = [
     Cluster("cmdline-bad-fault", app="fabric-stress", nodes=1, args="fault=drop:2", status=2,
             expect=[r"cmdline: error: fault=drop:2: rate '2' is not a probability"]),
 
+    # The launcher itself, with a tiny test guest (exit codes, prefixes,
+    # timeout, grace, Ctrl-C cleanup, pinning, tap namespace).
+    Command("launcher/suite", ["bash", "{root}/tests/launcher_test.sh"], timeout=400,
+            expect=[r"launcher tests: \d+ passed, 0 failed"]),
+
     # The same kernel from GRUB: the ISO boots to hello.
     Command("qemu/iso-boots-hello", QEMU_ISO, status=1, timeout=90,
             expect=[r"boot: multiboot2 loader, command line 'node=0 nodes=1 app=hello'",

@@ -47,7 +47,8 @@
 #define LWIP_PLATFORM_DIAG(x) do { printf x; } while (0)
 #define LWIP_PLATFORM_ASSERT(x) panic("lwip: assertion \"%s\" failed at %s:%d", x, __FILE__, __LINE__)
 
-/* TCP initial sequence numbers and local ports (sys_arch.c). */
+/* The first ephemeral TCP and UDP ports, so a rebooted node does not
+ * reuse the ports of its previous life (sys_arch.c). */
 unsigned int lwip_port_rand(void);
 #define LWIP_RAND() ((u32_t)lwip_port_rand())
 
