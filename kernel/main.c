@@ -55,7 +55,7 @@ void kmain(uint32_t kind, uint32_t info)
 	printf("boot: %s loader, command line '%s'%s\n", bootinfo.loader, bootinfo.cmdline,
 	       bootinfo.cmdline_truncated ? " (truncated)" : "");
 
-	mem_init();
+	memory_init();
 	printf("mem: %lu MiB usable, heap %lu MiB at %#lx, %lu pages free\n",
 	       mem_usable_bytes >> 20, (heap_end - heap_start) >> 20, heap_start, page_free_pages());
 

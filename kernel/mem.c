@@ -39,7 +39,7 @@ static int clip(uint64_t *base, uint64_t *end)
 	return *end > *base;
 }
 
-void mem_init(void)
+void memory_init(void)
 {
 	uint64_t lo = ~0ULL, hi = 0, best_base = 0, best_len = 0, above4g = 0;
 

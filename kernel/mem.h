@@ -10,7 +10,7 @@
 #include <stdint.h>
 
 /* Set up the heap and the page allocator from bootinfo.mmap. */
-void mem_init(void);
+void memory_init(void);
 
 extern uintptr_t heap_start, heap_end;	/* the sbrk region */
 extern size_t mem_usable_bytes;		/* usable RAM below 4 GiB */

@@ -159,6 +159,8 @@ void mutex_unlock(struct mutex *m)
 		waitq_wake_one(&m->wq);
 	}
 	irq_restore(f);
+	/* The wakeup above ran with interrupts off: take its preemption now. */
+	sched_maybe_preempt();
 }
 
 void sem_init(struct sem *s, int64_t count)
@@ -202,4 +204,5 @@ void sem_post(struct sem *s)
 	s->count++;
 	waitq_wake_one(&s->wq);
 	irq_restore(f);
+	sched_maybe_preempt();
 }

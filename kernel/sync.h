@@ -31,7 +31,12 @@ void waitq_wait(struct waitq *wq);
  */
 int waitq_wait_timeout(struct waitq *wq, uint64_t timeout_ns);
 
-/* Wake the first waiter / every waiter (irq).  Return how many woke. */
+/*
+ * Wake the first waiter / every waiter (irq).  Return how many woke.  A
+ * woken thread of higher priority runs before these return when called
+ * with interrupts on; a caller that wakes inside its own irq_save section
+ * calls sched_maybe_preempt() after its irq_restore.
+ */
 int waitq_wake_one(struct waitq *wq);
 int waitq_wake_all(struct waitq *wq);
 

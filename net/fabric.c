@@ -603,6 +603,7 @@ int fabric_send_pb(int dst, uint8_t proto, struct pktbuf *pb, size_t len, int fl
 	r = chan_send(&p->ch, pb, proto, len, now_ns());
 	after_chan_op(p);
 	irq_restore(f);
+	sched_maybe_preempt();
 	return r;
 }
 
@@ -727,6 +728,7 @@ void fabric_resume(void)
 		}
 	}
 	irq_restore(f);
+	sched_maybe_preempt();
 }
 
 int fabric_peer_dead(int dst)

@@ -3,12 +3,12 @@
  * socket API on kernel threads.  Every option set here says why; anything
  * not set is lwIP's default (lwip/opt.h).
  *
- * Memory in one paragraph.  Receive is zero-copy: each frame stays in the
- * driver's 2 KiB pktbuf, wrapped as a custom pbuf (netif.c), so neither
- * the heap nor PBUF_POOL is touched per received frame; the interrupt
- * handler allocates only a tcpip message from a memp pool, which
- * SYS_ARCH_PROTECT (interrupts off) makes safe there.  Transmit data is
- * copied by the socket layer into PBUF_RAM pbufs from the heap.
+ * Memory.  Receive is zero-copy: each frame stays in the driver's 2 KiB
+ * pktbuf, wrapped as a custom pbuf (netif.c), so neither the heap nor
+ * PBUF_POOL is touched per received frame; the interrupt handler allocates
+ * only a tcpip message from a memp pool, which SYS_ARCH_PROTECT (interrupts
+ * off) makes safe there.  Transmit data is copied by the socket layer into
+ * PBUF_RAM pbufs from the heap.
  */
 #ifndef LWIP_LWIPOPTS_H
 #define LWIP_LWIPOPTS_H
@@ -20,7 +20,8 @@
 /* Critical sections in lwIP's pools and pbufs: interrupts off (sys_arch.h). */
 #define SYS_LIGHTWEIGHT_PROT 1
 /* Socket calls run the stack in the caller's thread under one mutex instead
- * of a message round trip to the tcpip thread and back: half the switches. */
+ * of a message to the tcpip thread and a wait for its answer: two context
+ * switches fewer per call. */
 #define LWIP_TCPIP_CORE_LOCKING 1
 /* Received frames go through the tcpip mailbox: the receive path runs in
  * interrupt context, where the core mutex cannot be taken. */
@@ -46,7 +47,6 @@ void sys_check_core_locking(void);
  * window of full-sized segments, and bounds what one connection can pin. */
 #define DEFAULT_TCP_RECVMBOX_SIZE 64
 #define DEFAULT_UDP_RECVMBOX_SIZE 32
-#define DEFAULT_RAW_RECVMBOX_SIZE 8
 #define DEFAULT_ACCEPTMBOX_SIZE 8
 
 /* --- memory ----------------------------------------------------------------- */

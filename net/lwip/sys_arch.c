@@ -87,7 +87,6 @@ void sys_sem_free(sys_sem_t *sem)
 void sys_sem_signal(sys_sem_t *sem)
 {
 	sem_post(&sem->s);
-	sched_maybe_preempt();
 }
 
 u32_t sys_arch_sem_wait(sys_sem_t *sem, u32_t timeout_ms)
@@ -125,7 +124,6 @@ void sys_mutex_lock(sys_mutex_t *mu)
 void sys_mutex_unlock(sys_mutex_t *mu)
 {
 	mutex_unlock(&mu->m);
-	sched_maybe_preempt();
 }
 
 /*

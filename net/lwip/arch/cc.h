@@ -36,13 +36,6 @@
 #define lwip_htons(x) ((u16_t)__builtin_bswap16((u16_t)(x)))
 #define lwip_htonl(x) ((u32_t)__builtin_bswap32((u32_t)(x)))
 
-/*
- * The kernel has a mem_init of its own (kernel/mem.h, the heap and page
- * allocator); lwIP's (a no-op with MEM_LIBC_MALLOC) takes another name.
- * So a file should not include both kernel/mem.h and lwIP's headers.
- */
-#define mem_init lwip_mem_init
-
 /* Diagnostics go to the console; a failed assertion stops the node. */
 #define LWIP_PLATFORM_DIAG(x) do { printf x; } while (0)
 #define LWIP_PLATFORM_ASSERT(x) panic("lwip: assertion \"%s\" failed at %s:%d", x, __FILE__, __LINE__)
