@@ -13,53 +13,116 @@
 
 extern const struct bench *const __benches_start[], *const __benches_end[];
 
-void bench_latency(const char *row, struct samples *s, const char *extra)
+void bench_latency(const struct bench *b, struct samples *s)
 {
-	char a[32], b[32], c[32];
+	char a[32], c[32], d[32];
 	uint64_t med = samples_quantile(s, 0.5), p99 = samples_quantile(s, 0.99);
 	uint64_t mn = samples_quantile(s, 0.0);
 	struct netdev *nd = netdev_get();
 
-	result("row=%s nic=%s n=%zu median_us=%s p99_us=%s min_us=%s median_cycles=%lu%s%s", row,
-	       nd ? nd->name : "none", s->n, fmt_us(a, sizeof a, med), fmt_us(b, sizeof b, p99),
-	       fmt_us(c, sizeof c, mn), med, extra ? " " : "", extra ? extra : "");
+	result("row=%s nic=%s n=%zu median_us=%s p99_us=%s min_us=%s median_cycles=%lu%s%s%s%s", b->name,
+	       nd ? nd->name : "none", s->n, fmt_us(a, sizeof a, med), fmt_us(c, sizeof c, p99),
+	       fmt_us(d, sizeof d, mn), med, b->base ? " base=" : "", b->base ? b->base : "",
+	       b->extra ? " " : "", b->extra ? b->extra : "");
 }
 
 static const struct argspec bench_args[] = {
 	{ "iters", ARG_INT, 10, 10000000, "timed iterations per latency row (default 5000)" },
-	{ "warmup", ARG_INT, 0, 1000000, "untimed iterations first (default 300)" },
-	{ "only", ARG_STR, 0, 0, "run only rows whose name contains this" },
+	{ "rounds", ARG_INT, 1, 1000, "interleaved rounds the iterations are split into (default 5)" },
+	{ "warmup", ARG_INT, 0, 1000000, "untimed iterations before each round (default 100)" },
+	{ "only", ARG_STR, 0, 0, "run only rows named in this comma-separated list (substrings)" },
 	{ NULL, 0, 0, 0, NULL },
 };
 
+#define MAX_ROWS 64
+
+/* Does the comma-separated list of substrings name row? */
+static int selected(const char *list, const char *row)
+{
+	char word[32];
+
+	while (*list) {
+		size_t n = strcspn(list, ",");
+		if (n && n < sizeof word) {
+			memcpy(word, list, n);
+			word[n] = '\0';
+			if (strstr(row, word))
+				return 1;
+		}
+		list += n + (list[n] == ',');
+	}
+	return 0;
+}
+
 static int bench_main(void)
 {
-	struct bench_opts o = { (int)arg_int("iters", 5000), (int)arg_int("warmup", 300) };
+	const struct bench *rows[MAX_ROWS];
+	struct samples samples[MAX_ROWS];
+	int iters = (int)arg_int("iters", 5000), rounds = (int)arg_int("rounds", 5);
+	struct bench_opts o = { 0, (int)arg_int("warmup", 100) };
 	const char *only = arg_str("only", NULL);
-	int failed = 0;
+	int n = 0, failed = 0;
 
 	if (!fabric_ready() || fabric_wait_peers(30000000000ULL) < 0) {
 		printf("bench: no network\n");
 		return 1;
 	}
-	for (const struct bench *const *b = __benches_start; b < __benches_end; b++) {
-		if (only && !strstr((*b)->name, only))
-			continue;
-		if (fabric_barrier(60000000000ULL) < 0) {
-			printf("bench: barrier before %s failed\n", (*b)->name);
+	for (const struct bench *const *b = __benches_start; b < __benches_end && n < MAX_ROWS; b++)
+		if (!only || selected(only, (*b)->name))
+			rows[n++] = *b;
+	if (rounds > iters)
+		rounds = iters;
+
+	/* Latency rows, interleaved round by round. */
+	for (int i = 0; i < n; i++)
+		if (rows[i]->sample && samples_init(&samples[i], (size_t)iters) < 0)
 			return 1;
+	for (int r = 0; r < rounds; r++) {
+		for (int i = 0; i < n; i++) {
+			const struct bench *b = rows[i];
+			if (!b->sample)
+				continue;
+			o.iters = iters / rounds;
+			if (b->max_iters && o.iters > b->max_iters / rounds)
+				o.iters = b->max_iters / rounds > 0 ? b->max_iters / rounds : 1;
+			if (fabric_barrier(60000000000ULL) < 0) {
+				printf("bench: barrier before %s failed\n", b->name);
+				return 1;
+			}
+			if (node_id == 0 && r == 0)
+				printf("bench: %s: %s\n", b->name, b->summary);
+			if (b->sample(&o, &samples[i]) < 0) {
+				printf("bench: row %s failed\n", b->name);
+				failed++;
+			}
 		}
+	}
+	for (int i = 0; i < n; i++) {
+		if (!rows[i]->sample)
+			continue;
 		if (node_id == 0)
-			printf("bench: %s: %s\n", (*b)->name, (*b)->summary);
-		if ((*b)->run(&o) < 0) {
-			printf("bench: row %s failed\n", (*b)->name);
+			bench_latency(rows[i], &samples[i]);
+		samples_free(&samples[i]);
+	}
+
+	/* Rows that report for themselves. */
+	o.iters = iters;
+	for (int i = 0; i < n; i++) {
+		const struct bench *b = rows[i];
+		if (!b->run)
+			continue;
+		if (fabric_barrier(60000000000ULL) < 0)
+			return 1;
+		if (node_id == 0)
+			printf("bench: %s: %s\n", b->name, b->summary);
+		if (b->run(&o) < 0) {
+			printf("bench: row %s failed\n", b->name);
 			failed++;
 		}
 	}
 	fabric_barrier(60000000000ULL);
 	return failed ? 1 : 0;
 }
-
 static const struct app bench = {
 	.name = "bench",
 	.summary = "every benchmark row in one run (make bench)",

@@ -14,26 +14,34 @@
 #include <stdint.h>
 
 struct bench_opts {
-	int iters;		/* timed iterations of a latency row */
-	int warmup;
+	int iters;		/* timed iterations of a latency row, per round */
+	int warmup;		/* untimed iterations before each round */
 };
 
+struct samples;
+
 struct bench {
-	const char *name;	/* sorts the rows: "10-floor", "20-reliable", ... */
+	const char *name;	/* the row's name in the table */
 	const char *summary;
-	/* Run on every node; 0 or -1.  Print RESULT lines with bench_result(). */
+	/*
+	 * A latency row: called once per round on every node; node 0 adds
+	 * o->iters round-trip (or one-way) samples in TSC cycles to s.  The
+	 * rounds of all latency rows interleave, so drift on the host affects
+	 * each row alike.  Return 0 or -1.
+	 */
+	int (*sample)(const struct bench_opts *o, struct samples *s);
+	/* Or a row that runs once, after the latency rows, and prints its own lines. */
 	int (*run)(const struct bench_opts *o);
+	const char *extra;	/* latency rows: more key=value words for the line */
+	const char *base;	/* latency rows: the row its ratio is to (NULL: floor) */
+	int max_iters;		/* latency rows: cap on iterations per round (0: none) */
 };
 
 /* key orders the rows in the run, e.g. 10_floor, 20_reliable. */
 #define BENCH_REGISTER(b, key) \
 	static const struct bench *const bench_ptr_##b __attribute__((used, section(".benches." #key))) = &(b)
 
-/*
- * Print a latency row from cycle samples (sorted in place).  extra is
- * appended (may be NULL).
- */
-struct samples;
-void bench_latency(const char *row, struct samples *s, const char *extra);
+/* Print a latency row from cycle samples (sorted in place). */
+void bench_latency(const struct bench *b, struct samples *s);
 
 #endif

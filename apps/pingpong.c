@@ -274,34 +274,30 @@ static int pingpong_main(void)
 }
 
 /* Bench rows: the floor (raw, both wait modes) and the reliable channel. */
-static int bench_ping(const struct bench_opts *o, const char *row, int reliable, int spin)
+static int sample_ping(const struct bench_opts *o, struct samples *s, int reliable, int spin)
 {
-	struct samples s;
-	char extra[64];
-	/* Spinning under TCG costs milliseconds a round trip: fewer of them. */
-	int iters = spin && o->iters > 300 ? 300 : o->iters;
-
-	if (samples_init(&s, (size_t)iters) < 0)
-		return -1;
-	int lost = ping_phase(reliable, spin, iters, spin ? 20 : o->warmup, 64, &s);
-	if (node_id == 0 && lost >= 0) {
-		snprintf(extra, sizeof extra, "size=64 wait=%s lost=%d", spin ? "spin" : "halt", lost);
-		bench_latency(row, &s, extra);
-	}
-	samples_free(&s);
-	return lost < 0 ? -1 : 0;
+	int lost = ping_phase(reliable, spin, o->iters, spin ? 10 : o->warmup, 64, s);
+	return lost < 0 || (reliable && lost > 0) ? -1 : 0;
 }
 
-static int bench_floor(const struct bench_opts *o) { return bench_ping(o, "floor", 0, 0); }
-static int bench_floor_spin(const struct bench_opts *o) { return bench_ping(o, "floor-spin", 0, 1); }
-static int bench_reliable(const struct bench_opts *o) { return bench_ping(o, "reliable", 1, 0); }
+static int sample_floor(const struct bench_opts *o, struct samples *s) { return sample_ping(o, s, 0, 0); }
+static int sample_floor_spin(const struct bench_opts *o, struct samples *s) { return sample_ping(o, s, 0, 1); }
+static int sample_reliable(const struct bench_opts *o, struct samples *s) { return sample_ping(o, s, 1, 0); }
 
 static const struct bench floor_bench = {
-	"floor", "raw 64-byte frame round trip, halting until the NIC interrupt", bench_floor };
+	.name = "floor", .summary = "raw 64-byte frame round trip, halting until the NIC interrupt",
+	.sample = sample_floor, .extra = "size=64 wait=halt",
+};
 static const struct bench floor_spin_bench = {
-	"floor-spin", "raw 64-byte frame round trip, spinning on the receive ring", bench_floor_spin };
+	.name = "floor-spin", .summary = "raw 64-byte frame round trip, spinning on the receive ring",
+	.sample = sample_floor_spin, .extra = "size=64 wait=spin",
+	/* Spinning under TCG costs milliseconds a round trip: fewer of them. */
+	.max_iters = 250,
+};
 static const struct bench reliable_bench = {
-	"reliable", "64-byte message round trip over the reliable channel", bench_reliable };
+	.name = "reliable", .summary = "64-byte message round trip over the reliable channel",
+	.sample = sample_reliable, .extra = "size=64 wait=halt",
+};
 BENCH_REGISTER(floor_bench, 10_floor);
 BENCH_REGISTER(floor_spin_bench, 11_floor_spin);
 BENCH_REGISTER(reliable_bench, 20_reliable);

@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "apps/app.h"
+#include "apps/bench.h"
 #include "apps/stats.h"
 #include "kernel/thread.h"
 #include "kernel/tsc.h"
@@ -316,6 +317,122 @@ free:
 	free(rx);
 	return status;
 }
+
+/* --- bench rows: 1-byte round trip and 64 KiB throughput ------------------ */
+
+static int bench_sock = -1;
+static int bench_server_started;
+
+static void *bench_server(void *arg)
+{
+	(void)arg;
+	serve();
+	return NULL;
+}
+
+/* The server thread on node 1, the connection on node 0; once. 0 or -1. */
+static int bench_connect(void)
+{
+	if (node_id == SERVER_NODE && !bench_server_started) {
+		struct thread *t = thread_create("tcp-server", bench_server, NULL, PRIO_NORMAL, 0);
+		if (!t)
+			return -1;
+		thread_detach(t);
+		bench_server_started = 1;
+	}
+	if (node_id != 0 || bench_sock >= 0)
+		return 0;
+	bench_sock = connect_server();
+	if (bench_sock < 0)
+		return -1;
+	set_nodelay(bench_sock);
+	set_timeout(bench_sock, SO_RCVTIMEO, IO_TIMEOUT_MS);
+	set_timeout(bench_sock, SO_SNDTIMEO, IO_TIMEOUT_MS);
+	return 0;
+}
+
+static int sample_tcp1(const struct bench_opts *o, struct samples *smp)
+{
+	static uint32_t seq;
+	uint8_t tx, rx;
+
+	if (bench_connect() < 0)
+		return -1;
+	if (node_id != 0)
+		return 0;
+	for (int i = 0; i < o->warmup + o->iters; i++) {
+		seq++;
+		fill(&tx, 1, seq);
+		uint64_t t0 = cycles();
+		if (round_trip(bench_sock, &tx, &rx, 1) < 0)
+			return -1;
+		uint64_t t1 = cycles();
+		if (check(&rx, 1, seq))
+			return -1;
+		if (i >= o->warmup)
+			samples_add(smp, t1 - t0);
+	}
+	return 0;
+}
+
+static int run_tcp64k(const struct bench_opts *o)
+{
+	static uint32_t seq = 1u << 20;
+	const int iters = o->iters / 100 < 20 ? 20 : o->iters / 100;
+	uint8_t *tx = malloc(MAX_MSG), *rx = malloc(MAX_MSG);
+	struct samples smp;
+	uint64_t total = 0;
+	int r = -1;
+	char a[32], b[32];
+
+	if (bench_connect() < 0 || !tx || !rx || samples_init(&smp, (size_t)iters) < 0)
+		goto out;
+	if (node_id != 0) {
+		r = 0;
+		goto out_smp;
+	}
+	for (int i = 0; i < iters + 2; i++) {
+		seq++;
+		fill(tx, MAX_MSG, seq);
+		uint64_t t0 = cycles();
+		if (round_trip(bench_sock, tx, rx, MAX_MSG) < 0 || check(rx, MAX_MSG, seq))
+			goto out_smp;
+		uint64_t t1 = cycles();
+		if (i >= 2) {
+			samples_add(&smp, t1 - t0);
+			total += t1 - t0;
+		}
+	}
+	uint64_t ns = cycles_to_ns(total);
+	uint64_t centi_mbps = (uint64_t)MAX_MSG * (uint64_t)iters * 8 * 100000 / (ns ? ns : 1);
+	result("row=tcp-64k nic=%s n=%d median_us=%s p99_us=%s throughput_mbps=%lu.%02lu base=-",
+	       netdev_get()->name, iters, fmt_us(a, sizeof a, samples_quantile(&smp, 0.5)),
+	       fmt_us(b, sizeof b, samples_quantile(&smp, 0.99)), centi_mbps / 100, centi_mbps % 100);
+	/* The last TCP row: close, so that the server thread ends. */
+	shutdown(bench_sock, SHUT_WR);
+	set_timeout(bench_sock, SO_RCVTIMEO, EOF_TIMEOUT_MS);
+	recv(bench_sock, rx, MAX_MSG, 0);
+	closesocket(bench_sock);
+	bench_sock = -1;
+	r = 0;
+out_smp:
+	samples_free(&smp);
+out:
+	free(tx);
+	free(rx);
+	return r;
+}
+
+static const struct bench tcp1_bench = {
+	.name = "tcp-1B", .summary = "lwIP TCP echo round trip of 1 byte (sockets, TCP_NODELAY)",
+	.sample = sample_tcp1, .extra = "size=1",
+};
+static const struct bench tcp64k_bench = {
+	.name = "tcp-64k", .summary = "lwIP TCP echo of 64 KiB messages: round trip and throughput",
+	.run = run_tcp64k,
+};
+BENCH_REGISTER(tcp1_bench, 30_tcp1);
+BENCH_REGISTER(tcp64k_bench, 31_tcp64k);
 
 static const struct argspec tcp_echo_args[] = {
 	{ "iters", ARG_INT, 1, 1000000,

@@ -20,6 +20,14 @@ static struct ktimer *timers;		/* sorted by deadline */
 static int in_timer_irq;		/* timer_irq reprograms on its way out */
 static void (*tick_hooks[4])(void);
 
+/*
+ * The LAPIC timer counts toward `programmed` (TSC cycles).  Programming it
+ * is cheap on hardware but not under QEMU, where every write to the timer
+ * wakes the emulator's main loop: so it is written only when the deadline
+ * moves, and arming a timer that is not the earliest writes nothing.
+ */
+static uint64_t programmed;
+
 static void program(uint64_t now)
 {
 	uint64_t deadline = next_tick;
@@ -27,6 +35,9 @@ static void program(uint64_t now)
 
 	if (timers && timers->deadline < deadline)
 		deadline = timers->deadline;
+	if (deadline == programmed && deadline > now)
+		return;
+	programmed = deadline;
 	delta = deadline > now ? deadline - now : 0;
 	count = (uint64_t)(((unsigned __int128)delta * lapic_timer_hz) / tsc_hz);
 	if (count == 0)
@@ -125,7 +136,7 @@ void timer_arm(struct ktimer *t, uint64_t deadline, void (*fn)(void *), void *ar
 	t->next = *pp;
 	*pp = t;
 	t->armed = 1;
-	if (timers == t && !in_timer_irq)
+	if (deadline < programmed && !in_timer_irq)
 		program(cycles());
 	irq_restore(f);
 }

@@ -6,8 +6,9 @@
 
 #include "net/channel.h"
 
-#define TXSLOT(c, s) (&(c)->txq[(s) % (c)->sndq])
-#define RXSLOT(c, s) (&(c)->rxq[(s) % (c)->cfg.window])
+/* Windows are powers of two: a slot is found by masking. */
+#define TXSLOT(c, s) (&(c)->txq[(s) & ((c)->sndq - 1)])
+#define RXSLOT(c, s) (&(c)->rxq[(s) & ((c)->cfg.window - 1)])
 
 void chan_init(struct chan *c, const struct chan_cfg *cfg, const struct chan_ops *ops, void *ctx)
 {
@@ -15,6 +16,8 @@ void chan_init(struct chan *c, const struct chan_cfg *cfg, const struct chan_ops
 	c->cfg = *cfg;
 	if (c->cfg.window == 0 || c->cfg.window > CHAN_WIN_MAX)
 		c->cfg.window = CHAN_WIN_MAX;
+	while (c->cfg.window & (c->cfg.window - 1))
+		c->cfg.window &= c->cfg.window - 1;
 	c->ops = ops;
 	c->ctx = ctx;
 	c->sndq = 2 * c->cfg.window;
@@ -38,6 +41,7 @@ void chan_release(struct chan *c)
 			pkt_put(c->rxq[i]);
 		c->rxq[i] = NULL;
 	}
+	c->rx_ooo = 0;
 	c->rto_deadline = c->probe_deadline = 0;
 	c->ack_pending = 0;
 }
@@ -60,7 +64,8 @@ static void fill_ack(struct chan *c, struct fab_hdr *h)
 {
 	uint32_t sack = 0;
 
-	for (unsigned i = 0; i < 32; i++) {
+	/* Nothing held beyond a gap (the common case): no bitmap to build. */
+	for (unsigned i = 0; c->rx_ooo && i < 32; i++) {
 		uint32_t s = c->rcv_nxt + 1 + i;
 		if (!seq_lt(s, c->dlv_nxt + c->cfg.window))
 			break;
@@ -348,8 +353,12 @@ static void receive_data(struct chan *c, const struct fab_hdr *h, struct pktbuf 
 	}
 	*slot = pb;
 	if (s == c->rcv_nxt) {
-		while (seq_lt(c->rcv_nxt, c->dlv_nxt + c->cfg.window) && *RXSLOT(c, c->rcv_nxt))
+		c->rcv_nxt++;
+		/* Frames that waited beyond the gap are now in order. */
+		while (c->rx_ooo && seq_lt(c->rcv_nxt, c->dlv_nxt + c->cfg.window) && *RXSLOT(c, c->rcv_nxt)) {
 			c->rcv_nxt++;
+			c->rx_ooo--;
+		}
 		/*
 		 * Schedule the ack before delivering: a reply the protocol sends
 		 * from its handler then carries it, and no ACK frame is needed.
@@ -358,6 +367,7 @@ static void receive_data(struct chan *c, const struct fab_hdr *h, struct pktbuf 
 		deliver(c);
 	} else {
 		c->stats.rx_ooo++;
+		c->rx_ooo++;
 		schedule_ack(c, 1, now);	/* the SACK lets the sender fill the gap */
 	}
 }

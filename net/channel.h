@@ -55,7 +55,7 @@ struct chan_cfg {
 	int me, peer;
 	uint16_t session;		/* this node's boot session */
 	uint8_t my_mac[6], peer_mac[6];
-	unsigned window;		/* frames; at most CHAN_WIN_MAX */
+	unsigned window;		/* frames; a power of two, at most CHAN_WIN_MAX */
 	uint64_t rto_init_ns, rto_min_ns, rto_max_ns;
 	uint64_t ack_delay_ns;
 	uint64_t dead_ns;
@@ -91,6 +91,7 @@ struct chan {
 
 	/* receiver */
 	uint32_t rcv_nxt, dlv_nxt;
+	unsigned rx_ooo;			/* frames held beyond rcv_nxt */
 	struct pktbuf *rxq[CHAN_WIN_MAX];
 	int blocked;
 	int ack_pending;

@@ -22,6 +22,7 @@
 #include "kernel/trap.h"
 #include "kernel/tsc.h"
 #include "kernel/x86.h"
+#include "lib/crc.h"
 #include "net/channel.h"
 #include "net/fabric.h"
 #include "net/fault.h"
@@ -45,8 +46,6 @@ struct peer {
 	int knows_me;			/* its HELLO listed this node */
 	uint16_t session;
 	uint8_t mac[6];
-	struct ktimer timer;
-	uint64_t timer_at;		/* ns deadline the timer is armed for, 0 = none */
 	struct waitq senders;		/* threads waiting for window space or an ack */
 	int reported_dead;
 };
@@ -132,42 +131,26 @@ static const struct chan_ops ops = { chan_xmit, chan_deliver, chan_alloc };
 
 /* --- timers ---------------------------------------------------------------- */
 
-static void peer_timer_fire(void *arg);
+/*
+ * Retransmission, probes, delayed acks and the dead-peer check all run from
+ * the periodic tick (TICK_HZ) rather than from timers of their own: a lost
+ * frame waits up to a tick longer for its retransmission (SACK recovers
+ * most losses in streams sooner), and loss-free traffic costs no timer
+ * work at all, which matters under QEMU where programming the LAPIC timer
+ * wakes the emulator's main loop.
+ */
 
-/* Arm the peer's timer for the channel's next deadline.  Interrupts off. */
-static void peer_rearm(struct peer *p)
+/* After any channel operation (interrupts off): report a death, wake senders. */
+static void after_chan_op(struct peer *p)
 {
-	uint64_t next = chan_next_deadline(&p->ch);
-
 	if (p->ch.dead && !p->reported_dead) {
 		p->reported_dead = 1;
 		kprintf("fabric: node %d stopped answering (nothing heard for %lu ms); "
 			"messages to it now fail\n", (int)(p - peers), peer_timeout_ns / 1000000);
 		waitq_wake_all(&p->senders);
 	}
-	if (!next) {
-		return;			/* an armed timer fires harmlessly */
-	}
-	if (p->timer.armed && p->timer_at && p->timer_at <= next)
-		return;			/* fires early enough; it rearms itself */
-	p->timer_at = next;
-	timer_arm(&p->timer, ns_to_cycles(next) + (cycles() - ns_to_cycles(now_ns())), peer_timer_fire, p);
-}
-
-static void after_chan_op(struct peer *p)
-{
 	if (p->senders.head && (chan_space(&p->ch) > 0 || p->ch.dead || chan_outstanding(&p->ch) == 0))
 		waitq_wake_all(&p->senders);
-	peer_rearm(p);
-}
-
-static void peer_timer_fire(void *arg)
-{
-	struct peer *p = arg;
-
-	p->timer_at = 0;
-	chan_timer(&p->ch, now_ns());
-	after_chan_op(p);
 }
 
 /* The tick: every channel's timers, delayed acks included (interrupt context). */
@@ -488,6 +471,8 @@ int fabric_init(void)
 		window = CHAN_WIN_MAX;
 	if (window < 4)
 		window = 4;
+	while (window & (window - 1))	/* a power of two: slots are found by masking */
+		window &= window - 1;
 
 	for (int i = 0; i < nnodes; i++) {
 		struct chan_cfg cfg = {
@@ -511,9 +496,9 @@ int fabric_init(void)
 		return -1;
 	ready = 1;
 	fault_format(&faults, desc, sizeof desc);
-	printf("fabric: node %d of %d, window %u frames per peer, peer timeout %lu ms%s%s\n", me,
-	       nnodes, window, peer_timeout_ns / 1000000, faults.any ? ", receive faults: " : "",
-	       faults.any ? desc : "");
+	printf("fabric: node %d of %d, window %u frames per peer, peer timeout %lu ms, crc32c %s%s%s\n",
+	       me, nnodes, window, peer_timeout_ns / 1000000, crc32c_impl(),
+	       faults.any ? ", receive faults: " : "", faults.any ? desc : "");
 	irqflags_t fl = irq_save();
 	hello_fire(NULL);
 	irq_restore(fl);

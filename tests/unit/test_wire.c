@@ -48,8 +48,12 @@ static void crc32c_known_values(void **state)
 	for (int i = 0; i < 1000; i++)
 		buf[i] = (uint8_t)(i * 31 + 7);
 	assert_int_equal(crc32c(crc32c(0, buf, 333), buf + 333, 667), crc32c(0, buf, 1000));
-	for (size_t n = 0; n < 40; n++)
+	for (size_t n = 0; n < 40; n++) {
 		assert_int_equal(crc32c(0, buf + 3, n), crc32c_sw(0, buf + 3, n));
+		assert_int_equal(crc32c_hw_checked(0, buf + 3, n), crc32c_sw(0, buf + 3, n));
+	}
+	assert_int_equal(crc32c_sw(0, buf, 1000), crc32c_hw_checked(0, buf, 1000));
+	assert_true(strcmp(crc32c_impl(), "tables") == 0 || strcmp(crc32c_impl(), "sse4.2") == 0);
 }
 
 static void build_then_parse(void **state)
