@@ -53,6 +53,7 @@ static void timer_irq(void *arg)
 
 	(void)arg;
 	in_timer_irq = 1;
+	programmed = 0;		/* the one-shot fired (maybe early): always re-arm */
 	if (now >= next_tick) {
 		ticks++;
 		next_tick += tick_cycles;
