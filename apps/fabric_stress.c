@@ -185,9 +185,9 @@ static int stress_main(void)
 	printf("fabric-stress: %lu messages in %lu ms, back-pressure refusals %lu%s\n", received,
 	       elapsed, refusals, timed_out ? " (timed out waiting)" : "");
 	result("sent=%lu received=%lu lost=%lu dup=%lu misordered=%lu retransmits=%lu "
-	       "refusals=%lu ms=%lu",
+	       "refusals=%lu sender_waits=%lu ms=%lu",
 	       (uint64_t)count * (uint64_t)(num_nodes - 1), received, lost, dups, misordered,
-	       c.retransmits, refusals, elapsed);
+	       c.retransmits, refusals, c.send_waits, elapsed);
 	return lost || dups || misordered || senders_failed ? 1 : 0;
 }
 

@@ -580,6 +580,8 @@ int fabric_send_pb(int dst, uint8_t proto, struct pktbuf *pb, size_t len, int fl
 		}
 	}
 	if (!(flags & FABRIC_NOWAIT) && !in_irq) {
+		if (!p->ch.dead && chan_space(&p->ch) == 0)
+			ctr.send_waits++;
 		while (!p->ch.dead && chan_space(&p->ch) == 0)
 			waitq_wait_timeout(&p->senders, 100000000);
 	}
@@ -763,8 +765,9 @@ void fabric_print_stats(void)
 	fabric_counters(&c);
 	printf("fabric: rx frames %lu, data %lu, delivered %lu, dup %lu, out-of-order %lu, busy %lu\n",
 	       c.rx_frames, c.rx_data, c.delivered, c.rx_dup, c.rx_ooo, c.busy);
-	printf("fabric: tx data %lu, retransmits %lu, acks %lu, raw tx %lu rx %lu, tx failed %lu\n",
-	       c.tx_data, c.retransmits, c.tx_acks, c.tx_raw, c.rx_raw, c.tx_failed);
+	printf("fabric: tx data %lu, retransmits %lu, acks %lu, raw tx %lu rx %lu, tx failed %lu, "
+	       "sender waits for window %lu\n",
+	       c.tx_data, c.retransmits, c.tx_acks, c.tx_raw, c.rx_raw, c.tx_failed, c.send_waits);
 	printf("fabric: rejected:");
 	for (int e = 1; e < FAB_NERR; e++)
 		printf(" %s %lu", fab_err_names[e], c.rx_rejected[e]);

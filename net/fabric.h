@@ -120,6 +120,7 @@ struct fabric_counters {
 	uint64_t rx_unknown_proto, rx_dead_peer, rx_raw, tx_raw, tx_failed;
 	uint64_t fault_drop, fault_dup, fault_reorder, fault_corrupt;
 	uint64_t hello_tx, hello_rx;
+	uint64_t send_waits;		/* a sender slept because a window was full */
 	/* summed over channels */
 	uint64_t tx_data, retransmits, tx_acks, rx_data, rx_dup, rx_ooo, delivered, busy;
 };

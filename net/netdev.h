@@ -5,7 +5,9 @@
  *
  * Receive: the driver's interrupt handler (or netdev_poll() in polling
  * mode) takes filled RX descriptors and hands each frame up with
- * netdev_input(); the pktbuf then belongs to the layer above.  The handler
+ * netdev_input(); the pktbuf then belongs to the layer above.  A received
+ * frame may start at the very beginning of its buffer (pb->data == pb->buf:
+ * the e1000 uses all 2048 bytes), so nothing may prepend to it in place.  The handler
  * runs in interrupt context, so everything netdev_input() calls must be
  * short and must not sleep.
  *
