@@ -93,6 +93,7 @@ APP_OBJS := \
 	apps/fabric_stress.o \
 	apps/fabric_junk.o \
 	apps/peer_timeout.o \
+	apps/rmem_test.o \
 	apps/tcp_echo.o
 
 NET_OBJS := \
@@ -101,7 +102,9 @@ NET_OBJS := \
 	net/fabric_wire.o \
 	net/channel.o \
 	net/fault.o \
-	net/fabric.o
+	net/fabric.o \
+	net/rmem_proto.o \
+	net/rmem.o
 
 LIB_OBJS := \
 	lib/crc.o

@@ -22,6 +22,7 @@
 #include "kernel/tsc.h"
 #include "kernel/x86.h"
 #include "net/fabric.h"
+#include "net/rmem.h"
 #include "net/lwip/lwip_port.h"
 #include "net/net.h"
 
@@ -78,8 +79,12 @@ void kmain(uint32_t kind, uint32_t info)
 		kernel_exit(EXIT_USAGE);
 	}
 
-	if (net_init() == 0 && fabric_init() < 0)
-		printf("fabric: cannot start\n");
+	if (net_init() == 0) {
+		if (fabric_init() < 0)
+			printf("fabric: cannot start\n");
+		else if (rmem_init() < 0)
+			printf("rmem: cannot start\n");
+	}
 	if (netdev_get() && lwip_port_init() < 0)
 		printf("lwip: cannot start\n");
 

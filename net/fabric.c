@@ -661,6 +661,15 @@ int fabric_raw_send(int dst, uint8_t proto, const void *data, size_t len)
 	return r;
 }
 
+int fabric_can_send(int dst)
+{
+	if (!ready || dst < 0 || dst >= nnodes || dst == me)
+		return 0;
+	struct peer *p = &peers[dst];
+	return p->known && !p->ch.dead && p->ch.snd_nxt - p->ch.snd_una < p->ch.sndq &&
+	       pkt_free_count() > 0;
+}
+
 int fabric_flush(int dst, uint64_t timeout_ns)
 {
 	struct peer *p;

@@ -91,6 +91,13 @@ int fabric_send(int dst, uint8_t proto, const void *hdr, size_t hlen, const void
 int fabric_send_pb(int dst, uint8_t proto, struct pktbuf *pb, size_t len, int flags);
 static inline uint8_t *fabric_payload(struct pktbuf *pb) { return pb->data + FAB_ETH_HLEN + FAB_HDR_LEN; }
 
+/*
+ * Would a FABRIC_NOWAIT send to dst be queued now?  (irq) A receive
+ * handler that must answer asks before it changes anything, and returns
+ * FABRIC_BUSY if not, so that a retried message is never applied twice.
+ */
+int fabric_can_send(int dst);
+
 /* Send one raw frame (unreliable); 0, -EAGAIN if the TX ring is full, or -errno. */
 int fabric_raw_send(int dst, uint8_t proto, const void *data, size_t len);
 int fabric_raw_send_pb(int dst, uint8_t proto, struct pktbuf *pb, size_t len);

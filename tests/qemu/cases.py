@@ -257,6 +257,21 @@ CASES = [
     Cluster("cmdline-bad-fault", app="fabric-stress", nodes=1, args="fault=drop:2", status=2,
             expect=[r"cmdline: error: fault=drop:2: rate '2' is not a probability"]),
 
+    # Protected remote memory: every operation and violation, revocation, contention.
+    Cluster("rmem-test-2", app="rmem-test", nodes=2,
+            expect=[r"RESULT rmem-test checks=\d+ failed=0"], absent=[r"FAILED"],
+            count={r"RESULT rmem-test checks=\d+ failed=0": 2}),
+    Cluster("rmem-test-4", app="rmem-test", nodes=4,
+            expect=[r"counters 1200 and 1200 after 4 nodes x 300 increments"], absent=[r"FAILED"],
+            count={r"RESULT rmem-test checks=\d+ failed=0": 4}),
+    Cluster("rmem-test-4-drop", app="rmem-test", nodes=4, args="fault=drop:0.05", timeout=180,
+            expect=[r"counters 1200 and 1200"], absent=[r"FAILED"],
+            count={r"RESULT rmem-test checks=\d+ failed=0": 4}),
+    Cluster("rmem-test-4-faults-e1000", app="rmem-test", nodes=4, nic="e1000", timeout=180,
+            args="fault=drop:0.05,dup:0.02,reorder:0.02,corrupt:0.01",
+            expect=[r"counters 1200 and 1200"], absent=[r"FAILED"],
+            count={r"RESULT rmem-test checks=\d+ failed=0": 4}),
+
     # The launcher itself, with a tiny test guest (exit codes, prefixes,
     # timeout, grace, Ctrl-C cleanup, pinning, tap namespace).
     Command("launcher/suite", ["bash", "{root}/tests/launcher_test.sh"], timeout=400,

@@ -1,0 +1,197 @@
+/*
+ * Protected remote memory: the network access model of Thekkath, Levy and
+ * Lazowska, "Efficient Support for Multicomputing on ATM Networks"
+ * (remote-memory-atm paper), section 2.
+ *
+ * A node exports *segments*: contiguous regions of its memory with a name,
+ * a size, and per-node rights (read, write, atomic).  Another node imports
+ * a segment by (node, name) through a small name service and gets a
+ * *descriptor* (a small integer naming an entry of this node's descriptor
+ * table).  With it, it issues WRITE, READ, compare-and-swap and
+ * fetch-and-add directly on the remote memory (section 2.1).  Every
+ * incoming operation is checked at the receiver, in the fabric's receive
+ * path, before one byte moves: segment valid, generation current (revoking
+ * bumps it, so old descriptors and operations in flight are refused at
+ * once), rights, offset and count in bounds, write inhibit.  A refused
+ * operation is counted and reported to its issuer; it never touches memory
+ * outside the segment.
+ *
+ * Operations travel on the fabric's reliable channel by default: nothing is
+ * lost, order per node pair is kept.  RMEM_UNRELIABLE sends WRITE and READ
+ * as raw frames instead: then they are "only as reliable as the network"
+ * (paper 2.3), which is what the RPC transport of section 3.1.2 is built
+ * to cope with.  Compare-and-swap and fetch-and-add are always reliable.
+ *
+ * Threads call the issuing half; nothing here may be called in interrupt
+ * context except where marked (irq).
+ */
+#ifndef NET_RMEM_H
+#define NET_RMEM_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define RMEM_NAME_MAX 32		/* with the NUL */
+#define RMEM_MAX_SEGS 64		/* exported segments per node */
+#define RMEM_MAX_DESC 128		/* imported descriptors per node */
+#define RMEM_MAX_READS 64		/* READs outstanding per node */
+
+/* Rights on a segment (per importing node). */
+enum {
+	RMEM_R = 1,			/* READ */
+	RMEM_W = 2,			/* WRITE */
+	RMEM_A = 4,			/* compare-and-swap, fetch-and-add */
+	RMEM_RW = RMEM_R | RMEM_W,
+	RMEM_ALL = RMEM_R | RMEM_W | RMEM_A,
+};
+
+/* Operation flags. */
+enum {
+	RMEM_INTR = 1,			/* notify the destination segment on arrival */
+	RMEM_SYNC = 2,			/* wait until the target has applied it (or refused) */
+	RMEM_UNRELIABLE = 4,		/* raw frames: may be lost or reordered */
+};
+
+/* Largest WRITE or READ carried by one frame. */
+#define RMEM_MAX_XFER 1408
+
+/* --- segments (the exporting side) --------------------------------------- */
+
+/*
+ * Export [base, base+size) as segment `name`, granting `rights` to every
+ * other node (0 = to none yet: grant them one by one).  Return the segment
+ * number (>= 0), or -EEXIST (name taken), -ENOSPC (table full), -EINVAL.
+ */
+int seg_export(const char *name, void *base, size_t size, int rights);
+
+/* Grant node `node` (or every node for -1) `rights`; the generation stays. */
+int seg_grant(int seg, int node, int rights);
+
+/*
+ * Revoke node `node`'s (or every node's, -1) access: its rights go to 0
+ * and its generation moves on, so its descriptors and any of its
+ * operations still in flight are refused from now on.
+ */
+int seg_revoke(int seg, int node);
+
+/* Withdraw the segment: the name disappears and every access is refused. */
+int seg_unexport(int seg);
+
+/* Write inhibit (paper 2.1, 3.1.1): while on, incoming WRITEs are refused. */
+int seg_inhibit(int seg, int on);
+
+/*
+ * Interrupt control (paper 2.1): with notifications on, each WRITE carrying
+ * RMEM_INTR (and each READ completing into this segment with RMEM_INTR)
+ * calls fn(arg, seg, off, count) in the receive path (irq context: short,
+ * no sleeping) and wakes threads in seg_wait().  Off by default.
+ */
+typedef void (*seg_notify_fn)(void *arg, int seg, uint32_t off, uint32_t count);
+int seg_notify(int seg, int on, seg_notify_fn fn, void *arg);
+
+/*
+ * Sleep until a notification for seg arrives after *seen (a counter the
+ * caller keeps, start at 0), or timeout_ns.  Return the new count, or
+ * -ETIMEDOUT.
+ */
+long seg_wait(int seg, uint64_t *seen, uint64_t timeout_ns);
+
+/* The address and size of a local segment (NULL if none). */
+void *seg_base(int seg, size_t *size);
+
+/*
+ * Start a thread that calls fn(arg, seg) after every notification on seg:
+ * the paper's "interrupt control" delivered to a handler thread.
+ */
+int seg_handler_thread(int seg, void (*fn)(void *arg, int seg), void *arg);
+
+/* --- descriptors (the importing side) ------------------------------------ */
+
+/*
+ * Import segment `name` of node `node`: ask its name service, and on
+ * success enter a descriptor in this node's table.  Return the descriptor
+ * (>= 0), or -ENOENT (no such name), -EACCES (no rights for us),
+ * -EHOSTDOWN/-ETIMEDOUT (node unreachable), -ENOSPC (table full).
+ */
+int rmem_import(int node, const char *name);
+
+/* Forget a descriptor. */
+int rmem_release(int rd);
+
+/* Size, rights and node of a descriptor; 0 or -EBADF. */
+int rmem_desc_info(int rd, int *node, size_t *size, int *rights);
+
+/*
+ * WRITE rd, off, count, intr (paper 2.1): count bytes from src to offset
+ * off of the remote segment.  Returns once the operation is handed to the
+ * fabric (RMEM_SYNC: once the target applied or refused it).  Counts up to
+ * RMEM_MAX_XFER.  0, or -EBADF, -EINVAL (bounds, count), -EACCES (no write
+ * right in the descriptor), and with RMEM_SYNC the target's refusal
+ * (-ESTALE revoked, -EACCES, -EROFS inhibited, -ERANGE bounds, -ENOENT).
+ */
+int rmem_write(int rd, uint32_t off, const void *src, uint32_t count, int flags);
+
+/* Block write: any count, as a train of WRITEs.  Same results. */
+int rmem_write_block(int rd, uint32_t off, const void *src, size_t count, int flags);
+
+/*
+ * READ rs, soff, count, rd, doff, intr (paper 2.1): non-blocking; the data
+ * is deposited into local segment `lseg` at `doff` when it returns.  Return
+ * a read handle (>= 0) to poll or wait on, or a negative error.
+ */
+int rmem_read(int rs, uint32_t soff, uint32_t count, int lseg, uint32_t doff, int flags);
+
+/* 1 if read handle h completed, 0 if not yet; never blocks. */
+int rmem_read_poll(int h);
+
+/*
+ * Block until read h completes (or timeout_ns); free the handle.  Return
+ * 0, the target's refusal, -ETIMEDOUT (the handle stays valid), -EBADF.
+ */
+int rmem_read_wait(int h, uint64_t timeout_ns);
+
+/*
+ * Compare-and-swap on the 8-byte word at off (8-aligned): if it holds
+ * expect, store desired.  *old gets the value found.  Always reliable;
+ * blocks until the answer.  0 or a negative error as for rmem_write.
+ */
+int rmem_cas(int rd, uint32_t off, uint64_t expect, uint64_t desired, uint64_t *old);
+
+/* Fetch-and-add on the 8-byte word at off; *old gets the previous value. */
+int rmem_fadd(int rd, uint32_t off, uint64_t add, uint64_t *old);
+
+/*
+ * Wait until every operation issued on rd so far has reached its target
+ * (reliable ones), then return and clear the first error the target
+ * reported for rd since the last call (0 if none).
+ */
+int rmem_sync(int rd, uint64_t timeout_ns);
+
+/* --- setup and accounting ------------------------------------------------ */
+
+/* Register with the fabric; called once at boot after fabric_init. */
+int rmem_init(void);
+
+struct rmem_counters {
+	/* target side: operations applied and refused, by reason */
+	uint64_t applied_write, applied_read, applied_atomic;
+	uint64_t refused_bad_seg, refused_stale, refused_rights, refused_bounds;
+	uint64_t refused_inhibit, refused_align, refused_malformed;
+	/* issuer side */
+	uint64_t errors_reported;	/* refusals that came back */
+	uint64_t responses_unmatched;	/* READ/atomic answers nobody asked for */
+	uint64_t notifications;
+};
+
+void rmem_counters(struct rmem_counters *out);
+
+/*
+ * For protection tests only: overwrite fields of one of this node's own
+ * descriptors (negative values leave a field alone), so that an
+ * operation can carry a forged segment, a stale generation, a larger size
+ * or more rights than were granted.  The target must refuse them all.
+ */
+int rmem_test_forge(int rd, int seg, int64_t gen, int64_t size, int rights);
+void rmem_print_stats(void);
+
+#endif

@@ -1,0 +1,129 @@
+#include <errno.h>
+#include <string.h>
+
+#include "net/rmem.h"
+#include "net/rmem_proto.h"
+
+const char *const rmem_status_names[RMS_NSTATUS] = {
+	[RMS_OK] = "ok",
+	[RMS_BAD_SEG] = "bad_segment",
+	[RMS_STALE] = "stale_generation",
+	[RMS_RIGHTS] = "no_rights",
+	[RMS_BOUNDS] = "out_of_bounds",
+	[RMS_INHIBIT] = "write_inhibited",
+	[RMS_ALIGN] = "misaligned",
+	[RMS_MALFORMED] = "malformed",
+	[RMS_NOENT] = "no_such_name",
+};
+
+int rmem_parse(const uint8_t *p, size_t len, struct rmem_msg *m, const uint8_t **data,
+	       size_t *dlen)
+{
+	size_t want;
+
+	if (len < RMEM_HDR_LEN)
+		return RMS_MALFORMED;
+	memcpy(m, p, sizeof *m);
+	*data = p + RMEM_HDR_LEN;
+	*dlen = len - RMEM_HDR_LEN;
+	if (m->flags & ~(RM_F_INTR | RM_F_ACK | RM_F_RAW))
+		return RMS_MALFORMED;
+	switch (m->op) {
+	case RM_WRITE:
+	case RM_READ_RESP:
+		if (m->count == 0 || m->count > RMEM_DATA_MAX)
+			return RMS_MALFORMED;
+		want = m->count;
+		break;
+	case RM_READ_REQ:
+		if (m->count == 0 || m->count > RMEM_DATA_MAX)
+			return RMS_MALFORMED;
+		want = 0;
+		break;
+	case RM_CAS:
+		if (m->count != 8)
+			return RMS_MALFORMED;
+		want = 16;
+		break;
+	case RM_FADD:
+	case RM_ATOMIC_RESP:
+		if (m->count != 8)
+			return RMS_MALFORMED;
+		want = 8;
+		break;
+	case RM_STATUS:
+	case RM_FENCE:
+		want = 0;
+		break;
+	case RM_LOOKUP:
+		if (m->count == 0 || m->count >= RMEM_NAME_LEN)
+			return RMS_MALFORMED;
+		want = m->count;
+		if (*dlen == want && memchr(*data, '\0', want))
+			return RMS_MALFORMED;
+		break;
+	case RM_LOOKUP_RESP:
+		if (m->count & ~(uint32_t)RMEM_ALL)
+			return RMS_MALFORMED;
+		want = 8;
+		break;
+	default:
+		return RMS_MALFORMED;
+	}
+	if (*dlen != want)
+		return RMS_MALFORMED;
+	if ((m->op == RM_STATUS || m->op == RM_READ_RESP || m->op == RM_ATOMIC_RESP ||
+	     m->op == RM_LOOKUP_RESP) &&
+	    (m->status < 0 || m->status >= RMS_NSTATUS))
+		return RMS_MALFORMED;
+	return RMS_OK;
+}
+
+int rmem_check(const struct rmem_segview *sv, const struct rmem_msg *m)
+{
+	int need;
+
+	switch (m->op) {
+	case RM_WRITE:
+		need = RMEM_W;
+		break;
+	case RM_READ_REQ:
+		need = RMEM_R;
+		break;
+	case RM_CAS:
+	case RM_FADD:
+		need = RMEM_A;
+		break;
+	default:
+		return RMS_MALFORMED;
+	}
+	if (!sv->exists)
+		return RMS_BAD_SEG;
+	if (sv->gen != m->gen)
+		return RMS_STALE;
+	if ((sv->rights & need) != need)
+		return RMS_RIGHTS;
+	/* 64-bit sum: a 32-bit off + count cannot wrap. */
+	if ((uint64_t)m->off + m->count > sv->size)
+		return RMS_BOUNDS;
+	if (need == RMEM_A && (m->off & 7))
+		return RMS_ALIGN;
+	if (need == RMEM_W && sv->inhibit)
+		return RMS_INHIBIT;
+	return RMS_OK;
+}
+
+int rmem_status_errno(int status)
+{
+	switch (status) {
+	case RMS_OK: return 0;
+	case RMS_BAD_SEG: return -ENOENT;
+	case RMS_STALE: return -ESTALE;
+	case RMS_RIGHTS: return -EACCES;
+	case RMS_BOUNDS: return -ERANGE;
+	case RMS_INHIBIT: return -EROFS;
+	case RMS_ALIGN: return -EINVAL;
+	case RMS_NOENT: return -ENOENT;
+	default: return -EPROTO;
+	}
+}
