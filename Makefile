@@ -104,6 +104,7 @@ NET_OBJS := \
 	net/fault.o \
 	net/fabric.o \
 	net/rmem_proto.o \
+	net/rmem_seg.o \
 	net/rmem.o
 
 LIB_OBJS := \

@@ -35,20 +35,17 @@
 #include "net/fabric.h"
 #include "net/rmem.h"
 #include "net/rmem_proto.h"
+#include "net/rmem_seg.h"
+
+_Static_assert(RMEM_MAX_SEGS == SEGTAB_SLOTS && MAX_NODES == SEGTAB_NODES, "table sizes agree");
 
 _Static_assert(RMEM_MAX_XFER == RMEM_DATA_MAX, "one maximum transfer");
 _Static_assert(RMEM_HDR_LEN + RMEM_MAX_XFER <= FAB_MTU, "a transfer fits one frame");
 
 #define WAIT_NS 30000000000ULL		/* blocking calls give up after 30 s */
 
-struct segment {
-	int used;
-	char name[RMEM_NAME_MAX];
-	uint8_t *base;
-	uint64_t size;
-	uint8_t rights[MAX_NODES];
-	uint32_t gen[MAX_NODES];
-	int inhibit;
+/* What the kernel keeps beside each slot of the segment table. */
+struct segnote {
 	int notify;
 	seg_notify_fn fn;
 	void *fn_arg;
@@ -84,7 +81,8 @@ struct pending {
 
 #define NPENDING (RMEM_MAX_READS + 64)
 
-static struct segment segs[RMEM_MAX_SEGS];
+static struct segtab segtab;
+static struct segnote notes[RMEM_MAX_SEGS];
 static struct desc descs[RMEM_MAX_DESC];
 static struct pending pend[NPENDING];
 /*
@@ -99,11 +97,11 @@ static int ready;
 
 /* --- helpers --------------------------------------------------------------- */
 
-static struct segment *seg_get(int seg)
+static struct segslot *seg_get(int seg)
 {
-	if (seg < 0 || seg >= RMEM_MAX_SEGS || !segs[seg].used)
+	if (seg < 0 || seg >= RMEM_MAX_SEGS || !segtab.slot[seg].used)
 		return NULL;
-	return &segs[seg];
+	return &segtab.slot[seg];
 }
 
 static struct desc *desc_get(int rd)
@@ -181,114 +179,56 @@ static int send_msg(int node, const struct rmem_msg *m, const void *data, size_t
 
 int seg_export(const char *name, void *base, size_t size, int rights)
 {
-	size_t n = strlen(name);
-	int slot = -1;
-
-	if (n == 0 || n >= RMEM_NAME_MAX || !base || size == 0 || size > 0xffffffffULL ||
-	    (rights & ~RMEM_ALL))
-		return -EINVAL;
 	irqflags_t f = irq_save();
-	for (int i = 0; i < RMEM_MAX_SEGS; i++) {
-		if (segs[i].used && strcmp(segs[i].name, name) == 0) {
-			irq_restore(f);
-			return -EEXIST;
-		}
-		if (!segs[i].used && slot < 0)
-			slot = i;
-	}
-	if (slot < 0) {
-		irq_restore(f);
-		return -ENOSPC;
-	}
-	struct segment *s = &segs[slot];
-	/* Generations survive reuse of the slot: old descriptors stay stale. */
-	uint32_t gens[MAX_NODES];
-	memcpy(gens, s->gen, sizeof gens);
-	memset(s, 0, sizeof *s);
-	for (int i = 0; i < MAX_NODES; i++) {
-		s->gen[i] = gens[i] + 1;
-		s->rights[i] = i == node_id ? 0 : (uint8_t)rights;
-	}
-	memcpy(s->name, name, n + 1);
-	s->base = base;
-	s->size = size;
-	s->used = 1;
+	int r = segtab_export(&segtab, name, base, size, rights);
+	if (r >= 0)
+		memset(&notes[r], 0, sizeof notes[r]);
 	irq_restore(f);
-	return slot;
+	return r;
 }
 
 int seg_grant(int seg, int node, int rights)
 {
-	if (rights & ~RMEM_ALL || node < -1 || node >= MAX_NODES)
-		return -EINVAL;
 	irqflags_t f = irq_save();
-	struct segment *s = seg_get(seg);
-	if (!s) {
-		irq_restore(f);
-		return -EBADF;
-	}
-	for (int i = 0; i < MAX_NODES; i++)
-		if ((node == -1 && i != node_id) || i == node)
-			s->rights[i] = (uint8_t)rights;
+	int r = segtab_grant(&segtab, seg, node, rights);
 	irq_restore(f);
-	return 0;
+	return r;
 }
 
 int seg_revoke(int seg, int node)
 {
-	if (node < -1 || node >= MAX_NODES)
-		return -EINVAL;
 	irqflags_t f = irq_save();
-	struct segment *s = seg_get(seg);
-	if (!s) {
-		irq_restore(f);
-		return -EBADF;
-	}
-	for (int i = 0; i < MAX_NODES; i++) {
-		if (node == -1 || i == node) {
-			s->rights[i] = 0;
-			s->gen[i]++;
-		}
-	}
+	int r = segtab_revoke(&segtab, seg, node);
 	irq_restore(f);
-	return 0;
+	return r;
 }
 
 int seg_unexport(int seg)
 {
 	irqflags_t f = irq_save();
-	struct segment *s = seg_get(seg);
-	if (!s) {
-		irq_restore(f);
-		return -EBADF;
-	}
-	for (int i = 0; i < MAX_NODES; i++)
-		s->gen[i]++;
-	s->used = 0;
-	s->name[0] = '\0';
-	waitq_wake_all(&s->wq);
+	int r = segtab_unexport(&segtab, seg);
+	if (r == 0)
+		waitq_wake_all(&notes[seg].wq);
 	irq_restore(f);
-	return 0;
+	return r;
 }
 
 int seg_inhibit(int seg, int on)
 {
 	irqflags_t f = irq_save();
-	struct segment *s = seg_get(seg);
-	if (s)
-		s->inhibit = on;
+	int r = segtab_inhibit(&segtab, seg, on);
 	irq_restore(f);
-	return s ? 0 : -EBADF;
+	return r;
 }
 
 int seg_notify(int seg, int on, seg_notify_fn fn, void *arg)
 {
 	irqflags_t f = irq_save();
-	struct segment *s = seg_get(seg);
+	struct segslot *s = seg_get(seg);
 	if (s) {
-		s->notify = on;
-		s->fn = fn;
-		s->fn_arg = arg;
+		notes[seg].notify = on;
+		notes[seg].fn = fn;
+		notes[seg].fn_arg = arg;
 	}
 	irq_restore(f);
 	return s ? 0 : -EBADF;
@@ -298,17 +238,18 @@ long seg_wait(int seg, uint64_t *seen, uint64_t timeout_ns)
 {
 	uint64_t end = cycles() + ns_to_cycles(timeout_ns);
 	irqflags_t f = irq_save();
-	struct segment *s = seg_get(seg);
+	struct segslot *s = seg_get(seg);
+	struct segnote *n = s ? &notes[seg] : NULL;
 	long r = -ETIMEDOUT;
 
-	while (s && s->used && s->arrivals == *seen) {
+	while (s && s->used && n->arrivals == *seen) {
 		uint64_t now = cycles();
 		if (now >= end)
 			break;
-		waitq_wait_timeout(&s->wq, cycles_to_ns(end - now));
+		waitq_wait_timeout(&n->wq, cycles_to_ns(end - now));
 	}
-	if (s && s->arrivals != *seen) {
-		*seen = s->arrivals;
+	if (n && n->arrivals != *seen) {
+		*seen = n->arrivals;
 		r = (long)*seen;
 	} else if (!s || !s->used) {
 		r = -EBADF;
@@ -319,7 +260,7 @@ long seg_wait(int seg, uint64_t *seen, uint64_t timeout_ns)
 
 void *seg_base(int seg, size_t *size)
 {
-	struct segment *s = seg_get(seg);
+	struct segslot *s = seg_get(seg);
 
 	if (!s)
 		return NULL;
@@ -373,16 +314,18 @@ int seg_handler_thread(int seg, void (*fn)(void *arg, int seg), void *arg)
 }
 
 /* Notify a segment of an arrival (irq context, interrupts off). */
-static void arrived(struct segment *s, int seg, uint32_t off, uint32_t count)
+static void arrived(int seg, uint32_t off, uint32_t count)
 {
-	if (!s->notify)
+	struct segnote *n = &notes[seg];
+
+	if (!n->notify)
 		return;
 	ctr.notifications++;
-	s->arrivals++;
-	if (s->fn)
-		s->fn(s->fn_arg, seg, off, count);
-	if (s->wq.head)
-		waitq_wake_all(&s->wq);
+	n->arrivals++;
+	if (n->fn)
+		n->fn(n->fn_arg, seg, off, count);
+	if (n->wq.head)
+		waitq_wake_all(&n->wq);
 }
 
 /* --- the receiving half (fabric receive path, interrupts off) ------------- */
@@ -400,20 +343,6 @@ static void count_refusal(int st)
 	}
 }
 
-static struct rmem_segview view(int seg, int src)
-{
-	struct rmem_segview v = { 0 };
-	struct segment *s = seg_get(seg);
-
-	if (s) {
-		v.exists = 1;
-		v.gen = s->gen[src];
-		v.rights = s->rights[src];
-		v.size = s->size;
-		v.inhibit = s->inhibit;
-	}
-	return v;
-}
 
 static void answer(int src, uint8_t op, uint32_t tag, int status, const void *data, size_t dlen,
 		   int raw)
@@ -448,16 +377,14 @@ static int serve(int src, const struct rmem_msg *m, const uint8_t *data, int raw
 		a.op = RM_LOOKUP_RESP;
 		a.tag = m->tag;
 		a.status = RMS_NOENT;
-		for (int i = 0; i < RMEM_MAX_SEGS; i++) {
-			struct segment *s = &segs[i];
-			if (!s->used || strcmp(s->name, name) != 0)
-				continue;
+		int i = segtab_find(&segtab, name);
+		if (i >= 0) {
+			struct segslot *s = &segtab.slot[i];
 			a.seg = (uint16_t)i;
 			a.gen = s->gen[src];
 			a.count = s->rights[src];
 			a.status = s->rights[src] ? RMS_OK : RMS_RIGHTS;
 			size = s->size;
-			break;
 		}
 		send_msg(src, &a, &size, 8, raw ? RMEM_UNRELIABLE : 0);
 		return 0;
@@ -469,7 +396,7 @@ static int serve(int src, const struct rmem_msg *m, const uint8_t *data, int raw
 		return 0;
 	}
 
-	v = view(m->seg, src);
+	v = segtab_view(&segtab, m->seg, src);
 	st = rmem_check(&v, m);
 	needs_answer = st != RMS_OK || m->op != RM_WRITE || (m->flags & RM_F_ACK);
 	/* Nothing changes unless its answer can go: a retry must not apply twice. */
@@ -480,7 +407,7 @@ static int serve(int src, const struct rmem_msg *m, const uint8_t *data, int raw
 		answer(src, RM_STATUS, m->tag, st, NULL, 0, raw);
 		return 0;
 	}
-	struct segment *s = &segs[m->seg];
+	struct segslot *s = &segtab.slot[m->seg];
 	uint8_t *target = s->base + m->off;
 	switch (m->op) {
 	case RM_WRITE:
@@ -489,7 +416,7 @@ static int serve(int src, const struct rmem_msg *m, const uint8_t *data, int raw
 		if (m->flags & RM_F_ACK)
 			answer(src, RM_STATUS, m->tag, RMS_OK, NULL, 0, raw);
 		if (m->flags & RM_F_INTR)
-			arrived(s, m->seg, m->off, m->count);
+			arrived(m->seg, m->off, m->count);
 		break;
 	case RM_READ_REQ:
 		ctr.applied_read++;
@@ -505,7 +432,7 @@ static int serve(int src, const struct rmem_msg *m, const uint8_t *data, int raw
 		ctr.applied_atomic++;
 		answer(src, RM_ATOMIC_RESP, m->tag, RMS_OK, &old, 8, raw);
 		if (m->flags & RM_F_INTR)
-			arrived(s, m->seg, m->off, 8);
+			arrived(m->seg, m->off, 8);
 		break;
 	}
 	case RM_FADD: {
@@ -515,7 +442,7 @@ static int serve(int src, const struct rmem_msg *m, const uint8_t *data, int raw
 		ctr.applied_atomic++;
 		answer(src, RM_ATOMIC_RESP, m->tag, RMS_OK, &old, 8, raw);
 		if (m->flags & RM_F_INTR)
-			arrived(s, m->seg, m->off, 8);
+			arrived(m->seg, m->off, 8);
 		break;
 	}
 	}
@@ -553,7 +480,7 @@ static void complete(int src, const struct rmem_msg *m, const uint8_t *data)
 			return;
 		}
 		if (m->status == RMS_OK) {
-			struct segment *s = seg_get(p->lseg);
+			struct segslot *s = seg_get(p->lseg);
 			/* The local segment may have gone or shrunk meanwhile. */
 			if (m->count != p->count || !s || (uint64_t)p->doff + p->count > s->size) {
 				ctr.responses_unmatched++;
@@ -561,7 +488,7 @@ static void complete(int src, const struct rmem_msg *m, const uint8_t *data)
 			} else {
 				memcpy(s->base + p->doff, data, p->count);
 				if (p->flags & RMEM_INTR)
-					arrived(s, p->lseg, p->doff, p->count);
+					arrived(p->lseg, p->doff, p->count);
 			}
 		}
 		break;
@@ -640,6 +567,7 @@ int rmem_init(void)
 		return -ENODEV;
 	if (fabric_register(FP_RMEM, rmem_handler) < 0 || fabric_register_raw(FP_RMEM, rmem_raw_handler) < 0)
 		return -EBUSY;
+	segtab_init(&segtab, node_id);
 	ready = 1;
 	return 0;
 }
@@ -806,7 +734,7 @@ int rmem_write_block(int rd, uint32_t off, const void *src, size_t count, int fl
 int rmem_read(int rs, uint32_t soff, uint32_t count, int lseg, uint32_t doff, int flags)
 {
 	struct desc *d = desc_get(rs);
-	struct segment *s;
+	struct segslot *s;
 	struct rmem_msg m = { 0 };
 	struct pending *p;
 	int r;

@@ -1,0 +1,126 @@
+#include <errno.h>
+#include <string.h>
+
+#include "net/rmem.h"
+#include "net/rmem_seg.h"
+
+static struct segslot *get(struct segtab *t, int seg)
+{
+	if (seg < 0 || seg >= SEGTAB_SLOTS || !t->slot[seg].used)
+		return NULL;
+	return &t->slot[seg];
+}
+
+void segtab_init(struct segtab *t, int self)
+{
+	memset(t, 0, sizeof *t);
+	t->self = self;
+}
+
+int segtab_export(struct segtab *t, const char *name, void *base, uint64_t size, int rights)
+{
+	size_t n = strlen(name);
+	int free_slot = -1;
+
+	if (n == 0 || n >= SEGTAB_NAME || !base || size == 0 || size > 0xffffffffULL ||
+	    (rights & ~RMEM_ALL))
+		return -EINVAL;
+	for (int i = 0; i < SEGTAB_SLOTS; i++) {
+		if (t->slot[i].used && strcmp(t->slot[i].name, name) == 0)
+			return -EEXIST;
+		if (!t->slot[i].used && free_slot < 0)
+			free_slot = i;
+	}
+	if (free_slot < 0)
+		return -ENOSPC;
+	struct segslot *s = &t->slot[free_slot];
+	uint32_t gens[SEGTAB_NODES];
+	memcpy(gens, s->gen, sizeof gens);
+	memset(s, 0, sizeof *s);
+	for (int i = 0; i < SEGTAB_NODES; i++) {
+		s->gen[i] = gens[i] + 1;
+		s->rights[i] = i == t->self ? 0 : (uint8_t)rights;
+	}
+	memcpy(s->name, name, n + 1);
+	s->base = base;
+	s->size = size;
+	s->used = 1;
+	return free_slot;
+}
+
+int segtab_grant(struct segtab *t, int seg, int node, int rights)
+{
+	struct segslot *s = get(t, seg);
+
+	if ((rights & ~RMEM_ALL) || node < -1 || node >= SEGTAB_NODES)
+		return -EINVAL;
+	if (!s)
+		return -EBADF;
+	for (int i = 0; i < SEGTAB_NODES; i++)
+		if (i != t->self && (node == -1 || i == node))
+			s->rights[i] = (uint8_t)rights;
+	return 0;
+}
+
+int segtab_revoke(struct segtab *t, int seg, int node)
+{
+	struct segslot *s = get(t, seg);
+
+	if (node < -1 || node >= SEGTAB_NODES)
+		return -EINVAL;
+	if (!s)
+		return -EBADF;
+	for (int i = 0; i < SEGTAB_NODES; i++) {
+		if (node == -1 || i == node) {
+			s->rights[i] = 0;
+			s->gen[i]++;
+		}
+	}
+	return 0;
+}
+
+int segtab_unexport(struct segtab *t, int seg)
+{
+	struct segslot *s = get(t, seg);
+
+	if (!s)
+		return -EBADF;
+	for (int i = 0; i < SEGTAB_NODES; i++)
+		s->gen[i]++;
+	s->used = 0;
+	s->name[0] = '\0';
+	return 0;
+}
+
+int segtab_inhibit(struct segtab *t, int seg, int on)
+{
+	struct segslot *s = get(t, seg);
+
+	if (!s)
+		return -EBADF;
+	s->inhibit = on;
+	return 0;
+}
+
+int segtab_find(const struct segtab *t, const char *name)
+{
+	for (int i = 0; i < SEGTAB_SLOTS; i++)
+		if (t->slot[i].used && strcmp(t->slot[i].name, name) == 0)
+			return i;
+	return -1;
+}
+
+struct rmem_segview segtab_view(const struct segtab *t, int seg, int src)
+{
+	struct rmem_segview v = { 0 };
+
+	if (seg < 0 || seg >= SEGTAB_SLOTS || !t->slot[seg].used || src < 0 || src >= SEGTAB_NODES)
+		return v;
+	const struct segslot *s = &t->slot[seg];
+	v.exists = 1;
+	v.gen = s->gen[src];
+	v.rights = s->rights[src];
+	v.size = s->size;
+	v.inhibit = s->inhibit;
+	return v;
+}
