@@ -94,6 +94,7 @@ APP_OBJS := \
 	apps/fabric_junk.o \
 	apps/peer_timeout.o \
 	apps/rmem_test.o \
+	apps/rmem_bench.o \
 	apps/tcp_echo.o
 
 NET_OBJS := \

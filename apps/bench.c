@@ -20,6 +20,11 @@ void bench_latency(const struct bench *b, struct samples *s)
 	uint64_t mn = samples_quantile(s, 0.0);
 	struct netdev *nd = netdev_get();
 
+	if (b->oneway) {
+		med /= 2;
+		p99 /= 2;
+		mn /= 2;
+	}
 	result("row=%s nic=%s n=%zu median_us=%s p99_us=%s min_us=%s median_cycles=%lu%s%s%s%s", b->name,
 	       nd ? nd->name : "none", s->n, fmt_us(a, sizeof a, med), fmt_us(c, sizeof c, p99),
 	       fmt_us(d, sizeof d, mn), med, b->base ? " base=" : "", b->base ? b->base : "",

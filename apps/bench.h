@@ -35,6 +35,7 @@ struct bench {
 	const char *extra;	/* latency rows: more key=value words for the line */
 	const char *base;	/* latency rows: the row its ratio is to (NULL: floor) */
 	int max_iters;		/* latency rows: cap on iterations per round (0: none) */
+	int oneway;		/* latency rows: samples are two one-way trips; print half */
 };
 
 /* key orders the rows in the run, e.g. 10_floor, 20_reliable. */
