@@ -41,7 +41,10 @@ void chan_release(struct chan *c)
 			pkt_put(c->rxq[i]);
 		c->rxq[i] = NULL;
 	}
+	/* Nothing is left to deliver: the window is empty and nothing waits. */
 	c->rx_ooo = 0;
+	c->dlv_nxt = c->rcv_nxt;
+	c->blocked = 0;
 	c->rto_deadline = c->probe_deadline = 0;
 	c->ack_pending = 0;
 }
@@ -401,6 +404,8 @@ void chan_resume(struct chan *c, uint64_t now)
 {
 	uint32_t before = c->dlv_nxt;
 
+	if (c->dead)
+		return;
 	c->blocked = 0;
 	deliver(c);
 	/* The window moved: tell the sender, which may be waiting on it. */

@@ -104,7 +104,10 @@ struct chan {
 
 void chan_init(struct chan *c, const struct chan_cfg *cfg, const struct chan_ops *ops, void *ctx);
 
-/* Drop every buffer the channel holds (tests; dead peers). */
+/*
+ * Drop every buffer the channel holds and everything undelivered (tests;
+ * dead peers).
+ */
 void chan_release(struct chan *c);
 
 /*

@@ -140,6 +140,14 @@ CASES = [
     Command("check/grub-multiboot2", ["grub-file", "--is-x86-multiboot2", "{build}/now.elf"],
             needs=("grub-file",)),
 
+    # Fuzz targets, briefly, over their seeds and every input that once
+    # crashed them (tests/fuzz/regressions); `make fuzz` runs them for long.
+    Command("fuzz/fabric-smoke",
+            ["bash", "-c", "mkdir -p {build}/fuzz/smoke_fabric && "
+             "{build}/fuzz/fuzz_fabric -runs=20000 -max_len=8192 {build}/fuzz/smoke_fabric "
+             "{build}/fuzz/seeds_fabric {root}/tests/fuzz/regressions"],
+            expect=[r"Done \d+ runs"], timeout=300),
+
     # Boot, hello and the cluster.
     Cluster("hello-1", app="hello", nodes=1,
             expect=[NODE_HELLO % (0, 0, 1), r"RESULT hello node=0 nodes=1 tsc_hz=\d+",

@@ -403,6 +403,31 @@ static void silent_peer_is_declared_dead(void **state)
 	finish();
 }
 
+static void dead_peer_with_blocked_delivery(void **state)
+{
+	(void)state;
+	setup_pair(8);
+	/* The receiver holds frames it refused, then its peer goes silent. */
+	sides[1].busy_mode = 1;
+	for (uint32_t v = 0; v < 4; v++)
+		assert_int_equal(send_one(0, v, 64), 0);
+	for (int i = 0; i < 20; i++)
+		pump(100 * US);
+	assert_true(sides[1].ch.blocked);
+	assert_true(sides[1].ch.rcv_nxt != sides[1].ch.dlv_nxt);
+	/* B has data outstanding to A; A stops answering: B declares A dead. */
+	assert_int_equal(send_one(1, 0, 64), 0);
+	link.cut = 1;
+	while (!sides[1].ch.dead)
+		pump(10 * MS);
+	/* Resuming a dead channel delivers nothing and touches nothing freed. */
+	sides[1].busy_mode = 0;
+	chan_resume(&sides[1].ch, clock_ns);
+	assert_int_equal(sides[1].got, 0);
+	assert_false(sides[1].ch.blocked);
+	finish();
+}
+
 static void send_queue_limits(void **state)
 {
 	(void)state;
@@ -452,6 +477,7 @@ int main(void)
 		cmocka_unit_test(lost_window_update_is_recovered_by_probes),
 		cmocka_unit_test(random_busy_receiver),
 		cmocka_unit_test(silent_peer_is_declared_dead),
+		cmocka_unit_test(dead_peer_with_blocked_delivery),
 		cmocka_unit_test(send_queue_limits),
 		cmocka_unit_test(wraps_sequence_numbers),
 	};
