@@ -94,7 +94,10 @@ APP_OBJS := \
 	apps/fabric_junk.o \
 	apps/peer_timeout.o \
 	apps/rmem_test.o \
+	apps/rpc_test.o \
+	apps/rpc_bench.o \
 	apps/rmem_bench.o \
+	apps/req_stress.o \
 	apps/tcp_echo.o
 
 NET_OBJS := \
@@ -106,10 +109,14 @@ NET_OBJS := \
 	net/fabric.o \
 	net/rmem_proto.o \
 	net/rmem_seg.o \
-	net/rmem.o
+	net/rmem.o \
+	net/req_queue.o \
+	net/req_wire.o \
+	net/req.o
 
 LIB_OBJS := \
-	lib/crc.o
+	lib/crc.o \
+	lib/rpc.o
 
 # The lwIP port (net/lwip) and the lwIP sources it builds, from
 # $(LWIPDIR)/src: IPv4, ARP, TCP, UDP, the netconn and socket APIs.
@@ -317,8 +324,10 @@ UNIT_SRCS_cmdline := kernel/cmdline.c
 UNIT_SRCS_page    := kernel/page.c
 UNIT_SRCS_channel := net/channel.c net/fabric_wire.c lib/crc.c tests/unit/host_pktbuf.c
 UNIT_SRCS_wire    := net/fabric_wire.c net/fault.c lib/crc.c
+UNIT_SRCS_rmem    := net/rmem_proto.c net/rmem_seg.c
+UNIT_SRCS_req_queue := net/req_queue.c
 
-UNIT_TESTS := cmdline page channel wire
+UNIT_TESTS := cmdline page channel wire rmem req_queue
 UNIT_BINS := $(addprefix $(BUILD)/tests/unit_,$(UNIT_TESTS))
 
 $(BUILD)/tests/unit_%: tests/unit/test_%.c $$(UNIT_SRCS_$$*) | deps
@@ -330,7 +339,7 @@ $(BUILD)/tests/unit_%: tests/unit/test_%.c $$(UNIT_SRCS_$$*) | deps
 
 unit: $(UNIT_BINS)
 
-test: $(BUILD)/now.elf $(BUILD)/now.iso $(UNIT_BINS) $(BUILD)/fuzz/fuzz_fabric
+test: $(BUILD)/now.elf $(BUILD)/now.iso $(UNIT_BINS) $(BUILD)/fuzz/fuzz_fabric $(BUILD)/fuzz/fuzz_req
 	@$(PYTHON) tests/run.py --build $(BUILD) $(UNIT_BINS)
 
 # --- housekeeping ----------------------------------------------------------
@@ -356,7 +365,9 @@ FUZZ_CFLAGS := -std=gnu11 -g -O1 -DHOST_TEST -DFUZZING_BUILD_MODE_UNSAFE_FOR_PRO
 	-fsanitize=fuzzer,address,undefined \
 	-fno-sanitize-recover=undefined -fno-omit-frame-pointer
 FUZZ_SRCS_fabric := net/channel.c net/fabric_wire.c lib/crc.c tests/unit/host_pktbuf.c
-FUZZ_TARGETS := fabric
+FUZZ_SRCS_rmem := net/rmem_proto.c net/rmem_seg.c
+FUZZ_SRCS_req := net/req_queue.c net/req_wire.c
+FUZZ_TARGETS := fabric rmem req
 FUZZ_BINS := $(addprefix $(BUILD)/fuzz/fuzz_,$(FUZZ_TARGETS))
 
 $(BUILD)/fuzz/fuzz_%: tests/fuzz/fuzz_%.c tests/fuzz/seed_%.c $$(FUZZ_SRCS_$$*) | deps
@@ -373,6 +384,7 @@ fuzz: $(FUZZ_BINS)
 	@for t in $(FUZZ_TARGETS); do \
 		echo "fuzz: $$t for $(FUZZ_SECONDS) s (corpus $(BUILD)/fuzz/corpus_$$t)"; \
 		$(BUILD)/fuzz/fuzz_$$t -max_total_time=$(FUZZ_SECONDS) -print_final_stats=1 \
+			-artifact_prefix=$(BUILD)/fuzz/$$t- \
 			-max_len=8192 $(BUILD)/fuzz/corpus_$$t $(BUILD)/fuzz/seeds_$$t 2>&1 | \
 			grep -E "^#[0-9]+ +DONE|^stat::number_of_executed_units|ERROR|SUMMARY|^==" ; \
 		test $${PIPESTATUS[0]} -eq 0 || exit 1; \

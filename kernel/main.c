@@ -22,6 +22,7 @@
 #include "kernel/tsc.h"
 #include "kernel/x86.h"
 #include "net/fabric.h"
+#include "net/req.h"
 #include "net/rmem.h"
 #include "net/lwip/lwip_port.h"
 #include "net/net.h"
@@ -82,8 +83,8 @@ void kmain(uint32_t kind, uint32_t info)
 	if (net_init() == 0) {
 		if (fabric_init() < 0)
 			printf("fabric: cannot start\n");
-		else if (rmem_init() < 0)
-			printf("rmem: cannot start\n");
+		else if (rmem_init() < 0 || req_init() < 0)
+			printf("rmem/req: cannot start\n");
 	}
 	if (netdev_get() && lwip_port_init() < 0)
 		printf("lwip: cannot start\n");

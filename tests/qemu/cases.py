@@ -280,6 +280,42 @@ CASES = [
             expect=[r"counters 1200 and 1200"], absent=[r"FAILED"],
             count={r"RESULT rmem-test checks=\d+ failed=0": 4}),
 
+    # RPC over remote memory (paper 3.1): the paper's calls, multi-frame calls, concurrent
+    # clients, write protection while a procedure runs, every call run exactly once; under
+    # loss the reliable channel hides it, raw argument frames need the SACK transport.
+    Cluster("rpc-test-2", app="rpc-test", nodes=2,
+            expect=[r"RESULT rpc-test calls=503 failed=0 rewritten=0 role=server"], absent=[r"FAILED"],
+            count={r"RESULT rpc-test calls=\d+ failed=0 ": 2}),
+    Cluster("rpc-test-4", app="rpc-test", nodes=4,
+            expect=[r"RESULT rpc-test calls=1503 failed=0 rewritten=0 role=server"], absent=[r"FAILED"],
+            count={r"RESULT rpc-test calls=\d+ failed=0 ": 4}),
+    Cluster("rpc-test-4-drop", app="rpc-test", nodes=4, args="fault=drop:0.05", timeout=180,
+            expect=[r"RESULT rpc-test calls=1503 failed=0 rewritten=0 role=server masks=0",
+                    r"injected drop [1-9]"], absent=[r"FAILED"],
+            count={r"RESULT rpc-test calls=\d+ failed=0 rewritten=0 ": 4}),
+    Cluster("rpc-test-4-unreliable-drop", app="rpc-test", nodes=4, timeout=180,
+            args="transport=unreliable fault=drop:0.05",
+            expect=[r"RESULT rpc-test calls=1503 failed=0 rewritten=[1-9]\d* role=server masks=[1-9]",
+                    r"RESULT rpc-test calls=\d+ failed=0 rewritten=[1-9]\d* role=client"],
+            absent=[r"FAILED"],
+            count={r"RESULT rpc-test calls=\d+ failed=0 ": 4}),
+
+    # Remote enqueue: overflows by the thousand, some during dequeues; FIFO, exactly once.
+    Cluster("req-stress-4", app="req-stress", nodes=4, timeout=180,
+            expect=[r"RESULT req-stress enqueued=12000 dequeued=12000 lost=0 dup=0 fifo_violations=0 "
+                    r"overflows=\d{3,} deferred_overflows=[1-9]"], absent=[r"FAILED"]),
+    Cluster("req-stress-4-faults", app="req-stress", nodes=4, timeout=240,
+            args="fault=drop:0.05,reorder:0.02",
+            expect=[r"RESULT req-stress enqueued=12000 dequeued=12000 lost=0 dup=0 fifo_violations=0 "
+                    r"overflows=\d{3,} deferred_overflows=[1-9]"], absent=[r"FAILED"]),
+    Cluster("req-stress-2-e1000", app="req-stress", nodes=2, nic="e1000", timeout=180,
+            expect=[r"lost=0 dup=0 fifo_violations=0 overflows=\d{3,} deferred_overflows=[1-9]"],
+            absent=[r"FAILED"]),
+    Command("fuzz/req-smoke",
+            ["bash", "-c", "mkdir -p {build}/fuzz/smoke_req && "
+             "{build}/fuzz/fuzz_req -runs=50000 {build}/fuzz/smoke_req {build}/fuzz/seeds_req"],
+            expect=[r"Done \d+ runs"], timeout=300),
+
     # The launcher itself, with a tiny test guest (exit codes, prefixes,
     # timeout, grace, Ctrl-C cleanup, pinning, tap namespace).
     Command("launcher/suite", ["bash", "{root}/tests/launcher_test.sh"], timeout=400,

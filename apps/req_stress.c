@@ -1,0 +1,223 @@
+/*
+ * req-stress: every other node REQs sequence-tagged words into one queue
+ * on node 0 whose buffers are tiny (32 bytes: five words), so that the
+ * overflow handler runs thousands of times, while node 0 dequeues from
+ * several preemptible threads.  Every word is checked: none lost, none
+ * twice, and each node's words in the order it sent them (the queue is
+ * FIFO; dequeue tickets give the order it handed words out in).  Overflows
+ * that struck while a dequeue ran are the deferred ones of the paper's
+ * do-not-preempt-me protocol.  Also: a REQ to a queue that does not exist
+ * or was destroyed is refused; a queue on a misaligned or non-power-of-two
+ * buffer cannot be created.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "apps/app.h"
+#include "kernel/config.h"
+#include "kernel/sync.h"
+#include "kernel/thread.h"
+#include "kernel/tsc.h"
+#include "kernel/x86.h"
+#include "net/fabric.h"
+#include "net/req.h"
+
+#define SRC_SHIFT 26			/* word = src << 26 | sequence */
+#define SEQ_MASK ((1u << SRC_SHIFT) - 1)
+#define DEQUEUERS 3
+
+static int qid = -1, doomed = -1, count, failures;
+static uint32_t *by_ticket;		/* word dequeued with each ticket */
+static volatile uint64_t dequeued;
+static uint64_t total;
+
+#define EXPECT(cond, ...)                                                          \
+	do {                                                                       \
+		if (!(cond)) {                                                     \
+			failures++;                                                \
+			printf("req-stress: FAILED (line %d): %s: ", __LINE__, #cond); \
+			printf(__VA_ARGS__);                                       \
+			printf("\n");                                              \
+		}                                                                  \
+	} while (0)
+
+static void *dequeuer(void *arg)
+{
+	uint32_t w[64];
+	struct req_stats st;
+
+	(void)arg;
+	/*
+	 * Start late, once half of all words are queued: a receiver that fell
+	 * behind.  The backlog is a long chain of copies, and each dequeue
+	 * walks it to the oldest buffer (paper: "find_last_buffer_following_
+	 * the_next_pointers"); batches keep do-not-preempt-me set across many
+	 * such dequeues.  So the dequeuers are inside dequeues while the
+	 * second half of the REQs fills the first buffer: overflows strike
+	 * during dequeues (the paper's race) and are deferred.
+	 */
+	for (int i = 0; i < 6000; i++) {
+		if (req_queue_stats(qid, &st) < 0 || st.enqueued >= total / 2)
+			break;
+		thread_sleep_ns(10000000);
+	}
+	while (dequeued < total) {
+		uint64_t t;
+		int n = req_dequeue_many(qid, w, 64, &t);
+		if (n > 0) {
+			for (int i = 0; i < n; i++)
+				if (t + (uint64_t)i < total)
+					by_ticket[t + (uint64_t)i] = w[i];
+			__atomic_fetch_add(&dequeued, (uint64_t)n, __ATOMIC_RELAXED);
+		} else if (n == 0) {
+			req_wait(qid, 100000000);
+		} else {
+			return NULL;
+		}
+	}
+	return NULL;
+}
+
+static void check_order(uint64_t *lost, uint64_t *dup, uint64_t *fifo)
+{
+	uint32_t next[MAX_NODES] = { 0 };
+	uint8_t *seen = calloc(total, 1);
+
+	*lost = *dup = *fifo = 0;
+	for (uint64_t t = 0; t < dequeued && t < total; t++) {
+		uint32_t w = by_ticket[t], src = w >> SRC_SHIFT, seq = w & SEQ_MASK;
+		if (src == 0 || src >= (uint32_t)num_nodes || seq >= (uint32_t)count) {
+			(*dup)++;		/* a word nobody sent */
+			continue;
+		}
+		uint64_t idx = (uint64_t)(src - 1) * (uint64_t)count + seq;
+		if (seen && seen[idx]++)
+			(*dup)++;
+		if (seq != next[src])
+			(*fifo)++;
+		if (seq >= next[src])
+			next[src] = seq + 1;
+	}
+	for (uint64_t i = 0; seen && i < total; i++)
+		if (!seen[i])
+			(*lost)++;
+	free(seen);
+}
+
+/* The refusals: no such queue, destroyed queue, bad buffers. */
+static void refusals(void)
+{
+	static uint8_t area[256] __attribute__((aligned(256)));
+
+	EXPECT(req_create_at(area + 4, 64) == -EINVAL, "misaligned buffer accepted");
+	EXPECT(req_create_at(area, 96) == -EINVAL, "non-power-of-two buffer accepted");
+	EXPECT(req_create(100) == -EINVAL, "req_create(100) accepted");
+	EXPECT(req_create(131072) == -EINVAL, "a 128 KiB buffer accepted");
+	if (node_id == 1) {
+		/* An address that is no queue; then a real one, destroyed. */
+		int h = req_handle(0, 0x123440, 1);
+		EXPECT(h >= 0 && req_enqueue(h, 7, 1) == -ENOENT, "REQ to no queue not refused");
+		int d = req_import(0, "doomed");
+		EXPECT(d >= 0, "import doomed: %d", d);
+		EXPECT(req_enqueue(d, 1, 1) == 0, "REQ to a live queue refused");
+		fabric_barrier(60000000000ULL);		/* node 0 checks it, destroys it */
+		fabric_barrier(60000000000ULL);
+		EXPECT(req_enqueue(d, 2, 1) == -ENOENT, "REQ to a destroyed queue not refused");
+		EXPECT(req_enqueue(d, 3, 0) == 0 && req_sync(d, 10000000000ULL) == -ENOENT,
+		       "asynchronous REQ to a destroyed queue: refusal not reported");
+	} else if (node_id == 0) {
+		int q = doomed;
+		fabric_barrier(60000000000ULL);
+		uint32_t w;
+		EXPECT(req_dequeue(q, &w) == 1 && w == 1, "the one REQ into doomed");
+		EXPECT(req_dequeue(q, &w) == 0, "only one REQ into doomed");
+		req_destroy(q);
+		fabric_barrier(60000000000ULL);
+	} else {
+		fabric_barrier(60000000000ULL);
+		fabric_barrier(60000000000ULL);
+	}
+}
+
+static const struct argspec stress_args[] = {
+	{ "count", ARG_INT, 1, 1000000, "REQs from each node (default 12000 / (nodes - 1))" },
+	{ "bytes", ARG_INT, 32, 65536, "size of the queue's first buffer (default 32)" },
+	{ NULL, 0, 0, 0, NULL },
+};
+
+static int req_stress_main(void)
+{
+	struct thread *t[DEQUEUERS];
+	uint64_t lost, dup, fifo, t0;
+
+	count = (int)arg_int("count", 12000 / (num_nodes > 1 ? num_nodes - 1 : 1));
+	total = (uint64_t)count * (uint64_t)(num_nodes - 1);
+	if (!fabric_ready() || fabric_wait_peers(60000000000ULL) < 0)
+		return 1;
+	if (node_id == 0) {
+		qid = req_create((size_t)arg_int("bytes", 32));
+		doomed = req_create(64);
+		by_ticket = calloc(total, sizeof *by_ticket);
+		if (qid < 0 || doomed < 0 || !by_ticket || req_export(qid, "stress") < 0 ||
+		    req_export(doomed, "doomed") < 0) {
+			printf("req-stress: cannot create the queue (%d)\n", qid);
+			return 1;
+		}
+	}
+	if (fabric_barrier(60000000000ULL) < 0)
+		return 1;
+	refusals();
+	if (fabric_barrier(60000000000ULL) < 0)
+		return 1;
+
+	t0 = cycles();
+	if (node_id == 0) {
+		for (int i = 0; i < DEQUEUERS; i++)
+			t[i] = thread_create("dequeuer", dequeuer, NULL, PRIO_NORMAL, 0);
+		for (int i = 0; i < DEQUEUERS; i++)
+			if (t[i])
+				thread_join(t[i]);
+	} else {
+		int rq = req_import(0, "stress");
+		EXPECT(rq >= 0, "import stress: %d", rq);
+		for (int i = 0; rq >= 0 && i < count; i++) {
+			int r = req_enqueue(rq, (uint32_t)node_id << SRC_SHIFT | (uint32_t)i, 0);
+			if (r < 0) {
+				EXPECT(r == 0, "req_enqueue %d: %d", i, r);
+				break;
+			}
+		}
+		if (rq >= 0)
+			EXPECT(req_sync(rq, 60000000000ULL) == 0, "REQs refused");
+	}
+	uint64_t ms = cycles_to_ns(cycles() - t0) / 1000000;
+	fabric_barrier(120000000000ULL);
+
+	if (node_id == 0) {
+		struct req_stats st;
+		req_queue_stats(qid, &st);
+		check_order(&lost, &dup, &fifo);
+		printf("req-stress: %lu words from %d nodes in %lu ms; queue held back REQs %lu times\n",
+		       dequeued, num_nodes - 1, ms, st.refused_busy);
+		EXPECT(lost == 0 && dup == 0 && fifo == 0, "lost %lu dup %lu fifo %lu", lost, dup, fifo);
+		EXPECT(st.overflows > 100, "only %lu overflows", st.overflows);
+		EXPECT(st.deferred_overflows > 0, "no overflow struck during a dequeue");
+		result("enqueued=%lu dequeued=%lu lost=%lu dup=%lu fifo_violations=%lu overflows=%lu "
+		       "deferred_overflows=%lu buffers_linked=%lu held_back=%lu ms=%lu",
+		       st.enqueued, dequeued, lost, dup, fifo, st.overflows + st.deferred_overflows,
+		       st.deferred_overflows, st.buffers_linked, st.refused_busy, ms);
+	}
+	req_print_stats();
+	return failures ? 1 : 0;
+}
+
+static const struct app req_stress = {
+	.name = "req-stress",
+	.summary = "remote enqueue from every node into one tiny queue; checks FIFO and exactly-once",
+	.main = req_stress_main,
+	.args = stress_args,
+	.min_nodes = 2,
+};
+APP_REGISTER(req_stress);

@@ -1,0 +1,141 @@
+/*
+ * Remote enqueue (REQ): the kernel's queues, the REQ operation over the
+ * fabric, and the dequeue with the do-not-preempt-me protocol (remote-
+ * enqueue paper, "Remote Enqueue" and below; queue logic in req_queue.h).
+ *
+ * A node creates queues and exports them by name; another node imports a
+ * queue by (node, name) and gets a handle naming the queue's first buffer
+ * address (the paper's vaddr/paddr: the queue *is* the address of its first
+ * buffer) and a generation.  REQ(handle, word) returns as soon as the fabric
+ * has the request; the receiving node performs the paper's atomic sequence
+ * in its receive path, serialized with every other enqueue.  While a queue
+ * is full and waiting for space the receiver refuses to take REQs for it:
+ * the fabric holds them and, once the window fills, stops the sender:
+ * back-pressure, nothing dropped.  A REQ for a queue that does not exist
+ * or was destroyed is refused and reported to the sender; nothing is
+ * written.
+ */
+#ifndef NET_REQ_H
+#define NET_REQ_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define REQ_MAX_QUEUES 32
+#define REQ_MAX_REMOTE 64
+#define REQ_NAME_MAX 32
+
+/* Register with the fabric; once at boot, after fabric_init. */
+int req_init(void);
+
+/*
+ * Create a queue whose first buffer is `bytes` long (a power of two, 32
+ * bytes to 64 KiB), allocated here.  Return the queue id, or -EINVAL,
+ * -ENOMEM, -ENOSPC.
+ */
+int req_create(size_t bytes);
+
+/*
+ * Create a queue on a buffer the caller supplies, which must be a power
+ * of two in size and aligned to its size (paper: "The starting address of
+ * each buffer should be an integer multiple of the buffer size").  The
+ * caller keeps ownership of buf.  Queue id or -EINVAL.
+ */
+int req_create_at(void *buf, size_t bytes);
+
+/* Destroy: later and in-flight REQs for it are refused.  0 or -EBADF. */
+int req_destroy(int qid);
+
+/* Export under a name for other nodes to import.  0, -EEXIST, -EBADF. */
+int req_export(int qid, const char *name);
+
+/* The address of a queue's first buffer (what names it on the wire). */
+uintptr_t req_address(int qid);
+
+/*
+ * Import node's queue `name`: a handle (>= 0), or -ENOENT, -EINVAL,
+ * -EHOSTDOWN, -ETIMEDOUT, -ENOSPC.
+ */
+int req_import(int node, const char *name);
+
+/*
+ * A handle for the queue at `addr` on `node` with generation `gen`,
+ * without asking the node (the paper's REQ(vaddr, data) by address).
+ * The receiver checks it like any other.  Handle or -ENOSPC.
+ */
+int req_handle(int node, uintptr_t addr, uint32_t gen);
+
+/*
+ * REQ(queue, word): hand the request to the fabric and return.  0, or
+ * -EBADF, -EHOSTDOWN.  With sync, wait for the receiver's verdict: 0 or
+ * -ENOENT (no such queue / destroyed).
+ */
+int req_enqueue(int rq, uint32_t word, int sync);
+
+/*
+ * Wait until every REQ sent on rq so far has been performed or refused,
+ * and return (and clear) the first refusal since the last call.
+ */
+int req_sync(int rq, uint64_t timeout_ns);
+
+/*
+ * Dequeue one word (the paper's dequeue: do-not-preempt-me set, the
+ * queue's lock held, space asked for if an overflow struck meanwhile).
+ * Return 1 with *word, 0 if empty, -EBADF.
+ */
+int req_dequeue(int qid, uint32_t *word);
+
+/*
+ * As req_dequeue, and *ticket gets this dequeue's number in the queue's
+ * order (0, 1, 2, ...), taken under the queue's lock: with several
+ * dequeuers, sorting by ticket gives the order the queue gave out words.
+ */
+int req_dequeue_ticket(int qid, uint32_t *word, uint64_t *ticket);
+
+/*
+ * Dequeue up to max words in one critical section (the lock and the
+ * do-not-preempt-me bit taken once).  Return how many (0 if empty) or
+ * -EBADF; *first_ticket (if not NULL) is the ticket of words[0].
+ */
+int req_dequeue_many(int qid, uint32_t *words, int max, uint64_t *first_ticket);
+
+/*
+ * Call fn(arg, qid, word) in the receive path after each enqueue into qid
+ * (irq context: short, no sleeping), or stop with fn NULL.
+ */
+int req_notify(int qid, void (*fn)(void *arg, int qid, uint32_t word), void *arg);
+
+/* Block until the queue is not empty (or timeout_ns).  1, 0 on timeout, -EBADF. */
+int req_wait(int qid, uint64_t timeout_ns);
+
+struct req_stats {
+	uint64_t enqueued, dequeued, overflows, deferred_overflows, buffers_linked, refused_busy;
+};
+
+/* Counters of one queue. */
+int req_queue_stats(int qid, struct req_stats *out);
+
+struct req_counters {
+	uint64_t rx_req, rx_refused_noqueue, rx_malformed, rx_busy, nomem;
+	uint64_t errors_reported;
+};
+
+void req_counters(struct req_counters *out);
+void req_print_stats(void);
+
+/*
+ * Message-arrival notification (paper, Introduction): write the message
+ * body with a remote WRITE into the receiver's segment (rmem descriptor
+ * rd, offset off), then REQ its offset into the receiver's notification
+ * queue rq.  The fabric keeps order per node pair, so the notification
+ * never arrives before the body.  0 or a negative error.
+ */
+int reqmsg_send(int rd, uint32_t off, const void *body, uint32_t len, int rq);
+
+/*
+ * Poll the notification queue: if a message arrived, return 1 with its
+ * offset in *off.  0 if none.
+ */
+int reqmsg_poll(int qid, uint32_t *off);
+
+#endif

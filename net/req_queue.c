@@ -1,0 +1,209 @@
+/*
+ * Remote-enqueue queues; see req_queue.h.
+ */
+#include <errno.h>
+#include <string.h>
+
+#include "net/req_queue.h"
+
+#define STEP(q, n) do { if ((q)->step_hook) (q)->step_hook((q), (n)); } while (0)
+
+static int pow2(size_t n)
+{
+	return n && !(n & (n - 1));
+}
+
+int req_buffer_ok(const void *buf, size_t bytes)
+{
+	uintptr_t a = (uintptr_t)buf;
+
+	return buf && pow2(bytes) && bytes >= REQ_MIN_BYTES && bytes <= REQ_MAX_BYTES &&
+	       (a & (bytes - 1)) == 0 && a + bytes <= 0x100000000ULL;
+}
+
+/* An empty buffer of `words` words: head = tail = 3, no next. */
+static void buf_reset(uint32_t *b, uint32_t words)
+{
+	b[0] = words << 16 | REQ_HDR_WORDS;
+	b[1] = words << 16 | REQ_HDR_WORDS;
+	b[2] = 0;
+}
+
+/* Entries in buffer b; full tells a full first buffer from an empty one. */
+static uint32_t buf_count(const uint32_t *b, int full)
+{
+	uint32_t size = req_buf_size(b), tail = req_buf_tail(b), head = req_buf_head(b);
+	uint32_t slots = size - REQ_HDR_WORDS;
+
+	if (tail == head)
+		return full ? slots : 0;
+	return tail > head ? tail - head : slots - (head - tail);
+}
+
+int req_q_init(struct req_q *q, void *buf, size_t bytes, const struct req_alloc *a)
+{
+	if (!req_buffer_ok(buf, bytes) || !a || !a->get || !a->put)
+		return -EINVAL;
+	memset(q, 0, sizeof *q);
+	q->first = buf;
+	q->first_bytes = bytes;
+	q->alloc = *a;
+	q->accepting = 1;
+	buf_reset(q->first, (uint32_t)(bytes / 4));
+	return 0;
+}
+
+void req_q_destroy(struct req_q *q)
+{
+	uint32_t *b = req_buf_next(q->first);
+
+	while (b) {
+		uint32_t *n = req_buf_next(b);
+		q->alloc.put(q->alloc.ctx, b, (size_t)req_buf_size(b) * 4);
+		b = n;
+	}
+	q->first[2] = 0;
+	q->accepting = 0;
+}
+
+enum req_enq_result req_q_enqueue(struct req_q *q, uint32_t data)
+{
+	uint32_t *b = q->first;
+	uint32_t w0, size, tail, head;
+
+	if (!q->accepting)
+		return REQ_ENQ_REFUSED;
+	/* RD0: (size, tail).  WR0: the data at buffer OR tail. */
+	w0 = b[0];
+	size = w0 >> 16;
+	tail = w0 & 0xffff;
+	*(volatile uint32_t *)((uintptr_t)b | ((uintptr_t)tail << 2)) = data;
+	/* Advance, wrapping to the first data slot.  RD1: (size, head).  WR1. */
+	if (++tail == size)
+		tail = REQ_HDR_WORDS;
+	head = req_buf_head(b);
+	b[0] = size << 16 | tail;
+	q->enqueued++;
+	if (tail != head)
+		return REQ_ENQ_OK;
+	/* tail == head: the buffer is full; stop accepting. */
+	q->first_full = 1;
+	q->full = 1;
+	q->accepting = 0;
+	if (q->dnp) {
+		/* A dequeue runs: only the flag; it asks for space when done. */
+		q->deferred_overflows++;
+		return REQ_ENQ_DEFERRED;
+	}
+	if (req_q_overflow(q) < 0)
+		return REQ_ENQ_NOMEM;
+	return REQ_ENQ_OVERFLOW;
+}
+
+int req_q_overflow(struct req_q *q)
+{
+	uint32_t *b = q->first;
+	uint32_t size = req_buf_size(b), head = req_buf_head(b);
+	uint32_t slots = size - REQ_HDR_WORDS, count = buf_count(b, q->first_full);
+	/* Twice the size: a copy is never full, so tail == head means empty. */
+	size_t nbytes = q->first_bytes * 2;
+	uint32_t *nb;
+
+	q->overflows++;
+	nb = q->alloc.get(q->alloc.ctx, nbytes);
+	if (!nb || ((uintptr_t)nb >> 32)) {
+		if (nb)
+			q->alloc.put(q->alloc.ctx, nb, nbytes);
+		q->full = 1;
+		q->accepting = 0;
+		return -ENOMEM;
+	}
+	/* Copy the entries oldest first (paper: "Copy the contents of the full buffer"). */
+	for (uint32_t i = 0; i < count; i++) {
+		uint32_t idx = head + i;
+		if (idx >= size)
+			idx -= slots;
+		nb[REQ_HDR_WORDS + i] = b[idx];
+	}
+	nb[0] = (uint32_t)(nbytes / 4) << 16 | (REQ_HDR_WORDS + count);
+	nb[1] = (uint32_t)(nbytes / 4) << 16 | REQ_HDR_WORDS;
+	/* Link it right after the first: older copies are further down the chain. */
+	nb[2] = b[2];
+	b[2] = (uint32_t)(uintptr_t)nb;
+	/* "Mark the previously overflowed buffer as empty", then accept again. */
+	buf_reset(b, size);
+	b[2] = (uint32_t)(uintptr_t)nb;
+	q->buffers_linked++;
+	q->first_full = 0;
+	q->full = 0;
+	q->accepting = 1;
+	return 0;
+}
+
+int req_q_dequeue(struct req_q *q, uint32_t *data)
+{
+	uint32_t *prev, *b;
+
+	for (;;) {
+		/* The last buffer of the chain holds the oldest entries. */
+		prev = NULL;
+		b = q->first;
+		STEP(q, 1);
+		while (req_buf_next(b)) {
+			prev = b;
+			b = req_buf_next(b);
+		}
+		STEP(q, 2);
+		if (buf_count(b, b == q->first && q->first_full) > 0)
+			break;
+		if (b == q->first)
+			return 0;	/* EMPTY_QUEUE */
+		/* A drained copy: unlink and free it, then look again. */
+		prev[2] = 0;
+		q->alloc.put(q->alloc.ctx, b, (size_t)req_buf_size(b) * 4);
+		q->buffers_freed++;
+		STEP(q, 3);
+	}
+	uint32_t head = req_buf_head(b), size = req_buf_size(b);
+	STEP(q, 4);
+	*data = *(volatile uint32_t *)((uintptr_t)b | ((uintptr_t)head << 2));
+	STEP(q, 5);
+	if (++head == size)
+		head = REQ_HDR_WORDS;
+	/*
+	 * Only the head moves here.  first_full belongs to the enqueue side
+	 * and the overflow handler: a dequeue that cleared it could race an
+	 * enqueue refilling the buffer between two of its stores.  With the
+	 * first buffer full nothing is enqueued (accepting is 0), and once an
+	 * entry left it, tail != head and first_full is not consulted.
+	 */
+	b[1] = size << 16 | head;
+	STEP(q, 6);
+	q->dequeued++;
+	return 1;
+}
+
+int req_q_make_space(struct req_q *q)
+{
+	uint32_t *b = q->first;
+
+	if (!q->full && q->accepting)
+		return 0;
+	/* The dequeue took from the first buffer: it has room again, no copy needed. */
+	if (!q->first_full || req_buf_tail(b) != req_buf_head(b)) {
+		q->first_full = 0;
+		q->full = 0;
+		q->accepting = 1;
+		return 0;
+	}
+	return req_q_overflow(q);
+}
+
+size_t req_q_count(const struct req_q *q)
+{
+	size_t n = 0;
+
+	for (const uint32_t *b = q->first; b; b = req_buf_next(b))
+		n += buf_count(b, b == q->first && q->first_full);
+	return n;
+}

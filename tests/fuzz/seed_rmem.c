@@ -1,0 +1,227 @@
+/*
+ * Write seed inputs for fuzz_rmem in its format: message chunks
+ * (src, 2-byte little-endian length, message) and table changes
+ * (0xf0 | cmd, a, b, c).  The messages are valid requests against the
+ * table fuzz_rmem.c's setup() builds on node 1:
+ *
+ *   slot 0 "data"  2048 bytes, all rights; node 2 revoked (its gen is 2)
+ *   slot 1 "ro"    1409 bytes, read only
+ *   slot 2 "none"  1408 bytes, node 2 read/write only
+ *   slot 3 "word"  8 bytes, all rights
+ *   slot 4 "odd"   100 bytes, read/write/atomic, write-inhibited
+ *   slot 5 "tiny"  1 byte, write only
+ *   slot 6 "ovl"   512 bytes inside "data", all rights, slot reused (gen 3)
+ *
+ * (generations 1 unless said).  Usage: seed_rmem <dir>
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "net/rmem.h"
+#include "net/rmem_proto.h"
+
+static uint8_t buf[65536];
+static size_t n;
+
+static void msg(int src, uint8_t op, uint8_t flags, uint16_t seg, uint32_t gen, uint32_t off,
+		uint32_t count, size_t dlen, const char *name)
+{
+	struct rmem_msg m = { 0 };
+
+	m.op = op;
+	m.flags = flags;
+	m.seg = seg;
+	m.gen = gen;
+	m.off = off;
+	m.count = count;
+	m.tag = (uint32_t)n;
+	buf[n++] = (uint8_t)src;	/* 0xe0..0xef: the odd sources */
+	buf[n++] = (uint8_t)(RMEM_HDR_LEN + dlen);
+	buf[n++] = (uint8_t)((RMEM_HDR_LEN + dlen) >> 8);
+	memcpy(buf + n, &m, sizeof m);
+	n += sizeof m;
+	for (size_t i = 0; i < dlen; i++)
+		buf[n++] = name ? (uint8_t)name[i] : (uint8_t)(i * 29 + off + 1);
+}
+
+static void wr(int src, uint16_t seg, uint32_t gen, uint32_t off, uint32_t count)
+{
+	msg(src, RM_WRITE, 0, seg, gen, off, count, count, NULL);
+}
+
+static void rd(int src, uint16_t seg, uint32_t gen, uint32_t off, uint32_t count)
+{
+	msg(src, RM_READ_REQ, 0, seg, gen, off, count, 0, NULL);
+}
+
+static void cas(int src, uint16_t seg, uint32_t gen, uint32_t off)
+{
+	msg(src, RM_CAS, 0, seg, gen, off, 8, 16, NULL);
+}
+
+static void fadd(int src, uint16_t seg, uint32_t gen, uint32_t off)
+{
+	msg(src, RM_FADD, 0, seg, gen, off, 8, 8, NULL);
+}
+
+static void lookup(int src, const char *name)
+{
+	msg(src, RM_LOOKUP, 0, 0, 0, 0, (uint32_t)strlen(name), strlen(name), name);
+}
+
+enum { C_GRANT, C_REVOKE, C_INHIBIT, C_UNEXPORT, C_EXPORT };
+
+static void ctl(int cmd, uint8_t a, uint8_t b, uint8_t c)
+{
+	buf[n++] = (uint8_t)(0xf0 | cmd);
+	buf[n++] = a;
+	buf[n++] = b;
+	buf[n++] = c;
+}
+
+static int save(const char *dir, int i)
+{
+	char path[512];
+
+	snprintf(path, sizeof path, "%s/seed%d", dir, i);
+	FILE *f = fopen(path, "wb");
+	if (!f)
+		return 1;
+	fwrite(buf, 1, n, f);
+	fclose(f);
+	n = 0;
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	int bad = 0;
+
+	if (argc != 2)
+		return 2;
+
+	/* 0: every operation that works, on every segment. */
+	wr(0, 0, 1, 0, 64);
+	wr(3, 0, 1, 2047, 1);
+	rd(0, 0, 1, 0, RMEM_DATA_MAX);
+	cas(0, 0, 1, 8);
+	fadd(5, 0, 1, 2040);
+	rd(4, 1, 1, 1, RMEM_DATA_MAX);
+	wr(2, 2, 1, 0, RMEM_DATA_MAX);
+	rd(2, 2, 1, 1407, 1);
+	fadd(0, 3, 1, 0);
+	cas(7, 3, 1, 0);
+	rd(0, 4, 1, 0, 100);
+	fadd(0, 4, 1, 88);
+	wr(0, 5, 1, 0, 1);
+	wr(6, 6, 3, 500, 12);
+	lookup(0, "data");
+	lookup(2, "ovl");
+	msg(3, RM_FENCE, 0, 0, 0, 0, 0, 0, NULL);
+	bad |= save(argv[1], 0);
+
+	/* 1: revoke and re-grant, stale generations. */
+	wr(2, 0, 1, 0, 8);		/* stale */
+	wr(2, 0, 2, 0, 8);		/* rights */
+	ctl(C_GRANT, 0, 2, RMEM_ALL);
+	wr(2, 0, 2, 0, 8);		/* ok */
+	ctl(C_REVOKE, 0, 2, 0);
+	wr(2, 0, 2, 0, 8);		/* stale again */
+	ctl(C_GRANT, 0, 2, RMEM_RW);
+	wr(2, 0, 3, 16, 8);
+	wr(3, 0, 1, 16, 8);		/* others unaffected */
+	ctl(C_REVOKE, 3, 0x81, 0);	/* everyone, on "word" */
+	fadd(0, 3, 1, 0);
+	fadd(0, 3, 2, 0);
+	bad |= save(argv[1], 1);
+
+	/* 2: unexport, re-export in the same slot, old generations. */
+	wr(0, 6, 3, 0, 32);
+	ctl(C_UNEXPORT, 6, 0, 0);
+	wr(0, 6, 3, 0, 32);		/* bad segment */
+	lookup(0, "ovl");
+	ctl(C_EXPORT, 7, RMEM_ALL, 9);	/* "s9" on region 7 */
+	wr(0, 6, 3, 0, 32);		/* stale */
+	wr(0, 6, 5, 0, 32);		/* the new segment */
+	wr(0, 6, 5, 1400, 100);
+	lookup(0, "s9");
+	ctl(C_EXPORT, 0, RMEM_ALL, 0);	/* "data" again: -EEXIST */
+	ctl(C_UNEXPORT, 0, 0, 0);
+	ctl(C_EXPORT, 6, RMEM_R, 0);	/* "data" on region 6, slot 0 */
+	rd(0, 0, 3, 0, 512);
+	bad |= save(argv[1], 2);
+
+	/* 3: the edges: last byte, one past, wrapping offsets, misaligned atomics. */
+	wr(0, 0, 1, 2047, 1);
+	wr(0, 0, 1, 2048, 1);
+	wr(0, 0, 1, 2047, 2);
+	wr(0, 0, 1, 0xffffffffu, 1);
+	wr(0, 0, 1, 0xfffffc00u, 1024);
+	rd(0, 0, 1, 0xfffffa80u, RMEM_DATA_MAX);
+	rd(0, 2, 1, 0, RMEM_DATA_MAX);
+	wr(2, 2, 1, 1, RMEM_DATA_MAX);
+	fadd(0, 3, 1, 4);
+	cas(0, 3, 1, 8);
+	cas(0, 0, 1, 2044);
+	cas(0, 0, 1, 12);		/* in bounds, 4 off the word */
+	fadd(0, 6, 3, 4);
+	fadd(0, 0, 1, 1);
+	fadd(0, 4, 1, 96);
+	wr(0, 5, 1, 0, 2);
+	wr(0, 5, 1, 1, 1);
+	bad |= save(argv[1], 3);
+
+	/* 4: write inhibit on and off; reads and atomics while inhibited. */
+	wr(0, 4, 1, 0, 8);
+	rd(0, 4, 1, 0, 8);
+	cas(0, 4, 1, 0);
+	ctl(C_INHIBIT, 4, 0, 0);
+	wr(0, 4, 1, 0, 8);
+	ctl(C_INHIBIT, 0, 0, 1);
+	wr(0, 0, 1, 0, 8);
+	rd(0, 0, 1, 0, 8);
+	fadd(0, 0, 1, 0);
+	ctl(C_INHIBIT, 0, 0, 0);
+	wr(0, 0, 1, 0, 8);
+	bad |= save(argv[1], 4);
+
+	/* 5: malformed and misdirected messages among good ones. */
+	msg(0, RM_WRITE, 0x08, 0, 1, 0, 8, 8, NULL);
+	msg(0, RM_WRITE, 0, 0, 1, 0, 9, 8, NULL);
+	msg(0, RM_CAS, 0, 0, 1, 0, 8, 8, NULL);
+	msg(0, RM_READ_REQ, 0, 0, 1, 0, 0, 0, NULL);
+	msg(0, RM_STATUS, 0, 0, 0, 0, 0, 0, NULL);
+	msg(0, RM_READ_RESP, 0, 0, 0, 0, 4, 4, NULL);
+	msg(0, 11, 0, 0, 1, 0, 8, 8, NULL);
+	wr(1, 0, 1, 0, 8);		/* from the node itself */
+	wr(0, 9, 1, 0, 8);
+	wr(0, 0xffff, 1, 0, 8);
+	lookup(0, "nosuchname");
+	lookup(0, "0123456789abcdefghijklmnopqrstu");
+	lookup(0, "0123456789abcdefghijklmnopqrstuv");	/* too long */
+	msg(0, RM_LOOKUP_RESP, 0, 0, 1, 0, RMEM_RW, 8, NULL);
+	msg(0, RM_LOOKUP_RESP, 0, 0, 1, 0, 8, 8, NULL);
+	msg(0, RM_ATOMIC_RESP, 0, 0, 0, 0, 8, 8, NULL);
+	msg(0, RM_READ_RESP, 0, 0, 0, 0, 16, 16, NULL);
+	wr(0, 0, 1, 0, 8);
+	wr(0xe5, 0, 1, 0, 8);		/* from node 65: beyond the table */
+	wr(0xef, 0, 1, 0, 8);		/* from node -1 */
+	bad |= save(argv[1], 5);
+
+	/* 6: exports at the limits of their arguments. */
+	ctl(C_EXPORT, 7, RMEM_ALL, 17);		/* 31-character name */
+	ctl(C_EXPORT, 7, RMEM_ALL, 18);		/* 32: -EINVAL */
+	ctl(C_EXPORT, 7, RMEM_ALL, 16);		/* empty: -EINVAL */
+	ctl(C_EXPORT, 7, 4 << 5 | RMEM_ALL, 10);	/* size 0 */
+	ctl(C_EXPORT, 7, 5 << 5 | RMEM_ALL, 11);	/* base NULL */
+	ctl(C_EXPORT, 7, 6 << 5 | RMEM_ALL, 12);	/* size 2^32 */
+	ctl(C_EXPORT, 7, 7 << 5 | RMEM_ALL, 13);	/* size 2^64 - 1 */
+	ctl(C_EXPORT, 7, 8 | RMEM_ALL, 14);		/* unknown rights */
+	wr(0, 7, 1, 1499, 1);
+	lookup(0, "0123456789abcdefghijklmnopqrstu");
+	ctl(C_GRANT, 7, 0x80, RMEM_R);		/* node -2: -EINVAL */
+	ctl(C_GRANT, 0x88, 3, RMEM_R);		/* segment 7 */
+	ctl(C_REVOKE, 0xff, 3, 0);		/* segment 126: -EBADF */
+	bad |= save(argv[1], 6);
+	return bad;
+}
