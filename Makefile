@@ -98,6 +98,7 @@ APP_OBJS := \
 	apps/rpc_bench.o \
 	apps/rmem_bench.o \
 	apps/req_stress.o \
+	apps/req_bench.o \
 	apps/tcp_echo.o
 
 NET_OBJS := \

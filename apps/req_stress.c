@@ -23,6 +23,7 @@
 #include "kernel/x86.h"
 #include "net/fabric.h"
 #include "net/req.h"
+#include "net/rmem.h"
 
 #define SRC_SHIFT 26			/* word = src << 26 | sequence */
 #define SEQ_MASK ((1u << SRC_SHIFT) - 1)
@@ -141,6 +142,54 @@ static void refusals(void)
 	}
 }
 
+/*
+ * Message-arrival notification: node 1 writes 50 message bodies into node
+ * 0's segment and REQs each one's offset into node 0's notification
+ * queue; node 0 polls the queue and finds each body complete.
+ */
+static void notifications(void)
+{
+	static uint8_t inbox[4096];
+	static int nq = -1;
+	enum { MSGS = 50, LEN = 40 };
+
+	if (node_id == 0) {
+		nq = req_create(128);
+		EXPECT(nq >= 0 && req_export(nq, "notify") == 0, "notification queue");
+		EXPECT(seg_export("inbox", inbox, sizeof inbox, RMEM_W) >= 0, "inbox segment");
+	}
+	fabric_barrier(60000000000ULL);
+	if (node_id == 1) {
+		int rd = rmem_import(0, "inbox"), rq = req_import(0, "notify");
+		uint8_t body[LEN];
+		EXPECT(rd >= 0 && rq >= 0, "imports %d %d", rd, rq);
+		for (int m = 0; rd >= 0 && rq >= 0 && m < MSGS; m++) {
+			for (int i = 0; i < LEN; i++)
+				body[i] = (uint8_t)(m * 7 + i);
+			EXPECT(reqmsg_send(rd, (uint32_t)(m * LEN), body, LEN, rq) == 0, "reqmsg_send %d", m);
+		}
+	} else if (node_id == 0) {
+		int got = 0, bad = 0;
+		uint64_t end = cycles() + ns_to_cycles(30000000000ULL);
+		while (got < MSGS && cycles() < end) {
+			uint32_t off;
+			if (reqmsg_poll(nq, &off) != 1) {
+				req_wait(nq, 100000000);
+				continue;
+			}
+			int m = (int)off / LEN;
+			/* The body is complete when its notification is there. */
+			for (int i = 0; i < LEN; i++)
+				if (inbox[off + (uint32_t)i] != (uint8_t)(m * 7 + i))
+					bad++;
+			EXPECT(m == got, "notification %d out of order (%d)", m, got);
+			got++;
+		}
+		EXPECT(got == MSGS && bad == 0, "%d notifications, %d bad bytes", got, bad);
+	}
+	fabric_barrier(60000000000ULL);
+}
+
 static const struct argspec stress_args[] = {
 	{ "count", ARG_INT, 1, 1000000, "REQs from each node (default 12000 / (nodes - 1))" },
 	{ "bytes", ARG_INT, 32, 65536, "size of the queue's first buffer (default 32)" },
@@ -169,6 +218,7 @@ static int req_stress_main(void)
 	if (fabric_barrier(60000000000ULL) < 0)
 		return 1;
 	refusals();
+	notifications();
 	if (fabric_barrier(60000000000ULL) < 0)
 		return 1;
 
