@@ -340,7 +340,7 @@ $(BUILD)/tests/unit_%: tests/unit/test_%.c $$(UNIT_SRCS_$$*) | deps
 
 unit: $(UNIT_BINS)
 
-test: $(BUILD)/now.elf $(BUILD)/now.iso $(UNIT_BINS) $(BUILD)/fuzz/fuzz_fabric $(BUILD)/fuzz/fuzz_req
+test: $(BUILD)/now.elf $(BUILD)/now.iso $(UNIT_BINS) $(BUILD)/fuzz/fuzz_fabric $(BUILD)/fuzz/fuzz_req $(BUILD)/fuzz/fuzz_rmem
 	@$(PYTHON) tests/run.py --build $(BUILD) $(UNIT_BINS)
 
 # --- housekeeping ----------------------------------------------------------

@@ -404,9 +404,9 @@ static int rpc_test_main(void)
 		rmem_print_stats();
 		fabric_print_stats();
 		result("calls=%lu failed=%d rewritten=%lu role=server masks=%lu repeats=%lu bad_frames=%lu "
-		       "stacks=%d transport=%s",
+		       "stacks=%d transport=%s checks=%d",
 		       s.calls, failures, s.frames_missing, s.masks, s.repeats, s.bad_frames, nstacks,
-		       transport);
+		       transport, checks);
 	} else {
 		struct rpc_client_stats t = { 0 };
 		for (int i = 0; i < nthreads; i++) {
@@ -418,8 +418,8 @@ static int rpc_test_main(void)
 		}
 		printf("rpc-test: node %d: %d threads x %d rounds in %lu ms\n", node_id, nthreads, iters, ms);
 		result("calls=%lu failed=%d rewritten=%lu role=client frames=%lu masks=%lu timeouts=%lu "
-		       "transport=%s",
-		       t.calls, failures, t.rewritten, t.frames, t.masks, t.timeouts, transport);
+		       "transport=%s checks=%d",
+		       t.calls, failures, t.rewritten, t.frames, t.masks, t.timeouts, transport, checks);
 	}
 	return failures ? 1 : 0;
 }

@@ -40,10 +40,10 @@
  *    once).  Binding messages always go reliably.
  *  - Raw frames carry no CRC of the fabric's, and a raw frame duplicated or
  *    delayed past its call could pass for a frame of the next one (the
- *    paper relies on ATM's in-order delivery).  So a raw call, and any
- *    multi-frame call, carries a CRC-32C of its header and arguments,
- *    checked before the procedure runs; on a mismatch the server asks for
- *    every frame again.  A raw reply carries its own CRC.
+ *    paper relies on ATM's in-order delivery).  So a raw call carries a
+ *    CRC-32C of its header and arguments, checked before the procedure
+ *    runs; on a mismatch the server asks for every frame again.  A raw
+ *    reply carries its own CRC.
  *  - After binding, only the owner's node keeps rights on the stack
  *    (seg_grant), so nobody else can write into it; unbinding revokes the
  *    owner (its descriptors go stale) and opens the stack to all again.
@@ -639,7 +639,9 @@ int rpc_bind(struct rpc_binding *b, int node, const char *service, int flags, ui
 
 unclaim:
 	{
+		/* The server may yet bind us: ask it to let go, and free the word if it did not. */
 		uint64_t old;
+		ctl_send(b, CTL_UNBIND, NULL);
 		rmem_cas(b->rd, CTL_OFF, token, 0, &old);
 		rmem_release(b->rd);
 	}
@@ -691,7 +693,7 @@ int rpc_call(struct rpc_binding *b, uint32_t proc, const void *args, size_t len,
 	fr.h.proc = proc;
 	fr.h.len = (uint32_t)len;
 	fr.h.nframes = (uint16_t)n;
-	if (n > 1 || unreliable) {
+	if (unreliable) {
 		fr.h.flags = HF_CRC;
 		fr.h.crc = call_crc(&fr.h, a);
 	}

@@ -16,7 +16,10 @@
  *  - READ answers are matched to an outstanding request by (node, tag);
  *    the destination comes from the issuer's record, so a peer cannot make
  *    this node write anywhere by sending answers it never asked for.
- *  - Atomic operations act on naturally aligned 8-byte words.
+ *  - Atomic operations act on naturally aligned 8-byte words (the address,
+ *    not just the offset, so a segment may start anywhere).
+ *  - Write inhibit refuses atomics as well as WRITEs: it protects an RPC
+ *    server's stack (paper 3.1.1) from any change.
  */
 #include <errno.h>
 #include <stdio.h>

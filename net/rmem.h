@@ -77,7 +77,10 @@ int seg_revoke(int seg, int node);
 /* Withdraw the segment: the name disappears and every access is refused. */
 int seg_unexport(int seg);
 
-/* Write inhibit (paper 2.1, 3.1.1): while on, incoming WRITEs are refused. */
+/*
+ * Write inhibit (paper 2.1, 3.1.1): while on, the segment is read-only:
+ * incoming WRITEs and atomics are refused, READs still served.
+ */
 int seg_inhibit(int seg, int on);
 
 /*

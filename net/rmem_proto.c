@@ -106,9 +106,11 @@ int rmem_check(const struct rmem_segview *sv, const struct rmem_msg *m)
 	/* 64-bit sum: a 32-bit off + count cannot wrap. */
 	if ((uint64_t)m->off + m->count > sv->size)
 		return RMS_BOUNDS;
-	if (need == RMEM_A && (m->off & 7))
+	/* The word itself must be aligned, wherever the segment starts. */
+	if (need == RMEM_A && ((sv->base + m->off) & 7))
 		return RMS_ALIGN;
-	if (need == RMEM_W && sv->inhibit)
+	/* Write inhibit makes the segment read-only: atomics change it too. */
+	if (need != RMEM_R && sv->inhibit)
 		return RMS_INHIBIT;
 	return RMS_OK;
 }

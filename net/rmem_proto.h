@@ -76,6 +76,7 @@ struct rmem_segview {
 	uint8_t rights;		/* RMEM_R/W/A for the issuer */
 	uint64_t size;
 	int inhibit;
+	uintptr_t base;		/* where it starts: atomics need base + off 8-aligned */
 };
 
 /*

@@ -122,5 +122,6 @@ struct rmem_segview segtab_view(const struct segtab *t, int seg, int src)
 	v.rights = s->rights[src];
 	v.size = s->size;
 	v.inhibit = s->inhibit;
+	v.base = (uintptr_t)s->base;
 	return v;
 }

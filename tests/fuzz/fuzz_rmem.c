@@ -302,9 +302,9 @@ static int model_check(const struct rmem_msg *m, int src)
 		return RMS_RIGHTS;
 	if (m->off > size || m->count > size - m->off)
 		return RMS_BOUNDS;
-	if (need == RMEM_A && m->off % 8)
+	if (need == RMEM_A && ((uintptr_t)arena + regions[s->reg].at + m->off) % 8)
 		return RMS_ALIGN;
-	if (m->op == RM_WRITE && s->inhibit)
+	if (need != RMEM_R && s->inhibit)
 		return RMS_INHIBIT;
 	return RMS_OK;
 }

@@ -148,6 +148,11 @@ CASES = [
              "{build}/fuzz/seeds_fabric {root}/tests/fuzz/regressions"],
             expect=[r"Done \d+ runs"], timeout=300),
 
+    Command("fuzz/rmem-smoke",
+            ["bash", "-c", "mkdir -p {build}/fuzz/smoke_rmem && "
+             "{build}/fuzz/fuzz_rmem -runs=30000 {build}/fuzz/smoke_rmem {build}/fuzz/seeds_rmem"],
+            expect=[r"Done \d+ runs"], timeout=300),
+
     # Boot, hello and the cluster.
     Cluster("hello-1", app="hello", nodes=1,
             expect=[NODE_HELLO % (0, 0, 1), r"RESULT hello node=0 nodes=1 tsc_hz=\d+",

@@ -593,14 +593,11 @@ static void check_write_inhibit(void **state)
 	assert_int_equal(rmem_check(&v, &m), RMS_OK);
 	m = req(RM_READ_REQ, 5, 4095, 1);
 	assert_int_equal(rmem_check(&v, &m), RMS_OK);
-	/*
-	 * rmem.h: "while on, incoming WRITEs are refused" -- only WRITEs.
-	 * Atomics still apply to an inhibited segment (see the report).
-	 */
+	/* Inhibited means read-only: atomics change memory, so they are refused too. */
 	m = req(RM_CAS, 5, 8, 8);
-	assert_int_equal(rmem_check(&v, &m), RMS_OK);
+	assert_int_equal(rmem_check(&v, &m), RMS_INHIBIT);
 	m = req(RM_FADD, 5, 8, 8);
-	assert_int_equal(rmem_check(&v, &m), RMS_OK);
+	assert_int_equal(rmem_check(&v, &m), RMS_INHIBIT);
 	/* Inhibit comes after the other checks. */
 	m = req(RM_WRITE, 5, 4096, 1);
 	assert_int_equal(rmem_check(&v, &m), RMS_BOUNDS);
@@ -612,6 +609,25 @@ static void check_write_inhibit(void **state)
 	/* Off again: the write goes. */
 	v = good;
 	m = req(RM_WRITE, 5, 0, 16);
+	assert_int_equal(rmem_check(&v, &m), RMS_OK);
+}
+
+static void check_atomic_alignment_uses_the_address(void **state)
+{
+	struct rmem_segview v = good;
+	struct rmem_msg m;
+
+	(void)state;
+	/* A segment that starts 4 bytes past an 8-byte boundary. */
+	v.base = 0x10004;
+	m = req(RM_CAS, 5, 8, 8);
+	assert_int_equal(rmem_check(&v, &m), RMS_ALIGN);
+	m = req(RM_CAS, 5, 4, 8);
+	assert_int_equal(rmem_check(&v, &m), RMS_OK);
+	m = req(RM_FADD, 5, 12, 8);
+	assert_int_equal(rmem_check(&v, &m), RMS_OK);
+	/* Byte operations do not care. */
+	m = req(RM_WRITE, 5, 3, 5);
 	assert_int_equal(rmem_check(&v, &m), RMS_OK);
 }
 
@@ -1071,9 +1087,9 @@ static int oracle(const struct segtab *t, int seg, int src, const struct rmem_ms
 		return RMS_RIGHTS;
 	if (m->off > s->size || m->count > s->size - m->off)
 		return RMS_BOUNDS;
-	if (need == RMEM_A && m->off % 8 != 0)
+	if (need == RMEM_A && ((uintptr_t)s->base + m->off) % 8 != 0)
 		return RMS_ALIGN;
-	if (m->op == RM_WRITE && s->inhibit)
+	if (need != RMEM_R && s->inhibit)
 		return RMS_INHIBIT;
 	return RMS_OK;
 }
@@ -1319,6 +1335,7 @@ int main(void)
 		cmocka_unit_test(check_bounds),
 		cmocka_unit_test(check_atomics),
 		cmocka_unit_test(check_write_inhibit),
+		cmocka_unit_test(check_atomic_alignment_uses_the_address),
 		cmocka_unit_test(check_violation_order),
 		cmocka_unit_test(check_refuses_non_requests),
 		cmocka_unit_test(seg_export_rules),
