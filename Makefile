@@ -95,6 +95,7 @@ APP_OBJS := \
 	apps/peer_timeout.o \
 	apps/rmem_test.o \
 	apps/rpc_test.o \
+	apps/mad_test.o \
 	apps/rpc_bench.o \
 	apps/rmem_bench.o \
 	apps/req_stress.o \
@@ -117,7 +118,11 @@ NET_OBJS := \
 
 LIB_OBJS := \
 	lib/crc.o \
-	lib/rpc.o
+	lib/rpc.o \
+	lib/mad.o \
+	lib/mad_tcp.o \
+	lib/mad_rmem.o \
+	lib/mad_req.o
 
 # The lwIP port (net/lwip) and the lwIP sources it builds, from
 # $(LWIPDIR)/src: IPv4, ARP, TCP, UDP, the netconn and socket APIs.
@@ -156,7 +161,7 @@ LWIP_OBJS := \
 
 # Objects that include lwIP headers: the port's and the apps' using sockets.
 LWIP_INC := -I net/lwip -I $(LWIPDIR)/src/include
-LWIP_USERS := $(addprefix $(BUILD)/,$(LWIP_PORT_OBJS) apps/tcp_echo.o)
+LWIP_USERS := $(addprefix $(BUILD)/,$(LWIP_PORT_OBJS) apps/tcp_echo.o lib/mad_tcp.o)
 
 OBJS := $(addprefix $(BUILD)/,$(BOOT_OBJS) $(KERNEL_OBJS) $(DRIVER_OBJS) $(NET_OBJS) \
 	$(LWIP_PORT_OBJS) $(LWIP_OBJS) $(LIB_OBJS) $(APP_OBJS))

@@ -142,7 +142,9 @@ void acpi_init(uint64_t rsdp_hint)
 	}
 	if (!r) {
 		/* ACPI 6.4 5.2.5.1: the first KiB of the EBDA, then the BIOS area. */
-		uint64_t ebda = (uint64_t)(*(volatile uint16_t *)0x40e) << 4;
+		volatile uint16_t *bda = (volatile uint16_t *)0x400;
+		__asm__("" : "+r"(bda));	/* a real address, not a null pointer's offset */
+		uint64_t ebda = (uint64_t)bda[7] << 4;	/* 0x40e: the EBDA segment */
 		if (ebda >= 0x80000 && ebda < 0xa0000)
 			r = rsdp_scan(ebda, 1024);
 		if (!r)

@@ -85,6 +85,8 @@ void kmain(uint32_t kind, uint32_t info)
 			printf("fabric: cannot start\n");
 		else if (rmem_init() < 0 || req_init() < 0)
 			printf("rmem/req: cannot start\n");
+		/* Every kernel protocol has its handler: deliver what waited for one. */
+		fabric_start();
 	}
 	if (netdev_get() && lwip_port_init() < 0)
 		printf("lwip: cannot start\n");

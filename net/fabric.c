@@ -52,7 +52,7 @@ struct peer {
 
 static struct netdev *nd;
 static struct peer *peers;
-static int me, nnodes, ready;
+static int me, nnodes, ready, started;
 static uint16_t session;
 static uint64_t peer_timeout_ns = 10000000000ULL;
 static fabric_handler_t handlers[FP_MAX], raw_handlers[FP_MAX];
@@ -120,6 +120,8 @@ static int chan_deliver(void *ctx, int src, uint8_t proto, const uint8_t *p, siz
 			struct pktbuf *pb)
 {
 	(void)ctx;
+	if (proto < FP_MAX && !handlers[proto] && !started)
+		return CHAN_BUSY;	/* its protocol is not up yet: keep it */
 	if (proto >= FP_MAX || !handlers[proto]) {
 		ctr.rx_unknown_proto++;
 		return 0;		/* consumed: nobody will ever want it */
@@ -143,6 +145,12 @@ static const struct chan_ops ops = { chan_xmit, chan_deliver, chan_alloc };
 /* After any channel operation (interrupts off): report a death, wake senders. */
 static void after_chan_op(struct peer *p)
 {
+	/*
+	 * A handler that could not answer p (window to p full) refused p's
+	 * message; p's acknowledgement just made room: try it again now.
+	 */
+	if (p->ch.blocked && chan_space(&p->ch) > 0)
+		chan_resume(&p->ch, now_ns());
 	if (p->ch.dead && !p->reported_dead) {
 		p->reported_dead = 1;
 		kprintf("fabric: node %d stopped answering (nothing heard for %lu ms); "
@@ -162,6 +170,9 @@ static void fabric_tick(void)
 		if (i == me)
 			continue;
 		chan_timer(&peers[i].ch, now);
+		/* Refused messages are offered again every tick, resumed or not. */
+		if (peers[i].ch.blocked)
+			chan_resume(&peers[i].ch, now);
 		after_chan_op(&peers[i]);
 	}
 }
@@ -711,6 +722,12 @@ int fabric_shutdown(uint64_t timeout_ns, uint64_t linger_ns)
 	if (left)
 		printf("fabric: %d peer(s) did not acknowledge everything before exit\n", left);
 	return left;
+}
+
+void fabric_start(void)
+{
+	started = 1;
+	fabric_resume();
 }
 
 void fabric_resume(void)

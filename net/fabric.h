@@ -11,8 +11,9 @@
  * Receive handlers run in the NIC's interrupt path, serialized: they must
  * be short and must not sleep.  A reliable handler that cannot take a
  * message now returns FABRIC_BUSY; the fabric keeps it (and, once the
- * window fills, stops the sender) until the protocol calls
- * fabric_resume().  Nothing is dropped.
+ * window fills, stops the sender) and offers it again when the protocol
+ * calls fabric_resume(), when the refusing peer's acknowledgement makes
+ * room to answer it, and at every tick.  Nothing is dropped.
  *
  * Receive fault injection (fault= on the command line) applies to every
  * fabric frame this node receives.
@@ -59,6 +60,13 @@ int fabric_check_args(const struct cmdline *c, char *err, size_t errlen);
 
 /* Start the fabric on the node's NIC (after net_init).  0, or -1. */
 int fabric_init(void);
+
+/*
+ * The kernel's protocols are registered (call once, after their init).
+ * Until then a message for a protocol without a handler is held, not
+ * dropped: a peer that booted first may already be talking to it.
+ */
+void fabric_start(void);
 
 /* Nonzero once fabric_init succeeded. */
 int fabric_ready(void);

@@ -40,6 +40,7 @@
 #include "net/rmem_proto.h"
 #include "net/rmem_seg.h"
 
+_Static_assert(RMEM_MAX_DESC <= 0x800, "a descriptor fits the 11 bits of an async tag");
 _Static_assert(RMEM_MAX_SEGS == SEGTAB_SLOTS && MAX_NODES == SEGTAB_NODES, "table sizes agree");
 
 _Static_assert(RMEM_MAX_XFER == RMEM_DATA_MAX, "one maximum transfer");
@@ -90,7 +91,7 @@ static struct desc descs[RMEM_MAX_DESC];
 static struct pending pend[NPENDING];
 /*
  * Tags: requests that wait for an answer take 1..2^31-1; asynchronous
- * WRITEs carry ASYNC_TAG | rd << 24 | sequence, so that a refusal coming
+ * WRITEs carry ASYNC_TAG | rd << 20 | sequence, so that a refusal coming
  * back names the descriptor it belongs to.
  */
 #define ASYNC_TAG 0x80000000u
@@ -190,6 +191,23 @@ int seg_export(const char *name, void *base, size_t size, int rights)
 	return r;
 }
 
+int seg_export_for(const char *name, void *base, size_t size, int node, int rights)
+{
+	if (node < 0 || node >= MAX_NODES || node == node_id)
+		return -EINVAL;
+	irqflags_t f = irq_save();
+	int r = segtab_export(&segtab, name, base, size, 0);
+	if (r >= 0) {
+		memset(&notes[r], 0, sizeof notes[r]);
+		if (segtab_grant(&segtab, r, node, rights) < 0) {
+			segtab_unexport(&segtab, r);
+			r = -EINVAL;
+		}
+	}
+	irq_restore(f);
+	return r;
+}
+
 int seg_grant(int seg, int node, int rights)
 {
 	irqflags_t f = irq_save();
@@ -235,6 +253,16 @@ int seg_notify(int seg, int on, seg_notify_fn fn, void *arg)
 	}
 	irq_restore(f);
 	return s ? 0 : -EBADF;
+}
+
+int seg_ticket(int seg, int node, uint32_t *gen)
+{
+	irqflags_t f = irq_save();
+	struct segslot *s = seg_get(seg);
+	if (s && node >= 0 && node < MAX_NODES)
+		*gen = s->gen[node];
+	irq_restore(f);
+	return s && node >= 0 && node < MAX_NODES ? 0 : -EBADF;
 }
 
 long seg_wait(int seg, uint64_t *seen, uint64_t timeout_ns)
@@ -462,7 +490,7 @@ static void complete(int src, const struct rmem_msg *m, const uint8_t *data)
 		 * A refused asynchronous WRITE: the tag names the descriptor;
 		 * keep the first error until rmem_sync.
 		 */
-		int rd = (int)((m->tag >> 24) & 0x7f);
+		int rd = (int)((m->tag >> 20) & 0x7ff);
 		if (m->status != RMS_OK && rd < RMEM_MAX_DESC && descs[rd].used && descs[rd].node == src) {
 			ctr.errors_reported++;
 			if (!descs[rd].error)
@@ -627,6 +655,32 @@ int rmem_import(int node, const char *name)
 	return r < 0 ? r : rd;
 }
 
+int rmem_attach(int node, int seg, uint32_t gen, size_t size, int rights)
+{
+	int rd = -ENOSPC;
+
+	if (node < 0 || node >= num_nodes || node == node_id || seg < 0 || seg >= RMEM_MAX_SEGS ||
+	    size == 0 || size > 0xffffffffULL || (rights & ~RMEM_ALL))
+		return -EINVAL;
+	irqflags_t f = irq_save();
+	for (int i = 0; i < RMEM_MAX_DESC; i++) {
+		if (!descs[i].used) {
+			struct desc *d = &descs[i];
+			memset(d, 0, sizeof *d);
+			d->used = 1;
+			d->node = node;
+			d->seg = (uint16_t)seg;
+			d->gen = gen;
+			d->size = size;
+			d->rights = rights;
+			rd = i;
+			break;
+		}
+	}
+	irq_restore(f);
+	return rd;
+}
+
 int rmem_release(int rd)
 {
 	irqflags_t f = irq_save();
@@ -709,7 +763,7 @@ int rmem_write(int rd, uint32_t off, const void *src, uint32_t count, int flags)
 	if (flags & RMEM_SYNC)
 		return request_status(d, &m, src, count, flags);
 	/* Refusals come back tagged with the descriptor. */
-	m.tag = ASYNC_TAG | (uint32_t)rd << 24 | (__atomic_fetch_add(&next_async, 1, __ATOMIC_RELAXED) & 0xffffff);
+	m.tag = ASYNC_TAG | (uint32_t)rd << 20 | (__atomic_fetch_add(&next_async, 1, __ATOMIC_RELAXED) & 0xfffff);
 	return send_msg(d->node, &m, src, count, flags);
 }
 

@@ -32,8 +32,8 @@
 #include <stdint.h>
 
 #define RMEM_NAME_MAX 32		/* with the NUL */
-#define RMEM_MAX_SEGS 64		/* exported segments per node */
-#define RMEM_MAX_DESC 128		/* imported descriptors per node */
+#define RMEM_MAX_SEGS 256		/* exported segments per node */
+#define RMEM_MAX_DESC 512		/* imported descriptors per node */
 #define RMEM_MAX_READS 64		/* READs outstanding per node */
 
 /* Rights on a segment (per importing node). */
@@ -63,6 +63,12 @@ enum {
  * number (>= 0), or -EEXIST (name taken), -ENOSPC (table full), -EINVAL.
  */
 int seg_export(const char *name, void *base, size_t size, int rights);
+
+/*
+ * Export granting `rights` to node `node` alone, in one step (no moment
+ * where the name is visible with other rights).  As seg_export.
+ */
+int seg_export_for(const char *name, void *base, size_t size, int node, int rights);
 
 /* Grant node `node` (or every node for -1) `rights`; the generation stays. */
 int seg_grant(int seg, int node, int rights);
@@ -99,6 +105,13 @@ int seg_notify(int seg, int on, seg_notify_fn fn, void *arg);
  */
 long seg_wait(int seg, uint64_t *seen, uint64_t timeout_ns);
 
+/*
+ * The generation node's descriptors of seg must carry: with the segment
+ * number, what a peer needs to address seg without the name service
+ * (rmem_attach).  0 or -EBADF.
+ */
+int seg_ticket(int seg, int node, uint32_t *gen);
+
 /* The address and size of a local segment (NULL if none). */
 void *seg_base(int seg, size_t *size);
 
@@ -117,6 +130,15 @@ int seg_handler_thread(int seg, void (*fn)(void *arg, int seg), void *arg);
  * -EHOSTDOWN/-ETIMEDOUT (node unreachable), -ENOSPC (table full).
  */
 int rmem_import(int node, const char *name);
+
+/*
+ * A descriptor for segment seg of node, generation gen, as that node
+ * handed them over (seg_ticket), without asking its name service.  The
+ * target checks every operation as for any descriptor: a wrong or stale
+ * ticket is refused there, never trusted here.  Descriptor or -EINVAL,
+ * -ENOSPC.
+ */
+int rmem_attach(int node, int seg, uint32_t gen, size_t size, int rights);
 
 /* Forget a descriptor. */
 int rmem_release(int rd);

@@ -321,6 +321,20 @@ CASES = [
              "{build}/fuzz/fuzz_req -runs=50000 {build}/fuzz/smoke_req {build}/fuzz/seeds_req"],
             expect=[r"Done \d+ runs"], timeout=300),
 
+    # Madeleine (lib/mad.h) on each driver, the same app: Figures 4/5, every mode pair,
+    # 0 B to 1 MiB, misuse refused and the next message intact, none lost or doubled.
+    # 2 nodes: 69 messages each (72 sent, 3 misused on purpose); 4 nodes: 203.
+] + [
+    Cluster("mad-test-%d-%s%s" % (n, d, "-faults" if f else ""), app="mad-test", nodes=n,
+            args="driver=%s%s" % (d, " fault=drop:0.05,dup:0.01,reorder:0.01,corrupt:0.01" if f else ""),
+            nic=nic, timeout=240,
+            expect=[r"I received the strings"], absent=[r"FAILED", r"malformed"],
+            count={r"RESULT mad-test driver=%s messages=%d bytes=\d+ failures=0 misuse=%d" %
+                   (d, 69 if n == 2 else 203, 11 if n == 2 else 19): n})
+    for (n, d, f, nic) in [(2, "tcp", 0, "virtio"), (4, "tcp", 0, "e1000"),
+                           (2, "rmem", 0, "virtio"), (4, "rmem", 0, "virtio"), (4, "rmem", 1, "e1000"),
+                           (2, "req", 0, "e1000"), (4, "req", 0, "virtio"), (4, "req", 1, "virtio")]
+] + [
     # The launcher itself, with a tiny test guest (exit codes, prefixes,
     # timeout, grace, Ctrl-C cleanup, pinning, tap namespace).
     Command("launcher/suite", ["bash", "{root}/tests/launcher_test.sh"], timeout=400,

@@ -1,0 +1,585 @@
+/*
+ * Madeleine's generic layer: the programming interface over the
+ * portability interface.  See mad.h.
+ *
+ * Choices where the paper leaves one:
+ *  - Messages carry a pack descriptor (mode and length of each pack, one
+ *    word each).  The paper's messages are not self-describing; ours are,
+ *    so that an unpack sequence that does not mirror the packs is caught
+ *    and reported instead of silently misreading the stream.
+ *  - EXPRESS data travels in the header vector, so it is available as
+ *    soon as its unpack returns; CHEAPER data is the body, read in one
+ *    transfer at receive_data straight into the unpack destinations.
+ *  - The state of the message being built or read is per thread (TLS), so
+ *    threads send concurrently; receiving is one thread at a time.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "apps/app.h"
+#include "kernel/config.h"
+#include "kernel/sync.h"
+#include "kernel/thread.h"
+#include "kernel/tsc.h"
+#include "lib/mad.h"
+
+#define DESC_MODE(w) ((int)((w) >> 24))
+#define DESC_LEN(w) ((size_t)((w) & 0xffffff))
+#define MAX_ITEM 0xffffff		/* 16 MiB - 1 per pack */
+
+/* Drivers not linked into this build are NULL (weak). */
+extern const struct mad_driver mad_driver_tcp __attribute__((weak));
+extern const struct mad_driver mad_driver_rmem __attribute__((weak));
+extern const struct mad_driver mad_driver_req __attribute__((weak));
+extern const struct mad_driver mad_driver_cell __attribute__((weak));
+
+static const struct mad_driver *drv;
+static struct mad_stats stats;
+static struct mutex recv_lock = { 0, 0, 0, WAITQ_INIT };
+static mad_service_fn services[64];
+
+/* --- the pure part ------------------------------------------------------------ */
+
+int mad_hdr_check(const void *hdr, size_t len)
+{
+	struct mad_wire_hdr h;
+
+	if (len < sizeof h)
+		return -EPROTO;
+	memcpy(&h, hdr, sizeof h);
+	if (h.magic != MAD_MAGIC || h.npacks > MAD_MAX_PACKS || h.express_len > MAD_EXPRESS_MAX)
+		return -EPROTO;
+	if (len != sizeof h + 4u * h.npacks + h.express_len)
+		return -EPROTO;
+	/* The descriptor must add up to the express and body lengths. */
+	uint64_t ex = 0, body = 0;
+	for (unsigned i = 0; i < h.npacks; i++) {
+		uint32_t w;
+		memcpy(&w, (const uint8_t *)hdr + sizeof h + 4 * i, 4);
+		int mode = DESC_MODE(w);
+		if (mode & ~(MAD_SND_MASK | MAD_RECV_MASK | MAD_DESC_INBODY))
+			return -EPROTO;
+		int snd = mode & MAD_SND_MASK, rcv = mode & MAD_RECV_MASK;
+		if (snd != MAD_SND_CHEAPER && snd != MAD_SND_SAFER && snd != MAD_SND_LATER)
+			return -EPROTO;
+		if (rcv != MAD_RECV_CHEAPER && rcv != MAD_RECV_EXPRESS)
+			return -EPROTO;
+		if ((mode & MAD_DESC_INBODY) && rcv != MAD_RECV_EXPRESS)
+			return -EPROTO;
+		if (rcv == MAD_RECV_EXPRESS && !(mode & MAD_DESC_INBODY))
+			ex += DESC_LEN(w);
+		else
+			body += DESC_LEN(w);
+	}
+	if (ex != h.express_len || body != h.body_len)
+		return -EPROTO;
+	return 0;
+}
+
+static const char *mode_name(int mode)
+{
+	static const char *const names[] = {
+		"SND_CHEAPER|RECV_CHEAPER", "SND_SAFER|RECV_CHEAPER", "SND_LATER|RECV_CHEAPER", "?",
+		"SND_CHEAPER|RECV_EXPRESS", "SND_SAFER|RECV_EXPRESS", "SND_LATER|RECV_EXPRESS", "?",
+	};
+	int i = (mode & MAD_SND_MASK) + ((mode & MAD_RECV_EXPRESS) ? 4 : 0);
+	return i < 8 ? names[i] : "?";
+}
+
+int mad_match_unpack(const void *hdr, unsigned idx, int mode, size_t n, char *err, size_t errlen)
+{
+	struct mad_wire_hdr h;
+	uint32_t w;
+
+	memcpy(&h, hdr, sizeof h);
+	if (idx >= h.npacks) {
+		snprintf(err, errlen, "unpack #%u of %zu bytes, but the message has only %u packs", idx + 1,
+			 n, h.npacks);
+		return -EPROTO;
+	}
+	memcpy(&w, (const uint8_t *)hdr + sizeof h + 4 * idx, 4);
+	if ((DESC_MODE(w) & ~MAD_DESC_INBODY) != mode || DESC_LEN(w) != n) {
+		snprintf(err, errlen, "unpack #%u is %zu bytes %s, but pack #%u was %zu bytes %s", idx + 1,
+			 n, mode_name(mode), idx + 1, DESC_LEN(w), mode_name(DESC_MODE(w) & ~MAD_DESC_INBODY));
+		return -EPROTO;
+	}
+	return 0;
+}
+
+/* --- setup ------------------------------------------------------------------------ */
+
+int mad_init(const char *name)
+{
+	const struct mad_driver *const all[] = { &mad_driver_tcp, &mad_driver_rmem, &mad_driver_req,
+						 &mad_driver_cell };
+	int r;
+
+	for (size_t i = 0; i < sizeof all / sizeof all[0]; i++)
+		if (all[i] && all[i]->name && strcmp(all[i]->name, name) == 0)
+			drv = all[i];
+	if (!drv) {
+		printf("mad: no driver '%s' (tcp, rmem, req, cell)\n", name);
+		return -ENOENT;
+	}
+	if (!drv->init) {
+		printf("mad: driver '%s' is not available in this build\n", name);
+		drv = NULL;
+		return -ENOSYS;
+	}
+	r = drv->init(num_nodes, node_id);
+	if (r < 0) {
+		printf("mad: driver %s: init failed (%d)\n", drv->name, r);
+		drv = NULL;
+	}
+	return r;
+}
+
+void mad_exit(void)
+{
+	if (drv && drv->exit)
+		drv->exit();
+	drv = NULL;
+}
+
+const char *mad_driver_name(void)
+{
+	return drv ? drv->name : "none";
+}
+
+/* --- sending ------------------------------------------------------------------------ */
+
+struct later {			/* EXPRESS data read at send time */
+	const void *ptr;
+	size_t len, off;
+};
+
+struct sendstate {
+	int active;
+	int dest;
+	int error;
+	unsigned npacks;
+	uint8_t hdr[MAD_HDR_MAX];		/* wire header, descriptor, express */
+	size_t express_len, body_len;
+	struct later later[MAD_MAX_PACKS];
+	unsigned nlater;
+	struct mad_iovec iov[MAD_MAX_PACKS + 1];
+	unsigned niov;
+	void *copies[MAD_MAX_PACKS];		/* SND_SAFER copies, freed after the send */
+	unsigned ncopies;
+};
+
+static __thread struct sendstate *snd;
+
+static void free_copies(void)
+{
+	while (snd->ncopies)
+		free(snd->copies[--snd->ncopies]);
+}
+
+/* SND_SAFER: an explicit copy, taken now (paper 2.1.1). */
+static const void *safe_copy(const void *ptr, size_t n)
+{
+	void *c = malloc(n ? n : 1);
+
+	if (!c)
+		return NULL;
+	memcpy(c, ptr, n);
+	snd->copies[snd->ncopies++] = c;
+	return c;
+}
+
+static int send_misuse(const char *fmt, const char *what)
+{
+	printf("mad: misuse: ");
+	printf(fmt, what);
+	printf("\n");
+	stats.misuse++;
+	if (snd && snd->active)
+		snd->error = -EPROTO;
+	return -EPROTO;
+}
+
+int mad_sendbuf_init(int dest)
+{
+	if (!drv)
+		return -ENODEV;
+	if (dest < 0 || dest >= num_nodes || dest == node_id)
+		return -EINVAL;
+	if (!snd) {
+		snd = calloc(1, sizeof *snd);
+		if (!snd)
+			return -ENOMEM;
+	}
+	if (snd->active)
+		return send_misuse("%s: a message is already being built in this thread",
+				   "sendbuf_init");
+	snd->active = 1;
+	snd->dest = dest;
+	snd->error = 0;
+	snd->npacks = 0;
+	snd->express_len = snd->body_len = 0;
+	snd->nlater = 0;
+	snd->niov = 1;				/* iov[0] is the header */
+	free_copies();
+	return 0;
+}
+
+static int pack(int mode, const void *ptr, size_t n)
+{
+	int sm = mode & MAD_SND_MASK, rm = mode & MAD_RECV_MASK;
+
+	if (!snd || !snd->active)
+		return send_misuse("%s without sendbuf_init", "pack");
+	if ((mode & ~(MAD_SND_MASK | MAD_RECV_MASK)) ||
+	    (sm != MAD_SND_CHEAPER && sm != MAD_SND_SAFER && sm != MAD_SND_LATER) ||
+	    (rm != MAD_RECV_CHEAPER && rm != MAD_RECV_EXPRESS))
+		return send_misuse("%s: invalid mode (one SND_ and one RECV_ mode)", "pack");
+	if (snd->npacks == MAD_MAX_PACKS)
+		return send_misuse("%s: more than 64 packs in one message", "pack");
+	if (n > MAX_ITEM || (n && !ptr))
+		return send_misuse("%s: bad pointer or length", "pack");
+	int inhdr = rm == MAD_RECV_EXPRESS && snd->express_len + n <= MAD_EXPRESS_MAX;
+	uint32_t w = (uint32_t)(mode | (rm == MAD_RECV_EXPRESS && !inhdr ? MAD_DESC_INBODY : 0)) << 24 |
+		     (uint32_t)n;
+	memcpy(snd->hdr + sizeof(struct mad_wire_hdr) + 4 * snd->npacks, &w, 4);
+	snd->npacks++;
+	if (inhdr) {
+		/* Placed after the descriptor at send time; SAFER is copied now. */
+		struct later *l = &snd->later[snd->nlater++];
+		l->off = snd->express_len;
+		l->len = n;
+		l->ptr = sm == MAD_SND_SAFER ? safe_copy(ptr, n) : ptr;
+		if (!l->ptr)
+			return -ENOMEM;
+		snd->express_len += n;
+		return 0;
+	}
+	if (n == 0)
+		return 0;
+	if (sm == MAD_SND_SAFER && !(ptr = safe_copy(ptr, n)))
+		return -ENOMEM;
+	/* SND_LATER and SND_CHEAPER: the caller's memory, read when sent. */
+	snd->iov[snd->niov].base = (void *)(uintptr_t)ptr;
+	snd->iov[snd->niov].len = n;
+	snd->niov++;
+	snd->body_len += n;
+	return 0;
+}
+
+int mad_sendbuf_pack_byte(int mode, const void *ptr, size_t n)
+{
+	return pack(mode, ptr, n);
+}
+
+int mad_sendbuf_pack_int(int mode, const int *ptr, size_t n)
+{
+	return pack(mode, ptr, n * sizeof(int));
+}
+
+int mad_sendbuf_pack_u64(int mode, const uint64_t *ptr, size_t n)
+{
+	return pack(mode, ptr, n * sizeof(uint64_t));
+}
+
+int mad_sendbuf_send(void)
+{
+	struct mad_wire_hdr h;
+	size_t dlen;
+	int r;
+
+	if (!snd || !snd->active)
+		return send_misuse("%s without sendbuf_init", "sendbuf_send");
+	snd->active = 0;
+	if (snd->error) {
+		free_copies();
+		return snd->error;		/* a misused message is not sent */
+	}
+	h.magic = MAD_MAGIC;
+	h.npacks = (uint16_t)snd->npacks;
+	h.src = (uint16_t)node_id;
+	h.express_len = (uint32_t)snd->express_len;
+	h.body_len = (uint32_t)snd->body_len;
+	memcpy(snd->hdr, &h, sizeof h);
+	dlen = sizeof h + 4 * snd->npacks;
+	/* EXPRESS data now: SND_LATER reads its value at send time. */
+	for (unsigned i = 0; i < snd->nlater; i++)
+		memcpy(snd->hdr + dlen + snd->later[i].off, snd->later[i].ptr, snd->later[i].len);
+	snd->iov[0].base = snd->hdr;
+	snd->iov[0].len = dlen + snd->express_len;
+	r = drv->send_post(snd->dest, snd->iov, (int)snd->niov);
+	while (r == 0 && (r = drv->send_poll(snd->dest)) == 0)
+		thread_yield();
+	free_copies();
+	if (r < 0)
+		return r;
+	stats.sent++;
+	stats.bytes_sent += snd->iov[0].len + snd->body_len;
+	return 0;
+}
+
+/* --- receiving ------------------------------------------------------------------------ */
+
+struct recvstate {
+	int active;
+	int done;
+	int error;
+	int src;
+	uint8_t hdr[MAD_HDR_MAX];
+	size_t hdr_len;
+	unsigned idx;
+	size_t express_off;
+	struct mad_iovec iov[MAD_MAX_PACKS];
+	unsigned niov;
+	size_t body_posted;
+};
+
+static __thread struct recvstate *rcv;
+
+static int recv_misuse(const char *msg)
+{
+	printf("mad: misuse: %s\n", msg);
+	stats.misuse++;
+	if (rcv && rcv->active)
+		rcv->error = -EPROTO;
+	return -EPROTO;
+}
+
+/* Receive the body vectors unpacked so far. */
+static int post_pending(void)
+{
+	int r = 0;
+
+	if (rcv->niov) {
+		r = drv->recv_body_post(rcv->src, rcv->iov, (int)rcv->niov);
+		while (r == 0 && (r = drv->recv_body_poll(rcv->src)) == 0)
+			drv->wait(1000000);
+		rcv->niov = 0;
+	}
+	if (r < 0 && !rcv->error)
+		rcv->error = r;
+	return r < 0 ? r : 0;
+}
+
+static int unpack(int mode, void *ptr, size_t n)
+{
+	char err[160];
+	struct mad_wire_hdr h;
+	uint32_t w;
+
+	if (!rcv || !rcv->active)
+		return recv_misuse("unpack outside a receive handler");
+	if (rcv->done)
+		return recv_misuse("unpack after receive_data");
+	if (rcv->error)
+		return rcv->error;
+	if (n && !ptr)
+		return recv_misuse("unpack into a NULL pointer");
+	if (mad_match_unpack(rcv->hdr, rcv->idx, mode, n, err, sizeof err) < 0)
+		return recv_misuse(err);
+	memcpy(&h, rcv->hdr, sizeof h);
+	memcpy(&w, rcv->hdr + sizeof h + 4 * rcv->idx, 4);
+	rcv->idx++;
+	if ((mode & MAD_RECV_EXPRESS) && !(DESC_MODE(w) & MAD_DESC_INBODY)) {
+		/* In the header: here now. */
+		memcpy(ptr, rcv->hdr + sizeof h + 4 * h.npacks + rcv->express_off, n);
+		rcv->express_off += n;
+		return 0;
+	}
+	if (n) {
+		rcv->iov[rcv->niov].base = ptr;
+		rcv->iov[rcv->niov].len = n;
+		rcv->niov++;
+		rcv->body_posted += n;
+	}
+	/* EXPRESS in the body: receive the body up to here before returning. */
+	if (mode & MAD_RECV_EXPRESS)
+		return post_pending();
+	return 0;
+}
+
+int mad_recvbuf_unpack_byte(int mode, void *ptr, size_t n)
+{
+	return unpack(mode, ptr, n);
+}
+
+int mad_recvbuf_unpack_int(int mode, int *ptr, size_t n)
+{
+	return unpack(mode, ptr, n * sizeof(int));
+}
+
+int mad_recvbuf_unpack_u64(int mode, uint64_t *ptr, size_t n)
+{
+	return unpack(mode, ptr, n * sizeof(uint64_t));
+}
+
+/* Receive the rest of the body into a scratch buffer: keeps the stream in step. */
+static int drain(size_t left)
+{
+	static uint8_t sink[4096];
+	struct mad_iovec v[MAD_MAX_PACKS];
+	int r = 0;
+
+	while (left && r >= 0) {
+		int n = 0;
+		size_t chunk = 0;
+		while (n < MAD_MAX_PACKS && chunk < left) {
+			size_t k = left - chunk < sizeof sink ? left - chunk : sizeof sink;
+			v[n].base = sink;
+			v[n].len = k;
+			chunk += k;
+			n++;
+		}
+		r = drv->recv_body_post(rcv->src, v, n);
+		while (r == 0 && (r = drv->recv_body_poll(rcv->src)) == 0)
+			drv->wait(1000000);
+		left -= chunk;
+	}
+	return r < 0 ? r : 0;
+}
+
+int mad_recvbuf_receive_data(void)
+{
+	struct mad_wire_hdr h;
+	int r = 0;
+
+	if (!rcv || !rcv->active)
+		return recv_misuse("receive_data outside a receive handler");
+	if (rcv->done)
+		return recv_misuse("receive_data called twice");
+	rcv->done = 1;
+	memcpy(&h, rcv->hdr, sizeof h);
+	if (!rcv->error && rcv->idx != h.npacks) {
+		char err[96];
+		snprintf(err, sizeof err, "receive_data after %u unpacks; the message has %u packs", rcv->idx,
+			 h.npacks);
+		recv_misuse(err);
+	}
+	if (rcv->error) {
+		/* Whatever was unpacked is read, the rest thrown away. */
+		int e = rcv->error;
+		post_pending();
+		drain(h.body_len - rcv->body_posted);
+		return e;
+	}
+	if ((r = post_pending()) < 0)
+		return r;
+	stats.received++;
+	stats.bytes_received += rcv->hdr_len + h.body_len;
+	return 0;
+}
+
+int mad_recvbuf_receive_timeout(int (*handler)(int src), uint64_t timeout_ns)
+{
+	uint64_t end = cycles() + ns_to_cycles(timeout_ns);
+	int r, src;
+	size_t len;
+
+	if (!drv)
+		return -ENODEV;
+	if (!rcv) {
+		rcv = calloc(1, sizeof *rcv);
+		if (!rcv)
+			return -ENOMEM;
+	}
+	if (rcv->active)
+		return recv_misuse("receive from inside a receive handler");
+	mutex_lock(&recv_lock);
+	r = drv->recv_header_post();
+	while (r == 0) {
+		r = drv->recv_header_poll(&src, rcv->hdr, sizeof rcv->hdr, &len);
+		if (r != 0)
+			break;
+		uint64_t now = cycles();
+		if (now >= end) {
+			r = -ETIMEDOUT;
+			break;
+		}
+		drv->wait(cycles_to_ns(end - now));
+	}
+	if (r < 0) {
+		mutex_unlock(&recv_lock);
+		return r;
+	}
+	if (mad_hdr_check(rcv->hdr, len) < 0) {
+		/* A transport delivers whole headers; a bad one is a broken peer. */
+		mutex_unlock(&recv_lock);
+		stats.misuse++;
+		printf("mad: malformed header from node %d (%zu bytes): dropped\n", src, len);
+		return -EPROTO;
+	}
+	rcv->active = 1;
+	rcv->done = 0;
+	rcv->error = 0;
+	rcv->src = src;
+	rcv->hdr_len = len;
+	rcv->idx = 0;
+	rcv->express_off = 0;
+	rcv->niov = 0;
+	rcv->body_posted = 0;
+	r = handler(src);
+	if (!rcv->done) {
+		recv_misuse("the handler returned without calling receive_data");
+		mad_recvbuf_receive_data();
+		if (r >= 0)
+			r = -EPROTO;
+	} else if (rcv->error && r >= 0) {
+		r = rcv->error;
+	}
+	rcv->active = 0;
+	mutex_unlock(&recv_lock);
+	return r;
+}
+
+int mad_recvbuf_receive(int (*handler)(int src))
+{
+	return mad_recvbuf_receive_timeout(handler, ~0ULL >> 2);
+}
+
+/* --- RPC ------------------------------------------------------------------------------ */
+
+int mad_rpc_register(uint32_t service, mad_service_fn fn)
+{
+	if (service >= sizeof services / sizeof services[0])
+		return -EINVAL;
+	services[service] = fn;
+	return 0;
+}
+
+int mad_rpc_begin(int dest, uint32_t service)
+{
+	static __thread uint32_t svc;
+	int r = mad_sendbuf_init(dest);
+
+	if (r < 0)
+		return r;
+	svc = service;
+	/* The service id travels in the header, EXPRESS (paper 2.1.4). */
+	return mad_sendbuf_pack_byte(MAD_SND_SAFER | MAD_RECV_EXPRESS, &svc, sizeof svc);
+}
+
+static int dispatch(int src)
+{
+	uint32_t svc;
+	int r = mad_recvbuf_unpack_byte(MAD_SND_SAFER | MAD_RECV_EXPRESS, &svc, sizeof svc);
+
+	if (r < 0)
+		return r;
+	if (svc >= sizeof services / sizeof services[0] || !services[svc]) {
+		printf("mad: RPC for unknown service %u from node %d\n", svc, src);
+		recv_misuse("unknown service");
+		return -ENOSYS;
+	}
+	return services[svc](src);
+}
+
+int mad_rpc_serve_one(uint64_t timeout_ns)
+{
+	return mad_recvbuf_receive_timeout(dispatch, timeout_ns);
+}
+
+void mad_stats(struct mad_stats *out)
+{
+	*out = stats;
+}

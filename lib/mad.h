@@ -1,0 +1,168 @@
+/*
+ * Madeleine: the communication interface of Bougé, Méhaut and Namyst,
+ * "Madeleine: An Efficient and Portable Communication Interface for
+ * RPC-based Multithreaded Environments" (madeleine paper), section 2.
+ *
+ * Programming interface (section 2.1).  A thread builds a message with
+ * mad_sendbuf_init(dest), a series of mad_sendbuf_pack_*(mode, ptr, n)
+ * and mad_sendbuf_send(); a receiving thread calls mad_recvbuf_receive
+ * (handler), and the handler mirrors the packs with mad_recvbuf_unpack_*
+ * and ends with mad_recvbuf_receive_data().  Modes (section 2.1.1, 2.1.2),
+ * or-ed, one send mode and one receive mode, the same on both sides:
+ *
+ *   MAD_SND_SAFER     the data is copied at pack time: the caller may reuse it
+ *   MAD_SND_LATER     the data is read at send time: changes until then count
+ *   MAD_SND_CHEAPER   (default) read whenever cheapest; leave it alone until
+ *                     mad_sendbuf_send returns
+ *   MAD_RECV_EXPRESS  available as soon as the unpack returns
+ *   MAD_RECV_CHEAPER  (default) available after mad_recvbuf_receive_data
+ *
+ * Misuse (an unpack that does not mirror its pack in order, length or
+ * modes; an unpack after receive_data; two messages at once in one thread)
+ * is detected, reported on the console, and returned as an error; the
+ * message is then drained so that the next one is read correctly.
+ *
+ * Portability interface (section 2.2, Table 1): each transport is a
+ * struct mad_driver of eight functions.  The generic layer here never
+ * knows which transport it runs on; the driver is chosen at mad_init().
+ *
+ * Calls block only their calling thread.  One thread receives at a time
+ * (paper 2.2: "the upper layers have to ensure that only one thread is
+ * processing a receive operation at a time"); others wait their turn.
+ */
+#ifndef LIB_MAD_H
+#define LIB_MAD_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+enum {
+	MAD_SND_CHEAPER = 0x00,
+	MAD_SND_SAFER = 0x01,
+	MAD_SND_LATER = 0x02,
+	MAD_RECV_CHEAPER = 0x00,
+	MAD_RECV_EXPRESS = 0x10,
+};
+
+#define MAD_SND_MASK 0x0f
+#define MAD_RECV_MASK 0x70
+
+/* One piece of a message: what the portability interface moves. */
+struct mad_iovec {
+	void *base;
+	size_t len;
+};
+
+/*
+ * The portability interface (Table 1).  All return 0 or a negative
+ * error unless said otherwise; none may block longer than it must, and
+ * never more than its calling thread.
+ */
+struct mad_driver {
+	const char *name;
+	/* Connections setup / shutdown (every node calls them). */
+	int (*init)(int nodes, int self);
+	void (*exit)(void);
+	/* Post the sending of a message (header vector first); poll: 1 when done. */
+	int (*send_post)(int dest, const struct mad_iovec *iov, int count);
+	int (*send_poll)(int dest);
+	/*
+	 * Ready to receive a header; poll: 1 when one arrived, with its source
+	 * and its bytes copied into hdr (at most hdr_max), *hdr_len set.
+	 */
+	int (*recv_header_post)(void);
+	int (*recv_header_poll)(int *src, void *hdr, size_t hdr_max, size_t *hdr_len);
+	/*
+	 * Ready to receive the body of the message whose header came last, into
+	 * these vectors (zero copy where the transport can); poll: 1 when done.
+	 */
+	int (*recv_body_post)(int src, const struct mad_iovec *iov, int count);
+	int (*recv_body_poll)(int src);
+	/* Block until a recv poll could succeed (or timeout_ns); the generic layer's wait. */
+	void (*wait)(uint64_t timeout_ns);
+};
+
+/* Choose the transport ("tcp", "rmem", "req", "cell") and connect every node. */
+int mad_init(const char *driver);
+void mad_exit(void);
+const char *mad_driver_name(void);
+
+/* --- sending (section 2.1.1) ------------------------------------------------ */
+
+int mad_sendbuf_init(int dest);
+int mad_sendbuf_pack_byte(int mode, const void *ptr, size_t n);
+int mad_sendbuf_pack_int(int mode, const int *ptr, size_t n);
+int mad_sendbuf_pack_u64(int mode, const uint64_t *ptr, size_t n);
+int mad_sendbuf_send(void);
+
+/* --- receiving (section 2.1.2) ---------------------------------------------- */
+
+/*
+ * Wait for a message from any node and run handler(src) on it; the
+ * handler unpacks and calls mad_recvbuf_receive_data().  Return the
+ * handler's result, or a negative error (-EPROTO on misuse, -ETIMEDOUT).
+ */
+int mad_recvbuf_receive(int (*handler)(int src));
+int mad_recvbuf_receive_timeout(int (*handler)(int src), uint64_t timeout_ns);
+int mad_recvbuf_unpack_byte(int mode, void *ptr, size_t n);
+int mad_recvbuf_unpack_int(int mode, int *ptr, size_t n);
+int mad_recvbuf_unpack_u64(int mode, uint64_t *ptr, size_t n);
+int mad_recvbuf_receive_data(void);
+
+/* --- RPC (section 2.1.4) ------------------------------------------------------ */
+
+/*
+ * A service: the service number travels RECV_EXPRESS in the header; the
+ * handler unpacks its arguments (RECV_CHEAPER into memory it chooses) and
+ * calls mad_recvbuf_receive_data().
+ */
+typedef int (*mad_service_fn)(int src);
+int mad_rpc_register(uint32_t service, mad_service_fn fn);
+/* Start a call: sendbuf_init(dest) and pack the service number. */
+int mad_rpc_begin(int dest, uint32_t service);
+/* Receive one message and dispatch it to its service. */
+int mad_rpc_serve_one(uint64_t timeout_ns);
+
+struct mad_stats {
+	uint64_t sent, received, misuse, bytes_sent, bytes_received;
+};
+void mad_stats(struct mad_stats *out);
+
+/* --- the message description (pure; host tests drive it) --------------------- */
+
+#define MAD_MAX_PACKS 64
+#define MAD_EXPRESS_MAX 1024		/* bytes of EXPRESS data in the header */
+#define MAD_DESC_INBODY 0x80		/* descriptor: this EXPRESS pack is in the body */
+
+/*
+ * On the wire a message is a header vector, then the body vectors:
+ *   struct mad_wire_hdr, the pack descriptor (one 32-bit word per pack:
+ *   mode in the top byte, length below), the EXPRESS data concatenated,
+ *   and then, as the body, the CHEAPER data in pack order.  EXPRESS data
+ *   beyond MAD_EXPRESS_MAX bytes travels in the body instead, marked
+ *   MAD_DESC_INBODY; its unpack receives the body up to and including it
+ *   before returning, so it is still there when the unpack returns.
+ */
+struct mad_wire_hdr {
+	uint32_t magic;
+	uint16_t npacks;
+	uint16_t src;
+	uint32_t express_len;
+	uint32_t body_len;
+} __attribute__((packed));
+_Static_assert(sizeof(struct mad_wire_hdr) == 16, "madeleine header is 16 bytes");
+
+#define MAD_MAGIC 0x4d414431u		/* "MAD1" */
+#define MAD_HDR_MAX (sizeof(struct mad_wire_hdr) + 4 * MAD_MAX_PACKS + MAD_EXPRESS_MAX)
+
+/* Validate a received header of len bytes.  0 or -EPROTO. */
+int mad_hdr_check(const void *hdr, size_t len);
+
+/*
+ * The receive-side bookkeeping: given the checked header, match the next
+ * unpack (mode, n) against pack number idx.  0, or -EPROTO with a message
+ * in err describing the mismatch.
+ */
+int mad_match_unpack(const void *hdr, unsigned idx, int mode, size_t n, char *err, size_t errlen);
+
+#endif

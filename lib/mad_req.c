@@ -1,0 +1,443 @@
+/*
+ * Madeleine's message-queue driver: the remote message queues of the
+ * madeleine paper's SCI implementation (section 3.4, Figure 14), with the
+ * remote enqueue (net/req.h) as the arrival notification that the paper
+ * left for later ("Remote interrupts could have been used to signal the
+ * data transfer completions").
+ *
+ * For each ordered pair of nodes a circular FIFO buffer of RING bytes
+ * lives on the receiver ("mad.q.<sender>"), which only the sender may
+ * write.  The sender keeps the write pointer; it deposits a chunk of the
+ * message stream (header vector, then body vectors, at most CHUNK bytes)
+ * at the write pointer with remote WRITEs and then REQs one word, its
+ * node and the chunk's length, into the receiver's queue "mad.n".  The
+ * receiver keeps the read pointer; it dequeues the words, copies the
+ * bytes out of the ring into the unpack destinations (the one extra copy
+ * of section 3.4; chunks pipeline), and writes its read pointer back into
+ * the sender's control word ("mad.p.<receiver>" on the sender) every
+ * quarter ring.  Each side avoids overflow and underflow by comparing
+ * its own pointer with the other's, as section 3.4 says.  The fabric keeps
+ * order per pair, so a word never arrives before its chunk.
+ *
+ * A word names its sender, and any node may enqueue into "mad.n": the
+ * receiver believes a word only as far as the ring allows (never more
+ * bytes than the ring holds) and checks every header it reads.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "kernel/config.h"
+#include "kernel/sync.h"
+#include "kernel/thread.h"
+#include "kernel/tsc.h"
+#include "kernel/x86.h"
+#include "lib/mad.h"
+#include "lib/mad_drv.h"
+#include "net/fabric.h"
+#include "net/req.h"
+#include "net/rmem.h"
+
+#define RING (64 * 1024)
+#define CHUNK (8 * 1024)		/* "chunks of 8 kB or so" (section 3.4) */
+#define REPORT (RING / 4)
+#define QBYTES 4096			/* the notification queue's first buffer */
+
+#define WORD(src, len) ((uint32_t)(src) << 24 | (uint32_t)(len))
+#define WORD_SRC(w) ((int)((w) >> 24))
+#define WORD_LEN(w) ((w) & 0xffffff)
+
+struct peer {
+	/* receiving from the peer */
+	uint8_t *ring;
+	int ring_seg;
+	uint64_t rp, reported;		/* bytes consumed; last told to the peer */
+	uint64_t avail;			/* announced by words, not yet consumed */
+	uint64_t skip;			/* bytes of a bad message still to throw away */
+	int rp_rd;			/* the peer's control word for us */
+	/* sending to the peer */
+	volatile uint64_t *peer_rp;	/* the peer's read pointer, written by it */
+	int ctl_seg;
+	int ring_rd, rq;
+	uint64_t wp;
+	struct mutex lock;
+	uint8_t stage[RMEM_MAX_XFER] __attribute__((aligned(16)));
+};
+
+static struct peer *peers[MAX_NODES];
+static int nnodes, me, rr, qid = -1;
+static struct waitq tx_wq = WAITQ_INIT;
+static uint64_t proto_errors;
+
+/* The message being received. */
+static struct {
+	int open, src;
+	size_t body_len, body_got;
+	struct mad_iovec iov[MAD_MAX_PACKS];
+	struct iovcur cur;
+	size_t part_left;
+} rx;
+
+static void ctl_note(void *arg, int seg, uint32_t off, uint32_t count)
+{
+	(void)arg, (void)seg, (void)off, (void)count;
+	waitq_wake_all(&tx_wq);
+}
+
+static void complain(const char *what, int src)
+{
+	if (proto_errors++ < 8)
+		printf("mad-req: %s from node %d: dropped\n", what, src);
+}
+
+/* --- setup ------------------------------------------------------------------------ */
+
+static void req_exit_drv(void);
+
+static int retry(int (*fn)(int, const char *), int node, const char *name)
+{
+	uint64_t end = cycles() + ns_to_cycles(MAD_PEER_TIMEOUT_NS);
+	int r;
+
+	while ((r = fn(node, name)) == -ENOENT && cycles() < end)
+		thread_sleep_ns(20000000);
+	return r;
+}
+
+static int req_init_drv(int nodes, int self)
+{
+	char name[RMEM_NAME_MAX];
+	int r;
+
+	nnodes = nodes;
+	me = self;
+	memset(&rx, 0, sizeof rx);
+	if ((qid = req_create(QBYTES)) < 0 || (r = req_export(qid, "mad.n")) < 0) {
+		r = qid < 0 ? qid : r;
+		req_exit_drv();
+		return r;
+	}
+	for (int i = 0; i < nodes; i++) {
+		if (i == self)
+			continue;
+		struct peer *p = calloc(1, sizeof *p);
+		if (!p) {
+			req_exit_drv();
+			return -ENOMEM;
+		}
+		peers[i] = p;
+		mutex_init(&p->lock, 0);
+		p->ring_seg = p->ctl_seg = p->ring_rd = p->rp_rd = p->rq = -1;
+		p->ring = aligned_alloc(64, RING);
+		p->peer_rp = aligned_alloc(64, 64);
+		if (!p->ring || !p->peer_rp) {
+			req_exit_drv();
+			return -ENOMEM;
+		}
+		*p->peer_rp = 0;
+		snprintf(name, sizeof name, "mad.q.%d", i);
+		p->ring_seg = seg_export_for(name, p->ring, RING, i, RMEM_W);
+		snprintf(name, sizeof name, "mad.p.%d", i);
+		p->ctl_seg = seg_export_for(name, (void *)p->peer_rp, 8, i, RMEM_W);
+		if (p->ring_seg < 0 || p->ctl_seg < 0) {
+			r = p->ring_seg < 0 ? p->ring_seg : p->ctl_seg;
+			req_exit_drv();
+			return r;
+		}
+		seg_notify(p->ctl_seg, 1, ctl_note, p);
+	}
+	for (int i = 0; i < nodes; i++) {
+		struct peer *p = peers[i];
+		if (!p)
+			continue;
+		snprintf(name, sizeof name, "mad.q.%d", self);
+		p->ring_rd = retry(rmem_import, i, name);
+		snprintf(name, sizeof name, "mad.p.%d", self);
+		p->rp_rd = p->ring_rd < 0 ? p->ring_rd : retry(rmem_import, i, name);
+		p->rq = p->rp_rd < 0 ? p->rp_rd : retry(req_import, i, "mad.n");
+		if (p->ring_rd < 0 || p->rp_rd < 0 || p->rq < 0) {
+			r = p->ring_rd < 0 ? p->ring_rd : p->rp_rd < 0 ? p->rp_rd : p->rq;
+			printf("mad-req: cannot reach node %d's queue (%d)\n", i, r);
+			req_exit_drv();
+			return r;
+		}
+	}
+	return 0;
+}
+
+static void req_exit_drv(void)
+{
+	for (int i = 0; i < MAX_NODES; i++) {
+		struct peer *p = peers[i];
+		if (!p)
+			continue;
+		if (p->ring_seg >= 0)
+			seg_unexport(p->ring_seg);
+		if (p->ctl_seg >= 0)
+			seg_unexport(p->ctl_seg);
+		if (p->ring_rd >= 0)
+			rmem_release(p->ring_rd);
+		if (p->rp_rd >= 0)
+			rmem_release(p->rp_rd);
+		free(p->ring);
+		free((void *)p->peer_rp);
+		free(p);
+		peers[i] = NULL;
+	}
+	if (qid >= 0)
+		req_destroy(qid);
+	qid = -1;
+}
+
+/* --- sending ------------------------------------------------------------------------ */
+
+static int ring_space(struct peer *p)
+{
+	return p->wp - *p->peer_rp < RING;
+}
+
+static int tx_wait_space(int dest, struct peer *p)
+{
+	uint64_t end = cycles() + ns_to_cycles(MAD_PEER_TIMEOUT_NS);
+	irqflags_t f = irq_save();
+	int r = 0;
+
+	while (!ring_space(p)) {
+		uint64_t now = cycles();
+		if (fabric_peer_dead(dest)) {
+			r = -EHOSTDOWN;
+			break;
+		}
+		if (now >= end) {
+			r = -ETIMEDOUT;
+			break;
+		}
+		waitq_wait_timeout(&tx_wq, 100000000);
+	}
+	irq_restore(f);
+	return r;
+}
+
+/*
+ * Deposit the next n bytes of the stream at the write pointer: one WRITE
+ * per frame, straight from the caller's memory where a vector covers the
+ * frame, gathered through a small stage where short vectors meet.
+ */
+static int deposit(struct peer *p, struct iovcur *c, size_t n)
+{
+	int r = 0;
+
+	while (n && r == 0) {
+		uint32_t pos = (uint32_t)(p->wp % RING);
+		size_t k = n < RMEM_MAX_XFER ? n : RMEM_MAX_XFER;
+		uint8_t *src;
+		if (k > RING - pos)
+			k = RING - pos;
+		if (iovcur_peek(c, &src, k) == k)
+			iovcur_skip(c, k);
+		else
+			iovcur_gather(c, src = p->stage, k);
+		r = rmem_write(p->ring_rd, pos, src, (uint32_t)k, 0);
+		p->wp += k;
+		n -= k;
+	}
+	return r;
+}
+
+static int req_send_post(int dest, const struct mad_iovec *iov, int count)
+{
+	struct peer *p = dest >= 0 && dest < MAX_NODES ? peers[dest] : NULL;
+	size_t left = iov_total(iov, count);
+	struct iovcur c;
+	int r = 0;
+
+	if (!p)
+		return -EINVAL;
+	iovcur_init(&c, iov, count);
+	mutex_lock(&p->lock);
+	while (left && r == 0) {
+		if ((r = tx_wait_space(dest, p)) < 0)
+			break;
+		size_t room = RING - (p->wp - *p->peer_rp);
+		size_t n = left < CHUNK ? left : CHUNK;
+		if (n > room)
+			n = room;
+		if ((r = deposit(p, &c, n)) == 0)
+			r = req_enqueue(p->rq, WORD(me, n), 0);
+		left -= n;
+	}
+	mutex_unlock(&p->lock);
+	return r;
+}
+
+static int req_send_poll(int dest)
+{
+	(void)dest;
+	return 1;
+}
+
+/* --- receiving ------------------------------------------------------------------------ */
+
+/* Take the words that arrived into the per-peer byte counts. */
+static void take_words(void)
+{
+	uint32_t w[64];
+	int n;
+
+	while ((n = req_dequeue_many(qid, w, 64, NULL)) > 0) {
+		for (int k = 0; k < n; k++) {
+			int s = WORD_SRC(w[k]);
+			uint32_t len = WORD_LEN(w[k]);
+			struct peer *p = s < MAX_NODES ? peers[s] : NULL;
+			if (!p || len == 0 || len > CHUNK || p->avail + len > RING - (p->rp - p->reported)) {
+				complain("a word that does not fit its ring", s);
+				continue;
+			}
+			p->avail += len;
+		}
+	}
+}
+
+static void ring_copy(struct peer *p, uint64_t at, void *dst, size_t n)
+{
+	uint32_t pos = (uint32_t)(at % RING);
+	size_t k = n < RING - pos ? n : RING - pos;
+
+	memcpy(dst, p->ring + pos, k);
+	memcpy((uint8_t *)dst + k, p->ring, n - k);
+}
+
+static void consumed(int src, struct peer *p, size_t n)
+{
+	p->rp += n;
+	p->avail -= n;
+	if (p->rp - p->reported >= REPORT) {
+		uint64_t v = p->rp;
+		if (rmem_write(p->rp_rd, 0, &v, sizeof v, RMEM_INTR) == 0)
+			p->reported = v;
+	}
+	(void)src;
+}
+
+static int req_recv_header_post(void)
+{
+	return rx.open ? -EBUSY : 0;
+}
+
+static int req_recv_header_poll(int *src, void *hdr, size_t hdr_max, size_t *hdr_len)
+{
+	if (rx.open)
+		return -EBUSY;
+	take_words();
+	for (int k = 0; k < nnodes; k++) {
+		int i = (rr + k) % nnodes;
+		struct peer *p = peers[i];
+		struct mad_wire_hdr h;
+		if (p && p->skip && p->avail) {
+			size_t n = p->skip < p->avail ? p->skip : p->avail;
+			consumed(i, p, n);
+			p->skip -= n;
+		}
+		if (!p || p->skip || p->avail < sizeof h)
+			continue;
+		ring_copy(p, p->rp, &h, sizeof h);
+		size_t full = sizeof h + 4u * h.npacks + h.express_len;
+		if (h.magic != MAD_MAGIC || h.npacks > MAD_MAX_PACKS || h.express_len > MAD_EXPRESS_MAX ||
+		    full > hdr_max) {
+			/* The stream is out of step: nothing in it can be trusted now. */
+			complain("a stream out of step", i);
+			consumed(i, p, p->avail);
+			continue;
+		}
+		if (p->avail < full)
+			continue;		/* the rest of the header is on its way */
+		ring_copy(p, p->rp, hdr, full);
+		consumed(i, p, full);
+		if (mad_hdr_check(hdr, full) < 0) {
+			/* Framed but not consistent: skip its body, stay in step. */
+			complain("a malformed header", i);
+			p->skip = h.body_len;
+			continue;
+		}
+		*hdr_len = full;
+		*src = i;
+		rr = (i + 1) % nnodes;
+		rx.src = i;
+		rx.body_len = h.body_len;
+		rx.body_got = 0;
+		rx.open = h.body_len != 0;
+		return 1;
+	}
+	return 0;
+}
+
+/* Copy whatever of the posted part has arrived. */
+static void pull(void)
+{
+	struct peer *p = peers[rx.src];
+
+	take_words();
+	while (rx.part_left && p->avail) {
+		uint8_t *dst = NULL;
+		size_t n = iovcur_peek(&rx.cur, &dst, rx.part_left < p->avail ? rx.part_left : p->avail);
+		if (n == 0)
+			break;
+		uint32_t pos = (uint32_t)(p->rp % RING);
+		if (n > RING - pos)
+			n = RING - pos;
+		memcpy(dst, p->ring + pos, n);
+		iovcur_skip(&rx.cur, n);
+		consumed(rx.src, p, n);
+		rx.part_left -= n;
+		rx.body_got += n;
+	}
+	if (rx.body_got == rx.body_len && !rx.part_left)
+		rx.open = 0;
+}
+
+static int req_recv_body_post(int src, const struct mad_iovec *iov, int count)
+{
+	size_t len = iov_total(iov, count);
+
+	if (!rx.open || src != rx.src || count > MAD_MAX_PACKS || rx.body_got + len > rx.body_len)
+		return -EINVAL;
+	memcpy(rx.iov, iov, sizeof iov[0] * (size_t)count);
+	iovcur_init(&rx.cur, rx.iov, count);
+	rx.part_left = len;
+	pull();
+	return 0;
+}
+
+static int req_recv_body_poll(int src)
+{
+	(void)src;
+	if (rx.part_left) {
+		pull();
+		if (rx.part_left && fabric_peer_dead(rx.src)) {
+			rx.open = 0;
+			rx.part_left = 0;
+			return -EHOSTDOWN;
+		}
+	}
+	return rx.part_left == 0;
+}
+
+static void req_wait_drv(uint64_t timeout_ns)
+{
+	/* Everything this driver waits for is announced by a word in the queue. */
+	req_wait(qid, timeout_ns);
+}
+
+const struct mad_driver mad_driver_req = {
+	.name = "req",
+	.init = req_init_drv,
+	.exit = req_exit_drv,
+	.send_post = req_send_post,
+	.send_poll = req_send_poll,
+	.recv_header_post = req_recv_header_post,
+	.recv_header_poll = req_recv_header_poll,
+	.recv_body_post = req_recv_body_post,
+	.recv_body_poll = req_recv_body_poll,
+	.wait = req_wait_drv,
+};

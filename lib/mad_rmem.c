@@ -1,0 +1,566 @@
+/*
+ * Madeleine's remote-memory driver: the protocol of Figure 7 (madeleine
+ * paper 2.2) on protected remote memory (net/rmem.h), as the paper builds
+ * it on the zero-copy protocols BIP and VIA (sections 3.2, 3.3).
+ *
+ * Headers.  Every node exports, for each peer, a ring of HDR_SLOTS slots
+ * of one frame each that only that peer may write ("mad.r.<peer>").  The
+ * sender owns a slot per message; it writes the slot header and the
+ * Madeleine header in one remote WRITE with the notify flag, which wakes
+ * the receiver.  Credit-based flow control as sections 3.2 and 3.3 add
+ * it: the sender starts with HDR_SLOTS credits, one per slot; the receiver
+ * gives them back in batches, writing the count of slots it has consumed
+ * into the sender's control segment ("mad.c.<peer>" on the sender), so no
+ * acknowledgement travels for most messages.
+ *
+ * Small messages.  If the header and the body fit in one slot, both go in
+ * that one WRITE, and the receiver copies the body out of the slot at
+ * recv_body_post: BIP's "sufficiently small" path (section 3.2), which
+ * trades one copy of at most a frame for a round trip.
+ *
+ * Bodies.  Otherwise Figure 7 runs as drawn: the receiver's handler says
+ * where the body goes (recv_body_post); the driver exports each of those
+ * vectors as a segment that only the sender may write, and writes a READY
+ * record (step 4) into the sender's control segment: segment numbers,
+ * generations and lengths.  The sender deposits the body straight into
+ * them with remote WRITEs (step 5, 6: no copy on either side beyond the
+ * network's own), the last one with the notify flag; the receiver then
+ * withdraws the segments, so nothing can be written there afterwards.  A
+ * body posted in several parts gets one READY per part.
+ *
+ * The fabric's channel keeps order per node pair, so a notification never
+ * overtakes the data it announces.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "kernel/config.h"
+#include "kernel/sync.h"
+#include "kernel/thread.h"
+#include "kernel/tsc.h"
+#include "kernel/x86.h"
+#include "lib/mad.h"
+#include "lib/mad_drv.h"
+#include "net/fabric.h"
+#include "net/rmem.h"
+
+#define HDR_SLOTS 32
+#define SLOT RMEM_MAX_XFER		/* one frame */
+#define CREDIT_BATCH (HDR_SLOTS / 2)
+
+struct slot_hdr {
+	uint32_t seq;			/* message number on this pair */
+	uint16_t hdr_len;		/* Madeleine header bytes that follow */
+	uint16_t flags;
+	uint32_t body_len;
+	uint32_t pad;
+};
+_Static_assert(sizeof(struct slot_hdr) == 16, "slot header");
+
+enum { SLOT_INLINE = 1 };		/* the body follows the header in the slot */
+
+#define INLINE_MAX (SLOT - sizeof(struct slot_hdr))
+
+/* Step 4 of Figure 7: where the next part of the body goes. */
+struct ready {
+	uint32_t seq;			/* READY number on this pair, from 1 */
+	int32_t status;			/* 0, or the receiver refused the message */
+	uint32_t msg;			/* the message it belongs to */
+	uint32_t nvec;
+	struct {
+		uint32_t seg, gen, len;
+	} v[MAD_MAX_PACKS];
+};
+
+/* The control segment a node exports to each peer: credits, then READY. */
+struct ctl {
+	volatile uint64_t consumed;	/* slots the peer has finished with */
+	uint8_t pad[56];
+	struct ready ready;
+};
+#define CTL_READY_OFF 64
+_Static_assert(__builtin_offsetof(struct ctl, ready) == CTL_READY_OFF, "ctl layout");
+_Static_assert(sizeof(struct ready) <= RMEM_MAX_XFER, "READY is one frame");
+
+/* What this node keeps about one peer. */
+struct peer {
+	/* receiving from the peer */
+	uint8_t *ring;			/* HDR_SLOTS * SLOT, written by the peer */
+	int ring_seg;
+	volatile uint64_t arrived;	/* notified slot WRITEs */
+	uint64_t consumed, returned;
+	uint32_t ready_seq;
+	int ctl_rd;			/* the peer's control segment for us */
+	/* sending to the peer */
+	struct ctl *ctl;		/* exported to the peer */
+	int ctl_seg;
+	int ring_rd;			/* our ring on the peer */
+	uint64_t sent;
+	uint32_t ready_seen;
+	struct mutex lock;
+	uint8_t slot[SLOT] __attribute__((aligned(16)));	/* staging for one slot */
+};
+
+/* The message being received (one at a time, paper 2.2). */
+struct rxmsg {
+	int open, src;
+	struct slot_hdr sh;
+	const uint8_t *inline_body;
+	size_t body_got;
+	/* posted part of a deposited body */
+	int nseg, segs[MAD_MAX_PACKS];
+	volatile int part_done;
+	size_t part_len;
+};
+
+static struct peer *peers[MAX_NODES];
+static int nnodes, me, rr;
+static struct rxmsg rx;
+static struct waitq rx_wq = WAITQ_INIT, tx_wq = WAITQ_INIT;
+static uint32_t seg_names;
+static uint64_t proto_errors;
+
+/* --- notifications (receive path, interrupts off) ----------------------------- */
+
+static void ring_note(void *arg, int seg, uint32_t off, uint32_t count)
+{
+	struct peer *p = arg;
+
+	(void)seg, (void)off, (void)count;
+	p->arrived++;
+	waitq_wake_all(&rx_wq);
+}
+
+static void ctl_note(void *arg, int seg, uint32_t off, uint32_t count)
+{
+	(void)arg, (void)seg, (void)off, (void)count;
+	waitq_wake_all(&tx_wq);
+}
+
+static void body_note(void *arg, int seg, uint32_t off, uint32_t count)
+{
+	(void)arg, (void)seg, (void)off, (void)count;
+	rx.part_done = 1;
+	waitq_wake_all(&rx_wq);
+}
+
+/* --- setup ------------------------------------------------------------------------ */
+
+static int import_retry(int node, const char *name)
+{
+	uint64_t end = cycles() + ns_to_cycles(MAD_PEER_TIMEOUT_NS);
+	int r;
+
+	/* The peer may still be booting: its name appears when it gets there. */
+	while ((r = rmem_import(node, name)) == -ENOENT && cycles() < end)
+		thread_sleep_ns(20000000);
+	return r;
+}
+
+static void rmem_exit_drv(void);
+
+static int rmem_init_drv(int nodes, int self)
+{
+	char name[RMEM_NAME_MAX];
+	int r;
+
+	nnodes = nodes;
+	me = self;
+	memset(&rx, 0, sizeof rx);
+	for (int i = 0; i < nodes; i++) {
+		if (i == self)
+			continue;
+		struct peer *p = calloc(1, sizeof *p);
+		if (!p || !(p->ring = aligned_alloc(64, HDR_SLOTS * SLOT)) ||
+		    !(p->ctl = aligned_alloc(64, sizeof(struct ctl)))) {
+			if (p) {
+				free(p->ring);
+				free(p);
+			}
+			rmem_exit_drv();
+			return -ENOMEM;
+		}
+		memset(p->ring, 0, HDR_SLOTS * SLOT);
+		memset(p->ctl, 0, sizeof *p->ctl);
+		mutex_init(&p->lock, 0);
+		p->ring_seg = p->ctl_seg = p->ctl_rd = p->ring_rd = -1;
+		peers[i] = p;
+		/* Our ring for i's headers and our control segment for i: i writes both. */
+		snprintf(name, sizeof name, "mad.r.%d", i);
+		p->ring_seg = seg_export_for(name, p->ring, HDR_SLOTS * SLOT, i, RMEM_W);
+		snprintf(name, sizeof name, "mad.c.%d", i);
+		p->ctl_seg = seg_export_for(name, p->ctl, sizeof(struct ctl), i, RMEM_W);
+		if (p->ring_seg < 0 || p->ctl_seg < 0) {
+			r = p->ring_seg < 0 ? p->ring_seg : p->ctl_seg;
+			rmem_exit_drv();
+			return r;
+		}
+		seg_notify(p->ring_seg, 1, ring_note, p);
+		seg_notify(p->ctl_seg, 1, ctl_note, p);
+	}
+	for (int i = 0; i < nodes; i++) {
+		struct peer *p = peers[i];
+		if (!p)
+			continue;
+		snprintf(name, sizeof name, "mad.r.%d", self);
+		p->ring_rd = import_retry(i, name);
+		snprintf(name, sizeof name, "mad.c.%d", self);
+		p->ctl_rd = p->ring_rd < 0 ? p->ring_rd : import_retry(i, name);
+		if (p->ring_rd < 0 || p->ctl_rd < 0) {
+			r = p->ring_rd < 0 ? p->ring_rd : p->ctl_rd;
+			printf("mad-rmem: cannot reach node %d's segments (%d)\n", i, r);
+			rmem_exit_drv();
+			return r;
+		}
+	}
+	return 0;
+}
+
+static void rmem_exit_drv(void)
+{
+	for (int i = 0; i < MAX_NODES; i++) {
+		struct peer *p = peers[i];
+		if (!p)
+			continue;
+		/* Withdraw first: nothing lands in memory that is about to be freed. */
+		if (p->ring_seg >= 0)
+			seg_unexport(p->ring_seg);
+		if (p->ctl_seg >= 0)
+			seg_unexport(p->ctl_seg);
+		if (p->ring_rd >= 0)
+			rmem_release(p->ring_rd);
+		if (p->ctl_rd >= 0)
+			rmem_release(p->ctl_rd);
+		free(p->ring);
+		free(p->ctl);
+		free(p);
+		peers[i] = NULL;
+	}
+}
+
+/* --- sending ------------------------------------------------------------------------ */
+
+static int have_credit(struct peer *p);
+
+/*
+ * Sleep on tx_wq until cond(p) holds; -EHOSTDOWN if the peer died, or
+ * -ETIMEDOUT after MAD_PEER_TIMEOUT_NS without progress.
+ */
+static int tx_wait(int dest, int (*cond)(struct peer *), struct peer *p)
+{
+	uint64_t end = cycles() + ns_to_cycles(MAD_PEER_TIMEOUT_NS);
+	irqflags_t f = irq_save();
+	int r = 0;
+
+	while (!cond(p)) {
+		if (fabric_peer_dead(dest)) {
+			r = -EHOSTDOWN;
+			break;
+		}
+		uint64_t now = cycles();
+		if (now >= end) {
+			r = -ETIMEDOUT;
+			printf("mad-rmem: node %d does not answer: %s (sent %lu, it consumed %lu, "
+			       "READY %u seen %u)\n", dest, cond == have_credit ? "no header credit" : "no READY",
+			       (unsigned long)p->sent, (unsigned long)p->ctl->consumed, p->ctl->ready.seq,
+			       p->ready_seen);
+			fabric_print_stats();
+			rmem_print_stats();
+			break;
+		}
+		waitq_wait_timeout(&tx_wq, cycles_to_ns(end - now) < 100000000 ? cycles_to_ns(end - now)
+										  : 100000000);
+	}
+	irq_restore(f);
+	return r;
+}
+
+static int have_credit(struct peer *p)
+{
+	return p->sent - p->ctl->consumed < HDR_SLOTS;
+}
+
+static int have_ready(struct peer *p)
+{
+	return *(volatile uint32_t *)&p->ctl->ready.seq != p->ready_seen;
+}
+
+/* Deposit the next len bytes of the message body into the READY's segments. */
+static int deposit(int dest, struct iovcur *c, const struct ready *rd)
+{
+	int r = 0;
+
+	for (uint32_t k = 0; k < rd->nvec && r == 0; k++) {
+		int d = rmem_attach(dest, (int)rd->v[k].seg, rd->v[k].gen, rd->v[k].len, RMEM_W);
+		if (d < 0)
+			return d;
+		uint32_t off = 0;
+		while (off < rd->v[k].len && r == 0) {
+			uint8_t *p;
+			size_t n = iovcur_peek(c, &p, rd->v[k].len - off);
+			if (n == 0) {
+				r = -EPROTO;	/* the receiver asked for more than the message has */
+				break;
+			}
+			iovcur_skip(c, n);
+			/* The very last piece of this part notifies the receiver. */
+			int last = k + 1 == rd->nvec && off + n == rd->v[k].len;
+			r = rmem_write_block(d, off, p, n, last ? RMEM_INTR : 0);
+			off += (uint32_t)n;
+		}
+		rmem_release(d);
+	}
+	return r;
+}
+
+static int rmem_send_post(int dest, const struct mad_iovec *iov, int count)
+{
+	struct peer *p = dest >= 0 && dest < MAX_NODES ? peers[dest] : NULL;
+	struct slot_hdr sh = { 0 };
+	struct iovcur c;
+	size_t hlen = iov[0].len, blen = iov_total(iov + 1, count - 1), len;
+	int r;
+
+	if (!p)
+		return -EINVAL;
+	if (hlen > INLINE_MAX || blen > 0xffffffffu)
+		return -EMSGSIZE;
+	mutex_lock(&p->lock);
+	if ((r = tx_wait(dest, have_credit, p)) < 0)
+		goto out;
+	sh.seq = (uint32_t)p->sent;
+	sh.hdr_len = (uint16_t)hlen;
+	sh.body_len = (uint32_t)blen;
+	sh.flags = hlen + blen <= INLINE_MAX ? SLOT_INLINE : 0;
+	memcpy(p->slot, &sh, sizeof sh);
+	iovcur_init(&c, iov, count);
+	len = sizeof sh + iovcur_gather(&c, p->slot + sizeof sh, sh.flags & SLOT_INLINE ? hlen + blen : hlen);
+	r = rmem_write(p->ring_rd, (uint32_t)(p->sent % HDR_SLOTS) * SLOT, p->slot, (uint32_t)len, RMEM_INTR);
+	if (r < 0)
+		goto out;
+	p->sent++;
+	/* A deposited body: one part per READY until all of it went. */
+	while (!(sh.flags & SLOT_INLINE) && c.i < c.count) {
+		struct ready rd;
+		if ((r = tx_wait(dest, have_ready, p)) < 0)
+			break;
+		memcpy(&rd, (const void *)&p->ctl->ready, sizeof rd);
+		p->ready_seen = rd.seq;
+		if (rd.msg != sh.seq || rd.status != 0 || rd.nvec > MAD_MAX_PACKS) {
+			r = rd.status ? rd.status : -EPROTO;
+			break;
+		}
+		if ((r = deposit(dest, &c, &rd)) < 0)
+			break;
+	}
+out:
+	mutex_unlock(&p->lock);
+	return r;
+}
+
+static int rmem_send_poll(int dest)
+{
+	(void)dest;
+	return 1;		/* send_post returned once every WRITE was with the fabric */
+}
+
+/* --- receiving ------------------------------------------------------------------------ */
+
+static void credit_back(int src, struct peer *p, int force)
+{
+	uint64_t v = p->consumed;
+
+	if (!force && v - p->returned < CREDIT_BATCH)
+		return;
+	if (rmem_write(p->ctl_rd, 0, &v, sizeof v, RMEM_INTR) == 0)
+		p->returned = v;
+	(void)src;
+}
+
+/* The message is finished with: its slot is free again. */
+static void finish(void)
+{
+	struct peer *p = peers[rx.src];
+
+	rx.open = 0;
+	p->consumed++;
+	credit_back(rx.src, p, 0);
+}
+
+/* Tell the sender its message will not be taken (it is waiting for a READY). */
+static void refuse(int src, struct peer *p, uint32_t msg)
+{
+	struct ready rd = { 0 };
+
+	rd.seq = ++p->ready_seq;
+	rd.status = -EPROTO;
+	rd.msg = msg;
+	rmem_write(p->ctl_rd, CTL_READY_OFF, &rd, 16, RMEM_INTR);
+	(void)src;
+}
+
+static int rmem_recv_header_post(void)
+{
+	return rx.open ? -EBUSY : 0;
+}
+
+static int rmem_recv_header_poll(int *src, void *hdr, size_t hdr_max, size_t *hdr_len)
+{
+	if (rx.open)
+		return -EBUSY;
+	for (int k = 0; k < nnodes; k++) {
+		int i = (rr + k) % nnodes;
+		struct peer *p = peers[i];
+		if (!p || p->arrived == p->consumed)
+			continue;
+		__atomic_thread_fence(__ATOMIC_ACQUIRE);
+		const uint8_t *s = p->ring + (p->consumed % HDR_SLOTS) * SLOT;
+		struct slot_hdr sh;
+		memcpy(&sh, s, sizeof sh);
+		int inl = sh.flags & SLOT_INLINE;
+		struct mad_wire_hdr mh;
+		if (sh.seq != (uint32_t)p->consumed || (sh.flags & ~SLOT_INLINE) || sh.hdr_len > hdr_max ||
+		    sh.hdr_len > INLINE_MAX || (inl && sh.hdr_len + (uint64_t)sh.body_len > INLINE_MAX) ||
+		    mad_hdr_check(s + sizeof sh, sh.hdr_len) < 0 ||
+		    (memcpy(&mh, s + sizeof sh, sizeof mh), mh.body_len != sh.body_len)) {
+			/* Not a message our peer's driver writes: drop it, count it. */
+			if (proto_errors++ < 8)
+				printf("mad-rmem: malformed header slot %lu from node %d: dropped\n",
+				       (unsigned long)p->consumed, i);
+			if (!inl)
+				refuse(i, p, (uint32_t)p->consumed);
+			p->consumed++;
+			credit_back(i, p, 0);
+			continue;
+		}
+		memcpy(hdr, s + sizeof sh, sh.hdr_len);
+		*hdr_len = sh.hdr_len;
+		*src = i;
+		rr = (i + 1) % nnodes;
+		rx.open = 1;
+		rx.src = i;
+		rx.sh = sh;
+		rx.inline_body = s + sizeof sh + sh.hdr_len;
+		rx.body_got = 0;
+		if (sh.body_len == 0)
+			finish();
+		return 1;
+	}
+	return 0;
+}
+
+static void withdraw_part(void)
+{
+	for (int k = 0; k < rx.nseg; k++)
+		seg_unexport(rx.segs[k]);
+	rx.nseg = 0;
+}
+
+static int rmem_recv_body_post(int src, const struct mad_iovec *iov, int count)
+{
+	struct peer *p = src >= 0 && src < MAX_NODES ? peers[src] : NULL;
+	size_t len = iov_total(iov, count);
+	struct ready rd = { 0 };
+	char name[RMEM_NAME_MAX];
+
+	if (!rx.open || !p || src != rx.src || count > MAD_MAX_PACKS ||
+	    rx.body_got + len > rx.sh.body_len)
+		return -EINVAL;
+	if (rx.sh.flags & SLOT_INLINE) {
+		struct iovcur c;
+		iovcur_init(&c, iov, count);
+		iovcur_scatter(&c, rx.inline_body + rx.body_got, len);
+		rx.body_got += len;
+		rx.part_len = 0;
+		rx.part_done = 1;
+		if (rx.body_got == rx.sh.body_len)
+			finish();
+		return 0;
+	}
+	/* Step 4: export each vector to the sender alone, for this part only. */
+	rx.nseg = 0;
+	for (int k = 0; k < count; k++) {
+		if (iov[k].len == 0)
+			continue;
+		snprintf(name, sizeof name, "~mad%u", seg_names++);
+		int s = seg_export_for(name, iov[k].base, iov[k].len, src, RMEM_W);
+		if (s < 0) {
+			withdraw_part();
+			return s;
+		}
+		rx.segs[rx.nseg] = s;
+		rd.v[rx.nseg].seg = (uint32_t)s;
+		seg_ticket(s, src, &rd.v[rx.nseg].gen);
+		rd.v[rx.nseg].len = (uint32_t)iov[k].len;
+		rx.nseg++;
+	}
+	rx.part_len = len;
+	rx.part_done = 0;
+	if (rx.nseg == 0) {
+		rx.part_done = 1;
+		return 0;
+	}
+	seg_notify(rx.segs[rx.nseg - 1], 1, body_note, NULL);
+	rd.seq = ++p->ready_seq;
+	rd.msg = rx.sh.seq;
+	rd.nvec = (uint32_t)rx.nseg;
+	int r = rmem_write(p->ctl_rd, CTL_READY_OFF, &rd,
+			   (uint32_t)__builtin_offsetof(struct ready, v[rx.nseg]), RMEM_INTR);
+	if (r < 0)
+		withdraw_part();
+	return r;
+}
+
+static int rmem_recv_body_poll(int src)
+{
+	(void)src;
+	if (!rx.part_done) {
+		if (fabric_peer_dead(rx.src)) {
+			withdraw_part();
+			rx.open = 0;
+			return -EHOSTDOWN;
+		}
+		return 0;
+	}
+	if (rx.nseg) {
+		withdraw_part();
+		rx.body_got += rx.part_len;
+		if (rx.body_got == rx.sh.body_len)
+			finish();
+	}
+	return 1;
+}
+
+static int ready_to_poll(void)
+{
+	if (rx.open)
+		return rx.part_done;
+	for (int i = 0; i < nnodes; i++)
+		if (peers[i] && peers[i]->arrived != peers[i]->consumed)
+			return 1;
+	return 0;
+}
+
+static void rmem_wait(uint64_t timeout_ns)
+{
+	irqflags_t f = irq_save();
+
+	if (!ready_to_poll())
+		waitq_wait_timeout(&rx_wq, timeout_ns);
+	irq_restore(f);
+}
+
+const struct mad_driver mad_driver_rmem = {
+	.name = "rmem",
+	.init = rmem_init_drv,
+	.exit = rmem_exit_drv,
+	.send_post = rmem_send_post,
+	.send_poll = rmem_send_poll,
+	.recv_header_post = rmem_recv_header_post,
+	.recv_header_poll = rmem_recv_header_poll,
+	.recv_body_post = rmem_recv_body_post,
+	.recv_body_poll = rmem_recv_body_poll,
+	.wait = rmem_wait,
+};
