@@ -96,6 +96,7 @@ APP_OBJS := \
 	apps/rmem_test.o \
 	apps/rpc_test.o \
 	apps/mad_test.o \
+	apps/mad_bench.o \
 	apps/rpc_bench.o \
 	apps/rmem_bench.o \
 	apps/req_stress.o \
@@ -332,8 +333,9 @@ UNIT_SRCS_channel := net/channel.c net/fabric_wire.c lib/crc.c tests/unit/host_p
 UNIT_SRCS_wire    := net/fabric_wire.c net/fault.c lib/crc.c
 UNIT_SRCS_rmem    := net/rmem_proto.c net/rmem_seg.c
 UNIT_SRCS_req_queue := net/req_queue.c
+UNIT_SRCS_mad     := lib/mad.c
 
-UNIT_TESTS := cmdline page channel wire rmem req_queue
+UNIT_TESTS := cmdline page channel wire rmem req_queue mad
 UNIT_BINS := $(addprefix $(BUILD)/tests/unit_,$(UNIT_TESTS))
 
 $(BUILD)/tests/unit_%: tests/unit/test_%.c $$(UNIT_SRCS_$$*) | deps

@@ -35,9 +35,18 @@ extern const struct mad_driver mad_driver_rmem __attribute__((weak));
 extern const struct mad_driver mad_driver_req __attribute__((weak));
 extern const struct mad_driver mad_driver_cell __attribute__((weak));
 
-static const struct mad_driver *drv;
+/* A channel: one transport, connected to every node (at most one per driver). */
+struct mad_channel {
+	const struct mad_driver *drv;
+	struct mutex recv_lock;		/* one receiving thread at a time (paper 2.2) */
+	int open;
+};
+
+#define NDRIVERS 4
+static struct mad_channel chans[NDRIVERS];
+static struct mad_channel *defch;
+static struct mutex open_lock = MUTEX_INIT;
 static struct mad_stats stats;
-static struct mutex recv_lock = { 0, 0, 0, WAITQ_INIT };
 static mad_service_fn services[64];
 
 /* --- the pure part ------------------------------------------------------------ */
@@ -110,42 +119,64 @@ int mad_match_unpack(const void *hdr, unsigned idx, int mode, size_t n, char *er
 
 /* --- setup ------------------------------------------------------------------------ */
 
-int mad_init(const char *name)
+struct mad_channel *mad_open(const char *name)
 {
-	const struct mad_driver *const all[] = { &mad_driver_tcp, &mad_driver_rmem, &mad_driver_req,
-						 &mad_driver_cell };
+	const struct mad_driver *const all[NDRIVERS] = { &mad_driver_tcp, &mad_driver_rmem,
+							 &mad_driver_req, &mad_driver_cell };
+	struct mad_channel *ch = NULL;
 	int r;
 
-	for (size_t i = 0; i < sizeof all / sizeof all[0]; i++)
+	for (int i = 0; i < NDRIVERS; i++)
 		if (all[i] && all[i]->name && strcmp(all[i]->name, name) == 0)
-			drv = all[i];
-	if (!drv) {
+			ch = &chans[i];
+	if (!ch) {
 		printf("mad: no driver '%s' (tcp, rmem, req, cell)\n", name);
-		return -ENOENT;
+		return NULL;
 	}
-	if (!drv->init) {
-		printf("mad: driver '%s' is not available in this build\n", name);
-		drv = NULL;
-		return -ENOSYS;
+	mutex_lock(&open_lock);
+	if (!ch->open) {
+		ch->drv = all[ch - chans];
+		r = ch->drv->init ? ch->drv->init(num_nodes, node_id) : -ENOSYS;
+		if (r < 0)
+			printf("mad: driver %s: init failed (%d)\n", name, r);
+		else
+			ch->open = 1;
+		mutex_init(&ch->recv_lock, 0);
 	}
-	r = drv->init(num_nodes, node_id);
-	if (r < 0) {
-		printf("mad: driver %s: init failed (%d)\n", drv->name, r);
-		drv = NULL;
-	}
-	return r;
+	mutex_unlock(&open_lock);
+	return ch->open ? ch : NULL;
+}
+
+int mad_init(const char *name)
+{
+	struct mad_channel *ch = mad_open(name);
+
+	if (!ch)
+		return -ENODEV;
+	defch = ch;
+	return 0;
 }
 
 void mad_exit(void)
 {
-	if (drv && drv->exit)
-		drv->exit();
-	drv = NULL;
+	mutex_lock(&open_lock);
+	for (int i = 0; i < NDRIVERS; i++) {
+		if (chans[i].open && chans[i].drv->exit)
+			chans[i].drv->exit();
+		chans[i].open = 0;
+	}
+	defch = NULL;
+	mutex_unlock(&open_lock);
 }
 
 const char *mad_driver_name(void)
 {
-	return drv ? drv->name : "none";
+	return defch ? defch->drv->name : "none";
+}
+
+const char *mad_channel_name(const struct mad_channel *ch)
+{
+	return ch ? ch->drv->name : "none";
 }
 
 /* --- sending ------------------------------------------------------------------------ */
@@ -156,6 +187,7 @@ struct later {			/* EXPRESS data read at send time */
 };
 
 struct sendstate {
+	struct mad_channel *ch;
 	int active;
 	int dest;
 	int error;
@@ -203,7 +235,12 @@ static int send_misuse(const char *fmt, const char *what)
 
 int mad_sendbuf_init(int dest)
 {
-	if (!drv)
+	return mad_sendbuf_init_on(defch, dest);
+}
+
+int mad_sendbuf_init_on(struct mad_channel *ch, int dest)
+{
+	if (!ch || !ch->open)
 		return -ENODEV;
 	if (dest < 0 || dest >= num_nodes || dest == node_id)
 		return -EINVAL;
@@ -216,6 +253,7 @@ int mad_sendbuf_init(int dest)
 		return send_misuse("%s: a message is already being built in this thread",
 				   "sendbuf_init");
 	snd->active = 1;
+	snd->ch = ch;
 	snd->dest = dest;
 	snd->error = 0;
 	snd->npacks = 0;
@@ -308,6 +346,7 @@ int mad_sendbuf_send(void)
 		memcpy(snd->hdr + dlen + snd->later[i].off, snd->later[i].ptr, snd->later[i].len);
 	snd->iov[0].base = snd->hdr;
 	snd->iov[0].len = dlen + snd->express_len;
+	const struct mad_driver *drv = snd->ch->drv;
 	r = drv->send_post(snd->dest, snd->iov, (int)snd->niov);
 	while (r == 0 && (r = drv->send_poll(snd->dest)) == 0)
 		thread_yield();
@@ -322,6 +361,7 @@ int mad_sendbuf_send(void)
 /* --- receiving ------------------------------------------------------------------------ */
 
 struct recvstate {
+	const struct mad_driver *drv;
 	int active;
 	int done;
 	int error;
@@ -352,6 +392,7 @@ static int post_pending(void)
 	int r = 0;
 
 	if (rcv->niov) {
+		const struct mad_driver *drv = rcv->drv;
 		r = drv->recv_body_post(rcv->src, rcv->iov, (int)rcv->niov);
 		while (r == 0 && (r = drv->recv_body_poll(rcv->src)) == 0)
 			drv->wait(1000000);
@@ -418,6 +459,7 @@ int mad_recvbuf_unpack_u64(int mode, uint64_t *ptr, size_t n)
 static int drain(size_t left)
 {
 	static uint8_t sink[4096];
+	const struct mad_driver *drv = rcv->drv;
 	struct mad_iovec v[MAD_MAX_PACKS];
 	int r = 0;
 
@@ -472,12 +514,19 @@ int mad_recvbuf_receive_data(void)
 
 int mad_recvbuf_receive_timeout(int (*handler)(int src), uint64_t timeout_ns)
 {
+	return mad_recvbuf_receive_on(defch, handler, timeout_ns);
+}
+
+int mad_recvbuf_receive_on(struct mad_channel *ch, int (*handler)(int src), uint64_t timeout_ns)
+{
 	uint64_t end = cycles() + ns_to_cycles(timeout_ns);
+	const struct mad_driver *drv;
 	int r, src;
 	size_t len;
 
-	if (!drv)
+	if (!ch || !ch->open)
 		return -ENODEV;
+	drv = ch->drv;
 	if (!rcv) {
 		rcv = calloc(1, sizeof *rcv);
 		if (!rcv)
@@ -485,7 +534,7 @@ int mad_recvbuf_receive_timeout(int (*handler)(int src), uint64_t timeout_ns)
 	}
 	if (rcv->active)
 		return recv_misuse("receive from inside a receive handler");
-	mutex_lock(&recv_lock);
+	mutex_lock(&ch->recv_lock);
 	r = drv->recv_header_post();
 	while (r == 0) {
 		r = drv->recv_header_poll(&src, rcv->hdr, sizeof rcv->hdr, &len);
@@ -499,16 +548,17 @@ int mad_recvbuf_receive_timeout(int (*handler)(int src), uint64_t timeout_ns)
 		drv->wait(cycles_to_ns(end - now));
 	}
 	if (r < 0) {
-		mutex_unlock(&recv_lock);
+		mutex_unlock(&ch->recv_lock);
 		return r;
 	}
 	if (mad_hdr_check(rcv->hdr, len) < 0) {
 		/* A transport delivers whole headers; a bad one is a broken peer. */
-		mutex_unlock(&recv_lock);
+		mutex_unlock(&ch->recv_lock);
 		stats.misuse++;
 		printf("mad: malformed header from node %d (%zu bytes): dropped\n", src, len);
 		return -EPROTO;
 	}
+	rcv->drv = drv;
 	rcv->active = 1;
 	rcv->done = 0;
 	rcv->error = 0;
@@ -528,7 +578,7 @@ int mad_recvbuf_receive_timeout(int (*handler)(int src), uint64_t timeout_ns)
 		r = rcv->error;
 	}
 	rcv->active = 0;
-	mutex_unlock(&recv_lock);
+	mutex_unlock(&ch->recv_lock);
 	return r;
 }
 
@@ -549,8 +599,13 @@ int mad_rpc_register(uint32_t service, mad_service_fn fn)
 
 int mad_rpc_begin(int dest, uint32_t service)
 {
+	return mad_rpc_begin_on(defch, dest, service);
+}
+
+int mad_rpc_begin_on(struct mad_channel *ch, int dest, uint32_t service)
+{
 	static __thread uint32_t svc;
-	int r = mad_sendbuf_init(dest);
+	int r = mad_sendbuf_init_on(ch, dest);
 
 	if (r < 0)
 		return r;
@@ -576,7 +631,12 @@ static int dispatch(int src)
 
 int mad_rpc_serve_one(uint64_t timeout_ns)
 {
-	return mad_recvbuf_receive_timeout(dispatch, timeout_ns);
+	return mad_recvbuf_receive_on(defch, dispatch, timeout_ns);
+}
+
+int mad_rpc_serve_one_on(struct mad_channel *ch, uint64_t timeout_ns)
+{
+	return mad_recvbuf_receive_on(ch, dispatch, timeout_ns);
 }
 
 void mad_stats(struct mad_stats *out)

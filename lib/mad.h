@@ -24,7 +24,7 @@
  *
  * Portability interface (section 2.2, Table 1): each transport is a
  * struct mad_driver of eight functions.  The generic layer here never
- * knows which transport it runs on; the driver is chosen at mad_init().
+ * knows which transport it runs on; the driver is chosen per channel.
  *
  * Calls block only their calling thread.  One thread receives at a time
  * (paper 2.2: "the upper layers have to ensure that only one thread is
@@ -82,14 +82,25 @@ struct mad_driver {
 	void (*wait)(uint64_t timeout_ns);
 };
 
-/* Choose the transport ("tcp", "rmem", "req", "cell") and connect every node. */
+/*
+ * Channels.  A channel is one transport ("tcp", "rmem", "req", "cell")
+ * connected to every node; several may be open at once, each driver once.
+ * mad_open connects every node on it (every node calls it) or returns the
+ * channel already open; NULL if the driver is unknown or cannot start.
+ * mad_init opens one and makes it the default channel, which the calls
+ * without a channel argument use, as in the paper.  mad_exit closes all.
+ */
+struct mad_channel;
+struct mad_channel *mad_open(const char *driver);
 int mad_init(const char *driver);
 void mad_exit(void);
 const char *mad_driver_name(void);
+const char *mad_channel_name(const struct mad_channel *ch);
 
 /* --- sending (section 2.1.1) ------------------------------------------------ */
 
 int mad_sendbuf_init(int dest);
+int mad_sendbuf_init_on(struct mad_channel *ch, int dest);
 int mad_sendbuf_pack_byte(int mode, const void *ptr, size_t n);
 int mad_sendbuf_pack_int(int mode, const int *ptr, size_t n);
 int mad_sendbuf_pack_u64(int mode, const uint64_t *ptr, size_t n);
@@ -104,6 +115,7 @@ int mad_sendbuf_send(void);
  */
 int mad_recvbuf_receive(int (*handler)(int src));
 int mad_recvbuf_receive_timeout(int (*handler)(int src), uint64_t timeout_ns);
+int mad_recvbuf_receive_on(struct mad_channel *ch, int (*handler)(int src), uint64_t timeout_ns);
 int mad_recvbuf_unpack_byte(int mode, void *ptr, size_t n);
 int mad_recvbuf_unpack_int(int mode, int *ptr, size_t n);
 int mad_recvbuf_unpack_u64(int mode, uint64_t *ptr, size_t n);
@@ -120,8 +132,10 @@ typedef int (*mad_service_fn)(int src);
 int mad_rpc_register(uint32_t service, mad_service_fn fn);
 /* Start a call: sendbuf_init(dest) and pack the service number. */
 int mad_rpc_begin(int dest, uint32_t service);
+int mad_rpc_begin_on(struct mad_channel *ch, int dest, uint32_t service);
 /* Receive one message and dispatch it to its service. */
 int mad_rpc_serve_one(uint64_t timeout_ns);
+int mad_rpc_serve_one_on(struct mad_channel *ch, uint64_t timeout_ns);
 
 struct mad_stats {
 	uint64_t sent, received, misuse, bytes_sent, bytes_received;

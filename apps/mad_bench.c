@@ -1,0 +1,191 @@
+/*
+ * Madeleine benchmark rows (madeleine paper section 3): for each driver,
+ *  - the null message (no pack at all) as a ping-pong, beside the raw
+ *    transport it runs on, measured in the same run: the TCP driver beside
+ *    a 1-byte lwIP TCP echo (tcp-1B), the remote-memory driver beside a
+ *    40-byte remote WRITE answered by one (write-40, one way), the REQ
+ *    driver beside a REQ answered by a REQ (req, one way);
+ *  - the RPC of Figure 6 (the request header EXPRESS, an array CHEAPER into
+ *    the handler's buffer, the same sent back) for arrays of 1, 16 and
+ *    64 KiB, whose growth against the null message shows the overhead is
+ *    constant (Figures 8-10);
+ *  - bandwidth: 4 MiB as 16 messages of 256 KiB, one way.
+ * Node 1 answers in its bench thread, node 0 times.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "apps/app.h"
+#include "apps/bench.h"
+#include "apps/stats.h"
+#include "kernel/tsc.h"
+#include "lib/mad.h"
+#include "net/fabric.h"
+#include "net/netdev.h"
+
+#define WAIT_NS 10000000000ULL
+#define MAXARR (256 * 1024)
+#define BW_MSGS 16
+
+static uint8_t *arr;
+static size_t cur_len;
+static int cur_null;
+
+/* Figure 6's generic handler: the header EXPRESS, the array CHEAPER. */
+static int handler(int src)
+{
+	uint32_t hdr;
+	int r = 0;
+
+	(void)src;
+	if (!cur_null) {
+		r = mad_recvbuf_unpack_byte(MAD_SND_CHEAPER | MAD_RECV_EXPRESS, &hdr, sizeof hdr);
+		if (r == 0 && hdr != cur_len)
+			r = -EPROTO;
+		if (r == 0)
+			r = mad_recvbuf_unpack_byte(MAD_SND_CHEAPER | MAD_RECV_CHEAPER, arr, cur_len);
+	}
+	int d = mad_recvbuf_receive_data();
+	return r ? r : d;
+}
+
+static int send_one(struct mad_channel *ch, int dest)
+{
+	static uint32_t hdr;
+	int r = mad_sendbuf_init_on(ch, dest);
+
+	if (r == 0 && !cur_null) {
+		hdr = (uint32_t)cur_len;
+		r = mad_sendbuf_pack_byte(MAD_SND_CHEAPER | MAD_RECV_EXPRESS, &hdr, sizeof hdr);
+		if (r == 0)
+			r = mad_sendbuf_pack_byte(MAD_SND_CHEAPER | MAD_RECV_CHEAPER, arr, cur_len);
+	}
+	int s = mad_sendbuf_send();
+	return r ? r : s;
+}
+
+static struct mad_channel *channel(const char *drv)
+{
+	if (!arr && !(arr = calloc(1, MAXARR)))
+		return NULL;
+	return mad_open(drv);
+}
+
+/* A ping-pong of n messages of len bytes (null: no pack) on drv. */
+static int pingpong(const char *drv, int null, size_t len, const struct bench_opts *o, struct samples *s)
+{
+	struct mad_channel *ch = channel(drv);
+	int n = o->warmup + o->iters;
+
+	if (!ch)
+		return -1;
+	if (node_id > 1)
+		return 0;
+	cur_null = null;
+	cur_len = len;
+	for (int i = 0; i < n; i++) {
+		if (node_id == 0) {
+			uint64_t t0 = cycles();
+			if (send_one(ch, 1) < 0 || mad_recvbuf_receive_on(ch, handler, WAIT_NS) < 0)
+				return -1;
+			uint64_t t1 = cycles();
+			if (i >= o->warmup)
+				samples_add(s, t1 - t0);
+		} else {
+			if (mad_recvbuf_receive_on(ch, handler, WAIT_NS) < 0 || send_one(ch, 0) < 0)
+				return -1;
+		}
+	}
+	return 0;
+}
+
+#define NULL_ROW(id, drv, base_, ow, summ)                                                    \
+	static int sample_##id(const struct bench_opts *o, struct samples *s)                 \
+	{                                                                                     \
+		return pingpong(drv, 1, 0, o, s);                                             \
+	}                                                                                     \
+	static const struct bench id = {                                                      \
+		.name = "mad-" drv "-null", .summary = summ, .sample = sample_##id,           \
+		.extra = ow ? "size=0 oneway=1" : "size=0", .base = base_, .oneway = ow,      \
+	}
+
+#define RPC_ROW(id, drv, len, cap)                                                              \
+	static int sample_##id(const struct bench_opts *o, struct samples *s)                   \
+	{                                                                                       \
+		return pingpong(drv, 0, len, o, s);                                             \
+	}                                                                                       \
+	static const struct bench id = {                                                        \
+		.name = "mad-rpc-" drv "-" #len, .summary = "RPC of Figure 6 with a " #len        \
+							     "-byte array, and back, on " drv, \
+		.sample = sample_##id, .extra = "size=" #len, .base = "-", .max_iters = cap,    \
+	}
+
+NULL_ROW(null_tcp, "tcp", "tcp-1B", 0, "null message ping-pong on the TCP driver");
+NULL_ROW(null_rmem, "rmem", "write-40", 1, "null message on the remote-memory driver, one way");
+NULL_ROW(null_req, "req", "req", 1, "null message on the REQ driver, one way");
+RPC_ROW(rpc_tcp_1k, "tcp", 1024, 2000);
+RPC_ROW(rpc_tcp_16k, "tcp", 16384, 500);
+RPC_ROW(rpc_tcp_64k, "tcp", 65536, 100);
+RPC_ROW(rpc_rmem_1k, "rmem", 1024, 2000);
+RPC_ROW(rpc_rmem_16k, "rmem", 16384, 500);
+RPC_ROW(rpc_rmem_64k, "rmem", 65536, 100);
+RPC_ROW(rpc_req_1k, "req", 1024, 2000);
+RPC_ROW(rpc_req_16k, "req", 16384, 500);
+RPC_ROW(rpc_req_64k, "req", 65536, 100);
+
+/* One way: BW_MSGS messages of MAXARR bytes, then a null answer. */
+static int bandwidth(const char *drv)
+{
+	struct mad_channel *ch = channel(drv);
+	int r = 0;
+
+	if (!ch)
+		return -1;
+	if (fabric_barrier(30000000000ULL) < 0)
+		return -1;
+	if (node_id > 1)
+		return fabric_barrier(120000000000ULL) < 0 ? -1 : 0;
+	cur_len = MAXARR;
+	uint64_t t0 = cycles();
+	for (int i = 0; i < BW_MSGS && r == 0; i++) {
+		cur_null = 0;
+		r = node_id == 0 ? send_one(ch, 1) : mad_recvbuf_receive_on(ch, handler, WAIT_NS);
+	}
+	cur_null = 1;
+	if (r == 0)
+		r = node_id == 0 ? mad_recvbuf_receive_on(ch, handler, WAIT_NS) : send_one(ch, 0);
+	uint64_t ns = cycles_to_ns(cycles() - t0);
+	if (r == 0 && node_id == 0) {
+		uint64_t kbps = (uint64_t)BW_MSGS * MAXARR * 1000000ULL / (ns ? ns : 1);
+		result("row=mad-bw-%s nic=%s bytes=%d ms=%lu mb_per_s=%lu.%02lu base=-", drv,
+		       netdev_get()->name, BW_MSGS * MAXARR, ns / 1000000, kbps / 1000, kbps % 1000 / 10);
+	}
+	return fabric_barrier(120000000000ULL) < 0 || r < 0 ? -1 : 0;
+}
+
+static int run_bw(const struct bench_opts *o)
+{
+	(void)o;
+	return bandwidth("tcp") | bandwidth("rmem") | bandwidth("req");
+}
+
+static const struct bench bw = {
+	.name = "mad-bandwidth", .summary = "4 MiB one way as 256 KiB messages, per driver",
+	.run = run_bw,
+};
+
+BENCH_REGISTER(null_tcp, 60_mad_tcp);
+BENCH_REGISTER(null_rmem, 61_mad_rmem);
+BENCH_REGISTER(null_req, 62_mad_req);
+BENCH_REGISTER(rpc_tcp_1k, 64_mad_rpc_tcp_1);
+BENCH_REGISTER(rpc_tcp_16k, 64_mad_rpc_tcp_2);
+BENCH_REGISTER(rpc_tcp_64k, 64_mad_rpc_tcp_3);
+BENCH_REGISTER(rpc_rmem_1k, 65_mad_rpc_rmem_1);
+BENCH_REGISTER(rpc_rmem_16k, 65_mad_rpc_rmem_2);
+BENCH_REGISTER(rpc_rmem_64k, 65_mad_rpc_rmem_3);
+BENCH_REGISTER(rpc_req_1k, 66_mad_rpc_req_1);
+BENCH_REGISTER(rpc_req_16k, 66_mad_rpc_req_2);
+BENCH_REGISTER(rpc_req_64k, 66_mad_rpc_req_3);
+BENCH_REGISTER(bw, 69_mad_bw);
