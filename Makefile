@@ -97,6 +97,10 @@ APP_OBJS := \
 	apps/rpc_test.o \
 	apps/mad_test.o \
 	apps/mad_bench.o \
+	apps/ising.o \
+	apps/ising_core.o \
+	apps/rpc_table.o \
+	apps/tour.o \
 	apps/rpc_bench.o \
 	apps/rmem_bench.o \
 	apps/req_stress.o \
@@ -296,6 +300,12 @@ run: $(BUILD)/now.elf
 	@boot/cluster --nodes $(NODES) --nic $(NIC) $(if $(APP),--app $(APP)) \
 		$(if $(ARGS),--args "$(ARGS)") $(CLUSTER)
 
+# Speedup table of a parallel app over 1, 2, 4 and 8 nodes (boot/speedup --help).
+speedup: $(BUILD)/now.elf
+	@if [ "$(APP)" = tour ] || [ -z "$(APP)" ]; then \
+		echo "make speedup: say which app, e.g. make speedup APP=ising (or APP=circuit)"; exit 2; fi
+	@boot/speedup --app $(APP) --nic $(NIC) $(if $(ARGS),--args "$(ARGS)") $(if $(VARY),--vary $(VARY))
+
 qemu-gdb: $(BUILD)/now.elf
 	@boot/cluster --nodes 1 --gdb $(if $(APP),--app $(APP)) $(if $(ARGS),--args "$(ARGS)")
 
@@ -334,8 +344,9 @@ UNIT_SRCS_wire    := net/fabric_wire.c net/fault.c lib/crc.c
 UNIT_SRCS_rmem    := net/rmem_proto.c net/rmem_seg.c
 UNIT_SRCS_req_queue := net/req_queue.c
 UNIT_SRCS_mad     := lib/mad.c
+UNIT_SRCS_ising   := apps/ising_core.c
 
-UNIT_TESTS := cmdline page channel wire rmem req_queue mad
+UNIT_TESTS := cmdline page channel wire rmem req_queue mad ising
 UNIT_BINS := $(addprefix $(BUILD)/tests/unit_,$(UNIT_TESTS))
 
 $(BUILD)/tests/unit_%: tests/unit/test_%.c $$(UNIT_SRCS_$$*) | deps
@@ -360,7 +371,7 @@ clean:
 distclean:
 	rm -rf $(BUILD)
 
-.PHONY: all deps picolibc lwip run qemu-gdb bench iso unit test clean distclean
+.PHONY: all deps picolibc lwip run qemu-gdb bench speedup iso unit test clean distclean
 
 # --- fuzzing ---------------------------------------------------------------
 #

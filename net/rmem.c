@@ -858,7 +858,8 @@ int rmem_read_wait(int h, uint64_t timeout_ns)
 	return r;
 }
 
-static int atomic_op(int rd, uint8_t op, uint32_t off, const void *data, size_t dlen, uint64_t *old)
+/* Send an atomic; return its pending handle (>= 0) or a negative error. */
+static int atomic_start(int rd, uint8_t op, uint32_t off, const void *data, size_t dlen, int flags)
 {
 	struct desc *d = desc_get(rd);
 	struct rmem_msg m = { 0 };
@@ -880,31 +881,78 @@ static int atomic_op(int rd, uint8_t op, uint32_t off, const void *data, size_t 
 	m.off = off;
 	m.count = 8;
 	m.tag = p->tag;
+	if (flags & RMEM_INTR)
+		m.flags |= RM_F_INTR;
 	/* Always on the reliable channel (paper 2.3: the CAS is reliable). */
 	r = fabric_send(d->node, FP_RMEM, &m, sizeof m, data, dlen, 0);
-	f = irq_save();
-	if (r == 0)
-		r = pend_wait(p, WAIT_NS);
-	if (r == 0) {
-		r = rmem_status_errno(p->status);
-		if (r == 0 && old)
-			*old = p->value;
+	if (r < 0) {
+		p->kind = P_FREE;
+		return r;
 	}
-	p->kind = P_FREE;
+	return (int)(p - pend);
+}
+
+int rmem_atomic_wait(int h, uint64_t *old, uint64_t timeout_ns)
+{
+	int r;
+
+	if (h < 0 || h >= NPENDING || pend[h].kind != P_ATOMIC)
+		return -EBADF;
+	irqflags_t f = irq_save();
+	r = pend_wait(&pend[h], timeout_ns);
+	if (r == -ETIMEDOUT) {
+		irq_restore(f);
+		return r;
+	}
+	if (r == 0) {
+		r = rmem_status_errno(pend[h].status);
+		if (r == 0 && old)
+			*old = pend[h].value;
+	}
+	pend[h].kind = P_FREE;
 	irq_restore(f);
 	return r;
 }
 
-int rmem_cas(int rd, uint32_t off, uint64_t expect, uint64_t desired, uint64_t *old)
+static int atomic_op(int rd, uint8_t op, uint32_t off, const void *data, size_t dlen, uint64_t *old,
+		     int flags)
+{
+	int h = atomic_start(rd, op, off, data, dlen, flags), r;
+
+	if (h < 0)
+		return h;
+	if ((r = rmem_atomic_wait(h, old, WAIT_NS)) == -ETIMEDOUT)
+		pend[h].kind = P_FREE;		/* nobody will wait for it again */
+	return r;
+}
+
+int rmem_cas_start(int rd, uint32_t off, uint64_t expect, uint64_t desired, int flags)
 {
 	uint64_t v[2] = { expect, desired };
 
-	return atomic_op(rd, RM_CAS, off, v, sizeof v, old);
+	return atomic_start(rd, RM_CAS, off, v, sizeof v, flags & RMEM_INTR);
+}
+
+int rmem_cas_flags(int rd, uint32_t off, uint64_t expect, uint64_t desired, uint64_t *old, int flags)
+{
+	uint64_t v[2] = { expect, desired };
+
+	return atomic_op(rd, RM_CAS, off, v, sizeof v, old, flags & RMEM_INTR);
+}
+
+int rmem_cas(int rd, uint32_t off, uint64_t expect, uint64_t desired, uint64_t *old)
+{
+	return rmem_cas_flags(rd, off, expect, desired, old, 0);
+}
+
+int rmem_fadd_flags(int rd, uint32_t off, uint64_t add, uint64_t *old, int flags)
+{
+	return atomic_op(rd, RM_FADD, off, &add, sizeof add, old, flags & RMEM_INTR);
 }
 
 int rmem_fadd(int rd, uint32_t off, uint64_t add, uint64_t *old)
 {
-	return atomic_op(rd, RM_FADD, off, &add, sizeof add, old);
+	return rmem_fadd_flags(rd, off, add, old, 0);
 }
 
 int rmem_sync(int rd, uint64_t timeout_ns)

@@ -186,6 +186,18 @@ int rmem_cas(int rd, uint32_t off, uint64_t expect, uint64_t desired, uint64_t *
 int rmem_fadd(int rd, uint32_t off, uint64_t add, uint64_t *old);
 
 /*
+ * Start a compare-and-swap and return at once with a handle (>= 0) for
+ * rmem_atomic_wait, which blocks until the answer (or timeout_ns; the
+ * handle stays valid after -ETIMEDOUT) and gives the value found.
+ */
+int rmem_cas_start(int rd, uint32_t off, uint64_t expect, uint64_t desired, int flags);
+int rmem_atomic_wait(int h, uint64_t *old, uint64_t timeout_ns);
+
+/* The same, with RMEM_INTR: the target segment is notified once applied. */
+int rmem_cas_flags(int rd, uint32_t off, uint64_t expect, uint64_t desired, uint64_t *old, int flags);
+int rmem_fadd_flags(int rd, uint32_t off, uint64_t add, uint64_t *old, int flags);
+
+/*
  * Wait until every operation issued on rd so far has reached its target
  * (reliable ones), then return and clear the first error the target
  * reported for rd since the last call (0 if none).

@@ -335,6 +335,33 @@ CASES = [
                            (2, "rmem", 0, "virtio"), (4, "rmem", 0, "virtio"), (4, "rmem", 1, "e1000"),
                            (2, "req", 0, "e1000"), (4, "req", 0, "virtio"), (4, "req", 1, "virtio")]
 ] + [
+    # The Ising optimizer (remote-memory paper 3.2.1): rows split over the nodes, boundary
+    # spins by remote WRITE, neighbours in step by compare-and-swap; node 0 checks the
+    # energy and every spin against the same optimizer alone on one node, bit for bit.
+] + [
+    Cluster("ising-%d-grid%d%s" % (n, g, "-faults" if f else ""), app="ising", nodes=n, timeout=180,
+            args="grid=%d%s" % (g, " fault=drop:0.05,dup:0.01,reorder:0.01,corrupt:0.01" if f else ""),
+            expect=[r"RESULT ising nodes=%d grid=%d sweeps=40 energy=\S+ .* ok=1" % (n, g)],
+            absent=[r"FAILED"])
+    for (n, g, f) in [(1, 40, 0), (2, 20, 0), (4, 80, 0), (4, 40, 1), (8, 40, 0)]
+] + [
+    # The RPC table of the remote-memory paper 3.1.3 over remote memory and Madeleine: every
+    # result checked; the speedup runner on a small case (a table and its JSON).
+    Cluster("rpc-table-2", app="rpc", nodes=2, timeout=180,
+            args="calls=100 transports=rmem,mad-tcp,mad-rmem,mad-req",
+            expect=[r"RESULT rpc transport=rmem calls=100 simple_us=\S+ mw32_us=\S+ mw64_us=\S+ mw128_us=\S+ failed=0",
+                    r"RESULT rpc transport=mad-tcp calls=100 .* failed=0",
+                    r"RESULT rpc transport=mad-rmem calls=100 .* failed=0",
+                    r"RESULT rpc transport=mad-req calls=100 .* failed=0",
+                    r"paper: DEC 5000/200, ATM\s+93\s+300\s+488\s+698"],
+            absent=[r"FAILED"]),
+    Cluster("rpc-table-4", app="rpc", nodes=4, timeout=180, args="calls=50",
+            count={r"RESULT rpc transport=\S+ calls=50 .* failed=0": 3}, absent=[r"FAILED"]),
+    Command("speedup/ising-small",
+            ["{root}/boot/speedup", "--app", "ising", "--vary", "grid=20", "--nodes", "1,2",
+             "--out", "{build}/tests/speedup-ising.json"],
+            expect=[r"ising speedup over the one-node run", r"^1\s+1\.00 ", r"^2\s+\d+\.\d\d",
+                    r"the paper's Table 5", r"wrote .*speedup-ising.json"], timeout=300),
     # The launcher itself, with a tiny test guest (exit codes, prefixes,
     # timeout, grace, Ctrl-C cleanup, pinning, tap namespace).
     Command("launcher/suite", ["bash", "{root}/tests/launcher_test.sh"], timeout=400,

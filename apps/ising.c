@@ -1,0 +1,378 @@
+/*
+ * ising: the Ising optimizer of the remote-memory paper, section 3.2.1,
+ * on protected remote memory (net/rmem.h).
+ *
+ * The n x n grid is split by rows: node i holds rows [i*n/P, (i+1)*n/P)
+ * and, on the torus, has two nearest neighbours, the nodes holding the
+ * row above its first and the row below its last.  Each keeps a ghost
+ * copy of those two rows, exported as two segments that only the
+ * neighbour whose row it is may write.  After each red or black
+ * half-sweep, a node writes the spins it changed in its first and last
+ * rows into its neighbours' ghosts with remote WRITEs, and then
+ * synchronizes with each neighbour by compare-and-swap on the
+ * neighbour's phase word (old phase to new, notifying it); it goes on
+ * once both its own phase words have reached the new phase.  The
+ * channel keeps order per node pair, so a neighbour that sees the new
+ * phase has the spins written before it.
+ *
+ * At the end every node writes its rows' energies and spins into node
+ * 0's result segment and adds one to its count (fetch-and-add).  Node 0
+ * sums the row energies in row order, and then checks the result against
+ * the same optimizer run on the whole grid alone, with local memory and no
+ * synchronization: the energy must agree bit for bit and so must every
+ * spin.  It prints
+ *	RESULT ising nodes=P grid=n sweeps=S energy=E flips=F ms=T seq_ms=Q ok=1
+ * where ms is the parallel run measured on node 0 with the TSC (from the
+ * moment all nodes are ready to the last result in), seq_ms the check
+ * run's time on node 0 alone, and compute_ms, cas_ms and wait_ms node 0's
+ * time in the half-sweeps, in its compare-and-swaps, and waiting for its
+ * neighbours.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "apps/app.h"
+#include "apps/ising.h"
+#include "apps/ising_core.h"
+#include "kernel/thread.h"
+#include "kernel/tsc.h"
+#include "net/fabric.h"
+#include "net/rmem.h"
+
+#define WAIT_NS 60000000000ULL
+#define SYNC_UP 0			/* phase word the node above moves */
+#define SYNC_DOWN 8			/* phase word the node below moves */
+#define RES_DONE 0			/* node 0: parts reported */
+#define RES_FLIPS 8			/* node 0: flips of the other nodes */
+#define RES_E 64			/* node 0: the row energies, then the spins */
+
+struct ctx {
+	int n, p, me, up, down;
+	struct ising_part part;
+	volatile uint64_t *sync;	/* 16 bytes, exported "ising.sync" */
+	uint8_t *res;			/* node 0: exported "ising.res" */
+	int segs[4], nsegs;
+	int up_ghost_rd, down_ghost_rd;	/* the neighbours' ghosts of my rows */
+	int up_sync_rd, down_sync_rd, res_rd;
+	int sync_seg;
+	uint64_t writes;
+	uint64_t t_comp, t_cas, t_wait;	/* node 0's time in each part of a sweep */
+};
+
+static int import_retry(int node, const char *name)
+{
+	uint64_t end = cycles() + ns_to_cycles(WAIT_NS);
+	int r;
+
+	/* A neighbour still setting up has no name yet, or no grant for us yet. */
+	while (((r = rmem_import(node, name)) == -ENOENT || r == -EACCES) && cycles() < end)
+		thread_sleep_ns(5000000);
+	return r;
+}
+
+static size_t res_size(int n)
+{
+	return RES_E + sizeof(double) * (size_t)n + (size_t)n * (size_t)n;
+}
+
+static void teardown(struct ctx *x)
+{
+	for (int i = 0; i < x->nsegs; i++)
+		seg_unexport(x->segs[i]);
+	for (int *rd = &x->up_ghost_rd; rd <= &x->res_rd; rd++)
+		if (*rd >= 0)
+			rmem_release(*rd);
+	ising_part_free(&x->part);
+	free((void *)x->sync);
+	free(x->res);
+}
+
+/* Export my ghosts and phase words, import my neighbours'. */
+static int setup(struct ctx *x)
+{
+	char name[32];
+	int s;
+
+	x->sync = aligned_alloc(64, 64);
+	if (!x->sync)
+		return -ENOMEM;
+	memset((void *)x->sync, 0, 64);
+	if (x->p > 1) {
+		/* Row r0-1 is the upper neighbour's to write, row r1 the lower one's. */
+		snprintf(name, sizeof name, "ising.g%d", x->part.r0 - 1 < 0 ? x->n - 1 : x->part.r0 - 1);
+		if ((s = seg_export_for(name, ising_row(&x->part, x->part.r0 - 1), (size_t)x->n, x->up, RMEM_W)) < 0)
+			return s;
+		x->segs[x->nsegs++] = s;
+		snprintf(name, sizeof name, "ising.g%d", x->part.r1 % x->n);
+		if ((s = seg_export_for(name, ising_row(&x->part, x->part.r1), (size_t)x->n, x->down, RMEM_W)) < 0)
+			return s;
+		x->segs[x->nsegs++] = s;
+		if ((s = seg_export_for("ising.sync", (void *)x->sync, 16, x->up, RMEM_A)) < 0)
+			return s;
+		x->segs[x->nsegs++] = x->sync_seg = s;
+		seg_grant(s, x->down, RMEM_A);
+		seg_notify(s, 1, NULL, NULL);
+	}
+	if (x->me == 0) {
+		x->res = aligned_alloc(64, res_size(x->n));
+		if (!x->res)
+			return -ENOMEM;
+		memset(x->res, 0, res_size(x->n));
+		if (x->p > 1) {
+			if ((s = seg_export("ising.res", x->res, res_size(x->n), RMEM_W | RMEM_A)) < 0)
+				return s;
+			x->segs[x->nsegs++] = s;
+			seg_notify(s, 1, NULL, NULL);
+		}
+	}
+	if (x->p == 1)
+		return 0;
+	/* My first row is the upper neighbour's lower ghost, my last row the lower one's upper ghost. */
+	snprintf(name, sizeof name, "ising.g%d", x->part.r0);
+	x->up_ghost_rd = import_retry(x->up, name);
+	snprintf(name, sizeof name, "ising.g%d", x->part.r1 - 1);
+	x->down_ghost_rd = import_retry(x->down, name);
+	x->up_sync_rd = import_retry(x->up, "ising.sync");
+	x->down_sync_rd = import_retry(x->down, "ising.sync");
+	if (x->me != 0)
+		x->res_rd = import_retry(0, "ising.res");
+	for (int *rd = &x->up_ghost_rd; rd <= &x->res_rd; rd++)
+		if (*rd < 0 && !(rd == &x->res_rd && x->me == 0))
+			return *rd;
+	return 0;
+}
+
+/* Send what changed in my boundary rows, then move both neighbours to phase k. */
+static int exchange(struct ctx *x, uint64_t k, const struct ising_span *first, const struct ising_span *last)
+{
+	uint64_t old;
+	int r;
+
+	if (first->lo < first->hi) {
+		r = rmem_write_block(x->up_ghost_rd, (uint32_t)first->lo,
+				     ising_row(&x->part, x->part.r0) + first->lo, (size_t)(first->hi - first->lo), 0);
+		if (r < 0)
+			return r;
+		x->writes++;
+	}
+	if (last->lo < last->hi) {
+		r = rmem_write_block(x->down_ghost_rd, (uint32_t)last->lo,
+				     ising_row(&x->part, x->part.r1 - 1) + last->lo, (size_t)(last->hi - last->lo), 0);
+		if (r < 0)
+			return r;
+		x->writes++;
+	}
+	uint64_t c0 = cycles();
+	/*
+	 * I am my upper neighbour's lower neighbour, and the other way round:
+	 * both compare-and-swaps in flight at once, then both answers.
+	 */
+	int h1 = rmem_cas_start(x->up_sync_rd, SYNC_DOWN, k - 1, k, RMEM_INTR);
+	int h2 = rmem_cas_start(x->down_sync_rd, SYNC_UP, k - 1, k, RMEM_INTR);
+	if (h1 < 0 || h2 < 0)
+		return h1 < 0 ? h1 : h2;
+	if ((r = rmem_atomic_wait(h1, &old, WAIT_NS)) < 0)
+		return r;
+	if (old != k - 1)
+		return -EPROTO;
+	if ((r = rmem_atomic_wait(h2, &old, WAIT_NS)) < 0)
+		return r;
+	if (old != k - 1)
+		return -EPROTO;
+	uint64_t seen = 0, c1 = cycles();
+	x->t_cas += c1 - c0;
+	while (x->sync[SYNC_UP / 8] < k || x->sync[SYNC_DOWN / 8] < k)
+		if (seg_wait(x->sync_seg, &seen, WAIT_NS) < 0)
+			return -ETIMEDOUT;
+	x->t_wait += cycles() - c1;
+	return 0;
+}
+
+/* The optimizer alone on the whole grid: the check, and the one-node run. */
+static int sequential(int n, int sweeps, uint32_t inst, double *energy, long *flips, int8_t *grid)
+{
+	struct ising_part p;
+	struct ising_span a, b;
+
+	if (ising_part_init(&p, n, inst, 0, n) < 0)
+		return -ENOMEM;
+	*flips = 0;
+	for (int s = 0; s < sweeps; s++)
+		for (int color = 0; color < 2; color++) {
+			*flips += ising_half_sweep(&p, color, &a, &b);
+			ising_wrap(&p);
+		}
+	double e = 0;
+	for (int r = 0; r < n; r++)
+		e += ising_row_energy(&p, r);
+	*energy = e;
+	if (grid)
+		memcpy(grid, ising_row(&p, 0), (size_t)n * (size_t)n);
+	ising_part_free(&p);
+	return 0;
+}
+
+int ising_run(int n, int sweeps, uint32_t inst, struct ising_result *out)
+{
+	struct ctx x = { .n = n, .p = num_nodes, .me = node_id };
+	long flips = 0;
+	int r;
+
+	memset(out, 0, sizeof *out);
+	x.up = (node_id + num_nodes - 1) % num_nodes;
+	x.down = (node_id + 1) % num_nodes;
+	x.up_ghost_rd = x.down_ghost_rd = x.up_sync_rd = x.down_sync_rd = x.res_rd = -1;
+	x.sync_seg = -1;
+	if (n < 4 || n % 2 || num_nodes > n) {
+		printf("ising: the grid must be even, at least 4, with a row per node (grid=%d, %d nodes)\n", n,
+		       num_nodes);
+		return -EINVAL;
+	}
+	if (ising_part_init(&x.part, n, inst, node_id * n / num_nodes, (node_id + 1) * n / num_nodes) < 0)
+		return -ENOMEM;
+	if ((r = setup(&x)) < 0) {
+		printf("ising: node %d: setting up the segments failed (%d)\n", node_id, r);
+		goto out;
+	}
+	if (num_nodes > 1 && (r = fabric_barrier(WAIT_NS)) < 0)
+		goto out;
+
+	uint64_t t0 = cycles();
+	struct ising_span first, last;
+	for (int s = 0; s < sweeps && r == 0; s++) {
+		for (int color = 0; color < 2 && r == 0; color++) {
+			uint64_t c0 = cycles();
+			flips += ising_half_sweep(&x.part, color, &first, &last);
+			uint64_t c1 = cycles();
+			if (num_nodes == 1)
+				ising_wrap(&x.part);
+			else
+				r = exchange(&x, (uint64_t)(s * 2 + color + 1), &first, &last);
+			x.t_comp += c1 - c0;
+
+		}
+	}
+	if (r < 0) {
+		printf("ising: node %d: exchange with a neighbour failed (%d)\n", node_id, r);
+		goto out;
+	}
+	/* My rows' energies and spins into node 0's result segment, then count me in. */
+	int rows = x.part.r1 - x.part.r0;
+	double *e = malloc(sizeof(double) * (size_t)rows);
+	if (!e) {
+		r = -ENOMEM;
+		goto out;
+	}
+	for (int i = 0; i < rows; i++)
+		e[i] = ising_row_energy(&x.part, x.part.r0 + i);
+	uint32_t eoff = RES_E + (uint32_t)(sizeof(double) * (size_t)x.part.r0);
+	uint32_t goff = RES_E + (uint32_t)(sizeof(double) * (size_t)n) + (uint32_t)(x.part.r0 * n);
+	if (node_id == 0) {
+		memcpy(x.res + eoff, e, sizeof(double) * (size_t)rows);
+		memcpy(x.res + goff, ising_row(&x.part, x.part.r0), (size_t)rows * (size_t)n);
+	} else {
+		uint64_t old;
+		r = rmem_write_block(x.res_rd, eoff, e, sizeof(double) * (size_t)rows, 0);
+		if (r == 0)
+			r = rmem_write_block(x.res_rd, goff, ising_row(&x.part, x.part.r0), (size_t)rows * (size_t)n, 0);
+		if (r == 0)
+			r = rmem_fadd(x.res_rd, RES_FLIPS, (uint64_t)flips, &old);
+		if (r == 0)
+			r = rmem_fadd_flags(x.res_rd, RES_DONE, 1, &old, RMEM_INTR);
+	}
+	free(e);
+	if (r < 0)
+		goto out;
+	out->flips = flips;
+	if (node_id == 0) {
+		uint64_t seen = 0;
+		while (num_nodes > 1 && *(volatile uint64_t *)(x.res + RES_DONE) < (uint64_t)num_nodes - 1)
+			if (seg_wait(x.segs[x.nsegs - 1], &seen, WAIT_NS) < 0) {
+				r = -ETIMEDOUT;
+				printf("ising: only %lu of %d nodes reported\n",
+				       (unsigned long)*(volatile uint64_t *)(x.res + RES_DONE), num_nodes - 1);
+				goto out;
+			}
+		out->ns = cycles_to_ns(cycles() - t0);
+		out->flips += (long)*(volatile uint64_t *)(x.res + RES_FLIPS);
+		double sum = 0;
+		for (int i = 0; i < n; i++) {
+			double v;
+			memcpy(&v, x.res + RES_E + sizeof(double) * (size_t)i, sizeof v);
+			sum += v;
+		}
+		out->energy = sum;
+		/* The check: the same optimizer, one node, local memory, no synchronization. */
+		int8_t *grid = malloc((size_t)n * (size_t)n);
+		long seq_flips;
+		double seq_e;
+		uint64_t t1 = cycles();
+		if (!grid || sequential(n, sweeps, inst, &seq_e, &seq_flips, grid) < 0) {
+			free(grid);
+			r = -ENOMEM;
+			goto out;
+		}
+		out->seq_ns = cycles_to_ns(cycles() - t1);
+		out->seq_energy = seq_e;
+		out->energy_match = memcmp(&seq_e, &sum, sizeof sum) == 0 && seq_flips == out->flips;
+		out->grid_match = memcmp(grid, x.res + RES_E + sizeof(double) * (size_t)n, (size_t)n * (size_t)n) == 0;
+		out->seq_flips = seq_flips;
+		free(grid);
+	}
+	out->writes = x.writes;
+	out->comp_ns = cycles_to_ns(x.t_comp);
+	out->cas_ns = cycles_to_ns(x.t_cas);
+	out->wait_ns = cycles_to_ns(x.t_wait);
+	/* Nobody withdraws a segment a neighbour may still be writing into. */
+	if (num_nodes > 1 && fabric_barrier(WAIT_NS) < 0)
+		r = -ETIMEDOUT;
+out:
+	teardown(&x);
+	return r;
+}
+
+static const struct argspec ising_args[] = {
+	{ "grid", ARG_INT, 4, 2048, "grid side, even (default 80)" },
+	{ "sweeps", ARG_INT, 1, 100000, "red/black sweeps (default 40)" },
+	{ "instance", ARG_INT, 0, 0x7fffffff, "seed of the coefficients and starting spins (default 1)" },
+	{ NULL, 0, 0, 0, NULL },
+};
+
+static int ising_main(void)
+{
+	int n = (int)arg_int("grid", 80), sweeps = (int)arg_int("sweeps", 40);
+	uint32_t inst = (uint32_t)arg_int("instance", 1);
+	struct ising_result res;
+	int r;
+
+	if (num_nodes > 1 && fabric_wait_peers(60000000000ULL) < 0)
+		return 1;
+	r = ising_run(n, sweeps, inst, &res);
+	if (r < 0)
+		return 1;
+	if (node_id != 0)
+		return 0;
+	int ok = res.energy_match && res.grid_match;
+	printf("ising: %dx%d grid on %d node%s, %d sweeps: energy %.17g after %ld flips (%lu boundary writes here); "
+	       "alone on one node: %.17g after %ld flips\n",
+	       n, n, num_nodes, num_nodes > 1 ? "s" : "", sweeps, res.energy, res.flips,
+	       (unsigned long)res.writes, res.seq_energy, res.seq_flips);
+	if (!ok)
+		printf("ising: FAILED: the parallel result differs from the one-node run (%s%s)\n",
+		       res.energy_match ? "" : "energy ", res.grid_match ? "" : "spins");
+	result("nodes=%d grid=%d sweeps=%d energy=%.17g ms=%lu.%03lu seq_ms=%lu.%03lu compute_ms=%lu cas_ms=%lu "
+	       "wait_ms=%lu ok=%d",
+	       num_nodes, n, sweeps, res.energy, res.ns / 1000000, res.ns / 1000 % 1000, res.seq_ns / 1000000,
+	       res.seq_ns / 1000 % 1000, res.comp_ns / 1000000, res.cas_ns / 1000000, res.wait_ns / 1000000, ok);
+	return ok ? 0 : 1;
+}
+
+static const struct app ising_app = {
+	.name = "ising",
+	.summary = "Ising optimizer (remote-memory paper 3.2.1): rows split over nodes, checked against one node",
+	.main = ising_main,
+	.args = ising_args,
+};
+APP_REGISTER(ising_app);
