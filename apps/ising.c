@@ -61,17 +61,6 @@ struct ctx {
 	uint64_t t_comp, t_cas, t_wait;	/* node 0's time in each part of a sweep */
 };
 
-static int import_retry(int node, const char *name)
-{
-	uint64_t end = cycles() + ns_to_cycles(WAIT_NS);
-	int r;
-
-	/* A neighbour still setting up has no name yet, or no grant for us yet. */
-	while (((r = rmem_import(node, name)) == -ENOENT || r == -EACCES) && cycles() < end)
-		thread_sleep_ns(5000000);
-	return r;
-}
-
 static size_t res_size(int n)
 {
 	return RES_E + sizeof(double) * (size_t)n + (size_t)n * (size_t)n;
@@ -131,13 +120,13 @@ static int setup(struct ctx *x)
 		return 0;
 	/* My first row is the upper neighbour's lower ghost, my last row the lower one's upper ghost. */
 	snprintf(name, sizeof name, "ising.g%d", x->part.r0);
-	x->up_ghost_rd = import_retry(x->up, name);
+	x->up_ghost_rd = rmem_import_wait(x->up, name, WAIT_NS);
 	snprintf(name, sizeof name, "ising.g%d", x->part.r1 - 1);
-	x->down_ghost_rd = import_retry(x->down, name);
-	x->up_sync_rd = import_retry(x->up, "ising.sync");
-	x->down_sync_rd = import_retry(x->down, "ising.sync");
+	x->down_ghost_rd = rmem_import_wait(x->down, name, WAIT_NS);
+	x->up_sync_rd = rmem_import_wait(x->up, "ising.sync", WAIT_NS);
+	x->down_sync_rd = rmem_import_wait(x->down, "ising.sync", WAIT_NS);
 	if (x->me != 0)
-		x->res_rd = import_retry(0, "ising.res");
+		x->res_rd = rmem_import_wait(0, "ising.res", WAIT_NS);
 	for (int *rd = &x->up_ghost_rd; rd <= &x->res_rd; rd++)
 		if (*rd < 0 && !(rd == &x->res_rd && x->me == 0))
 			return *rd;

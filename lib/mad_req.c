@@ -95,13 +95,14 @@ static void complain(const char *what, int src)
 
 static void req_exit_drv(void);
 
-static int retry(int (*fn)(int, const char *), int node, const char *name)
+/* The peer's queue, once it has made it. */
+static int req_import_wait(int node, const char *name)
 {
 	uint64_t end = cycles() + ns_to_cycles(MAD_PEER_TIMEOUT_NS);
 	int r;
 
-	while ((r = fn(node, name)) == -ENOENT && cycles() < end)
-		thread_sleep_ns(20000000);
+	while ((r = req_import(node, name)) == -ENOENT && cycles() < end)
+		thread_sleep_ns(10000000);
 	return r;
 }
 
@@ -152,10 +153,10 @@ static int req_init_drv(int nodes, int self)
 		if (!p)
 			continue;
 		snprintf(name, sizeof name, "mad.q.%d", self);
-		p->ring_rd = retry(rmem_import, i, name);
+		p->ring_rd = rmem_import_wait(i, name, MAD_PEER_TIMEOUT_NS);
 		snprintf(name, sizeof name, "mad.p.%d", self);
-		p->rp_rd = p->ring_rd < 0 ? p->ring_rd : retry(rmem_import, i, name);
-		p->rq = p->rp_rd < 0 ? p->rp_rd : retry(req_import, i, "mad.n");
+		p->rp_rd = p->ring_rd < 0 ? p->ring_rd : rmem_import_wait(i, name, MAD_PEER_TIMEOUT_NS);
+		p->rq = p->rp_rd < 0 ? p->rp_rd : req_import_wait(i, "mad.n");
 		if (p->ring_rd < 0 || p->rp_rd < 0 || p->rq < 0) {
 			r = p->ring_rd < 0 ? p->ring_rd : p->rp_rd < 0 ? p->rp_rd : p->rq;
 			printf("mad-req: cannot reach node %d's queue (%d)\n", i, r);

@@ -148,17 +148,6 @@ static void body_note(void *arg, int seg, uint32_t off, uint32_t count)
 
 /* --- setup ------------------------------------------------------------------------ */
 
-static int import_retry(int node, const char *name)
-{
-	uint64_t end = cycles() + ns_to_cycles(MAD_PEER_TIMEOUT_NS);
-	int r;
-
-	/* The peer may still be booting: its name appears when it gets there. */
-	while ((r = rmem_import(node, name)) == -ENOENT && cycles() < end)
-		thread_sleep_ns(20000000);
-	return r;
-}
-
 static void rmem_exit_drv(void);
 
 static int rmem_init_drv(int nodes, int self)
@@ -205,9 +194,9 @@ static int rmem_init_drv(int nodes, int self)
 		if (!p)
 			continue;
 		snprintf(name, sizeof name, "mad.r.%d", self);
-		p->ring_rd = import_retry(i, name);
+		p->ring_rd = rmem_import_wait(i, name, MAD_PEER_TIMEOUT_NS);
 		snprintf(name, sizeof name, "mad.c.%d", self);
-		p->ctl_rd = p->ring_rd < 0 ? p->ring_rd : import_retry(i, name);
+		p->ctl_rd = p->ring_rd < 0 ? p->ring_rd : rmem_import_wait(i, name, MAD_PEER_TIMEOUT_NS);
 		if (p->ring_rd < 0 || p->ctl_rd < 0) {
 			r = p->ring_rd < 0 ? p->ring_rd : p->ctl_rd;
 			printf("mad-rmem: cannot reach node %d's segments (%d)\n", i, r);

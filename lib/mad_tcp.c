@@ -43,6 +43,20 @@ static int read_all(int s, void *buf, size_t n)
 	return 0;
 }
 
+/* Step over n bytes that went: the first vector left, resumed mid-way if need be. */
+static int step(struct iovec *v, int i, int count, size_t n)
+{
+	while (i < count && n >= v[i].iov_len) {
+		n -= v[i].iov_len;
+		i++;
+	}
+	if (i < count) {
+		v[i].iov_base = (uint8_t *)v[i].iov_base + n;
+		v[i].iov_len -= n;
+	}
+	return i;
+}
+
 static void nodelay(int s)
 {
 	int on = 1;
@@ -144,15 +158,7 @@ static int tcp_send_post(int dest, const struct mad_iovec *iov, int count)
 			r = -errno;
 			break;
 		}
-		/* Skip what went; resume in the middle of a vector if need be. */
-		while (i < count && (size_t)n >= v[i].iov_len) {
-			n -= (ssize_t)v[i].iov_len;
-			i++;
-		}
-		if (i < count) {
-			v[i].iov_base = (uint8_t *)v[i].iov_base + n;
-			v[i].iov_len -= (size_t)n;
-		}
+		i = step(v, i, count, (size_t)n);
 	}
 	mutex_unlock(&send_locks[dest]);
 	return r;
@@ -249,14 +255,7 @@ static int tcp_recv_body_post(int src, const struct mad_iovec *iov, int count)
 			return -ECONNRESET;
 		if (n < 0)
 			return -errno;
-		while (i < count && (size_t)n >= v[i].iov_len) {
-			n -= (ssize_t)v[i].iov_len;
-			i++;
-		}
-		if (i < count) {
-			v[i].iov_base = (uint8_t *)v[i].iov_base + n;
-			v[i].iov_len -= (size_t)n;
-		}
+		i = step(v, i, count, (size_t)n);
 	}
 	return 0;
 }

@@ -655,6 +655,16 @@ int rmem_import(int node, const char *name)
 	return r < 0 ? r : rd;
 }
 
+int rmem_import_wait(int node, const char *name, uint64_t timeout_ns)
+{
+	uint64_t end = cycles() + ns_to_cycles(timeout_ns);
+	int r;
+
+	while (((r = rmem_import(node, name)) == -ENOENT || r == -EACCES) && cycles() < end)
+		thread_sleep_ns(10000000);
+	return r;
+}
+
 int rmem_attach(int node, int seg, uint32_t gen, size_t size, int rights)
 {
 	int rd = -ENOSPC;
@@ -839,11 +849,12 @@ int rmem_read_poll(int h)
 	return pend[h].done;
 }
 
-int rmem_read_wait(int h, uint64_t timeout_ns)
+/* Wait for handle h of kind k and free it (not after -ETIMEDOUT); *value gets its value. */
+static int pend_finish(int h, enum pkind k, uint64_t *value, uint64_t timeout_ns)
 {
 	int r;
 
-	if (h < 0 || h >= NPENDING || pend[h].kind != P_READ)
+	if (h < 0 || h >= NPENDING || pend[h].kind != k)
 		return -EBADF;
 	irqflags_t f = irq_save();
 	r = pend_wait(&pend[h], timeout_ns);
@@ -851,11 +862,19 @@ int rmem_read_wait(int h, uint64_t timeout_ns)
 		irq_restore(f);
 		return r;
 	}
-	if (r == 0)
+	if (r == 0) {
 		r = rmem_status_errno(pend[h].status);
+		if (r == 0 && value)
+			*value = pend[h].value;
+	}
 	pend[h].kind = P_FREE;
 	irq_restore(f);
 	return r;
+}
+
+int rmem_read_wait(int h, uint64_t timeout_ns)
+{
+	return pend_finish(h, P_READ, NULL, timeout_ns);
 }
 
 /* Send an atomic; return its pending handle (>= 0) or a negative error. */
@@ -894,24 +913,7 @@ static int atomic_start(int rd, uint8_t op, uint32_t off, const void *data, size
 
 int rmem_atomic_wait(int h, uint64_t *old, uint64_t timeout_ns)
 {
-	int r;
-
-	if (h < 0 || h >= NPENDING || pend[h].kind != P_ATOMIC)
-		return -EBADF;
-	irqflags_t f = irq_save();
-	r = pend_wait(&pend[h], timeout_ns);
-	if (r == -ETIMEDOUT) {
-		irq_restore(f);
-		return r;
-	}
-	if (r == 0) {
-		r = rmem_status_errno(pend[h].status);
-		if (r == 0 && old)
-			*old = pend[h].value;
-	}
-	pend[h].kind = P_FREE;
-	irq_restore(f);
-	return r;
+	return pend_finish(h, P_ATOMIC, old, timeout_ns);
 }
 
 static int atomic_op(int rd, uint8_t op, uint32_t off, const void *data, size_t dlen, uint64_t *old,

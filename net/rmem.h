@@ -132,6 +132,13 @@ int seg_handler_thread(int seg, void (*fn)(void *arg, int seg), void *arg);
 int rmem_import(int node, const char *name);
 
 /*
+ * As rmem_import, for a peer that may still be setting up: while the name
+ * is not there yet (or grants us nothing yet), ask again, for at most
+ * timeout_ns; then the last answer.
+ */
+int rmem_import_wait(int node, const char *name, uint64_t timeout_ns);
+
+/*
  * A descriptor for segment seg of node, generation gen, as that node
  * handed them over (seg_ticket), without asking its name service.  The
  * target checks every operation as for any descriptor: a wrong or stale
