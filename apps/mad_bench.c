@@ -176,6 +176,61 @@ static const struct bench bw = {
 	.run = run_bw,
 };
 
+/*
+ * mad-pingpong: the same measurements as an app, on one driver: the null
+ * message and RPCs of growing size (round trips, node 0 timing node 1's
+ * answers), then the bandwidth.  Prints one line per size:
+ *	RESULT mad-pingpong driver=D size=N median_us=.. p99_us=.. n=..
+ */
+static const struct argspec mp_args[] = {
+	{ "driver", ARG_STR, 0, 0, "tcp (default), rmem or req" },
+	{ "iters", ARG_INT, 10, 1000000, "round trips per size (default 1000)" },
+	{ NULL, 0, 0, 0, NULL },
+};
+
+static int mp_main(void)
+{
+	static const size_t sizes[] = { 0, 4, 64, 1024, 4096, 16384, 65536, 262144 };
+	const char *drv = arg_str("driver", "tcp");
+	int iters = (int)arg_int("iters", 1000);
+	struct samples s;
+	char a[24], b[24];
+
+	if (fabric_wait_peers(60000000000ULL) < 0 || !channel(drv))
+		return 1;
+	if (samples_init(&s, (size_t)iters) < 0)
+		return 1;
+	if (node_id == 0)
+		printf("mad-pingpong: round trips on the %s driver, node 0 and node 1 (size 0: the null message)\n",
+		       drv);
+	for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; i++) {
+		/* Big messages take long: fewer of them. */
+		int n = sizes[i] > 16384 ? (iters / 20 > 5 ? iters / 20 : 5) : iters;
+		struct bench_opts o = { .iters = n, .warmup = n / 10 + 1 };
+		s.n = 0;
+		if (fabric_barrier(30000000000ULL) < 0 ||
+		    pingpong(drv, sizes[i] == 0, sizes[i], &o, &s) < 0) {
+			printf("mad-pingpong: FAILED at %zu bytes\n", sizes[i]);
+			return 1;
+		}
+		if (node_id == 0)
+			result("driver=%s size=%zu median_us=%s p99_us=%s n=%d", drv, sizes[i],
+			       fmt_us(a, sizeof a, samples_quantile(&s, 0.5)),
+			       fmt_us(b, sizeof b, samples_quantile(&s, 0.99)), n);
+	}
+	samples_free(&s);
+	return bandwidth(drv) < 0 ? 1 : 0;
+}
+
+static const struct app mp_app = {
+	.name = "mad-pingpong",
+	.summary = "Madeleine round trips by size and bandwidth on one driver (madeleine paper 3)",
+	.main = mp_main,
+	.args = mp_args,
+	.min_nodes = 2,
+};
+APP_REGISTER(mp_app);
+
 BENCH_REGISTER(null_tcp, 60_mad_tcp);
 BENCH_REGISTER(null_rmem, 61_mad_rmem);
 BENCH_REGISTER(null_req, 62_mad_req);

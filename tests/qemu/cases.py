@@ -335,6 +335,9 @@ CASES = [
                            (2, "rmem", 0, "virtio"), (4, "rmem", 0, "virtio"), (4, "rmem", 1, "e1000"),
                            (2, "req", 0, "e1000"), (4, "req", 0, "virtio"), (4, "req", 1, "virtio")]
 ] + [
+    Cluster("mad-pingpong-2-rmem", app="mad-pingpong", nodes=2, args="driver=rmem iters=40", timeout=180,
+            count={r"RESULT mad-pingpong driver=rmem size=\d+ median_us=\S+ p99_us=\S+ n=\d+": 8},
+            expect=[r"RESULT mad-pingpong row=mad-bw-rmem .* mb_per_s=\d+\.\d+"], absent=[r"FAILED"]),
     # The Ising optimizer (remote-memory paper 3.2.1): rows split over the nodes, boundary
     # spins by remote WRITE, neighbours in step by compare-and-swap; node 0 checks the
     # energy and every spin against the same optimizer alone on one node, bit for bit.
