@@ -3,17 +3,26 @@
  * on protected remote memory (net/rmem.h).
  *
  * The n x n grid is split by rows: node i holds rows [i*n/P, (i+1)*n/P)
- * and, on the torus, has two nearest neighbours, the nodes holding the
- * row above its first and the row below its last.  Each keeps a ghost
- * copy of those two rows, exported as two segments that only the
- * neighbour whose row it is may write.  After each red or black
- * half-sweep, a node writes the spins it changed in its first and last
- * rows into its neighbours' ghosts with remote WRITEs, and then
- * synchronizes with each neighbour by compare-and-swap on the
- * neighbour's phase word (old phase to new, notifying it); it goes on
- * once both its own phase words have reached the new phase.  The
- * channel keeps order per node pair, so a neighbour that sees the new
- * phase has the spins written before it.
+ * (two or more) and, on the torus, has two nearest neighbours, the nodes
+ * holding the rows above its first and below its last.  Each keeps ghost
+ * copies of the two rows on each side.  A sweep is the red half on its
+ * rows and on the nearer ghost rows (the neighbour computes the same for
+ * them, from the same spins), then the black half on its rows
+ * (ising_core.h).  At the end of each sweep a node writes the spins it
+ * changed in its two first and two last rows to its neighbours with
+ * remote WRITEs, and synchronizes with each neighbour by compare-and-swap
+ * on the neighbour's sweep word (old sweep to new, notifying it), both in
+ * flight at once; it goes on once both its own sweep words have reached
+ * the new sweep, and copies what came into its ghost rows.  The channel
+ * keeps order per node pair, so a neighbour that sees the new sweep has
+ * the spins written before it.
+ *
+ * The spins land in an inbox per side (a segment only that neighbour may
+ * write), not in the ghost rows: a neighbour may finish its next sweep
+ * while this node still reads its ghosts for the current one.  The inbox
+ * has two slots, by the parity of the sweep; a neighbour writes slot s%2
+ * only after the compare-and-swap of sweep s-1 from this node, which
+ * comes after this node emptied that slot for sweep s-2.
  *
  * At the end every node writes its rows' energies and spins into node
  * 0's result segment and adds one to its count (fetch-and-add).  Node 0
@@ -42,19 +51,27 @@
 #include "net/rmem.h"
 
 #define WAIT_NS 60000000000ULL
-#define SYNC_UP 0			/* phase word the node above moves */
-#define SYNC_DOWN 8			/* phase word the node below moves */
+#define SYNC_UP 0			/* sweep word the node above moves */
+#define SYNC_DOWN 8			/* sweep word the node below moves */
 #define RES_DONE 0			/* node 0: parts reported */
 #define RES_FLIPS 8			/* node 0: flips of the other nodes */
 #define RES_E 64			/* node 0: the row energies, then the spins */
+#define INBOX_SLOT(n) (16 + 2 * (size_t)(n))
+
+/* An inbox slot: the sweep, the columns [lo, hi) of two rows that changed, then those bytes. */
+struct inbox_hdr {
+	uint32_t sweep, lo, hi, pad;
+};
 
 struct ctx {
 	int n, p, me, up, down;
 	struct ising_part part;
 	volatile uint64_t *sync;	/* 16 bytes, exported "ising.sync" */
 	uint8_t *res;			/* node 0: exported "ising.res" */
-	int segs[4], nsegs;
-	int up_ghost_rd, down_ghost_rd;	/* the neighbours' ghosts of my rows */
+	int segs[6], nsegs;
+	uint8_t *inbox[2];		/* from above, from below: 2 slots of INBOX_SLOT(n) */
+	uint8_t *stage;			/* what goes out, header first */
+	int up_ghost_rd, down_ghost_rd;	/* the neighbours' inboxes for my rows */
 	int up_sync_rd, down_sync_rd, res_rd;
 	int sync_seg;
 	uint64_t writes;
@@ -74,6 +91,9 @@ static void teardown(struct ctx *x)
 		if (*rd >= 0)
 			rmem_release(*rd);
 	ising_part_free(&x->part);
+	free(x->inbox[0]);
+	free(x->inbox[1]);
+	free(x->stage);
 	free((void *)x->sync);
 	free(x->res);
 }
@@ -81,7 +101,6 @@ static void teardown(struct ctx *x)
 /* Export my ghosts and phase words, import my neighbours'. */
 static int setup(struct ctx *x)
 {
-	char name[32];
 	int s;
 
 	x->sync = aligned_alloc(64, 64);
@@ -89,15 +108,20 @@ static int setup(struct ctx *x)
 		return -ENOMEM;
 	memset((void *)x->sync, 0, 64);
 	if (x->p > 1) {
-		/* Row r0-1 is the upper neighbour's to write, row r1 the lower one's. */
-		snprintf(name, sizeof name, "ising.g%d", x->part.r0 - 1 < 0 ? x->n - 1 : x->part.r0 - 1);
-		if ((s = seg_export_for(name, ising_row(&x->part, x->part.r0 - 1), (size_t)x->n, x->up, RMEM_W)) < 0)
-			return s;
-		x->segs[x->nsegs++] = s;
-		snprintf(name, sizeof name, "ising.g%d", x->part.r1 % x->n);
-		if ((s = seg_export_for(name, ising_row(&x->part, x->part.r1), (size_t)x->n, x->down, RMEM_W)) < 0)
-			return s;
-		x->segs[x->nsegs++] = s;
+		/* The inbox from above only the upper neighbour writes, the one from below the lower one. */
+		for (int i = 0; i < 2; i++) {
+			x->inbox[i] = aligned_alloc(64, 2 * INBOX_SLOT(x->n));
+			if (!x->inbox[i])
+				return -ENOMEM;
+			memset(x->inbox[i], 0xff, 2 * INBOX_SLOT(x->n));	/* no sweep yet */
+			s = seg_export_for(i ? "ising.ib" : "ising.ia", x->inbox[i], 2 * INBOX_SLOT(x->n),
+					   i ? x->down : x->up, RMEM_W);
+			if (s < 0)
+				return s;
+			x->segs[x->nsegs++] = s;
+		}
+		if (!(x->stage = malloc(INBOX_SLOT(x->n))))
+			return -ENOMEM;
 		if ((s = seg_export_for("ising.sync", (void *)x->sync, 16, x->up, RMEM_A)) < 0)
 			return s;
 		x->segs[x->nsegs++] = x->sync_seg = s;
@@ -118,11 +142,9 @@ static int setup(struct ctx *x)
 	}
 	if (x->p == 1)
 		return 0;
-	/* My first row is the upper neighbour's lower ghost, my last row the lower one's upper ghost. */
-	snprintf(name, sizeof name, "ising.g%d", x->part.r0);
-	x->up_ghost_rd = rmem_import_wait(x->up, name, WAIT_NS);
-	snprintf(name, sizeof name, "ising.g%d", x->part.r1 - 1);
-	x->down_ghost_rd = rmem_import_wait(x->down, name, WAIT_NS);
+	/* My first rows go into the upper neighbour's inbox from below, my last ones the other way. */
+	x->up_ghost_rd = rmem_import_wait(x->up, "ising.ib", WAIT_NS);
+	x->down_ghost_rd = rmem_import_wait(x->down, "ising.ia", WAIT_NS);
 	x->up_sync_rd = rmem_import_wait(x->up, "ising.sync", WAIT_NS);
 	x->down_sync_rd = rmem_import_wait(x->down, "ising.sync", WAIT_NS);
 	if (x->me != 0)
@@ -133,26 +155,44 @@ static int setup(struct ctx *x)
 	return 0;
 }
 
-/* Send what changed in my boundary rows, then move both neighbours to phase k. */
-static int exchange(struct ctx *x, uint64_t k, const struct ising_span *first, const struct ising_span *last)
+/* Write what changed in rows row, row+1 (spans a, b) into slot k%2 of a neighbour's inbox. */
+static int send_rows(struct ctx *x, int rd, uint64_t k, int row, const struct ising_span *a,
+		     const struct ising_span *b)
+{
+	struct inbox_hdr h = { (uint32_t)k, 0, 0, 0 };
+	int n = x->n;
+
+	if (a->lo >= a->hi && b->lo >= b->hi)
+		return 0;		/* the slot keeps an old sweep number: nothing changed */
+	/* From the first change to the last: the two rows are contiguous. */
+	h.lo = (uint32_t)(a->lo < a->hi ? a->lo : n + b->lo);
+	h.hi = (uint32_t)(b->lo < b->hi ? n + b->hi : a->hi);
+	memcpy(x->stage, &h, sizeof h);
+	memcpy(x->stage + sizeof h, ising_row(&x->part, row) + h.lo, h.hi - h.lo);
+	x->writes++;
+	return rmem_write_block(rd, (uint32_t)((k % 2) * INBOX_SLOT(n)), x->stage, sizeof h + h.hi - h.lo, 0);
+}
+
+/* Copy what a neighbour sent for sweep k into two ghost rows from row. */
+static void take_rows(struct ctx *x, const uint8_t *inbox, uint64_t k, int row)
+{
+	const uint8_t *slot = inbox + (k % 2) * INBOX_SLOT(x->n);
+	struct inbox_hdr h;
+
+	memcpy(&h, slot, sizeof h);
+	if (h.sweep == (uint32_t)k && h.lo < h.hi && h.hi <= 2 * (uint32_t)x->n)
+		memcpy(ising_row(&x->part, row) + h.lo, slot + sizeof h, h.hi - h.lo);
+}
+
+/* Send what changed in my two first and two last rows, then move both neighbours to sweep k. */
+static int exchange(struct ctx *x, uint64_t k, const struct ising_span ch[4])
 {
 	uint64_t old;
 	int r;
 
-	if (first->lo < first->hi) {
-		r = rmem_write_block(x->up_ghost_rd, (uint32_t)first->lo,
-				     ising_row(&x->part, x->part.r0) + first->lo, (size_t)(first->hi - first->lo), 0);
-		if (r < 0)
-			return r;
-		x->writes++;
-	}
-	if (last->lo < last->hi) {
-		r = rmem_write_block(x->down_ghost_rd, (uint32_t)last->lo,
-				     ising_row(&x->part, x->part.r1 - 1) + last->lo, (size_t)(last->hi - last->lo), 0);
-		if (r < 0)
-			return r;
-		x->writes++;
-	}
+	if ((r = send_rows(x, x->up_ghost_rd, k, x->part.r0, &ch[0], &ch[1])) < 0 ||
+	    (r = send_rows(x, x->down_ghost_rd, k, x->part.r1 - 2, &ch[2], &ch[3])) < 0)
+		return r;
 	uint64_t c0 = cycles();
 	/*
 	 * I am my upper neighbour's lower neighbour, and the other way round:
@@ -176,6 +216,9 @@ static int exchange(struct ctx *x, uint64_t k, const struct ising_span *first, c
 		if (seg_wait(x->sync_seg, &seen, WAIT_NS) < 0)
 			return -ETIMEDOUT;
 	x->t_wait += cycles() - c1;
+	/* From above: its last two rows, my upper ghosts; from below: my lower ghosts. */
+	take_rows(x, x->inbox[0], k, x->part.r0 - 2);
+	take_rows(x, x->inbox[1], k, x->part.r1);
 	return 0;
 }
 
@@ -183,14 +226,13 @@ static int exchange(struct ctx *x, uint64_t k, const struct ising_span *first, c
 static int sequential(int n, int sweeps, uint32_t inst, double *energy, long *flips, int8_t *grid)
 {
 	struct ising_part p;
-	struct ising_span a, b;
 
 	if (ising_part_init(&p, n, inst, 0, n) < 0)
 		return -ENOMEM;
 	*flips = 0;
 	for (int s = 0; s < sweeps; s++)
 		for (int color = 0; color < 2; color++) {
-			*flips += ising_half_sweep(&p, color, &a, &b);
+			*flips += ising_half_sweep(&p, color);
 			ising_wrap(&p);
 		}
 	double e = 0;
@@ -214,8 +256,8 @@ int ising_run(int n, int sweeps, uint32_t inst, struct ising_result *out)
 	x.down = (node_id + 1) % num_nodes;
 	x.up_ghost_rd = x.down_ghost_rd = x.up_sync_rd = x.down_sync_rd = x.res_rd = -1;
 	x.sync_seg = -1;
-	if (n < 4 || n % 2 || num_nodes > n) {
-		printf("ising: the grid must be even, at least 4, with a row per node (grid=%d, %d nodes)\n", n,
+	if (n < 4 || n % 2 || (num_nodes > 1 && 2 * num_nodes > n)) {
+		printf("ising: the grid must be even, at least 4, with two rows per node (grid=%d, %d nodes)\n", n,
 		       num_nodes);
 		return -EINVAL;
 	}
@@ -229,19 +271,20 @@ int ising_run(int n, int sweeps, uint32_t inst, struct ising_result *out)
 		goto out;
 
 	uint64_t t0 = cycles();
-	struct ising_span first, last;
+	struct ising_span ch[4];
 	for (int s = 0; s < sweeps && r == 0; s++) {
-		for (int color = 0; color < 2 && r == 0; color++) {
-			uint64_t c0 = cycles();
-			flips += ising_half_sweep(&x.part, color, &first, &last);
-			uint64_t c1 = cycles();
-			if (num_nodes == 1)
+		uint64_t c0 = cycles();
+		if (num_nodes == 1) {
+			for (int color = 0; color < 2; color++) {
+				flips += ising_half_sweep(&x.part, color);
 				ising_wrap(&x.part);
-			else
-				r = exchange(&x, (uint64_t)(s * 2 + color + 1), &first, &last);
-			x.t_comp += c1 - c0;
-
+			}
+			x.t_comp += cycles() - c0;
+			continue;
 		}
+		flips += ising_sweep_part(&x.part, ch);
+		x.t_comp += cycles() - c0;
+		r = exchange(&x, (uint64_t)s + 1, ch);
 	}
 	if (r < 0) {
 		printf("ising: node %d: exchange with a neighbour failed (%d)\n", node_id, r);

@@ -12,6 +12,12 @@
  * cells or the split of its rows among nodes.  Bonds and the starting
  * spins are drawn from the seed by a hash of their coordinates, so every
  * node computes exactly the coefficients of its own rows.
+ *
+ * A part of the grid keeps two ghost rows on each side.  A sweep computes
+ * the red half on its own rows and on the nearer ghost row of each side
+ * (what the neighbour computes for that row too, from the same values),
+ * so that the black half on its own rows sees every red spin it needs:
+ * neighbours need to exchange, and to synchronize, once per sweep only.
  */
 #ifndef APPS_ISING_CORE_H
 #define APPS_ISING_CORE_H
@@ -23,9 +29,9 @@ struct ising_part {
 	int n;				/* grid side, even */
 	uint32_t seed;
 	int r0, r1;			/* rows [r0, r1) */
-	int8_t *s;			/* (r1 - r0 + 2) * n: a ghost row above, the rows, one below */
-	double *jh;			/* (r1 - r0) * n: bond (r, c)-(r, c+1) */
-	double *jv;			/* (r1 - r0 + 1) * n: bond (r, c)-(r+1, c), from row r0-1 */
+	int8_t *s;			/* (r1 - r0 + 4) * n: two ghost rows above, the rows, two below */
+	double *jh;			/* (r1 - r0 + 2) * n: bond (r, c)-(r, c+1), from row r0-1 */
+	double *jv;			/* (r1 - r0 + 3) * n: bond (r, c)-(r+1, c), from row r0-2 */
 };
 
 /* Columns changed in a row during a half-sweep: [lo, hi), empty if lo >= hi. */
@@ -40,21 +46,36 @@ int8_t ising_spin0(uint32_t seed, int n, int r, int c);
 int ising_part_init(struct ising_part *p, int n, uint32_t seed, int r0, int r1);
 void ising_part_free(struct ising_part *p);
 
-/* Row r (r0-1 .. r1, the ghosts included) of the part. */
+/* Row r (r0-2 .. r1+1, the ghosts included) of the part. */
 static inline int8_t *ising_row(const struct ising_part *p, int r)
 {
-	return p->s + (size_t)(r - p->r0 + 1) * (size_t)p->n;
+	return p->s + (size_t)(r - p->r0 + 2) * (size_t)p->n;
 }
 
 /* With the whole grid in one part: copy the wrapped rows into the ghosts. */
 void ising_wrap(struct ising_part *p);
 
 /*
- * One half-sweep over the part's rows, colour 0 or 1 ((r + c) % 2), with
- * the ghost rows as they are.  Return the number of flips; *first and
- * *last get the columns changed in the first and the last row.
+ * One half-sweep, colour 0 or 1 ((r + c) % 2), over rows [ra, rb) of the
+ * part (ghost rows allowed, as long as their neighbours are there), with
+ * the other rows as they are.  Return the number of flips in the part's
+ * own rows.  If ch is not NULL, ch[0..3] grow by the columns changed in
+ * rows r0, r0+1, r1-2 and r1-1.
  */
-int ising_half_sweep(struct ising_part *p, int color, struct ising_span *first, struct ising_span *last);
+int ising_half_sweep_rows(struct ising_part *p, int color, int ra, int rb, struct ising_span ch[4]);
+
+/* A half-sweep over the part's own rows (the one-part run). */
+static inline int ising_half_sweep(struct ising_part *p, int color)
+{
+	return ising_half_sweep_rows(p, color, p->r0, p->r1, NULL);
+}
+
+/*
+ * A whole sweep of a part with neighbours: red on the rows and on the
+ * nearer ghosts, black on the rows.  Needs two rows or more.  ch as above,
+ * reset first.  Return the flips in the part's rows.
+ */
+int ising_sweep_part(struct ising_part *p, struct ising_span ch[4]);
 
 /* The energy of the bonds right of and below the cells of row r (ghost below used). */
 double ising_row_energy(const struct ising_part *p, int r);
