@@ -1,6 +1,6 @@
 /*
  * tour: what `make run` shows by default, on every node of the cluster:
- * the Ising optimizer on a 40x40 grid with its speedup over the same
+ * each node's id and calibrated TSC, then the Ising optimizer on a 40x40 grid with its speedup over the same
  * optimizer alone on node 0, then the circuit simulator on the 32-bit
  * adder; each checks its own answer against a sequential run, and the
  * tour fails if either does.
@@ -18,6 +18,8 @@ static int tour_main(void)
 	const struct app *circuit = app_find("circuit");
 	int failures = 0;
 
+	printf("tour: node %d of %d, tsc %lu.%03lu MHz\n", node_id, num_nodes, tsc_hz / 1000000,
+	       tsc_hz / 1000 % 1000);
 	if (num_nodes > 1 && fabric_wait_peers(60000000000ULL) < 0)
 		return 1;
 	if (node_id == 0)
