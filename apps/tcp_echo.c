@@ -124,6 +124,7 @@ static int serve(void)
 	}
 	set_timeout(ls, SO_RCVTIMEO, ACCEPT_TIMEOUT_MS);
 	printf("tcp-echo: listening on port %d\n", ECHO_PORT);
+again:
 	c = accept(ls, NULL, NULL);
 	if (c < 0) {
 		printf("tcp-echo: accept: errno %d\n", errno);
@@ -148,6 +149,16 @@ static int serve(void)
 			break;
 		}
 		echoed += (uint64_t)r;
+	}
+	if (echoed == 0) {
+		/*
+		 * A connection that carried nothing is an attempt the client gave
+		 * up on (its SYN answered after its one-second wait): not the
+		 * session.  Wait for the one it retried with.
+		 */
+		closesocket(c);
+		status = 1;
+		goto again;
 	}
 	closesocket(c);
 	thread_sleep_ns(FIN_LINGER_NS);
