@@ -105,7 +105,12 @@ APP_OBJS := \
 	apps/rmem_bench.o \
 	apps/req_stress.o \
 	apps/req_bench.o \
-	apps/tcp_echo.o
+	apps/tcp_echo.o \
+	apps/circuit.o \
+	apps/circuit_net.o \
+	apps/circuit_sim.o \
+	apps/circuit_ring.o \
+	apps/circuit_cmb.o
 
 NET_OBJS := \
 	net/pktbuf.o \
@@ -290,7 +295,7 @@ $(BUILD)/now.elf: $(OBJS) $(BUILD)/ksyms-empty.o linker/kernel.ld linker/mksyms.
 
 # --- running ---------------------------------------------------------------
 
-APP     ?=
+APP     ?= tour
 NODES   ?= 4
 NIC     ?= virtio
 ARGS    ?=
@@ -345,8 +350,9 @@ UNIT_SRCS_rmem    := net/rmem_proto.c net/rmem_seg.c
 UNIT_SRCS_req_queue := net/req_queue.c
 UNIT_SRCS_mad     := lib/mad.c
 UNIT_SRCS_ising   := apps/ising_core.c
+UNIT_SRCS_circuit := apps/circuit_net.c apps/circuit_sim.c apps/circuit_ring.c apps/circuit_cmb.c
 
-UNIT_TESTS := cmdline page channel wire rmem req_queue mad ising
+UNIT_TESTS := cmdline page channel wire rmem req_queue mad ising circuit
 UNIT_BINS := $(addprefix $(BUILD)/tests/unit_,$(UNIT_TESTS))
 
 $(BUILD)/tests/unit_%: tests/unit/test_%.c $$(UNIT_SRCS_$$*) | deps

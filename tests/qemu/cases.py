@@ -365,6 +365,43 @@ CASES = [
              "--out", "{build}/tests/speedup-ising.json"],
             expect=[r"ising speedup over the one-node run", r"^1\s+1\.00 ", r"^2\s+\d+\.\d\d",
                     r"the paper's Table 5", r"wrote .*speedup-ising.json"], timeout=300),
+] + [
+    # The circuit simulator (remote-memory paper 3.2.2): Chandy-Misra with null messages over
+    # event rings written remotely; node 0 checks every output change (time and value)
+    # against a sequential simulation on one node and every sum or product against the
+    # arithmetic.  Seed 1: 100 vectors of adder32 are 27582 events, 20 are 5634; 10 of mul16
+    # (1440 gates) 173520; 5 of mul32 (5952) 962187.  ring=8 batch=1: the smallest rings,
+    # written back every 2 records.
+    Cluster("circuit-%d-%s" % (n, tag), app="circuit", nodes=n, nic=nic, timeout=240, args=args,
+            expect=[r"RESULT circuit nodes=%d place=%s circuit=%s gates=%d vectors=%d events=%d "
+                    r"null_messages=%s ms=\d+\.\d+ ok=1" %
+                    (n, "random" if "random" in args else "linear", ckt,
+                     {"adder32": 225, "mul16": 1440, "mul32": 5952}[ckt],
+                     vec, ev, "0" if n == 1 else r"\d+")],
+            absent=[r"FAILED"])
+    for (n, tag, args, nic, ckt, vec, ev) in [
+        (1, "adder32", "", "virtio", "adder32", 100, 27582),
+        (2, "linear", "", "virtio", "adder32", 100, 27582),
+        (2, "random-e1000", "place=random vectors=20", "e1000", "adder32", 20, 5634),
+        (2, "ring8", "place=random vectors=20 ring=8 batch=1", "virtio", "adder32", 20, 5634),
+        (4, "linear", "", "virtio", "adder32", 100, 27582),
+        (4, "random", "place=random vectors=20", "virtio", "adder32", 20, 5634),
+        (4, "random-drop", "place=random vectors=20 fault=drop:0.05", "virtio", "adder32", 20, 5634),
+        (4, "mul16", "circuit=mul16 vectors=10", "e1000", "mul16", 10, 173520),
+        (4, "mul32-random", "circuit=mul32 vectors=5 place=random", "virtio", "mul32", 5, 962187),
+        (8, "linear", "", "virtio", "adder32", 100, 27582)]
+] + [
+    # The check itself: one output change inverted on node 0 must fail the run.
+    Cluster("circuit-2-checker", app="circuit", nodes=2, args="flip=100", status=1,
+            expect=[r"circuit: FAILED: output change \d+: expected s\d+=\d at \d+, got",
+                    r"RESULT circuit nodes=2 .* ok=0"]),
+    # The default make run: Ising 40x40 with its speedup line, then the circuit simulator.
+    Cluster("tour-4", app="tour", nodes=4, timeout=240,
+            count={r"tour: node \d of 4, tsc \d+\.\d{3} MHz": 4},
+            expect=[r"tour: ising 40x40: energy \S+, bit for bit the same as the one-node run",
+                    r"tour: ising 40x40 on 4 nodes: \d+\.\d+ ms; alone on node 0: \d+\.\d+ ms; speedup \d+\.\d\d",
+                    r"RESULT tour part=circuit nodes=4 .* ok=1", r"tour: every result checked"],
+            absent=[r"FAILED"]),
     # The launcher itself, with a tiny test guest (exit codes, prefixes,
     # timeout, grace, Ctrl-C cleanup, pinning, tap namespace).
     Command("launcher/suite", ["bash", "{root}/tests/launcher_test.sh"], timeout=400,
