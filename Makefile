@@ -105,6 +105,8 @@ APP_OBJS := \
 	apps/rmem_bench.o \
 	apps/req_stress.o \
 	apps/req_bench.o \
+	apps/deposit_bench.o \
+	apps/deposit_test.o \
 	apps/tcp_echo.o \
 	apps/circuit.o \
 	apps/circuit_net.o \
@@ -124,7 +126,11 @@ NET_OBJS := \
 	net/rmem.o \
 	net/req_queue.o \
 	net/req_wire.o \
-	net/req.o
+	net/req.o \
+	net/cell.o \
+	net/dart.o \
+	net/dart_op.o \
+	net/deposit.o
 
 LIB_OBJS := \
 	lib/crc.o \
@@ -132,7 +138,8 @@ LIB_OBJS := \
 	lib/mad.o \
 	lib/mad_tcp.o \
 	lib/mad_rmem.o \
-	lib/mad_req.o
+	lib/mad_req.o \
+	lib/mad_cell.o
 
 # The lwIP port (net/lwip) and the lwIP sources it builds, from
 # $(LWIPDIR)/src: IPv4, ARP, TCP, UDP, the netconn and socket APIs.
@@ -348,11 +355,14 @@ UNIT_SRCS_channel := net/channel.c net/fabric_wire.c lib/crc.c tests/unit/host_p
 UNIT_SRCS_wire    := net/fabric_wire.c net/fault.c lib/crc.c
 UNIT_SRCS_rmem    := net/rmem_proto.c net/rmem_seg.c
 UNIT_SRCS_req_queue := net/req_queue.c
+UNIT_SRCS_cell    := net/cell.c lib/crc.c
+UNIT_SRCS_dart    := net/dart.c net/dart_op.c net/cell.c lib/crc.c
 UNIT_SRCS_mad     := lib/mad.c
+UNIT_SRCS_circuit := apps/circuit_net.c apps/circuit_sim.c apps/circuit_ring.c apps/circuit_cmb.c
 UNIT_SRCS_ising   := apps/ising_core.c
 UNIT_SRCS_circuit := apps/circuit_net.c apps/circuit_sim.c apps/circuit_ring.c apps/circuit_cmb.c
 
-UNIT_TESTS := cmdline page channel wire rmem req_queue mad ising circuit
+UNIT_TESTS := cmdline page channel wire rmem req_queue cell dart mad ising circuit
 UNIT_BINS := $(addprefix $(BUILD)/tests/unit_,$(UNIT_TESTS))
 
 $(BUILD)/tests/unit_%: tests/unit/test_%.c $$(UNIT_SRCS_$$*) | deps
@@ -364,7 +374,7 @@ $(BUILD)/tests/unit_%: tests/unit/test_%.c $$(UNIT_SRCS_$$*) | deps
 
 unit: $(UNIT_BINS)
 
-test: $(BUILD)/now.elf $(BUILD)/now.iso $(UNIT_BINS) $(BUILD)/fuzz/fuzz_fabric $(BUILD)/fuzz/fuzz_req $(BUILD)/fuzz/fuzz_rmem
+test: $(BUILD)/now.elf $(BUILD)/now.iso $(UNIT_BINS) $(BUILD)/fuzz/fuzz_fabric $(BUILD)/fuzz/fuzz_req $(BUILD)/fuzz/fuzz_rmem $(BUILD)/fuzz/fuzz_cell
 	@$(PYTHON) tests/run.py --build $(BUILD) $(UNIT_BINS)
 
 # --- housekeeping ----------------------------------------------------------
@@ -392,7 +402,9 @@ FUZZ_CFLAGS := -std=gnu11 -g -O1 -DHOST_TEST -DFUZZING_BUILD_MODE_UNSAFE_FOR_PRO
 FUZZ_SRCS_fabric := net/channel.c net/fabric_wire.c lib/crc.c tests/unit/host_pktbuf.c
 FUZZ_SRCS_rmem := net/rmem_proto.c net/rmem_seg.c
 FUZZ_SRCS_req := net/req_queue.c net/req_wire.c
-FUZZ_TARGETS := fabric rmem req
+FUZZ_SRCS_cell := net/cell.c net/dart.c net/dart_op.c lib/crc.c
+SEED_SRCS_cell := net/cell.c net/dart.c net/dart_op.c
+FUZZ_TARGETS := fabric rmem req cell
 FUZZ_BINS := $(addprefix $(BUILD)/fuzz/fuzz_,$(FUZZ_TARGETS))
 
 $(BUILD)/fuzz/fuzz_%: tests/fuzz/fuzz_%.c tests/fuzz/seed_%.c $$(FUZZ_SRCS_$$*) | deps
@@ -400,7 +412,7 @@ $(BUILD)/fuzz/fuzz_%: tests/fuzz/fuzz_%.c tests/fuzz/seed_%.c $$(FUZZ_SRCS_$$*) 
 	@echo "  FUZZCC  $@"
 	@$(FUZZ_CC) $(FUZZ_CFLAGS) -o $@ $< $(FUZZ_SRCS_$*)
 	@$(HOSTCC) -std=gnu11 -DHOST_TEST -I. -o $(BUILD)/fuzz/seed_$* tests/fuzz/seed_$*.c \
-		net/fabric_wire.c lib/crc.c
+		net/fabric_wire.c lib/crc.c $(SEED_SRCS_$*)
 	@$(BUILD)/fuzz/seed_$* $(BUILD)/fuzz/seeds_$*
 
 fuzz-build: $(FUZZ_BINS)

@@ -4,7 +4,9 @@
  *    transport it runs on, measured in the same run: the TCP driver beside
  *    a 1-byte lwIP TCP echo (tcp-1B), the remote-memory driver beside a
  *    40-byte remote WRITE answered by one (write-40, one way), the REQ
- *    driver beside a REQ answered by a REQ (req, one way);
+ *    driver beside a REQ answered by a REQ (req, one way), the hybrid-
+ *    deposit driver beside a 32-byte deposit answered by one (deposit,
+ *    one way);
  *  - the RPC of Figure 6 (the request header EXPRESS, an array CHEAPER into
  *    the handler's buffer, the same sent back) for arrays of 1, 16 and
  *    64 KiB, whose growth against the null message shows the overhead is
@@ -125,6 +127,7 @@ static int pingpong(const char *drv, int null, size_t len, const struct bench_op
 NULL_ROW(null_tcp, "tcp", "tcp-1B", 0, "null message ping-pong on the TCP driver");
 NULL_ROW(null_rmem, "rmem", "write-40", 1, "null message on the remote-memory driver, one way");
 NULL_ROW(null_req, "req", "req", 1, "null message on the REQ driver, one way");
+NULL_ROW(null_cell, "cell", "deposit", 1, "null message on the hybrid-deposit driver, one way");
 RPC_ROW(rpc_tcp_1k, "tcp", 1024, 2000);
 RPC_ROW(rpc_tcp_16k, "tcp", 16384, 500);
 RPC_ROW(rpc_tcp_64k, "tcp", 65536, 100);
@@ -134,6 +137,9 @@ RPC_ROW(rpc_rmem_64k, "rmem", 65536, 100);
 RPC_ROW(rpc_req_1k, "req", 1024, 2000);
 RPC_ROW(rpc_req_16k, "req", 16384, 500);
 RPC_ROW(rpc_req_64k, "req", 65536, 100);
+RPC_ROW(rpc_cell_1k, "cell", 1024, 2000);
+RPC_ROW(rpc_cell_16k, "cell", 16384, 500);
+RPC_ROW(rpc_cell_64k, "cell", 65536, 100);
 
 /* One way: BW_MSGS messages of MAXARR bytes, then a null answer. */
 static int bandwidth(const char *drv)
@@ -168,7 +174,7 @@ static int bandwidth(const char *drv)
 static int run_bw(const struct bench_opts *o)
 {
 	(void)o;
-	return bandwidth("tcp") | bandwidth("rmem") | bandwidth("req");
+	return bandwidth("tcp") | bandwidth("rmem") | bandwidth("req") | bandwidth("cell");
 }
 
 static const struct bench bw = {
@@ -183,7 +189,7 @@ static const struct bench bw = {
  *	RESULT mad-pingpong driver=D size=N median_us=.. p99_us=.. n=..
  */
 static const struct argspec mp_args[] = {
-	{ "driver", ARG_STR, 0, 0, "tcp (default), rmem or req" },
+	{ "driver", ARG_STR, 0, 0, "tcp (default), rmem, req or cell" },
 	{ "iters", ARG_INT, 10, 1000000, "round trips per size (default 1000)" },
 	{ NULL, 0, 0, 0, NULL },
 };
@@ -234,6 +240,7 @@ APP_REGISTER(mp_app);
 BENCH_REGISTER(null_tcp, 60_mad_tcp);
 BENCH_REGISTER(null_rmem, 61_mad_rmem);
 BENCH_REGISTER(null_req, 62_mad_req);
+BENCH_REGISTER(null_cell, 63_mad_cell);
 BENCH_REGISTER(rpc_tcp_1k, 64_mad_rpc_tcp_1);
 BENCH_REGISTER(rpc_tcp_16k, 64_mad_rpc_tcp_2);
 BENCH_REGISTER(rpc_tcp_64k, 64_mad_rpc_tcp_3);
@@ -243,4 +250,7 @@ BENCH_REGISTER(rpc_rmem_64k, 65_mad_rpc_rmem_3);
 BENCH_REGISTER(rpc_req_1k, 66_mad_rpc_req_1);
 BENCH_REGISTER(rpc_req_16k, 66_mad_rpc_req_2);
 BENCH_REGISTER(rpc_req_64k, 66_mad_rpc_req_3);
+BENCH_REGISTER(rpc_cell_1k, 67_mad_rpc_cell_1);
+BENCH_REGISTER(rpc_cell_16k, 67_mad_rpc_cell_2);
+BENCH_REGISTER(rpc_cell_64k, 67_mad_rpc_cell_3);
 BENCH_REGISTER(bw, 69_mad_bw);

@@ -8,7 +8,8 @@
  *  - mad-tcp:   Madeleine's RPC (madeleine paper 2.1.4: the service id
  *               EXPRESS, the arguments CHEAPER) on its TCP driver, the
  *               result sent back as a Madeleine message;
- *  - mad-rmem:  the same on Madeleine's remote-memory driver.
+ *  - mad-rmem, mad-req, mad-cell: the same on Madeleine's remote-memory,
+ *               REQ and hybrid-deposit drivers.
  * Every result is checked.  Node 0 prints the table of medians beside the
  * paper's figures, and one line per transport:
  *	RESULT rpc transport=T calls=N simple_us=.. mw32_us=.. mw64_us=.. mw128_us=.. failed=0
@@ -199,7 +200,8 @@ static void *mad_server(void *arg)
 
 static const struct argspec rpc_args[] = {
 	{ "calls", ARG_INT, 10, 1000000, "calls of each kind per transport (default 1000)" },
-	{ "transports", ARG_STR, 0, 0, "comma list of rmem, mad-tcp, mad-rmem, mad-req (default rmem,mad-tcp,mad-rmem)" },
+	{ "transports", ARG_STR, 0, 0,
+	  "comma list of rmem, mad-tcp, mad-rmem, mad-req, mad-cell (default rmem,mad-tcp,mad-rmem)" },
 	{ NULL, 0, 0, 0, NULL },
 };
 
@@ -208,7 +210,7 @@ static int rpc_main(void)
 	int calls = (int)arg_int("calls", 1000);
 	const char *list = arg_str("transports", "rmem,mad-tcp,mad-rmem");
 	static struct rpc_server server;
-	struct transport tr[4];
+	struct transport tr[5];
 	int nt = 0, r = 0;
 	char buf[128], *save, *tok;
 
@@ -217,9 +219,10 @@ static int rpc_main(void)
 		return 1;
 	}
 	snprintf(buf, sizeof buf, "%s", list);
-	for (tok = strtok_r(buf, ",", &save); tok && nt < 4; tok = strtok_r(NULL, ",", &save)) {
-		if (strcmp(tok, "rmem") && strcmp(tok, "mad-tcp") && strcmp(tok, "mad-rmem") && strcmp(tok, "mad-req")) {
-			printf("rpc: unknown transport '%s' (rmem, mad-tcp, mad-rmem, mad-req)\n", tok);
+	for (tok = strtok_r(buf, ",", &save); tok && nt < 5; tok = strtok_r(NULL, ",", &save)) {
+		if (strcmp(tok, "rmem") && strcmp(tok, "mad-tcp") && strcmp(tok, "mad-rmem") && strcmp(tok, "mad-req") &&
+		    strcmp(tok, "mad-cell")) {
+			printf("rpc: unknown transport '%s' (rmem, mad-tcp, mad-rmem, mad-req, mad-cell)\n", tok);
 			return 2;
 		}
 		memset(&tr[nt], 0, sizeof tr[nt]);

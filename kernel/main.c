@@ -22,6 +22,7 @@
 #include "kernel/tsc.h"
 #include "kernel/x86.h"
 #include "net/fabric.h"
+#include "net/deposit.h"
 #include "net/req.h"
 #include "net/rmem.h"
 #include "net/lwip/lwip_port.h"
@@ -85,6 +86,8 @@ void kmain(uint32_t kind, uint32_t info)
 			printf("fabric: cannot start\n");
 		else if (rmem_init() < 0 || req_init() < 0)
 			printf("rmem/req: cannot start\n");
+		else if (deposit_init() < 0)
+			printf("deposit: cannot start\n");
 		/* Every kernel protocol has its handler: deliver what waited for one. */
 		fabric_start();
 	}

@@ -132,3 +132,97 @@ const char *crc32c_impl(void)
 		choose();
 	return impl_name;
 }
+
+/*
+ * The cell CRCs (net/cell.h): one 256-entry table each, most significant
+ * bit first.  Built on first use; deposit_init() calls crc_cell_tables()
+ * at boot so that the receive path never builds them.
+ */
+static uint8_t t8[256];
+static uint16_t t16[4][256];	/* [k][i]: byte i followed by k zero bytes (slicing-by-4) */
+static uint32_t t32[8][256];	/* [k][i]: byte i followed by k zero bytes (slicing-by-8) */
+static volatile int cell_tables_ready;
+
+void crc_cell_tables(void)
+{
+	if (cell_tables_ready)
+		return;
+	for (uint32_t i = 0; i < 256; i++) {
+		uint8_t c8 = (uint8_t)i;
+		uint16_t c16 = (uint16_t)(i << 8);
+		uint32_t c32 = i << 24;
+		for (int k = 0; k < 8; k++) {
+			c8 = (uint8_t)((c8 & 0x80) ? (c8 << 1) ^ 0x07 : c8 << 1);
+			c16 = (uint16_t)((c16 & 0x8000) ? (c16 << 1) ^ 0x1021 : c16 << 1);
+			c32 = (c32 & 0x80000000u) ? (c32 << 1) ^ 0x04c11db7u : c32 << 1;
+		}
+		t8[i] = c8;
+		t16[0][i] = c16;
+		t32[0][i] = c32;
+	}
+	for (int k = 1; k < 4; k++)
+		for (uint32_t i = 0; i < 256; i++)
+			t16[k][i] = (uint16_t)((t16[k - 1][i] << 8) ^ t16[0][t16[k - 1][i] >> 8]);
+	for (int k = 1; k < 8; k++)
+		for (uint32_t i = 0; i < 256; i++)
+			t32[k][i] = (t32[k - 1][i] << 8) ^ t32[0][t32[k - 1][i] >> 24];
+	cell_tables_ready = 1;
+}
+
+uint8_t crc8_atm(uint8_t crc, const void *buf, size_t n)
+{
+	const uint8_t *p = buf;
+
+	if (!cell_tables_ready)
+		crc_cell_tables();
+	while (n--)
+		crc = t8[crc ^ *p++];
+	return crc;
+}
+
+uint8_t atm_hec(const uint8_t hdr[4])
+{
+	if (!cell_tables_ready)
+		crc_cell_tables();
+	return (uint8_t)(t8[t8[t8[t8[hdr[0]] ^ hdr[1]] ^ hdr[2]] ^ hdr[3]] ^ 0x55);
+}
+
+uint16_t crc16_ccitt(uint16_t crc, const void *buf, size_t n)
+{
+	const uint8_t *p = buf;
+
+	if (!cell_tables_ready)
+		crc_cell_tables();
+	/* Four bytes a step: a cell's 32 data bytes are eight steps. */
+	while (n >= 4) {
+		uint32_t x = ((uint32_t)crc << 16) ^
+			     ((uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3]);
+		crc = (uint16_t)(t16[3][x >> 24] ^ t16[2][(x >> 16) & 0xff] ^ t16[1][(x >> 8) & 0xff] ^
+				 t16[0][x & 0xff]);
+		p += 4;
+		n -= 4;
+	}
+	while (n--)
+		crc = (uint16_t)((crc << 8) ^ t16[0][(crc >> 8) ^ *p++]);
+	return crc;
+}
+
+uint32_t crc32_aal5(uint32_t crc, const void *buf, size_t n)
+{
+	const uint8_t *p = buf;
+
+	if (!cell_tables_ready)
+		crc_cell_tables();
+	crc = ~crc;
+	/* Eight bytes a step: an AAL5 cell's 48 are six. */
+	while (n >= 8) {
+		uint32_t a = crc ^ ((uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3]);
+		crc = t32[7][a >> 24] ^ t32[6][(a >> 16) & 0xff] ^ t32[5][(a >> 8) & 0xff] ^ t32[4][a & 0xff] ^
+		      t32[3][p[4]] ^ t32[2][p[5]] ^ t32[1][p[6]] ^ t32[0][p[7]];
+		p += 8;
+		n -= 8;
+	}
+	while (n--)
+		crc = (crc << 8) ^ t32[0][(crc >> 24) ^ *p++];
+	return ~crc;
+}

@@ -1,7 +1,9 @@
 /*
  * CRCs: CRC-32C (Castagnoli) for fabric frames, with the SSE4.2 crc32
- * instruction or tables, whichever is faster on this CPU; CRC-32 (IEEE 802.3, as AAL5 uses) and
- * CRC-8 (ATM HEC, ITU-T I.432) come later with the cells.  Pure functions.
+ * instruction or tables, whichever is faster on this CPU; and for the
+ * hybrid-deposit cells (net/cell.h) the ATM header error control (CRC-8,
+ * ITU-T I.432), CRC-16/CCITT over a cell's data, and CRC-32 as AAL5 uses
+ * it (ITU-T I.363.5).  Pure functions.
  */
 #ifndef LIB_CRC_H
 #define LIB_CRC_H
@@ -18,5 +20,36 @@ uint32_t crc32c_hw_checked(uint32_t crc, const void *buf, size_t n);
 
 /* Which implementation crc32c() chose on this CPU: "sse4.2" or "tables". */
 const char *crc32c_impl(void);
+
+/*
+ * CRC-8 with the ATM polynomial x^8 + x^2 + x + 1, most significant bit
+ * first, no final XOR, continuing from crc (start with 0).
+ */
+uint8_t crc8_atm(uint8_t crc, const void *buf, size_t n);
+
+/*
+ * The HEC of a 4-byte ATM cell header (ITU-T I.432 4.3.2): crc8_atm of the
+ * header, XOR 0x55 (the coset).  An idle cell (00 00 00 01) gets 0x52.
+ */
+uint8_t atm_hec(const uint8_t hdr[4]);
+
+/*
+ * CRC-16/CCITT (ITU-T V.41 polynomial 0x1021, most significant bit first,
+ * no final XOR), continuing from crc: start with CRC16_INIT.  Check value:
+ * "123456789" -> 0x29B1.
+ */
+#define CRC16_INIT 0xffffu
+uint16_t crc16_ccitt(uint16_t crc, const void *buf, size_t n);
+
+/*
+ * CRC-32 as AAL5 computes it (ITU-T I.363.5: the IEEE 802.3 polynomial
+ * 0x04C11DB7, most significant bit first, preset to all ones, complemented),
+ * continuing from crc (start with 0).  Check value: "123456789" ->
+ * 0xFC891918.
+ */
+uint32_t crc32_aal5(uint32_t crc, const void *buf, size_t n);
+
+/* Build the cell CRCs' tables now (they are built on first use otherwise). */
+void crc_cell_tables(void);
 
 #endif

@@ -321,6 +321,33 @@ CASES = [
              "{build}/fuzz/fuzz_req -runs=50000 {build}/fuzz/smoke_req {build}/fuzz/seeds_req"],
             expect=[r"Done \d+ runs"], timeout=300),
 
+    # Hybrid deposit: every primitive, every exception class (each checked byte for byte and
+    # blocking only its own connection), a read storm through held frames, fetch-and-increment
+    # and compare-and-swap under contention, a barrier of register operations.
+    Cluster("deposit-test-2", app="deposit-test", nodes=2, timeout=180,
+            expect=[r"counters 200 and 200 after 2 nodes x 100 increments"],
+            absent=[r"FAILED", r"unexpected"],
+            count={r"RESULT deposit-test checks=\d+ failed=0": 2}),
+    Cluster("deposit-test-4", app="deposit-test", nodes=4, timeout=180,
+            expect=[r"counters 400 and 400 after 4 nodes x 100 increments",
+                    r"20 barrier rounds over 4 nodes"],
+            absent=[r"FAILED", r"unexpected"],
+            count={r"RESULT deposit-test checks=\d+ failed=0": 4}),
+    Cluster("deposit-test-4-faults", app="deposit-test", nodes=4, timeout=240,
+            args="fault=drop:0.05,corrupt:0.01",
+            expect=[r"counters 400 and 400", r"injected drop [1-9]\d* dup 0 reorder 0 corrupt [1-9]"],
+            absent=[r"FAILED", r"unexpected"],
+            count={r"RESULT deposit-test checks=\d+ failed=0": 4}),
+    Cluster("deposit-test-4-faults-e1000", app="deposit-test", nodes=4, nic="e1000", timeout=240,
+            args="fault=drop:0.05,dup:0.02,reorder:0.02,corrupt:0.01",
+            expect=[r"counters 400 and 400"], absent=[r"FAILED", r"unexpected"],
+            count={r"RESULT deposit-test checks=\d+ failed=0": 4}),
+    Command("fuzz/cell-smoke",
+            ["bash", "-c", "mkdir -p {build}/fuzz/smoke_cell && "
+             "{build}/fuzz/fuzz_cell -runs=30000 -max_len=8192 {build}/fuzz/smoke_cell "
+             "{build}/fuzz/seeds_cell"],
+            expect=[r"Done \d+ runs"], timeout=300),
+
     # Madeleine (lib/mad.h) on each driver, the same app: Figures 4/5, every mode pair,
     # 0 B to 1 MiB, misuse refused and the next message intact, none lost or doubled.
     # 2 nodes: 69 messages each (72 sent, 3 misused on purpose); 4 nodes: 203.
@@ -333,7 +360,8 @@ CASES = [
                    (d, 69 if n == 2 else 203, 11 if n == 2 else 19): n})
     for (n, d, f, nic) in [(2, "tcp", 0, "virtio"), (4, "tcp", 0, "e1000"),
                            (2, "rmem", 0, "virtio"), (4, "rmem", 0, "virtio"), (4, "rmem", 1, "e1000"),
-                           (2, "req", 0, "e1000"), (4, "req", 0, "virtio"), (4, "req", 1, "virtio")]
+                           (2, "req", 0, "e1000"), (4, "req", 0, "virtio"), (4, "req", 1, "virtio"),
+                           (2, "cell", 0, "virtio"), (4, "cell", 0, "e1000"), (4, "cell", 1, "virtio")]
 ] + [
     Cluster("mad-pingpong-2-rmem", app="mad-pingpong", nodes=2, args="driver=rmem iters=40", timeout=180,
             count={r"RESULT mad-pingpong driver=rmem size=\d+ median_us=\S+ p99_us=\S+ n=\d+": 8},
@@ -351,11 +379,12 @@ CASES = [
     # The RPC table of the remote-memory paper 3.1.3 over remote memory and Madeleine: every
     # result checked; the speedup runner on a small case (a table and its JSON).
     Cluster("rpc-table-2", app="rpc", nodes=2, timeout=180,
-            args="calls=100 transports=rmem,mad-tcp,mad-rmem,mad-req",
+            args="calls=100 transports=rmem,mad-tcp,mad-rmem,mad-req,mad-cell",
             expect=[r"RESULT rpc transport=rmem calls=100 simple_us=\S+ mw32_us=\S+ mw64_us=\S+ mw128_us=\S+ failed=0",
                     r"RESULT rpc transport=mad-tcp calls=100 .* failed=0",
                     r"RESULT rpc transport=mad-rmem calls=100 .* failed=0",
                     r"RESULT rpc transport=mad-req calls=100 .* failed=0",
+                    r"RESULT rpc transport=mad-cell calls=100 .* failed=0",
                     r"paper: DEC 5000/200, ATM\s+93\s+300\s+488\s+698"],
             absent=[r"FAILED"]),
     Cluster("rpc-table-4", app="rpc", nodes=4, timeout=180, args="calls=50",

@@ -1,0 +1,263 @@
+/*
+ * Hybrid-deposit benchmark rows (hybrid deposit 5: "the round trip
+ * latency for a 32 byte remote write ... send the same 32 bytes back"),
+ * each beside the floor of the same run:
+ *
+ *  deposit           32-byte deposit one way: half of a deposit answered
+ *                    by a deposit from the destination's receive path (its
+ *                    conditional interrupt), compared with half the floor
+ *  deposit-rtt       the paper's measurement: the destination's thread
+ *                    wakes on the interrupt and sends the 32 bytes back
+ *  deposit-read      remote read of 32 bytes, answered from the receive
+ *                    path into the reader's endpoint (paper: 45 us)
+ *  deposit-fetch-add fetch-and-increment of a remote register, round trip
+ *  deposit-block-throughput  4 KiB AAL5 block transfers, 8 MiB
+ *
+ * Nodes 0 and 1 open duplex connections 50..53 to each other.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "apps/app.h"
+#include "apps/bench.h"
+#include "apps/stats.h"
+#include "kernel/mem.h"
+#include "kernel/thread.h"
+#include "kernel/tsc.h"
+#include "net/deposit.h"
+#include "net/fabric.h"
+#include "net/netdev.h"
+
+#define EPSIZE 16384
+enum { V_ONEWAY = 50, V_RTT = 51, V_READ = 52, V_TPUT = 53 };
+#define END_MARK 0xffffffffu
+#define WAIT_NS 1000000000ULL
+
+static uint8_t *ep_mem;
+static int ready;
+static struct dart_sendregs *sr[4];
+static volatile int echo;		/* node 1: answer deposits on V_ONEWAY */
+
+static const uint64_t write_intr =
+	DART_OPC(CELL_OP(CK_WRITE, CA_DIRECT) | CO_INTR, 0, 0, CELL_COND(CMP_ALWAYS, 0, 0));
+
+/* Node 1's receive path: a deposit on V_ONEWAY is answered by a deposit. */
+static void on_oneway(void *arg, const struct dart_event *ev)
+{
+	(void)arg;
+	if (echo && ev->operand != END_MARK)
+		dep_send(sr[0], write_intr, 0, DART_IDX(0, 0, 0, 0xff), 0);
+}
+
+static int setup(void)
+{
+	if (ready)
+		return 0;
+	if (node_id > 1) {
+		ready = 1;
+		return 0;
+	}
+	ep_mem = page_alloc_zeroed(EPSIZE);
+	int ep = ep_mem ? dep_endpoint_create(ep_mem, EPSIZE, DART_EP_READ | DART_EP_WRITE) : -1;
+	if (ep < 0)
+		return -1;
+	/* Register 0 of this node: the fetch-and-increment counter, open to the peer. */
+	dep_reg_protect(0, DART_REG_R | DART_REG_W);
+	for (int i = 0; i < 4; i++) {
+		struct dep_conn_cfg cfg = { 1 - node_id, ep, DART_RX | DART_TX, V_ONEWAY + i, 0, 4, 0, 0, 0 };
+		if (dep_conn_open(V_ONEWAY + i, &cfg) < 0 || !(sr[i] = dep_sendregs(V_ONEWAY + i)))
+			return -1;
+	}
+	if (node_id == 1 && dep_on_intr(V_ONEWAY, on_oneway, NULL) < 0)
+		return -1;
+	ready = 1;
+	return 0;
+}
+
+/* Node 0: time deposit-and-wait pairs; go() sends, the answer is an interrupt on vci. */
+static int timed_pairs(const struct bench_opts *o, struct samples *s, int vci, int (*go)(int i))
+{
+	uint64_t seen = 0;
+	struct dep_conn_info ci;
+
+	if (dep_conn_info(vci, &ci) < 0)
+		return -1;
+	seen = ci.interrupts;
+	for (int i = 0; i < o->warmup + o->iters; i++) {
+		uint64_t t0 = cycles();
+		if (go(i) < 0 || dep_intr_wait(vci, &seen, WAIT_NS) < 0)
+			return -1;
+		if (i >= o->warmup)
+			samples_add(s, cycles() - t0);
+	}
+	return 0;
+}
+
+static int go_oneway(int i)
+{
+	(void)i;
+	return dep_send(sr[0], write_intr, 0, DART_IDX(0, 0, 0, 0xff), 0);
+}
+
+static int sample_oneway(const struct bench_opts *o, struct samples *s)
+{
+	int r = 0;
+
+	if (setup() < 0)
+		return -1;
+	if (node_id == 1)
+		echo = 1;
+	if (fabric_barrier(30000000000ULL) < 0)
+		return -1;
+	if (node_id == 0)
+		r = timed_pairs(o, s, V_ONEWAY, go_oneway);
+	if (fabric_barrier(60000000000ULL) < 0)
+		return -1;
+	echo = 0;
+	return r;
+}
+
+static int go_rtt(int i)
+{
+	return dep_send(sr[1], write_intr, 32, DART_IDX(0, 0, 0, 0xff), (uint32_t)(i & 63) * 32);
+}
+
+/* Node 1's thread: wait for each deposit and send the same 32 bytes back, until the end mark. */
+static int rtt_echo(void)
+{
+	uint64_t seen = 0;
+	struct dep_conn_info ci;
+
+	if (dep_conn_info(V_RTT, &ci) < 0)
+		return -1;
+	seen = ci.interrupts;
+	for (;;) {
+		long r = dep_intr_wait(V_RTT, &seen, 60000000000ULL);
+		if (r < 0)
+			return -1;
+		uint32_t mark;
+		memcpy(&mark, ep_mem + 32, 4);
+		if (mark == END_MARK)
+			return 0;
+		if (dep_send(sr[1], write_intr, 32, DART_IDX(0, 0, 0, 0xff), 32) < 0)
+			return -1;
+	}
+}
+
+static int sample_rtt(const struct bench_opts *o, struct samples *s)
+{
+	int r = 0;
+
+	if (setup() < 0)
+		return -1;
+	if (fabric_barrier(30000000000ULL) < 0)
+		return -1;
+	if (node_id == 0) {
+		memset(ep_mem, 0, 64 * 32);
+		r = timed_pairs(o, s, V_RTT, go_rtt);
+		uint32_t mark = END_MARK;
+		memcpy(ep_mem + 4064, &mark, 4);
+		memcpy(ep_mem + 4064 + 4, &mark, 4);
+		if (dep_send(sr[1], write_intr, 32, DART_IDX(0, 0, 0, 0x01), 4064) < 0)
+			r = -1;
+	} else if (node_id == 1) {
+		r = rtt_echo();
+	}
+	if (fabric_barrier(60000000000ULL) < 0)
+		return -1;
+	return r;
+}
+
+/* A READ of 32 bytes at offset 1024 of node 1; the reply deposits at 2048 here, with an interrupt. */
+static int go_read(int i)
+{
+	(void)i;
+	return dep_send(sr[2], DART_OPC(CELL_OP(CK_READ, CA_DIRECT), 0, 0, 0), 1024,
+			DART_IDX(0, 0, 0, 0xff), 8192);
+}
+
+/* Fetch-and-increment of node 1's register 0; the old value deposits at 2080 here. */
+static int go_fetch(int i)
+{
+	(void)i;
+	return dep_send(sr[2], DART_OPC(CELL_OP(CK_FETCH, CA_NONE), CELL_RO(ALU_ADD, CS_A, CSRC_OPERAND), 0, 0),
+			1, DART_IDX(0, 0, 0, 0x01), 8224);
+}
+
+static int sample_request(const struct bench_opts *o, struct samples *s, int (*go)(int))
+{
+	if (setup() < 0)
+		return -1;
+	if (node_id != 0)
+		return 0;
+	/* The requests' data: the control of their replies. */
+	dart_reply_ctl(ep_mem + 8192, write_intr, 2048, DART_IDX(0, 0, 0, 0xff));
+	dart_reply_ctl(ep_mem + 8224, write_intr, 2080, DART_IDX(0, 0, 0, 0xff));
+	return timed_pairs(o, s, V_READ, go);
+}
+
+static int sample_read(const struct bench_opts *o, struct samples *s) { return sample_request(o, s, go_read); }
+static int sample_fetch(const struct bench_opts *o, struct samples *s) { return sample_request(o, s, go_fetch); }
+
+/* Sustained block transfers: 4 KiB blocks (256 x 16 bytes), then a READ to know they all landed. */
+static int run_tput(const struct bench_opts *o)
+{
+	const size_t total = 8u << 20, blk = 4096;
+	uint64_t t0, ns, seen;
+	struct dep_conn_info ci;
+	int r = 0;
+
+	(void)o;
+	if (setup() < 0)
+		return -1;
+	if (node_id != 0)
+		return fabric_barrier(120000000000ULL) < 0 ? -1 : 0;
+	dart_reply_ctl(ep_mem + 8192, write_intr, 2048, DART_IDX(0, 0, 0, 0xff));
+	dep_conn_info(V_TPUT, &ci);
+	seen = ci.interrupts;
+	t0 = cycles();
+	for (size_t done = 0; done < total && r == 0; done += blk) {
+		sr[3]->size = blk / 16;
+		r = dep_send(sr[3], DART_OPC(CELL_OP(CK_WRITE, CA_DIRECT), 0, 0, 0), (uint32_t)(done % (2 * blk)),
+			     DART_IDX(0, 0, 0, 0xff), 0);
+	}
+	if (r == 0)
+		r = dep_send(sr[3], DART_OPC(CELL_OP(CK_READ, CA_DIRECT), 0, 0, 0), 0, DART_IDX(0, 0, 0, 0xff), 8192);
+	if (r == 0 && dep_intr_wait(V_TPUT, &seen, 120000000000ULL) < 0)
+		r = -1;
+	ns = cycles_to_ns(cycles() - t0);
+	if (r == 0) {
+		uint64_t kbs = (uint64_t)total * 1000000ULL / (ns ? ns : 1);
+		result("row=deposit-block-throughput nic=%s bytes=%zu block=%zu ms=%lu mbytes_per_s=%lu.%02lu base=-",
+		       netdev_get()->name, total, blk, ns / 1000000, kbs / 1000, (kbs % 1000) / 10);
+	}
+	fabric_barrier(120000000000ULL);
+	return r < 0 ? -1 : 0;
+}
+
+static const struct bench dep_oneway = {
+	.name = "deposit", .summary = "32-byte deposit, one way (half a deposit answered by a deposit)",
+	.sample = sample_oneway, .extra = "size=32 oneway=1", .oneway = 1,
+};
+static const struct bench dep_rtt = {
+	.name = "deposit-rtt", .summary = "32-byte deposit round trip, echoed by the destination's thread (paper 5)",
+	.sample = sample_rtt, .extra = "size=32",
+};
+static const struct bench dep_read = {
+	.name = "deposit-read", .summary = "remote read of 32 bytes, reply deposited with an interrupt",
+	.sample = sample_read, .extra = "size=32",
+};
+static const struct bench dep_fetch = {
+	.name = "deposit-fetch-add", .summary = "fetch-and-increment of a remote register, round trip",
+	.sample = sample_fetch, .extra = "size=4",
+};
+static const struct bench dep_tput = {
+	.name = "deposit-block-throughput", .summary = "4 KiB AAL5 block transfers, 8 MiB",
+	.run = run_tput,
+};
+BENCH_REGISTER(dep_oneway, 50_deposit);
+BENCH_REGISTER(dep_rtt, 51_deposit_rtt);
+BENCH_REGISTER(dep_read, 52_deposit_read);
+BENCH_REGISTER(dep_fetch, 53_deposit_fetch);
+BENCH_REGISTER(dep_tput, 59_deposit_tput);

@@ -1,0 +1,175 @@
+/*
+ * Hybrid deposit (Osborne, "A Hybrid Deposit Model for Low Overhead
+ * Communication in High Speed LANs"; hybrid-deposit paper) in the kernel:
+ * the kernel calls that set up endpoints and connections (3.2), the
+ * destination's registers and instruction memory (3.4, 6.5), the send
+ * registers (DART 6.3), conditional interrupts (3.4) and the host's
+ * exception handling (DART 6.4).  The receive half runs in the fabric's
+ * receive path (net/dart.h has the tables and the operation logic); the
+ * design choices are in net/deposit.c.
+ *
+ * A typical duplex connection between nodes 0 and 1, VCI 7:
+ *
+ *	node 1 (destination of 0's cells)       node 0
+ *	ep = dep_endpoint_create(buf, 4096,      ep = dep_endpoint_create(...);
+ *	        DART_EP_READ | DART_EP_WRITE);
+ *	dep_conn_open(7, &(struct dep_conn_cfg)  dep_conn_open(7, peer 1, ep,
+ *	   { .peer = 0, .ep = ep, .flags =           DART_RX | DART_TX, reply 7);
+ *	     DART_RX | DART_TX, .reply = 7 });   sr = dep_sendregs(7);
+ *	                                         dep_send(sr, DART_OPC(CELL_OP(CK_WRITE,
+ *	                                             CA_DIRECT), 0, 0, 0), 64,
+ *	                                             DART_IDX(0, 0, 0, 0xff), 0);
+ *
+ * deposits the 32 bytes at offset 0 of node 0's endpoint at offset 64 of
+ * node 1's.
+ *
+ * Unless marked (irq), call these from threads only.
+ */
+#ifndef NET_DEPOSIT_H
+#define NET_DEPOSIT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "net/cell.h"
+#include "net/dart.h"
+
+#define DEP_CELLS_PER_FRAME 27	/* 27 * 53 = 1431 <= FAB_MTU */
+#define DEP_HOLD_DEFAULT 64	/* cells held behind an exception, per connection */
+
+/* Register with the fabric and start the exception thread; once at boot. */
+int deposit_init(void);
+
+/* --- endpoints and connections (3.2, DART 6.1) ------------------------------ */
+
+/* An endpoint: see dart_ep_create().  Endpoint number, -EINVAL, -ENOSPC. */
+int dep_endpoint_create(void *base, size_t size, int prot);
+
+/* 0, -EBADF, -EBUSY (a connection uses it). */
+int dep_endpoint_destroy(int ep);
+
+struct dep_conn_cfg {
+	int peer;		/* the other node */
+	int ep;			/* this node's endpoint */
+	int flags;		/* DART_RX, DART_TX, DART_IPONLY, DART_DISCARD */
+	int reply;		/* VCI answers to READ and FETCH go on, or -1 */
+	uint32_t reg_base, reg_count;	/* address-register window */
+	uint32_t ip_base, ip_count;	/* instruction-memory window */
+	unsigned hold;		/* cells held behind an exception (0: DEP_HOLD_DEFAULT) */
+};
+
+/*
+ * Open this node's end of connection vci (both nodes open it, with the
+ * same VCI).  0, -EINVAL (a field out of range, the peer is this node),
+ * -EBADF (no such endpoint), -EBUSY (vci open), -ENOMEM.
+ */
+int dep_conn_open(int vci, const struct dep_conn_cfg *cfg);
+
+/*
+ * Tear down this end: held cells are dropped; later cells for vci are
+ * refused.  0, -EBADF, -EBUSY (a send on it is in progress).
+ */
+int dep_conn_close(int vci);
+
+/*
+ * Re-enable a connection blocked by an exception (DART 6.4): DART_RETRY
+ * applies the faulting cell again, DART_SKIP discards it (and the rest of
+ * its block); then the cells held meanwhile are applied in order.  Return
+ * 0 (open), DART_BLOCKED (a cell faulted again: its exception is raised),
+ * -EAGAIN (a held cell waits for room for its reply; it goes on by
+ * itself), -EINVAL (not blocked), -EBADF.
+ */
+int dep_conn_resume(int vci, int how);
+
+struct dep_conn_info {
+	int state;		/* enum dart_state */
+	struct dart_exc exc;	/* the current exception (state DC_EXCEPTION) */
+	unsigned held;		/* cells held behind it */
+	uint32_t overrun;	/* cells discarded because the hold queue was full (since open) */
+	uint64_t cells, exceptions, discarded, interrupts;
+};
+
+int dep_conn_info(int vci, struct dep_conn_info *out);
+
+/* --- the destination's state (3.4, 3.5, DART 6.2, 6.5) ---------------------- */
+
+/* Address register r (absolute) of this node: set, read, protect (DART_REG_R/W). */
+int dep_reg_set(unsigned r, uint32_t v);
+int dep_reg_get(unsigned r, uint32_t *v);
+int dep_reg_protect(unsigned r, int prot);
+
+/* r <- alu(<r>, operand) atomically with incoming cells; *newval gets the result. */
+int dep_reg_op(unsigned r, unsigned alu, uint32_t operand, uint32_t *newval);
+
+/* Instruction memory slot (absolute): an operation in the cell's control format. */
+int dep_instr_set(unsigned slot, const struct cell_ctl *ins, int flags);
+
+/* --- interrupts and exceptions ------------------------------------------------ */
+
+/*
+ * Conditional interrupts on vci: fn(arg, ev) in the receive path (irq:
+ * short, no sleeping), at the end of the compound operation that raised
+ * it.  fn NULL: count and wake waiters only.
+ */
+typedef void (*dep_intr_fn)(void *arg, const struct dart_event *ev);
+int dep_on_intr(int vci, dep_intr_fn fn, void *arg);
+
+/*
+ * Sleep until vci has had an interrupt after *seen (a count the caller
+ * keeps, from 0), or timeout_ns.  The new count, -ETIMEDOUT, -EBADF.
+ */
+long dep_intr_wait(int vci, uint64_t *seen, uint64_t timeout_ns);
+
+/*
+ * The host exception handler of vci (vci -1: of every connection without
+ * one of its own): fn(arg, e) runs in the kernel's exception thread for
+ * each exception, with the record (class, detail, the cell).  It may call
+ * dep_conn_resume().  Without a handler the exception is printed and the
+ * connection stays blocked until dep_conn_resume().
+ */
+typedef void (*dep_exc_fn)(void *arg, const struct dart_exc *e);
+int dep_on_exception(int vci, dep_exc_fn fn, void *arg);
+
+/* --- send side (DART 6.3) ------------------------------------------------------ */
+
+/* The send registers of connection vci (opened with DART_TX), or NULL. */
+struct dart_sendregs *dep_sendregs(int vci);
+
+/*
+ * Write value to the go register: send (see dart_send_prepare() for what
+ * and the errors), plus -EBUSY (a block is being sent on this connection),
+ * -EWOULDBLOCK (a block, in interrupt context), and the fabric's errors.
+ * A single cell may be sent from the receive path (irq).
+ */
+int dep_go(struct dart_sendregs *sr, uint32_t value);
+
+/* Set opcode, operand and index, then write go (irq, as dep_go). */
+static inline int dep_send(struct dart_sendregs *sr, uint64_t opcode, uint32_t operand,
+			   uint32_t index, uint32_t go)
+{
+	sr->opcode = opcode;
+	sr->operand = operand;
+	sr->index = index;
+	return dep_go(sr, go);
+}
+
+/*
+ * For tests only: send len bytes of raw cells (any bytes at all) to node
+ * dst in one frame, as a hostile sender could.
+ */
+int dep_test_send_raw(int dst, const void *cells, size_t len);
+
+/* --- accounting -------------------------------------------------------------- */
+
+struct dep_counters {
+	struct dart_counters dart;
+	uint64_t bad_frames;		/* frame length not a whole number of cells */
+	uint64_t tx_frames, tx_cells, send_refused;
+	uint64_t reply_lost;		/* no buffer or window after can_reply said yes */
+	uint64_t exceptions_handled, exceptions_unhandled;
+};
+
+void deposit_counters(struct dep_counters *out);
+void deposit_print_stats(void);
+
+#endif
