@@ -123,15 +123,14 @@ static int go_rtt(int i)
 	return dep_send(sr[1], write_intr, 32, DART_IDX(0, 0, 0, 0xff), (uint32_t)(i & 63) * 32);
 }
 
-/* Node 1's thread: wait for each deposit and send the same 32 bytes back, until the end mark. */
-static int rtt_echo(void)
+/*
+ * Node 1's thread: wait for each deposit and send the same 32 bytes back,
+ * until the end mark.  seen counts the interrupts before node 0 began:
+ * taken before the barrier, since node 0's first deposit may arrive right
+ * behind the barrier's release, before this thread runs again.
+ */
+static int rtt_echo(uint64_t seen)
 {
-	uint64_t seen = 0;
-	struct dep_conn_info ci;
-
-	if (dep_conn_info(V_RTT, &ci) < 0)
-		return -1;
-	seen = ci.interrupts;
 	for (;;) {
 		long r = dep_intr_wait(V_RTT, &seen, 60000000000ULL);
 		if (r < 0)
@@ -147,10 +146,16 @@ static int rtt_echo(void)
 
 static int sample_rtt(const struct bench_opts *o, struct samples *s)
 {
+	struct dep_conn_info ci;
 	int r = 0;
 
 	if (setup() < 0)
 		return -1;
+	if (node_id == 1) {
+		if (dep_conn_info(V_RTT, &ci) < 0)
+			return -1;
+		memset(ep_mem + 32, 0, 32);	/* the last round's end mark */
+	}
 	if (fabric_barrier(30000000000ULL) < 0)
 		return -1;
 	if (node_id == 0) {
@@ -162,7 +167,7 @@ static int sample_rtt(const struct bench_opts *o, struct samples *s)
 		if (dep_send(sr[1], write_intr, 32, DART_IDX(0, 0, 0, 0x01), 4064) < 0)
 			r = -1;
 	} else if (node_id == 1) {
-		r = rtt_echo();
+		r = rtt_echo(ci.interrupts);
 	}
 	if (fabric_barrier(60000000000ULL) < 0)
 		return -1;
