@@ -354,31 +354,6 @@ static size_t stream_read(int src, struct peer *p, uint8_t *dst, size_t n)
 	return done;
 }
 
-/* Stream bytes available without waiting (arrived chunks, headers left out). */
-static size_t stream_avail(int src, struct peer *p, size_t want)
-{
-	size_t have = readable(src, p);
-	uint64_t at = p->chunk_end;
-
-	/* Walk the headers of the chunks already here behind the current one. */
-	while (have < want && p->arrived - at >= 32) {
-		struct chunk_hdr h;
-		memcpy(&h, p->mem + at % RING, sizeof h);
-		size_t total = ROUND32(CHUNK_HDR + h.len);
-		if (h.flags == CH_PAD) {
-			at += RING - at % RING;
-			if (at > p->arrived)
-				break;
-			continue;
-		}
-		if (h.len == 0 || h.len > CHUNK || total > p->arrived - at)
-			break;
-		have += h.len;
-		at += total;
-	}
-	return have;
-}
-
 static int cell_recv_header_post(void)
 {
 	return rx.open ? -EBUSY : 0;
@@ -392,9 +367,14 @@ static int cell_recv_header_poll(int *src, void *hdr, size_t hdr_max, size_t *hd
 		int i = (rr + k) % nnodes;
 		struct peer *p = peers[i];
 		struct mad_wire_hdr h;
-		if (!p || stream_avail(i, p, sizeof h) < sizeof h)
+		/*
+		 * Only the chunk at rp counts: a header starts a message, and a
+		 * message starts a chunk, so it is all in this one.  (Looking at
+		 * arrived again here, after readable() did, would see a chunk an
+		 * interrupt announced in between as bytes behind an empty one.)
+		 */
+		if (!p || readable(i, p) == 0)
 			continue;
-		/* A header starts a message, and a message starts a chunk: it is all in this one. */
 		if (p->chunk_left < sizeof h) {
 			complain("a header split across chunks", i);
 			p->rp = p->chunk_end;
