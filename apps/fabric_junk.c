@@ -108,7 +108,14 @@ static size_t craft(uint8_t *f, enum kind k, const uint8_t *my_mac, const uint8_
 	case K_LEN: return n - 20;		/* claims 40 payload bytes, has 20 */
 	case K_CRC: f[n - 1] ^= 0x40; return n;
 	case K_VERSION: f[FAB_ETH_HLEN] = 9; fab_reseal(f); return n;
-	case K_SPOOF: f[6 + 5] ^= 0x01; return n;	/* source MAC of no node */
+	case K_SPOOF:
+		/*
+		 * A source MAC of no node (nodes are 02:4e:4f:57:hi:lo, fewer
+		 * than 256 of them).  Not a neighbour's: the switch would learn
+		 * that MAC on our port and send the neighbour's frames here.
+		 */
+		f[6 + 4] ^= 0xa5;
+		return n;
 	case K_ETHERTYPE: f[12] = 0x12; f[13] = 0x34; return n;
 	default: return n;
 	}
@@ -167,9 +174,13 @@ static int check_junk(void)
 	int bad = 0;
 
 	irqflags_t f = irq_save();
-	while (!got_report)
+	for (int s = 0; !got_report && s < 60; s++)
 		waitq_wait_timeout(&wq, 1000000000ULL);
 	irq_restore(f);
+	if (!got_report) {
+		printf("fabric-junk: FAILED: no report from node 0 in 60 s\n");
+		return 1;
+	}
 	snapshot(got, &c);
 	for (int i = 0; i < NCOUNTER; i++)
 		got[i] -= before[i];
