@@ -247,10 +247,17 @@ static void protect_checks(struct rpc_binding *b)
 	}
 	EXPECT(busy, "the stack was never write-protected during the slow call");
 	if (busy) {
-		/* Now over the running call's arguments: refused. */
+		/*
+		 * Now over the running call's arguments: refused.  On a slow
+		 * host the call may end before this write arrives, and then it
+		 * is rightly accepted; a write accepted while the call ran
+		 * would have changed its arguments, which the procedure checks
+		 * after its sleep (the slow call's result below).
+		 */
 		r = rmem_write(rd, RPC_STACK_ARGS_OFF, junk, sizeof junk, RMEM_SYNC);
-		EXPECT(r == -EROFS, "write into a busy stack: %d", r);
-		EXPECT(!s.finished, "the slow call ended before the write was refused");
+		EXPECT(r == -EROFS || r == 0, "write into a busy stack: %d", r);
+		if (r == 0)
+			printf("rpc-test: the slow call ended before the write over its arguments came\n");
 	}
 	thread_join(t);
 	EXPECT(s.r == 0 && s.res == 1, "slow call: %d result %lu (arguments changed?)", s.r, s.res);
