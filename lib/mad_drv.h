@@ -4,6 +4,7 @@
 #ifndef LIB_MAD_DRV_H
 #define LIB_MAD_DRV_H
 
+#include <errno.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
@@ -94,6 +95,70 @@ static inline size_t iov_total(const struct mad_iovec *iov, int count)
 	for (int i = 0; i < count; i++)
 		t += iov[i].len;
 	return t;
+}
+
+/*
+ * The message a stream driver is receiving: its source, how much of its
+ * body came so far, and the part the receiver posted (recv_body_post),
+ * filled as the stream brings it.
+ */
+struct mad_rxbody {
+	int open, src;
+	size_t body_len, body_got;
+	struct mad_iovec iov[MAD_MAX_PACKS];
+	struct iovcur cur;
+	size_t part_left;
+};
+
+/* A header from src announced body_len bytes. */
+static inline void rxbody_start(struct mad_rxbody *rx, int src, size_t body_len)
+{
+	rx->src = src;
+	rx->body_len = body_len;
+	rx->body_got = 0;
+	rx->open = body_len != 0;
+}
+
+/* recv_body_post: check the part against the message, and aim the cursor at it. */
+static inline int rxbody_post(struct mad_rxbody *rx, int src, const struct mad_iovec *iov, int count)
+{
+	size_t len = iov_total(iov, count);
+
+	if (!rx->open || src != rx->src || count > MAD_MAX_PACKS || rx->body_got + len > rx->body_len)
+		return -EINVAL;
+	memcpy(rx->iov, iov, sizeof iov[0] * (size_t)count);
+	iovcur_init(&rx->cur, rx->iov, count);
+	rx->part_left = len;
+	return 0;
+}
+
+/* n bytes went to the cursor's place. */
+static inline void rxbody_took(struct mad_rxbody *rx, size_t n)
+{
+	iovcur_skip(&rx->cur, n);
+	rx->part_left -= n;
+	rx->body_got += n;
+}
+
+/* After a pull: the message ends once its whole body is in. */
+static inline void rxbody_settle(struct mad_rxbody *rx)
+{
+	if (rx->body_got == rx->body_len && !rx->part_left)
+		rx->open = 0;
+}
+
+/* recv_body_poll: 1 when the posted part is in, 0 if not yet, -EHOSTDOWN if it never will be. */
+static inline int rxbody_poll(struct mad_rxbody *rx, void (*pull)(void), int (*peer_dead)(int))
+{
+	if (rx->part_left) {
+		pull();
+		if (rx->part_left && peer_dead(rx->src)) {
+			rx->open = 0;
+			rx->part_left = 0;
+			return -EHOSTDOWN;
+		}
+	}
+	return rx->part_left == 0;
 }
 
 /* How long a driver waits on a peer before it calls it gone. */

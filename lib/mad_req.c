@@ -71,13 +71,7 @@ static struct waitq tx_wq = WAITQ_INIT;
 static uint64_t proto_errors;
 
 /* The message being received. */
-static struct {
-	int open, src;
-	size_t body_len, body_got;
-	struct mad_iovec iov[MAD_MAX_PACKS];
-	struct iovcur cur;
-	size_t part_left;
-} rx;
+static struct mad_rxbody rx;
 
 static void ctl_note(void *arg, int seg, uint32_t off, uint32_t count)
 {
@@ -364,10 +358,7 @@ static int req_recv_header_poll(int *src, void *hdr, size_t hdr_max, size_t *hdr
 		*hdr_len = full;
 		*src = i;
 		rr = (i + 1) % nnodes;
-		rx.src = i;
-		rx.body_len = h.body_len;
-		rx.body_got = 0;
-		rx.open = h.body_len != 0;
+		rxbody_start(&rx, i, h.body_len);
 		return 1;
 	}
 	return 0;
@@ -388,40 +379,25 @@ static void pull(void)
 		if (n > RING - pos)
 			n = RING - pos;
 		memcpy(dst, p->ring + pos, n);
-		iovcur_skip(&rx.cur, n);
 		consumed(rx.src, p, n);
-		rx.part_left -= n;
-		rx.body_got += n;
+		rxbody_took(&rx, n);
 	}
-	if (rx.body_got == rx.body_len && !rx.part_left)
-		rx.open = 0;
+	rxbody_settle(&rx);
 }
 
 static int req_recv_body_post(int src, const struct mad_iovec *iov, int count)
 {
-	size_t len = iov_total(iov, count);
+	int r = rxbody_post(&rx, src, iov, count);
 
-	if (!rx.open || src != rx.src || count > MAD_MAX_PACKS || rx.body_got + len > rx.body_len)
-		return -EINVAL;
-	memcpy(rx.iov, iov, sizeof iov[0] * (size_t)count);
-	iovcur_init(&rx.cur, rx.iov, count);
-	rx.part_left = len;
-	pull();
-	return 0;
+	if (r == 0)
+		pull();
+	return r;
 }
 
 static int req_recv_body_poll(int src)
 {
 	(void)src;
-	if (rx.part_left) {
-		pull();
-		if (rx.part_left && fabric_peer_dead(rx.src)) {
-			rx.open = 0;
-			rx.part_left = 0;
-			return -EHOSTDOWN;
-		}
-	}
-	return rx.part_left == 0;
+	return rxbody_poll(&rx, pull, fabric_peer_dead);
 }
 
 static void req_wait_drv(uint64_t timeout_ns)
