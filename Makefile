@@ -70,13 +70,16 @@ KERNEL_OBJS := \
 	kernel/libc.o \
 	kernel/panic.o \
 	kernel/cmdline.o \
-	kernel/config.o
+	kernel/config.o \
+	kernel/crc.o
 
 DRIVER_OBJS := \
 	drivers/uart.o \
 	drivers/vga.o \
 	drivers/qemu.o \
 	drivers/pci.o \
+	drivers/pktbuf.o \
+	drivers/netdev.o \
 	drivers/e1000.o \
 	drivers/virtio.o \
 	drivers/virtio_net.o
@@ -114,26 +117,33 @@ APP_OBJS := \
 	apps/circuit_ring.o \
 	apps/circuit_cmb.o
 
+# net/: the demultiplexer, then one folder per layer.
 NET_OBJS := \
-	net/pktbuf.o \
-	net/netdev.o \
-	net/fabric_wire.o \
-	net/channel.o \
-	net/fault.o \
-	net/fabric.o \
-	net/rmem_proto.o \
-	net/rmem_seg.o \
-	net/rmem.o \
-	net/req_queue.o \
-	net/req_wire.o \
-	net/req.o \
-	net/cell.o \
-	net/dart.o \
-	net/dart_op.o \
-	net/deposit.o
+	net/net.o
+
+FABRIC_OBJS := \
+	net/fabric/wire.o \
+	net/fabric/channel.o \
+	net/fabric/fault.o \
+	net/fabric/fabric.o
+
+RMEM_OBJS := \
+	net/rmem/proto.o \
+	net/rmem/segtab.o \
+	net/rmem/rmem.o
+
+REQ_OBJS := \
+	net/req/queue.o \
+	net/req/wire.o \
+	net/req/req.o
+
+DEPOSIT_OBJS := \
+	net/deposit/cell.o \
+	net/deposit/dart.o \
+	net/deposit/dart_op.o \
+	net/deposit/deposit.o
 
 LIB_OBJS := \
-	lib/crc.o \
 	lib/rpc.o \
 	lib/mad.o \
 	lib/mad_tcp.o \
@@ -181,7 +191,7 @@ LWIP_INC := -I net/lwip -I $(LWIPDIR)/src/include
 LWIP_USERS := $(addprefix $(BUILD)/,$(LWIP_PORT_OBJS) apps/tcp_echo.o lib/mad_tcp.o)
 
 OBJS := $(addprefix $(BUILD)/,$(BOOT_OBJS) $(KERNEL_OBJS) $(DRIVER_OBJS) $(NET_OBJS) \
-	$(LWIP_PORT_OBJS) $(LWIP_OBJS) $(LIB_OBJS) $(APP_OBJS))
+	$(FABRIC_OBJS) $(RMEM_OBJS) $(REQ_OBJS) $(DEPOSIT_OBJS) $(LWIP_PORT_OBJS) $(LWIP_OBJS) $(LIB_OBJS) $(APP_OBJS))
 
 all: $(BUILD)/now.elf
 
@@ -351,12 +361,12 @@ UNIT_LIBS := -lcmocka
 # Each host unit test: its test file and the pure kernel sources it drives.
 UNIT_SRCS_cmdline := kernel/cmdline.c
 UNIT_SRCS_page    := kernel/page.c
-UNIT_SRCS_channel := net/channel.c net/fabric_wire.c lib/crc.c tests/unit/host_pktbuf.c
-UNIT_SRCS_wire    := net/fabric_wire.c net/fault.c lib/crc.c
-UNIT_SRCS_rmem    := net/rmem_proto.c net/rmem_seg.c
-UNIT_SRCS_req_queue := net/req_queue.c
-UNIT_SRCS_cell    := net/cell.c lib/crc.c
-UNIT_SRCS_dart    := net/dart.c net/dart_op.c net/cell.c lib/crc.c
+UNIT_SRCS_channel := net/fabric/channel.c net/fabric/wire.c kernel/crc.c tests/unit/host_pktbuf.c
+UNIT_SRCS_wire    := net/fabric/wire.c net/fabric/fault.c kernel/crc.c
+UNIT_SRCS_rmem    := net/rmem/proto.c net/rmem/segtab.c
+UNIT_SRCS_req_queue := net/req/queue.c
+UNIT_SRCS_cell    := net/deposit/cell.c kernel/crc.c
+UNIT_SRCS_dart    := net/deposit/dart.c net/deposit/dart_op.c net/deposit/cell.c kernel/crc.c
 UNIT_SRCS_mad     := lib/mad.c
 UNIT_SRCS_circuit := apps/circuit_net.c apps/circuit_sim.c apps/circuit_ring.c apps/circuit_cmb.c
 UNIT_SRCS_ising   := apps/ising_core.c
@@ -399,11 +409,11 @@ FUZZ_CC := clang
 FUZZ_CFLAGS := -std=gnu11 -g -O1 -DHOST_TEST -DFUZZING_BUILD_MODE_UNSAFE_FOR_PRODUCTION -I. \
 	-fsanitize=fuzzer,address,undefined \
 	-fno-sanitize-recover=undefined -fno-omit-frame-pointer
-FUZZ_SRCS_fabric := net/channel.c net/fabric_wire.c lib/crc.c tests/unit/host_pktbuf.c
-FUZZ_SRCS_rmem := net/rmem_proto.c net/rmem_seg.c
-FUZZ_SRCS_req := net/req_queue.c net/req_wire.c
-FUZZ_SRCS_cell := net/cell.c net/dart.c net/dart_op.c lib/crc.c
-SEED_SRCS_cell := net/cell.c net/dart.c net/dart_op.c
+FUZZ_SRCS_fabric := net/fabric/channel.c net/fabric/wire.c kernel/crc.c tests/unit/host_pktbuf.c
+FUZZ_SRCS_rmem := net/rmem/proto.c net/rmem/segtab.c
+FUZZ_SRCS_req := net/req/queue.c net/req/wire.c
+FUZZ_SRCS_cell := net/deposit/cell.c net/deposit/dart.c net/deposit/dart_op.c kernel/crc.c
+SEED_SRCS_cell := net/deposit/cell.c net/deposit/dart.c net/deposit/dart_op.c
 FUZZ_TARGETS := fabric rmem req cell
 FUZZ_BINS := $(addprefix $(BUILD)/fuzz/fuzz_,$(FUZZ_TARGETS))
 
@@ -412,7 +422,7 @@ $(BUILD)/fuzz/fuzz_%: tests/fuzz/fuzz_%.c tests/fuzz/seed_%.c $$(FUZZ_SRCS_$$*) 
 	@echo "  FUZZCC  $@"
 	@$(FUZZ_CC) $(FUZZ_CFLAGS) -o $@ $< $(FUZZ_SRCS_$*)
 	@$(HOSTCC) -std=gnu11 -DHOST_TEST -I. -o $(BUILD)/fuzz/seed_$* tests/fuzz/seed_$*.c \
-		net/fabric_wire.c lib/crc.c $(SEED_SRCS_$*)
+		net/fabric/wire.c kernel/crc.c $(SEED_SRCS_$*)
 	@$(BUILD)/fuzz/seed_$* $(BUILD)/fuzz/seeds_$*
 
 fuzz-build: $(FUZZ_BINS)

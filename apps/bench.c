@@ -8,8 +8,8 @@
 #include "apps/bench.h"
 #include "apps/stats.h"
 #include "kernel/tsc.h"
-#include "net/fabric.h"
-#include "net/netdev.h"
+#include "net/fabric/fabric.h"
+#include "net/net.h"
 
 extern const struct bench *const __benches_start[], *const __benches_end[];
 
@@ -18,7 +18,6 @@ void bench_latency(const struct bench *b, struct samples *s)
 	char a[32], c[32], d[32];
 	uint64_t med = samples_quantile(s, 0.5), p99 = samples_quantile(s, 0.99);
 	uint64_t mn = samples_quantile(s, 0.0);
-	struct netdev *nd = netdev_get();
 
 	if (b->oneway) {
 		med /= 2;
@@ -26,7 +25,7 @@ void bench_latency(const struct bench *b, struct samples *s)
 		mn /= 2;
 	}
 	result("row=%s nic=%s n=%zu median_us=%s p99_us=%s min_us=%s median_cycles=%lu%s%s%s%s", b->name,
-	       nd ? nd->name : "none", s->n, fmt_us(a, sizeof a, med), fmt_us(c, sizeof c, p99),
+	       net_nic_name(), s->n, fmt_us(a, sizeof a, med), fmt_us(c, sizeof c, p99),
 	       fmt_us(d, sizeof d, mn), med, b->base ? " base=" : "", b->base ? b->base : "",
 	       b->extra ? " " : "", b->extra ? b->extra : "");
 }

@@ -38,8 +38,8 @@
 #include "apps/circuit_net.h"
 #include "apps/circuit_sim.h"
 #include "kernel/tsc.h"
-#include "net/fabric.h"
-#include "net/rmem.h"
+#include "net/fabric/fabric.h"
+#include "net/rmem/rmem.h"
 
 #define BARRIER_NS 120000000000ULL
 #define STUCK_NS 60000000000ULL		/* no progress for this long: give up */

@@ -25,9 +25,9 @@
 #include "kernel/mem.h"
 #include "kernel/thread.h"
 #include "kernel/tsc.h"
-#include "net/deposit.h"
-#include "net/fabric.h"
-#include "net/netdev.h"
+#include "net/deposit/deposit.h"
+#include "net/fabric/fabric.h"
+#include "net/net.h"
 
 #define EPSIZE 16384
 enum { V_ONEWAY = 50, V_RTT = 51, V_READ = 52, V_TPUT = 53 };
@@ -235,7 +235,7 @@ static int run_tput(const struct bench_opts *o)
 	if (r == 0) {
 		uint64_t kbs = (uint64_t)total * 1000000ULL / (ns ? ns : 1);
 		result("row=deposit-block-throughput nic=%s bytes=%zu block=%zu ms=%lu mbytes_per_s=%lu.%02lu base=-",
-		       netdev_get()->name, total, blk, ns / 1000000, kbs / 1000, (kbs % 1000) / 10);
+		       net_nic_name(), total, blk, ns / 1000000, kbs / 1000, (kbs % 1000) / 10);
 	}
 	fabric_barrier(120000000000ULL);
 	return r < 0 ? -1 : 0;

@@ -44,9 +44,9 @@
 #include "kernel/thread.h"
 #include "kernel/tsc.h"
 #include "kernel/x86.h"
-#include "lib/crc.h"
-#include "net/deposit.h"
-#include "net/fabric.h"
+#include "kernel/crc.h"
+#include "net/deposit/deposit.h"
+#include "net/fabric/fabric.h"
 
 #define PG 4096
 #define WAIT_NS 60000000000ULL

@@ -19,9 +19,8 @@
 #include "kernel/sync.h"
 #include "kernel/thread.h"
 #include "kernel/x86.h"
-#include "net/fabric.h"
+#include "net/fabric/fabric.h"
 #include "net/net.h"
-#include "net/netdev.h"
 
 enum kind {
 	K_SHORT, K_ETH_ONLY, K_TRUNC_HDR, K_LEN, K_CRC, K_TYPE, K_VERSION, K_NODE, K_SELF,
@@ -121,7 +120,7 @@ static size_t craft(uint8_t *f, enum kind k, const uint8_t *my_mac, const uint8_
 	}
 }
 
-static int send_junk(struct netdev *nd)
+static int send_junk(void)
 {
 	struct report r = { { 0 } };
 	const uint8_t *peer_mac = fabric_peer_mac(1);
@@ -131,10 +130,8 @@ static int send_junk(struct netdev *nd)
 			struct pktbuf *pb = pkt_get();
 			if (!pb)
 				return 1;
-			pb->len = (uint16_t)craft(pb->data, (enum kind)k, nd->mac, peer_mac);
-			irqflags_t f = irq_save();
-			int e = nd->ops->transmit(nd, pb);
-			irq_restore(f);
+			pb->len = (uint16_t)craft(pb->data, (enum kind)k, net_mac(), peer_mac);
+			int e = net_transmit(pb);
 			pkt_put(pb);
 			if (e == 0)
 				r.sent[k]++;
@@ -203,9 +200,7 @@ static int check_junk(void)
 
 static int junk_main(void)
 {
-	struct netdev *nd = netdev_get();
-
-	if (!nd || !fabric_ready()) {
+	if (!net_up() || !fabric_ready()) {
 		printf("fabric-junk: no network\n");
 		return 1;
 	}
@@ -219,7 +214,7 @@ static int junk_main(void)
 	if (fabric_barrier(30000000000ULL) < 0)
 		return 1;
 	if (node_id == 0)
-		return send_junk(nd);
+		return send_junk();
 	if (node_id == 1)
 		return check_junk();
 	return 0;

@@ -18,7 +18,7 @@
 #include "kernel/thread.h"
 #include "kernel/tsc.h"
 #include "kernel/x86.h"
-#include "net/fabric.h"
+#include "net/fabric/fabric.h"
 
 struct msg_hdr {
 	uint16_t src;

@@ -47,8 +47,8 @@
 #include "apps/ising_core.h"
 #include "kernel/thread.h"
 #include "kernel/tsc.h"
-#include "net/fabric.h"
-#include "net/rmem.h"
+#include "net/fabric/fabric.h"
+#include "net/rmem/rmem.h"
 
 #define WAIT_NS 60000000000ULL
 #define SYNC_UP 0			/* sweep word the node above moves */

@@ -24,8 +24,8 @@
 #include "apps/stats.h"
 #include "kernel/tsc.h"
 #include "lib/mad.h"
-#include "net/fabric.h"
-#include "net/netdev.h"
+#include "net/fabric/fabric.h"
+#include "net/net.h"
 
 #define WAIT_NS 10000000000ULL
 #define MAXARR (256 * 1024)
@@ -166,7 +166,7 @@ static int bandwidth(const char *drv)
 	if (r == 0 && node_id == 0) {
 		uint64_t kbps = (uint64_t)BW_MSGS * MAXARR * 1000000ULL / (ns ? ns : 1);
 		result("row=mad-bw-%s nic=%s bytes=%d ms=%lu mb_per_s=%lu.%02lu base=-", drv,
-		       netdev_get()->name, BW_MSGS * MAXARR, ns / 1000000, kbps / 1000, kbps % 1000 / 10);
+		       net_nic_name(), BW_MSGS * MAXARR, ns / 1000000, kbps / 1000, kbps % 1000 / 10);
 	}
 	return fabric_barrier(120000000000ULL) < 0 || r < 0 ? -1 : 0;
 }

@@ -33,7 +33,7 @@
 #include "kernel/thread.h"
 #include "kernel/tsc.h"
 #include "lib/mad.h"
-#include "net/fabric.h"
+#include "net/fabric/fabric.h"
 
 enum { SVC_STRINGS = 1, SVC_MODES = 2, SVC_MULTI = 3, SVC_MISUSE = 4, SVC_DONE = 5 };
 

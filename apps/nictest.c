@@ -18,7 +18,6 @@
 #include "kernel/tsc.h"
 #include "kernel/x86.h"
 #include "net/net.h"
-#include "net/netdev.h"
 
 #define ETHERTYPE_NICTEST 0x88b6
 
@@ -26,9 +25,8 @@ static struct waitq rx_wq = WAITQ_INIT;
 static struct pktbuf *rx_head, *rx_tail;
 static volatile int rx_count;
 
-static void nictest_input(struct netdev *nd, struct pktbuf *pb)
+static void nictest_input(struct pktbuf *pb)
 {
-	(void)nd;
 	pb->next = NULL;
 	if (rx_tail)
 		rx_tail->next = pb;
@@ -62,18 +60,14 @@ static struct pktbuf *rx_wait(uint64_t timeout_ns)
 	return pb;
 }
 
-static int send_frame(struct netdev *nd, struct pktbuf *pb)
+/* Transmit, waiting for ring space as long as it takes. */
+static int send_frame(struct pktbuf *pb)
 {
-	for (;;) {
-		irqflags_t f = irq_save();
-		int r = nd->ops->transmit(nd, pb);
-		if (r != -EAGAIN) {
-			irq_restore(f);
-			return r;
-		}
-		waitq_wait_timeout(&nd->tx_waiters, 100000000);
-		irq_restore(f);
-	}
+	int r;
+
+	while ((r = net_transmit_wait(pb, 1000000000ULL, NULL)) == -ETIMEDOUT)
+		;
+	return r;
 }
 
 static void fill(struct pktbuf *pb, const uint8_t *dst, const uint8_t *src, uint32_t seq, int len)
@@ -87,7 +81,7 @@ static void fill(struct pktbuf *pb, const uint8_t *dst, const uint8_t *src, uint
 	pb->len = (uint16_t)len;
 }
 
-static int sender(struct netdev *nd, int count, int burst)
+static int sender(int count, int burst)
 {
 	static const uint8_t bcast[6] = { 0xff, 0xff, 0xff, 0xff, 0xff, 0xff };
 	int retries = 0, bad = 0;
@@ -101,8 +95,8 @@ static int sender(struct netdev *nd, int count, int burst)
 				printf("nictest: out of packet buffers\n");
 				return 1;
 			}
-			fill(pb, bcast, nd->mac, (uint32_t)s, len);
-			send_frame(nd, pb);
+			fill(pb, bcast, net_mac(), (uint32_t)s, len);
+			send_frame(pb);
 			pkt_put(pb);
 			while ((r = rx_wait(200000000)) != NULL) {
 				uint32_t seq = get_be32(r->data + 14);
@@ -132,8 +126,8 @@ static int sender(struct netdev *nd, int count, int burst)
 		struct pktbuf *pb = pkt_get();
 		if (!pb)
 			return 1;
-		fill(pb, bcast, nd->mac, 0x80000000u | (uint32_t)s, ETH_MAX_FRAME);
-		send_frame(nd, pb);
+		fill(pb, bcast, net_mac(), 0x80000000u | (uint32_t)s, ETH_MAX_FRAME);
+		send_frame(pb);
 		pkt_put(pb);
 	}
 	uint64_t us = cycles_to_ns(cycles() - t0) / 1000;
@@ -143,8 +137,8 @@ static int sender(struct netdev *nd, int count, int burst)
 	int got_bye = 0;
 	for (int i = 0; i < 50 && !got_bye; i++) {
 		struct pktbuf *pb = pkt_get();
-		fill(pb, bcast, nd->mac, 0xffffffffu, 60);
-		send_frame(nd, pb);
+		fill(pb, bcast, net_mac(), 0xffffffffu, 60);
+		send_frame(pb);
 		pkt_put(pb);
 		while ((r = rx_wait(100000000)) != NULL) {
 			got_bye |= get_be32(r->data + 14) == 0xfffffffeu;
@@ -153,12 +147,12 @@ static int sender(struct netdev *nd, int count, int burst)
 				break;
 		}
 	}
-	result("role=sender nic=%s echoes=%d retries=%d corrupted=%d burst=%d", nd->name, count,
+	result("role=sender nic=%s echoes=%d retries=%d corrupted=%d burst=%d", net_nic_name(), count,
 	       retries, bad, burst);
 	return bad || !got_bye ? 1 : 0;
 }
 
-static int echoer(struct netdev *nd)
+static int echoer(void)
 {
 	int echoed = 0, burst_rx = 0;
 
@@ -173,15 +167,15 @@ static int echoer(struct netdev *nd)
 			if (seq == 0xffffffffu) {
 				/* Acknowledge the end; node 0 may repeat it. */
 				struct pktbuf *pb = pkt_get();
-				fill(pb, r->data + 6, nd->mac, 0xfffffffeu, 60);
-				send_frame(nd, pb);
+				fill(pb, r->data + 6, net_mac(), 0xfffffffeu, 60);
+				send_frame(pb);
 				pkt_put(pb);
 				pkt_put(r);
 				/* Linger to answer repeats, then finish. */
 				while ((r = rx_wait(500000000)) != NULL) {
 					pb = pkt_get();
-					fill(pb, r->data + 6, nd->mac, 0xfffffffeu, 60);
-					send_frame(nd, pb);
+					fill(pb, r->data + 6, net_mac(), 0xfffffffeu, 60);
+					send_frame(pb);
 					pkt_put(pb);
 					pkt_put(r);
 				}
@@ -195,13 +189,13 @@ static int echoer(struct netdev *nd)
 		uint8_t src[6];
 		memcpy(src, r->data + 6, 6);
 		memcpy(r->data, src, 6);
-		memcpy(r->data + 6, nd->mac, 6);
-		send_frame(nd, r);
+		memcpy(r->data + 6, net_mac(), 6);
+		send_frame(r);
 		pkt_put(r);
 		echoed++;
 	}
 	printf("nictest: echoed %d frames, received %d burst frames\n", echoed, burst_rx);
-	result("role=echoer nic=%s echoed=%d burst_received=%d", nd->name, echoed, burst_rx);
+	result("role=echoer nic=%s echoed=%d burst_received=%d", net_nic_name(), echoed, burst_rx);
 	return 0;
 }
 
@@ -213,23 +207,22 @@ static const struct argspec nictest_args[] = {
 
 static int nictest_main(void)
 {
-	struct netdev *nd = netdev_get();
 	int rc;
 
-	if (!nd) {
+	if (!net_up()) {
 		printf("nictest: no NIC\n");
 		return 1;
 	}
 	if (net_register(ETHERTYPE_NICTEST, nictest_input) < 0)
 		return 1;
 	if (node_id == 0)
-		rc = sender(nd, (int)arg_int("count", ETH_MAX_FRAME - ETH_MIN_FRAME + 1),
+		rc = sender((int)arg_int("count", ETH_MAX_FRAME - ETH_MIN_FRAME + 1),
 			    (int)arg_int("burst", 1000));
 	else if (node_id == 1)
-		rc = echoer(nd);
+		rc = echoer();
 	else
 		rc = 0;
-	netdev_print_stats(nd);
+	net_print_stats();
 	net_unregister(ETHERTYPE_NICTEST);
 	return rc;
 }

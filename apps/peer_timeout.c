@@ -9,7 +9,7 @@
 
 #include "apps/app.h"
 #include "kernel/tsc.h"
-#include "net/fabric.h"
+#include "net/fabric/fabric.h"
 
 static int peer_timeout_main(void)
 {

@@ -22,8 +22,8 @@
 #include "kernel/thread.h"
 #include "kernel/tsc.h"
 #include "kernel/x86.h"
-#include "net/fabric.h"
-#include "net/netdev.h"
+#include "net/fabric/fabric.h"
+#include "net/net.h"
 
 #define LOST_TIMEOUT_NS 200000000ULL
 
@@ -108,14 +108,14 @@ static int send_ping(int reliable, uint32_t seq)
  * host), so a reliable wait lasts until it comes or the fabric declares
  * the peer dead, which it does after a bounded time.
  */
-static int wait_reply(struct netdev *nd, int reliable, int spin, uint32_t seq)
+static int wait_reply(int reliable, int spin, uint32_t seq)
 {
 	uint64_t end = cycles() + ns_to_cycles(LOST_TIMEOUT_NS);
 
 	for (;;) {
 		if (spin) {
 			while (reply_seq != seq && cycles() < end)
-				netdev_poll(nd);
+				net_poll();
 		} else {
 			irqflags_t f = irq_save();
 			while (reply_seq != seq && cycles() < end)
@@ -131,7 +131,7 @@ static int wait_reply(struct netdev *nd, int reliable, int spin, uint32_t seq)
 }
 
 /* Node 0: timed round trips into s; return how many were lost, or -1. */
-static int measure(struct netdev *nd, int reliable, int spin, int iters, int warmup,
+static int measure(int reliable, int spin, int iters, int warmup,
 		   struct samples *s)
 {
 	static uint32_t seq;
@@ -147,7 +147,7 @@ static int measure(struct netdev *nd, int reliable, int spin, int iters, int war
 			thread_sleep_ns(1000000);
 			continue;
 		}
-		if (!wait_reply(nd, reliable, spin, seq)) {
+		if (!wait_reply(reliable, spin, seq)) {
 			if (++lost > iters / 10 + 100)
 				return -1;
 			continue;
@@ -167,13 +167,13 @@ static void end_phase(void)
 	fabric_send(1, FP_PING, &m, sizeof m, NULL, 0, FABRIC_ACKNOW);
 }
 
-static void echo_phase(struct netdev *nd, int spin)
+static void echo_phase(int spin)
 {
 	irqflags_t f;
 
 	if (spin) {
 		while (!end_flag)
-			netdev_poll(nd);
+			net_poll();
 		return;
 	}
 	f = irq_save();
@@ -186,7 +186,7 @@ static int registered;
 
 static int setup(void)
 {
-	if (!netdev_get() || !fabric_ready())
+	if (!net_up() || !fabric_ready())
 		return -1;
 	if (!registered) {
 		fabric_register_raw(FP_PING, raw_handler);
@@ -203,7 +203,6 @@ static int setup(void)
 static int ping_phase(int reliable, int spin, int iters, int warmup, size_t frame,
 		      struct samples *s)
 {
-	struct netdev *nd = netdev_get();
 	int lost = 0;
 
 	if (setup() < 0)
@@ -213,15 +212,15 @@ static int ping_phase(int reliable, int spin, int iters, int warmup, size_t fram
 	if (fabric_barrier(30000000000ULL) < 0)
 		return -1;
 	if (spin)
-		netdev_set_polling(nd, 1);
+		net_set_polling(1);
 	if (node_id == 0) {
-		lost = measure(nd, reliable, spin, iters, warmup, s);
+		lost = measure(reliable, spin, iters, warmup, s);
 		end_phase();
 	} else if (node_id == 1) {
-		echo_phase(nd, spin);
+		echo_phase(spin);
 	}
 	if (spin)
-		netdev_set_polling(nd, 0);
+		net_set_polling(0);
 	return lost;
 }
 
@@ -238,7 +237,6 @@ static const struct argspec pingpong_args[] = {
 
 static int pingpong_main(void)
 {
-	struct netdev *nd = netdev_get();
 	const char *mode = arg_str("mode", "raw"), *wait = arg_str("wait", "both");
 	int iters = (int)arg_int("iters", 10000), warmup = (int)arg_int("warmup", 500);
 	size_t frame = (size_t)arg_int("size", 64);
@@ -272,7 +270,7 @@ static int pingpong_main(void)
 				uint64_t med = samples_quantile(&s, 0.5);
 				result("nic=%s wait=%s mode=%s size=%zu iters=%zu lost=%d median_us=%s "
 				       "p99_us=%s median_cycles=%lu min_us=%s",
-				       nd->name, waits[w] ? "spin" : "halt", modes[m] ? "reliable" : "raw",
+				       net_nic_name(), waits[w] ? "spin" : "halt", modes[m] ? "reliable" : "raw",
 				       frame, s.n, lost, fmt_us(a, sizeof a, med),
 				       fmt_us(b, sizeof b, samples_quantile(&s, 0.99)), med,
 				       fmt_us(c, sizeof c, samples_quantile(&s, 0.0)));

@@ -18,10 +18,10 @@
 #include "kernel/mem.h"
 #include "kernel/thread.h"
 #include "kernel/tsc.h"
-#include "net/fabric.h"
-#include "net/netdev.h"
-#include "net/req.h"
-#include "net/rmem.h"
+#include "net/fabric/fabric.h"
+#include "net/net.h"
+#include "net/req/req.h"
+#include "net/rmem/rmem.h"
 
 #define QBYTES 65536			/* the largest first buffer: few overflows */
 #define SEGBYTES 4096
@@ -154,7 +154,7 @@ static int run_tput(const struct bench_opts *o)
 		if (r == 0) {
 			uint64_t per_s = (uint64_t)n * 1000000000ULL / (ns ? ns : 1);
 			result("row=req-throughput nic=%s reqs=%d ms=%lu reqs_per_s=%lu base=-",
-			       netdev_get()->name, n, ns / 1000000, per_s);
+			       net_nic_name(), n, ns / 1000000, per_s);
 		}
 	}
 	fabric_barrier(60000000000ULL);

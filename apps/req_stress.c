@@ -21,9 +21,9 @@
 #include "kernel/thread.h"
 #include "kernel/tsc.h"
 #include "kernel/x86.h"
-#include "net/fabric.h"
-#include "net/req.h"
-#include "net/rmem.h"
+#include "net/fabric/fabric.h"
+#include "net/req/req.h"
+#include "net/rmem/rmem.h"
 
 #define SRC_SHIFT 26			/* word = src << 26 | sequence */
 #define SEQ_MASK ((1u << SRC_SHIFT) - 1)

@@ -22,9 +22,9 @@
 #include "kernel/thread.h"
 #include "kernel/tsc.h"
 #include "kernel/x86.h"
-#include "net/fabric.h"
-#include "net/netdev.h"
-#include "net/rmem.h"
+#include "net/fabric/fabric.h"
+#include "net/net.h"
+#include "net/rmem/rmem.h"
 
 #define BSEG 8192
 
@@ -176,7 +176,7 @@ static int run_write_tput(const struct bench_opts *o)
 		return -1;
 	uint64_t kbs = (uint64_t)total * 1000000ULL / (ns ? ns : 1);	/* KB/s (10^3) */
 	result("row=write-throughput nic=%s bytes=%zu ms=%lu mbytes_per_s=%lu.%02lu base=-",
-	       netdev_get()->name, total, ns / 1000000, kbs / 1000, (kbs % 1000) / 10);
+	       net_nic_name(), total, ns / 1000000, kbs / 1000, (kbs % 1000) / 10);
 	return 0;
 }
 

@@ -20,8 +20,8 @@
 #include "kernel/thread.h"
 #include "kernel/tsc.h"
 #include "kernel/x86.h"
-#include "net/fabric.h"
-#include "net/rmem.h"
+#include "net/fabric/fabric.h"
+#include "net/rmem/rmem.h"
 
 #define GUARD 512			/* pattern bytes on each side of a segment */
 #define SEG_SIZE 4096

@@ -24,7 +24,7 @@
 #include "apps/stats.h"
 #include "kernel/tsc.h"
 #include "lib/rpc.h"
-#include "net/fabric.h"
+#include "net/fabric/fabric.h"
 
 enum { P_SIMPLE = 1, P_SUM = 2 };
 

@@ -25,7 +25,7 @@
 #include "kernel/tsc.h"
 #include "lib/mad.h"
 #include "lib/rpc.h"
-#include "net/fabric.h"
+#include "net/fabric/fabric.h"
 
 #define WAIT_NS 30000000000ULL
 enum { P_SIMPLE = 1, P_SUM = 2 };

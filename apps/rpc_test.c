@@ -30,10 +30,10 @@
 #include "kernel/sync.h"
 #include "kernel/thread.h"
 #include "kernel/tsc.h"
-#include "lib/crc.h"
+#include "kernel/crc.h"
 #include "lib/rpc.h"
-#include "net/fabric.h"
-#include "net/rmem.h"
+#include "net/fabric/fabric.h"
+#include "net/rmem/rmem.h"
 
 #define BARRIER_NS 300000000000ULL
 #define BIND_NS 60000000000ULL

@@ -22,7 +22,7 @@
 #include "kernel/tsc.h"
 #include "lwip/sockets.h"
 #include "net/lwip/lwip_port.h"
-#include "net/netdev.h"
+#include "net/net.h"
 
 #define ECHO_PORT 7
 #define SERVER_NODE 1
@@ -417,7 +417,7 @@ static int run_tcp64k(const struct bench_opts *o)
 	uint64_t ns = cycles_to_ns(total);
 	uint64_t centi_mbps = (uint64_t)MAX_MSG * (uint64_t)iters * 8 * 100000 / (ns ? ns : 1);
 	result("row=tcp-64k nic=%s n=%d median_us=%s p99_us=%s throughput_mbps=%lu.%02lu base=-",
-	       netdev_get()->name, iters, fmt_us(a, sizeof a, samples_quantile(&smp, 0.5)),
+	       net_nic_name(), iters, fmt_us(a, sizeof a, samples_quantile(&smp, 0.5)),
 	       fmt_us(b, sizeof b, samples_quantile(&smp, 0.99)), centi_mbps / 100, centi_mbps % 100);
 	/* The last TCP row: close, so that the server thread ends. */
 	shutdown(bench_sock, SHUT_WR);
@@ -467,7 +467,7 @@ static int tcp_echo_main(void)
 	else
 		return 0;
 	lwip_port_print_stats();
-	netdev_print_stats(netdev_get());
+	net_print_stats();
 	return status;
 }
 

@@ -10,7 +10,7 @@
 #include "apps/app.h"
 #include "apps/ising.h"
 #include "kernel/tsc.h"
-#include "net/fabric.h"
+#include "net/fabric/fabric.h"
 
 static int tour_main(void)
 {

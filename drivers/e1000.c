@@ -44,8 +44,8 @@
 #include "kernel/tsc.h"
 #include "kernel/vm.h"
 #include "kernel/x86.h"
-#include "net/netdev.h"
-#include "net/pktbuf.h"
+#include "drivers/netdev.h"
+#include "drivers/pktbuf.h"
 
 #define LOCAL_TRACE 0
 #define LTRACEF(...) \

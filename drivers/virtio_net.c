@@ -32,8 +32,8 @@
 #include "kernel/trap.h"
 #include "kernel/tsc.h"
 #include "kernel/x86.h"
-#include "net/netdev.h"
-#include "net/pktbuf.h"
+#include "drivers/netdev.h"
+#include "drivers/pktbuf.h"
 
 #define VNET_RING_MAX 256		/* entries per queue, at most */
 #define VNET_IRQ_BUDGET 64		/* frames per poll from the interrupt handler */

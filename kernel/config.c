@@ -4,7 +4,7 @@
 #include "apps/app.h"
 #include "kernel/config.h"
 #include "kernel/panic.h"
-#include "net/fabric.h"
+#include "net/fabric/fabric.h"
 
 int node_id, num_nodes = 1;
 const struct app *current_app;

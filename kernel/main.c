@@ -21,10 +21,10 @@
 #include "kernel/trap.h"
 #include "kernel/tsc.h"
 #include "kernel/x86.h"
-#include "net/fabric.h"
-#include "net/deposit.h"
-#include "net/req.h"
-#include "net/rmem.h"
+#include "net/fabric/fabric.h"
+#include "net/deposit/deposit.h"
+#include "net/req/req.h"
+#include "net/rmem/rmem.h"
 #include "net/lwip/lwip_port.h"
 #include "net/net.h"
 
@@ -91,7 +91,7 @@ void kmain(uint32_t kind, uint32_t info)
 		/* Every kernel protocol has its handler: deliver what waited for one. */
 		fabric_start();
 	}
-	if (netdev_get() && lwip_port_init() < 0)
+	if (net_up() && lwip_port_init() < 0)
 		printf("lwip: cannot start\n");
 
 	if (!thread_create("main", app_thread, (void *)current_app, PRIO_NORMAL, 256 * 1024))

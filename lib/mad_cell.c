@@ -35,8 +35,8 @@
 #include "kernel/x86.h"
 #include "lib/mad.h"
 #include "lib/mad_drv.h"
-#include "net/deposit.h"
-#include "net/fabric.h"
+#include "net/deposit/deposit.h"
+#include "net/fabric/fabric.h"
 
 #define RING (64 * 1024)
 #define CHUNK (8 * 1024)

@@ -35,9 +35,9 @@
 #include "kernel/x86.h"
 #include "lib/mad.h"
 #include "lib/mad_drv.h"
-#include "net/fabric.h"
-#include "net/req.h"
-#include "net/rmem.h"
+#include "net/fabric/fabric.h"
+#include "net/req/req.h"
+#include "net/rmem/rmem.h"
 
 #define RING (64 * 1024)
 #define CHUNK (8 * 1024)		/* "chunks of 8 kB or so" (section 3.4) */

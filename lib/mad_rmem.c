@@ -43,8 +43,8 @@
 #include "kernel/x86.h"
 #include "lib/mad.h"
 #include "lib/mad_drv.h"
-#include "net/fabric.h"
-#include "net/rmem.h"
+#include "net/fabric/fabric.h"
+#include "net/rmem/rmem.h"
 
 #define HDR_SLOTS 32
 #define SLOT RMEM_MAX_XFER		/* one frame */

@@ -58,10 +58,10 @@
 #include "kernel/thread.h"
 #include "kernel/tsc.h"
 #include "kernel/x86.h"
-#include "lib/crc.h"
+#include "kernel/crc.h"
 #include "lib/rpc.h"
-#include "net/fabric.h"
-#include "net/rmem.h"
+#include "net/fabric/fabric.h"
+#include "net/rmem/rmem.h"
 
 #define LOCAL_TRACE 0
 #define LTRACEF(...) do { if (LOCAL_TRACE) printf("rpc: " __VA_ARGS__); } while (0)

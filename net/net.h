@@ -1,25 +1,59 @@
 /*
- * The receive demultiplexer: frames go by EtherType to the protocol that
- * registered it (IPv4 and ARP to lwIP, 0x88B5 to the fabric); anything
- * else is counted and dropped.
+ * net/: the demultiplexer and the raw link, the bottom of the network
+ * layers.  It is the only code that attaches to the NIC interface
+ * (drivers/netdev.h): received frames go by EtherType to the protocol
+ * that registered it (IPv4 and ARP to lwIP, 0x88B5 to the fabric, any
+ * other to an app that asked for raw frames); anything else is counted
+ * and dropped.  Transmit, the MAC, polling and the counters are reached
+ * through here too, so that nothing above net/ touches a driver.
+ *
+ * Above this: net/fabric (the link layer between nodes), then the
+ * mechanisms net/rmem, net/req and net/deposit; net/lwip beside the
+ * fabric.  net/ uses kernel/ and drivers/, never lib/ or apps/.
  */
 #ifndef NET_NET_H
 #define NET_NET_H
 
 #include <stdint.h>
 
-#include "net/netdev.h"
+#include "drivers/netdev.h"
+#include "drivers/pktbuf.h"
 
 #define ETHERTYPE_IPV4 0x0800
 #define ETHERTYPE_ARP 0x0806
 #define ETHERTYPE_FABRIC 0x88b5
 
 /* A handler owns pb (it must pkt_put it).  Runs in interrupt context. */
-typedef void (*ethertype_handler_t)(struct netdev *nd, struct pktbuf *pb);
+typedef void (*ethertype_handler_t)(struct pktbuf *pb);
 
-/* Register / remove the handler for an EtherType.  0, or -1 if taken/absent. */
+/* Register / remove the handler for an EtherType.  0, or -EBUSY / -ENOENT. */
 int net_register(uint16_t ethertype, ethertype_handler_t fn);
 int net_unregister(uint16_t ethertype);
+
+/* Is there a NIC?  Everything below needs one. */
+int net_up(void);
+
+/* The NIC's MAC address and driver name ("none" without a NIC). */
+const uint8_t *net_mac(void);
+const char *net_nic_name(void);
+
+/*
+ * Transmit one frame of pb->len bytes at pb->data (the caller keeps its
+ * reference).  net_transmit never sleeps: 0, or -EAGAIN with the TX ring
+ * full (irq).  net_transmit_wait sleeps for ring space, at most
+ * timeout_ns: 0, -ETIMEDOUT, or the driver's error; *waits (if not NULL)
+ * counts the times it slept.  Thread context.
+ */
+int net_transmit(struct pktbuf *pb);
+int net_transmit_wait(struct pktbuf *pb, uint64_t timeout_ns, uint64_t *waits);
+
+/*
+ * Polling mode: the receive interrupt is off and frames arrive only from
+ * net_poll() (which returns how many it harvested).  For latency
+ * measurements that spin instead of halting.
+ */
+void net_set_polling(int on);
+int net_poll(void);
 
 struct net_stats {
 	uint64_t short_frames;		/* shorter than an Ethernet header */
@@ -29,7 +63,10 @@ struct net_stats {
 
 extern struct net_stats net_stats;
 
-/* Bring up the pktbuf pool and probe NIC drivers.  Return 0 if a NIC works. */
+/* Print the NIC's and the demultiplexer's counters. */
+void net_print_stats(void);
+
+/* Bring up the pktbuf pool and probe NIC drivers.  0 if a NIC works. */
 int net_init(void);
 
 static inline uint16_t get_be16(const uint8_t *p) { return (uint16_t)(p[0] << 8 | p[1]); }

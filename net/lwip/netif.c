@@ -1,8 +1,8 @@
 /*
- * lwIP port: the netif on the driver interface (STYLE.md 1, 3), shaped like
- * lwIP's contrib/examples/ethernetif: the netif's state is the struct
- * netdev, linkoutput transmits through nd->ops, and received frames come
- * from the EtherType demux.  Nothing here knows which NIC it runs on.
+ * lwIP port: the netif on the raw link of net/net.h (STYLE.md 1, 3), shaped
+ * like lwIP's contrib/examples/ethernetif: linkoutput transmits with
+ * net_transmit_wait, and received frames come from the EtherType demux.
+ * Nothing here knows which NIC it runs on.
  *
  * Receive, zero copy: the demux hands over the driver's pktbuf in
  * interrupt context; it is wrapped as a PBUF_REF custom pbuf (the struct
@@ -22,9 +22,6 @@
 #include <string.h>
 
 #include "apps/app.h"
-#include "kernel/sync.h"
-#include "kernel/tsc.h"
-#include "kernel/x86.h"
 #include "lwip/etharp.h"
 #include "lwip/netif.h"
 #include "lwip/pbuf.h"
@@ -32,8 +29,6 @@
 #include "lwip/tcpip.h"
 #include "net/lwip/lwip_port.h"
 #include "net/net.h"
-#include "net/netdev.h"
-#include "net/pktbuf.h"
 
 #define LOCAL_TRACE 0
 #define LTRACEF(...) do { if (LOCAL_TRACE) printf("lwip: " __VA_ARGS__); } while (0)
@@ -62,7 +57,7 @@ static void rx_pbuf_free(struct pbuf *p)
 }
 
 /* The demux handler for IPv4 and ARP.  Interrupt context; owns pb. */
-static void rx_input(struct netdev *nd, struct pktbuf *pb)
+static void rx_input(struct pktbuf *pb)
 {
 	struct pbuf_custom *pc = (struct pbuf_custom *)(void *)pb->ext;
 	struct pbuf *p;
@@ -84,33 +79,9 @@ static void rx_input(struct netdev *nd, struct pktbuf *pb)
 
 /* --- transmit --------------------------------------------------------------- */
 
-/*
- * Give pb to the driver, waiting for ring space if it is full.  Thread
- * context.  0, -ETIMEDOUT if the ring stayed full, or the driver's error.
- */
-static int xmit(struct netdev *nd, struct pktbuf *pb)
-{
-	uint64_t deadline = cycles() + ns_to_cycles(TX_WAIT_NS);
-	irqflags_t f = irq_save();
-	int r;
-
-	while ((r = nd->ops->transmit(nd, pb)) == -EAGAIN) {
-		uint64_t now = cycles();
-		if (now >= deadline) {
-			r = -ETIMEDOUT;
-			break;
-		}
-		lwip_port_stats.tx_ring_waits++;
-		waitq_wait_timeout(&nd->tx_waiters, cycles_to_ns(deadline - now));
-	}
-	irq_restore(f);
-	return r;
-}
-
 /* netif->linkoutput: p is a whole Ethernet frame without FCS. */
 static err_t link_output(struct netif *netif, struct pbuf *p)
 {
-	struct netdev *nd = netif->state;
 	struct pktbuf *pb;
 	int r;
 
@@ -124,7 +95,7 @@ static err_t link_output(struct netif *netif, struct pbuf *p)
 		return ERR_MEM;
 	}
 	pb->len = pbuf_copy_partial(p, pb->data, p->tot_len, 0);
-	r = xmit(nd, pb);
+	r = net_transmit_wait(pb, TX_WAIT_NS, &lwip_port_stats.tx_ring_waits);
 	pkt_put(pb);
 	if (r < 0) {
 		LTRACEF("transmit of %u bytes failed: %d\n", p->tot_len, r);
@@ -141,27 +112,24 @@ static err_t link_output(struct netif *netif, struct pbuf *p)
 /* netif_add's init callback; runs under the core lock. */
 static err_t netif_setup(struct netif *netif)
 {
-	struct netdev *nd = netif->state;
-
 	netif->name[0] = 'e';
 	netif->name[1] = 'n';
 	netif->output = etharp_output;
 	netif->linkoutput = link_output;
 	netif->mtu = LWIP_MTU;
 	netif->hwaddr_len = ETH_HWADDR_LEN;
-	memcpy(netif->hwaddr, nd->mac, ETH_HWADDR_LEN);
+	memcpy(netif->hwaddr, net_mac(), ETH_HWADDR_LEN);
 	netif->flags = NETIF_FLAG_BROADCAST | NETIF_FLAG_ETHARP | NETIF_FLAG_ETHERNET;
 	return ERR_OK;
 }
 
 int lwip_port_init(void)
 {
-	struct netdev *nd = netdev_get();
 	ip4_addr_t addr, mask, gw;
 	char buf[IP4ADDR_STRLEN_MAX];
 	struct netif *n;
 
-	if (!nd)
+	if (!net_up())
 		return -ENODEV;
 	if (node_id < 0 || node_id > 253) {
 		printf("lwip: node %d has no address in 10.0.0.0/24\n", node_id);
@@ -173,7 +141,7 @@ int lwip_port_init(void)
 	IP4_ADDR(&mask, 255, 255, 255, 0);
 	ip4_addr_set_zero(&gw);
 	LOCK_TCPIP_CORE();
-	n = netif_add(&the_netif, &addr, &mask, &gw, nd, netif_setup, tcpip_input);
+	n = netif_add(&the_netif, &addr, &mask, &gw, NULL, netif_setup, tcpip_input);
 	if (n) {
 		netif_set_default(n);
 		netif_set_up(n);
@@ -193,7 +161,7 @@ int lwip_port_init(void)
 	if (net_register(ETHERTYPE_ARP, rx_input) < 0)
 		goto unregister;
 	ready = 1;
-	printf("lwip: %s/24 up on %s\n", ip4addr_ntoa_r(&addr, buf, sizeof buf), nd->name);
+	printf("lwip: %s/24 up on %s\n", ip4addr_ntoa_r(&addr, buf, sizeof buf), net_nic_name());
 	return 0;
 unregister:
 	net_unregister(ETHERTYPE_IPV4);

@@ -27,9 +27,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "lib/crc.h"
-#include "net/cell.h"
-#include "net/dart.h"
+#include "kernel/crc.h"
+#include "net/deposit/cell.h"
+#include "net/deposit/dart.h"
 
 #define PG 4096
 #define ARENA (8 * PG)

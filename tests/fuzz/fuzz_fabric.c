@@ -12,8 +12,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "net/channel.h"
-#include "net/fabric_wire.h"
+#include "net/fabric/channel.h"
+#include "net/fabric/wire.h"
 
 int host_pkt_live(void);
 

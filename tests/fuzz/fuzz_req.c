@@ -15,8 +15,8 @@
 #include <string.h>
 #include <sys/mman.h>
 
-#include "net/req_queue.h"
-#include "net/req_wire.h"
+#include "net/req/queue.h"
+#include "net/req/wire.h"
 
 #define ARENA (512u << 10)	/* small: exhausting it exercises the no-memory path too */
 #define GUARD 0xa5

@@ -30,9 +30,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "net/rmem.h"
-#include "net/rmem_proto.h"
-#include "net/rmem_seg.h"
+#include "net/rmem/rmem.h"
+#include "net/rmem/proto.h"
+#include "net/rmem/segtab.h"
 
 #define ARENA 8192
 #define SELF 1

@@ -17,8 +17,8 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "net/cell.h"
-#include "net/dart.h"
+#include "net/deposit/cell.h"
+#include "net/deposit/dart.h"
 
 static unsigned char buf[1 << 16];
 static size_t n;

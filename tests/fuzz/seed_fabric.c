@@ -7,7 +7,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "net/fabric_wire.h"
+#include "net/fabric/wire.h"
 
 static const uint8_t mac_me[6] = { 2, 0x4e, 0x4f, 0x57, 0, 1 };
 

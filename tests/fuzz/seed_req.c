@@ -8,7 +8,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "net/req_wire.h"
+#include "net/req/wire.h"
 
 static size_t put(unsigned char *out, uint8_t op, uint8_t ctl, const char *name)
 {

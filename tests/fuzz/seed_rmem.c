@@ -17,8 +17,8 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "net/rmem.h"
-#include "net/rmem_proto.h"
+#include "net/rmem/rmem.h"
+#include "net/rmem/proto.h"
 
 static uint8_t buf[65536];
 static size_t n;

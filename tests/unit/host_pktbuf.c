@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "net/pktbuf.h"
+#include "drivers/pktbuf.h"
 
 static int live, limit = -1;
 

@@ -14,8 +14,8 @@
 
 #include <cmocka.h>
 
-#include "lib/crc.h"
-#include "net/cell.h"
+#include "kernel/crc.h"
+#include "net/deposit/cell.h"
 
 /* Bit by bit, straight from the polynomial: the reference the tables must match. */
 static uint8_t hec_reference(const uint8_t h[4])

@@ -14,8 +14,8 @@
 
 #include <cmocka.h>
 
-#include "net/channel.h"
-#include "net/fabric_wire.h"
+#include "net/fabric/channel.h"
+#include "net/fabric/wire.h"
 
 int host_pkt_live(void);
 

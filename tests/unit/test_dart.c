@@ -22,9 +22,9 @@
 
 #include <cmocka.h>
 
-#include "lib/crc.h"
-#include "net/cell.h"
-#include "net/dart.h"
+#include "kernel/crc.h"
+#include "net/deposit/cell.h"
+#include "net/deposit/dart.h"
 
 #define PG 4096
 #define ARENA (6 * PG)		/* guard | RW | guard | RO | WO | guard */

@@ -17,7 +17,7 @@
 
 #include <cmocka.h>
 
-#include "net/req_queue.h"
+#include "net/req/queue.h"
 
 /* --- an allocator below 4 GiB (buffers hold 32-bit next pointers) ------- */
 

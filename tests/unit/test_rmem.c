@@ -17,9 +17,9 @@
 
 #include <cmocka.h>
 
-#include "net/rmem.h"
-#include "net/rmem_proto.h"
-#include "net/rmem_seg.h"
+#include "net/rmem/rmem.h"
+#include "net/rmem/proto.h"
+#include "net/rmem/segtab.h"
 
 #define NOPS_REQ 4
 static const uint8_t req_ops[NOPS_REQ] = { RM_WRITE, RM_READ_REQ, RM_CAS, RM_FADD };

@@ -11,9 +11,9 @@
 
 #include <cmocka.h>
 
-#include "lib/crc.h"
-#include "net/fabric_wire.h"
-#include "net/fault.h"
+#include "kernel/crc.h"
+#include "net/fabric/wire.h"
+#include "net/fabric/fault.h"
 
 static const uint8_t mac_a[6] = { 2, 0x4e, 0x4f, 0x57, 0, 0 };
 static const uint8_t mac_b[6] = { 2, 0x4e, 0x4f, 0x57, 0, 1 };

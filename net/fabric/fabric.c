@@ -22,12 +22,11 @@
 #include "kernel/trap.h"
 #include "kernel/tsc.h"
 #include "kernel/x86.h"
-#include "lib/crc.h"
-#include "net/channel.h"
-#include "net/fabric.h"
-#include "net/fault.h"
+#include "kernel/crc.h"
+#include "net/fabric/channel.h"
+#include "net/fabric/fabric.h"
+#include "net/fabric/fault.h"
 #include "net/net.h"
-#include "net/netdev.h"
 
 #define HELLO_INTERVAL_NS 20000000ULL		/* 20 ms */
 #define DISCOVERY_WAIT_NS 60000000000ULL	/* a send waits this long for its peer */
@@ -50,7 +49,6 @@ struct peer {
 	int reported_dead;
 };
 
-static struct netdev *nd;
 static struct peer *peers;
 static int me, nnodes, ready, started;
 static uint16_t session;
@@ -96,7 +94,7 @@ int fabric_check_args(const struct cmdline *c, char *err, size_t errlen)
 
 static int xmit_raw(struct pktbuf *pb)
 {
-	int r = nd->ops->transmit(nd, pb);
+	int r = net_transmit(pb);
 
 	if (r < 0)
 		ctr.tx_failed++;
@@ -219,10 +217,10 @@ static void send_hello(int dst)
 	h.session = session;
 	h.len = sizeof hello;
 	hello.nodes = (uint16_t)nnodes;
-	memcpy(hello.mac, nd->mac, 6);
+	memcpy(hello.mac, net_mac(), 6);
 	hello.known = known_mask();
 	memcpy(pb->data + CHAN_PAYLOAD_OFF, &hello, sizeof hello);
-	pb->len = (uint16_t)fab_build(pb->data, dst < 0 ? bcast_mac : peers[dst].mac, nd->mac, &h);
+	pb->len = (uint16_t)fab_build(pb->data, dst < 0 ? bcast_mac : peers[dst].mac, net_mac(), &h);
 	ctr.hello_tx++;
 	xmit_raw(pb);
 	pkt_put(pb);
@@ -349,9 +347,8 @@ static void release_held(void *arg)
 }
 
 /* The EtherType handler (interrupt context): fault injection, then process. */
-static void fabric_input(struct netdev *dev, struct pktbuf *pb)
+static void fabric_input(struct pktbuf *pb)
 {
-	(void)dev;
 	if (!faults.any) {
 		process(pb);
 		return;
@@ -458,8 +455,7 @@ int fabric_init(void)
 	const char *f;
 	unsigned window;
 
-	nd = netdev_get();
-	if (!nd)
+	if (!net_up())
 		return -1;
 	me = node_id;
 	nnodes = num_nodes;
@@ -497,7 +493,7 @@ int fabric_init(void)
 			.ack_delay_ns = 5000000,	/* a backstop: acks go out at idle */
 			.dead_ns = peer_timeout_ns,
 		};
-		memcpy(cfg.my_mac, nd->mac, 6);
+		memcpy(cfg.my_mac, net_mac(), 6);
 		chan_init(&peers[i].ch, &cfg, &ops, &peers[i]);
 	}
 	fabric_register(FP_BARRIER, barrier_handler);
@@ -649,7 +645,7 @@ int fabric_raw_send_pb(int dst, uint8_t proto, struct pktbuf *pb, size_t len)
 	h.dst = (uint16_t)dst;
 	h.session = session;
 	h.len = (uint16_t)len;
-	pb->len = (uint16_t)fab_build(pb->data, p->mac, nd->mac, &h);
+	pb->len = (uint16_t)fab_build(pb->data, p->mac, net_mac(), &h);
 	irqflags_t f = irq_save();
 	r = xmit_raw(pb);
 	if (r == 0)
@@ -757,7 +753,7 @@ uint16_t fabric_session(void)
 const uint8_t *fabric_peer_mac(int dst)
 {
 	if (dst == me)
-		return nd->mac;
+		return net_mac();
 	return dst >= 0 && dst < nnodes && peers[dst].known ? peers[dst].mac : NULL;
 }
 

@@ -27,8 +27,8 @@
 #include <errno.h>
 #include <string.h>
 
-#include "lib/crc.h"
-#include "net/dart_op.h"
+#include "kernel/crc.h"
+#include "net/deposit/dart_op.h"
 
 /* The registers one operation names, cached (DART 6.5). */
 struct regs {

@@ -1,30 +1,33 @@
 /*
- * The one boundary between NIC drivers and everything above them
- * (STYLE.md 1-4): a driver fills a struct netdev and registers it; the
- * layers above see only this interface and never which NIC they run on.
+ * The NIC interface (STYLE.md 1-4): what every NIC driver provides and
+ * the one thing above it that consumes it, the demultiplexer in net/.
+ * A driver fills a struct netdev and registers it; nothing above knows
+ * which NIC it runs on.  This header and drivers/pktbuf.h are all that
+ * the layers above see of drivers; drivers include nothing from above.
  *
- * Receive: the driver's interrupt handler (or netdev_poll() in polling
- * mode) takes filled RX descriptors and hands each frame up with
- * netdev_input(); the pktbuf then belongs to the layer above.  A received
- * frame may start at the very beginning of its buffer (pb->data == pb->buf:
- * the e1000 uses all 2048 bytes), so nothing may prepend to it in place.  The handler
- * runs in interrupt context, so everything netdev_input() calls must be
- * short and must not sleep.
+ * Receive: the driver's interrupt handler (or ops->poll in polling mode)
+ * takes filled RX descriptors and hands each frame to netdev_input(),
+ * which passes it to the receive hook; the pktbuf then belongs to the
+ * hook.  Exactly one hook is set, by the demultiplexer (net/net.c); a
+ * frame that arrives before it is set is counted and dropped.  A received
+ * frame may start at the very beginning of its buffer (pb->data ==
+ * pb->buf: the e1000 uses all 2048 bytes), so nothing may prepend to it
+ * in place.  The hook runs in interrupt context: short, never sleeping.
  *
  * Transmit: ops->transmit() takes its own reference on the pktbuf and
  * posts it; the caller keeps (and may drop) its own.  The driver counts
- * tx_frames/tx_bytes (and tx_ring_full); netdev_input counts rx_frames/bytes.  It never sleeps:
- * with the TX ring full it returns -EAGAIN and the caller retries after
- * netdev's tx-space waiters are woken (the driver calls netdev_tx_space()
- * when it reclaims completed descriptors).
+ * tx_frames/tx_bytes (and tx_ring_full); netdev_input counts rx_frames/
+ * bytes.  It never sleeps: with the TX ring full it returns -EAGAIN and
+ * the caller retries after the tx-space waiters are woken (the driver
+ * calls netdev_tx_space() when it reclaims completed descriptors).
  */
-#ifndef NET_NETDEV_H
-#define NET_NETDEV_H
+#ifndef DRIVERS_NETDEV_H
+#define DRIVERS_NETDEV_H
 
 #include <stdint.h>
 
+#include "drivers/pktbuf.h"
 #include "kernel/sync.h"
-#include "net/pktbuf.h"
 
 #define ETH_ALEN 6
 #define ETH_HLEN 14
@@ -32,6 +35,9 @@
 #define ETH_MAX_FRAME 1514		/* without FCS */
 
 struct netdev;
+
+/* The receive hook: owns pb (it must pkt_put it).  Interrupt context. */
+typedef void (*netdev_rx_fn)(struct netdev *nd, struct pktbuf *pb);
 
 struct netdev_ops {
 	/* Queue pb for transmission.  0, or -EAGAIN if the ring is full. */
@@ -53,6 +59,7 @@ struct netdev_stats {
 	uint64_t tx_frames, tx_bytes;
 	uint64_t rx_no_buffer;		/* a ring slot could not be refilled */
 	uint64_t rx_errors;		/* frames the NIC flagged bad, or bad lengths */
+	uint64_t rx_no_hook;		/* arrived before the demultiplexer was attached */
 	uint64_t tx_ring_full;		/* transmit() returned -EAGAIN */
 	uint64_t irqs;
 };
@@ -65,15 +72,19 @@ struct netdev {
 	int polling;			/* receive by polling, interrupt off */
 	const struct netdev_ops *ops;
 	void *softc;			/* the driver's state, opaque above */
+	netdev_rx_fn rx;		/* the receive hook (netdev_set_rx) */
 	struct netdev_stats stats;
 	struct waitq tx_waiters;	/* threads waiting for TX ring space */
 };
 
-/* Called by a driver once its device works.  Return 0, or -1 if one exists. */
+/* Called by a driver once its device works.  0, or -EBUSY if a NIC is in use. */
 int netdev_register(struct netdev *nd);
 
 /* The node's NIC, or NULL if none was found. */
 struct netdev *netdev_get(void);
+
+/* Attach the receive hook (the demultiplexer, once). */
+void netdev_set_rx(struct netdev *nd, netdev_rx_fn fn);
 
 /* Hand a received frame up (driver, interrupt context). */
 void netdev_input(struct netdev *nd, struct pktbuf *pb);
@@ -88,7 +99,7 @@ void netdev_tx_space(struct netdev *nd);
 void netdev_set_polling(struct netdev *nd, int on);
 int netdev_poll(struct netdev *nd);
 
-/* Print the counters on the console. */
+/* Print the driver's counters on the console. */
 void netdev_print_stats(const struct netdev *nd);
 
 #endif

@@ -30,7 +30,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "net/cell.h"
+#include "net/deposit/cell.h"
 
 #define DART_MAX_CONN 256	/* connection numbers: VCIs 0..255 */
 #define DART_MAX_EP 64

@@ -1,7 +1,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "net/fault.h"
+#include "net/fabric/fault.h"
 
 /* Parse a probability "0", "1", "0.05", ".5" (at most 9 decimals). */
 static int parse_rate(const char *s, size_t n, uint32_t *out)

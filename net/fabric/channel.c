@@ -4,7 +4,7 @@
 #include <errno.h>
 #include <string.h>
 
-#include "net/channel.h"
+#include "net/fabric/channel.h"
 
 /* Windows are powers of two: a slot is found by masking. */
 #define TXSLOT(c, s) (&(c)->txq[(s) & ((c)->sndq - 1)])

@@ -122,8 +122,8 @@
 #include "kernel/trap.h"
 #include "kernel/tsc.h"
 #include "kernel/x86.h"
-#include "net/deposit.h"
-#include "net/fabric.h"
+#include "net/deposit/deposit.h"
+#include "net/fabric/fabric.h"
 
 _Static_assert(DEP_CELLS_PER_FRAME * CELL_SIZE <= FAB_MTU, "a frame carries 27 cells");
 _Static_assert(MAX_NODES <= DART_MAX_PEER, "every node can be a peer");

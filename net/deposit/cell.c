@@ -3,8 +3,8 @@
  */
 #include <string.h>
 
-#include "lib/crc.h"
-#include "net/cell.h"
+#include "kernel/crc.h"
+#include "net/deposit/cell.h"
 
 /* UNI header: GFC(4) VPI(8) VCI(16) PT(3) CLP(1), ITU-T I.361 2.2. */
 void cell_hdr_build(uint8_t hdr[CELL_HDR_LEN], uint16_t vci, uint8_t pt)

@@ -30,11 +30,11 @@
 #include "kernel/trap.h"
 #include "kernel/tsc.h"
 #include "kernel/x86.h"
-#include "net/fabric.h"
-#include "net/req.h"
-#include "net/req_queue.h"
-#include "net/req_wire.h"
-#include "net/rmem.h"
+#include "net/fabric/fabric.h"
+#include "net/req/req.h"
+#include "net/req/queue.h"
+#include "net/req/wire.h"
+#include "net/rmem/rmem.h"
 
 #define WAIT_NS 30000000000ULL
 #define ASYNC_TAG 0x80000000u

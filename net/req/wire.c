@@ -1,6 +1,6 @@
 #include <string.h>
 
-#include "net/req_wire.h"
+#include "net/req/wire.h"
 
 int req_wire_parse(const uint8_t *p, size_t len, struct req_msg *m, const char **name,
 		   size_t *namelen)

@@ -31,8 +31,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "net/cell.h"
-#include "net/dart.h"
+#include "net/deposit/cell.h"
+#include "net/deposit/dart.h"
 
 #define DEP_CELLS_PER_FRAME 27	/* 27 * 53 = 1431 <= FAB_MTU */
 #define DEP_HOLD_DEFAULT 64	/* cells held behind an exception, per connection */

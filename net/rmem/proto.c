@@ -1,8 +1,8 @@
 #include <errno.h>
 #include <string.h>
 
-#include "net/rmem.h"
-#include "net/rmem_proto.h"
+#include "net/rmem/rmem.h"
+#include "net/rmem/proto.h"
 
 const char *const rmem_status_names[RMS_NSTATUS] = {
 	[RMS_OK] = "ok",

@@ -6,7 +6,7 @@
 #ifndef NET_DART_OP_H
 #define NET_DART_OP_H
 
-#include "net/dart.h"
+#include "net/deposit/dart.h"
 
 enum dart_res {
 	DR_DONE,		/* committed (or consumed: a cell of a skipped block) */

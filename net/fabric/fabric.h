@@ -25,8 +25,8 @@
 #include <stdint.h>
 
 #include "kernel/cmdline.h"
-#include "net/fabric_wire.h"
-#include "net/pktbuf.h"
+#include "net/fabric/wire.h"
+#include "drivers/pktbuf.h"
 
 /* Protocol numbers (fab_hdr.proto). */
 enum fabric_proto {

@@ -1,8 +1,8 @@
 #include <errno.h>
 #include <string.h>
 
-#include "net/rmem.h"
-#include "net/rmem_seg.h"
+#include "net/rmem/rmem.h"
+#include "net/rmem/segtab.h"
 
 static struct segslot *get(struct segtab *t, int seg)
 {

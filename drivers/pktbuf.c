@@ -7,7 +7,7 @@
 #include "kernel/mem.h"
 #include "kernel/panic.h"
 #include "kernel/x86.h"
-#include "net/pktbuf.h"
+#include "drivers/pktbuf.h"
 
 static struct pktbuf *pool, *freelist;
 static int nbufs, nfree, low_water;

@@ -12,7 +12,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "net/rmem_proto.h"
+#include "net/rmem/proto.h"
 
 #define SEGTAB_SLOTS 256
 #define SEGTAB_NODES 64

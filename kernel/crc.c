@@ -10,7 +10,7 @@
  */
 #include <string.h>
 
-#include "lib/crc.h"
+#include "kernel/crc.h"
 
 static uint32_t table[8][256];
 static int table_ready;

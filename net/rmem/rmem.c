@@ -35,10 +35,10 @@
 #include "kernel/trap.h"
 #include "kernel/tsc.h"
 #include "kernel/x86.h"
-#include "net/fabric.h"
-#include "net/rmem.h"
-#include "net/rmem_proto.h"
-#include "net/rmem_seg.h"
+#include "net/fabric/fabric.h"
+#include "net/rmem/rmem.h"
+#include "net/rmem/proto.h"
+#include "net/rmem/segtab.h"
 
 _Static_assert(RMEM_MAX_DESC <= 0x800, "a descriptor fits the 11 bits of an async tag");
 _Static_assert(RMEM_MAX_SEGS == SEGTAB_SLOTS && MAX_NODES == SEGTAB_NODES, "table sizes agree");

@@ -1,43 +1,25 @@
 /*
- * netdev: the registry of the node's NIC and the EtherType demultiplexer.
+ * The EtherType demultiplexer (the NIC's one receive hook) and the raw
+ * link calls.  See net.h.
  */
 #include <errno.h>
 #include <stdio.h>
 
 #include "drivers/pci.h"
-#include "kernel/panic.h"
+#include "kernel/sync.h"
+#include "kernel/tsc.h"
 #include "kernel/x86.h"
 #include "net/net.h"
-#include "net/netdev.h"
 
 #define MAX_TYPES 8
 
-static struct netdev *the_netdev;
+static struct netdev *nd;
 static struct {
 	uint16_t type;
 	ethertype_handler_t fn;
 } types[MAX_TYPES];
 
 struct net_stats net_stats;
-
-int netdev_register(struct netdev *nd)
-{
-	if (the_netdev) {
-		printf("net: %s: a NIC (%s) is already in use; ignoring this one\n", nd->name,
-		       the_netdev->name);
-		return -1;
-	}
-	the_netdev = nd;
-	printf("net: %s (%s) mac %02x:%02x:%02x:%02x:%02x:%02x link %s\n", nd->name,
-	       nd->model ? nd->model : "?", nd->mac[0], nd->mac[1], nd->mac[2], nd->mac[3],
-	       nd->mac[4], nd->mac[5], nd->link_up ? "up" : "down");
-	return 0;
-}
-
-struct netdev *netdev_get(void)
-{
-	return the_netdev;
-}
 
 int net_register(uint16_t type, ethertype_handler_t fn)
 {
@@ -47,7 +29,7 @@ int net_register(uint16_t type, ethertype_handler_t fn)
 	for (int i = 0; i < MAX_TYPES; i++) {
 		if (types[i].fn && types[i].type == type) {
 			irq_restore(f);
-			return -1;
+			return -EBUSY;
 		}
 		if (!types[i].fn && free_slot < 0)
 			free_slot = i;
@@ -57,7 +39,7 @@ int net_register(uint16_t type, ethertype_handler_t fn)
 		types[free_slot].fn = fn;
 	}
 	irq_restore(f);
-	return free_slot >= 0 ? 0 : -1;
+	return free_slot >= 0 ? 0 : -EBUSY;
 }
 
 int net_unregister(uint16_t type)
@@ -72,15 +54,15 @@ int net_unregister(uint16_t type)
 		}
 	}
 	irq_restore(f);
-	return -1;
+	return -ENOENT;
 }
 
-void netdev_input(struct netdev *nd, struct pktbuf *pb)
+/* The NIC's receive hook (interrupt context). */
+static void demux(struct netdev *dev, struct pktbuf *pb)
 {
 	uint16_t type;
 
-	nd->stats.rx_frames++;
-	nd->stats.rx_bytes += pb->len;
+	(void)dev;
 	if (pb->len < ETH_HLEN) {
 		net_stats.short_frames++;
 		pkt_put(pb);
@@ -90,7 +72,7 @@ void netdev_input(struct netdev *nd, struct pktbuf *pb)
 	for (int i = 0; i < MAX_TYPES; i++) {
 		if (types[i].fn && types[i].type == type) {
 			net_stats.delivered++;
-			types[i].fn(nd, pb);
+			types[i].fn(pb);
 			return;
 		}
 	}
@@ -98,36 +80,74 @@ void netdev_input(struct netdev *nd, struct pktbuf *pb)
 	pkt_put(pb);
 }
 
-void netdev_tx_space(struct netdev *nd)
+int net_up(void)
 {
-	if (nd->tx_waiters.head)
-		waitq_wake_all(&nd->tx_waiters);
+	return nd != NULL;
 }
 
-void netdev_set_polling(struct netdev *nd, int on)
+const uint8_t *net_mac(void)
 {
-	irqflags_t f = irq_save();
-	nd->polling = on;
-	nd->ops->irq_enable(nd, !on);
+	static const uint8_t none[ETH_ALEN];
+
+	return nd ? nd->mac : none;
+}
+
+const char *net_nic_name(void)
+{
+	return nd ? nd->name : "none";
+}
+
+int net_transmit(struct pktbuf *pb)
+{
+	irqflags_t f;
+	int r;
+
+	if (!nd)
+		return -ENODEV;
+	f = irq_save();
+	r = nd->ops->transmit(nd, pb);
 	irq_restore(f);
+	return r;
 }
 
-int netdev_poll(struct netdev *nd)
+int net_transmit_wait(struct pktbuf *pb, uint64_t timeout_ns, uint64_t *waits)
 {
-	irqflags_t f = irq_save();
-	int n = nd->ops->poll(nd, 64);
+	uint64_t deadline = cycles() + ns_to_cycles(timeout_ns);
+	irqflags_t f;
+	int r;
+
+	if (!nd)
+		return -ENODEV;
+	f = irq_save();
+	while ((r = nd->ops->transmit(nd, pb)) == -EAGAIN) {
+		uint64_t now = cycles();
+		if (now >= deadline) {
+			r = -ETIMEDOUT;
+			break;
+		}
+		if (waits)
+			(*waits)++;
+		waitq_wait_timeout(&nd->tx_waiters, cycles_to_ns(deadline - now));
+	}
 	irq_restore(f);
-	return n;
+	return r;
 }
 
-void netdev_print_stats(const struct netdev *nd)
+void net_set_polling(int on)
 {
-	const struct netdev_stats *s = &nd->stats;
+	if (nd)
+		netdev_set_polling(nd, on);
+}
 
-	printf("net: %s rx %lu frames %lu bytes, tx %lu frames %lu bytes, rx_no_buffer %lu, "
-	       "rx_errors %lu, tx_ring_full %lu, irqs %lu\n",
-	       nd->name, s->rx_frames, s->rx_bytes, s->tx_frames, s->tx_bytes, s->rx_no_buffer,
-	       s->rx_errors, s->tx_ring_full, s->irqs);
+int net_poll(void)
+{
+	return nd ? netdev_poll(nd) : 0;
+}
+
+void net_print_stats(void)
+{
+	if (nd)
+		netdev_print_stats(nd);
 	printf("net: demux delivered %lu, short %lu, unknown type %lu; pktbufs free %d of %d (low %d)\n",
 	       net_stats.delivered, net_stats.short_frames, net_stats.unknown_type, pkt_free_count(),
 	       pkt_total(), pkt_low_water());
@@ -137,12 +157,14 @@ int net_init(void)
 {
 	if (pkt_pool_init(1024) < 0) {
 		printf("net: cannot allocate the packet buffer pool\n");
-		return -1;
+		return -ENOMEM;
 	}
 	pci_probe_drivers();
-	if (!the_netdev) {
+	nd = netdev_get();
+	if (!nd) {
 		printf("net: no supported NIC found\n");
-		return -1;
+		return -ENODEV;
 	}
+	netdev_set_rx(nd, demux);
 	return 0;
 }

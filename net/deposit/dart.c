@@ -7,9 +7,9 @@
 #include <errno.h>
 #include <string.h>
 
-#include "lib/crc.h"
-#include "net/dart.h"
-#include "net/dart_op.h"
+#include "kernel/crc.h"
+#include "net/deposit/dart.h"
+#include "net/deposit/dart_op.h"
 
 const char *const dart_exc_names[DEX_N] = {
 	[DEX_NONE] = "none",

@@ -4,7 +4,7 @@
 #include <errno.h>
 #include <string.h>
 
-#include "net/req_queue.h"
+#include "net/req/queue.h"
 
 #define STEP(q, n) do { if ((q)->step_hook) (q)->step_hook((q), (n)); } while (0)
 

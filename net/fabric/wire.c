@@ -1,7 +1,7 @@
 #include <string.h>
 
-#include "lib/crc.h"
-#include "net/fabric_wire.h"
+#include "kernel/crc.h"
+#include "net/fabric/wire.h"
 
 const char *const fab_err_names[FAB_NERR] = {
 	[FAB_OK] = "ok",

@@ -31,8 +31,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "net/fabric_wire.h"
-#include "net/pktbuf.h"
+#include "net/fabric/wire.h"
+#include "drivers/pktbuf.h"
 
 #define CHAN_WIN_MAX 64
 #define CHAN_SNDQ_MAX (2 * CHAN_WIN_MAX)

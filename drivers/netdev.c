@@ -1,0 +1,80 @@
+/*
+ * The registry of the node's NIC and the calls every driver shares.
+ */
+#include <errno.h>
+#include <stdio.h>
+
+#include "drivers/netdev.h"
+#include "kernel/x86.h"
+
+static struct netdev *the_netdev;
+
+int netdev_register(struct netdev *nd)
+{
+	if (the_netdev) {
+		printf("net: %s: a NIC (%s) is already in use; ignoring this one\n", nd->name,
+		       the_netdev->name);
+		return -EBUSY;
+	}
+	the_netdev = nd;
+	printf("net: %s (%s) mac %02x:%02x:%02x:%02x:%02x:%02x link %s\n", nd->name,
+	       nd->model ? nd->model : "?", nd->mac[0], nd->mac[1], nd->mac[2], nd->mac[3],
+	       nd->mac[4], nd->mac[5], nd->link_up ? "up" : "down");
+	return 0;
+}
+
+struct netdev *netdev_get(void)
+{
+	return the_netdev;
+}
+
+void netdev_set_rx(struct netdev *nd, netdev_rx_fn fn)
+{
+	irqflags_t f = irq_save();
+	nd->rx = fn;
+	irq_restore(f);
+}
+
+void netdev_input(struct netdev *nd, struct pktbuf *pb)
+{
+	nd->stats.rx_frames++;
+	nd->stats.rx_bytes += pb->len;
+	if (!nd->rx) {
+		nd->stats.rx_no_hook++;
+		pkt_put(pb);
+		return;
+	}
+	nd->rx(nd, pb);
+}
+
+void netdev_tx_space(struct netdev *nd)
+{
+	if (nd->tx_waiters.head)
+		waitq_wake_all(&nd->tx_waiters);
+}
+
+void netdev_set_polling(struct netdev *nd, int on)
+{
+	irqflags_t f = irq_save();
+	nd->polling = on;
+	nd->ops->irq_enable(nd, !on);
+	irq_restore(f);
+}
+
+int netdev_poll(struct netdev *nd)
+{
+	irqflags_t f = irq_save();
+	int n = nd->ops->poll(nd, 64);
+	irq_restore(f);
+	return n;
+}
+
+void netdev_print_stats(const struct netdev *nd)
+{
+	const struct netdev_stats *s = &nd->stats;
+
+	printf("net: %s rx %lu frames %lu bytes, tx %lu frames %lu bytes, rx_no_buffer %lu, "
+	       "rx_errors %lu, tx_ring_full %lu, irqs %lu\n",
+	       nd->name, s->rx_frames, s->rx_bytes, s->tx_frames, s->tx_bytes, s->rx_no_buffer,
+	       s->rx_errors, s->tx_ring_full, s->irqs);
+}
