@@ -84,7 +84,7 @@ static size_t craft(uint8_t *f, enum kind k, const uint8_t *my_mac, const uint8_
 	size_t n;
 
 	h.type = FAB_DATA;
-	h.proto = FP_TEST;
+	h.proto = APP_PROTO_TEST;
 	h.src = 0;
 	h.dst = 1;
 	h.seq = 0x7fff0000u;	/* far outside any window, should it get through */
@@ -141,7 +141,7 @@ static int send_junk(void)
 			thread_sleep_ns(300000);
 		}
 	}
-	if (fabric_send(1, FP_TEST, &r, sizeof r, NULL, 0, 0) < 0)
+	if (fabric_send(1, APP_PROTO_TEST, &r, sizeof r, NULL, 0, 0) < 0)
 		return 1;
 	return fabric_flush(1, 10000000000ULL) < 0;
 }
@@ -204,7 +204,7 @@ static int junk_main(void)
 		printf("fabric-junk: no network\n");
 		return 1;
 	}
-	fabric_register(FP_TEST, report_handler);
+	fabric_register(APP_PROTO_TEST, report_handler);
 	if (fabric_wait_peers(30000000000ULL) < 0)
 		return 1;
 	if (node_id == 1) {

@@ -13,7 +13,7 @@
 #include <string.h>
 
 #include "apps/app.h"
-#include "kernel/config.h"
+#include "kernel/node.h"
 #include "kernel/sync.h"
 #include "kernel/thread.h"
 #include "kernel/tsc.h"
@@ -116,7 +116,7 @@ static void *sender(void *arg)
 		memcpy(buf, &h, sizeof h);
 		for (size_t i = sizeof h; i < len; i++)
 			buf[i] = pattern(seq, node_id, i);
-		int r = fabric_send(dst, FP_TEST, buf, len, NULL, 0, 0);
+		int r = fabric_send(dst, APP_PROTO_TEST, buf, len, NULL, 0, 0);
 		if (r < 0) {
 			printf("fabric-stress: send %u to n%d failed: %d\n", seq, dst, r);
 			senders_failed++;
@@ -149,7 +149,7 @@ static int stress_main(void)
 		printf("fabric-stress: no network\n");
 		return 1;
 	}
-	fabric_register(FP_TEST, stress_handler);
+	fabric_register(APP_PROTO_TEST, stress_handler);
 	if (slow && !thread_create("resumer", resumer, NULL, PRIO_HIGH, 0))
 		return 1;
 	if (fabric_wait_peers(30000000000ULL) < 0)

@@ -25,7 +25,7 @@ static int peer_timeout_main(void)
 	uint64_t limit_ms = (uint64_t)arg_int("peer_timeout_ms", 10000) * 3 + 2000;
 	t0 = cycles();
 	while (r == 0 && cycles_to_ns(cycles() - t0) / 1000000 < limit_ms) {
-		r = fabric_send(1, FP_TEST, msg, sizeof msg, NULL, 0, 0);
+		r = fabric_send(1, APP_PROTO_TEST, msg, sizeof msg, NULL, 0, 0);
 		if (r == 0)
 			sent++;
 		if (r == 0 && sent % 50 == 0)

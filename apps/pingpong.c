@@ -53,7 +53,7 @@ static int raw_handler(int src, const uint8_t *p, size_t len, struct pktbuf *pb)
 		if (r) {
 			m.kind = REPLY;
 			memcpy(fabric_payload(r), &m, sizeof m);
-			fabric_raw_send_pb(src, FP_PING, r, len);
+			fabric_raw_send_pb(src, APP_PROTO_PING, r, len);
 			pkt_put(r);
 		}
 	} else if (m.kind == REPLY && node_id == 0) {
@@ -74,7 +74,7 @@ static int reliable_handler(int src, const uint8_t *p, size_t len, struct pktbuf
 	if (m.kind == PING && node_id == 1) {
 		m.kind = REPLY;
 		/* Refusing makes the fabric hold the ping and try again later. */
-		if (fabric_send(src, FP_PING, &m, sizeof m, pad, len - sizeof m, FABRIC_NOWAIT) < 0)
+		if (fabric_send(src, APP_PROTO_PING, &m, sizeof m, pad, len - sizeof m, FABRIC_NOWAIT) < 0)
 			return FABRIC_BUSY;
 	} else if (m.kind == REPLY && node_id == 0) {
 		reply_seq = m.seq;
@@ -91,12 +91,12 @@ static int send_ping(int reliable, uint32_t seq)
 	struct ping m = { seq, PING };
 
 	if (reliable)
-		return fabric_send(1, FP_PING, &m, sizeof m, pad, payload_len - sizeof m, 0);
+		return fabric_send(1, APP_PROTO_PING, &m, sizeof m, pad, payload_len - sizeof m, 0);
 	struct pktbuf *pb = pkt_get();
 	if (!pb)
 		return -ENOBUFS;
 	memcpy(fabric_payload(pb), &m, sizeof m);
-	int r = fabric_raw_send_pb(1, FP_PING, pb, payload_len);
+	int r = fabric_raw_send_pb(1, APP_PROTO_PING, pb, payload_len);
 	pkt_put(pb);
 	return r;
 }
@@ -164,7 +164,7 @@ static void end_phase(void)
 {
 	struct ping m = { 0, END };
 
-	fabric_send(1, FP_PING, &m, sizeof m, NULL, 0, FABRIC_ACKNOW);
+	fabric_send(1, APP_PROTO_PING, &m, sizeof m, NULL, 0, FABRIC_ACKNOW);
 }
 
 static void echo_phase(int spin)
@@ -189,8 +189,8 @@ static int setup(void)
 	if (!net_up() || !fabric_ready())
 		return -1;
 	if (!registered) {
-		fabric_register_raw(FP_PING, raw_handler);
-		fabric_register(FP_PING, reliable_handler);
+		fabric_register_raw(APP_PROTO_PING, raw_handler);
+		fabric_register(APP_PROTO_PING, reliable_handler);
 		registered = 1;
 	}
 	return 0;

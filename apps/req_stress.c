@@ -16,7 +16,7 @@
 #include <string.h>
 
 #include "apps/app.h"
-#include "kernel/config.h"
+#include "kernel/node.h"
 #include "kernel/sync.h"
 #include "kernel/thread.h"
 #include "kernel/tsc.h"

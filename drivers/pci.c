@@ -5,6 +5,7 @@
 #include <stdio.h>
 
 #include "drivers/pci.h"
+#include "kernel/init.h"
 #include "kernel/x86.h"
 
 #define PCI_ADDR 0xcf8
@@ -139,12 +140,16 @@ static void scan_bus(int bus, int depth)
 	}
 }
 
-void pci_init(void)
+/* Enumerate every bus, one line per function, before the command line is read. */
+static int pci_init(void)
 {
 	scan_bus(0, 0);
+	return 0;
 }
+INIT_HOOK(INIT_BUS, pci, pci_init);
 
-void pci_probe_drivers(void)
+/* Offer each device to the registered drivers. */
+static int pci_probe_drivers(void)
 {
 	for (int i = 0; i < pci_ndevices; i++) {
 		struct pci_dev *d = &pci_devices[i];
@@ -160,7 +165,9 @@ void pci_probe_drivers(void)
 			       (*p)->name, r);
 		}
 	}
+	return 0;
 }
+INIT_HOOK(INIT_DEVICES, pci_drivers, pci_probe_drivers);
 
 int pci_bar(const struct pci_dev *d, int i, struct pci_bar *bar)
 {

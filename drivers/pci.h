@@ -44,12 +44,6 @@ struct pci_driver {
 extern struct pci_dev pci_devices[PCI_MAX_DEVICES];
 extern int pci_ndevices;
 
-/* Enumerate every bus and print one line per function. */
-void pci_init(void);
-
-/* Offer each device to the registered drivers. */
-void pci_probe_drivers(void);
-
 uint32_t pci_read32(const struct pci_dev *d, int off);
 uint16_t pci_read16(const struct pci_dev *d, int off);
 uint8_t pci_read8(const struct pci_dev *d, int off);

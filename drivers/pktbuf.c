@@ -1,9 +1,11 @@
 /*
  * The pktbuf pool: one contiguous block of 2 KiB buffers and a free list.
  */
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "kernel/init.h"
 #include "kernel/mem.h"
 #include "kernel/panic.h"
 #include "kernel/x86.h"
@@ -86,3 +88,14 @@ int pkt_low_water(void)
 {
 	return low_water;
 }
+
+/* The pool every NIC driver and protocol shares, before any driver starts. */
+static int pkt_pool_start(void)
+{
+	if (pkt_pool_init(PKT_POOL_BUFS) < 0) {
+		printf("net: cannot allocate the packet buffer pool\n");
+		return -ENOMEM;
+	}
+	return 0;
+}
+INIT_HOOK(INIT_POOLS, pktbuf, pkt_pool_start);

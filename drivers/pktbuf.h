@@ -18,6 +18,7 @@
 #include <stdint.h>
 
 #define PKT_BUF_SIZE 2048
+#define PKT_POOL_BUFS 1024	/* the pool made at boot */
 #define PKT_HEADROOM 64		/* room in front of a frame (virtio-net header) */
 #define PKT_MAX_FRAME (PKT_BUF_SIZE - PKT_HEADROOM)
 

@@ -1,14 +1,22 @@
+/*
+ * The command line, checked against the kernel's keys, every registered
+ * argument table and the app's; node identity; the app registry.
+ */
 #include <stdio.h>
 #include <string.h>
 
-#include "apps/app.h"
 #include "kernel/config.h"
-#include "kernel/panic.h"
-#include "net/fabric/fabric.h"
+#include "kernel/init.h"
+#include "kernel/node.h"
+
+#define MAX_TABLES 16
 
 int node_id, num_nodes = 1;
 const struct app *current_app;
-struct cmdline boot_cmdline;
+static struct cmdline boot_cmdline;
+
+extern const struct app *const __apps_start[], *const __apps_end[];
+extern const struct arg_table *const __argtabs_start[], *const __argtabs_end[];
 
 static const struct argspec kernel_args[] = {
 	{ "node", ARG_INT, 0, MAX_NODES - 1, "this node's id, 0..nodes-1" },
@@ -16,6 +24,24 @@ static const struct argspec kernel_args[] = {
 	{ "app", ARG_STR, 0, 0, "the app to run (default " DEFAULT_APP ")" },
 	{ NULL, 0, 0, 0, NULL },
 };
+
+const struct app *app_find(const char *name)
+{
+	for (const struct app *const *a = __apps_start; a < __apps_end; a++)
+		if (strcmp((*a)->name, name) == 0)
+			return *a;
+	return NULL;
+}
+
+void app_list(void)
+{
+	printf("apps:\n");
+	for (const struct app *const *a = __apps_start; a < __apps_end; a++) {
+		printf("  %-14s %s\n", (*a)->name, (*a)->summary);
+		for (const struct argspec *s = (*a)->args; s && s->key; s++)
+			printf("  %14s   %s=...  %s\n", "", s->key, s->help);
+	}
+}
 
 static void print_keys(const char *who, const struct argspec *t)
 {
@@ -41,9 +67,12 @@ static void print_problems(const char *err)
 
 int config_init(const char *line)
 {
+	const struct argspec *tables[MAX_TABLES + 3];
+	const struct arg_table *const *t;
 	char err[1024];
 	const char *name;
 	long v;
+	int n = 0;
 
 	if (cmdline_parse(line, &boot_cmdline, err, sizeof err)) {
 		print_problems(err);
@@ -58,19 +87,31 @@ int config_init(const char *line)
 		app_list();
 		return -1;
 	}
-	const struct argspec *const tables[] = { kernel_args, fabric_args, current_app->args, NULL };
+	if (__argtabs_end - __argtabs_start > MAX_TABLES) {
+		printf("cmdline: error: %d argument tables registered, room for %d\n",
+		       (int)(__argtabs_end - __argtabs_start), MAX_TABLES);
+		return -1;
+	}
+	tables[n++] = kernel_args;
+	for (t = __argtabs_start; t < __argtabs_end; t++)
+		tables[n++] = (*t)->spec;
+	tables[n++] = current_app->args;
+	tables[n] = NULL;
 	if (cmdline_check(&boot_cmdline, tables, err, sizeof err)) {
 		char who[64];
 		print_problems(err);
 		print_keys("kernel", kernel_args);
-		print_keys("fabric", fabric_args);
+		for (t = __argtabs_start; t < __argtabs_end; t++)
+			print_keys((*t)->owner, (*t)->spec);
 		snprintf(who, sizeof who, "app '%s'", current_app->name);
 		print_keys(who, current_app->args);
 		return -1;
 	}
-	if (fabric_check_args(&boot_cmdline, err, sizeof err) < 0) {
-		printf("cmdline: error: %s\n", err);
-		return -1;
+	for (t = __argtabs_start; t < __argtabs_end; t++) {
+		if ((*t)->check && (*t)->check(&boot_cmdline, err, sizeof err) < 0) {
+			printf("cmdline: error: %s\n", err);
+			return -1;
+		}
 	}
 	if (cmdline_get(&boot_cmdline, "nodes") &&
 	    cmdline_parse_int(cmdline_get(&boot_cmdline, "nodes"), &v) == 0)

@@ -1,19 +1,21 @@
 /*
- * kmain: bring the node up, then run the app named on the command line.
+ * kmain: bring the node up, start what registered itself (kernel/init.h),
+ * then run the app named on the command line.
  */
+#include <errno.h>
 #include <stdio.h>
 #include <string.h>
 
-#include "apps/app.h"
 #include "boot/boot.h"
-#include "drivers/pci.h"
 #include "drivers/qemu.h"
 #include "kernel/acpi.h"
 #include "kernel/apic.h"
 #include "kernel/bootinfo.h"
 #include "kernel/config.h"
 #include "kernel/console.h"
+#include "kernel/init.h"
 #include "kernel/mem.h"
+#include "kernel/node.h"
 #include "kernel/page.h"
 #include "kernel/panic.h"
 #include "kernel/thread.h"
@@ -21,14 +23,24 @@
 #include "kernel/trap.h"
 #include "kernel/tsc.h"
 #include "kernel/x86.h"
-#include "net/fabric/fabric.h"
-#include "net/deposit/deposit.h"
-#include "net/req/req.h"
-#include "net/rmem/rmem.h"
-#include "net/lwip/lwip_port.h"
-#include "net/net.h"
+
+extern const struct init_hook *const __inithooks_start[], *const __inithooks_end[];
+extern void (*const __exithooks_start[])(void), (*const __exithooks_end[])(void);
 
 uint64_t boot_tsc_app_start;
+
+/* Run the init hooks of levels [lo, hi), in order. */
+static void run_hooks(int lo, int hi)
+{
+	for (const struct init_hook *const *h = __inithooks_start; h < __inithooks_end; h++) {
+		int r;
+		if ((*h)->level < lo || (*h)->level >= hi)
+			continue;
+		r = (*h)->fn();
+		if (r < 0 && r != -ENODEV)
+			printf("%s: cannot start (error %d)\n", (*h)->name, r);
+	}
+}
 
 static void *app_thread(void *arg)
 {
@@ -39,8 +51,8 @@ static void *app_thread(void *arg)
 	boot_tsc_app_start = cycles();
 	status = a->main();
 	console_flush();
-	/* Nothing this node sent may be lost because it stopped. */
-	fabric_shutdown(3000000000ULL, 100000000ULL);
+	for (void (*const *h)(void) = __exithooks_start; h < __exithooks_end; h++)
+		(*h)();
 	printf("app: %s finished with status %d\n", a->name, status);
 	kernel_exit(status);
 }
@@ -71,8 +83,7 @@ void kmain(uint32_t kind, uint32_t info)
 	       qemu_detect() ? "under QEMU" : "bare metal");
 	sti();
 
-	pci_init();
-
+	run_hooks(0, INIT_CONFIG);
 	if (config_init(bootinfo.cmdline) < 0 || bootinfo.cmdline_truncated) {
 		if (bootinfo.cmdline_truncated)
 			printf("cmdline: error: command line longer than %d bytes\n",
@@ -80,19 +91,7 @@ void kmain(uint32_t kind, uint32_t info)
 		printf("cmdline: rejected; the node will not start\n");
 		kernel_exit(EXIT_USAGE);
 	}
-
-	if (net_init() == 0) {
-		if (fabric_init() < 0)
-			printf("fabric: cannot start\n");
-		else if (rmem_init() < 0 || req_init() < 0)
-			printf("rmem/req: cannot start\n");
-		else if (deposit_init() < 0)
-			printf("deposit: cannot start\n");
-		/* Every kernel protocol has its handler: deliver what waited for one. */
-		fabric_start();
-	}
-	if (net_up() && lwip_port_init() < 0)
-		printf("lwip: cannot start\n");
+	run_hooks(INIT_CONFIG, 100);
 
 	if (!thread_create("main", app_thread, (void *)current_app, PRIO_NORMAL, 256 * 1024))
 		panic("cannot create the app thread");

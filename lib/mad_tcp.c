@@ -13,7 +13,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "kernel/config.h"
+#include "kernel/node.h"
 #include "kernel/sync.h"
 #include "kernel/thread.h"
 #include "kernel/tsc.h"

@@ -53,7 +53,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "apps/app.h"
+#include "kernel/node.h"
 #include "kernel/sync.h"
 #include "kernel/thread.h"
 #include "kernel/tsc.h"

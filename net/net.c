@@ -5,7 +5,7 @@
 #include <errno.h>
 #include <stdio.h>
 
-#include "drivers/pci.h"
+#include "kernel/init.h"
 #include "kernel/sync.h"
 #include "kernel/tsc.h"
 #include "kernel/x86.h"
@@ -153,13 +153,9 @@ void net_print_stats(void)
 	       pkt_total(), pkt_low_water());
 }
 
-int net_init(void)
+/* Attach to the NIC the drivers found (after INIT_DEVICES). */
+static int net_init(void)
 {
-	if (pkt_pool_init(1024) < 0) {
-		printf("net: cannot allocate the packet buffer pool\n");
-		return -ENOMEM;
-	}
-	pci_probe_drivers();
 	nd = netdev_get();
 	if (!nd) {
 		printf("net: no supported NIC found\n");
@@ -168,3 +164,4 @@ int net_init(void)
 	netdev_set_rx(nd, demux);
 	return 0;
 }
+INIT_HOOK(INIT_NET, net, net_init);

@@ -66,9 +66,6 @@ extern struct net_stats net_stats;
 /* Print the NIC's and the demultiplexer's counters. */
 void net_print_stats(void);
 
-/* Bring up the pktbuf pool and probe NIC drivers.  0 if a NIC works. */
-int net_init(void);
-
 static inline uint16_t get_be16(const uint8_t *p) { return (uint16_t)(p[0] << 8 | p[1]); }
 static inline void put_be16(uint8_t *p, uint16_t v) { p[0] = (uint8_t)(v >> 8); p[1] = (uint8_t)v; }
 static inline uint32_t get_be32(const uint8_t *p)

@@ -1,12 +1,12 @@
 /*
  * Hybrid deposit in the kernel: the fabric receive handler for cells
- * (FP_CELL), the kernel calls, the send registers, and the exception
+ * (DEP_PROTO), the kernel calls, the send registers, and the exception
  * thread.  The tables and the operation logic are net/dart.c and
  * net/dart_op.c; the cell format is net/cell.h.  See deposit.h.
  *
  * Choices where the paper leaves one (DESIGN.md), and why:
  *
- *  - Transport.  Cells travel in fabric messages (FP_CELL) on the
+ *  - Transport.  Cells travel in fabric messages (DEP_PROTO) on the
  *    reliable channel, 1 to 27 cells a message, in order per node pair and
  *    so per connection (ATM's guarantee, which 6.4 relies on).  A 32-byte
  *    deposit is one cell in one frame.  A message whose length is not a
@@ -114,8 +114,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "apps/app.h"
-#include "kernel/config.h"
+#include "kernel/init.h"
+#include "kernel/node.h"
 #include "kernel/console.h"
 #include "kernel/sync.h"
 #include "kernel/thread.h"
@@ -128,6 +128,7 @@
 _Static_assert(DEP_CELLS_PER_FRAME * CELL_SIZE <= FAB_MTU, "a frame carries 27 cells");
 _Static_assert(MAX_NODES <= DART_MAX_PEER, "every node can be a peer");
 
+#define DEP_PROTO 6			/* fabric protocol number of cells */
 #define BUSY_POLL_NS 1000000ULL		/* retry held frames and replays every ms */
 #define EXC_PRINT_MAX 20		/* unhandled exceptions printed in full */
 
@@ -187,7 +188,7 @@ static void sink_reply(void *ctx, int peer, const struct cell *c)
 		return;
 	}
 	memcpy(fabric_payload(pb), c, CELL_SIZE);
-	if (fabric_send_pb(peer, FP_CELL, pb, CELL_SIZE, FABRIC_NOWAIT) < 0) {
+	if (fabric_send_pb(peer, DEP_PROTO, pb, CELL_SIZE, FABRIC_NOWAIT) < 0) {
 		pkt_put(pb);
 		reply_lost++;
 		return;
@@ -323,14 +324,14 @@ static void *worker(void *arg)
 	return NULL;
 }
 
-int deposit_init(void)
+static int deposit_init(void)
 {
 	struct thread *t;
 
 	if (!fabric_ready())
 		return -ENODEV;
 	dart_init(&dart);
-	if (fabric_register(FP_CELL, cell_handler) < 0)
+	if (fabric_register(DEP_PROTO, cell_handler) < 0)
 		return -EBUSY;
 	t = thread_create("dep-exc", worker, NULL, PRIO_HIGH, 0);
 	if (!t)
@@ -339,6 +340,7 @@ int deposit_init(void)
 	ready = 1;
 	return 0;
 }
+INIT_HOOK(INIT_PROTO, deposit, deposit_init);
 
 /* --- endpoints and connections ------------------------------------------------- */
 
@@ -595,7 +597,7 @@ static int send_block(int peer, struct cell_seg *seg, struct pktbuf *pb, size_t 
 		size_t n = have;
 		while (n < DEP_CELLS_PER_FRAME && more)
 			more = cell_seg_next(seg, (struct cell_aal5 *)(p + CELL_SIZE * n++)) == 1;
-		if ((r = fabric_send_pb(peer, FP_CELL, pb, n * CELL_SIZE, 0)) < 0) {
+		if ((r = fabric_send_pb(peer, DEP_PROTO, pb, n * CELL_SIZE, 0)) < 0) {
 			pkt_put(pb);
 			return r;
 		}
@@ -645,7 +647,7 @@ int dep_go(struct dart_sendregs *sr, uint32_t value)
 		/* Counted until it is queued: no block may start in between and enclose it. */
 		notes[vci].tx_singles++;
 		irq_restore(f);
-		r = fabric_send_pb(snd.peer, FP_CELL, pb, CELL_SIZE, in_irq ? FABRIC_NOWAIT : 0);
+		r = fabric_send_pb(snd.peer, DEP_PROTO, pb, CELL_SIZE, in_irq ? FABRIC_NOWAIT : 0);
 		f = irq_save();
 		notes[vci].tx_singles--;
 		irq_restore(f);
@@ -682,7 +684,7 @@ int dep_go(struct dart_sendregs *sr, uint32_t value)
 
 int dep_test_send_raw(int dst, const void *cells, size_t len)
 {
-	return fabric_send(dst, FP_CELL, cells, len, NULL, 0, 0);
+	return fabric_send(dst, DEP_PROTO, cells, len, NULL, 0, 0);
 }
 
 /* --- accounting ------------------------------------------------------------------ */

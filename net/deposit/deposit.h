@@ -37,9 +37,6 @@
 #define DEP_CELLS_PER_FRAME 27	/* 27 * 53 = 1431 <= FAB_MTU */
 #define DEP_HOLD_DEFAULT 64	/* cells held behind an exception, per connection */
 
-/* Register with the fabric and start the exception thread; once at boot. */
-int deposit_init(void);
-
 /* --- endpoints and connections (3.2, DART 6.1) ------------------------------ */
 
 /* An endpoint: see dart_ep_create().  Endpoint number, -EINVAL, -ENOSPC. */

@@ -12,8 +12,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "apps/app.h"
-#include "kernel/config.h"
+#include "kernel/init.h"
+#include "kernel/node.h"
 #include "kernel/console.h"
 #include "kernel/panic.h"
 #include "kernel/sync.h"
@@ -31,8 +31,9 @@
 #define HELLO_INTERVAL_NS 20000000ULL		/* 20 ms */
 #define DISCOVERY_WAIT_NS 60000000000ULL	/* a send waits this long for its peer */
 #define REORDER_HOLD_NS 2000000ULL		/* a held-back frame waits at most 2 ms */
+#define FP_BARRIER 8				/* the barrier's protocol number */
 
-const struct argspec fabric_args[] = {
+static const struct argspec fabric_args[] = {
 	{ "fault", ARG_STR, 0, 0, "receive faults, e.g. drop:0.05,dup:0.01,reorder:0.01,corrupt:0.01" },
 	{ "peer_timeout_ms", ARG_INT, 100, 3600000, "declare a silent peer dead after this (default 10000)" },
 	{ "seed", ARG_INT, 0, 0x7fffffff, "fault injection random seed (default: node id)" },
@@ -80,7 +81,7 @@ static int chance(uint32_t rate)
 	return rate && (uint32_t)(rng_next() >> 32) < rate;
 }
 
-int fabric_check_args(const struct cmdline *c, char *err, size_t errlen)
+static int fabric_check_args(const struct cmdline *c, char *err, size_t errlen)
 {
 	const char *f = cmdline_get(c, "fault");
 	struct fault_cfg tmp;
@@ -89,6 +90,9 @@ int fabric_check_args(const struct cmdline *c, char *err, size_t errlen)
 		return -1;
 	return 0;
 }
+
+static const struct arg_table fabric_argtab = { "fabric", fabric_args, fabric_check_args };
+ARGS_REGISTER(fabric_argtab);
 
 /* --- transmit ------------------------------------------------------------ */
 
@@ -449,24 +453,24 @@ int fabric_barrier(uint64_t timeout_ns)
 
 /* --- API ------------------------------------------------------------------- */
 
-int fabric_init(void)
+static int fabric_init(void)
 {
 	char desc[128];
 	const char *f;
 	unsigned window;
 
 	if (!net_up())
-		return -1;
+		return -ENODEV;
 	me = node_id;
 	nnodes = num_nodes;
 	peers = calloc((size_t)nnodes, sizeof *peers);
 	if (!peers)
-		return -1;
+		return -ENOMEM;
 	session = (uint16_t)(rdtsc() ^ (rdtsc() >> 16) ^ (uint64_t)me * 0x9e37) | 1;
 	if (arg_int("peer_timeout_ms", 0))
 		peer_timeout_ns = (uint64_t)arg_int("peer_timeout_ms", 10000) * 1000000ULL;
 	rng_state = (uint64_t)arg_int("seed", me) * 0x9e3779b97f4a7c15ULL + 0x1234567ULL;
-	if ((f = cmdline_get(&boot_cmdline, "fault")) != NULL) {
+	if ((f = arg_str("fault", NULL)) != NULL) {
 		char err[128];
 		if (fault_parse(f, &faults, err, sizeof err) < 0)
 			panic("fabric: %s", err);	/* config_init checked it already */
@@ -500,7 +504,7 @@ int fabric_init(void)
 	timer_add_tick_hook(fabric_tick);
 	thread_add_idle_hook(fabric_idle);
 	if (net_register(ETHERTYPE_FABRIC, fabric_input) < 0)
-		return -1;
+		return -EBUSY;
 	ready = 1;
 	fault_format(&faults, desc, sizeof desc);
 	printf("fabric: node %d of %d, window %u frames per peer, peer timeout %lu ms, crc32c %s%s%s\n",
@@ -538,16 +542,20 @@ int fabric_wait_peers(uint64_t timeout_ns)
 
 int fabric_register(uint8_t proto, fabric_handler_t fn)
 {
-	if (proto == 0 || proto >= FP_MAX || handlers[proto])
-		return -1;
+	if (proto == 0 || proto >= FP_MAX)
+		return -EINVAL;
+	if (handlers[proto])
+		return -EBUSY;
 	handlers[proto] = fn;
 	return 0;
 }
 
 int fabric_register_raw(uint8_t proto, fabric_handler_t fn)
 {
-	if (proto == 0 || proto >= FP_MAX || raw_handlers[proto])
-		return -1;
+	if (proto == 0 || proto >= FP_MAX)
+		return -EINVAL;
+	if (raw_handlers[proto])
+		return -EBUSY;
 	raw_handlers[proto] = fn;
 	return 0;
 }
@@ -720,11 +728,25 @@ int fabric_shutdown(uint64_t timeout_ns, uint64_t linger_ns)
 	return left;
 }
 
-void fabric_start(void)
+/* The kernel's protocols have registered: deliver what waited for them. */
+static int fabric_start(void)
 {
+	if (!ready)
+		return -ENODEV;
 	started = 1;
 	fabric_resume();
+	return 0;
 }
+
+/* Nothing this node sent may be lost because it stopped. */
+static void fabric_exit(void)
+{
+	fabric_shutdown(3000000000ULL, 100000000ULL);
+}
+
+INIT_HOOK(INIT_FABRIC, fabric, fabric_init);
+INIT_HOOK(INIT_START, fabric_start, fabric_start);
+EXIT_HOOK(fabric, fabric_exit);
 
 void fabric_resume(void)
 {

@@ -28,18 +28,16 @@
 #include "net/fabric/wire.h"
 #include "drivers/pktbuf.h"
 
-/* Protocol numbers (fab_hdr.proto). */
-enum fabric_proto {
-	FP_TEST = 1,		/* fabric-stress and channel benchmarks */
-	FP_PING = 2,		/* pingpong (raw and reliable) */
-	FP_RMEM = 3,		/* remote memory */
-	FP_RMEM_NS = 4,		/* remote memory name service */
-	FP_REQ = 5,		/* remote enqueue */
-	FP_CELL = 6,		/* hybrid deposit cells */
-	FP_MAD = 7,		/* Madeleine */
-	FP_BARRIER = 8,		/* fabric_barrier */
-	FP_MAX = 32
-};
+/*
+ * Protocol numbers (fab_hdr.proto).  A protocol claims its number where it
+ * registers (fabric_register refuses one already taken) and defines it in
+ * its own header: the fabric numbers none but its own.  The kernel's
+ * protocols take 1..FP_KERNEL_LAST; FP_APP_FIRST..FP_MAX-1 are kept for
+ * test apps (apps/app.h).
+ */
+#define FP_KERNEL_LAST 15
+#define FP_APP_FIRST 16
+#define FP_MAX 32
 
 #define FABRIC_BUSY 1		/* handler: cannot take this message now */
 
@@ -54,21 +52,16 @@ enum {				/* fabric_send flags */
  */
 typedef int (*fabric_handler_t)(int src, const uint8_t *payload, size_t len, struct pktbuf *pb);
 
-/* Kernel command-line keys the fabric owns, and their extra validation. */
-extern const struct argspec fabric_args[];
-int fabric_check_args(const struct cmdline *c, char *err, size_t errlen);
-
-/* Start the fabric on the node's NIC (after net_init).  0, or -1. */
-int fabric_init(void);
-
 /*
- * The kernel's protocols are registered (call once, after their init).
- * Until then a message for a protocol without a handler is held, not
- * dropped: a peer that booted first may already be talking to it.
+ * The fabric starts itself at boot (an init hook, after the NIC), and
+ * delivers to protocols once the kernel's have registered (INIT_START):
+ * until then a message for a protocol without a handler is held, not
+ * dropped, as a peer that booted first may already be talking to it.
+ * Its command-line keys (fault=, peer_timeout_ms=, seed=) are registered
+ * with the kernel's argument check.
  */
-void fabric_start(void);
 
-/* Nonzero once fabric_init succeeded. */
+/* Nonzero once the fabric is up. */
 int fabric_ready(void);
 
 /*
@@ -77,7 +70,7 @@ int fabric_ready(void);
  */
 int fabric_wait_peers(uint64_t timeout_ns);
 
-/* Register the handler of a protocol, reliable or raw.  0, or -1 if taken. */
+/* Claim a protocol number for a reliable or a raw handler.  0, or -EBUSY / -EINVAL. */
 int fabric_register(uint8_t proto, fabric_handler_t fn);
 int fabric_register_raw(uint8_t proto, fabric_handler_t fn);
 

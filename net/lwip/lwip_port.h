@@ -25,13 +25,12 @@ struct lwip_port_stats {
 extern struct lwip_port_stats lwip_port_stats;
 
 /*
- * Start lwIP's thread and bring the interface up on the node's NIC.  Call
- * once from the boot thread, after net_init().  0, -ENODEV if there is no
- * NIC, -EINVAL if node_id has no address, -ENOMEM or -EBUSY.
+ * lwIP starts itself at boot (an init hook, after the NIC and the fabric):
+ * its thread, and the interface on the node's NIC.  Without a NIC it stays
+ * down; a node id beyond 253 has no address.
  */
-int lwip_port_init(void);
 
-/* Nonzero once lwip_port_init() succeeded. */
+/* Nonzero once lwIP is up. */
 int lwip_port_ready(void);
 
 /* Print the glue's counters and lwIP's TCP and memory counters. */

@@ -21,7 +21,8 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "apps/app.h"
+#include "kernel/init.h"
+#include "kernel/node.h"
 #include "lwip/etharp.h"
 #include "lwip/netif.h"
 #include "lwip/pbuf.h"
@@ -123,7 +124,7 @@ static err_t netif_setup(struct netif *netif)
 	return ERR_OK;
 }
 
-int lwip_port_init(void)
+static int lwip_port_init(void)
 {
 	ip4_addr_t addr, mask, gw;
 	char buf[IP4ADDR_STRLEN_MAX];
@@ -169,6 +170,7 @@ busy:
 	printf("lwip: IPv4 or ARP already has a handler\n");
 	return -EBUSY;
 }
+INIT_HOOK(INIT_STACK, lwip, lwip_port_init);
 
 int lwip_port_ready(void)
 {

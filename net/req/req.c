@@ -20,8 +20,8 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "apps/app.h"
-#include "kernel/config.h"
+#include "kernel/init.h"
+#include "kernel/node.h"
 #include "kernel/console.h"
 #include "kernel/mem.h"
 #include "kernel/page.h"
@@ -346,7 +346,7 @@ static void answer(int src, uint8_t op, uint32_t tag, int status, uint64_t addr,
 	a.status = status;
 	a.addr = addr;
 	a.gen = gen;
-	fabric_send(src, FP_REQ, &a, sizeof a, NULL, 0, FABRIC_NOWAIT);
+	fabric_send(src, REQ_PROTO, &a, sizeof a, NULL, 0, FABRIC_NOWAIT);
 }
 
 static struct lqueue *find(uint64_t addr, uint32_t gen)
@@ -447,15 +447,16 @@ static int req_handler(int src, const uint8_t *payload, size_t len, struct pktbu
 	return 0;
 }
 
-int req_init(void)
+static int req_init(void)
 {
 	if (!fabric_ready())
 		return -ENODEV;
-	if (fabric_register(FP_REQ, req_handler) < 0)
+	if (fabric_register(REQ_PROTO, req_handler) < 0)
 		return -EBUSY;
 	ready = 1;
 	return 0;
 }
+INIT_HOOK(INIT_PROTO, req, req_init);
 
 /* --- the sending half ------------------------------------------------------ */
 
@@ -489,7 +490,7 @@ static int request(int node, struct req_msg *m, const void *extra, size_t elen)
 	if (!p)
 		return -EAGAIN;
 	m->tag = p->tag;
-	r = fabric_send(node, FP_REQ, m, sizeof *m, extra, elen, 0);
+	r = fabric_send(node, REQ_PROTO, m, sizeof *m, extra, elen, 0);
 	irqflags_t f = irq_save();
 	while (r == 0 && !p->done) {
 		if (fabric_peer_dead(node))
@@ -571,7 +572,7 @@ int req_enqueue(int rq, uint32_t word, int sync)
 		return r;
 	}
 	m.tag = ASYNC_TAG | (uint32_t)rq << 24 | (__atomic_fetch_add(&next_async, 1, __ATOMIC_RELAXED) & 0xffffff);
-	return fabric_send(h->node, FP_REQ, &m, sizeof m, NULL, 0, in_irq ? FABRIC_NOWAIT : 0);
+	return fabric_send(h->node, REQ_PROTO, &m, sizeof m, NULL, 0, in_irq ? FABRIC_NOWAIT : 0);
 }
 
 int req_sync(int rq, uint64_t timeout_ns)

@@ -25,9 +25,6 @@
 #define REQ_MAX_REMOTE 64
 #define REQ_NAME_MAX 32
 
-/* Register with the fabric; once at boot, after fabric_init. */
-int req_init(void);
-
 /*
  * Create a queue whose first buffer is `bytes` long (a power of two, 32
  * bytes to 64 KiB), allocated here.  Return the queue id, or -EINVAL,

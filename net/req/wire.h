@@ -8,6 +8,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#define REQ_PROTO 5		/* fabric protocol number */
+
 enum req_op {
 	RQ_ENQ = 1,		/* enqueue word into the queue at addr (generation gen) */
 	RQ_STATUS = 2,		/* the verdict on tag */

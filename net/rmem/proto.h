@@ -19,6 +19,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#define RMEM_PROTO 3		/* fabric protocol number */
 #define RMEM_HDR_LEN 24
 #define RMEM_DATA_MAX 1408		/* = RMEM_MAX_XFER */
 #define RMEM_NAME_LEN 32

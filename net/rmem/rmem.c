@@ -26,8 +26,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "apps/app.h"
-#include "kernel/config.h"
+#include "kernel/init.h"
+#include "kernel/node.h"
 #include "kernel/console.h"
 #include "kernel/panic.h"
 #include "kernel/sync.h"
@@ -172,11 +172,11 @@ static int send_msg(int node, const struct rmem_msg *m, const void *data, size_t
 		memcpy(fabric_payload(pb), m, sizeof *m);
 		if (dlen)
 			memcpy(fabric_payload(pb) + sizeof *m, data, dlen);
-		r = fabric_raw_send_pb(node, FP_RMEM, pb, sizeof *m + dlen);
+		r = fabric_raw_send_pb(node, RMEM_PROTO, pb, sizeof *m + dlen);
 		pkt_put(pb);
 		return r;
 	}
-	return fabric_send(node, FP_RMEM, m, sizeof *m, data, dlen, in_irq ? FABRIC_NOWAIT : 0);
+	return fabric_send(node, RMEM_PROTO, m, sizeof *m, data, dlen, in_irq ? FABRIC_NOWAIT : 0);
 }
 
 /* --- segments ------------------------------------------------------------ */
@@ -592,16 +592,17 @@ static int rmem_raw_handler(int src, const uint8_t *payload, size_t len, struct 
 	return 0;
 }
 
-int rmem_init(void)
+static int rmem_init(void)
 {
 	if (!fabric_ready())
 		return -ENODEV;
-	if (fabric_register(FP_RMEM, rmem_handler) < 0 || fabric_register_raw(FP_RMEM, rmem_raw_handler) < 0)
+	if (fabric_register(RMEM_PROTO, rmem_handler) < 0 || fabric_register_raw(RMEM_PROTO, rmem_raw_handler) < 0)
 		return -EBUSY;
 	segtab_init(&segtab, node_id);
 	ready = 1;
 	return 0;
 }
+INIT_HOOK(INIT_PROTO, rmem, rmem_init);
 
 /* --- the issuing half ---------------------------------------------------- */
 
@@ -624,7 +625,7 @@ int rmem_import(int node, const char *name)
 	m.op = RM_LOOKUP;
 	m.count = (uint32_t)n;
 	m.tag = p->tag;
-	r = fabric_send(node, FP_RMEM, &m, sizeof m, name, n, 0);
+	r = fabric_send(node, RMEM_PROTO, &m, sizeof m, name, n, 0);
 	f = irq_save();
 	if (r == 0)
 		r = pend_wait(p, WAIT_NS);
@@ -903,7 +904,7 @@ static int atomic_start(int rd, uint8_t op, uint32_t off, const void *data, size
 	if (flags & RMEM_INTR)
 		m.flags |= RM_F_INTR;
 	/* Always on the reliable channel (paper 2.3: the CAS is reliable). */
-	r = fabric_send(d->node, FP_RMEM, &m, sizeof m, data, dlen, 0);
+	r = fabric_send(d->node, RMEM_PROTO, &m, sizeof m, data, dlen, 0);
 	if (r < 0) {
 		p->kind = P_FREE;
 		return r;
@@ -974,7 +975,7 @@ int rmem_sync(int rd, uint64_t timeout_ns)
 	/* In order behind everything sent before it, so its answer comes after theirs. */
 	m.op = RM_FENCE;
 	m.tag = p->tag;
-	r = fabric_send(d->node, FP_RMEM, &m, sizeof m, NULL, 0, 0);
+	r = fabric_send(d->node, RMEM_PROTO, &m, sizeof m, NULL, 0, 0);
 	f = irq_save();
 	if (r == 0)
 		r = pend_wait(p, timeout_ns);

@@ -213,9 +213,6 @@ int rmem_sync(int rd, uint64_t timeout_ns);
 
 /* --- setup and accounting ------------------------------------------------ */
 
-/* Register with the fabric; called once at boot after fabric_init. */
-int rmem_init(void);
-
 struct rmem_counters {
 	/* target side: operations applied and refused, by reason */
 	uint64_t applied_write, applied_read, applied_atomic;

@@ -1,0 +1,77 @@
+/*
+ * What the kernel starts without naming it: init hooks, exit hooks and
+ * apps, each registered by its own file in a linker section
+ * (linker/kernel.ld), the pattern PCI drivers (drivers/pci.h), benches
+ * and selftests (apps/) follow too.  Adding a mechanism or an app edits
+ * no kernel file.
+ *
+ * Init hooks run in the boot thread, interrupts on, in the order of
+ * their level and then their name.  A hook returns 0, -ENODEV when
+ * something it needs is absent (a NIC, the fabric: nothing is printed, the
+ * node goes on without it), or another negative errno (the kernel prints
+ * "<name>: cannot start" and goes on).  Levels below INIT_CONFIG run
+ * before the command line is read.
+ *
+ * Exit hooks run in the app's thread after the app returned and before
+ * the node stops: "nothing this node sent may be lost because it stopped".
+ */
+#ifndef KERNEL_INIT_H
+#define KERNEL_INIT_H
+
+#include "kernel/cmdline.h"
+
+/* Levels: two digits, so that the linker's sort by name is by level. */
+#define INIT_BUS 10		/* enumerate buses (PCI) */
+#define INIT_CONFIG 20		/* (the command line is read here) */
+#define INIT_POOLS 30		/* buffer pools */
+#define INIT_DEVICES 35		/* device drivers */
+#define INIT_NET 40		/* the demultiplexer */
+#define INIT_FABRIC 50		/* the link layer between nodes */
+#define INIT_PROTO 60		/* the mechanisms on the fabric */
+#define INIT_START 70		/* every protocol is registered: start delivering */
+#define INIT_STACK 80		/* TCP/IP */
+
+struct init_hook {
+	const char *name;
+	int level;
+	int (*fn)(void);
+};
+
+/* Register fn as the init hook `name` at level (one of INIT_*). */
+#define INIT_HOOK(level, name, fn) INIT_HOOK_(level, name, fn)
+#define INIT_HOOK_(level, name, fn)                                                     \
+	static const struct init_hook inithook_##name = { #name, level, fn };                \
+	static const struct init_hook *const inithook_ptr_##name                        \
+		__attribute__((used, section(".inithooks." #level "." #name))) = &inithook_##name
+
+/* Register fn(void) to run when the app has finished (in the order of names). */
+#define EXIT_HOOK(name, fn)                                                             \
+	static void (*const exithook_ptr_##name)(void)                                  \
+		__attribute__((used, section(".exithooks." #name))) = (fn)
+
+/*
+ * An app: a file in apps/ defines a struct app and registers it with
+ * APP_REGISTER; the kernel runs the one named by app= on the command line
+ * in the thread "main" and exits with its return value (0 = success).  Its
+ * arguments are key=value words on the same line, declared in its args
+ * table so that the kernel rejects unknown keys and bad values first.
+ */
+struct app {
+	const char *name;
+	const char *summary;
+	int (*main)(void);
+	const struct argspec *args;	/* NULL or a table ended by {NULL} */
+	int min_nodes;			/* 0 or 1: any */
+};
+
+#define APP_REGISTER(a) \
+	static const struct app *const app_ptr_##a __attribute__((used, section(".apps." #a))) = &(a)
+
+/* The app named, or NULL; the running app. */
+const struct app *app_find(const char *name);
+extern const struct app *current_app;
+
+/* Print every app and its arguments. */
+void app_list(void);
+
+#endif

@@ -1,0 +1,43 @@
+/*
+ * The node's identity and its command-line arguments: what every layer
+ * above the kernel may ask of the kernel about "who am I".
+ *
+ * node=, nodes= and app= are the kernel's keys.  Any other layer that
+ * takes keys registers its table with ARGS_REGISTER (a linker section, as
+ * apps, PCI drivers and init hooks do), so the kernel names none of them:
+ * before anything starts, every key on the command line is checked against
+ * every registered table, and each table's check function (if any) sees
+ * the whole line; one bad key stops the node with a message naming it.
+ */
+#ifndef KERNEL_NODE_H
+#define KERNEL_NODE_H
+
+#include <stddef.h>
+
+#include "kernel/cmdline.h"
+
+#define MAX_NODES 64
+
+/* This node's id (0..num_nodes-1) and the cluster's size. */
+extern int node_id, num_nodes;
+
+/* A key's value, already checked against its table; def if absent. */
+const char *arg_str(const char *key, const char *def);
+long arg_int(const char *key, long def);
+int arg_bool(const char *key, int def);
+
+/*
+ * A layer's keys.  check (may be NULL) validates what the types and
+ * ranges of the table cannot: 0, or -1 with a message in err.
+ */
+struct arg_table {
+	const char *owner;		/* "fabric": printed before its keys */
+	const struct argspec *spec;	/* ended by { NULL } */
+	int (*check)(const struct cmdline *c, char *err, size_t errlen);
+};
+
+#define ARGS_REGISTER(t) \
+	static const struct arg_table *const argtab_ptr_##t \
+		__attribute__((used, section(".argtabs." #t))) = &(t)
+
+#endif
