@@ -125,7 +125,12 @@ FABRIC_OBJS := \
 	net/fabric/wire.o \
 	net/fabric/channel.o \
 	net/fabric/fault.o \
-	net/fabric/fabric.o
+	net/fabric/fabric.o \
+	net/fabric/discovery.o \
+	net/fabric/rx.o \
+	net/fabric/inject.o \
+	net/fabric/send.o \
+	net/fabric/barrier.o
 
 RMEM_OBJS := \
 	net/rmem/proto.o \

@@ -29,11 +29,6 @@
 #include "drivers/pktbuf.h"
 #include "kernel/sync.h"
 
-#define ETH_ALEN 6
-#define ETH_HLEN 14
-#define ETH_MIN_FRAME 60		/* without FCS */
-#define ETH_MAX_FRAME 1514		/* without FCS */
-
 struct netdev;
 
 /* The receive hook: owns pb (it must pkt_put it).  Interrupt context. */

@@ -22,6 +22,12 @@
 #define PKT_HEADROOM 64		/* room in front of a frame (virtio-net header) */
 #define PKT_MAX_FRAME (PKT_BUF_SIZE - PKT_HEADROOM)
 
+/* The Ethernet frames they carry. */
+#define ETH_ALEN 6
+#define ETH_HLEN 14
+#define ETH_MIN_FRAME 60		/* without FCS */
+#define ETH_MAX_FRAME 1514		/* without FCS */
+
 struct pktbuf {
 	uint8_t *data;			/* first byte of the frame */
 	uint16_t len;			/* frame length */

@@ -5,6 +5,7 @@
 #include <errno.h>
 #include <stdio.h>
 
+#include "drivers/netdev.h"
 #include "kernel/init.h"
 #include "kernel/sync.h"
 #include "kernel/tsc.h"

@@ -16,7 +16,6 @@
 
 #include <stdint.h>
 
-#include "drivers/netdev.h"
 #include "drivers/pktbuf.h"
 
 #define ETHERTYPE_IPV4 0x0800

@@ -2,7 +2,7 @@
  * Fault injection for the fabric's receive path: `fault=drop:0.05,dup:0.01,
  * reorder:0.01,corrupt:0.01` on the kernel command line of the node that
  * should suffer them.  Rates are probabilities per received fabric frame.
- * Pure parsing here; fabric.c applies them.
+ * Pure parsing here; inject.c applies them.
  */
 #ifndef NET_FAULT_H
 #define NET_FAULT_H

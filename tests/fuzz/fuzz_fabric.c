@@ -2,7 +2,7 @@
  * libFuzzer target: the fabric's receive path.  Each input is a sequence
  * of frames (2-byte length prefix each) arriving at node 1 of a 4-node
  * cluster; every frame goes through fab_parse() and, if it passes, into
- * the channel of the peer it claims to come from, exactly as fabric.c
+ * the channel of the peer it claims to come from, exactly as net/fabric/rx.c
  * does.  The channel may transmit (frames are dropped) and deliver
  * (checked to be in order).  Sanitizers catch memory errors; the asserts
  * catch broken invariants; the buffer count catches leaks.

@@ -1,0 +1,61 @@
+/*
+ * The fabric's shared state, for its own files only (fabric.c, discovery.c,
+ * rx.c, inject.c, send.c, barrier.c): nothing outside net/fabric includes
+ * this.  All of it is touched with interrupts off (see fabric.c).
+ */
+#ifndef NET_FABRIC_INTERNAL_H
+#define NET_FABRIC_INTERNAL_H
+
+#include <stdint.h>
+
+#include "kernel/sync.h"
+#include "net/fabric/channel.h"
+#include "net/fabric/fabric.h"
+
+struct peer {
+	struct chan ch;
+	int known;			/* heard a HELLO (or frame) from it */
+	int knows_me;			/* its HELLO listed this node */
+	uint16_t session;
+	uint8_t mac[6];
+	struct waitq senders;		/* threads waiting for window space or an ack */
+	int reported_dead;
+};
+
+struct fabric {
+	struct peer *peers;		/* one per node, this node's unused */
+	int me, nnodes;
+	int ready;			/* up: fabric_init succeeded */
+	int started;			/* the kernel's protocols are registered */
+	uint16_t session;		/* this boot's */
+	uint64_t peer_timeout_ns;
+	fabric_handler_t handlers[FP_MAX], raw_handlers[FP_MAX];
+	struct fabric_counters ctr;
+};
+
+extern struct fabric fab;
+
+/* Hand a built frame to the NIC; a full ring counts as tx_failed.  (irq off) */
+int fab_xmit(struct pktbuf *pb);
+
+/* After any channel operation on p: resume, report a death, wake senders.  (irq off) */
+void fab_after_chan_op(struct peer *p);
+
+/* discovery.c: start broadcasting HELLO; a HELLO arrived; p spoke first. */
+void fab_discovery_start(void);
+void fab_hello_input(const struct fab_hdr *h, const uint8_t *payload, const uint8_t *src_mac);
+void fab_learn_peer(struct peer *p, const uint8_t *mac, uint16_t session);
+
+/* rx.c: one received fabric frame, after fault injection.  Owns pb.  (irq) */
+void fab_process(struct pktbuf *pb);
+
+/*
+ * inject.c: set up receive faults from fault= and seed=; apply them to pb
+ * on its way to fab_process.  fab_inject_describe prints the rates.
+ */
+void fab_inject_init(void);
+int fab_inject_any(void);
+void fab_inject(struct pktbuf *pb);
+void fab_inject_describe(char *buf, size_t len);
+
+#endif

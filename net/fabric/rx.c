@@ -1,0 +1,61 @@
+/*
+ * The fabric's receive path (NIC interrupt, interrupts off): validate the
+ * frame, check that it comes from the node, MAC and boot session it
+ * claims, then hand HELLOs to discovery, raw frames to their protocol's
+ * raw handler and everything else to the sender's channel.  Every frame
+ * that fails a check is counted and dropped.
+ */
+#include <string.h>
+
+#include "kernel/tsc.h"
+#include "net/fabric/internal.h"
+
+void fab_process(struct pktbuf *pb)
+{
+	struct fab_hdr h;
+	const uint8_t *payload;
+	enum fab_err e;
+	struct peer *p;
+
+	fab.ctr.rx_frames++;
+	e = fab_parse(pb->data, pb->len, fab.me, fab.nnodes, &h, &payload);
+	if (e != FAB_OK) {
+		fab.ctr.rx_rejected[e]++;
+		pkt_put(pb);
+		return;
+	}
+	p = &fab.peers[h.src];
+	if (h.type == FAB_HELLO) {
+		fab_hello_input(&h, payload, pb->data + 6);
+		pkt_put(pb);
+		return;
+	}
+	if (!p->known) {
+		/* It heard our HELLO before we heard its: learn it from this frame. */
+		fab_learn_peer(p, pb->data + 6, h.session);
+	} else if (p->session != h.session) {
+		fab.ctr.rx_stale_session++;
+		pkt_put(pb);
+		return;
+	} else if (memcmp(p->mac, pb->data + 6, 6) != 0) {
+		fab.ctr.rx_foreign_mac++;
+		pkt_put(pb);
+		return;
+	}
+	if (h.type == FAB_RAW) {
+		fab.ctr.rx_raw++;
+		if (h.proto < FP_MAX && fab.raw_handlers[h.proto])
+			fab.raw_handlers[h.proto](h.src, payload, h.len, pb);
+		else
+			fab.ctr.rx_unknown_proto++;
+		pkt_put(pb);
+		return;
+	}
+	if (p->ch.dead) {
+		fab.ctr.rx_dead_peer++;
+		pkt_put(pb);
+		return;
+	}
+	chan_input(&p->ch, &h, payload, pb, now_ns());
+	fab_after_chan_op(p);
+}

@@ -1,0 +1,186 @@
+/*
+ * The sending half of the fabric: reliable messages (blocking while a
+ * peer's window is full, or not), raw frames, and waiting until what was
+ * sent is acknowledged.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "kernel/sync.h"
+#include "kernel/thread.h"
+#include "kernel/trap.h"
+#include "kernel/tsc.h"
+#include "kernel/x86.h"
+#include "net/fabric/internal.h"
+#include "net/net.h"
+
+#define DISCOVERY_WAIT_NS 60000000000ULL	/* a send waits this long for its peer */
+
+/* Wait (interrupts off) until dst is known; 0 or -ETIMEDOUT. */
+static int wait_known(struct peer *p)
+{
+	uint64_t end = cycles() + ns_to_cycles(DISCOVERY_WAIT_NS);
+
+	while (!p->known) {
+		if (cycles() >= end)
+			return -ETIMEDOUT;
+		waitq_wait_timeout(&p->senders, 100000000);
+	}
+	return 0;
+}
+
+int fabric_send_pb(int dst, uint8_t proto, struct pktbuf *pb, size_t len, int flags)
+{
+	struct peer *p;
+	int r;
+
+	if (!fab.ready || dst < 0 || dst >= fab.nnodes || dst == fab.me || proto == 0 || proto >= FP_MAX)
+		return -EINVAL;
+	if (len > FAB_MTU)
+		return -EMSGSIZE;
+	p = &fab.peers[dst];
+	irqflags_t f = irq_save();
+	if (!p->known) {
+		if ((flags & FABRIC_NOWAIT) || in_irq) {
+			irq_restore(f);
+			return -EAGAIN;
+		}
+		if ((r = wait_known(p)) < 0) {
+			irq_restore(f);
+			return r;
+		}
+	}
+	if (!(flags & FABRIC_NOWAIT) && !in_irq) {
+		if (!p->ch.dead && chan_space(&p->ch) == 0)
+			fab.ctr.send_waits++;
+		while (!p->ch.dead && chan_space(&p->ch) == 0)
+			waitq_wait_timeout(&p->senders, 100000000);
+	}
+	if (flags & FABRIC_ACKNOW)
+		pb->data[FAB_ETH_HLEN + offsetof(struct fab_hdr, flags)] = FAB_F_ACKNOW;
+	r = chan_send(&p->ch, pb, proto, len, now_ns());
+	fab_after_chan_op(p);
+	irq_restore(f);
+	sched_maybe_preempt();
+	return r;
+}
+
+int fabric_send(int dst, uint8_t proto, const void *hdr, size_t hlen, const void *data,
+		size_t dlen, int flags)
+{
+	struct pktbuf *pb;
+	int r;
+
+	if (hlen + dlen > FAB_MTU)
+		return -EMSGSIZE;
+	while ((pb = pkt_get()) == NULL) {
+		if ((flags & FABRIC_NOWAIT) || in_irq)
+			return -ENOBUFS;
+		thread_sleep_ns(200000);
+	}
+	if (hlen)
+		memcpy(fabric_payload(pb), hdr, hlen);
+	if (dlen)
+		memcpy(fabric_payload(pb) + hlen, data, dlen);
+	r = fabric_send_pb(dst, proto, pb, hlen + dlen, flags);
+	if (r < 0)
+		pkt_put(pb);
+	return r;
+}
+
+int fabric_raw_send_pb(int dst, uint8_t proto, struct pktbuf *pb, size_t len)
+{
+	struct fab_hdr h;
+	struct peer *p;
+	int r;
+
+	if (!fab.ready || dst < 0 || dst >= fab.nnodes || dst == fab.me || proto == 0 || proto >= FP_MAX)
+		return -EINVAL;
+	if (len > FAB_MTU)
+		return -EMSGSIZE;
+	p = &fab.peers[dst];
+	if (!p->known)
+		return -EAGAIN;
+	memset(&h, 0, sizeof h);
+	h.type = FAB_RAW;
+	h.proto = proto;
+	h.flags = FAB_F_NOCRC;
+	h.src = (uint16_t)fab.me;
+	h.dst = (uint16_t)dst;
+	h.session = fab.session;
+	h.len = (uint16_t)len;
+	pb->len = (uint16_t)fab_build(pb->data, p->mac, net_mac(), &h);
+	irqflags_t f = irq_save();
+	r = fab_xmit(pb);
+	if (r == 0)
+		fab.ctr.tx_raw++;
+	irq_restore(f);
+	return r;
+}
+
+int fabric_raw_send(int dst, uint8_t proto, const void *data, size_t len)
+{
+	struct pktbuf *pb = pkt_get();
+	int r;
+
+	if (!pb)
+		return -ENOBUFS;
+	if (len <= FAB_MTU)
+		memcpy(fabric_payload(pb), data, len);
+	r = fabric_raw_send_pb(dst, proto, pb, len);
+	pkt_put(pb);
+	return r;
+}
+
+int fabric_can_send(int dst)
+{
+	if (!fab.ready || dst < 0 || dst >= fab.nnodes || dst == fab.me)
+		return 0;
+	struct peer *p = &fab.peers[dst];
+	return p->known && !p->ch.dead && p->ch.snd_nxt - p->ch.snd_una < p->ch.sndq &&
+	       pkt_free_count() > 0;
+}
+
+int fabric_flush(int dst, uint64_t timeout_ns)
+{
+	struct peer *p;
+	uint64_t end = cycles() + ns_to_cycles(timeout_ns);
+	int r = 0;
+
+	if (!fab.ready || dst < 0 || dst >= fab.nnodes || dst == fab.me)
+		return -EINVAL;
+	p = &fab.peers[dst];
+	irqflags_t f = irq_save();
+	while (!p->ch.dead && chan_outstanding(&p->ch) > 0) {
+		if (cycles() >= end) {
+			r = -ETIMEDOUT;
+			break;
+		}
+		waitq_wait_timeout(&p->senders, 50000000);
+	}
+	if (p->ch.dead)
+		r = -EHOSTDOWN;
+	irq_restore(f);
+	return r;
+}
+
+int fabric_shutdown(uint64_t timeout_ns, uint64_t linger_ns)
+{
+	uint64_t end = cycles() + ns_to_cycles(timeout_ns);
+	int left = 0;
+
+	if (!fab.ready)
+		return 0;
+	for (int i = 0; i < fab.nnodes; i++) {
+		uint64_t now = cycles();
+		if (i == fab.me || fab.peers[i].ch.dead || !chan_outstanding(&fab.peers[i].ch))
+			continue;
+		if (now >= end || fabric_flush(i, cycles_to_ns(end - now)) < 0)
+			left++;
+	}
+	thread_sleep_ns(linger_ns);
+	if (left)
+		printf("fabric: %d peer(s) did not acknowledge everything before exit\n", left);
+	return left;
+}
