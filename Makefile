@@ -86,6 +86,7 @@ DRIVER_OBJS := \
 
 APP_OBJS := \
 	apps/app.o \
+	apps/check.o \
 	apps/hello.o \
 	apps/fault.o \
 	apps/selftest.o \
@@ -130,26 +131,35 @@ FABRIC_OBJS := \
 	net/fabric/rx.o \
 	net/fabric/inject.o \
 	net/fabric/send.o \
-	net/fabric/barrier.o
+	net/fabric/barrier.o \
+	net/fabric/call_wire.o \
+	net/fabric/call.o \
+	net/fabric/names.o
 
 RMEM_OBJS := \
 	net/rmem/proto.o \
 	net/rmem/segtab.o \
+	net/rmem/segments.o \
+	net/rmem/serve.o \
 	net/rmem/rmem.o
 
 REQ_OBJS := \
 	net/req/queue.o \
 	net/req/wire.o \
-	net/req/req.o
+	net/req/req.o \
+	net/req/remote.o
 
 DEPOSIT_OBJS := \
 	net/deposit/cell.o \
 	net/deposit/dart.o \
 	net/deposit/dart_op.o \
-	net/deposit/deposit.o
+	net/deposit/deposit.o \
+	net/deposit/conn.o \
+	net/deposit/send.o
 
 LIB_OBJS := \
-	lib/rpc.o \
+	lib/rpc_server.o \
+	lib/rpc_client.o \
 	lib/mad.o \
 	lib/mad_tcp.o \
 	lib/mad_rmem.o \
@@ -373,11 +383,11 @@ UNIT_SRCS_req_queue := net/req/queue.c
 UNIT_SRCS_cell    := net/deposit/cell.c kernel/crc.c
 UNIT_SRCS_dart    := net/deposit/dart.c net/deposit/dart_op.c net/deposit/cell.c kernel/crc.c
 UNIT_SRCS_mad     := lib/mad.c
+UNIT_SRCS_call    := net/fabric/call_wire.c
 UNIT_SRCS_circuit := apps/circuit_net.c apps/circuit_sim.c apps/circuit_ring.c apps/circuit_cmb.c
 UNIT_SRCS_ising   := apps/ising_core.c
-UNIT_SRCS_circuit := apps/circuit_net.c apps/circuit_sim.c apps/circuit_ring.c apps/circuit_cmb.c
 
-UNIT_TESTS := cmdline page channel wire rmem req_queue cell dart mad ising circuit
+UNIT_TESTS := cmdline page channel wire call rmem req_queue cell dart mad ising circuit
 UNIT_BINS := $(addprefix $(BUILD)/tests/unit_,$(UNIT_TESTS))
 
 $(BUILD)/tests/unit_%: tests/unit/test_%.c $$(UNIT_SRCS_$$*) | deps
@@ -389,7 +399,7 @@ $(BUILD)/tests/unit_%: tests/unit/test_%.c $$(UNIT_SRCS_$$*) | deps
 
 unit: $(UNIT_BINS)
 
-test: $(BUILD)/now.elf $(BUILD)/now.iso $(UNIT_BINS) $(BUILD)/fuzz/fuzz_fabric $(BUILD)/fuzz/fuzz_req $(BUILD)/fuzz/fuzz_rmem $(BUILD)/fuzz/fuzz_cell
+test: $(BUILD)/now.elf $(BUILD)/now.iso $(UNIT_BINS) $(BUILD)/fuzz/fuzz_fabric $(BUILD)/fuzz/fuzz_req $(BUILD)/fuzz/fuzz_rmem $(BUILD)/fuzz/fuzz_cell $(BUILD)/fuzz/fuzz_call
 	@$(PYTHON) tests/run.py --build $(BUILD) $(UNIT_BINS)
 
 # --- housekeeping ----------------------------------------------------------
@@ -417,9 +427,10 @@ FUZZ_CFLAGS := -std=gnu11 -g -O1 -DHOST_TEST -DFUZZING_BUILD_MODE_UNSAFE_FOR_PRO
 FUZZ_SRCS_fabric := net/fabric/channel.c net/fabric/wire.c kernel/crc.c tests/unit/host_pktbuf.c
 FUZZ_SRCS_rmem := net/rmem/proto.c net/rmem/segtab.c
 FUZZ_SRCS_req := net/req/queue.c net/req/wire.c
+FUZZ_SRCS_call := net/fabric/call_wire.c
 FUZZ_SRCS_cell := net/deposit/cell.c net/deposit/dart.c net/deposit/dart_op.c kernel/crc.c
 SEED_SRCS_cell := net/deposit/cell.c net/deposit/dart.c net/deposit/dart_op.c
-FUZZ_TARGETS := fabric rmem req cell
+FUZZ_TARGETS := fabric rmem req cell call
 FUZZ_BINS := $(addprefix $(BUILD)/fuzz/fuzz_,$(FUZZ_TARGETS))
 
 $(BUILD)/fuzz/fuzz_%: tests/fuzz/fuzz_%.c tests/fuzz/seed_%.c $$(FUZZ_SRCS_$$*) | deps

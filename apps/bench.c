@@ -30,6 +30,39 @@ void bench_latency(const struct bench *b, struct samples *s)
 	       b->extra ? " " : "", b->extra ? b->extra : "");
 }
 
+#define MAX_SETUPS 16
+
+int bench_pair_run(const struct bench_pair *p, const struct bench_opts *o, struct samples *s)
+{
+	static int (*done[MAX_SETUPS])(void);
+	static int ndone;
+	int r = 0, i;
+
+	if (p->setup && node_id <= 1) {
+		for (i = 0; i < ndone && done[i] != p->setup; i++)
+			;
+		if (i == ndone) {
+			if (p->setup() < 0 || ndone == MAX_SETUPS)
+				return -1;
+			done[ndone++] = p->setup;
+		}
+	}
+	if (node_id == 1 && p->ready)
+		p->ready(1);
+	if (fabric_barrier(60000000000ULL) < 0)
+		return -1;
+	if (node_id == 0 && p->time)
+		r = p->time(o, s);
+	else if (node_id == 1 && p->answer)
+		r = p->answer(o);
+	/* Node 1 keeps answering until everyone is through. */
+	if (fabric_barrier(120000000000ULL) < 0)
+		return -1;
+	if (node_id == 1 && p->ready)
+		p->ready(0);
+	return r;
+}
+
 static const struct argspec bench_args[] = {
 	{ "iters", ARG_INT, 10, 10000000, "timed iterations per latency row (default 5000)" },
 	{ "rounds", ARG_INT, 1, 1000, "interleaved rounds the iterations are split into (default 5)" },

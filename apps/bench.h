@@ -45,4 +45,22 @@ struct bench {
 /* Print a latency row from cycle samples (sorted in place). */
 void bench_latency(const struct bench *b, struct samples *s);
 
+/*
+ * A row between nodes 0 and 1, in the shape the mechanisms' rows share:
+ * nodes 0 and 1 set up (setup, once per node however many rows name it;
+ * the other nodes only meet at the barriers), node 1 gets ready to answer
+ * (ready(1)), every node meets at a barrier, node 0 times the operations
+ * (time) while node 1 answers (answer, if the answers need a thread; else
+ * the receive path answers), every node meets again, node 1 stops
+ * (ready(0)).  Any function may be NULL.  0, or -1 if a step failed.
+ */
+struct bench_pair {
+	int (*setup)(void);
+	void (*ready)(int on);
+	int (*time)(const struct bench_opts *o, struct samples *s);
+	int (*answer)(const struct bench_opts *o);
+};
+
+int bench_pair_run(const struct bench_pair *p, const struct bench_opts *o, struct samples *s);
+
 #endif

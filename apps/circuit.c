@@ -9,7 +9,7 @@
  * The pure parts, shared with the host tests: the netlists and placement
  * (circuit_net.h), the sequential reference and the per-node simulation
  * (circuit_sim.h), the event rings (circuit_ring.h), the node step
- * (circuit_cmb.h).  This file runs them over net/rmem.h:
+ * (circuit_cmb.h).  This file runs them over net/rmem/rmem.h:
  *
  *   1. every node builds the same netlist, vectors and placement;
  *   2. each exports segment "circuit" (its rings, the acknowledgement words

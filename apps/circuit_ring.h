@@ -18,7 +18,7 @@
  * filled (seq == the next index it expects), so one WRITE carries a batch
  * of events and its promise, with no separate index to update; it is
  * correct because the fabric's reliable channel applies a node pair's
- * writes whole and in order (net/rmem.h).
+ * writes whole and in order (net/rmem/rmem.h).
  *
  * No loss: the writer never overwrites an unread slot.  The reader writes
  * its consumption index back into the writer's segment (ack[reader]), once

@@ -35,7 +35,6 @@ enum { V_ONEWAY = 50, V_RTT = 51, V_READ = 52, V_TPUT = 53 };
 #define WAIT_NS 1000000000ULL
 
 static uint8_t *ep_mem;
-static int ready;
 static struct dart_sendregs *sr[4];
 static volatile int echo;		/* node 1: answer deposits on V_ONEWAY */
 
@@ -50,14 +49,9 @@ static void on_oneway(void *arg, const struct dart_event *ev)
 		dep_send(sr[0], write_intr, 0, DART_IDX(0, 0, 0, 0xff), 0);
 }
 
+/* An endpoint and duplex connections V_ONEWAY..V_TPUT between nodes 0 and 1.  0 or -1. */
 static int setup(void)
 {
-	if (ready)
-		return 0;
-	if (node_id > 1) {
-		ready = 1;
-		return 0;
-	}
 	ep_mem = page_alloc_zeroed(EPSIZE);
 	int ep = ep_mem ? dep_endpoint_create(ep_mem, EPSIZE, DART_EP_READ | DART_EP_WRITE) : -1;
 	if (ep < 0)
@@ -71,7 +65,6 @@ static int setup(void)
 	}
 	if (node_id == 1 && dep_on_intr(V_ONEWAY, on_oneway, NULL) < 0)
 		return -1;
-	ready = 1;
 	return 0;
 }
 
@@ -100,22 +93,21 @@ static int go_oneway(int i)
 	return dep_send(sr[0], write_intr, 0, DART_IDX(0, 0, 0, 0xff), 0);
 }
 
+static void echo_oneway(int on)
+{
+	echo = on;
+}
+
+static int time_oneway(const struct bench_opts *o, struct samples *s)
+{
+	return timed_pairs(o, s, V_ONEWAY, go_oneway);
+}
+
 static int sample_oneway(const struct bench_opts *o, struct samples *s)
 {
-	int r = 0;
+	static const struct bench_pair p = { setup, echo_oneway, time_oneway, NULL };
 
-	if (setup() < 0)
-		return -1;
-	if (node_id == 1)
-		echo = 1;
-	if (fabric_barrier(30000000000ULL) < 0)
-		return -1;
-	if (node_id == 0)
-		r = timed_pairs(o, s, V_ONEWAY, go_oneway);
-	if (fabric_barrier(60000000000ULL) < 0)
-		return -1;
-	echo = 0;
-	return r;
+	return bench_pair_run(&p, o, s);
 }
 
 static int go_rtt(int i)
@@ -144,34 +136,43 @@ static int rtt_echo(uint64_t seen)
 	}
 }
 
-static int sample_rtt(const struct bench_opts *o, struct samples *s)
+static uint64_t rtt_seen;		/* node 1: interrupts on V_RTT before the row */
+
+static void rtt_ready(int on)
 {
 	struct dep_conn_info ci;
-	int r = 0;
 
-	if (setup() < 0)
-		return -1;
-	if (node_id == 1) {
-		if (dep_conn_info(V_RTT, &ci) < 0)
-			return -1;
-		memset(ep_mem + 32, 0, 32);	/* the last round's end mark */
-	}
-	if (fabric_barrier(30000000000ULL) < 0)
-		return -1;
-	if (node_id == 0) {
-		memset(ep_mem, 0, 64 * 32);
-		r = timed_pairs(o, s, V_RTT, go_rtt);
-		uint32_t mark = END_MARK;
-		memcpy(ep_mem + 4064, &mark, 4);
-		memcpy(ep_mem + 4064 + 4, &mark, 4);
-		if (dep_send(sr[1], write_intr, 32, DART_IDX(0, 0, 0, 0x01), 4064) < 0)
-			r = -1;
-	} else if (node_id == 1) {
-		r = rtt_echo(ci.interrupts);
-	}
-	if (fabric_barrier(60000000000ULL) < 0)
-		return -1;
+	if (!on)
+		return;
+	rtt_seen = dep_conn_info(V_RTT, &ci) == 0 ? ci.interrupts : 0;
+	memset(ep_mem + 32, 0, 32);	/* the last round's end mark */
+}
+
+static int time_rtt(const struct bench_opts *o, struct samples *s)
+{
+	uint32_t mark = END_MARK;
+	int r;
+
+	memset(ep_mem, 0, 64 * 32);
+	r = timed_pairs(o, s, V_RTT, go_rtt);
+	memcpy(ep_mem + 4064, &mark, 4);
+	memcpy(ep_mem + 4064 + 4, &mark, 4);
+	if (dep_send(sr[1], write_intr, 32, DART_IDX(0, 0, 0, 0x01), 4064) < 0)
+		r = -1;
 	return r;
+}
+
+static int answer_rtt(const struct bench_opts *o)
+{
+	(void)o;
+	return rtt_echo(rtt_seen);
+}
+
+static int sample_rtt(const struct bench_opts *o, struct samples *s)
+{
+	static const struct bench_pair p = { setup, rtt_ready, time_rtt, answer_rtt };
+
+	return bench_pair_run(&p, o, s);
 }
 
 /* A READ of 32 bytes at offset 1024 of node 1; the reply deposits at 2048 here, with an interrupt. */
@@ -190,23 +191,28 @@ static int go_fetch(int i)
 			1, DART_IDX(0, 0, 0, 0x01), 8224);
 }
 
-static int sample_request(const struct bench_opts *o, struct samples *s, int (*go)(int))
+static int (*request_go)(int);
+
+static int time_request(const struct bench_opts *o, struct samples *s)
 {
-	if (setup() < 0)
-		return -1;
-	if (node_id != 0)
-		return 0;
 	/* The requests' data: the control of their replies. */
 	dart_reply_ctl(ep_mem + 8192, write_intr, 2048, DART_IDX(0, 0, 0, 0xff));
 	dart_reply_ctl(ep_mem + 8224, write_intr, 2080, DART_IDX(0, 0, 0, 0xff));
-	return timed_pairs(o, s, V_READ, go);
+	return timed_pairs(o, s, V_READ, request_go);
+}
+
+static int sample_request(const struct bench_opts *o, struct samples *s, int (*go)(int))
+{
+	static const struct bench_pair p = { setup, NULL, time_request, NULL };
+
+	request_go = go;
+	return bench_pair_run(&p, o, s);
 }
 
 static int sample_read(const struct bench_opts *o, struct samples *s) { return sample_request(o, s, go_read); }
 static int sample_fetch(const struct bench_opts *o, struct samples *s) { return sample_request(o, s, go_fetch); }
 
-/* Sustained block transfers: 4 KiB blocks (256 x 16 bytes), then a READ to know they all landed. */
-static int run_tput(const struct bench_opts *o)
+static int time_tput(const struct bench_opts *o, struct samples *s)
 {
 	const size_t total = 8u << 20, blk = 4096;
 	uint64_t t0, ns, seen;
@@ -214,10 +220,7 @@ static int run_tput(const struct bench_opts *o)
 	int r = 0;
 
 	(void)o;
-	if (setup() < 0)
-		return -1;
-	if (node_id != 0)
-		return fabric_barrier(120000000000ULL) < 0 ? -1 : 0;
+	(void)s;
 	dart_reply_ctl(ep_mem + 8192, write_intr, 2048, DART_IDX(0, 0, 0, 0xff));
 	dep_conn_info(V_TPUT, &ci);
 	seen = ci.interrupts;
@@ -232,13 +235,20 @@ static int run_tput(const struct bench_opts *o)
 	if (r == 0 && dep_intr_wait(V_TPUT, &seen, 120000000000ULL) < 0)
 		r = -1;
 	ns = cycles_to_ns(cycles() - t0);
-	if (r == 0) {
-		uint64_t kbs = (uint64_t)total * 1000000ULL / (ns ? ns : 1);
-		result("row=deposit-block-throughput nic=%s bytes=%zu block=%zu ms=%lu mbytes_per_s=%lu.%02lu base=-",
-		       net_nic_name(), total, blk, ns / 1000000, kbs / 1000, (kbs % 1000) / 10);
-	}
-	fabric_barrier(120000000000ULL);
-	return r < 0 ? -1 : 0;
+	if (r < 0)
+		return -1;
+	uint64_t kbs = (uint64_t)total * 1000000ULL / (ns ? ns : 1);
+	result("row=deposit-block-throughput nic=%s bytes=%zu block=%zu ms=%lu mbytes_per_s=%lu.%02lu base=-",
+	       net_nic_name(), total, blk, ns / 1000000, kbs / 1000, (kbs % 1000) / 10);
+	return 0;
+}
+
+/* Sustained block transfers: 4 KiB blocks (256 x 16 bytes), then a READ to know they all landed. */
+static int run_tput(const struct bench_opts *o)
+{
+	static const struct bench_pair p = { setup, NULL, time_tput, NULL };
+
+	return bench_pair_run(&p, o, NULL);
 }
 
 static const struct bench dep_oneway = {

@@ -39,12 +39,13 @@
 #include <string.h>
 
 #include "apps/app.h"
+#include "apps/check.h"
+#include "kernel/crc.h"
 #include "kernel/mem.h"
 #include "kernel/sync.h"
 #include "kernel/thread.h"
 #include "kernel/tsc.h"
 #include "kernel/x86.h"
-#include "kernel/crc.h"
 #include "net/deposit/deposit.h"
 #include "net/fabric/fabric.h"
 
@@ -53,19 +54,6 @@
 #define FIRST_WAIT_NS 240000000000ULL
 #define BARRIER_NS 300000000000ULL
 #define MAX_TEST_NODES 8
-
-static int checks, failures;
-
-#define EXPECT(cond, ...)                                                             \
-	do {                                                                          \
-		checks++;                                                             \
-		if (!(cond)) {                                                        \
-			failures++;                                                   \
-			printf("deposit-test: FAILED (line %d): %s: ", __LINE__, #cond); \
-			printf(__VA_ARGS__);                                          \
-			printf("\n");                                                 \
-		}                                                                     \
-	} while (0)
 
 /* --- connections, endpoints, registers ---------------------------------------- */
 
@@ -506,7 +494,7 @@ static void primitives(void)
 	/*
 	 * A read storm: frames of 27 READs whose replies each add 1 to register
 	 * R_STORM here.  Node 0's window fills with replies, so it must hold
-	 * frames (FABRIC_BUSY) and resume each where it stopped: the count
+	 * frames (-EBUSY) and resume each where it stopped: the count
 	 * comes out exact, no reply lost and none applied twice.
 	 */
 	static struct cell storm[DEP_CELLS_PER_FRAME];
@@ -1125,6 +1113,26 @@ static void barrier_rounds(int rounds)
 
 /* --- setup --------------------------------------------------------------------------- */
 
+/*
+ * The name service finds connections (net/fabric/call.h): node 0 asks
+ * every node m for "bar0", its end of their barrier connection, and gets
+ * the VCI both opened; a name that is not there, and a connection of m
+ * with a third node, are refused.
+ */
+static void names_check(void)
+{
+	for (int m = 1; m < num_nodes; m++) {
+		int r = dep_conn_lookup(m, "bar0", 10000000000ULL);
+		EXPECT(r == vci_bar(0, m), "node %d's bar0: %d, expected VCI %d", m, r, vci_bar(0, m));
+		r = dep_conn_lookup(m, "no-such-connection", 10000000000ULL);
+		EXPECT(r == -ENOENT, "node %d, a name it never exported: %d", m, r);
+		if (num_nodes > 2) {
+			r = dep_conn_lookup(m, m == 1 ? "bar2" : "bar1", 10000000000ULL);
+			EXPECT(r == -EACCES, "node %d's connection with a third node: %d", m, r);
+		}
+	}
+}
+
 static int setup(void)
 {
 	arena_len = node_id == 0 ? ARENA0 : ARENA1;
@@ -1153,7 +1161,13 @@ static int setup(void)
 		if (open_conn(vci_bar(node_id, m), m, ep_bar, DART_RX | DART_TX, -1, R_BAR, 4, 0, 0, 0) < 0 ||
 		    dep_on_intr(vci_bar(node_id, m), on_barrier, NULL) < 0)
 			return -1;
+		/* Named for the name service: "bar<m>" is this node's connection with m. */
+		char name[16];
+		snprintf(name, sizeof name, "bar%d", m);
+		EXPECT(dep_conn_export(vci_bar(node_id, m), name) == 0, "export %s", name);
 	}
+	if (num_nodes > 2 && node_id == 0)
+		EXPECT(dep_conn_export(vci_bar(0, 2), "bar1") == -EEXIST, "a name names one connection");
 	if (node_id != 0) {
 		mine = arena + MINE_AT;
 		ep_mine = dep_endpoint_create(mine, MINE_LEN, DART_EP_READ | DART_EP_WRITE);
@@ -1242,7 +1256,7 @@ static int setup(void)
 	static const int victims[] = { V_H, V_H_NOREPLY, V_H_IPONLY, V_H_SMALL, V_H_WO };
 	for (size_t i = 0; i < sizeof victims / sizeof victims[0]; i++)
 		dep_on_exception(victims[i], on_exception, NULL);
-	return failures ? -1 : 0;
+	return check_failures ? -1 : 0;
 }
 
 /* Node 0, at the end: the guards, and registers no window reaches. */
@@ -1337,6 +1351,8 @@ static int deposit_test_main(void)
 	}
 	if (sync_all("after setup") < 0)
 		return 1;
+	if (node_id == 0)
+		names_check();
 
 	/* Operations and exceptions. */
 	if (node_id == prim)
@@ -1386,8 +1402,8 @@ static int deposit_test_main(void)
 	teardown();
 	if (node_id == 0)
 		fabric_print_stats();
-	result("checks=%d failed=%d", checks, failures);
-	return failures ? 1 : 0;
+	result("checks=%d failed=%d", check_count, check_failures);
+	return check_failures ? 1 : 0;
 }
 
 static const struct app deposit_test = {

@@ -4,7 +4,7 @@
  * checks each message byte for byte and that each source's messages arrive
  * exactly once, in order.
  *
- * slow=1 makes receivers refuse now and then (FABRIC_BUSY) and accept again
+ * slow=1 makes receivers refuse now and then (-EBUSY) and accept again
  * a little later from a thread, as a mechanism applying back-pressure
  * would: senders must wait, and nothing may be lost.
  */
@@ -60,7 +60,7 @@ static int stress_handler(int src, const uint8_t *p, size_t len, struct pktbuf *
 		refusals++;
 		blocked = 1;
 		waitq_wake_one(&resume_wq);
-		return FABRIC_BUSY;
+		return -EBUSY;
 	}
 	if (len < sizeof h) {
 		lost_corrupt++;

@@ -1,6 +1,6 @@
 /*
  * ising: the Ising optimizer of the remote-memory paper, section 3.2.1,
- * on protected remote memory (net/rmem.h).
+ * on protected remote memory (net/rmem/rmem.h).
  *
  * The n x n grid is split by rows: node i holds rows [i*n/P, (i+1)*n/P)
  * (two or more) and, on the torus, has two nearest neighbours, the nodes

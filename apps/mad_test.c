@@ -30,6 +30,7 @@
 #include <string.h>
 
 #include "apps/app.h"
+#include "apps/check.h"
 #include "kernel/thread.h"
 #include "kernel/tsc.h"
 #include "lib/mad.h"
@@ -37,21 +38,9 @@
 
 enum { SVC_STRINGS = 1, SVC_MODES = 2, SVC_MULTI = 3, SVC_MISUSE = 4, SVC_DONE = 5 };
 
-static volatile int failures, checks;
 static volatile int done_from, expect_misuse;
 static int got_from[64];
 static int misuse_seen;
-
-#define EXPECT(cond, ...)                                                           \
-	do {                                                                        \
-		__atomic_fetch_add(&checks, 1, __ATOMIC_RELAXED);                   \
-		if (!(cond)) {                                                      \
-			__atomic_fetch_add(&failures, 1, __ATOMIC_RELAXED);         \
-			printf("mad-test: FAILED (line %d): %s: ", __LINE__, #cond); \
-			printf(__VA_ARGS__);                                        \
-			printf("\n");                                               \
-		}                                                                   \
-	} while (0)
 
 static const int modes[6] = {
 	MAD_SND_SAFER | MAD_RECV_EXPRESS,   MAD_SND_SAFER | MAD_RECV_CHEAPER,
@@ -514,11 +503,11 @@ static int mad_test_main(void)
 	mad_exit();
 	double secs = (double)cycles_to_ns(cycles() - t0) / 1e9;
 	printf("mad-test: node %d: %lu messages sent, %lu received, %d checks, %d failures, %.1f s\n",
-	       node_id, (unsigned long)st.sent, (unsigned long)st.received, checks, failures, secs);
+	       node_id, (unsigned long)st.sent, (unsigned long)st.received, check_count, check_failures, secs);
 	result("driver=%s messages=%lu bytes=%lu failures=%d misuse=%lu", used,
-	       (unsigned long)st.received, (unsigned long)st.bytes_received, failures,
+	       (unsigned long)st.received, (unsigned long)st.bytes_received, check_failures,
 	       (unsigned long)st.misuse);
-	return failures ? 1 : 0;
+	return check_failures ? 1 : 0;
 }
 
 static const struct app mad_test_app = {

@@ -75,7 +75,7 @@ static int reliable_handler(int src, const uint8_t *p, size_t len, struct pktbuf
 		m.kind = REPLY;
 		/* Refusing makes the fabric hold the ping and try again later. */
 		if (fabric_send(src, APP_PROTO_PING, &m, sizeof m, pad, len - sizeof m, FABRIC_NOWAIT) < 0)
-			return FABRIC_BUSY;
+			return -EBUSY;
 	} else if (m.kind == REPLY && node_id == 0) {
 		reply_seq = m.seq;
 		waitq_wake_one(&wq);

@@ -26,7 +26,7 @@
 #define QBYTES 65536			/* the largest first buffer: few overflows */
 #define SEGBYTES 4096
 
-static int myq = -1, peerq = -1, myseg = -1, peer_rd = -1, ready, echo;
+static int myq = -1, peerq = -1, myseg = -1, peer_rd = -1, echo;
 static uint8_t *segmem;
 
 /* Node 1's receive path: answer a REQ with a REQ, a message with a message. */
@@ -42,14 +42,9 @@ static void on_req(void *arg, int qid, uint32_t word)
 		req_enqueue(peerq, word, 0);
 }
 
+/* Queues and segments both ways between nodes 0 and 1.  0 or -1. */
 static int setup(void)
 {
-	if (ready)
-		return 0;
-	if (node_id > 1) {
-		ready = 1;
-		return 0;
-	}
 	segmem = page_alloc_zeroed(SEGBYTES);
 	myq = req_create(QBYTES);
 	myseg = segmem ? seg_export("reqbench", segmem, SEGBYTES, RMEM_RW) : -1;
@@ -64,8 +59,7 @@ static int setup(void)
 		if (peerq < 0 || peer_rd < 0)
 			thread_sleep_ns(10000000);
 	}
-	ready = peerq >= 0 && peer_rd >= 0;
-	return ready ? 0 : -1;
+	return peerq >= 0 && peer_rd >= 0 ? 0 : -1;
 }
 
 /* Empty this node's queue between rounds (node 1's fills with our REQs). */
@@ -77,39 +71,46 @@ static void drain(void)
 		;
 }
 
-static int sample_pair(const struct bench_opts *o, struct samples *s, int mode)
+static int mode;			/* 1: REQ, 2: message notified by REQ */
+
+/* Node 1 answers (mode) from its receive path, or stops and empties its queue. */
+static void echo_pairs(int on)
 {
-	if (setup() < 0)
-		return -1;
-	if (node_id == 1)
-		echo = mode;
-	if (fabric_barrier(30000000000ULL) < 0)
-		return -1;
-	if (node_id == 0) {
-		for (int i = 0; i < o->warmup + o->iters; i++) {
-			uint32_t off = (uint32_t)(i % 64) * 48, got;
-			int r;
-			uint64_t t0 = cycles();
-			if (mode == 2) {
-				memset(segmem + off, i & 0xff, 40);
-				r = reqmsg_send(peer_rd, off, segmem + off, 40, peerq);
-			} else {
-				r = req_enqueue(peerq, off, 0);
-			}
-			if (r < 0 || req_wait(myq, 1000000000ULL) != 1 || req_dequeue(myq, &got) != 1)
-				return -1;
-			uint64_t t1 = cycles();
-			if (got != off || (mode == 2 && segmem[off] != (uint8_t)(i & 0xff)))
-				return -1;
-			if (i >= o->warmup)
-				samples_add(s, t1 - t0);
+	echo = on ? mode : 0;
+	if (!on)
+		drain();
+}
+
+static int time_pairs(const struct bench_opts *o, struct samples *s)
+{
+	for (int i = 0; i < o->warmup + o->iters; i++) {
+		uint32_t off = (uint32_t)(i % 64) * 48, got;
+		int r;
+		uint64_t t0 = cycles();
+		if (mode == 2) {
+			memset(segmem + off, i & 0xff, 40);
+			r = reqmsg_send(peer_rd, off, segmem + off, 40, peerq);
+		} else {
+			r = req_enqueue(peerq, off, 0);
 		}
+		if (r < 0 || req_wait(myq, 1000000000ULL) != 1 || req_dequeue(myq, &got) != 1)
+			return -1;
+		uint64_t t1 = cycles();
+		if (got != off || (mode == 2 && segmem[off] != (uint8_t)(i & 0xff)))
+			return -1;
+		if (i >= o->warmup)
+			samples_add(s, t1 - t0);
 	}
-	if (fabric_barrier(60000000000ULL) < 0)
-		return -1;
-	echo = 0;
 	drain();
 	return 0;
+}
+
+static int sample_pair(const struct bench_opts *o, struct samples *s, int m)
+{
+	static const struct bench_pair p = { setup, echo_pairs, time_pairs, NULL };
+
+	mode = m;
+	return bench_pair_run(&p, o, s);
 }
 
 static int sample_req(const struct bench_opts *o, struct samples *s) { return sample_pair(o, s, 1); }
@@ -129,42 +130,49 @@ static void *drainer(void *arg)
 	return NULL;
 }
 
-static int run_tput(const struct bench_opts *o)
+static struct thread *drain_thread;
+
+/* Node 1 drains its queue in a thread while node 0 enqueues; then stops and empties it. */
+static void drain_during(int on)
+{
+	if (on) {
+		draining = 1;
+		drain_thread = thread_create("req-drain", drainer, NULL, PRIO_NORMAL, 0);
+		return;
+	}
+	draining = 0;
+	if (drain_thread)
+		thread_join(drain_thread);
+	drain_thread = NULL;
+	drain();
+}
+
+static int time_tput(const struct bench_opts *o, struct samples *s)
 {
 	const int n = o->iters * 10 < 20000 ? 20000 : o->iters * 10;
-	struct thread *t = NULL;
 	uint64_t t0, ns;
 	int r = 0;
 
-	if (setup() < 0)
+	(void)s;
+	t0 = cycles();
+	for (int i = 0; i < n && r == 0; i++)
+		r = req_enqueue(peerq, (uint32_t)i, 0);
+	if (r == 0)
+		r = req_sync(peerq, 60000000000ULL);
+	ns = cycles_to_ns(cycles() - t0);
+	if (r < 0)
 		return -1;
-	if (node_id == 1) {
-		draining = 1;
-		t = thread_create("req-drain", drainer, NULL, PRIO_NORMAL, 0);
-	}
-	if (fabric_barrier(30000000000ULL) < 0)
-		return -1;
-	if (node_id == 0) {
-		t0 = cycles();
-		for (int i = 0; i < n && r == 0; i++)
-			r = req_enqueue(peerq, (uint32_t)i, 0);
-		if (r == 0)
-			r = req_sync(peerq, 60000000000ULL);
-		ns = cycles_to_ns(cycles() - t0);
-		if (r == 0) {
-			uint64_t per_s = (uint64_t)n * 1000000000ULL / (ns ? ns : 1);
-			result("row=req-throughput nic=%s reqs=%d ms=%lu reqs_per_s=%lu base=-",
-			       net_nic_name(), n, ns / 1000000, per_s);
-		}
-	}
-	fabric_barrier(60000000000ULL);
-	if (node_id == 1) {
-		draining = 0;
-		if (t)
-			thread_join(t);
-		drain();
-	}
-	return r < 0 ? -1 : 0;
+	uint64_t per_s = (uint64_t)n * 1000000000ULL / (ns ? ns : 1);
+	result("row=req-throughput nic=%s reqs=%d ms=%lu reqs_per_s=%lu base=-", net_nic_name(), n,
+	       ns / 1000000, per_s);
+	return 0;
+}
+
+static int run_tput(const struct bench_opts *o)
+{
+	static const struct bench_pair p = { setup, drain_during, time_tput, NULL };
+
+	return bench_pair_run(&p, o, NULL);
 }
 
 static const struct bench req_oneway = {

@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "apps/app.h"
+#include "apps/check.h"
 #include "kernel/node.h"
 #include "kernel/sync.h"
 #include "kernel/thread.h"
@@ -29,20 +30,10 @@
 #define SEQ_MASK ((1u << SRC_SHIFT) - 1)
 #define DEQUEUERS 3
 
-static int qid = -1, doomed = -1, count, failures;
+static int qid = -1, doomed = -1, count;
 static uint32_t *by_ticket;		/* word dequeued with each ticket */
 static volatile uint64_t dequeued;
 static uint64_t total;
-
-#define EXPECT(cond, ...)                                                          \
-	do {                                                                       \
-		if (!(cond)) {                                                     \
-			failures++;                                                \
-			printf("req-stress: FAILED (line %d): %s: ", __LINE__, #cond); \
-			printf(__VA_ARGS__);                                       \
-			printf("\n");                                              \
-		}                                                                  \
-	} while (0)
 
 static void *dequeuer(void *arg)
 {
@@ -260,7 +251,7 @@ static int req_stress_main(void)
 		       st.deferred_overflows, st.buffers_linked, st.refused_busy, ms);
 	}
 	req_print_stats();
-	return failures ? 1 : 0;
+	return check_failures ? 1 : 0;
 }
 
 static const struct app req_stress = {

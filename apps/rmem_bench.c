@@ -29,7 +29,7 @@
 #define BSEG 8192
 
 static uint8_t *mem;			/* this node's exported "bench" segment */
-static int myseg = -1, peer_rd = -1, setup_done;
+static int myseg = -1, peer_rd = -1;
 static volatile uint32_t echo_len;	/* node 1: answer writes with this many bytes */
 static volatile uint64_t arrivals;
 static struct waitq arrive_wq = WAITQ_INIT;
@@ -49,31 +49,18 @@ static void on_write(void *arg, int seg, uint32_t off, uint32_t count)
 	waitq_wake_one(&arrive_wq);
 }
 
-/* Export, import each other's segment (nodes 0 and 1); once. 0 or -1. */
+/* Export, import each other's segment (nodes 0 and 1). 0 or -1. */
 static int setup(void)
 {
-	if (setup_done)
-		return 0;
-	if (node_id > 1) {
-		setup_done = 1;
-		return 0;
-	}
 	mem = page_alloc_zeroed(BSEG);
 	if (!mem)
 		return -1;
 	myseg = seg_export("bench", mem, BSEG, RMEM_ALL);
 	if (myseg < 0 || seg_notify(myseg, 1, on_write, NULL) < 0)
 		return -1;
-	/* The peer may export a moment later: retry the import. */
-	for (int i = 0; i < 200 && peer_rd < 0; i++) {
-		peer_rd = rmem_import(1 - node_id, "bench");
-		if (peer_rd == -ENOENT)
-			thread_sleep_ns(10000000);
-		else if (peer_rd < 0)
-			return -1;
-	}
-	setup_done = peer_rd >= 0;
-	return setup_done ? 0 : -1;
+	/* The peer may export a moment later. */
+	peer_rd = rmem_import_wait(1 - node_id, "bench", 2000000000ULL);
+	return peer_rd < 0 ? -1 : 0;
 }
 
 static int wait_arrival(uint64_t seen)
@@ -87,41 +74,41 @@ static int wait_arrival(uint64_t seen)
 	return arrivals != seen;
 }
 
-static int sample_write(const struct bench_opts *o, struct samples *s, uint32_t len)
+static uint32_t write_len;
+
+static void echo_writes(int on)
 {
-	if (setup() < 0)
-		return -1;
-	if (node_id == 1)
-		echo_len = len;
-	if (fabric_barrier(30000000000ULL) < 0)
-		return -1;
-	if (node_id == 0) {
-		for (int i = 0; i < o->warmup + o->iters; i++) {
-			uint64_t seen = arrivals, t0 = cycles();
-			mem[0] = (uint8_t)i;
-			if (rmem_write(peer_rd, 0, mem, len, RMEM_INTR) < 0 || !wait_arrival(seen))
-				return -1;
-			if (i >= o->warmup)
-				samples_add(s, cycles() - t0);
-		}
+	echo_len = on ? write_len : 0;
+}
+
+static int time_write(const struct bench_opts *o, struct samples *s)
+{
+	for (int i = 0; i < o->warmup + o->iters; i++) {
+		uint64_t seen = arrivals, t0 = cycles();
+		mem[0] = (uint8_t)i;
+		if (rmem_write(peer_rd, 0, mem, write_len, RMEM_INTR) < 0 || !wait_arrival(seen))
+			return -1;
+		if (i >= o->warmup)
+			samples_add(s, cycles() - t0);
 	}
-	/* Node 1 keeps answering until everyone is through. */
-	if (fabric_barrier(60000000000ULL) < 0)
-		return -1;
-	if (node_id == 1)
-		echo_len = 0;
 	return 0;
 }
 
-static int sample_read(const struct bench_opts *o, struct samples *s, uint32_t len)
+static int sample_write(const struct bench_opts *o, struct samples *s, uint32_t len)
 {
-	if (setup() < 0)
-		return -1;
-	if (node_id != 0)
-		return 0;
+	static const struct bench_pair p = { setup, echo_writes, time_write, NULL };
+
+	write_len = len;
+	return bench_pair_run(&p, o, s);
+}
+
+static uint32_t read_len;
+
+static int time_read(const struct bench_opts *o, struct samples *s)
+{
 	for (int i = 0; i < o->warmup + o->iters; i++) {
 		uint64_t t0 = cycles();
-		int h = rmem_read(peer_rd, 64, len, myseg, 1024, 0);
+		int h = rmem_read(peer_rd, 64, read_len, myseg, 1024, 0);
 		if (h < 0 || rmem_read_wait(h, 1000000000ULL) < 0)
 			return -1;
 		if (i >= o->warmup)
@@ -130,14 +117,18 @@ static int sample_read(const struct bench_opts *o, struct samples *s, uint32_t l
 	return 0;
 }
 
-static int sample_cas(const struct bench_opts *o, struct samples *s)
+static int sample_read(const struct bench_opts *o, struct samples *s, uint32_t len)
+{
+	static const struct bench_pair p = { setup, NULL, time_read, NULL };
+
+	read_len = len;
+	return bench_pair_run(&p, o, s);
+}
+
+static int time_cas(const struct bench_opts *o, struct samples *s)
 {
 	uint64_t old, v = 0;
 
-	if (setup() < 0)
-		return -1;
-	if (node_id != 0)
-		return 0;
 	for (int i = 0; i < o->warmup + o->iters; i++) {
 		uint64_t t0 = cycles();
 		if (rmem_cas(peer_rd, 4096, v, v + 1, &old) < 0)
@@ -149,23 +140,27 @@ static int sample_cas(const struct bench_opts *o, struct samples *s)
 	return 0;
 }
 
+static int sample_cas(const struct bench_opts *o, struct samples *s)
+{
+	static const struct bench_pair p = { setup, NULL, time_cas, NULL };
+
+	return bench_pair_run(&p, o, s);
+}
+
 static int w40(const struct bench_opts *o, struct samples *s) { return sample_write(o, s, 40); }
 static int w80(const struct bench_opts *o, struct samples *s) { return sample_write(o, s, 80); }
 static int r40(const struct bench_opts *o, struct samples *s) { return sample_read(o, s, 40); }
 static int r80(const struct bench_opts *o, struct samples *s) { return sample_read(o, s, 80); }
 
 /* Sustained throughput of asynchronous full-frame WRITEs (Table 3). */
-static int run_write_tput(const struct bench_opts *o)
+static int time_write_tput(const struct bench_opts *o, struct samples *s)
 {
 	const size_t total = 8u << 20;		/* 8 MiB */
 	uint64_t t0, ns;
 	int r = 0;
 
 	(void)o;
-	if (setup() < 0)
-		return -1;
-	if (node_id != 0)
-		return 0;
+	(void)s;
 	t0 = cycles();
 	for (size_t done = 0; done < total && r == 0; done += RMEM_MAX_XFER)
 		r = rmem_write(peer_rd, (uint32_t)(done % (BSEG - RMEM_MAX_XFER)), mem, RMEM_MAX_XFER, 0);
@@ -178,6 +173,13 @@ static int run_write_tput(const struct bench_opts *o)
 	result("row=write-throughput nic=%s bytes=%zu ms=%lu mbytes_per_s=%lu.%02lu base=-",
 	       net_nic_name(), total, ns / 1000000, kbs / 1000, (kbs % 1000) / 10);
 	return 0;
+}
+
+static int run_write_tput(const struct bench_opts *o)
+{
+	static const struct bench_pair p = { setup, NULL, time_write_tput, NULL };
+
+	return bench_pair_run(&p, o, NULL);
 }
 
 static const struct bench write40 = {

@@ -6,7 +6,7 @@
  * buffers whose other bytes are a pattern, so that it can check, byte for
  * byte, that nothing outside a segment (and nothing inside one that an
  * operation had no right to touch) ever changed.  Node 1 runs the
- * operation checks, node 2 (node 1 with two nodes) the violations, every
+ * operation check_count, node 2 (node 1 with two nodes) the violations, every
  * node the contention test.  Each check prints one line on failure; the
  * app ends with RESULT rmem-test checks=.. failed=.. and fails if any did.
  */
@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "apps/app.h"
+#include "apps/check.h"
 #include "kernel/sync.h"
 #include "kernel/thread.h"
 #include "kernel/tsc.h"
@@ -26,19 +27,6 @@
 #define GUARD 512			/* pattern bytes on each side of a segment */
 #define SEG_SIZE 4096
 #define BARRIER_NS 120000000000ULL
-
-static int checks, failures;
-
-#define EXPECT(cond, ...)                                                          \
-	do {                                                                       \
-		checks++;                                                          \
-		if (!(cond)) {                                                     \
-			failures++;                                                \
-			printf("rmem-test: FAILED (line %d): %s: ", __LINE__, #cond); \
-			printf(__VA_ARGS__);                                       \
-			printf("\n");                                              \
-		}                                                                  \
-	} while (0)
 
 /* Node 0's buffers: GUARD | segment | GUARD, all patterned at first. */
 enum { B_DATA, B_RO, B_NOACCESS, B_INHIBIT, B_REVOKE, B_COUNTER, NBUF };
@@ -456,8 +444,8 @@ static int rmem_test_main(void)
 	rmem_print_stats();
 	if (node_id == 0)
 		fabric_print_stats();
-	result("checks=%d failed=%d", checks, failures);
-	return failures ? 1 : 0;
+	result("checks=%d failed=%d", check_count, check_failures);
+	return check_failures ? 1 : 0;
 }
 
 static const struct app rmem_test = {

@@ -27,10 +27,11 @@
 #include <string.h>
 
 #include "apps/app.h"
+#include "apps/check.h"
+#include "kernel/crc.h"
 #include "kernel/sync.h"
 #include "kernel/thread.h"
 #include "kernel/tsc.h"
-#include "kernel/crc.h"
 #include "lib/rpc.h"
 #include "net/fabric/fabric.h"
 #include "net/rmem/rmem.h"
@@ -44,20 +45,6 @@
 
 enum { P_SIMPLE = 1, P_SUM = 2, P_CRC = 3, P_SLOW = 4, P_FAIL = 5, P_NONE = 9 };
 enum { KINDS = 5 };			/* calls per round: Simple, MW-32, MW-64, MW-128, multi-frame */
-
-static volatile int failures;
-static volatile int checks;
-
-#define EXPECT(cond, ...)                                                          \
-	do {                                                                       \
-		__atomic_fetch_add(&checks, 1, __ATOMIC_RELAXED);                  \
-		if (!(cond)) {                                                     \
-			__atomic_fetch_add(&failures, 1, __ATOMIC_RELAXED);        \
-			printf("rpc-test: FAILED (line %d): %s: ", __LINE__, #cond); \
-			printf(__VA_ARGS__);                                       \
-			printf("\n");                                              \
-		}                                                                  \
-	} while (0)
 
 /* --- the procedures (node 0) ------------------------------------------------ */
 
@@ -412,8 +399,8 @@ static int rpc_test_main(void)
 		fabric_print_stats();
 		result("calls=%lu failed=%d rewritten=%lu role=server masks=%lu repeats=%lu bad_frames=%lu "
 		       "stacks=%d transport=%s checks=%d",
-		       s.calls, failures, s.frames_missing, s.masks, s.repeats, s.bad_frames, nstacks,
-		       transport, checks);
+		       s.calls, check_failures, s.frames_missing, s.masks, s.repeats, s.bad_frames, nstacks,
+		       transport, check_count);
 	} else {
 		struct rpc_client_stats t = { 0 };
 		for (int i = 0; i < nthreads; i++) {
@@ -426,9 +413,9 @@ static int rpc_test_main(void)
 		printf("rpc-test: node %d: %d threads x %d rounds in %lu ms\n", node_id, nthreads, iters, ms);
 		result("calls=%lu failed=%d rewritten=%lu role=client frames=%lu masks=%lu timeouts=%lu "
 		       "transport=%s checks=%d",
-		       t.calls, failures, t.rewritten, t.frames, t.masks, t.timeouts, transport, checks);
+		       t.calls, check_failures, t.rewritten, t.frames, t.masks, t.timeouts, transport, check_count);
 	}
-	return failures ? 1 : 0;
+	return check_failures ? 1 : 0;
 }
 
 static const struct app rpc_test = {

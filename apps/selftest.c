@@ -334,7 +334,7 @@ static void *sem_poster(void *arg)
 SELFTEST(semaphore)
 {
 	sem_init(&sem_items, 0);
-	CHECK(sem_wait_timeout(&sem_items, 2000000) == -1);
+	CHECK(sem_wait_timeout(&sem_items, 2000000) == -ETIMEDOUT);
 	struct thread *t = thread_create("st-sem", sem_poster, NULL, PRIO_NORMAL, 0);
 	CHECK(t != NULL);
 	for (int i = 0; i < 50; i++)

@@ -36,7 +36,9 @@
 #include <string.h>
 
 #include "drivers/e1000_regs.h"
+#include "drivers/netdev.h"
 #include "drivers/pci.h"
+#include "drivers/pktbuf.h"
 #include "kernel/apic.h"
 #include "kernel/console.h"
 #include "kernel/mem.h"
@@ -44,8 +46,6 @@
 #include "kernel/tsc.h"
 #include "kernel/vm.h"
 #include "kernel/x86.h"
-#include "drivers/netdev.h"
-#include "drivers/pktbuf.h"
 
 #define LOCAL_TRACE 0
 #define LTRACEF(...) \

@@ -2,6 +2,7 @@
  * PCI Local Bus Specification 3.0: configuration mechanism #1 (3.2.2.3.2),
  * header type 0/1 layouts (6.1), BAR sizing (6.2.5.1), capability list (6.7).
  */
+#include <errno.h>
 #include <stdio.h>
 
 #include "drivers/pci.h"
@@ -198,7 +199,7 @@ int pci_bar(const struct pci_dev *d, int i, struct pci_bar *bar)
 		bar->size = ~mask + 1;
 	}
 	if (szlo == 0 || bar->size == 0)
-		return -1;
+		return -ENODEV;
 	return 0;
 }
 

@@ -51,7 +51,7 @@ void pci_write32(const struct pci_dev *d, int off, uint32_t v);
 void pci_write16(const struct pci_dev *d, int off, uint16_t v);
 void pci_write8(const struct pci_dev *d, int off, uint8_t v);
 
-/* Decode BAR i (sizing it); return 0, or -1 if it is unimplemented. */
+/* Decode BAR i (sizing it); return 0, or -ENODEV if it is unimplemented. */
 int pci_bar(const struct pci_dev *d, int i, struct pci_bar *bar);
 
 /* Offset of the first capability with id at or after start (0 = first); 0 if none. */

@@ -5,11 +5,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "drivers/pktbuf.h"
 #include "kernel/init.h"
 #include "kernel/mem.h"
 #include "kernel/panic.h"
 #include "kernel/x86.h"
-#include "drivers/pktbuf.h"
 
 static struct pktbuf *pool, *freelist;
 static int nbufs, nfree, low_water;
@@ -20,7 +20,7 @@ int pkt_pool_init(int n)
 
 	pool = calloc((size_t)n, sizeof *pool);
 	if (!mem || !pool)
-		return -1;
+		return -ENOMEM;
 	for (int i = 0; i < n; i++) {
 		pool[i].buf = mem + (size_t)i * PKT_BUF_SIZE;
 		pool[i].next = freelist;

@@ -39,7 +39,7 @@ struct pktbuf {
 	uint64_t ext[6];		/* owner's use: e.g. lwIP's pbuf_custom wrapper */
 };
 
-/* Create the pool with n buffers.  Return 0 or -1. */
+/* Create the pool with n buffers.  Return 0 or -ENOMEM. */
 int pkt_pool_init(int n);
 
 /* A buffer with one reference and data at PKT_HEADROOM, len 0; NULL if none. */

@@ -25,15 +25,15 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "drivers/netdev.h"
 #include "drivers/pci.h"
+#include "drivers/pktbuf.h"
 #include "drivers/virtio.h"
 #include "kernel/panic.h"
 #include "kernel/timer.h"
 #include "kernel/trap.h"
 #include "kernel/tsc.h"
 #include "kernel/x86.h"
-#include "drivers/netdev.h"
-#include "drivers/pktbuf.h"
 
 #define VNET_RING_MAX 256		/* entries per queue, at most */
 #define VNET_IRQ_BUDGET 64		/* frames per poll from the interrupt handler */

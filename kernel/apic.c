@@ -2,6 +2,7 @@
  * Local APIC and I/O APIC (Intel SDM vol. 3 chapter 10; 82093AA I/O APIC
  * data sheet), 8259A PIC remap and mask.
  */
+#include <errno.h>
 #include <stdio.h>
 
 #include "kernel/acpi.h"
@@ -169,7 +170,7 @@ int ioapic_route(uint32_t gsi, int vector, int level, int active_low)
 	uint32_t pin, lo;
 
 	if (!io)
-		return -1;
+		return -ENODEV;
 	pin = gsi - io->gsi_base;
 	lo = (uint32_t)vector | (level ? RteLevel : 0) | (active_low ? RteActiveLow : 0);
 	irqflags_t f = irq_save();

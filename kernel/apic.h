@@ -23,7 +23,7 @@ void lapic_timer_setup(int vector);
 /*
  * Route global system interrupt gsi to vector on this CPU.  level/active_low
  * describe the line (PCI INTx: level, active low unless ACPI says otherwise).
- * Return 0, or -1 if no I/O APIC serves gsi.
+ * Return 0, or -ENODEV if no I/O APIC serves gsi.
  */
 int ioapic_route(uint32_t gsi, int vector, int level, int active_low);
 void ioapic_mask(uint32_t gsi, int masked);

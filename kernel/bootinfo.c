@@ -2,6 +2,7 @@
  * Loader information: PVH hvm_start_info (Xen public/arch-x86/hvm/start_info.h)
  * and multiboot2 information (Multiboot2 specification, section 3.6).
  */
+#include <errno.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -84,7 +85,7 @@ static int parse_pvh(const struct hvm_start_info *si)
 {
 	if (si->magic != PVH_MAGIC) {
 		printf("boot: bad PVH start_info magic %#x\n", si->magic);
-		return -1;
+		return -EINVAL;
 	}
 	bootinfo.loader = "pvh";
 	if (si->cmdline_paddr)
@@ -97,7 +98,7 @@ static int parse_pvh(const struct hvm_start_info *si)
 	}
 	if (bootinfo.nmmap == 0) {
 		printf("boot: PVH loader gave no memory map\n");
-		return -1;
+		return -EINVAL;
 	}
 	return 0;
 }
@@ -145,7 +146,7 @@ static int parse_mb2(const uint8_t *mbi)
 	}
 	if (bootinfo.nmmap == 0) {
 		printf("boot: multiboot2 loader gave no memory map\n");
-		return -1;
+		return -EINVAL;
 	}
 	return 0;
 }
@@ -158,5 +159,5 @@ int bootinfo_parse(int kind, uint32_t info)
 	if (kind == BOOT_MULTIBOOT2)
 		return parse_mb2((const uint8_t *)(uintptr_t)info);
 	printf("boot: unknown boot kind %d\n", kind);
-	return -1;
+	return -EINVAL;
 }

@@ -34,7 +34,7 @@ struct bootinfo {
 
 extern struct bootinfo bootinfo;
 
-/* Parse the loader's structures.  Return 0, or -1 with a message printed. */
+/* Parse the loader's structures.  Return 0, or -EINVAL with a message printed. */
 int bootinfo_parse(int kind, uint32_t info);
 
 #endif

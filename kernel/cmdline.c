@@ -123,14 +123,14 @@ int cmdline_parse_int(const char *s, long *out)
 	long v;
 
 	if (!s || !*s)
-		return -1;
+		return -EINVAL;
 	errno = 0;
 	v = strtol(s, &end, 0);
 	if (errno || *end != '\0')
-		return -1;
+		return -EINVAL;
 	/* strtol accepts leading spaces and a sign before 0x; be strict. */
 	if (!(s[0] == '-' || (s[0] >= '0' && s[0] <= '9')))
-		return -1;
+		return -EINVAL;
 	*out = v;
 	return 0;
 }
@@ -150,7 +150,7 @@ int cmdline_parse_bool(const char *s, int *out)
 			return 0;
 		}
 	}
-	return -1;
+	return -EINVAL;
 }
 
 static const struct argspec *find_spec(const struct argspec *const *tables, const char *key)

@@ -55,10 +55,10 @@ int cmdline_check(const struct cmdline *c, const struct argspec *const *tables, 
 /* The value of key, or NULL. */
 const char *cmdline_get(const struct cmdline *c, const char *key);
 
-/* Strict integer parse of all of s; return 0 and set *out, or -1. */
+/* Strict integer parse of all of s; return 0 and set *out, or -EINVAL. */
 int cmdline_parse_int(const char *s, long *out);
 
-/* Boolean parse; return 0 and set *out to 0/1, or -1. */
+/* Boolean parse; return 0 and set *out to 0/1, or -EINVAL. */
 int cmdline_parse_bool(const char *s, int *out);
 
 #endif

@@ -2,6 +2,7 @@
  * The command line, checked against the kernel's keys, every registered
  * argument table and the app's; node identity; the app registry.
  */
+#include <errno.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -76,7 +77,7 @@ int config_init(const char *line)
 
 	if (cmdline_parse(line, &boot_cmdline, err, sizeof err)) {
 		print_problems(err);
-		return -1;
+		return -EINVAL;
 	}
 	name = cmdline_get(&boot_cmdline, "app");
 	if (!name)
@@ -85,12 +86,12 @@ int config_init(const char *line)
 	if (!current_app) {
 		printf("cmdline: error: app=%s: no such app\n", name);
 		app_list();
-		return -1;
+		return -EINVAL;
 	}
 	if (__argtabs_end - __argtabs_start > MAX_TABLES) {
 		printf("cmdline: error: %d argument tables registered, room for %d\n",
 		       (int)(__argtabs_end - __argtabs_start), MAX_TABLES);
-		return -1;
+		return -EINVAL;
 	}
 	tables[n++] = kernel_args;
 	for (t = __argtabs_start; t < __argtabs_end; t++)
@@ -105,12 +106,12 @@ int config_init(const char *line)
 			print_keys((*t)->owner, (*t)->spec);
 		snprintf(who, sizeof who, "app '%s'", current_app->name);
 		print_keys(who, current_app->args);
-		return -1;
+		return -EINVAL;
 	}
 	for (t = __argtabs_start; t < __argtabs_end; t++) {
 		if ((*t)->check && (*t)->check(&boot_cmdline, err, sizeof err) < 0) {
 			printf("cmdline: error: %s\n", err);
-			return -1;
+			return -EINVAL;
 		}
 	}
 	if (cmdline_get(&boot_cmdline, "nodes") &&
@@ -121,12 +122,12 @@ int config_init(const char *line)
 		node_id = (int)v;
 	if (node_id >= num_nodes) {
 		printf("cmdline: error: node=%d is not below nodes=%d\n", node_id, num_nodes);
-		return -1;
+		return -EINVAL;
 	}
 	if (current_app->min_nodes > num_nodes) {
 		printf("cmdline: error: app %s needs at least %d nodes (nodes=%d)\n", current_app->name,
 		       current_app->min_nodes, num_nodes);
-		return -1;
+		return -EINVAL;
 	}
 	return 0;
 }

@@ -8,7 +8,7 @@
 
 #define DEFAULT_APP "hello"
 
-/* Parse and check the command line; on any problem print them all and return -1. */
+/* Parse and check the command line; on any problem print them all and return -EINVAL. */
 int config_init(const char *cmdline);
 
 #endif

@@ -134,7 +134,7 @@ const char *crc32c_impl(void)
 }
 
 /*
- * The cell CRCs (net/cell.h): one 256-entry table each, most significant
+ * The cell CRCs (net/deposit/cell.h): one 256-entry table each, most significant
  * bit first.  Built on first use; deposit_init() calls crc_cell_tables()
  * at boot so that the receive path never builds them.
  */

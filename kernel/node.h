@@ -28,7 +28,7 @@ int arg_bool(const char *key, int def);
 
 /*
  * A layer's keys.  check (may be NULL) validates what the types and
- * ranges of the table cannot: 0, or -1 with a message in err.
+ * ranges of the table cannot: 0, or -EINVAL with a message in err.
  */
 struct arg_table {
 	const char *owner;		/* "fabric": printed before its keys */

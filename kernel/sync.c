@@ -1,3 +1,4 @@
+#include <errno.h>
 #include <stddef.h>
 
 #include "kernel/panic.h"
@@ -134,7 +135,7 @@ void mutex_lock(struct mutex *m)
 int mutex_trylock(struct mutex *m)
 {
 	irqflags_t f = irq_save();
-	int r = -1;
+	int r = -EBUSY;
 
 	if (!m->owner) {
 		m->owner = curthread;
@@ -188,7 +189,7 @@ int sem_wait_timeout(struct sem *s, uint64_t timeout_ns)
 		uint64_t now = cycles();
 		if (now >= deadline) {
 			irq_restore(f);
-			return -1;
+			return -ETIMEDOUT;
 		}
 		waitq_wait_timeout(&s->wq, cycles_to_ns(deadline - now));
 	}

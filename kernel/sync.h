@@ -52,7 +52,7 @@ struct mutex {
 
 void mutex_init(struct mutex *m, int recursive);
 void mutex_lock(struct mutex *m);
-/* Return 0 if taken, -1 if held by another thread. */
+/* Return 0 if taken, -EBUSY if held by another thread. */
 int mutex_trylock(struct mutex *m);
 void mutex_unlock(struct mutex *m);
 
@@ -64,7 +64,7 @@ struct sem {
 
 void sem_init(struct sem *s, int64_t count);
 void sem_wait(struct sem *s);
-/* Return 0 when taken, -1 on timeout. */
+/* Return 0 when taken, -ETIMEDOUT on timeout. */
 int sem_wait_timeout(struct sem *s, uint64_t timeout_ns);
 void sem_post(struct sem *s);
 

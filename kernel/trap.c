@@ -1,6 +1,7 @@
 /*
  * GDT, TSS, IDT and the common trap handler (Intel SDM vol. 3, chapters 6-7).
  */
+#include <errno.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -130,7 +131,7 @@ int irq_alloc(irq_handler_t fn, void *arg)
 		}
 	}
 	irq_restore(f);
-	return -1;
+	return -ENOSPC;
 }
 
 static const char *const exc_names[32] = {

@@ -33,7 +33,7 @@ void trap_init(void);
 /* Install handler on a fixed vector. */
 void irq_register(int vector, irq_handler_t fn, void *arg);
 
-/* Allocate a free device vector and install handler; -1 if none left. */
+/* Allocate a free device vector and install handler; -ENOSPC if none left. */
 int irq_alloc(irq_handler_t fn, void *arg);
 
 /* Nonzero while an interrupt handler runs. */

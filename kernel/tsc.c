@@ -5,6 +5,7 @@
  * PIT channel 2 in one-shot mode (8254 data sheet, mode 0) gated through
  * port 0x61.
  */
+#include <errno.h>
 #include <stdio.h>
 
 #include "kernel/acpi.h"
@@ -111,7 +112,7 @@ int tsc_calibrate(void)
 	if (!sane(hz)) {
 		printf("tsc: calibration failed (hpet and pit gave %lu Hz); assuming 2 GHz\n", hz);
 		set_hz(2000000000ULL);
-		return -1;
+		return -EIO;
 	}
 	set_hz(hz);
 	return 0;

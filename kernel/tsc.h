@@ -12,7 +12,7 @@
 extern uint64_t tsc_hz;			/* calibrated cycles per second */
 extern const char *tsc_source;		/* "hpet" or "pit" */
 
-/* Calibrate; return 0, or -1 if no reference clock gave a sane answer. */
+/* Calibrate; return 0, or -EIO if no reference clock gave a sane answer. */
 int tsc_calibrate(void);
 
 static inline uint64_t cycles(void) { return rdtsc(); }

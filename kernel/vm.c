@@ -1,6 +1,7 @@
 /*
  * Page tables (Intel SDM vol. 3, 4.5: 4-level paging).
  */
+#include <errno.h>
 #include <string.h>
 
 #include "boot/boot.h"
@@ -50,7 +51,7 @@ int vm_unmap_page(uintptr_t va)
 
 	if (!pte) {
 		irq_restore(f);
-		return -1;
+		return -EINVAL;
 	}
 	*pte = (*pte & ~PTE_P) | PTE_GUARD;
 	invlpg(va);
@@ -65,7 +66,7 @@ int vm_remap_page(uintptr_t va)
 
 	if (!pte) {
 		irq_restore(f);
-		return -1;
+		return -EINVAL;
 	}
 	*pte = (*pte | PTE_P) & ~PTE_GUARD;
 	invlpg(va);
@@ -93,7 +94,7 @@ int vm_map_mmio(uint64_t phys, uint64_t len)
 	if (end <= BOOT_MAPPED_BYTES)
 		return 0;		/* already mapped (and uncached from 3 GiB) */
 	if (end > (512ULL << 30))
-		return -1;		/* beyond the first PML4 entry */
+		return -EINVAL;		/* beyond the first PML4 entry */
 	irqflags_t f = irq_save();
 	for (uint64_t a = phys & ~0x1fffffULL; a < end; a += 0x200000) {
 		if (a < BOOT_MAPPED_BYTES)
@@ -103,7 +104,7 @@ int vm_map_mmio(uint64_t phys, uint64_t len)
 			uint64_t *pd = page_alloc(0);
 			if (!pd) {
 				irq_restore(f);
-				return -1;
+				return -EINVAL;
 			}
 			memset(pd, 0, PAGE_SIZE);
 			*pe = (uintptr_t)pd | PTE_P | PTE_W;

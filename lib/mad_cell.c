@@ -1,7 +1,7 @@
 /*
  * Madeleine's hybrid-deposit driver: the remote message queues of the
  * madeleine paper's SCI implementation (section 3.4, Figure 14) built of
- * hybrid-deposit cells (net/deposit.h), with the conditional interrupt of
+ * hybrid-deposit cells (net/deposit/deposit.h), with the conditional interrupt of
  * hybrid deposit 3.4 as the arrival notification.
  *
  * Every pair of nodes shares one duplex connection, VCI 128 + a + b

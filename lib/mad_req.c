@@ -1,7 +1,7 @@
 /*
  * Madeleine's message-queue driver: the remote message queues of the
  * madeleine paper's SCI implementation (section 3.4, Figure 14), with the
- * remote enqueue (net/req.h) as the arrival notification that the paper
+ * remote enqueue (net/req/req.h) as the arrival notification that the paper
  * left for later ("Remote interrupts could have been used to signal the
  * data transfer completions").
  *

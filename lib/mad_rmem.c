@@ -1,6 +1,6 @@
 /*
  * Madeleine's remote-memory driver: the protocol of Figure 7 (madeleine
- * paper 2.2) on protected remote memory (net/rmem.h), as the paper builds
+ * paper 2.2) on protected remote memory (net/rmem/rmem.h), as the paper builds
  * it on the zero-copy protocols BIP and VIA (sections 3.2, 3.3).
  *
  * Headers.  Every node exports, for each peer, a ring of HDR_SLOTS slots

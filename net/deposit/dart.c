@@ -123,17 +123,17 @@ static void drop_fault(struct dart_conn *c, const struct dart_exc *e)
 
 /*
  * Apply one cell to open connection vci.  A fault blocks the connection
- * (or, with DART_DISCARD, drops the cell) and is DR_DONE: the cell is
+ * (or, with DART_DISCARD, drops the cell) and is 0: the cell is
  * consumed into the exception record.
  */
-static enum dart_res step(struct dart *d, int vci, const struct cell *cell,
+static int step(struct dart *d, int vci, const struct cell *cell,
 			  const struct dart_sink *s)
 {
 	struct dart_conn *c = &d->conn[vci];
 	struct dart_exc e;
-	enum dart_res r = dart_exec(d, vci, cell, cell_pt(cell), s, &e);
+	int r = dart_exec(d, vci, cell, cell_pt(cell), s, &e);
 
-	if (r != DR_FAULT)
+	if (r != -EFAULT)
 		return r;
 	d->ctr.exc[e.cls]++;
 	c->exceptions++;
@@ -142,14 +142,14 @@ static enum dart_res step(struct dart *d, int vci, const struct cell *cell,
 		d->ctr.discarded++;
 		c->discarded++;
 		drop_fault(c, &e);
-		return DR_DONE;
+		return 0;
 	}
 	e.vci = (uint16_t)vci;
 	memcpy(e.cell, cell, CELL_SIZE);
 	c->exc = e;
 	c->state = DC_EXCEPTION;
 	s->exception(s->ctx, vci);
-	return DR_DONE;
+	return 0;
 }
 
 /* Keep a cell behind an exception, in arrival order; count it if there is no room. */
@@ -217,16 +217,16 @@ header_ok:
 			d->ctr.cells++;
 			continue;
 		}
-		if (step(d, vci, cell, s) == DR_BUSY) {
+		if (step(d, vci, cell, s) == -EBUSY) {
 			d->ctr.busy++;
 			*next = i;
-			return DART_BUSY;
+			return -EBUSY;
 		}
 		c->cells++;
 		d->ctr.cells++;
 	}
 	*next = n;
-	return DART_DONE;
+	return 0;
 }
 
 int dart_resume(struct dart *d, int vci, int how, const struct dart_sink *s)
@@ -263,7 +263,7 @@ int dart_resume(struct dart *d, int vci, int how, const struct dart_sink *s)
 		struct cell cell;
 		memcpy(&cell, c->exc.cell, CELL_SIZE);
 		c->exc.cls = DEX_NONE;
-		if (step(d, vci, &cell, s) == DR_BUSY) {
+		if (step(d, vci, &cell, s) == -EBUSY) {
 			c->state = DC_WAIT;
 			return -EAGAIN;
 		}
@@ -272,7 +272,7 @@ int dart_resume(struct dart *d, int vci, int how, const struct dart_sink *s)
 			return DART_BLOCKED;
 	}
 	while (c->hold_n) {
-		if (step(d, vci, &c->hold[c->hold_head], s) == DR_BUSY) {
+		if (step(d, vci, &c->hold[c->hold_head], s) == -EBUSY) {
 			c->state = DC_WAIT;
 			return -EAGAIN;
 		}

@@ -1,7 +1,7 @@
 /*
  * DART (hybrid deposit 6): the state the hybrid deposit model keeps at a
  * node and the logic that applies incoming cells to it.  Pure: the kernel
- * (net/deposit.c) keeps one struct dart and calls these with interrupts
+ * (net/deposit/deposit.c) keeps one struct dart and calls these with interrupts
  * off; host unit tests and the fuzz target call them as they are.
  *
  *  - Connection table (DART 6.1, Fig. 5), indexed by the VCI: the peer
@@ -202,11 +202,10 @@ int dart_conn_close(struct dart *d, int vci);
 
 /*
  * Apply the cells [*next, n) of one frame from src (n cells of CELL_SIZE
- * bytes at cells).  Return DART_DONE with *next = n, or DART_BUSY with
+ * bytes at cells).  Return 0 with *next = n, or -EBUSY with
  * *next at a cell that needs room for a reply the sink does not have: it
  * changed nothing; call again from there later.
  */
-enum { DART_DONE = 0, DART_BUSY = 1 };
 int dart_input(struct dart *d, int src, const uint8_t *cells, size_t n, size_t *next,
 	       const struct dart_sink *s);
 

@@ -39,11 +39,11 @@ struct regs {
 	uint8_t written;	/* canonical slots written (bit per slot) */
 };
 
-static enum dart_res fault(struct dart_exc *e, int cls, uint32_t detail)
+static int fault(struct dart_exc *e, int cls, uint32_t detail)
 {
 	e->cls = (uint8_t)cls;
 	e->detail = detail;
-	return DR_FAULT;
+	return -EFAULT;
 }
 
 /* Registers a register-operation byte reads and writes, by slot; -1 if unimplemented. */
@@ -172,7 +172,7 @@ static void reply_send(struct dart *d, const struct dart_conn *rc, const struct 
  * One compound operation x on connection c.  named: the message named the
  * registers (protection applies).
  */
-static enum dart_res execute(struct dart *d, int vci, const struct cell *cell,
+static int execute(struct dart *d, int vci, const struct cell *cell,
 			     const struct cell_ctl *x, int named, const struct dart_sink *s,
 			     struct dart_exc *e)
 {
@@ -276,7 +276,7 @@ static enum dart_res execute(struct dart *d, int vci, const struct cell *cell,
 			return fault(e, DEX_NOREPLY, (uint32_t)c->reply);
 		rc = &d->conn[c->reply];
 		if (!s->can_reply(s->ctx, rc->peer))
-			return DR_BUSY;
+			return -EBUSY;
 	}
 
 	/* Commit. */
@@ -325,11 +325,11 @@ static enum dart_res execute(struct dart *d, int vci, const struct cell *cell,
 		d->ctr.interrupts++;
 		s->intr(s->ctx, &ev);
 	}
-	return DR_DONE;
+	return 0;
 }
 
 /* A control cell: check, data CRC, the instruction pointer variant, then the operation. */
-static enum dart_res exec_control(struct dart *d, int vci, const struct cell *cell,
+static int exec_control(struct dart *d, int vci, const struct cell *cell,
 				  const struct dart_sink *s, struct dart_exc *e)
 {
 	struct dart_conn *c = &d->conn[vci];
@@ -376,7 +376,7 @@ static enum dart_res exec_control(struct dart *d, int vci, const struct cell *ce
 }
 
 /* An AAL5 cell of the block in progress, deposited after the control cell's data (DART 6.2). */
-static enum dart_res exec_data(struct dart *d, int vci, const struct cell *cell, uint8_t pt,
+static int exec_data(struct dart *d, int vci, const struct cell *cell, uint8_t pt,
 			       const struct dart_sink *s, struct dart_exc *e)
 {
 	struct dart_conn *c = &d->conn[vci];
@@ -398,7 +398,7 @@ static enum dart_res exec_data(struct dart *d, int vci, const struct cell *cell,
 		c->blk_next += CELL_PAYLOAD;
 		c->blk_len += CELL_PAYLOAD;
 		d->ctr.data_cells++;
-		return DR_DONE;
+		return 0;
 	}
 	/* The last cell: the rest of the data (0, 16 or 32 bytes), padding, trailer. */
 	const struct aal5_trailer *tr = aal5_trailer_of(pl);
@@ -419,10 +419,10 @@ static enum dart_res exec_data(struct dart *d, int vci, const struct cell *cell,
 		d->ctr.interrupts++;
 		s->intr(s->ctx, &c->blk_ev);
 	}
-	return DR_DONE;
+	return 0;
 }
 
-enum dart_res dart_exec(struct dart *d, int vci, const struct cell *cell, uint8_t pt,
+int dart_exec(struct dart *d, int vci, const struct cell *cell, uint8_t pt,
 			const struct dart_sink *s, struct dart_exc *e)
 {
 	struct dart_conn *c = &d->conn[vci];
@@ -437,7 +437,7 @@ enum dart_res dart_exec(struct dart *d, int vci, const struct cell *cell, uint8_
 		d->ctr.block_skipped++;
 		if (pt & PT_AUU)
 			c->rx = RX_CONTROL;
-		return DR_DONE;
+		return 0;
 	}
 	return exec_control(d, vci, cell, s, e);
 }

@@ -1,25 +1,21 @@
 /*
  * The DART operation logic (hybrid deposit 3.4, Fig. 2; DART 6.2, 6.5):
  * one cell of a connection, checked completely, then committed.  Used by
- * net/dart.c only; pure.
+ * net/deposit/dart.c only; pure.
  */
 #ifndef NET_DART_OP_H
 #define NET_DART_OP_H
 
 #include "net/deposit/dart.h"
 
-enum dart_res {
-	DR_DONE,		/* committed (or consumed: a cell of a skipped block) */
-	DR_BUSY,		/* needs room for a reply: nothing changed */
-	DR_FAULT,		/* *e says why: nothing changed */
-};
-
 /*
  * Apply cell (whose header parsed, with payload type pt) to connection
  * vci, which is open: a control cell, or an AAL5 cell of the block in
- * progress.  On DR_FAULT, e->cls, e->detail and e->skip_block are set.
+ * progress.  Return 0 (committed, or consumed: a cell of a skipped
+ * block), -EBUSY (it needs room for a reply: nothing changed) or -EFAULT
+ * (nothing changed; e->cls, e->detail and e->skip_block say why).
  */
-enum dart_res dart_exec(struct dart *d, int vci, const struct cell *cell, uint8_t pt,
+int dart_exec(struct dart *d, int vci, const struct cell *cell, uint8_t pt,
 			const struct dart_sink *s, struct dart_exc *e);
 
 #endif

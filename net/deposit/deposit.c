@@ -1,8 +1,9 @@
 /*
  * Hybrid deposit in the kernel: the fabric receive handler for cells
- * (DEP_PROTO), the kernel calls, the send registers, and the exception
- * thread.  The tables and the operation logic are net/dart.c and
- * net/dart_op.c; the cell format is net/cell.h.  See deposit.h.
+ * (DEP_PROTO) and the exception thread, here; the kernel calls on
+ * endpoints, connections, registers and exceptions in conn.c; the send
+ * registers in send.c.  The tables and the operation logic are dart.c and
+ * dart_op.c; the cell format is cell.h.  See deposit.h.
  *
  * Choices where the paper leaves one (DESIGN.md), and why:
  *
@@ -57,8 +58,8 @@
  *    for FETCH, the words old a, b, c, new a, b, c, the condition, 0 (host
  *    byte order).  The reply is an ordinary cell at the requester: it
  *    deposits where its control says, under the requester's own checks.
- *    A request is applied only when its reply can go (fabric_can_send);
- *    otherwise the handler returns FABRIC_BUSY, which holds the frame and
+ *    A request is applied only when its reply can go (call_can_answer, net/fabric/call.h);
+ *    otherwise the handler returns -EBUSY, which holds the frame and
  *    back-pressures that node pair, and remembers how many of the frame's
  *    cells it already applied, so that none is applied twice; the
  *    exception thread calls fabric_resume() every millisecond until it
@@ -111,49 +112,35 @@
  */
 #include <errno.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 
 #include "kernel/init.h"
 #include "kernel/node.h"
-#include "kernel/console.h"
 #include "kernel/sync.h"
 #include "kernel/thread.h"
-#include "kernel/trap.h"
 #include "kernel/tsc.h"
 #include "kernel/x86.h"
-#include "net/deposit/deposit.h"
+#include "net/deposit/internal.h"
+#include "net/fabric/call.h"
 #include "net/fabric/fabric.h"
 
 _Static_assert(DEP_CELLS_PER_FRAME * CELL_SIZE <= FAB_MTU, "a frame carries 27 cells");
 _Static_assert(MAX_NODES <= DART_MAX_PEER, "every node can be a peer");
 
-#define DEP_PROTO 6			/* fabric protocol number of cells */
 #define BUSY_POLL_NS 1000000ULL		/* retry held frames and replays every ms */
 #define EXC_PRINT_MAX 20		/* unhandled exceptions printed in full */
 
-struct conn_note {
-	dep_intr_fn intr_fn;
-	void *intr_arg;
-	volatile uint64_t intrs;
-	struct waitq wq;
-	dep_exc_fn exc_fn;
-	void *exc_arg;
-	uint8_t exc_pending;		/* an exception the thread has not reported yet */
-	uint8_t status_pending;		/* a send-side DEX_STATUS to report */
-	uint8_t tx_busy;		/* a block is being sent */
-	uint16_t tx_singles;		/* single cells between their check and the fabric */
-	struct dart_exc status_exc;
-};
+struct dart dep_dart;
+struct conn_note dep_notes[DART_MAX_CONN];
+dep_exc_fn dep_default_exc_fn;
+void *dep_default_exc_arg;
+struct dep_stats dep_stats;
+volatile int dep_replay_waiting;
+int dep_ready;
 
-static struct dart dart;
-static struct conn_note notes[DART_MAX_CONN];
-static struct dart_sendregs sendregs[DART_MAX_CONN];
-static dep_exc_fn default_exc_fn;
-static void *default_exc_arg;
 
 /*
- * A frame held with FABRIC_BUSY: which, and how many of its cells are
+ * A frame held with -EBUSY: which, and how many of its cells are
  * applied.  The channel delivers nothing else from that node until it
  * takes this frame (the same pktbuf, held in its receive window; a dead
  * channel delivers nothing more, a new boot session's frames are dropped
@@ -164,42 +151,31 @@ static struct {
 	size_t len, next;
 } rx_resume[MAX_NODES];
 
-static volatile int busy_pending, replay_waiting, work;
+static volatile int busy_pending, work;
 static struct waitq worker_wq = WAITQ_INIT;
-static uint64_t bad_frames, tx_frames, tx_cells, send_refused, reply_lost;
-static uint64_t exc_handled, exc_unhandled;
-static int ready;
 
 /* --- the sink: what the operation logic asks of the kernel (irq) ------------ */
 
 static int sink_can_reply(void *ctx, int peer)
 {
 	(void)ctx;
-	return fabric_can_send(peer);
+	return call_can_answer(peer);
 }
 
 static void sink_reply(void *ctx, int peer, const struct cell *c)
 {
-	struct pktbuf *pb = pkt_get();
-
 	(void)ctx;
-	if (!pb) {
-		reply_lost++;
+	if (call_answer(peer, DEP_PROTO, c, CELL_SIZE, NULL, 0, 0) < 0) {
+		dep_stats.reply_lost++;
 		return;
 	}
-	memcpy(fabric_payload(pb), c, CELL_SIZE);
-	if (fabric_send_pb(peer, DEP_PROTO, pb, CELL_SIZE, FABRIC_NOWAIT) < 0) {
-		pkt_put(pb);
-		reply_lost++;
-		return;
-	}
-	tx_frames++;
-	tx_cells++;
+	dep_stats.tx_frames++;
+	dep_stats.tx_cells++;
 }
 
 static void sink_intr(void *ctx, const struct dart_event *ev)
 {
-	struct conn_note *n = &notes[ev->vci];
+	struct conn_note *n = &dep_notes[ev->vci];
 
 	(void)ctx;
 	n->intrs++;
@@ -209,7 +185,7 @@ static void sink_intr(void *ctx, const struct dart_event *ev)
 		waitq_wake_all(&n->wq);
 }
 
-static void wake_worker(void)
+void dep_wake_worker(void)
 {
 	work = 1;
 	if (worker_wq.head)
@@ -219,11 +195,11 @@ static void wake_worker(void)
 static void sink_exception(void *ctx, int vci)
 {
 	(void)ctx;
-	notes[vci].exc_pending = 1;
-	wake_worker();
+	dep_notes[vci].exc_pending = 1;
+	dep_wake_worker();
 }
 
-static const struct dart_sink sink = { NULL, sink_can_reply, sink_reply, sink_intr, sink_exception };
+const struct dart_sink dep_sink = { NULL, sink_can_reply, sink_reply, sink_intr, sink_exception };
 
 /* --- the receive handler (fabric receive path, interrupts off) -------------- */
 
@@ -232,19 +208,19 @@ static int cell_handler(int src, const uint8_t *payload, size_t len, struct pktb
 	size_t next = 0;
 
 	if (len == 0 || len % CELL_SIZE || src < 0 || src >= MAX_NODES) {
-		bad_frames++;
+		dep_stats.bad_frames++;
 		return 0;
 	}
-	/* The same frame again after FABRIC_BUSY: its first cells are applied already. */
+	/* The same frame again after -EBUSY: its first cells are applied already. */
 	if (rx_resume[src].pb == pb && rx_resume[src].len == len)
 		next = rx_resume[src].next;
-	if (dart_input(&dart, src, payload, len / CELL_SIZE, &next, &sink) == DART_BUSY) {
+	if (dart_input(&dep_dart, src, payload, len / CELL_SIZE, &next, &dep_sink) == -EBUSY) {
 		rx_resume[src].pb = pb;
 		rx_resume[src].len = len;
 		rx_resume[src].next = next;
 		busy_pending = 1;
-		wake_worker();
-		return FABRIC_BUSY;
+		dep_wake_worker();
+		return -EBUSY;
 	}
 	rx_resume[src].pb = NULL;
 	return 0;
@@ -254,15 +230,15 @@ static int cell_handler(int src, const uint8_t *payload, size_t len, struct pktb
 
 static void report(int vci, const struct dart_exc *e)
 {
-	dep_exc_fn fn = notes[vci].exc_fn ? notes[vci].exc_fn : default_exc_fn;
-	void *arg = notes[vci].exc_fn ? notes[vci].exc_arg : default_exc_arg;
+	dep_exc_fn fn = dep_notes[vci].exc_fn ? dep_notes[vci].exc_fn : dep_default_exc_fn;
+	void *arg = dep_notes[vci].exc_fn ? dep_notes[vci].exc_arg : dep_default_exc_arg;
 
 	if (fn) {
-		exc_handled++;
+		dep_stats.exc_handled++;
 		fn(arg, e);
 		return;
 	}
-	if (exc_unhandled++ < EXC_PRINT_MAX)
+	if (dep_stats.exc_unhandled++ < EXC_PRINT_MAX)
 		printf("deposit: connection %d: %s exception (detail %#x%s); blocked until "
 		       "dep_conn_resume\n", vci, dart_exc_names[e->cls], e->detail,
 		       e->data_cell ? ", AAL5 cell" : "");
@@ -278,11 +254,11 @@ static void *worker(void *arg)
 	(void)arg;
 	for (;;) {
 		irqflags_t f = irq_save();
-		while (!work && !busy_pending && !replay_waiting)
+		while (!work && !busy_pending && !dep_replay_waiting)
 			waitq_wait(&worker_wq);
 		work = 0;
 		for (int vci = 0; vci < DART_MAX_CONN; vci++) {
-			struct conn_note *n = &notes[vci];
+			struct conn_note *n = &dep_notes[vci];
 			struct dart_exc e;
 			if (n->status_pending) {
 				n->status_pending = 0;
@@ -295,24 +271,24 @@ static void *worker(void *arg)
 				continue;
 			n->exc_pending = 0;
 			/* Re-enabled meanwhile, or closed: nothing to report. */
-			if (dart.conn[vci].state != DC_EXCEPTION)
+			if (dep_dart.conn[vci].state != DC_EXCEPTION)
 				continue;
-			e = dart.conn[vci].exc;
+			e = dep_dart.conn[vci].exc;
 			irq_restore(f);
 			report(vci, &e);
 			f = irq_save();
 		}
 		irq_restore(f);
-		if (!busy_pending && !replay_waiting)
+		if (!busy_pending && !dep_replay_waiting)
 			continue;
 		thread_sleep_ns(BUSY_POLL_NS);
 		f = irq_save();
-		if (replay_waiting) {
-			replay_waiting = 0;
+		if (dep_replay_waiting) {
+			dep_replay_waiting = 0;
 			for (int vci = 0; vci < DART_MAX_CONN; vci++)
-				if (dart.conn[vci].state == DC_WAIT &&
-				    dart_resume(&dart, vci, DART_CONTINUE, &sink) == -EAGAIN)
-					replay_waiting = 1;
+				if (dep_dart.conn[vci].state == DC_WAIT &&
+				    dart_resume(&dep_dart, vci, DART_CONTINUE, &dep_sink) == -EAGAIN)
+					dep_replay_waiting = 1;
 		}
 		if (busy_pending) {
 			busy_pending = 0;
@@ -330,376 +306,32 @@ static int deposit_init(void)
 
 	if (!fabric_ready())
 		return -ENODEV;
-	dart_init(&dart);
-	if (fabric_register(DEP_PROTO, cell_handler) < 0)
+	dart_init(&dep_dart);
+	if (fabric_register(DEP_PROTO, cell_handler) < 0 ||
+	    names_register(NAME_CONN, dep_conn_resolve) < 0)
 		return -EBUSY;
 	t = thread_create("dep-exc", worker, NULL, PRIO_HIGH, 0);
 	if (!t)
 		return -ENOMEM;
 	thread_detach(t);
-	ready = 1;
+	dep_ready = 1;
 	return 0;
 }
 INIT_HOOK(INIT_PROTO, deposit, deposit_init);
-
-/* --- endpoints and connections ------------------------------------------------- */
-
-int dep_endpoint_create(void *base, size_t size, int prot)
-{
-	irqflags_t f = irq_save();
-	int r = dart_ep_create(&dart, base, size, prot);
-	irq_restore(f);
-	return r;
-}
-
-int dep_endpoint_destroy(int ep)
-{
-	irqflags_t f = irq_save();
-	int r = dart_ep_destroy(&dart, ep);
-	irq_restore(f);
-	return r;
-}
-
-int dep_conn_open(int vci, const struct dep_conn_cfg *cfg)
-{
-	struct dart_conn_cfg dc = { cfg->peer, cfg->ep, cfg->flags, cfg->reply, cfg->reg_base,
-				    cfg->reg_count, cfg->ip_base, cfg->ip_count };
-	unsigned cap = cfg->hold ? cfg->hold : DEP_HOLD_DEFAULT;
-	struct cell *hold;
-	int r;
-
-	if (!ready)
-		return -ENODEV;
-	if (cfg->peer == node_id || cfg->peer < 0 || cfg->peer >= num_nodes || cap > 4096)
-		return -EINVAL;
-	hold = malloc(cap * sizeof *hold);
-	if (!hold)
-		return -ENOMEM;
-	irqflags_t f = irq_save();
-	r = dart_conn_open(&dart, vci, &dc, hold, cap);
-	if (r == 0) {
-		struct conn_note *n = &notes[vci];
-		n->intr_fn = NULL;
-		n->intr_arg = NULL;
-		n->intrs = 0;
-		n->exc_fn = NULL;
-		n->exc_arg = NULL;
-		n->exc_pending = n->status_pending = n->tx_busy = 0;
-		memset(&sendregs[vci], 0, sizeof sendregs[vci]);
-	}
-	irq_restore(f);
-	if (r < 0)
-		free(hold);
-	return r;
-}
-
-int dep_conn_close(int vci)
-{
-	struct cell *hold = NULL;
-	int r;
-
-	if (vci < 0 || vci >= DART_MAX_CONN)
-		return -EBADF;
-	irqflags_t f = irq_save();
-	if (notes[vci].tx_busy || notes[vci].tx_singles) {
-		irq_restore(f);
-		return -EBUSY;
-	}
-	hold = dart.conn[vci].hold;
-	r = dart_conn_close(&dart, vci);
-	if (r == 0) {
-		notes[vci].intr_fn = NULL;
-		notes[vci].exc_fn = NULL;
-		notes[vci].exc_pending = notes[vci].status_pending = 0;
-		waitq_wake_all(&notes[vci].wq);
-	}
-	irq_restore(f);
-	if (r == 0)
-		free(hold);
-	return r;
-}
-
-int dep_conn_resume(int vci, int how)
-{
-	int r;
-
-	if (how != DART_RETRY && how != DART_SKIP)
-		return -EINVAL;
-	irqflags_t f = irq_save();
-	r = dart_resume(&dart, vci, how, &sink);
-	if (r == -EAGAIN) {
-		replay_waiting = 1;
-		wake_worker();
-	}
-	irq_restore(f);
-	sched_maybe_preempt();
-	return r;
-}
-
-int dep_conn_info(int vci, struct dep_conn_info *out)
-{
-	if (vci < 0 || vci >= DART_MAX_CONN)
-		return -EBADF;
-	irqflags_t f = irq_save();
-	const struct dart_conn *c = &dart.conn[vci];
-	int r = c->state == DC_FREE ? -EBADF : 0;
-	if (r == 0) {
-		out->state = c->state;
-		out->exc = c->exc;
-		out->held = c->hold_n;
-		out->overrun = c->overrun;
-		out->cells = c->cells;
-		out->exceptions = c->exceptions;
-		out->discarded = c->discarded;
-		out->interrupts = notes[vci].intrs;
-	}
-	irq_restore(f);
-	return r;
-}
-
-/* --- registers and instructions -------------------------------------------------- */
-
-int dep_reg_set(unsigned r, uint32_t v)
-{
-	if (r >= DART_NREGS)
-		return -EINVAL;
-	irqflags_t f = irq_save();
-	dart.reg[r] = v;
-	irq_restore(f);
-	return 0;
-}
-
-int dep_reg_get(unsigned r, uint32_t *v)
-{
-	if (r >= DART_NREGS)
-		return -EINVAL;
-	irqflags_t f = irq_save();
-	*v = dart.reg[r];
-	irq_restore(f);
-	return 0;
-}
-
-int dep_reg_protect(unsigned r, int prot)
-{
-	if (r >= DART_NREGS || (prot & ~(DART_REG_R | DART_REG_W)))
-		return -EINVAL;
-	irqflags_t f = irq_save();
-	dart.reg_prot[r] = (uint8_t)prot;
-	irq_restore(f);
-	return 0;
-}
-
-int dep_reg_op(unsigned r, unsigned alu, uint32_t operand, uint32_t *newval)
-{
-	irqflags_t f = irq_save();
-	int ret = dart_reg_op(&dart, r, alu, operand, newval);
-	irq_restore(f);
-	return ret;
-}
-
-int dep_instr_set(unsigned slot, const struct cell_ctl *ins, int flags)
-{
-	if (slot >= DART_NINSTR || (flags & ~DART_I_ENTRY))
-		return -EINVAL;
-	irqflags_t f = irq_save();
-	dart.imem[slot].ctl = *ins;
-	dart.imem[slot].flags = (uint8_t)flags;
-	irq_restore(f);
-	return 0;
-}
-
-/* --- interrupts and exceptions --------------------------------------------------- */
-
-int dep_on_intr(int vci, dep_intr_fn fn, void *arg)
-{
-	if (vci < 0 || vci >= DART_MAX_CONN)
-		return -EBADF;
-	irqflags_t f = irq_save();
-	int r = dart.conn[vci].state == DC_FREE ? -EBADF : 0;
-	if (r == 0) {
-		notes[vci].intr_fn = fn;
-		notes[vci].intr_arg = arg;
-	}
-	irq_restore(f);
-	return r;
-}
-
-long dep_intr_wait(int vci, uint64_t *seen, uint64_t timeout_ns)
-{
-	uint64_t end = cycles() + ns_to_cycles(timeout_ns);
-	long r = -ETIMEDOUT;
-
-	if (vci < 0 || vci >= DART_MAX_CONN)
-		return -EBADF;
-	irqflags_t f = irq_save();
-	struct conn_note *n = &notes[vci];
-	while (dart.conn[vci].state != DC_FREE && n->intrs == *seen) {
-		uint64_t now = cycles();
-		if (now >= end)
-			break;
-		waitq_wait_timeout(&n->wq, cycles_to_ns(end - now));
-	}
-	if (dart.conn[vci].state == DC_FREE)
-		r = -EBADF;
-	else if (n->intrs != *seen)
-		r = (long)(*seen = n->intrs);
-	irq_restore(f);
-	return r;
-}
-
-int dep_on_exception(int vci, dep_exc_fn fn, void *arg)
-{
-	irqflags_t f = irq_save();
-	int r = 0;
-	if (vci == -1) {
-		default_exc_fn = fn;
-		default_exc_arg = arg;
-	} else if (vci < 0 || vci >= DART_MAX_CONN || dart.conn[vci].state == DC_FREE) {
-		r = -EBADF;
-	} else {
-		notes[vci].exc_fn = fn;
-		notes[vci].exc_arg = arg;
-	}
-	irq_restore(f);
-	return r;
-}
-
-/* --- send side ------------------------------------------------------------------ */
-
-struct dart_sendregs *dep_sendregs(int vci)
-{
-	if (vci < 0 || vci >= DART_MAX_CONN || dart.conn[vci].state == DC_FREE ||
-	    !(dart.conn[vci].flags & DART_TX))
-		return NULL;
-	return &sendregs[vci];
-}
-
-/* A fresh packet buffer; in a thread, wait for one. */
-static struct pktbuf *get_pb(void)
-{
-	struct pktbuf *pb;
-
-	while ((pb = pkt_get()) == NULL) {
-		if (in_irq)
-			return NULL;
-		thread_sleep_ns(200000);
-	}
-	return pb;
-}
-
-/* Send the AAL5 cells of a block, DEP_CELLS_PER_FRAME a frame (thread). */
-static int send_block(int peer, struct cell_seg *seg, struct pktbuf *pb, size_t have)
-{
-	int more = 1, r = 0;
-
-	while (more) {
-		uint8_t *p = fabric_payload(pb);
-		size_t n = have;
-		while (n < DEP_CELLS_PER_FRAME && more)
-			more = cell_seg_next(seg, (struct cell_aal5 *)(p + CELL_SIZE * n++)) == 1;
-		if ((r = fabric_send_pb(peer, DEP_PROTO, pb, n * CELL_SIZE, 0)) < 0) {
-			pkt_put(pb);
-			return r;
-		}
-		__atomic_fetch_add(&tx_frames, 1, __ATOMIC_RELAXED);
-		__atomic_fetch_add(&tx_cells, n, __ATOMIC_RELAXED);
-		have = 0;
-		if (more && !(pb = get_pb()))
-			return -ENOBUFS;
-	}
-	return 0;
-}
-
-int dep_go(struct dart_sendregs *sr, uint32_t value)
-{
-	int vci = (int)(sr - sendregs), r;
-	struct dart_send snd;
-	struct pktbuf *pb;
-
-	if (sr < sendregs || sr >= sendregs + DART_MAX_CONN)
-		return -EBADF;
-	if (!(pb = get_pb()))
-		return -ENOBUFS;
-	irqflags_t f = irq_save();
-	if (notes[vci].tx_busy) {
-		irq_restore(f);
-		pkt_put(pb);
-		return -EBUSY;
-	}
-	r = dart_send_prepare(&dart, vci, sr, value, (struct cell *)fabric_payload(pb), &snd);
-	if (r == -EIO) {
-		/* DART 6.3: sending while the status is non-zero is an exception. */
-		struct conn_note *n = &notes[vci];
-		send_refused++;
-		memset(&n->status_exc, 0, sizeof n->status_exc);
-		n->status_exc.cls = DEX_STATUS;
-		n->status_exc.vci = (uint16_t)vci;
-		n->status_exc.detail = dart.conn[vci].state;
-		n->status_pending = 1;
-		wake_worker();
-	}
-	if (r < 0) {
-		irq_restore(f);
-		pkt_put(pb);
-		return r;
-	}
-	if (!snd.block) {
-		/* Counted until it is queued: no block may start in between and enclose it. */
-		notes[vci].tx_singles++;
-		irq_restore(f);
-		r = fabric_send_pb(snd.peer, DEP_PROTO, pb, CELL_SIZE, in_irq ? FABRIC_NOWAIT : 0);
-		f = irq_save();
-		notes[vci].tx_singles--;
-		irq_restore(f);
-		if (r < 0) {
-			pkt_put(pb);
-			return r;
-		}
-		sr->size = 0;
-		__atomic_fetch_add(&tx_frames, 1, __ATOMIC_RELAXED);
-		__atomic_fetch_add(&tx_cells, 1, __ATOMIC_RELAXED);
-		return 0;
-	}
-	if (in_irq) {
-		irq_restore(f);
-		pkt_put(pb);
-		return -EWOULDBLOCK;
-	}
-	/* A block: nothing else may go on this connection until its last cell. */
-	notes[vci].tx_busy = 1;
-	while (notes[vci].tx_singles) {
-		irq_restore(f);
-		thread_yield();
-		f = irq_save();
-	}
-	irq_restore(f);
-	r = send_block(snd.peer, &snd.seg, pb, 1);
-	f = irq_save();
-	notes[vci].tx_busy = 0;
-	irq_restore(f);
-	if (r == 0)
-		sr->size = 0;
-	return r;
-}
-
-int dep_test_send_raw(int dst, const void *cells, size_t len)
-{
-	return fabric_send(dst, DEP_PROTO, cells, len, NULL, 0, 0);
-}
 
 /* --- accounting ------------------------------------------------------------------ */
 
 void deposit_counters(struct dep_counters *out)
 {
 	irqflags_t f = irq_save();
-	out->dart = dart.ctr;
-	out->bad_frames = bad_frames;
-	out->tx_frames = tx_frames;
-	out->tx_cells = tx_cells;
-	out->send_refused = send_refused;
-	out->reply_lost = reply_lost;
-	out->exceptions_handled = exc_handled;
-	out->exceptions_unhandled = exc_unhandled;
+	out->dart = dep_dart.ctr;
+	out->bad_frames = dep_stats.bad_frames;
+	out->tx_frames = dep_stats.tx_frames;
+	out->tx_cells = dep_stats.tx_cells;
+	out->send_refused = dep_stats.send_refused;
+	out->reply_lost = dep_stats.reply_lost;
+	out->exceptions_handled = dep_stats.exc_handled;
+	out->exceptions_unhandled = dep_stats.exc_unhandled;
 	irq_restore(f);
 }
 
@@ -722,7 +354,8 @@ void deposit_print_stats(void)
 	       d->exc[DEX_PROT], d->exc[DEX_UNIMPL], d->exc[DEX_NOREPLY], d->exc[DEX_SOFTWARE],
 	       c.send_refused);
 	printf("deposit: discarded %lu held %lu overrun %lu skipped %lu block_skipped %lu busy %lu "
-	       "handled %lu unhandled %lu; tx frames %lu cells %lu reply_lost %lu\n",
+	       "handled %lu unhandled %lu; tx frames %lu cells %lu dep_stats.reply_lost %lu\n",
 	       d->discarded, d->held, d->hold_overrun, d->skipped, d->block_skipped, d->busy,
 	       c.exceptions_handled, c.exceptions_unhandled, c.tx_frames, c.tx_cells, c.reply_lost);
 }
+

@@ -5,8 +5,8 @@
  * destination's registers and instruction memory (3.4, 6.5), the send
  * registers (DART 6.3), conditional interrupts (3.4) and the host's
  * exception handling (DART 6.4).  The receive half runs in the fabric's
- * receive path (net/dart.h has the tables and the operation logic); the
- * design choices are in net/deposit.c.
+ * receive path (net/deposit/dart.h has the tables and the operation logic); the
+ * design choices are in net/deposit/deposit.c.
  *
  * A typical duplex connection between nodes 0 and 1, VCI 7:
  *
@@ -77,6 +77,21 @@ int dep_conn_close(int vci);
  * itself), -EINVAL (not blocked), -EBADF.
  */
 int dep_conn_resume(int vci, int how);
+
+/*
+ * Name this node's end of connection vci, so that its peer (and only its
+ * peer) can find the VCI with dep_conn_lookup (the name service of
+ * net/fabric/call.h).  0, -EINVAL, -EBADF (not open), -EEXIST.  Closing
+ * the connection forgets the name.
+ */
+int dep_conn_export(int vci, const char *name);
+
+/*
+ * The VCI under which node exported a connection named name with this
+ * node: >= 0, or -ENOENT, -EACCES (its peer is another node), -EHOSTDOWN,
+ * -ETIMEDOUT, -EINVAL.
+ */
+int dep_conn_lookup(int node, const char *name, uint64_t timeout_ns);
 
 struct dep_conn_info {
 	int state;		/* enum dart_state */

@@ -305,7 +305,7 @@ static void deliver(struct chan *c)
 
 		memcpy(&h, pb->data + FAB_ETH_HLEN, sizeof h);
 		if (c->ops->deliver(c->ctx, c->cfg.peer, h.proto, pb->data + CHAN_PAYLOAD_OFF, h.len, pb) ==
-		    CHAN_BUSY) {
+		    -EBUSY) {
 			c->blocked = 1;
 			c->stats.busy_refusals++;
 			break;

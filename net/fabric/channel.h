@@ -14,7 +14,7 @@
  *  - Credit: the receiver buffers at most `window` frames it has not
  *    delivered; `limit` (= first undelivered + window) tells the sender how
  *    far it may go.  A protocol that cannot take a frame now (deliver()
- *    returns CHAN_BUSY) stops delivery; the frames wait in the window, the
+ *    returns -EBUSY) stops delivery; the frames wait in the window, the
  *    limit stops moving, and the sender stops: back-pressure, not loss.
  *    A zero window is probed so that a lost window update cannot stall.
  *  - A peer from which nothing is heard for dead_ns while frames are
@@ -31,12 +31,11 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "net/fabric/wire.h"
 #include "drivers/pktbuf.h"
+#include "net/fabric/wire.h"
 
 #define CHAN_WIN_MAX 64
 #define CHAN_SNDQ_MAX (2 * CHAN_WIN_MAX)
-#define CHAN_BUSY 1		/* deliver(): cannot accept this message now */
 
 /* Offset of the payload in a frame's pktbuf data. */
 #define CHAN_PAYLOAD_OFF (FAB_ETH_HLEN + FAB_HDR_LEN)
@@ -44,7 +43,7 @@
 struct chan_ops {
 	/* Transmit a built frame; take a reference if it must outlive the call. */
 	void (*xmit)(void *ctx, struct pktbuf *pb);
-	/* Deliver one message: 0 = taken (pb may be pkt_ref'd), CHAN_BUSY = not now. */
+	/* Deliver one message: 0 = taken (pb may be pkt_ref'd), -EBUSY = not now. */
 	int (*deliver)(void *ctx, int peer, uint8_t proto, const uint8_t *p, size_t len,
 		       struct pktbuf *pb);
 	/* A buffer for an ACK or PROBE frame, or NULL. */
@@ -145,7 +144,7 @@ uint64_t chan_next_deadline(const struct chan *c);
 /* Send a pending acknowledgement now, if there is one. */
 void chan_flush_ack(struct chan *c, uint64_t now);
 
-/* A protocol that returned CHAN_BUSY can take messages again. */
+/* A protocol that returned -EBUSY can take messages again. */
 void chan_resume(struct chan *c, uint64_t now);
 
 #endif

@@ -42,7 +42,7 @@ static int fabric_check_args(const struct cmdline *c, char *err, size_t errlen)
 	struct fault_cfg tmp;
 
 	if (f && fault_parse(f, &tmp, err, errlen) < 0)
-		return -1;
+		return -EINVAL;
 	return 0;
 }
 
@@ -78,7 +78,7 @@ static int chan_deliver(void *ctx, int src, uint8_t proto, const uint8_t *p, siz
 {
 	(void)ctx;
 	if (proto < FP_MAX && !fab.handlers[proto] && !fab.started)
-		return CHAN_BUSY;	/* its protocol is not up yet: keep it */
+		return -EBUSY;	/* its protocol is not up yet: keep it */
 	if (proto >= FP_MAX || !fab.handlers[proto]) {
 		fab.ctr.rx_unknown_proto++;
 		return 0;		/* consumed: nobody will ever want it */

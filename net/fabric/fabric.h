@@ -2,7 +2,7 @@
  * The fabric: the link layer between the nodes of the cluster.
  *
  * For every pair of nodes, a reliable, in-order, flow-controlled channel
- * (net/channel.h) carries messages of up to FAB_MTU bytes for a protocol
+ * (net/fabric/channel.h) carries messages of up to FAB_MTU bytes for a protocol
  * (the mechanisms register one each).  A raw mode sends single frames with
  * no sequencing or retransmission: the floor the benchmarks compare with.
  * Nodes find each other at boot by broadcasting HELLO frames; a node's
@@ -10,7 +10,7 @@
  *
  * Receive handlers run in the NIC's interrupt path, serialized: they must
  * be short and must not sleep.  A reliable handler that cannot take a
- * message now returns FABRIC_BUSY; the fabric keeps it (and, once the
+ * message now returns -EBUSY; the fabric keeps it (and, once the
  * window fills, stops the sender) and offers it again when the protocol
  * calls fabric_resume(), when the refusing peer's acknowledgement makes
  * room to answer it, and at every tick.  Nothing is dropped.
@@ -24,9 +24,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "kernel/cmdline.h"
-#include "net/fabric/wire.h"
 #include "drivers/pktbuf.h"
+#include "net/fabric/wire.h"
 
 /*
  * Protocol numbers (fab_hdr.proto).  A protocol claims its number where it
@@ -39,7 +38,6 @@
 #define FP_APP_FIRST 16
 #define FP_MAX 32
 
-#define FABRIC_BUSY 1		/* handler: cannot take this message now */
 
 enum {				/* fabric_send flags */
 	FABRIC_NOWAIT = 1,	/* never sleep: -EAGAIN when the queue is full */
@@ -95,7 +93,7 @@ static inline uint8_t *fabric_payload(struct pktbuf *pb) { return pb->data + FAB
 /*
  * Would a FABRIC_NOWAIT send to dst be queued now?  (irq) A receive
  * handler that must answer asks before it changes anything, and returns
- * FABRIC_BUSY if not, so that a retried message is never applied twice.
+ * -EBUSY if not, so that a retried message is never applied twice.
  */
 int fabric_can_send(int dst);
 
@@ -114,7 +112,7 @@ int fabric_flush(int dst, uint64_t timeout_ns);
  */
 int fabric_shutdown(uint64_t timeout_ns, uint64_t linger_ns);
 
-/* A protocol that returned FABRIC_BUSY can take messages again. */
+/* A protocol that returned -EBUSY can take messages again. */
 void fabric_resume(void);
 
 /* Is dst declared dead? */

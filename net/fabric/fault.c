@@ -1,3 +1,4 @@
+#include <errno.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -13,7 +14,7 @@ static int parse_rate(const char *s, size_t n, uint32_t *out)
 	while (i < n && s[i] >= '0' && s[i] <= '9') {
 		num = num * 10 + (uint64_t)(s[i] - '0');
 		if (num > 1)
-			return -1;
+			return -EINVAL;
 		i++;
 		digits++;
 	}
@@ -22,7 +23,7 @@ static int parse_rate(const char *s, size_t n, uint32_t *out)
 		int frac = 0;
 		while (i < n && s[i] >= '0' && s[i] <= '9') {
 			if (++frac > 9)
-				return -1;
+				return -EINVAL;
 			num = num * 10 + (uint64_t)(s[i] - '0');
 			den *= 10;
 			i++;
@@ -30,7 +31,7 @@ static int parse_rate(const char *s, size_t n, uint32_t *out)
 		}
 	}
 	if (i != n || digits == 0 || num > den)
-		return -1;
+		return -EINVAL;
 	/* num/den in [0, 1] as a fraction of 2^32, 1.0 saturating. */
 	uint64_t v = (num << 32) / den;
 	*out = v > 0xffffffffULL ? 0xffffffffu : (uint32_t)v;
@@ -45,7 +46,7 @@ int fault_parse(const char *spec, struct fault_cfg *f, char *err, size_t errlen)
 	memset(f, 0, sizeof *f);
 	if (!*p) {
 		snprintf(err, errlen, "fault=: empty");
-		return -1;
+		return -EINVAL;
 	}
 	while (*p) {
 		const char *end = strchr(p, ','), *colon;
@@ -55,7 +56,7 @@ int fault_parse(const char *spec, struct fault_cfg *f, char *err, size_t errlen)
 		colon = memchr(p, ':', n);
 		if (!colon) {
 			snprintf(err, errlen, "fault=%s: item '%.*s' is not kind:rate", spec, (int)n, p);
-			return -1;
+			return -EINVAL;
 		}
 		for (int i = 0; i < 4; i++) {
 			if ((size_t)(colon - p) == strlen(names[i]) && memcmp(p, names[i], (size_t)(colon - p)) == 0)
@@ -64,12 +65,12 @@ int fault_parse(const char *spec, struct fault_cfg *f, char *err, size_t errlen)
 		if (!slot) {
 			snprintf(err, errlen, "fault=%s: unknown kind '%.*s' (drop, dup, reorder, corrupt)", spec,
 				 (int)(colon - p), p);
-			return -1;
+			return -EINVAL;
 		}
 		if (parse_rate(colon + 1, n - (size_t)(colon - p) - 1, &rate) < 0) {
 			snprintf(err, errlen, "fault=%s: rate '%.*s' is not a probability between 0 and 1", spec,
 				 (int)(n - (size_t)(colon - p) - 1), colon + 1);
-			return -1;
+			return -EINVAL;
 		}
 		*slot = rate;
 		f->any |= rate != 0;
@@ -78,7 +79,7 @@ int fault_parse(const char *spec, struct fault_cfg *f, char *err, size_t errlen)
 			p++;
 			if (!*p) {
 				snprintf(err, errlen, "fault=%s: trailing comma", spec);
-				return -1;
+				return -EINVAL;
 			}
 		}
 	}

@@ -16,7 +16,7 @@ struct fault_cfg {
 };
 
 /*
- * Parse spec into *f.  Return 0, or -1 with a message naming the bad item
+ * Parse spec into *f.  Return 0, or -EINVAL with a message naming the bad item
  * in err.
  */
 int fault_parse(const char *spec, struct fault_cfg *f, char *err, size_t errlen);

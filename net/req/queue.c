@@ -1,5 +1,5 @@
 /*
- * Remote-enqueue queues; see req_queue.h.
+ * Remote-enqueue queues; see queue.h.
  */
 #include <errno.h>
 #include <string.h>

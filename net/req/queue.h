@@ -2,7 +2,7 @@
  * Remote-enqueue queues: the data structure of Markatos, Katevenis and
  * Vatsolaki, "The Remote Enqueue Operation on Networks of Workstations"
  * (remote-enqueue paper), section "Remote Enqueue" and below.  Pure logic:
- * the kernel (net/req.c) calls these with its locking, host unit tests
+ * the kernel (net/req/req.c) calls these with its locking, host unit tests
  * drive them directly.
  *
  * A queue is a linked list of buffers (Figure 1).  Each buffer is a power

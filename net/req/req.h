@@ -1,7 +1,7 @@
 /*
  * Remote enqueue (REQ): the kernel's queues, the REQ operation over the
  * fabric, and the dequeue with the do-not-preempt-me protocol (remote-
- * enqueue paper, "Remote Enqueue" and below; queue logic in req_queue.h).
+ * enqueue paper, "Remote Enqueue" and below; queue logic in queue.h).
  *
  * A node creates queues and exports them by name; another node imports a
  * queue by (node, name) and gets a handle naming the queue's first buffer

@@ -12,15 +12,12 @@
 
 enum req_op {
 	RQ_ENQ = 1,		/* enqueue word into the queue at addr (generation gen) */
-	RQ_STATUS = 2,		/* the verdict on tag */
-	RQ_LOOKUP = 3,		/* name service: payload is the name */
-	RQ_LOOKUP_RESP = 4,	/* addr and gen of the queue, or a status */
-	RQ_FENCE = 5,		/* answer with a STATUS once everything before it is done */
+	RQ_STATUS = 2,		/* the verdict on tag (a call's or a sink's, net/fabric/call.h) */
 };
 
 enum { RQF_ACK = 1 };		/* answer an RQ_ENQ with a STATUS even on success */
 
-enum req_status { RQS_OK = 0, RQS_NOQUEUE = 1, RQS_NOENT = 2, RQS_NSTATUS };
+enum req_status { RQS_OK = 0, RQS_NOQUEUE = 1, RQS_NSTATUS };
 
 struct req_msg {
 	uint8_t op;
@@ -34,13 +31,15 @@ struct req_msg {
 } __attribute__((packed));
 _Static_assert(sizeof(struct req_msg) == 28, "REQ message is 28 bytes");
 
-#define REQ_WIRE_NAME_MAX 31
+/* The name service's answer about a queue (kind NAME_QUEUE). */
+struct req_queue_answer {
+	uint64_t addr;		/* the first buffer: what names the queue on the wire */
+	uint32_t gen;
+	uint32_t reserved;
+} __attribute__((packed));
+_Static_assert(sizeof(struct req_queue_answer) == 16, "queue answer is 16 bytes");
 
-/*
- * Validate len bytes at p.  0 with *m filled, and name and namelen set for
- * lookups; -1 if malformed.
- */
-int req_wire_parse(const uint8_t *p, size_t len, struct req_msg *m, const char **name,
-		   size_t *namelen);
+/* Validate len bytes at p.  0 with *m filled; -EPROTO if malformed. */
+int req_wire_parse(const uint8_t *p, size_t len, struct req_msg *m);
 
 #endif

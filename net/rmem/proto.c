@@ -1,8 +1,8 @@
 #include <errno.h>
 #include <string.h>
 
-#include "net/rmem/rmem.h"
 #include "net/rmem/proto.h"
+#include "net/rmem/rmem.h"
 
 const char *const rmem_status_names[RMS_NSTATUS] = {
 	[RMS_OK] = "ok",
@@ -13,7 +13,6 @@ const char *const rmem_status_names[RMS_NSTATUS] = {
 	[RMS_INHIBIT] = "write_inhibited",
 	[RMS_ALIGN] = "misaligned",
 	[RMS_MALFORMED] = "malformed",
-	[RMS_NOENT] = "no_such_name",
 };
 
 int rmem_parse(const uint8_t *p, size_t len, struct rmem_msg *m, const uint8_t **data,
@@ -52,28 +51,14 @@ int rmem_parse(const uint8_t *p, size_t len, struct rmem_msg *m, const uint8_t *
 		want = 8;
 		break;
 	case RM_STATUS:
-	case RM_FENCE:
 		want = 0;
-		break;
-	case RM_LOOKUP:
-		if (m->count == 0 || m->count >= RMEM_NAME_LEN)
-			return RMS_MALFORMED;
-		want = m->count;
-		if (*dlen == want && memchr(*data, '\0', want))
-			return RMS_MALFORMED;
-		break;
-	case RM_LOOKUP_RESP:
-		if (m->count & ~(uint32_t)RMEM_ALL)
-			return RMS_MALFORMED;
-		want = 8;
 		break;
 	default:
 		return RMS_MALFORMED;
 	}
 	if (*dlen != want)
 		return RMS_MALFORMED;
-	if ((m->op == RM_STATUS || m->op == RM_READ_RESP || m->op == RM_ATOMIC_RESP ||
-	     m->op == RM_LOOKUP_RESP) &&
+	if ((m->op == RM_STATUS || m->op == RM_READ_RESP || m->op == RM_ATOMIC_RESP) &&
 	    (m->status < 0 || m->status >= RMS_NSTATUS))
 		return RMS_MALFORMED;
 	return RMS_OK;
@@ -125,7 +110,6 @@ int rmem_status_errno(int status)
 	case RMS_BOUNDS: return -ERANGE;
 	case RMS_INHIBIT: return -EROFS;
 	case RMS_ALIGN: return -EINVAL;
-	case RMS_NOENT: return -ENOENT;
 	default: return -EPROTO;
 	}
 }

@@ -2,8 +2,9 @@
  * Remote memory on the wire, and the receiver's protection check.
  *
  * Every message is a 24-byte header (struct rmem_msg) and, for some
- * operations, data.  The issuer names its request with a tag; answers
- * (READ data, atomic results, status, name lookups) carry the tag back and
+ * operations, data.  The issuer names its request with a tag (a call's or
+ * a sink's, net/fabric/call.h); answers (READ data, atomic results,
+ * status) carry the tag back and
  * nothing else that could steer them: where READ data lands is decided by
  * the issuer's own record of the request, never by the answer.
  *
@@ -32,9 +33,6 @@ enum rmem_op {
 	RM_FADD = 5,		/* hdr + addend(8) at seg/off */
 	RM_ATOMIC_RESP = 6,	/* hdr + old value(8) */
 	RM_STATUS = 7,		/* hdr: status of tag */
-	RM_LOOKUP = 8,		/* hdr + name (count bytes, no NUL) */
-	RM_LOOKUP_RESP = 9,	/* hdr + size(8); seg, gen, rights in the header */
-	RM_FENCE = 10,		/* hdr: answer with a STATUS once all before it is done */
 	RM_NOPS
 };
 
@@ -54,21 +52,32 @@ enum rmem_status {
 	RMS_INHIBIT = 5,	/* write-inhibited */
 	RMS_ALIGN = 6,		/* atomic not on an 8-byte boundary */
 	RMS_MALFORMED = 7,	/* fields inconsistent */
-	RMS_NOENT = 8,		/* lookup: no such name */
 	RMS_NSTATUS
 };
 
 struct rmem_msg {
 	uint8_t op;
 	uint8_t flags;
-	uint16_t seg;		/* target segment; LOOKUP_RESP: the segment found */
-	uint32_t gen;		/* the issuer's generation; LOOKUP_RESP: the current one */
+	uint16_t seg;		/* target segment */
+	uint32_t gen;		/* the issuer's generation */
 	uint32_t off;		/* offset in the segment */
-	uint32_t count;		/* data bytes; LOOKUP_RESP: the rights granted */
+	uint32_t count;		/* data bytes */
 	uint32_t tag;		/* the issuer's request id */
 	int32_t status;		/* answers: enum rmem_status */
 } __attribute__((packed));
 _Static_assert(sizeof(struct rmem_msg) == RMEM_HDR_LEN, "rmem header is 24 bytes");
+
+/*
+ * The name service's answer about a segment (net/fabric/call.h, kind
+ * NAME_SEGMENT): what the asker's descriptor will carry.
+ */
+struct rmem_seg_answer {
+	uint16_t seg;
+	uint16_t rights;	/* RMEM_R/W/A granted to the asker (never 0) */
+	uint32_t gen;		/* the asker's generation */
+	uint64_t size;
+} __attribute__((packed));
+_Static_assert(sizeof(struct rmem_seg_answer) == 16, "segment answer is 16 bytes");
 
 /* What the check needs to know of a segment, for the issuing node. */
 struct rmem_segview {

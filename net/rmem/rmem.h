@@ -34,7 +34,7 @@
 #define RMEM_NAME_MAX 32		/* with the NUL */
 #define RMEM_MAX_SEGS 256		/* exported segments per node */
 #define RMEM_MAX_DESC 512		/* imported descriptors per node */
-#define RMEM_MAX_READS 64		/* READs outstanding per node */
+/* READs and atomics outstanding share the fabric's calls (CALL_MAX per node). */
 
 /* Rights on a segment (per importing node). */
 enum {

@@ -1,6 +1,6 @@
 /*
- * libFuzzer target: the hybrid-deposit receive path (net/dart.c,
- * net/dart_op.c, net/cell.c) as net/deposit.c drives it, on node 0, with
+ * libFuzzer target: the hybrid-deposit receive path (net/deposit/dart.c,
+ * net/deposit/dart_op.c, net/deposit/cell.c) as net/deposit/deposit.c drives it, on node 0, with
  * seven connections from nodes 1, 2 and 5 over overlapping endpoints in a
  * guarded arena, registers of every protection, and instruction memory.
  * The input is a sequence of chunks:
@@ -22,6 +22,7 @@
  * reply is malformed, goes to the wrong node or VCI, or was sent without
  * room; an interrupt or exception names another connection.
  */
+#include <errno.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -274,7 +275,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			before();
 			cur_vci = v;
 			int r = dart_input(&D, src, (const uint8_t *)&c, 1, &next, &sink);
-			if ((r == DART_BUSY) != (next == 0))
+			if ((r == -EBUSY) != (next == 0))
 				abort();
 			if (v >= 0 && v < DART_MAX_CONN && D.conn[v].state != DC_FREE && D.conn[v].peer != src)
 				after(-1);	/* another node's cell on it: nothing at all */

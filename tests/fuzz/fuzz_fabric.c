@@ -7,6 +7,7 @@
  * (checked to be in order).  Sanitizers catch memory errors; the asserts
  * catch broken invariants; the buffer count catches leaks.
  */
+#include <errno.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -45,7 +46,7 @@ static int deliver(void *ctx, int peer, uint8_t proto, const uint8_t *p, size_t 
 		sink ^= p[i];
 	(void)sink;
 	delivered[peer]++;
-	return (len & 1) && (p[0] == 0xbb) ? CHAN_BUSY : 0;
+	return (len & 1) && (p[0] == 0xbb) ? -EBUSY : 0;
 }
 
 static struct pktbuf *alloc(void *ctx)

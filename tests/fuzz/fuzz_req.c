@@ -3,7 +3,7 @@
  * (length, message) chunks arriving at a node with three queues of tiny
  * buffers inside a guarded arena below 4 GiB.  A message goes through
  * req_wire_parse; an RQ_ENQ for a known (address, generation) is enqueued
- * exactly as net/req.c does; input bits also run dequeues (with the
+ * exactly as net/req/remote.c does; input bits also run dequeues (with the
  * do-not-preempt-me bit, and interleaved enqueues that overflow during
  * them), make space, and destroy or recreate queues.  Checks: nothing is
  * ever written outside the buffers the queues own, every queue hands out
@@ -88,9 +88,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		if (n > size)
 			n = size;
 		struct req_msg m;
-		const char *name;
-		size_t nl;
-		if (req_wire_parse(data, n, &m, &name, &nl) == 0 && m.op == RQ_ENQ) {
+		if (req_wire_parse(data, n, &m) == 0 && m.op == RQ_ENQ) {
 			for (int i = 0; i < 3; i++) {
 				struct fq *f = &qs[i];
 				if (!f->used || (uintptr_t)f->q.first != m.addr || f->gen != m.gen)

@@ -1,6 +1,6 @@
 /*
  * libFuzzer target: the receiving half of protected remote memory, as
- * net/rmem.c's serve() runs it, on node 1.  The input is a sequence of
+ * net/rmem/serve.c's serve() runs it, on node 1.  The input is a sequence of
  * chunks:
  *
  *   src (< 0xf0), len (2 bytes, little-endian), len message bytes
@@ -8,14 +8,13 @@
  *       some beyond the table): rmem_parse(); for a request that
  *       parses, rmem_check() against segtab_view() and, if allowed, the
  *       operation on the arena exactly as serve() does it (memcpy for
- *       WRITE, the 8-byte atomics for CAS and FADD, a read for READ_REQ);
- *       LOOKUP as serve() does it
+ *       WRITE, the 8-byte atomics for CAS and FADD, a read for READ_REQ)
  *   0xf0 | cmd, a, b, c
  *       a change of the table: grant, revoke, inhibit, unexport, export
  *
  * Segments live in fixed regions of an arena (two of them overlap); every
  * other byte of the arena is a guard.  Beside the real table the target
- * keeps its own model of it, written from rmem_seg.h's contract: every
+ * keeps its own model of it, written from segtab.h's contract: every
  * segtab call must return what the model says, every view must agree
  * with it, generations must only move on (never back to one handed out
  * before), and rmem_check() must give the verdict the model gives.  A
@@ -238,7 +237,7 @@ static int do_inhibit(int seg, int on)
 	return r;
 }
 
-/* What rmem_parse must say, from the wire format in rmem_proto.h. */
+/* What rmem_parse must say, from the wire format in proto.h. */
 static int model_parse(const uint8_t *p, size_t len)
 {
 	struct rmem_msg m;
@@ -247,7 +246,6 @@ static int model_parse(const uint8_t *p, size_t len)
 		return RMS_MALFORMED;
 	memcpy(&m, p, sizeof m);
 	size_t dlen = len - RMEM_HDR_LEN;
-	const uint8_t *d = p + RMEM_HDR_LEN;
 	if (m.flags & ~(RM_F_INTR | RM_F_ACK | RM_F_RAW))
 		return RMS_MALFORMED;
 	int ok;
@@ -267,22 +265,12 @@ static int model_parse(const uint8_t *p, size_t len)
 		ok = m.count == 8 && dlen == 8;
 		break;
 	case RM_STATUS:
-	case RM_FENCE:
 		ok = dlen == 0;
-		break;
-	case RM_LOOKUP:
-		ok = m.count >= 1 && m.count < RMEM_NAME_LEN && dlen == m.count;
-		for (size_t i = 0; ok && i < dlen; i++)
-			ok = d[i] != 0;
-		break;
-	case RM_LOOKUP_RESP:
-		ok = m.count <= RMEM_ALL && dlen == 8;
 		break;
 	default:
 		ok = 0;
 	}
-	if (ok && (m.op == RM_STATUS || m.op == RM_READ_RESP || m.op == RM_ATOMIC_RESP ||
-		   m.op == RM_LOOKUP_RESP))
+	if (ok && (m.op == RM_STATUS || m.op == RM_READ_RESP || m.op == RM_ATOMIC_RESP))
 		ok = m.status >= 0 && m.status < RMS_NSTATUS;
 	return ok ? RMS_OK : RMS_MALFORMED;
 }
@@ -313,20 +301,6 @@ static int model_check(const struct rmem_msg *m, int src)
 
 static void serve(int src, const struct rmem_msg *m, const uint8_t *data)
 {
-	if (m->op == RM_LOOKUP) {
-		char name[RMEM_NAME_LEN];
-		memcpy(name, data, m->count);
-		name[m->count] = '\0';
-		int i = segtab_find(&tab, name), expect = -1;
-		for (int s = 0; s < SEGTAB_SLOTS; s++)
-			if (ms[s].used && strcmp(ms[s].name, name) == 0)
-				expect = s;
-		CHECK(i == expect);
-		return;
-	}
-	if (m->op == RM_FENCE)
-		return;
-
 	struct rmem_segview v = segtab_view(&tab, m->seg, src);
 	int st = rmem_check(&v, m);
 	int expect = model_check(m, src);
@@ -409,7 +383,6 @@ static void receive(int src, const uint8_t *in, size_t len)
 		case RM_READ_RESP:
 		case RM_ATOMIC_RESP:
 		case RM_STATUS:
-		case RM_LOOKUP_RESP:
 			break;		/* answers: complete(), not the target's business */
 		default:
 			serve(src, &m, data);

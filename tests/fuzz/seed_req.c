@@ -37,11 +37,12 @@ int main(int argc, char **argv)
 	for (int s = 0; s < 4; s++) {
 		size_t n = 0;
 		for (int i = 0; i < 40; i++) {
-			uint8_t op = i % 7 == 6 ? RQ_LOOKUP : i % 5 == 4 ? RQ_FENCE : RQ_ENQ;
+			/* Mostly enqueues; now and then a status, or an op number no longer used. */
+			uint8_t op = i % 7 == 6 ? RQ_STATUS : i % 5 == 4 ? 3 : RQ_ENQ;
 			uint8_t ctl = (uint8_t)((i * 37 + s) | (i % 3 == 0 ? 0x10 : 0) | (i % 4 == 0 ? 0x20 : 0));
 			if (s == 3 && i == 20)
 				ctl |= 0xc0;
-			n += put(buf + n, op, ctl, op == RQ_LOOKUP ? "stress" : NULL);
+			n += put(buf + n, op, ctl, op == 3 ? "stress" : NULL);
 		}
 		snprintf(path, sizeof path, "%s/seed%d", argv[1], s);
 		FILE *f = fopen(path, "wb");

@@ -64,9 +64,10 @@ static void fadd(int src, uint16_t seg, uint32_t gen, uint32_t off)
 	msg(src, RM_FADD, 0, seg, gen, off, 8, 8, NULL);
 }
 
-static void lookup(int src, const char *name)
+/* Op numbers no longer on the wire (name lookups and fences went to the fabric's facility). */
+static void retired(int src, uint8_t op, size_t dlen)
 {
-	msg(src, RM_LOOKUP, 0, 0, 0, 0, (uint32_t)strlen(name), strlen(name), name);
+	msg(src, op, 0, 0, 0, 0, (uint32_t)dlen, dlen, NULL);
 }
 
 enum { C_GRANT, C_REVOKE, C_INHIBIT, C_UNEXPORT, C_EXPORT };
@@ -115,9 +116,9 @@ int main(int argc, char **argv)
 	fadd(0, 4, 1, 88);
 	wr(0, 5, 1, 0, 1);
 	wr(6, 6, 3, 500, 12);
-	lookup(0, "data");
-	lookup(2, "ovl");
-	msg(3, RM_FENCE, 0, 0, 0, 0, 0, 0, NULL);
+	msg(3, RM_STATUS, 0, 0, 0, 0, 0, 0, NULL);
+	retired(0, 8, 4);
+	retired(3, 10, 0);
 	bad |= save(argv[1], 0);
 
 	/* 1: revoke and re-grant, stale generations. */
@@ -139,12 +140,12 @@ int main(int argc, char **argv)
 	wr(0, 6, 3, 0, 32);
 	ctl(C_UNEXPORT, 6, 0, 0);
 	wr(0, 6, 3, 0, 32);		/* bad segment */
-	lookup(0, "ovl");
+	retired(0, 8, 3);
 	ctl(C_EXPORT, 7, RMEM_ALL, 9);	/* "s9" on region 7 */
 	wr(0, 6, 3, 0, 32);		/* stale */
 	wr(0, 6, 5, 0, 32);		/* the new segment */
 	wr(0, 6, 5, 1400, 100);
-	lookup(0, "s9");
+	rd(0, 6, 5, 0, 8);
 	ctl(C_EXPORT, 0, RMEM_ALL, 0);	/* "data" again: -EEXIST */
 	ctl(C_UNEXPORT, 0, 0, 0);
 	ctl(C_EXPORT, 6, RMEM_R, 0);	/* "data" on region 6, slot 0 */
@@ -196,11 +197,8 @@ int main(int argc, char **argv)
 	wr(1, 0, 1, 0, 8);		/* from the node itself */
 	wr(0, 9, 1, 0, 8);
 	wr(0, 0xffff, 1, 0, 8);
-	lookup(0, "nosuchname");
-	lookup(0, "0123456789abcdefghijklmnopqrstu");
-	lookup(0, "0123456789abcdefghijklmnopqrstuv");	/* too long */
-	msg(0, RM_LOOKUP_RESP, 0, 0, 1, 0, RMEM_RW, 8, NULL);
-	msg(0, RM_LOOKUP_RESP, 0, 0, 1, 0, 8, 8, NULL);
+	retired(0, 9, 8);
+	msg(0, RM_STATUS, RM_F_RAW, 0, 1, 0, RMEM_RW, 0, NULL);
 	msg(0, RM_ATOMIC_RESP, 0, 0, 0, 0, 8, 8, NULL);
 	msg(0, RM_READ_RESP, 0, 0, 0, 0, 16, 16, NULL);
 	wr(0, 0, 1, 0, 8);
@@ -218,7 +216,7 @@ int main(int argc, char **argv)
 	ctl(C_EXPORT, 7, 7 << 5 | RMEM_ALL, 13);	/* size 2^64 - 1 */
 	ctl(C_EXPORT, 7, 8 | RMEM_ALL, 14);		/* unknown rights */
 	wr(0, 7, 1, 1499, 1);
-	lookup(0, "0123456789abcdefghijklmnopqrstu");
+	retired(0, 8, 31);
 	ctl(C_GRANT, 7, 0x80, RMEM_R);		/* node -2: -EINVAL */
 	ctl(C_GRANT, 0x88, 3, RMEM_R);		/* segment 7 */
 	ctl(C_REVOKE, 0xff, 3, 0);		/* segment 126: -EBADF */

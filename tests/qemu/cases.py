@@ -347,6 +347,10 @@ CASES = [
              "{build}/fuzz/fuzz_cell -runs=30000 -max_len=8192 {build}/fuzz/smoke_cell "
              "{build}/fuzz/seeds_cell"],
             expect=[r"Done \d+ runs"], timeout=300),
+    Command("fuzz/call-smoke",
+            ["bash", "-c", "mkdir -p {build}/fuzz/smoke_call && "
+             "{build}/fuzz/fuzz_call -runs=50000 {build}/fuzz/smoke_call {build}/fuzz/seeds_call"],
+            expect=[r"Done \d+ runs"], timeout=300),
 
     # Madeleine (lib/mad.h) on each driver, the same app: Figures 4/5, every mode pair,
     # 0 B to 1 MiB, misuse refused and the next message intact, none lost or doubled.

@@ -1,6 +1,6 @@
 /*
  * pktbufs for host tests: malloc'ed, with the same contract as
- * net/pktbuf.c, plus a leak and double-free check.
+ * drivers/pktbuf.c, plus a leak and double-free check.
  */
 #include <stdio.h>
 #include <stdlib.h>

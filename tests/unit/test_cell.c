@@ -1,6 +1,6 @@
 /*
- * Host unit tests of the hybrid-deposit cell (net/cell.c) and its CRCs
- * (lib/crc.c): the HEC of ITU-T I.432 against a bit-serial reference and
+ * Host unit tests of the hybrid-deposit cell (net/deposit/cell.c) and its CRCs
+ * (kernel/crc.c): the HEC of ITU-T I.432 against a bit-serial reference and
  * its known values, its detection of every single-bit header error; the
  * data CRC-16 and the AAL5 CRC-32 against their check values and the
  * examples of ITU-T I.363.5; header and control encoding; AAL5

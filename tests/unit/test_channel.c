@@ -1,5 +1,5 @@
 /*
- * Host unit tests of the reliable channel (net/channel.c) over a fake
+ * Host unit tests of the reliable channel (net/fabric/channel.c) over a fake
  * link that drops, duplicates, reorders and corrupts frames, with a
  * virtual clock.  Every test checks exactly-once, in-order delivery.
  */
@@ -119,7 +119,7 @@ static int deliver(void *ctx, int peer, uint8_t proto, const uint8_t *p, size_t 
 	(void)peer;
 	(void)pb;
 	if (s->busy_mode || (s->busy_rate > 0 && rnd() < s->busy_rate))
-		return CHAN_BUSY;
+		return -EBUSY;
 	assert_int_equal(proto, 7);
 	assert_true(len >= 4);
 	memcpy(&v, p, 4);

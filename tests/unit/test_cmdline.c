@@ -1,3 +1,4 @@
+#include <errno.h>
 /* Host unit tests of the kernel command-line parser (kernel/cmdline.c). */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -152,11 +153,11 @@ static void integer_parsing_is_strict(void **state)
 	assert_int_equal(v, 16);
 	assert_int_equal(cmdline_parse_int("-3", &v), 0);
 	assert_int_equal(v, -3);
-	assert_int_equal(cmdline_parse_int("12abc", &v), -1);
-	assert_int_equal(cmdline_parse_int(" 1", &v), -1);
-	assert_int_equal(cmdline_parse_int("+1", &v), -1);
-	assert_int_equal(cmdline_parse_int("", &v), -1);
-	assert_int_equal(cmdline_parse_int("99999999999999999999999", &v), -1);
+	assert_int_equal(cmdline_parse_int("12abc", &v), -EINVAL);
+	assert_int_equal(cmdline_parse_int(" 1", &v), -EINVAL);
+	assert_int_equal(cmdline_parse_int("+1", &v), -EINVAL);
+	assert_int_equal(cmdline_parse_int("", &v), -EINVAL);
+	assert_int_equal(cmdline_parse_int("99999999999999999999999", &v), -EINVAL);
 }
 
 static void bool_parsing(void **state)
@@ -168,7 +169,7 @@ static void bool_parsing(void **state)
 	assert_int_equal(b, 1);
 	assert_int_equal(cmdline_parse_bool("false", &b), 0);
 	assert_int_equal(b, 0);
-	assert_int_equal(cmdline_parse_bool("2", &b), -1);
+	assert_int_equal(cmdline_parse_bool("2", &b), -EINVAL);
 }
 
 static void small_error_buffer_is_safe(void **state)

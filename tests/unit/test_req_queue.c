@@ -1,5 +1,5 @@
 /*
- * Host unit tests of the remote-enqueue queue (net/req_queue.c): buffer
+ * Host unit tests of the remote-enqueue queue (net/req/queue.c): buffer
  * rules, FIFO through overflows, the deferred overflow of the
  * do-not-preempt-me protocol, and a systematic test that puts an overflow
  * at every step of a dequeue (the paper's race), with and without the

@@ -1,8 +1,8 @@
 /*
  * Host unit tests of protected remote memory (paper section 2): the wire
- * format and the receiver's protection check (net/rmem_proto.c) and the
- * segment table with its per-node rights and generations (net/rmem_seg.c).
- * The kernel (net/rmem.c serve()) applies an operation iff
+ * format and the receiver's protection check (net/rmem/proto.c) and the
+ * segment table with its per-node rights and generations (net/rmem/segtab.c).
+ * The kernel (net/rmem/serve.c serve()) applies an operation iff
  * rmem_check(segtab_view(seg, src), msg) == RMS_OK, at slot.base + off; the
  * last tests simulate exactly that and check memory byte for byte.
  */
@@ -92,12 +92,7 @@ static long want_dlen(uint8_t op, uint32_t count)
 	case RM_ATOMIC_RESP:
 		return count == 8 ? 8 : -1;
 	case RM_STATUS:
-	case RM_FENCE:
 		return 0;
-	case RM_LOOKUP:
-		return count >= 1 && count < RMEM_NAME_LEN ? (long)count : -1;
-	case RM_LOOKUP_RESP:
-		return count <= RMEM_ALL ? 8 : -1;
 	default:
 		return -1;
 	}
@@ -154,12 +149,6 @@ static void parse_accepts_every_op(void **state)
 		{ RM_ATOMIC_RESP, 8, 8 },
 		{ RM_STATUS, 0, 0 },
 		{ RM_STATUS, 12345, 0 },	/* count means nothing for STATUS */
-		{ RM_LOOKUP, 1, 1 },
-		{ RM_LOOKUP, RMEM_NAME_LEN - 1, RMEM_NAME_LEN - 1 },
-		{ RM_LOOKUP_RESP, 0, 8 },
-		{ RM_LOOKUP_RESP, RMEM_R, 8 },
-		{ RM_LOOKUP_RESP, RMEM_ALL, 8 },
-		{ RM_FENCE, 0, 0 },
 	};
 	static const uint8_t flag_sets[] = { 0, RM_F_INTR, RM_F_ACK, RM_F_RAW,
 					     RM_F_INTR | RM_F_ACK | RM_F_RAW };
@@ -190,8 +179,6 @@ static void parse_accepts_every_op(void **state)
 		n = put(b, RM_READ_RESP, 0, 0, 0, 0, 4, 9, s, 4);
 		assert_int_equal(parse_st(b, n), RMS_OK);
 		n = put(b, RM_ATOMIC_RESP, 0, 0, 0, 0, 8, 9, s, 8);
-		assert_int_equal(parse_st(b, n), RMS_OK);
-		n = put(b, RM_LOOKUP_RESP, 0, 0, 0, 0, 0, 9, s, 8);
 		assert_int_equal(parse_st(b, n), RMS_OK);
 	}
 }
@@ -254,7 +241,6 @@ static void parse_rejects_bad_counts(void **state)
 	assert_int_equal(parse_st(b, put(b, RM_WRITE, 0, 0, 1, 0, 0, 1, 0, 0)), RMS_MALFORMED);
 	assert_int_equal(parse_st(b, put(b, RM_READ_REQ, 0, 0, 1, 0, 0, 1, 0, 0)), RMS_MALFORMED);
 	assert_int_equal(parse_st(b, put(b, RM_READ_RESP, 0, 0, 1, 0, 0, 1, 0, 0)), RMS_MALFORMED);
-	assert_int_equal(parse_st(b, put(b, RM_LOOKUP, 0, 0, 1, 0, 0, 1, 0, 0)), RMS_MALFORMED);
 	assert_int_equal(parse_st(b, put(b, RM_CAS, 0, 0, 1, 0, 0, 1, 0, 16)), RMS_MALFORMED);
 	assert_int_equal(parse_st(b, put(b, RM_FADD, 0, 0, 1, 0, 0, 1, 0, 8)), RMS_MALFORMED);
 	assert_int_equal(parse_st(b, put(b, RM_ATOMIC_RESP, 0, 0, 1, 0, 0, 1, 0, 8)), RMS_MALFORMED);
@@ -277,12 +263,6 @@ static void parse_rejects_bad_counts(void **state)
 		assert_int_equal(parse_st(b, put(b, RM_ATOMIC_RESP, 0, 0, 1, 0, not8[i], 1, 0, 8)),
 				 RMS_MALFORMED);
 	}
-	/* LOOKUP_RESP's count is the rights granted: no unknown bits. */
-	for (uint32_t c = RMEM_ALL + 1; c < 64; c++)
-		assert_int_equal(parse_st(b, put(b, RM_LOOKUP_RESP, 0, 0, 1, 0, c, 1, 0, 8)),
-				 RMS_MALFORMED);
-	assert_int_equal(parse_st(b, put(b, RM_LOOKUP_RESP, 0, 0, 1, 0, 0x80000000u, 1, 0, 8)),
-			 RMS_MALFORMED);
 }
 
 static void parse_rejects_unknown_ops(void **state)
@@ -299,9 +279,9 @@ static void parse_rejects_unknown_ops(void **state)
 	/* Every op value: defined iff 1..RM_NOPS-1. */
 	for (int op = 0; op < 256; op++) {
 		int st = parse_st(b, put(b, (uint8_t)op, 0, 0, 1, 0, 8, 1, 0, 8));
-		/* (LOOKUP_RESP: 8 is not a rights mask; CAS wants 16 bytes.) */
-		int expect = (op == RM_FADD || op == RM_ATOMIC_RESP || op == RM_LOOKUP ||
-			      op == RM_WRITE || op == RM_READ_RESP)
+		/* (CAS wants 16 bytes; READ_REQ and STATUS none.) */
+		int expect = (op == RM_FADD || op == RM_ATOMIC_RESP || op == RM_WRITE ||
+			      op == RM_READ_RESP)
 				     ? RMS_OK : RMS_MALFORMED;
 		if (st != expect)
 			fail_msg("op %d count 8 dlen 8: %d, expected %d", op, st, expect);
@@ -326,43 +306,6 @@ static void parse_rejects_unknown_flags(void **state)
 	}
 }
 
-static void parse_lookup_names(void **state)
-{
-	uint8_t b[RMEM_HDR_LEN + 64];
-	size_t n;
-
-	(void)state;
-	/* A plain name of every allowed length. */
-	for (uint32_t len = 1; len < RMEM_NAME_LEN; len++) {
-		n = put(b, RM_LOOKUP, 0, 0, 0, 0, len, 1, 0, len);
-		struct parsed r = parse_exact(b, n);
-		assert_int_equal(r.st, RMS_OK);
-		assert_int_equal(r.dlen, len);
-		assert_int_equal(r.data_off, RMEM_HDR_LEN);
-	}
-	/* Too long: RMEM_NAME_LEN includes the NUL, which is not sent. */
-	for (uint32_t len = RMEM_NAME_LEN; len < RMEM_NAME_LEN + 8; len++)
-		assert_int_equal(parse_st(b, put(b, RM_LOOKUP, 0, 0, 0, 0, len, 1, 0, len)),
-				 RMS_MALFORMED);
-	/* A NUL anywhere in the name. */
-	for (uint32_t len = 1; len < RMEM_NAME_LEN; len++) {
-		for (uint32_t at = 0; at < len; at++) {
-			n = put(b, RM_LOOKUP, 0, 0, 0, 0, len, 1, 0, len);
-			b[RMEM_HDR_LEN + at] = '\0';
-			assert_int_equal(parse_st(b, n), RMS_MALFORMED);
-		}
-	}
-	/* Count and data length disagree. */
-	assert_int_equal(parse_st(b, put(b, RM_LOOKUP, 0, 0, 0, 0, 5, 1, 0, 4)), RMS_MALFORMED);
-	assert_int_equal(parse_st(b, put(b, RM_LOOKUP, 0, 0, 0, 0, 5, 1, 0, 6)), RMS_MALFORMED);
-	/* Any other byte is allowed in a name. */
-	n = put(b, RM_LOOKUP, 0, 0, 0, 0, 3, 1, 0, 3);
-	b[RMEM_HDR_LEN] = 0xff;
-	b[RMEM_HDR_LEN + 1] = '/';
-	b[RMEM_HDR_LEN + 2] = ' ';
-	assert_int_equal(parse_st(b, n), RMS_OK);
-}
-
 static void parse_rejects_bad_status(void **state)
 {
 	uint8_t b[RMEM_HDR_LEN + 16];
@@ -376,8 +319,6 @@ static void parse_rejects_bad_status(void **state)
 		assert_int_equal(parse_st(b, put(b, RM_READ_RESP, 0, 0, 0, 0, 8, 1, bad[i], 8)),
 				 RMS_MALFORMED);
 		assert_int_equal(parse_st(b, put(b, RM_ATOMIC_RESP, 0, 0, 0, 0, 8, 1, bad[i], 8)),
-				 RMS_MALFORMED);
-		assert_int_equal(parse_st(b, put(b, RM_LOOKUP_RESP, 0, 0, 0, 0, RMEM_R, 1, bad[i], 8)),
 				 RMS_MALFORMED);
 	}
 }
@@ -396,7 +337,6 @@ static void status_names_and_errnos(void **state)
 	assert_int_equal(rmem_status_errno(RMS_INHIBIT), -EROFS);
 	assert_int_equal(rmem_status_errno(RMS_ALIGN), -EINVAL);
 	assert_int_equal(rmem_status_errno(RMS_MALFORMED), -EPROTO);
-	assert_int_equal(rmem_status_errno(RMS_NOENT), -ENOENT);
 	assert_int_equal(rmem_status_errno(RMS_NSTATUS), -EPROTO);
 	assert_int_equal(rmem_status_errno(-1), -EPROTO);
 }
@@ -1326,7 +1266,6 @@ int main(void)
 		cmocka_unit_test(parse_rejects_bad_counts),
 		cmocka_unit_test(parse_rejects_unknown_ops),
 		cmocka_unit_test(parse_rejects_unknown_flags),
-		cmocka_unit_test(parse_lookup_names),
 		cmocka_unit_test(parse_rejects_bad_status),
 		cmocka_unit_test(status_names_and_errnos),
 		cmocka_unit_test(check_bad_segment),

@@ -1,7 +1,8 @@
 /*
- * Host unit tests of the fabric frame format (net/fabric_wire.c), the
- * CRC-32C and the fault= parser (net/fault.c).
+ * Host unit tests of the fabric frame format (net/fabric/wire.c), the
+ * CRC-32C and the fault= parser (net/fabric/fault.c).
  */
+#include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -160,16 +161,16 @@ static void fault_spec_parsing(void **state)
 	assert_int_equal(fault_parse("drop:0", &f, err, sizeof err), 0);
 	assert_false(f.any);
 	assert_int_equal(fault_parse("drop:.5", &f, err, sizeof err), 0);
-	assert_int_equal(fault_parse("lose:0.1", &f, err, sizeof err), -1);
+	assert_int_equal(fault_parse("lose:0.1", &f, err, sizeof err), -EINVAL);
 	assert_non_null(strstr(err, "unknown kind 'lose'"));
-	assert_int_equal(fault_parse("drop:1.5", &f, err, sizeof err), -1);
+	assert_int_equal(fault_parse("drop:1.5", &f, err, sizeof err), -EINVAL);
 	assert_non_null(strstr(err, "rate '1.5'"));
-	assert_int_equal(fault_parse("drop:abc", &f, err, sizeof err), -1);
-	assert_int_equal(fault_parse("drop", &f, err, sizeof err), -1);
+	assert_int_equal(fault_parse("drop:abc", &f, err, sizeof err), -EINVAL);
+	assert_int_equal(fault_parse("drop", &f, err, sizeof err), -EINVAL);
 	assert_non_null(strstr(err, "not kind:rate"));
-	assert_int_equal(fault_parse("drop:0.1,", &f, err, sizeof err), -1);
-	assert_int_equal(fault_parse("drop:-0.1", &f, err, sizeof err), -1);
-	assert_int_equal(fault_parse("", &f, err, sizeof err), -1);
+	assert_int_equal(fault_parse("drop:0.1,", &f, err, sizeof err), -EINVAL);
+	assert_int_equal(fault_parse("drop:-0.1", &f, err, sizeof err), -EINVAL);
+	assert_int_equal(fault_parse("", &f, err, sizeof err), -EINVAL);
 }
 
 int main(void)

@@ -1,0 +1,99 @@
+/*
+ * RPC's layout in memory and its frames, shared by the server (rpc_server.c)
+ * and the client (rpc_client.c); nothing else includes this.  The design
+ * and its choices are in rpc_server.c's opening comment.
+ */
+#ifndef LIB_RPC_WIRE_H
+#define LIB_RPC_WIRE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "kernel/crc.h"
+#include "lib/rpc.h"
+#include "net/rmem/rmem.h"
+
+#define LOCAL_TRACE 0
+#define LTRACEF(...) do { if (LOCAL_TRACE) printf("rpc: " __VA_ARGS__); } while (0)
+
+#define CTL_OFF 0
+#define REQ_OFF 8
+#define HDR_OFF 64
+#define ARGS_OFF RPC_STACK_ARGS_OFF
+#define FRAME RMEM_MAX_XFER			/* one WRITE */
+#define FIRST (FRAME - sizeof(struct call_hdr))	/* argument bytes in the header frame */
+#define MAX_FRAMES 64				/* bits in a mask */
+
+#define SACK_NS 5000000ULL		/* server: quiet this long mid-call, write the mask (3.1.2) */
+#define SACK_TRIES 8			/* masks nobody answers, before the partial call is dropped */
+#define POKE_NS 20000000ULL		/* client, raw frames: first wait before writing the header again */
+#define POKE_MAX_NS 500000000ULL
+#define CALL_NS 30000000000ULL		/* client: a call gives up */
+#define BIND_NS 10000000000ULL		/* client: the server answers a binding request */
+#define SLICE_NS 100000000ULL		/* client, reliable: look at the peer this often */
+
+struct ctl {
+	uint64_t owner;			/* 0 free, else (node + 1) << 32 | nonce */
+	uint32_t op;			/* CTL_BIND, CTL_UNBIND */
+	uint32_t node;
+	char reply[RMEM_NAME_MAX];	/* the client's reply segment */
+	uint32_t flags;			/* the client's RPC_* flags */
+	uint8_t pad[12];
+};
+enum { CTL_BIND = 1, CTL_UNBIND = 2 };
+
+struct call_hdr {
+	uint32_t seq;			/* the flag word */
+	uint32_t proc;
+	uint32_t len;
+	uint16_t nframes;
+	uint16_t flags;
+	uint32_t crc;			/* HF_CRC: CRC-32C of header (crc 0) and arguments */
+	uint32_t pad[3];
+};
+enum { HF_CRC = 1 };
+
+struct reply {
+	uint32_t seq;			/* the call answered (0 for binding) */
+	uint32_t kind;
+	uint32_t gen;			/* the stack's reply counter */
+	int32_t status;
+	uint64_t mask;			/* R_MASK: frames received */
+	uint64_t result;
+	uint32_t crc;			/* raw frames carry no CRC: CRC-32C of the above */
+	uint32_t pad;
+};
+enum { R_BOUND = 1, R_UNBOUND, R_RESULT, R_MASK };
+
+_Static_assert(sizeof(struct ctl) == HDR_OFF - CTL_OFF, "control block fills the stack's first 64 bytes");
+_Static_assert(sizeof(struct call_hdr) == ARGS_OFF - HDR_OFF, "arguments follow the header");
+_Static_assert(sizeof(struct reply) == 40, "a reply is one small WRITE");
+#define REPLY_SEG 64
+_Static_assert(offsetof(struct ctl, op) == REQ_OFF, "binding request offset");
+_Static_assert(1 + (RPC_ARGS_MAX - FIRST + FRAME - 1) / FRAME <= MAX_FRAMES, "a mask covers every frame");
+
+/* Frames a call of len argument bytes takes. */
+static inline unsigned frames_for(size_t len)
+{
+	return len <= FIRST ? 1 : 1 + (unsigned)((len - FIRST + FRAME - 1) / FRAME);
+}
+
+static inline uint64_t all_frames(unsigned n)
+{
+	return n >= 64 ? ~0ULL : (1ULL << n) - 1;
+}
+
+static inline uint32_t call_crc(const struct call_hdr *h, const void *args)
+{
+	struct call_hdr z = *h;
+
+	z.crc = 0;
+	return crc32c(crc32c(0, &z, sizeof z), args, h->len);
+}
+
+static inline uint32_t reply_crc(const struct reply *r)
+{
+	return crc32c(0, r, offsetof(struct reply, crc));
+}
+
+#endif

@@ -1,0 +1,55 @@
+/*
+ * Hybrid deposit's shared state, for its own files only: deposit.c (the
+ * receive handler and the exception thread), conn.c (the kernel calls) and
+ * send.c (the send registers).  Touched with interrupts off.
+ */
+#ifndef NET_DEPOSIT_INTERNAL_H
+#define NET_DEPOSIT_INTERNAL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "kernel/sync.h"
+#include "net/deposit/deposit.h"
+
+#define DEP_PROTO 6			/* fabric protocol number of cells */
+#define DEP_NAME_MAX 32			/* a connection's name, with the NUL */
+
+struct conn_note {
+	dep_intr_fn intr_fn;
+	void *intr_arg;
+	volatile uint64_t intrs;
+	struct waitq wq;
+	dep_exc_fn exc_fn;
+	void *exc_arg;
+	uint8_t exc_pending;		/* an exception the thread has not reported yet */
+	uint8_t status_pending;		/* a send-side DEX_STATUS to report */
+	uint8_t tx_busy;		/* a block is being sent */
+	uint16_t tx_singles;		/* single cells between their check and the fabric */
+	struct dart_exc status_exc;
+	char name[DEP_NAME_MAX];	/* exported under this name ("" if not) */
+};
+
+/* The kernel's counters beside the operation logic's (dart.ctr). */
+struct dep_stats {
+	uint64_t bad_frames, tx_frames, tx_cells, send_refused, reply_lost;
+	uint64_t exc_handled, exc_unhandled;
+};
+
+extern struct dart dep_dart;
+extern struct conn_note dep_notes[DART_MAX_CONN];
+extern struct dart_sendregs dep_sendregs_tab[DART_MAX_CONN];
+extern dep_exc_fn dep_default_exc_fn;
+extern void *dep_default_exc_arg;
+extern const struct dart_sink dep_sink;
+extern struct dep_stats dep_stats;
+extern volatile int dep_replay_waiting;
+extern int dep_ready;
+
+/* Wake the exception thread: an exception to report or a replay to retry. */
+void dep_wake_worker(void);
+
+/* The name service's resolver for connections (conn.c).  (irq) */
+int dep_conn_resolve(const char *name, int asker, void *answer, size_t *len);
+
+#endif

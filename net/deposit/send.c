@@ -1,0 +1,140 @@
+/*
+ * Hybrid deposit, the send side (DART 6.3): the send registers of each
+ * connection and the write to "go", which sends one cell, or a block as
+ * AAL5 cells, DEP_CELLS_PER_FRAME to a fabric message.  See deposit.h.
+ */
+#include <errno.h>
+#include <string.h>
+
+#include "kernel/sync.h"
+#include "kernel/thread.h"
+#include "kernel/trap.h"
+#include "kernel/x86.h"
+#include "net/deposit/internal.h"
+#include "net/fabric/fabric.h"
+
+struct dart_sendregs dep_sendregs_tab[DART_MAX_CONN];
+
+/* --- send side ------------------------------------------------------------------ */
+
+struct dart_sendregs *dep_sendregs(int vci)
+{
+	if (vci < 0 || vci >= DART_MAX_CONN || dep_dart.conn[vci].state == DC_FREE ||
+	    !(dep_dart.conn[vci].flags & DART_TX))
+		return NULL;
+	return &dep_sendregs_tab[vci];
+}
+
+/* A fresh packet buffer; in a thread, wait for one. */
+static struct pktbuf *get_pb(void)
+{
+	struct pktbuf *pb;
+
+	while ((pb = pkt_get()) == NULL) {
+		if (in_irq)
+			return NULL;
+		thread_sleep_ns(200000);
+	}
+	return pb;
+}
+
+/* Send the AAL5 cells of a block, DEP_CELLS_PER_FRAME a frame (thread). */
+static int send_block(int peer, struct cell_seg *seg, struct pktbuf *pb, size_t have)
+{
+	int more = 1, r = 0;
+
+	while (more) {
+		uint8_t *p = fabric_payload(pb);
+		size_t n = have;
+		while (n < DEP_CELLS_PER_FRAME && more)
+			more = cell_seg_next(seg, (struct cell_aal5 *)(p + CELL_SIZE * n++)) == 1;
+		if ((r = fabric_send_pb(peer, DEP_PROTO, pb, n * CELL_SIZE, 0)) < 0) {
+			pkt_put(pb);
+			return r;
+		}
+		__atomic_fetch_add(&dep_stats.tx_frames, 1, __ATOMIC_RELAXED);
+		__atomic_fetch_add(&dep_stats.tx_cells, n, __ATOMIC_RELAXED);
+		have = 0;
+		if (more && !(pb = get_pb()))
+			return -ENOBUFS;
+	}
+	return 0;
+}
+
+int dep_go(struct dart_sendregs *sr, uint32_t value)
+{
+	int vci = (int)(sr - dep_sendregs_tab), r;
+	struct dart_send snd;
+	struct pktbuf *pb;
+
+	if (sr < dep_sendregs_tab || sr >= dep_sendregs_tab + DART_MAX_CONN)
+		return -EBADF;
+	if (!(pb = get_pb()))
+		return -ENOBUFS;
+	irqflags_t f = irq_save();
+	if (dep_notes[vci].tx_busy) {
+		irq_restore(f);
+		pkt_put(pb);
+		return -EBUSY;
+	}
+	r = dart_send_prepare(&dep_dart, vci, sr, value, (struct cell *)fabric_payload(pb), &snd);
+	if (r == -EIO) {
+		/* DART 6.3: sending while the status is non-zero is an exception. */
+		struct conn_note *n = &dep_notes[vci];
+		dep_stats.send_refused++;
+		memset(&n->status_exc, 0, sizeof n->status_exc);
+		n->status_exc.cls = DEX_STATUS;
+		n->status_exc.vci = (uint16_t)vci;
+		n->status_exc.detail = dep_dart.conn[vci].state;
+		n->status_pending = 1;
+		dep_wake_worker();
+	}
+	if (r < 0) {
+		irq_restore(f);
+		pkt_put(pb);
+		return r;
+	}
+	if (!snd.block) {
+		/* Counted until it is queued: no block may start in between and enclose it. */
+		dep_notes[vci].tx_singles++;
+		irq_restore(f);
+		r = fabric_send_pb(snd.peer, DEP_PROTO, pb, CELL_SIZE, in_irq ? FABRIC_NOWAIT : 0);
+		f = irq_save();
+		dep_notes[vci].tx_singles--;
+		irq_restore(f);
+		if (r < 0) {
+			pkt_put(pb);
+			return r;
+		}
+		sr->size = 0;
+		__atomic_fetch_add(&dep_stats.tx_frames, 1, __ATOMIC_RELAXED);
+		__atomic_fetch_add(&dep_stats.tx_cells, 1, __ATOMIC_RELAXED);
+		return 0;
+	}
+	if (in_irq) {
+		irq_restore(f);
+		pkt_put(pb);
+		return -EWOULDBLOCK;
+	}
+	/* A block: nothing else may go on this connection until its last cell. */
+	dep_notes[vci].tx_busy = 1;
+	while (dep_notes[vci].tx_singles) {
+		irq_restore(f);
+		thread_yield();
+		f = irq_save();
+	}
+	irq_restore(f);
+	r = send_block(snd.peer, &snd.seg, pb, 1);
+	f = irq_save();
+	dep_notes[vci].tx_busy = 0;
+	irq_restore(f);
+	if (r == 0)
+		sr->size = 0;
+	return r;
+}
+
+int dep_test_send_raw(int dst, const void *cells, size_t len)
+{
+	return fabric_send(dst, DEP_PROTO, cells, len, NULL, 0, 0);
+}
+

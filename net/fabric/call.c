@@ -1,0 +1,312 @@
+/*
+ * The request/answer facility: the call table, waiting, sinks for
+ * asynchronous refusals, fences, and the handler of the facility's own
+ * protocol (fences here, lookups in names.c).  See call.h.
+ *
+ * Tags: a call's tag is its slot (low 8 bits) and a sequence number above
+ * it, never 0 and below 2^31, so an answer finds its call in one step and
+ * a stale tag or handle matches nothing.  A sink's tag has the top bit
+ * set, the sink's number in bits 20..29 and its generation below, so that
+ * a refusal for a sink freed and taken again is not charged to the new
+ * owner.
+ */
+#include <errno.h>
+#include <string.h>
+
+#include "kernel/init.h"
+#include "kernel/trap.h"
+#include "kernel/tsc.h"
+#include "kernel/x86.h"
+#include "net/fabric/call.h"
+#include "net/fabric/fabric.h"
+#include "net/fabric/internal.h"
+
+_Static_assert(CALL_MAX <= 256, "a call's slot fits the tag's low 8 bits");
+_Static_assert(CALL_MAX_SINKS <= 1024, "a sink's number fits 10 bits of its tag");
+
+#define SINK_BIT 0x80000000u
+#define SINK_GEN_MASK 0xfffffu
+
+struct sink {
+	int used;
+	uint8_t proto;
+	int node;
+	uint32_t gen;
+	int error;			/* the first refusal since the last call_sync */
+};
+
+static struct call calls[CALL_MAX];
+static struct sink sinks[CALL_MAX_SINKS];
+static uint32_t next_seq = 1;
+static struct call_counters ctr;
+
+/* --- calls ------------------------------------------------------------------- */
+
+struct call *call_new(uint8_t proto, uint8_t kind, int node)
+{
+	irqflags_t f = irq_save();
+
+	for (int i = 0; i < CALL_MAX; i++) {
+		struct call *c = &calls[i];
+		if (c->tag)
+			continue;
+		memset(c, 0, sizeof *c);
+		c->tag = next_seq << 8 | (uint32_t)i;
+		if (++next_seq >= 1u << 23)
+			next_seq = 1;
+		c->proto = proto;
+		c->kind = kind;
+		c->node = (int16_t)node;
+		ctr.calls++;
+		irq_restore(f);
+		return c;
+	}
+	irq_restore(f);
+	return NULL;
+}
+
+struct call *call_find(uint8_t proto, int node, uint32_t tag)
+{
+	struct call *c;
+
+	if (tag == 0 || call_tag_is_sink(tag) || (tag & 0xff) >= CALL_MAX) {
+		ctr.answers_unmatched++;
+		return NULL;
+	}
+	c = &calls[tag & 0xff];
+	if (c->tag != tag || c->proto != proto || c->node != node || c->done) {
+		ctr.answers_unmatched++;
+		return NULL;
+	}
+	return c;
+}
+
+struct call *call_get(uint8_t proto, uint8_t kind, int h)
+{
+	struct call *c;
+
+	if (h <= 0 || (h & 0xff) >= CALL_MAX)
+		return NULL;
+	c = &calls[h & 0xff];
+	return c->tag == (uint32_t)h && c->proto == proto && c->kind == kind ? c : NULL;
+}
+
+void call_done(struct call *c, int status)
+{
+	c->status = status;
+	c->done = 1;
+	if (c->wq.head)
+		waitq_wake_all(&c->wq);
+}
+
+int call_wait(struct call *c, uint64_t timeout_ns)
+{
+	uint64_t end = cycles() + ns_to_cycles(timeout_ns);
+	irqflags_t f = irq_save();
+	int r = 0;
+
+	while (!c->done) {
+		if (fabric_peer_dead(c->node)) {
+			r = -EHOSTDOWN;
+			break;
+		}
+		uint64_t now = cycles();
+		if (now >= end) {
+			r = -ETIMEDOUT;
+			break;
+		}
+		uint64_t left = cycles_to_ns(end - now);
+		waitq_wait_timeout(&c->wq, left < 100000000 ? left : 100000000);
+	}
+	irq_restore(f);
+	return r;
+}
+
+void call_free(struct call *c)
+{
+	irqflags_t f = irq_save();
+	c->tag = 0;
+	irq_restore(f);
+}
+
+int call_send(int node, uint8_t proto, const void *hdr, size_t hlen, const void *data,
+	      size_t dlen, int flags)
+{
+	if (flags & CALL_RAW) {
+		struct pktbuf *pb;
+		int r;
+		if (hlen + dlen > FAB_MTU)
+			return -EMSGSIZE;
+		if (!(pb = pkt_get()))
+			return -ENOBUFS;
+		memcpy(fabric_payload(pb), hdr, hlen);
+		if (dlen)
+			memcpy(fabric_payload(pb) + hlen, data, dlen);
+		r = fabric_raw_send_pb(node, proto, pb, hlen + dlen);
+		pkt_put(pb);
+		return r;
+	}
+	return fabric_send(node, proto, hdr, hlen, data, dlen, in_irq ? flags | FABRIC_NOWAIT : flags);
+}
+
+int call_run(struct call *c, const void *hdr, size_t hlen, const void *data, size_t dlen,
+	     int flags, uint64_t timeout_ns)
+{
+	int r = call_send(c->node, c->proto, hdr, hlen, data, dlen, flags);
+
+	if (r == 0)
+		r = call_wait(c, timeout_ns);
+	if (r == 0)
+		r = c->status;
+	call_free(c);
+	return r;
+}
+
+int call_can_answer(int node)
+{
+	return fabric_can_send(node);
+}
+
+int call_answer(int node, uint8_t proto, const void *hdr, size_t hlen, const void *data,
+		size_t dlen, int raw)
+{
+	int r = call_send(node, proto, hdr, hlen, data, dlen, raw ? CALL_RAW : FABRIC_NOWAIT);
+
+	if (r < 0)
+		ctr.answers_lost++;
+	return r;
+}
+
+/* --- sinks ------------------------------------------------------------------- */
+
+int call_sink_new(uint8_t proto, int node)
+{
+	irqflags_t f = irq_save();
+
+	for (int i = 0; i < CALL_MAX_SINKS; i++) {
+		struct sink *s = &sinks[i];
+		if (s->used)
+			continue;
+		s->used = 1;
+		s->proto = proto;
+		s->node = node;
+		s->gen = (s->gen + 1) & SINK_GEN_MASK;
+		s->error = 0;
+		irq_restore(f);
+		return i;
+	}
+	irq_restore(f);
+	return -ENOSPC;
+}
+
+void call_sink_free(int s)
+{
+	irqflags_t f = irq_save();
+	if (s >= 0 && s < CALL_MAX_SINKS)
+		sinks[s].used = 0;
+	irq_restore(f);
+}
+
+uint32_t call_sink_tag(int s)
+{
+	return SINK_BIT | (uint32_t)s << 20 | sinks[s].gen;
+}
+
+int call_sink_error(uint8_t proto, int node, uint32_t tag, int err)
+{
+	unsigned i = (tag >> 20) & 0x3ff;
+	struct sink *s = &sinks[i];
+
+	if (!call_tag_is_sink(tag) || i >= CALL_MAX_SINKS || !s->used || s->proto != proto ||
+	    s->node != node || s->gen != (tag & SINK_GEN_MASK)) {
+		ctr.sink_unmatched++;
+		return -ENOENT;
+	}
+	ctr.sink_errors++;
+	if (!s->error)
+		s->error = err;
+	return 0;
+}
+
+int call_fence(int node, uint64_t timeout_ns)
+{
+	struct call_msg m = { 0 };
+	struct call *c = call_new(CALL_PROTO, CALL_FENCE, node);
+
+	if (!c)
+		return -EAGAIN;
+	m.op = CALL_FENCE;
+	m.tag = c->tag;
+	ctr.fences++;
+	return call_run(c, &m, sizeof m, NULL, 0, 0, timeout_ns);
+}
+
+int call_sync(int s, uint64_t timeout_ns)
+{
+	int r;
+
+	if (s < 0 || s >= CALL_MAX_SINKS || !sinks[s].used)
+		return -EBADF;
+	if ((r = call_fence(sinks[s].node, timeout_ns)) < 0)
+		return r;
+	irqflags_t f = irq_save();
+	r = sinks[s].error;
+	sinks[s].error = 0;
+	irq_restore(f);
+	return r;
+}
+
+/* --- the facility's protocol (fabric receive path, interrupts off) ----------- */
+
+static int call_handler(int src, const uint8_t *payload, size_t len, struct pktbuf *pb)
+{
+	struct call_msg m;
+	const uint8_t *body;
+	struct call *c;
+
+	(void)pb;
+	if (call_msg_parse(payload, len, &m, &body) < 0) {
+		ctr.malformed++;
+		return 0;
+	}
+	switch (m.op) {
+	case CALL_FENCE: {
+		struct call_msg a = { .op = CALL_FENCE_DONE, .tag = m.tag };
+		if (!call_can_answer(src))
+			return -EBUSY;
+		call_answer(src, CALL_PROTO, &a, sizeof a, NULL, 0, 0);
+		return 0;
+	}
+	case CALL_FENCE_DONE:
+		if ((c = call_find(CALL_PROTO, src, m.tag)) != NULL && c->kind == CALL_FENCE)
+			call_done(c, 0);
+		return 0;
+	case CALL_LOOKUP:
+		if (!call_can_answer(src))
+			return -EBUSY;
+		ctr.lookups_served++;
+		names_serve(src, &m, body);
+		return 0;
+	case CALL_LOOKUP_DONE:
+		if ((c = call_find(CALL_PROTO, src, m.tag)) != NULL && c->kind == CALL_LOOKUP)
+			names_answered(c, &m, body);
+		return 0;
+	}
+	return 0;
+}
+
+static int call_init(void)
+{
+	if (!fabric_ready())
+		return -ENODEV;
+	return fabric_register(CALL_PROTO, call_handler);
+}
+INIT_HOOK(INIT_PROTO, call, call_init);
+
+void call_counters(struct call_counters *out)
+{
+	irqflags_t f = irq_save();
+	*out = ctr;
+	irq_restore(f);
+}
+

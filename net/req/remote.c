@@ -1,0 +1,242 @@
+/*
+ * Remote enqueue, the REQ operation: handles of other nodes' queues, the
+ * sending half, and the receive half, which runs in the fabric's receive
+ * path with interrupts off, serialized with every other enqueue: the
+ * paper's "atomic sequence of steps" of the network interface.  Requests
+ * and answers go through the fabric's request/answer facility
+ * (net/fabric/call.h).
+ *
+ * Choices where the paper leaves one:
+ *  - The overflow handler runs in the receive path, right where the
+ *    paper's interface raises its interrupt: no dequeue runs (the queue's
+ *    do-not-preempt-me bit is clear), so it may move the buffer at once.
+ *  - "The network interface stops accepting": REQs for a full queue are
+ *    refused to the fabric (-EBUSY), which holds them and withholds
+ *    credit from their sender; the paper's interface stopped all requests,
+ *    ours stops that sender's channel.
+ *  - Buffers are allocated interrupt-safely (the handler needs one):
+ *    pages for 4 KiB and up, aligned pieces of pages below (req.c).
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "kernel/init.h"
+#include "kernel/node.h"
+#include "kernel/trap.h"
+#include "kernel/x86.h"
+#include "net/fabric/call.h"
+#include "net/fabric/fabric.h"
+#include "net/req/internal.h"
+#include "net/req/wire.h"
+#include "net/rmem/rmem.h"
+
+enum { RK_ENQ = 1 };		/* the kind of call a synchronous REQ makes */
+
+struct rqueue {
+	int used;
+	int node;
+	uint64_t addr;
+	uint32_t gen;
+	int sink;			/* where refusals of asynchronous REQs land */
+};
+
+static struct rqueue rqs[REQ_MAX_REMOTE];
+struct req_counters req_ctr;
+int req_ready;
+
+/* --- the receive half (fabric receive path, interrupts off) --------------- */
+
+static void answer(int src, uint32_t tag, int status)
+{
+	struct req_msg a = { 0 };
+
+	a.op = RQ_STATUS;
+	a.tag = tag;
+	a.status = status;
+	call_answer(src, REQ_PROTO, &a, sizeof a, NULL, 0, 0);
+}
+
+/* A verdict from src on one of this node's REQs. */
+static void complete(int src, const struct req_msg *m)
+{
+	struct call *c;
+
+	if (call_tag_is_sink(m->tag)) {
+		if (m->status != RQS_OK && call_sink_error(REQ_PROTO, src, m->tag, -ENOENT) == 0)
+			req_ctr.errors_reported++;
+		return;
+	}
+	if ((c = call_find(REQ_PROTO, src, m->tag)) != NULL && c->kind == RK_ENQ)
+		call_done(c, m->status == RQS_OK ? 0 : -ENOENT);
+}
+
+static int req_handler(int src, const uint8_t *payload, size_t len, struct pktbuf *pb)
+{
+	struct req_msg m;
+
+	(void)pb;
+	if (req_wire_parse(payload, len, &m) < 0) {
+		req_ctr.rx_malformed++;
+		return 0;
+	}
+	if (m.op == RQ_STATUS) {
+		complete(src, &m);
+		return 0;
+	}
+	struct lqueue *l = req_find(m.addr, m.gen);
+	int wants_answer = !l || (m.flags & RQF_ACK);
+	req_ctr.rx_req++;
+	/* Its answer must be able to go before anything happens. */
+	if (wants_answer && !call_can_answer(src))
+		return -EBUSY;
+	if (!l) {
+		req_ctr.rx_refused_noqueue++;
+		answer(src, m.tag, RQS_NOQUEUE);
+		return 0;
+	}
+	enum req_enq_result r = req_q_enqueue(&l->q, m.word);
+	if (r == REQ_ENQ_REFUSED) {
+		/* Full, waiting for space: hold it (back-pressure). */
+		l->refused_busy++;
+		req_ctr.rx_busy++;
+		return -EBUSY;
+	}
+	if (r == REQ_ENQ_NOMEM)
+		req_ctr.nomem++;
+	if (m.flags & RQF_ACK)
+		answer(src, m.tag, RQS_OK);
+	if (l->notify)
+		l->notify(l->notify_arg, (int)(l - req_lq), m.word);
+	if (l->wq.head)
+		waitq_wake_all(&l->wq);
+	return 0;
+}
+
+static int req_init(void)
+{
+	int r;
+
+	if (!fabric_ready())
+		return -ENODEV;
+	if ((r = fabric_register(REQ_PROTO, req_handler)) < 0 ||
+	    (r = names_register(NAME_QUEUE, req_resolve)) < 0)
+		return r;
+	req_ready = 1;
+	return 0;
+}
+INIT_HOOK(INIT_PROTO, req, req_init);
+
+/* --- the sending half ------------------------------------------------------ */
+
+static int new_handle(int node, uint64_t addr, uint32_t gen)
+{
+	int sink = call_sink_new(REQ_PROTO, node);
+
+	if (sink < 0)
+		return sink;
+	irqflags_t f = irq_save();
+	for (int i = 0; i < REQ_MAX_REMOTE; i++) {
+		if (!rqs[i].used) {
+			rqs[i].used = 1;
+			rqs[i].node = node;
+			rqs[i].addr = addr;
+			rqs[i].gen = gen;
+			rqs[i].sink = sink;
+			irq_restore(f);
+			return i;
+		}
+	}
+	irq_restore(f);
+	call_sink_free(sink);
+	return -ENOSPC;
+}
+
+int req_import(int node, const char *name)
+{
+	struct req_queue_answer a;
+	size_t len, n = strlen(name);
+	int r;
+
+	if (!req_ready)
+		return -ENODEV;
+	if (n == 0 || n >= REQ_NAME_MAX || node < 0 || node >= num_nodes || node == node_id)
+		return -EINVAL;
+	r = names_lookup(node, NAME_QUEUE, name, &a, &len, CALL_WAIT_NS);
+	if (r < 0)
+		return r;
+	if (len != sizeof a)
+		return -EPROTO;
+	return new_handle(node, a.addr, a.gen);
+}
+
+int req_handle(int node, uintptr_t addr, uint32_t gen)
+{
+	if (node < 0 || node >= num_nodes || node == node_id)
+		return -EINVAL;
+	return new_handle(node, addr, gen);
+}
+
+int req_enqueue(int rq, uint32_t word, int sync)
+{
+	struct req_msg m = { 0 };
+	struct rqueue *h;
+	struct call *c;
+
+	if (rq < 0 || rq >= REQ_MAX_REMOTE || !rqs[rq].used)
+		return -EBADF;
+	h = &rqs[rq];
+	m.op = RQ_ENQ;
+	m.addr = h->addr;
+	m.gen = h->gen;
+	m.word = word;
+	if (!sync) {
+		/* A refusal comes back to the handle's sink. */
+		m.tag = call_sink_tag(h->sink);
+		return call_send(h->node, REQ_PROTO, &m, sizeof m, NULL, 0, 0);
+	}
+	if (!(c = call_new(REQ_PROTO, RK_ENQ, h->node)))
+		return -EAGAIN;
+	m.flags = RQF_ACK;
+	m.tag = c->tag;
+	return call_run(c, &m, sizeof m, NULL, 0, 0, CALL_WAIT_NS);
+}
+
+int req_sync(int rq, uint64_t timeout_ns)
+{
+	if (rq < 0 || rq >= REQ_MAX_REMOTE || !rqs[rq].used)
+		return -EBADF;
+	return call_sync(rqs[rq].sink, timeout_ns);
+}
+
+int reqmsg_send(int rd, uint32_t off, const void *body, uint32_t len, int rq)
+{
+	int r = rmem_write(rd, off, body, len, 0);
+
+	if (r < 0)
+		return r;
+	/* Same node pair, same channel: the body is in place before this arrives. */
+	return req_enqueue(rq, off, 0);
+}
+
+int reqmsg_poll(int qid, uint32_t *off)
+{
+	return req_dequeue(qid, off);
+}
+
+void req_counters(struct req_counters *out)
+{
+	irqflags_t f = irq_save();
+	*out = req_ctr;
+	irq_restore(f);
+}
+
+void req_print_stats(void)
+{
+	struct req_counters c;
+
+	req_counters(&c);
+	printf("req: received %lu, refused (no such queue) %lu, held back (queue full) %lu, "
+	       "malformed %lu, out of memory %lu, errors reported back %lu\n",
+	       c.rx_req, c.rx_refused_noqueue, c.rx_busy, c.rx_malformed, c.nomem, c.errors_reported);
+}

@@ -1,0 +1,239 @@
+/*
+ * Remote memory, the receive half: every operation checked and applied at
+ * the target, in the fabric's receive path (interrupts off, serialized),
+ * where the paper's kernel emulation ran (section 2.3), and the answers
+ * matched to the issuer's calls.  See rmem.h for the model, proto.h for
+ * the wire and the check.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "kernel/init.h"
+#include "kernel/node.h"
+#include "kernel/x86.h"
+#include "net/fabric/call.h"
+#include "net/fabric/fabric.h"
+#include "net/rmem/internal.h"
+#include "net/rmem/proto.h"
+
+_Static_assert(RMEM_MAX_XFER == RMEM_DATA_MAX, "one maximum transfer");
+_Static_assert(RMEM_HDR_LEN + RMEM_MAX_XFER <= FAB_MTU, "a transfer fits one frame");
+
+struct rmem_counters rmem_ctr;
+int rmem_ready;
+
+static void count_refusal(int st)
+{
+	switch (st) {
+	case RMS_BAD_SEG: rmem_ctr.refused_bad_seg++; break;
+	case RMS_STALE: rmem_ctr.refused_stale++; break;
+	case RMS_RIGHTS: rmem_ctr.refused_rights++; break;
+	case RMS_BOUNDS: rmem_ctr.refused_bounds++; break;
+	case RMS_INHIBIT: rmem_ctr.refused_inhibit++; break;
+	case RMS_ALIGN: rmem_ctr.refused_align++; break;
+	default: rmem_ctr.refused_malformed++; break;
+	}
+}
+
+static void answer(int src, uint8_t op, uint32_t tag, int status, const void *data, size_t dlen,
+		   int raw)
+{
+	struct rmem_msg a = { 0 };
+
+	a.op = op;
+	a.tag = tag;
+	a.status = status;
+	a.count = (uint32_t)dlen;
+	if (raw)
+		a.flags = RM_F_RAW;
+	call_answer(src, RMEM_PROTO, &a, sizeof a, data, dlen, raw);
+}
+
+/* A request from src.  Return -EBUSY to be offered it again later. */
+static int serve(int src, const struct rmem_msg *m, const uint8_t *data, int raw)
+{
+	struct rmem_segview v = segtab_view(&rmem_segtab, m->seg, src);
+	int st = rmem_check(&v, m);
+	int needs_answer = st != RMS_OK || m->op != RM_WRITE || (m->flags & RM_F_ACK);
+
+	/* Nothing changes unless its answer can go: a retry must not apply twice. */
+	if (needs_answer && !raw && !call_can_answer(src))
+		return -EBUSY;
+	if (st != RMS_OK) {
+		count_refusal(st);
+		answer(src, RM_STATUS, m->tag, st, NULL, 0, raw);
+		return 0;
+	}
+	struct segslot *s = &rmem_segtab.slot[m->seg];
+	uint8_t *target = s->base + m->off;
+	switch (m->op) {
+	case RM_WRITE:
+		memcpy(target, data, m->count);
+		rmem_ctr.applied_write++;
+		if (m->flags & RM_F_ACK)
+			answer(src, RM_STATUS, m->tag, RMS_OK, NULL, 0, raw);
+		if (m->flags & RM_F_INTR)
+			rmem_arrived(m->seg, m->off, m->count);
+		break;
+	case RM_READ_REQ:
+		rmem_ctr.applied_read++;
+		answer(src, RM_READ_RESP, m->tag, RMS_OK, target, m->count, raw);
+		break;
+	case RM_CAS: {
+		uint64_t expect, desired, old;
+		memcpy(&expect, data, 8);
+		memcpy(&desired, data + 8, 8);
+		old = expect;
+		__atomic_compare_exchange_n((uint64_t *)target, &old, desired, 0, __ATOMIC_SEQ_CST,
+					    __ATOMIC_SEQ_CST);
+		rmem_ctr.applied_atomic++;
+		answer(src, RM_ATOMIC_RESP, m->tag, RMS_OK, &old, 8, raw);
+		if (m->flags & RM_F_INTR)
+			rmem_arrived(m->seg, m->off, 8);
+		break;
+	}
+	case RM_FADD: {
+		uint64_t add, old;
+		memcpy(&add, data, 8);
+		old = __atomic_fetch_add((uint64_t *)target, add, __ATOMIC_SEQ_CST);
+		rmem_ctr.applied_atomic++;
+		answer(src, RM_ATOMIC_RESP, m->tag, RMS_OK, &old, 8, raw);
+		if (m->flags & RM_F_INTR)
+			rmem_arrived(m->seg, m->off, 8);
+		break;
+	}
+	}
+	return 0;
+}
+
+/* An answer from src to one of this node's calls (or a refusal for a sink). */
+static void complete(int src, const struct rmem_msg *m, const uint8_t *data)
+{
+	struct call *c;
+	int st = m->status;
+
+	if (m->op == RM_STATUS && call_tag_is_sink(m->tag)) {
+		/* A refused asynchronous WRITE: kept in its descriptor's sink until rmem_sync. */
+		if (st != RMS_OK &&
+		    call_sink_error(RMEM_PROTO, src, m->tag, rmem_status_errno(st)) == 0)
+			rmem_ctr.errors_reported++;
+		else
+			rmem_ctr.responses_unmatched++;
+		return;
+	}
+	if (!(c = call_find(RMEM_PROTO, src, m->tag))) {
+		rmem_ctr.responses_unmatched++;
+		return;
+	}
+	switch (m->op) {
+	case RM_READ_RESP: {
+		struct read_dest *d = (struct read_dest *)c->priv;
+		if (c->kind != RK_READ) {
+			rmem_ctr.responses_unmatched++;
+			return;
+		}
+		if (st == RMS_OK) {
+			struct segslot *s = rmem_seg(d->lseg);
+			/* The local segment may have gone or shrunk meanwhile. */
+			if (m->count != d->count || !s || (uint64_t)d->doff + d->count > s->size) {
+				rmem_ctr.responses_unmatched++;
+				st = RMS_MALFORMED;
+			} else {
+				memcpy(s->base + d->doff, data, d->count);
+				if (d->flags & RMEM_INTR)
+					rmem_arrived(d->lseg, d->doff, d->count);
+			}
+		}
+		break;
+	}
+	case RM_ATOMIC_RESP:
+		if (c->kind != RK_ATOMIC) {
+			rmem_ctr.responses_unmatched++;
+			return;
+		}
+		memcpy(&c->value, data, 8);
+		break;
+	case RM_STATUS:
+		/* The verdict on a SYNC write, or any request refused. */
+		if (c->kind != RK_STATUS && st == RMS_OK) {
+			rmem_ctr.responses_unmatched++;
+			return;
+		}
+		break;
+	}
+	if (m->status != RMS_OK)
+		rmem_ctr.errors_reported++;
+	call_done(c, rmem_status_errno(st));
+}
+
+static int receive(int src, const uint8_t *payload, size_t len, int raw)
+{
+	struct rmem_msg m;
+	const uint8_t *data;
+	size_t dlen;
+
+	if (rmem_parse(payload, len, &m, &data, &dlen) != RMS_OK) {
+		rmem_ctr.refused_malformed++;
+		return 0;
+	}
+	switch (m.op) {
+	case RM_READ_RESP:
+	case RM_ATOMIC_RESP:
+	case RM_STATUS:
+		complete(src, &m, data);
+		return 0;
+	default:
+		return serve(src, &m, data, raw);
+	}
+}
+
+static int rmem_handler(int src, const uint8_t *payload, size_t len, struct pktbuf *pb)
+{
+	(void)pb;
+	return receive(src, payload, len, 0);
+}
+
+static int rmem_raw_handler(int src, const uint8_t *payload, size_t len, struct pktbuf *pb)
+{
+	(void)pb;
+	receive(src, payload, len, 1);
+	return 0;
+}
+
+static int rmem_init(void)
+{
+	int r;
+
+	if (!fabric_ready())
+		return -ENODEV;
+	if ((r = fabric_register(RMEM_PROTO, rmem_handler)) < 0 ||
+	    (r = fabric_register_raw(RMEM_PROTO, rmem_raw_handler)) < 0 ||
+	    (r = names_register(NAME_SEGMENT, rmem_seg_resolve)) < 0)
+		return r;
+	segtab_init(&rmem_segtab, node_id);
+	rmem_ready = 1;
+	return 0;
+}
+INIT_HOOK(INIT_PROTO, rmem, rmem_init);
+
+void rmem_counters(struct rmem_counters *out)
+{
+	irqflags_t f = irq_save();
+	*out = rmem_ctr;
+	irq_restore(f);
+}
+
+void rmem_print_stats(void)
+{
+	struct rmem_counters c;
+
+	rmem_counters(&c);
+	printf("rmem: applied write %lu read %lu atomic %lu; refused bad_segment %lu stale %lu "
+	       "rights %lu bounds %lu inhibited %lu misaligned %lu malformed %lu\n",
+	       c.applied_write, c.applied_read, c.applied_atomic, c.refused_bad_seg, c.refused_stale,
+	       c.refused_rights, c.refused_bounds, c.refused_inhibit, c.refused_align,
+	       c.refused_malformed);
+	printf("rmem: errors reported back %lu, unmatched answers %lu, notifications %lu\n",
+	       c.errors_reported, c.responses_unmatched, c.notifications);
+}

@@ -1,0 +1,61 @@
+/*
+ * Seeds for fuzz_call: one well-formed message of each kind, and near
+ * misses (a name of the longest length and one more, a refusal with a
+ * body).  Usage: seed_call <dir>
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "net/fabric/call_wire.h"
+
+static int save(const char *dir, int i, const struct call_msg *m, const char *body, size_t blen)
+{
+	char path[512];
+	FILE *f;
+
+	snprintf(path, sizeof path, "%s/seed%d", dir, i);
+	if (!(f = fopen(path, "wb")))
+		return 1;
+	fwrite(m, 1, sizeof *m, f);
+	fwrite(body, 1, blen, f);
+	return fclose(f) != 0;
+}
+
+int main(int argc, char **argv)
+{
+	static const char name31[] = "0123456789abcdefghijklmnopqrstu", name32[] = "0123456789abcdefghijklmnopqrstuv";
+	static const char answer[CALL_ANSWER_MAX] = { 1, 0, 7, 0, 5 };
+	struct call_msg m;
+	int bad = 0, i = 0;
+
+	if (argc != 2)
+		return 2;
+	memset(&m, 0, sizeof m);
+	m.tag = 0x102;
+	m.op = CALL_FENCE;
+	bad |= save(argv[1], i++, &m, NULL, 0);
+	m.op = CALL_FENCE_DONE;
+	bad |= save(argv[1], i++, &m, NULL, 0);
+	for (uint8_t kind = 1; kind < NAME_KINDS; kind++) {
+		m.op = CALL_LOOKUP;
+		m.kind = kind;
+		m.len = 4;
+		bad |= save(argv[1], i++, &m, "bar0", 4);
+		m.op = CALL_LOOKUP_DONE;
+		m.len = 16;
+		bad |= save(argv[1], i++, &m, answer, 16);
+	}
+	m.op = CALL_LOOKUP;
+	m.kind = NAME_SEGMENT;
+	m.len = 31;
+	bad |= save(argv[1], i++, &m, name31, 31);
+	m.len = 32;
+	bad |= save(argv[1], i++, &m, name32, 32);
+	m.op = CALL_LOOKUP_DONE;
+	m.status = CALL_DENIED;
+	m.len = 0;
+	bad |= save(argv[1], i++, &m, NULL, 0);
+	m.len = 2;
+	bad |= save(argv[1], i++, &m, answer, 2);
+	return bad;
+}
