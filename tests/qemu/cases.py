@@ -137,6 +137,10 @@ TCP_ECHO = (r"^\[n0\] RESULT tcp-echo size=%d iters=\d+ median_us=\d+\.\d+ p99_u
 CASES = [
     Check("check/static-elf-picolibc", static_elf),
     Check("check/ksyms", ksyms_match),
+    # The layers (README, "Layout"): no #include against an arrow the architecture forbids,
+    # and the check itself fails on each kind of forbidden arrow.
+    Command("check/layers", ["{root}/tests/layers.sh"], expect=[r"every one along an allowed arrow"]),
+    Command("check/layers-selftest", ["{root}/tests/layers_test.sh"], expect=[r"layers self-test: \d+ passed, 0 failed"]),
     Command("check/grub-multiboot2", ["grub-file", "--is-x86-multiboot2", "{build}/now.elf"],
             needs=("grub-file",)),
 

@@ -1,0 +1,95 @@
+#!/bin/bash
+# The layering check: read every #include "..." of the project's sources and
+# fail on an arrow the architecture forbids (README, "Layout").
+#
+#   tests/layers.sh [--root DIR]     check the tree (default: this repository)
+#   tests/layers.sh --help
+#
+# Prints one line per forbidden include, "file:line: includes X: A may not
+# use B", and exits 1; or a one-line summary and exits 0.
+set -u
+
+# --- the architecture, in executable form -------------------------------------
+# Layers, bottom up.  A file's layer is its path's first folder; net/ is
+# split into sub-layers.  ALLOW lists, for each layer, the layers it may
+# include (itself always).
+#
+#   kernel        -> (drivers: the console's and exit's devices only, EXCEPT)
+#   drivers       -> kernel
+#   net           -> kernel drivers                   (the demultiplexer: net/*.h)
+#   net/fabric    -> kernel drivers net
+#   net/lwip      -> kernel drivers net
+#   net/rmem      -> kernel drivers net net/fabric
+#   net/deposit   -> kernel drivers net net/fabric
+#   net/req       -> kernel drivers net net/fabric net/rmem   (message notification)
+#   lib           -> kernel net net/fabric net/rmem net/req net/deposit net/lwip
+#   apps          -> kernel net net/fabric net/rmem net/req net/deposit net/lwip lib
+#   boot          -> kernel
+declare -A ALLOW=(
+	[boot]="kernel"
+	[kernel]="boot"
+	[drivers]="kernel"
+	[net]="kernel drivers"
+	[net/fabric]="kernel drivers net"
+	[net/lwip]="kernel drivers net"
+	[net/rmem]="kernel drivers net net/fabric"
+	[net/deposit]="kernel drivers net net/fabric"
+	[net/req]="kernel drivers net net/fabric net/rmem"
+	[lib]="kernel net net/fabric net/rmem net/req net/deposit net/lwip"
+	[apps]="kernel net net/fabric net/rmem net/req net/deposit net/lwip lib"
+)
+# The kernel reaches drivers only for its console and exit devices; it
+# starts everything else through registration (kernel/init.h).
+EXCEPT="kernel:drivers/uart.h kernel:drivers/vga.h kernel:drivers/qemu.h"
+# ------------------------------------------------------------------------------
+
+ROOT=$(cd "$(dirname "$0")/.." && pwd)
+while [ $# -gt 0 ]; do
+	case "$1" in
+	--root) ROOT=$2; shift 2 ;;
+	-h|--help) sed -n '2,9p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+	*) echo "layers: unknown argument '$1' (see --help)" >&2; exit 2 ;;
+	esac
+done
+cd "$ROOT" || exit 2
+
+# The layer of a project path, or nothing if it is not one of ours.
+layer_of() {
+	case "$1" in
+	net/fabric/*|net/lwip/*|net/rmem/*|net/req/*|net/deposit/*)
+		local rest=${1#net/}; echo "net/${rest%%/*}" ;;
+	net/*/*) echo "net/${1#net/}" | cut -d/ -f1-2 ;;
+	net/*) echo net ;;
+	boot/*|kernel/*|drivers/*|lib/*|apps/*) echo "${1%%/*}" ;;
+	esac
+}
+
+files=0 includes=0 bad=0
+while IFS= read -r f; do
+	files=$((files + 1))
+	from=$(layer_of "$f")
+	while IFS=: read -r line inc; do
+		[ -n "$inc" ] || continue
+		includes=$((includes + 1))
+		# Project paths are written from the root; a bare name is beside the file.
+		case "$inc" in
+		*/*) path=$inc ;;
+		*) path=$(dirname "$f")/$inc ;;
+		esac
+		to=$(layer_of "$path")
+		# Not ours (lwIP's "lwip/..." and "arch/...", picolibc): not a layer.
+		[ -n "$to" ] && [ -e "$path" ] || continue
+		[ "$to" = "$from" ] && continue
+		case " ${ALLOW[$from]} " in *" $to "*) continue ;; esac
+		case " $EXCEPT " in *" $from:$path "*) continue ;; esac
+		echo "$f:$line: includes $inc: $from may not use $to"
+		bad=$((bad + 1))
+	done < <(grep -n '^[[:space:]]*#[[:space:]]*include[[:space:]]*"' "$f" |
+		 sed -E 's/^([0-9]+):[^"]*"([^"]+)".*/\1:\2/')
+done < <(find boot kernel drivers net lib apps -type f \( -name '*.c' -o -name '*.h' -o -name '*.S' \) | sort)
+
+if [ "$bad" -gt 0 ]; then
+	echo "layers: $bad forbidden include(s) in $files files; the allowed arrows are at the top of $0"
+	exit 1
+fi
+echo "layers: $files files, $includes includes, every one along an allowed arrow"
