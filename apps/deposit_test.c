@@ -273,23 +273,48 @@ static uint8_t blk(size_t i)
 	return (uint8_t)(i * 7 + 3);
 }
 
-static uint32_t alu_ref(unsigned op, uint32_t v, uint32_t s)
-{
-	switch (op) {
-	case ALU_LOAD: return s;
-	case ALU_NOT: return ~s;
-	case ALU_NEG: return 0u - s;
-	case ALU_ADD: return v + s;
-	case ALU_SUB: return v - s;
-	case ALU_AND: return v & s;
-	case ALU_OR: return v | s;
-	case ALU_XOR: return v ^ s;
-	case ALU_ANDN: return v & ~s;
-	case ALU_SHL: return v << (s & 31);
-	case ALU_SHR: return v >> (s & 31);
-	}
-	return v;
-}
+/*
+ * The register operations of hybrid deposit Fig. 2, "addreg_i <- unary-op
+ * {<addreg_j> or operand}" and "addreg_i <- <addreg_i> binary-op
+ * {<addreg_j> or operand}", with the operations this project encodes
+ * (net/deposit/cell.h: LOAD, NOT, NEG unary; ADD, SUB, AND, OR, XOR, ANDN,
+ * SHL, SHR binary; 32-bit registers, arithmetic wraps, shifts by the
+ * source's low five bits, SHR logical).  Each expected value is worked out
+ * by hand, not computed by code: an oracle that shares the code's
+ * arithmetic would share its mistakes.  The values catch a swapped
+ * operand order (SUB), sign extension (SHR, NEG), a shift count not
+ * masked (32, 33, 36) and a missing wrap (ADD).
+ */
+static const struct {
+	uint8_t op;
+	uint32_t old, operand, want;
+} alu_cases[] = {
+	{ ALU_LOAD, 0x80001235u, 0x0ff0f00fu, 0x0ff0f00fu },
+	{ ALU_LOAD, 0xffffffffu, 0, 0 },
+	{ ALU_NOT, 0x12345678u, 0x0ff0f00fu, 0xf00f0ff0u },
+	{ ALU_NOT, 0x12345678u, 0, 0xffffffffu },
+	{ ALU_NEG, 0x12345678u, 1, 0xffffffffu },
+	{ ALU_NEG, 0x12345678u, 0x80000000u, 0x80000000u },
+	{ ALU_NEG, 5, 0, 0 },
+	{ ALU_ADD, 0x80001234u, 0x0ff0f00fu, 0x8ff10243u },
+	{ ALU_ADD, 0xfffffffeu, 3, 1 },
+	{ ALU_SUB, 0x80001234u, 0x0ff0f00fu, 0x700f2225u },
+	{ ALU_SUB, 5, 7, 0xfffffffeu },
+	{ ALU_AND, 0xf0f0f0f0u, 0xff00ff00u, 0xf000f000u },
+	{ ALU_OR, 0xf0f0f0f0u, 0x0f0f0000u, 0xfffff0f0u },
+	{ ALU_XOR, 0xffff0000u, 0xff00ff00u, 0x00ffff00u },
+	{ ALU_XOR, 0x5a5a5a5au, 0x5a5a5a5au, 0 },
+	{ ALU_ANDN, 0xffffffffu, 0x0000ff00u, 0xffff00ffu },
+	{ ALU_ANDN, 0x0f0f0f0fu, 0xffffffffu, 0 },
+	{ ALU_SHL, 1, 31, 0x80000000u },
+	{ ALU_SHL, 1, 32, 1 },
+	{ ALU_SHL, 0x80000001u, 33, 2 },
+	{ ALU_SHL, 0xffffffffu, 0, 0xffffffffu },
+	{ ALU_SHR, 0x80000000u, 31, 1 },
+	{ ALU_SHR, 0x80000000u, 1, 0x40000000u },
+	{ ALU_SHR, 0xf0000000u, 36, 0x0f000000u },
+	{ ALU_SHR, 7, 32, 7 },
+};
 
 #define R_STORM 400		/* node 1: counts the read storm's replies */
 #define STORM_FRAMES 16
@@ -363,14 +388,18 @@ static void primitives(void)
 			ok = 0;
 	EXPECT(ok, "variable-stride deposits");
 
-	/* Every register operation: old and new value by FETCH. */
-	for (unsigned op = ALU_LOAD; op < ALU_N; op++) {
-		uint32_t init = 0x80001234u + op, operand = op == ALU_SHL || op == ALU_SHR ? 33 + op : 0x0ff0f00f;
-		rload(V_P, 4, init);
-		int r = rfetch(V_P, 0, CELL_RO(op, CS_A, CSRC_OPERAND), 0, 0, operand, 4, 0, 0, 0x09, w);
-		EXPECT(r == 0 && w[0] == init && w[3] == alu_ref(op, init, operand),
-		       "alu %u: old %#x new %#x, expected %#x", op, w[0], w[3], alu_ref(op, init, operand));
+	/* Every register operation (Fig. 2), old and new value by FETCH. */
+	unsigned ops_seen = 0;
+	for (size_t k = 0; k < sizeof alu_cases / sizeof alu_cases[0]; k++) {
+		uint8_t op = alu_cases[k].op;
+		rload(V_P, 4, alu_cases[k].old);
+		int r = rfetch(V_P, 0, CELL_RO(op, CS_A, CSRC_OPERAND), 0, 0, alu_cases[k].operand, 4, 0, 0, 0x09, w);
+		EXPECT(r == 0 && w[0] == alu_cases[k].old && w[3] == alu_cases[k].want,
+		       "alu %u: %#x with %#x: old %#x new %#x, expected %#x", op, alu_cases[k].old,
+		       alu_cases[k].operand, w[0], w[3], alu_cases[k].want);
+		ops_seen |= 1u << op;
 	}
+	EXPECT(ops_seen == ((1u << ALU_N) - 1) - 1, "every operation 1..%d has a case: %#x", ALU_N - 1, ops_seen);
 	/* Unary from a register, binary with a register: a <- ~<b>; a -= <c>. */
 	rload(V_P, 5, 0x1234);
 	EXPECT(rfetch(V_P, 0, CELL_RO(ALU_NOT, CS_A, CSRC_B), CELL_RO(ALU_SUB, CS_A, CSRC_C), 0, 0, 4, 5, 5, 0x08,
