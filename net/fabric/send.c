@@ -30,15 +30,21 @@ static int wait_known(struct peer *p)
 	return 0;
 }
 
+/* Can anything be sent to dst on proto, len bytes?  0, -EINVAL, -EMSGSIZE. */
+static int check_send(int dst, uint8_t proto, size_t len)
+{
+	if (!fab.ready || dst < 0 || dst >= fab.nnodes || dst == fab.me || proto == 0 || proto >= FP_MAX)
+		return -EINVAL;
+	return len > FAB_MTU ? -EMSGSIZE : 0;
+}
+
 int fabric_send_pb(int dst, uint8_t proto, struct pktbuf *pb, size_t len, int flags)
 {
 	struct peer *p;
 	int r;
 
-	if (!fab.ready || dst < 0 || dst >= fab.nnodes || dst == fab.me || proto == 0 || proto >= FP_MAX)
-		return -EINVAL;
-	if (len > FAB_MTU)
-		return -EMSGSIZE;
+	if ((r = check_send(dst, proto, len)) < 0)
+		return r;
 	p = &fab.peers[dst];
 	irqflags_t f = irq_save();
 	if (!p->known) {
@@ -95,10 +101,8 @@ int fabric_raw_send_pb(int dst, uint8_t proto, struct pktbuf *pb, size_t len)
 	struct peer *p;
 	int r;
 
-	if (!fab.ready || dst < 0 || dst >= fab.nnodes || dst == fab.me || proto == 0 || proto >= FP_MAX)
-		return -EINVAL;
-	if (len > FAB_MTU)
-		return -EMSGSIZE;
+	if ((r = check_send(dst, proto, len)) < 0)
+		return r;
 	p = &fab.peers[dst];
 	if (!p->known)
 		return -EAGAIN;
