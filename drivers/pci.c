@@ -6,7 +6,9 @@
 #include <stdio.h>
 
 #include "drivers/pci.h"
+#include "kernel/apic.h"
 #include "kernel/init.h"
+#include "kernel/vm.h"
 #include "kernel/x86.h"
 
 #define PCI_ADDR 0xcf8
@@ -223,4 +225,84 @@ void pci_enable(const struct pci_dev *d)
 {
 	uint16_t cmd = pci_read16(d, PciCommand);
 	pci_write16(d, PciCommand, cmd | PciCmdIo | PciCmdMem | PciCmdMaster);
+}
+
+volatile uint8_t *pci_map_bar(const struct pci_dev *d, int bar, uint32_t offset, uint32_t length)
+{
+	struct pci_bar b;
+
+	if (bar > 5 || pci_bar(d, bar, &b) < 0 || b.io || b.addr == 0)
+		return NULL;
+	if ((uint64_t)offset + length > b.size)
+		return NULL;
+	if (vm_map_mmio(b.addr, b.size) < 0)
+		return NULL;
+	return (volatile uint8_t *)(uintptr_t)(b.addr + offset);
+}
+
+enum {				/* MSI-X capability, PCI 3.0 §6.8.2 */
+	MsixCtrl = 2,
+	MsixTable = 4,
+};
+
+enum {				/* MsixCtrl */
+	MsixCtrlSize = 0x7ff,	/* table entries - 1 */
+	MsixCtrlMask = 1 << 14,	/* function mask */
+	MsixCtrlEnable = 1 << 15,
+};
+
+enum {				/* an MSI-X table entry, in 32-bit words */
+	MsixAddrLo = 0,
+	MsixAddrHi = 1,
+	MsixData = 2,
+	MsixVecCtrl = 3,
+	MsixEntryWords = 4,
+};
+
+enum {				/* MsixVecCtrl */
+	MsixVecMasked = 1,
+};
+
+int pci_msix_enable(struct pci_dev *d, int entries, struct pci_msix *m)
+{
+	int cap = pci_find_cap(d, PciCapMsix, 0);
+
+	if (!cap)
+		return -ENODEV;
+	uint16_t ctrl = pci_read16(d, cap + MsixCtrl);
+	uint32_t table = pci_read32(d, cap + MsixTable);
+	int size = (ctrl & MsixCtrlSize) + 1;
+	if (size < entries)
+		return -ENODEV;
+	volatile uint8_t *t = pci_map_bar(d, table & 7, table & ~7u, (uint32_t)size * 16);
+	if (!t)
+		return -ENODEV;
+	m->table = (volatile uint32_t *)t;
+	m->size = size;
+	/* §6.8.2.3: enable under the function mask, mask every entry, unmask. */
+	pci_write16(d, cap + MsixCtrl, ctrl | MsixCtrlEnable | MsixCtrlMask);
+	for (int i = 0; i < size; i++)
+		m->table[i * MsixEntryWords + MsixVecCtrl] = MsixVecMasked;
+	pci_write16(d, cap + MsixCtrl, (ctrl | MsixCtrlEnable) & ~MsixCtrlMask);
+	pci_write16(d, PciCommand, pci_read16(d, PciCommand) | PciCmdIntxDisable);
+	return 0;
+}
+
+void pci_msix_route(struct pci_msix *m, int entry, int vector)
+{
+	volatile uint32_t *e = m->table + entry * MsixEntryWords;
+	uint64_t addr;
+	uint32_t data;
+
+	msi_compose(vector, &addr, &data);
+	e[MsixVecCtrl] = MsixVecMasked;
+	e[MsixAddrLo] = (uint32_t)addr;
+	e[MsixAddrHi] = (uint32_t)(addr >> 32);
+	e[MsixData] = data;
+	e[MsixVecCtrl] = 0;
+}
+
+void pci_msix_mask(struct pci_msix *m, int entry, int masked)
+{
+	m->table[entry * MsixEntryWords + MsixVecCtrl] = masked ? MsixVecMasked : 0;
 }

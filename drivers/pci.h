@@ -57,6 +57,29 @@ int pci_bar(const struct pci_dev *d, int i, struct pci_bar *bar);
 /* Offset of the first capability with id at or after start (0 = first); 0 if none. */
 int pci_find_cap(const struct pci_dev *d, uint8_t id, int start);
 
+/*
+ * Map length bytes at offset of memory BAR bar (uncached, for registers).
+ * NULL if the BAR is not memory or the range lies outside it.
+ */
+volatile uint8_t *pci_map_bar(const struct pci_dev *d, int bar, uint32_t offset, uint32_t length);
+
+/* MSI-X (PCI 3.0 §6.8.2): a function's table, mapped. */
+struct pci_msix {
+	volatile uint32_t *table;
+	int size;			/* entries the function has */
+};
+
+/*
+ * Enable MSI-X on d with every entry masked, INTx off; the driver then
+ * routes and unmasks the entries it uses (at least `entries` must exist).
+ * 0, or -ENODEV (no MSI-X, too few entries, table unmappable).
+ */
+int pci_msix_enable(struct pci_dev *d, int entries, struct pci_msix *m);
+
+/* Send entry's messages to this CPU's vector, and unmask it. */
+void pci_msix_route(struct pci_msix *m, int entry, int vector);
+void pci_msix_mask(struct pci_msix *m, int entry, int masked);
+
 /* Enable memory and I/O decoding and bus mastering. */
 void pci_enable(const struct pci_dev *d);
 

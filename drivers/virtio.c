@@ -78,29 +78,6 @@ enum {				/* struct virtio_pci_common_cfg, §4.1.4.3 */
 	CommonCfgLen = 0x38,
 };
 
-enum {				/* MSI-X capability, PCI 3.0 §6.8.2 */
-	MsixCtrl = 2,
-	MsixTable = 4,
-};
-
-enum {				/* MsixCtrl */
-	MsixCtrlSize = 0x7ff,	/* table entries - 1 */
-	MsixCtrlMask = 1 << 14,	/* function mask */
-	MsixCtrlEnable = 1 << 15,
-};
-
-enum {				/* an MSI-X table entry, in 32-bit words */
-	MsixAddrLo = 0,
-	MsixAddrHi = 1,
-	MsixData = 2,
-	MsixVecCtrl = 3,
-	MsixEntryWords = 4,
-};
-
-enum {				/* MsixVecCtrl */
-	MsixVecMasked = 1,
-};
-
 /* Common configuration accessors: each field at its natural width (§4.1.3.1). */
 static inline uint8_t cc_read8(struct virtio_dev *vd, int r) { return vd->common[r]; }
 static inline uint16_t cc_read16(struct virtio_dev *vd, int r)
@@ -127,19 +104,6 @@ static inline void cc_write64(struct virtio_dev *vd, int r, uint64_t v)
 }
 
 /* The virtual address of [offset, offset+length) in memory BAR bar, mapped; NULL if bad. */
-static volatile uint8_t *map_bar_range(struct pci_dev *d, int bar, uint32_t offset, uint32_t length)
-{
-	struct pci_bar b;
-
-	if (bar > 5 || pci_bar(d, bar, &b) < 0 || b.io || b.addr == 0)
-		return NULL;
-	if ((uint64_t)offset + length > b.size)
-		return NULL;
-	if (vm_map_mmio(b.addr, b.size) < 0)
-		return NULL;
-	return (volatile uint8_t *)(uintptr_t)(b.addr + offset);
-}
-
 void virtio_reset(struct virtio_dev *vd)
 {
 	/* §4.1.4.3: writing 0 resets; the reset is over when 0 reads back. */
@@ -173,7 +137,7 @@ int virtio_pci_attach(struct virtio_dev *vd, struct pci_dev *d)
 
 		if (type < CapCommon || type > CapDevice || (have & (1 << type)))
 			continue;
-		volatile uint8_t *p = map_bar_range(d, bar, offset, length);
+		volatile uint8_t *p = pci_map_bar(d, bar, offset, length);
 		if (!p)
 			continue;	/* §4.1.4.1: ignore what cannot be used */
 		switch (type) {
@@ -232,47 +196,22 @@ int virtio_negotiate(struct virtio_dev *vd, uint64_t wanted, uint64_t required)
 
 int virtio_msix_init(struct virtio_dev *vd, int entries)
 {
-	struct pci_dev *d = vd->pci;
-	int cap = pci_find_cap(d, PciCapMsix, 0);
+	int r = pci_msix_enable(vd->pci, entries, &vd->msix);
 
-	if (!cap)
-		return -ENODEV;
-	uint16_t ctrl = pci_read16(d, cap + MsixCtrl);
-	uint32_t table = pci_read32(d, cap + MsixTable);
-	int size = (ctrl & MsixCtrlSize) + 1;
-	if (size < entries)
-		return -ENODEV;
-	volatile uint8_t *t = map_bar_range(d, table & 7, table & ~7u, (uint32_t)size * 16);
-	if (!t)
-		return -ENODEV;
-	vd->msix_table = (volatile uint32_t *)t;
-	/* PCI 3.0 §6.8.2.3: enable under the function mask, mask every entry, unmask. */
-	pci_write16(d, cap + MsixCtrl, ctrl | MsixCtrlEnable | MsixCtrlMask);
-	for (int i = 0; i < size; i++)
-		vd->msix_table[i * MsixEntryWords + MsixVecCtrl] = MsixVecMasked;
-	pci_write16(d, cap + MsixCtrl, (ctrl | MsixCtrlEnable) & ~MsixCtrlMask);
-	pci_write16(d, PciCommand, pci_read16(d, PciCommand) | PciCmdIntxDisable);
-	vd->msix = entries;
+	if (r < 0)
+		return r;
+	vd->msix_entries = entries;
 	return 0;
 }
 
 void virtio_msix_route(struct virtio_dev *vd, int entry, int vector)
 {
-	volatile uint32_t *e = vd->msix_table + entry * MsixEntryWords;
-	uint64_t addr;
-	uint32_t data;
-
-	msi_compose(vector, &addr, &data);
-	e[MsixVecCtrl] = MsixVecMasked;
-	e[MsixAddrLo] = (uint32_t)addr;
-	e[MsixAddrHi] = (uint32_t)(addr >> 32);
-	e[MsixData] = data;
-	e[MsixVecCtrl] = 0;
+	pci_msix_route(&vd->msix, entry, vector);
 }
 
 void virtio_msix_mask(struct virtio_dev *vd, int entry, int masked)
 {
-	vd->msix_table[entry * MsixEntryWords + MsixVecCtrl] = masked ? MsixVecMasked : 0;
+	pci_msix_mask(&vd->msix, entry, masked);
 }
 
 int virtio_config_vector(struct virtio_dev *vd, uint16_t entry)

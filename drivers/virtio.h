@@ -126,8 +126,8 @@ struct virtio_dev {
 	volatile uint8_t *devcfg;	/* device-specific configuration */
 	uint32_t devcfg_len;
 	uint64_t features;		/* negotiated */
-	int msix;			/* MSI-X entries enabled, 0 with INTx */
-	volatile uint32_t *msix_table;
+	int msix_entries;		/* MSI-X entries enabled, 0 with INTx */
+	struct pci_msix msix;
 	uint32_t intx_gsi;
 };
 

@@ -374,7 +374,7 @@ static int vnet_match(const struct pci_dev *d)
 /* Set up the device's interrupts (before DRIVER_OK); 0 or a negative errno. */
 static int vnet_setup_irqs(struct vnet *sc)
 {
-	if (sc->vd.msix) {
+	if (sc->vd.msix_entries) {
 		int vq = irq_alloc(vnet_intr, sc);
 		int vc = vq < 0 ? -1 : irq_alloc(vnet_config_intr, sc);
 		if (vc < 0)
@@ -431,7 +431,7 @@ static int vnet_probe(struct pci_dev *d)
 	sc->nd.softc = sc;
 	virtio_config_read(&sc->vd, NetCfgMac, sc->nd.mac, ETH_ALEN);
 	vnet_link_check(&sc->nd);
-	if (sc->vd.msix)
+	if (sc->vd.msix_entries)
 		snprintf(sc->model, sizeof sc->model, "pci %02x:%02x.%d %04x, queues %u+%u, msi-x",
 			 d->bus, d->dev, d->fn, d->device, sc->rxq.size, sc->txq.size);
 	else
