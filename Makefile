@@ -82,7 +82,8 @@ DRIVER_OBJS := \
 	drivers/netdev.o \
 	drivers/e1000.o \
 	drivers/virtio.o \
-	drivers/virtio_net.o
+	drivers/virtio_net.o \
+	drivers/ivshmem.o
 
 APP_OBJS := \
 	apps/app.o \

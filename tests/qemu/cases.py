@@ -227,6 +227,42 @@ CASES = [
                     r"cluster: 2 nodes, status 0"],
             absent=[r"bytes wrong", r"PANIC", r"EXCEPTION"]),
 
+    # The shared-memory link (drivers/ivshmem.c, boot/ivshmem-server): the tests that run on
+    # both NICs run on it too, and a cluster of 16 on two host CPUs.
+    Cluster("nictest-shm", app="nictest", nodes=2, nic="shm",
+            expect=[r"RESULT nictest role=sender nic=ivshmem echoes=1455 retries=\d+ corrupted=0",
+                    r"net: ivshmem \(pci [^)]*msi-x\) mac 02:4e:4f:57:00:01"]),
+    Cluster("pingpong-shm", app="pingpong", nodes=2, nic="shm", timeout=150,
+            args="iters=300 spin_iters=300 warmup=20 mode=both wait=both",
+            expect=[r"RESULT pingpong nic=ivshmem wait=%s mode=%s size=64 iters=300 lost=0 " % (w, m)
+                    for w in ("halt", "spin") for m in ("raw", "reliable")]),
+    Cluster("fabric-stress-4-shm", app="fabric-stress", nodes=4, nic="shm",
+            count={r"RESULT fabric-stress sent=6000 received=6000 lost=0 dup=0 misordered=0": 4}),
+    Cluster("fabric-stress-4-shm-faults", app="fabric-stress", nodes=4, nic="shm", timeout=180,
+            args="fault=drop:0.05,dup:0.02,reorder:0.02,corrupt:0.01",
+            expect=[r"injected drop [1-9]\d* dup [1-9]\d* reorder [1-9]\d* corrupt [1-9]\d*"],
+            count={r"RESULT fabric-stress sent=6000 received=6000 lost=0 dup=0 misordered=0": 4}),
+    Cluster("fabric-stress-16-shm", app="fabric-stress", nodes=16, nic="shm", timeout=240,
+            count={r"RESULT fabric-stress sent=30000 received=30000 lost=0 dup=0 misordered=0": 16}),
+    Cluster("fabric-junk-shm", app="fabric-junk", nodes=2, nic="shm",
+            expect=[r"RESULT fabric-junk kinds=14 per_kind=20 mismatches=0"]),
+    Cluster("rmem-test-4-shm", app="rmem-test", nodes=4, nic="shm",
+            expect=[r"counters 1200 and 1200 after 4 nodes x 300 increments"], absent=[r"FAILED"],
+            count={r"RESULT rmem-test checks=\d+ failed=0": 4}),
+    Cluster("rpc-test-4-shm", app="rpc-test", nodes=4, nic="shm", timeout=180,
+            absent=[r"FAILED"], expect=[r"cluster: 4 nodes, status 0"]),
+    Cluster("req-stress-4-shm", app="req-stress", nodes=4, nic="shm", timeout=180,
+            expect=[r"RESULT req-stress enqueued=12000 dequeued=12000 lost=0 dup=0 fifo_violations=0 "
+                    r"overflows=\d{3,} deferred_overflows=[1-9]"], absent=[r"FAILED"]),
+    Cluster("deposit-test-4-shm", app="deposit-test", nodes=4, nic="shm", timeout=180,
+            expect=[r"counters 400 and 400 after 4 nodes x 100 increments"],
+            absent=[r"FAILED", r"unexpected"],
+            count={r"RESULT deposit-test checks=\d+ failed=0": 4}),
+    Cluster("tcp-echo-shm", app="tcp-echo", nodes=2, nic="shm", timeout=120,
+            expect=[TCP_ECHO % 1, TCP_ECHO % 65536, r"^\[n0\] lwip: 10\.0\.0\.1/24 up on ivshmem$",
+                    r"cluster: 2 nodes, status 0"],
+            absent=[r"bytes wrong", r"PANIC", r"EXCEPTION"]),
+
     # NIC drivers: every frame size echoed byte for byte, then a burst.
     Cluster("nictest-virtio", app="nictest", nodes=2, nic="virtio",
             expect=[r"RESULT nictest role=sender nic=virtio-net echoes=1455 retries=\d+ corrupted=0",
@@ -369,7 +405,9 @@ CASES = [
     for (n, d, f, nic) in [(2, "tcp", 0, "virtio"), (4, "tcp", 0, "e1000"),
                            (2, "rmem", 0, "virtio"), (4, "rmem", 0, "virtio"), (4, "rmem", 1, "e1000"),
                            (2, "req", 0, "e1000"), (4, "req", 0, "virtio"), (4, "req", 1, "virtio"),
-                           (2, "cell", 0, "virtio"), (4, "cell", 0, "e1000"), (4, "cell", 1, "virtio")]
+                           (2, "cell", 0, "virtio"), (4, "cell", 0, "e1000"), (4, "cell", 1, "virtio"),
+                           (2, "tcp", 0, "shm"), (2, "rmem", 0, "shm"), (2, "req", 0, "shm"),
+                           (2, "cell", 0, "shm")]
 ] + [
     Cluster("mad-pingpong-2-rmem", app="mad-pingpong", nodes=2, args="driver=rmem iters=40", timeout=180,
             count={r"RESULT mad-pingpong driver=rmem size=\d+ median_us=\S+ p99_us=\S+ n=\d+": 8},

@@ -1,0 +1,364 @@
+/*
+ * The shared-memory link: a NIC made of QEMU's ivshmem-doorbell device
+ * (PCI 1af4:1110; QEMU docs/specs/ivshmem-spec) for nodes on one host.
+ * BAR0 holds the registers (IntrMask, IntrStatus, IVPosition, Doorbell),
+ * BAR1 the MSI-X table, BAR2 the memory every node shares, laid out as
+ * drivers/shm_ring.h says: a ring per ordered pair of nodes.
+ *
+ * To the layers above it is an Ethernet NIC like the others (netdev.h):
+ * node i's MAC is 02:4e:4f:57:hi:lo (hilo = i), as the launcher gives the
+ * other NICs, and frames shorter than 60 bytes arrive padded to 60.  Transmit copies a frame into the ring from this node to the
+ * node its destination MAC names (to every other node's ring for a
+ * broadcast) and rings that node's doorbell only if it is armed (waiting
+ * for one); a frame for a MAC that is no node's goes nowhere, as on a
+ * switch that never learned it.  Receive copies each frame out of this
+ * node's rings into a pktbuf (so that the slot is free at once, whatever
+ * the layers above keep) and hands it to netdev_input.  With no pktbuf
+ * free, frames stay in their ring and their producer finds it full:
+ * back-pressure, not loss.
+ *
+ * Waiting: in interrupt mode this node is armed while it has nothing to
+ * read; a doorbell arrives as MSI-X entry 0, the handler disarms, drains
+ * every ring, re-arms and looks once more.  The timer tick also looks, so
+ * that a frame whose doorbell came before this node was ready is not left
+ * behind.  In polling mode the node never arms and never takes the
+ * interrupt; netdev_poll() drains.
+ *
+ * The ivshmem ID (IVPosition) must be this node's id: boot/cluster gives
+ * node i its own server socket, whose clients get ID i, so that the
+ * doorbell of node j is ID j.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "drivers/netdev.h"
+#include "drivers/pci.h"
+#include "drivers/pktbuf.h"
+#include "drivers/shm_ring.h"
+#include "kernel/node.h"
+#include "kernel/timer.h"
+#include "kernel/trap.h"
+#include "kernel/vm.h"
+#include "kernel/x86.h"
+
+enum {				/* BAR0 registers (ivshmem-spec, "PCI device registers") */
+	IntrMask = 0x00,
+	IntrStatus = 0x04,
+	IVPosition = 0x08,
+	Doorbell = 0x0c,
+	RegsLen = 0x100,
+};
+
+#define RX_BUDGET 64
+
+struct shm {
+	struct netdev nd;
+	struct pci_dev *pci;
+	volatile uint8_t *regs;
+	uint8_t *mem;			/* BAR2 */
+	uint64_t size;
+	int me, nodes;
+	unsigned slots;
+	struct pci_msix msix;
+	int vector;
+	uint32_t tx_tail[MAX_NODES];	/* what this node published to each node */
+	uint32_t rx_head[MAX_NODES];	/* what it took from each node */
+	int next_src;			/* where the next drain starts: fairness */
+	uint64_t no_dest, ring_full, bad_counts, bad_lengths, doorbells;
+	char model[96];
+};
+
+static struct shm *the_shm;
+
+static volatile struct shm_ctl *my_ctl(struct shm *sc)
+{
+	return shm_ctl(sc->mem, sc->me);
+}
+
+/* The node a unicast MAC names, or -1. */
+static int mac_node(const struct shm *sc, const uint8_t *mac)
+{
+	int n;
+
+	if (mac[0] != 0x02 || mac[1] != 0x4e || mac[2] != 0x4f || mac[3] != 0x57)
+		return -1;
+	n = mac[4] << 8 | mac[5];
+	return n < sc->nodes ? n : -1;
+}
+
+/* Copy one frame into the ring to dst; ring dst's doorbell if it waits.  (irq off) */
+static int put_frame(struct shm *sc, int dst, const uint8_t *frame, uint16_t len)
+{
+	struct shm_ring *r = shm_ring(sc->mem, sc->nodes, sc->slots, sc->me, dst);
+	uint32_t t = sc->tx_tail[dst], h = __atomic_load_n(&r->head, __ATOMIC_ACQUIRE);
+	struct shm_slot *s;
+
+	if (t - h >= sc->slots) {
+		if (t - h > sc->slots)
+			sc->bad_counts++;	/* dst wrote a head beyond our tail */
+		sc->ring_full++;
+		return -EAGAIN;
+	}
+	s = shm_slot(r, sc->slots, t);
+	memcpy(s->frame, frame, len);
+	/* Padded to Ethernet's minimum, as a NIC would: the layers above see the same frames. */
+	if (len < ETH_MIN_FRAME) {
+		memset(s->frame + len, 0, ETH_MIN_FRAME - len);
+		len = ETH_MIN_FRAME;
+	}
+	s->len = len;
+	sc->tx_tail[dst] = t + 1;
+	__atomic_store_n(&r->tail, t + 1, __ATOMIC_RELEASE);
+	/* The tail must be visible before armed is read (a store then a load). */
+	__atomic_thread_fence(__ATOMIC_SEQ_CST);
+	if (shm_ctl(sc->mem, dst)->armed) {
+		*(volatile uint32_t *)(sc->regs + Doorbell) = (uint32_t)dst << 16;
+		sc->doorbells++;
+	}
+	return 0;
+}
+
+/* netdev ops->transmit. */
+static int shm_transmit(struct netdev *nd, struct pktbuf *pb)
+{
+	struct shm *sc = nd->softc;
+	const uint8_t *dmac = pb->data;
+	int r = 0, dst;
+
+	if (pb->len < SHM_FRAME_MIN || pb->len > SHM_FRAME_MAX)
+		return -EINVAL;
+	if (dmac[0] & 1) {
+		/* Broadcast and multicast: every other node. */
+		for (int i = 0; i < sc->nodes; i++)
+			if (i != sc->me && put_frame(sc, i, pb->data, pb->len) < 0)
+				r = -EAGAIN;
+		if (r < 0)
+			nd->stats.tx_ring_full++;
+		r = 0;			/* what reached the others went */
+	} else if ((dst = mac_node(sc, dmac)) >= 0 && dst != sc->me) {
+		r = put_frame(sc, dst, pb->data, pb->len);
+		if (r < 0) {
+			nd->stats.tx_ring_full++;
+			return r;
+		}
+	} else {
+		sc->no_dest++;		/* a station no ring leads to */
+	}
+	nd->stats.tx_frames++;
+	nd->stats.tx_bytes += pb->len;
+	return r;
+}
+
+/* Frames waiting in any of this node's rings?  (irq off) */
+static int pending(struct shm *sc)
+{
+	for (int src = 0; src < sc->nodes; src++) {
+		if (src == sc->me)
+			continue;
+		struct shm_ring *r = shm_ring(sc->mem, sc->nodes, sc->slots, src, sc->me);
+		if (__atomic_load_n(&r->tail, __ATOMIC_ACQUIRE) != sc->rx_head[src])
+			return 1;
+	}
+	return 0;
+}
+
+/* netdev ops->poll: take up to budget frames, the rings in turn.  (irq off) */
+static int shm_poll(struct netdev *nd, int budget)
+{
+	struct shm *sc = nd->softc;
+	int n = 0;
+
+	for (int k = 0; k < sc->nodes && n < budget; k++) {
+		int src = (sc->next_src + k) % sc->nodes;
+		if (src == sc->me)
+			continue;
+		struct shm_ring *r = shm_ring(sc->mem, sc->nodes, sc->slots, src, sc->me);
+		uint32_t h = sc->rx_head[src], t = __atomic_load_n(&r->tail, __ATOMIC_ACQUIRE);
+		if (t - h > sc->slots) {
+			/* src's tail is beyond anything it could have published: ignore it. */
+			sc->bad_counts++;
+			continue;
+		}
+		while (h != t && n < budget) {
+			struct shm_slot *s = shm_slot(r, sc->slots, h);
+			uint32_t len = s->len;
+			struct pktbuf *pb = NULL;
+			if (len >= SHM_FRAME_MIN && len <= SHM_FRAME_MAX) {
+				if (!(pb = pkt_get())) {
+					nd->stats.rx_no_buffer++;
+					sc->next_src = src;
+					return n;	/* left in the ring: its producer waits */
+				}
+				memcpy(pb->data, s->frame, len);
+				pb->len = (uint16_t)len;
+			} else {
+				sc->bad_lengths++;
+				nd->stats.rx_errors++;
+			}
+			h++;
+			sc->rx_head[src] = h;
+			__atomic_store_n(&r->head, h, __ATOMIC_RELEASE);
+			if (pb) {
+				netdev_input(nd, pb);
+				n++;
+			}
+		}
+	}
+	sc->next_src = (sc->next_src + 1) % sc->nodes;
+	return n;
+}
+
+/* Disarm, drain, re-arm, and look once more.  (irq off) */
+static void drain(struct shm *sc)
+{
+	for (;;) {
+		my_ctl(sc)->armed = 0;
+		while (shm_poll(&sc->nd, RX_BUDGET) == RX_BUDGET)
+			;
+		my_ctl(sc)->armed = 1;
+		__atomic_thread_fence(__ATOMIC_SEQ_CST);
+		if (!pending(sc))
+			break;
+	}
+	/* Frames went out of this node's rings: a peer waiting for ring space may go on. */
+	netdev_tx_space(&sc->nd);
+}
+
+/* MSI-X entry 0: a peer rang the doorbell. */
+static void shm_intr(void *arg)
+{
+	struct shm *sc = arg;
+
+	sc->nd.stats.irqs++;
+	if (!sc->nd.polling)
+		drain(sc);
+}
+
+/* The tick: a frame whose doorbell never came, and senders waiting for ring space. */
+static void shm_tick(void)
+{
+	struct shm *sc = the_shm;
+
+	if (!sc)
+		return;
+	if (!sc->nd.polling && pending(sc))
+		drain(sc);
+	else if (sc->nd.tx_waiters.head)
+		netdev_tx_space(&sc->nd);
+}
+
+static void shm_irq_enable(struct netdev *nd, int on)
+{
+	struct shm *sc = nd->softc;
+
+	pci_msix_mask(&sc->msix, 0, !on);
+	my_ctl(sc)->armed = on;
+	if (on)
+		drain(sc);
+}
+
+static void shm_link_check(struct netdev *nd)
+{
+	nd->link_up = 1;
+}
+
+static const struct netdev_ops shm_ops = {
+	.transmit = shm_transmit,
+	.poll = shm_poll,
+	.irq_enable = shm_irq_enable,
+	.link_check = shm_link_check,
+};
+
+static int shm_match(const struct pci_dev *d)
+{
+	return d->vendor == 0x1af4 && d->device == 0x1110;
+}
+
+static int shm_probe(struct pci_dev *d)
+{
+	struct pci_bar mem;
+	struct shm *sc;
+	int r = -ENODEV;
+
+	if (netdev_get())
+		return -EBUSY;
+	sc = calloc(1, sizeof *sc);
+	if (!sc)
+		return -ENOMEM;
+	sc->pci = d;
+	sc->me = node_id;
+	sc->nodes = num_nodes;
+	pci_enable(d);
+	sc->regs = pci_map_bar(d, 0, 0, RegsLen);
+	if (!sc->regs || pci_bar(d, 2, &mem) < 0 || mem.io || vm_map_mmio(mem.addr, mem.size) < 0) {
+		printf("ivshmem: %02x:%02x.%d: registers or shared memory cannot be mapped\n", d->bus,
+		       d->dev, d->fn);
+		goto free;
+	}
+	sc->mem = (uint8_t *)(uintptr_t)mem.addr;
+	sc->size = mem.size;
+	int id = (int)*(volatile uint32_t *)(sc->regs + IVPosition);
+	if (id != sc->me) {
+		printf("ivshmem: this device has ID %d but the node is %d: each node needs its own "
+		       "server socket (boot/cluster --nic shm)\n", id, sc->me);
+		r = -EINVAL;
+		goto free;
+	}
+	sc->slots = shm_slots(sc->size, sc->nodes);
+	if (!sc->slots) {
+		printf("ivshmem: %lu bytes of shared memory hold no rings for %d nodes (need %lu)\n",
+		       sc->size, sc->nodes, shm_bytes(sc->nodes, SHM_SLOTS_MIN));
+		r = -ENOSPC;
+		goto free;
+	}
+	if (pci_msix_enable(d, 1, &sc->msix) < 0) {
+		printf("ivshmem: no MSI-X: the device must be ivshmem-doorbell with vectors=1\n");
+		goto free;
+	}
+	if ((sc->vector = irq_alloc(shm_intr, sc)) < 0) {
+		r = sc->vector;
+		goto free;
+	}
+	/* This node's consumer side starts where the ring is: a peer may have published already. */
+	for (int src = 0; src < sc->nodes; src++) {
+		struct shm_ring *ring = shm_ring(sc->mem, sc->nodes, sc->slots, src, sc->me);
+		sc->rx_head[src] = ring->head;
+		struct shm_ring *out = shm_ring(sc->mem, sc->nodes, sc->slots, sc->me, src);
+		sc->tx_tail[src] = out->tail;
+	}
+	sc->nd.name = "ivshmem";
+	sc->nd.model = sc->model;
+	sc->nd.ops = &shm_ops;
+	sc->nd.softc = sc;
+	sc->nd.link_up = 1;
+	sc->nd.mac[0] = 0x02;
+	sc->nd.mac[1] = 0x4e;
+	sc->nd.mac[2] = 0x4f;
+	sc->nd.mac[3] = 0x57;
+	sc->nd.mac[4] = (uint8_t)(sc->me >> 8);
+	sc->nd.mac[5] = (uint8_t)sc->me;
+	snprintf(sc->model, sizeof sc->model, "pci %02x:%02x.%d, %lu MiB shared, %u slots a ring, msi-x",
+		 d->bus, d->dev, d->fn, sc->size >> 20, sc->slots);
+	irqflags_t f = irq_save();
+	pci_msix_route(&sc->msix, 0, sc->vector);
+	my_ctl(sc)->armed = 1;
+	the_shm = sc;
+	irq_restore(f);
+	d->softc = sc;
+	timer_add_tick_hook(shm_tick);
+	if ((r = netdev_register(&sc->nd)) < 0)
+		return r;
+	return 0;
+free:
+	free(sc);
+	return r;
+}
+
+static const struct pci_driver ivshmem_driver = {
+	.name = "ivshmem",
+	.match = shm_match,
+	.probe = shm_probe,
+};
+PCI_DRIVER(ivshmem_driver);

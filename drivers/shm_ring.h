@@ -1,0 +1,115 @@
+/*
+ * The shared-memory link's layout: a wire format, since every node reads
+ * what the others write.  It fills the memory of QEMU's ivshmem device
+ * (BAR2), whose size is a power of two; every offset below is a function
+ * of that size and the number of nodes alone, so every node computes the
+ * same layout without asking anyone.
+ *
+ *   0            a control block per node, SHM_CTL bytes at node * SHM_CTL
+ *   shm_rings()  a ring per ordered pair of nodes (src -> dst), at
+ *                shm_rings() + (dst * nodes + src) * shm_ring_bytes(slots)
+ *
+ * A ring has one producer (src) and one consumer (dst), each writing its
+ * own cache line: the producer's holds tail, the consumer's head, both
+ * free-running 32-bit counts of frames.  Then `slots` slots of SHM_SLOT
+ * bytes: a 32-bit frame length, then the frame (an Ethernet frame without
+ * FCS, 14..1514 bytes).  Slot i of count n is n & (slots - 1).  A frame is
+ * in the ring from the moment tail passes it until head does.
+ *
+ * A control block has `armed`, written by its node: nonzero while it
+ * waits for a doorbell.  A producer that has published a frame to dst and
+ * then finds dst armed rings dst's doorbell.
+ *
+ * Nothing read from the region is trusted: a node validates every count
+ * and length another node wrote before it uses it (tail - head <= slots,
+ * 14 <= len <= 1514), so another node's bug can cost this node only
+ * frames, never memory outside the region.  Pure: host unit tests build
+ * this header as it is.
+ */
+#ifndef DRIVERS_SHM_RING_H
+#define DRIVERS_SHM_RING_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define SHM_CTL 64			/* bytes of a node's control block */
+#define SHM_RING_HDR 128		/* the producer's and the consumer's line */
+#define SHM_SLOT 2048			/* bytes of a slot: length word and frame */
+#define SHM_SLOTS_MAX 64
+#define SHM_SLOTS_MIN 4
+#define SHM_FRAME_MIN 14
+#define SHM_FRAME_MAX 1514
+
+struct shm_ctl {
+	volatile uint32_t armed;
+	uint8_t pad[SHM_CTL - 4];
+};
+
+struct shm_ring {
+	volatile uint32_t tail;		/* the producer's: frames published */
+	uint8_t pad0[60];
+	volatile uint32_t head;		/* the consumer's: frames taken */
+	uint8_t pad1[60];
+	/* then the slots */
+};
+
+struct shm_slot {
+	volatile uint32_t len;
+	uint8_t frame[SHM_SLOT - 4];
+};
+
+_Static_assert(sizeof(struct shm_ctl) == SHM_CTL, "a control block is one cache line");
+_Static_assert(sizeof(struct shm_ring) == SHM_RING_HDR, "a ring's header is two cache lines");
+_Static_assert(offsetof(struct shm_ring, head) == 64, "head on its own cache line");
+_Static_assert(sizeof(struct shm_slot) == SHM_SLOT, "a slot is 2 KiB");
+_Static_assert(4 + SHM_FRAME_MAX <= SHM_SLOT, "a frame fits its slot");
+
+/* Where the rings start: after the control blocks, page aligned. */
+static inline uint64_t shm_rings(int nodes)
+{
+	return ((uint64_t)nodes * SHM_CTL + 4095) & ~(uint64_t)4095;
+}
+
+static inline uint64_t shm_ring_bytes(unsigned slots)
+{
+	return SHM_RING_HDR + (uint64_t)slots * SHM_SLOT;
+}
+
+/* Bytes the layout takes for nodes with slots per ring. */
+static inline uint64_t shm_bytes(int nodes, unsigned slots)
+{
+	return shm_rings(nodes) + (uint64_t)nodes * nodes * shm_ring_bytes(slots);
+}
+
+/*
+ * Slots per ring in a region of size bytes shared by nodes: the most (a
+ * power of two, at most SHM_SLOTS_MAX) that fit; 0 if not even
+ * SHM_SLOTS_MIN do.
+ */
+static inline unsigned shm_slots(uint64_t size, int nodes)
+{
+	if (nodes < 1)
+		return 0;
+	for (unsigned s = SHM_SLOTS_MAX; s >= SHM_SLOTS_MIN; s /= 2)
+		if (shm_bytes(nodes, s) <= size)
+			return s;
+	return 0;
+}
+
+static inline volatile struct shm_ctl *shm_ctl(void *base, int node)
+{
+	return (volatile struct shm_ctl *)((uint8_t *)base + (size_t)node * SHM_CTL);
+}
+
+static inline struct shm_ring *shm_ring(void *base, int nodes, unsigned slots, int src, int dst)
+{
+	return (struct shm_ring *)((uint8_t *)base + shm_rings(nodes) +
+				   ((uint64_t)dst * nodes + src) * shm_ring_bytes(slots));
+}
+
+static inline struct shm_slot *shm_slot(struct shm_ring *r, unsigned slots, uint32_t n)
+{
+	return (struct shm_slot *)((uint8_t *)r + SHM_RING_HDR + (size_t)(n & (slots - 1)) * SHM_SLOT);
+}
+
+#endif
