@@ -24,10 +24,11 @@ void bench_latency(const struct bench *b, struct samples *s)
 		p99 /= 2;
 		mn /= 2;
 	}
-	result("row=%s nic=%s n=%zu median_us=%s p99_us=%s min_us=%s median_cycles=%lu%s%s%s%s", b->name,
-	       net_nic_name(), s->n, fmt_us(a, sizeof a, med), fmt_us(c, sizeof c, p99),
+	result("row=%s nic=%s n=%zu median_us=%s p99_us=%s min_us=%s median_cycles=%lu%s%s%s%s%s%s",
+	       b->name, net_nic_name(), s->n, fmt_us(a, sizeof a, med), fmt_us(c, sizeof c, p99),
 	       fmt_us(d, sizeof d, mn), med, b->base ? " base=" : "", b->base ? b->base : "",
-	       b->extra ? " " : "", b->extra ? b->extra : "");
+	       b->extra ? " " : "", b->extra ? b->extra : "", b->note ? " " : "",
+	       b->note ? b->note() : "");
 }
 
 #define MAX_SETUPS 16
@@ -105,7 +106,7 @@ static int bench_main(void)
 		return 1;
 	}
 	for (const struct bench *const *b = __benches_start; b < __benches_end && n < MAX_ROWS; b++)
-		if (!only || selected(only, (*b)->name))
+		if ((!only || selected(only, (*b)->name)) && (!(*b)->applies || (*b)->applies()))
 			rows[n++] = *b;
 	if (rounds > iters)
 		rounds = iters;

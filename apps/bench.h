@@ -36,6 +36,10 @@ struct bench {
 	const char *base;	/* latency rows: the row its ratio is to (NULL: floor) */
 	int max_iters;		/* latency rows: cap on iterations per round (0: none) */
 	int oneway;		/* latency rows: samples are two one-way trips; print half */
+	/* NULL, or whether the row means anything on this node's NIC. */
+	int (*applies)(void);
+	/* NULL, or more key=value words for the line, known only when it runs. */
+	const char *(*note)(void);
 };
 
 /* key orders the rows in the run, e.g. 10_floor, 20_reliable. */

@@ -8,8 +8,11 @@
  *
  * wait=halt: the waiting thread sleeps and the CPU halts until the NIC
  * interrupt.  wait=spin: the NIC interrupt is off and the thread polls the
- * receive ring.  Both nodes use the same mode.  Lost raw frames are
- * counted and retried after a timeout, never timed.
+ * receive ring.  wait=adaptive: the thread sleeps and the idle CPU polls
+ * the receive ring for a while before it halts (net_set_wait; only where
+ * polling is cheap: the shared-memory link).  Both nodes use the same
+ * mode.  Lost raw frames are counted and retried after a timeout, never
+ * timed.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -28,6 +31,9 @@
 #define LOST_TIMEOUT_NS 200000000ULL
 
 enum { PING = 'P', REPLY = 'R', END = 'E' };
+enum { W_HALT, W_SPIN, W_ADAPTIVE, W_NODE };	/* W_NODE: as the node waits anyway */
+
+static const char *const wait_names[] = { "halt", "spin", "adaptive" };
 
 struct ping {
 	uint32_t seq;
@@ -211,16 +217,23 @@ static int ping_phase(int reliable, int spin, int iters, int warmup, size_t fram
 	end_flag = 0;
 	if (fabric_barrier(30000000000ULL) < 0)
 		return -1;
-	if (spin)
+	int before = net_wait_mode();
+	unsigned before_us = net_wait_spin_us();
+	if (spin == W_SPIN)
 		net_set_polling(1);
+	else if (spin != W_NODE)
+		net_set_wait(spin == W_ADAPTIVE ? NET_WAIT_ADAPTIVE : NET_WAIT_HALT,
+			     (unsigned)arg_int("spin_us", 200));
 	if (node_id == 0) {
-		lost = measure(reliable, spin, iters, warmup, s);
+		lost = measure(reliable, spin == W_SPIN, iters, warmup, s);
 		end_phase();
 	} else if (node_id == 1) {
-		echo_phase(spin);
+		echo_phase(spin == W_SPIN);
 	}
-	if (spin)
+	if (spin == W_SPIN)
 		net_set_polling(0);
+	if (spin != W_SPIN && spin != W_NODE)
+		net_set_wait(before, before_us);
 	return lost;
 }
 
@@ -231,7 +244,8 @@ static const struct argspec pingpong_args[] = {
 	{ "warmup", ARG_INT, 0, 1000000, "untimed round trips first (default 500)" },
 	{ "size", ARG_INT, 51, 1514, "frame size in bytes, headers included (default 64)" },
 	{ "mode", ARG_STR, 0, 0, "raw, reliable or both (default raw)" },
-	{ "wait", ARG_STR, 0, 0, "halt, spin or both (default both)" },
+	{ "wait", ARG_STR, 0, 0, "halt, spin, adaptive, both (halt and spin) or all (default both)" },
+	{ "spin_us", ARG_INT, 0, 10000000, "wait=adaptive: poll this long before halting (default 200)" },
 	{ NULL, 0, 0, 0, NULL },
 };
 
@@ -240,19 +254,29 @@ static int pingpong_main(void)
 	const char *mode = arg_str("mode", "raw"), *wait = arg_str("wait", "both");
 	int iters = (int)arg_int("iters", 10000), warmup = (int)arg_int("warmup", 500);
 	size_t frame = (size_t)arg_int("size", 64);
-	int modes[2], nmodes = 0, waits[2], nwaits = 0, failed = 0;
+	int modes[2], nmodes = 0, waits[3], nwaits = 0, failed = 0;
 	char a[32], b[32], c[32];
 
 	if (!strcmp(mode, "raw") || !strcmp(mode, "both"))
 		modes[nmodes++] = 0;
 	if (!strcmp(mode, "reliable") || !strcmp(mode, "both"))
 		modes[nmodes++] = 1;
-	if (!strcmp(wait, "halt") || !strcmp(wait, "both"))
-		waits[nwaits++] = 0;
-	if (!strcmp(wait, "spin") || !strcmp(wait, "both"))
-		waits[nwaits++] = 1;
+	if (!strcmp(wait, "halt") || !strcmp(wait, "both") || !strcmp(wait, "all"))
+		waits[nwaits++] = W_HALT;
+	if (!strcmp(wait, "spin") || !strcmp(wait, "both") || !strcmp(wait, "all"))
+		waits[nwaits++] = W_SPIN;
+	if (!strcmp(wait, "adaptive") || !strcmp(wait, "all")) {
+		if (net_set_wait(NET_WAIT_ADAPTIVE, 200) == 0) {
+			net_set_wait(NET_WAIT_HALT, 0);
+			waits[nwaits++] = W_ADAPTIVE;
+		} else {
+			printf("pingpong: wait=adaptive: %s can only halt (polling it would stall QEMU)\n",
+			       net_nic_name());
+		}
+	}
 	if (!nmodes || !nwaits) {
-		printf("pingpong: mode= takes raw, reliable or both; wait= takes halt, spin or both\n");
+		printf("pingpong: mode= takes raw, reliable or both; wait= takes halt, spin, adaptive, "
+		       "both or all\n");
 		return 1;
 	}
 	if (setup() < 0 || fabric_wait_peers(30000000000ULL) < 0) {
@@ -262,15 +286,16 @@ static int pingpong_main(void)
 	for (int m = 0; m < nmodes; m++) {
 		for (int w = 0; w < nwaits; w++) {
 			struct samples s;
-			int n = waits[w] ? (int)arg_int("spin_iters", 300) : iters;
+			int spin = waits[w] == W_SPIN;
+			int n = spin ? (int)arg_int("spin_iters", 300) : iters;
 			if (samples_init(&s, (size_t)n) < 0)
 				return 1;
-			int lost = ping_phase(modes[m], waits[w], n, waits[w] ? 10 : warmup, frame, &s);
+			int lost = ping_phase(modes[m], waits[w], n, spin ? 10 : warmup, frame, &s);
 			if (node_id == 0) {
 				uint64_t med = samples_quantile(&s, 0.5);
 				result("nic=%s wait=%s mode=%s size=%zu iters=%zu lost=%d median_us=%s "
 				       "p99_us=%s median_cycles=%lu min_us=%s",
-				       net_nic_name(), waits[w] ? "spin" : "halt", modes[m] ? "reliable" : "raw",
+				       net_nic_name(), wait_names[waits[w]], modes[m] ? "reliable" : "raw",
 				       frame, s.n, lost, fmt_us(a, sizeof a, med),
 				       fmt_us(b, sizeof b, samples_quantile(&s, 0.99)), med,
 				       fmt_us(c, sizeof c, samples_quantile(&s, 0.0)));
@@ -287,19 +312,44 @@ static int pingpong_main(void)
 }
 
 /* Bench rows: the floor (raw, both wait modes) and the reliable channel. */
-static int sample_ping(const struct bench_opts *o, struct samples *s, int reliable, int spin)
+static int sample_ping(const struct bench_opts *o, struct samples *s, int reliable, int wait)
 {
-	int lost = ping_phase(reliable, spin, o->iters, spin ? 10 : o->warmup, 64, s);
+	int lost = ping_phase(reliable, wait, o->iters, wait == W_SPIN ? 10 : o->warmup, 64, s);
 	return lost < 0 || (reliable && lost > 0) ? -1 : 0;
 }
 
-static int sample_floor(const struct bench_opts *o, struct samples *s) { return sample_ping(o, s, 0, 0); }
-static int sample_floor_spin(const struct bench_opts *o, struct samples *s) { return sample_ping(o, s, 0, 1); }
-static int sample_reliable(const struct bench_opts *o, struct samples *s) { return sample_ping(o, s, 1, 0); }
+/*
+ * The floor and the reliable row wait as the node waits for every other row
+ * (halt on a NIC, adaptive on the shared-memory link by default), so that
+ * the ratios compare like with like; floor-spin and floor-halt show the
+ * link's other modes.
+ */
+static int sample_floor(const struct bench_opts *o, struct samples *s) { return sample_ping(o, s, 0, W_NODE); }
+static int sample_floor_spin(const struct bench_opts *o, struct samples *s) { return sample_ping(o, s, 0, W_SPIN); }
+static int sample_floor_halt(const struct bench_opts *o, struct samples *s) { return sample_ping(o, s, 0, W_HALT); }
+static int sample_reliable(const struct bench_opts *o, struct samples *s) { return sample_ping(o, s, 1, W_NODE); }
+
+static const char *node_wait(void)
+{
+	static const char *const names[] = { "wait=halt", "wait=adaptive", "wait=spin" };
+	int m = net_wait_mode();
+
+	return m >= 0 && m <= NET_WAIT_SPIN ? names[m] : "wait=?";
+}
+
+/* Does the node wait otherwise than by halting (so that halting is a row of its own)? */
+static int waits_otherwise(void)
+{
+	return net_wait_mode() != NET_WAIT_HALT;
+}
 
 static const struct bench floor_bench = {
-	.name = "floor", .summary = "raw 64-byte frame round trip, halting until the NIC interrupt",
-	.sample = sample_floor, .extra = "size=64 wait=halt",
+	.name = "floor", .summary = "raw 64-byte frame round trip, waiting as every row does",
+	.sample = sample_floor, .extra = "size=64", .note = node_wait,
+};
+static const struct bench floor_halt_bench = {
+	.name = "floor-halt", .summary = "raw 64-byte frame round trip, halting until the doorbell",
+	.sample = sample_floor_halt, .extra = "size=64 wait=halt", .applies = waits_otherwise,
 };
 static const struct bench floor_spin_bench = {
 	.name = "floor-spin", .summary = "raw 64-byte frame round trip, spinning on the receive ring",
@@ -309,10 +359,11 @@ static const struct bench floor_spin_bench = {
 };
 static const struct bench reliable_bench = {
 	.name = "reliable", .summary = "64-byte message round trip over the reliable channel",
-	.sample = sample_reliable, .extra = "size=64 wait=halt",
+	.sample = sample_reliable, .extra = "size=64", .note = node_wait,
 };
 BENCH_REGISTER(floor_bench, 10_floor);
 BENCH_REGISTER(floor_spin_bench, 11_floor_spin);
+BENCH_REGISTER(floor_halt_bench, 12_floor_halt);
 BENCH_REGISTER(reliable_bench, 20_reliable);
 
 static const struct app pingpong = {

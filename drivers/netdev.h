@@ -47,6 +47,18 @@ struct netdev_ops {
 	void (*irq_enable)(struct netdev *nd, int on);
 	/* Re-read the link state into nd->link_up. */
 	void (*link_check)(struct netdev *nd);
+	/*
+	 * How the node waits for frames when it has nothing to run (enum
+	 * netdev_wait; spin_us for NETDEV_WAIT_ADAPTIVE).  NULL for a NIC
+	 * that can only halt (polling its registers would stall QEMU).
+	 */
+	int (*set_wait)(struct netdev *nd, int mode, unsigned spin_us);
+};
+
+enum netdev_wait {
+	NETDEV_WAIT_HALT,		/* halt until the NIC's interrupt */
+	NETDEV_WAIT_ADAPTIVE,		/* poll up to spin_us, then halt */
+	NETDEV_WAIT_SPIN,		/* poll until a thread can run; never halt */
 };
 
 struct netdev_stats {
@@ -65,6 +77,8 @@ struct netdev {
 	uint8_t mac[ETH_ALEN];
 	int link_up;
 	int polling;			/* receive by polling, interrupt off */
+	int wait;			/* enum netdev_wait, when not polling */
+	unsigned spin_us;		/* NETDEV_WAIT_ADAPTIVE: poll this long */
 	const struct netdev_ops *ops;
 	void *softc;			/* the driver's state, opaque above */
 	netdev_rx_fn rx;		/* the receive hook (netdev_set_rx) */

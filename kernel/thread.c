@@ -442,6 +442,11 @@ void sched_maybe_preempt(void)
 		thread_yield();
 }
 
+int thread_runnable(void)
+{
+	return ready_at_or_above(PRIO_LOW);
+}
+
 void thread_add_idle_hook(void (*fn)(void))
 {
 	for (int i = 0; i < 4; i++) {

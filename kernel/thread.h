@@ -115,9 +115,14 @@ void thread_block(void);
 void thread_nopreempt_begin(void);
 void thread_nopreempt_end(void);
 
+/* Is a thread other than the idle thread ready to run?  (interrupts off) */
+int thread_runnable(void);
+
 /*
  * Call fn each time the CPU is about to halt, interrupts off (at most 4):
- * work that should wait until nothing else wants the CPU.
+ * work that should wait until nothing else wants the CPU.  A hook may
+ * open interrupts briefly; the CPU halts after the hooks only if no
+ * thread became ready meanwhile.
  */
 void thread_add_idle_hook(void (*fn)(void));
 

@@ -145,6 +145,34 @@ int net_poll(void)
 	return nd ? netdev_poll(nd) : 0;
 }
 
+_Static_assert((int)NET_WAIT_HALT == (int)NETDEV_WAIT_HALT &&
+	       (int)NET_WAIT_ADAPTIVE == (int)NETDEV_WAIT_ADAPTIVE &&
+	       (int)NET_WAIT_SPIN == (int)NETDEV_WAIT_SPIN, "one set of wait modes");
+
+int net_set_wait(int mode, unsigned spin_us)
+{
+	if (!nd)
+		return -ENODEV;
+	if (mode == NETDEV_WAIT_HALT && !nd->ops->set_wait)
+		return 0;
+	if (!nd->ops->set_wait)
+		return -ENOTSUP;
+	irqflags_t f = irq_save();
+	int r = nd->ops->set_wait(nd, mode, spin_us);
+	irq_restore(f);
+	return r;
+}
+
+int net_wait_mode(void)
+{
+	return nd ? nd->wait : NETDEV_WAIT_HALT;
+}
+
+unsigned net_wait_spin_us(void)
+{
+	return nd ? nd->spin_us : 0;
+}
+
 void net_print_stats(void)
 {
 	if (nd)

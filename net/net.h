@@ -54,6 +54,17 @@ int net_transmit_wait(struct pktbuf *pb, uint64_t timeout_ns, uint64_t *waits);
 void net_set_polling(int on);
 int net_poll(void);
 
+/*
+ * How the node waits for frames when it has nothing to run: halt until
+ * the NIC interrupts (every NIC), or poll first (NET_WAIT_ADAPTIVE, up to
+ * spin_us) or only (NET_WAIT_SPIN), where polling is cheap (the
+ * shared-memory link).  0, or -ENOTSUP.
+ */
+enum { NET_WAIT_HALT, NET_WAIT_ADAPTIVE, NET_WAIT_SPIN };
+int net_set_wait(int mode, unsigned spin_us);
+int net_wait_mode(void);
+unsigned net_wait_spin_us(void);
+
 struct net_stats {
 	uint64_t short_frames;		/* shorter than an Ethernet header */
 	uint64_t unknown_type;		/* no handler for the EtherType */

@@ -233,9 +233,11 @@ CASES = [
             expect=[r"RESULT nictest role=sender nic=ivshmem echoes=1455 retries=\d+ corrupted=0",
                     r"net: ivshmem \(pci [^)]*msi-x\) mac 02:4e:4f:57:00:01"]),
     Cluster("pingpong-shm", app="pingpong", nodes=2, nic="shm", timeout=150,
-            args="iters=300 spin_iters=300 warmup=20 mode=both wait=both",
+            args="iters=300 spin_iters=300 warmup=20 mode=both wait=all",
             expect=[r"RESULT pingpong nic=ivshmem wait=%s mode=%s size=64 iters=300 lost=0 " % (w, m)
-                    for w in ("halt", "spin") for m in ("raw", "reliable")]),
+                    for w in ("halt", "spin", "adaptive") for m in ("raw", "reliable")]),
+    Cluster("cmdline-bad-shm-wait", app="hello", nodes=1, nic="shm", args="shm_wait=sometimes",
+            status=2, expect=[r"cmdline: error: shm_wait=sometimes: not halt, adaptive or spin"]),
     Cluster("fabric-stress-4-shm", app="fabric-stress", nodes=4, nic="shm",
             count={r"RESULT fabric-stress sent=6000 received=6000 lost=0 dup=0 misordered=0": 4}),
     Cluster("fabric-stress-4-shm-faults", app="fabric-stress", nodes=4, nic="shm", timeout=180,
