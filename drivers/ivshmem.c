@@ -437,6 +437,7 @@ static int shm_probe(struct pci_dev *d)
 	sc->nd.ops = &shm_ops;
 	sc->nd.softc = sc;
 	sc->nd.link_up = 1;
+	sc->nd.flags = NETDEV_LOSSLESS;
 	sc->nd.wait = wait_mode(arg_str("shm_wait", NULL));
 	sc->nd.spin_us = (unsigned)arg_int("shm_spin_us", SPIN_US_DEFAULT);
 	sc->nd.mac[0] = 0x02;

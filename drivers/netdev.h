@@ -55,6 +55,14 @@ struct netdev_ops {
 	int (*set_wait)(struct netdev *nd, int mode, unsigned spin_us);
 };
 
+enum {				/* struct netdev.flags */
+	/*
+	 * A frame transmit() took arrives once, intact and in order, or
+	 * transmit() said it could not take it; nothing is dropped on the way.
+	 */
+	NETDEV_LOSSLESS = 1,
+};
+
 enum netdev_wait {
 	NETDEV_WAIT_HALT,		/* halt until the NIC's interrupt */
 	NETDEV_WAIT_ADAPTIVE,		/* poll up to spin_us, then halt */
@@ -76,6 +84,7 @@ struct netdev {
 	const char *model;		/* device model, for the boot log */
 	uint8_t mac[ETH_ALEN];
 	int link_up;
+	unsigned flags;			/* NETDEV_* properties of the link */
 	int polling;			/* receive by polling, interrupt off */
 	int wait;			/* enum netdev_wait, when not polling */
 	unsigned spin_us;		/* NETDEV_WAIT_ADAPTIVE: poll this long */

@@ -86,6 +86,11 @@ int net_up(void)
 	return nd != NULL;
 }
 
+int net_link_lossless(void)
+{
+	return nd && (nd->flags & NETDEV_LOSSLESS);
+}
+
 const uint8_t *net_mac(void)
 {
 	static const uint8_t none[ETH_ALEN];

@@ -32,6 +32,13 @@ int net_unregister(uint16_t ethertype);
 /* Is there a NIC?  Everything below needs one. */
 int net_up(void);
 
+/*
+ * Does the link neither drop, corrupt nor reorder frames (the NIC says so:
+ * the shared-memory link)?  Then the fabric skips what only a lossy link
+ * needs.
+ */
+int net_link_lossless(void);
+
 /* The NIC's MAC address and driver name ("none" without a NIC). */
 const uint8_t *net_mac(void);
 const char *net_nic_name(void);

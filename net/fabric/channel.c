@@ -87,6 +87,8 @@ static void header(struct chan *c, struct fab_hdr *h, uint8_t type)
 {
 	memset(h, 0, sizeof *h);
 	h->type = type;
+	if (c->cfg.lossless)
+		h->flags = FAB_F_NOCRC;
 	h->src = (uint16_t)c->cfg.me;
 	h->dst = (uint16_t)c->cfg.peer;
 	h->session = c->cfg.session;
@@ -98,8 +100,9 @@ static void tx_data(struct chan *c, uint32_t seq, uint64_t now)
 {
 	struct chan_tx_slot *t = TXSLOT(c, seq);
 	struct fab_hdr h;
-	uint8_t proto;
+	uint8_t proto, flags;
 	uint16_t len;
+	int r;
 
 	/*
 	 * A retransmission must not rewrite a buffer the NIC may still be
@@ -117,10 +120,12 @@ static void tx_data(struct chan *c, uint32_t seq, uint64_t now)
 		pkt_put(t->pb);
 		t->pb = fresh;
 	}
-	/* proto and len were stored in the frame's header at chan_send. */
+	/* proto, len and the sender's flags were stored in the frame's header at chan_send. */
 	memcpy(&proto, t->pb->data + FAB_ETH_HLEN + offsetof(struct fab_hdr, proto), 1);
 	memcpy(&len, t->pb->data + FAB_ETH_HLEN + offsetof(struct fab_hdr, len), 2);
+	memcpy(&flags, t->pb->data + FAB_ETH_HLEN + offsetof(struct fab_hdr, flags), 1);
 	header(c, &h, FAB_DATA);
+	h.flags |= flags & FAB_F_ACKNOW;
 	h.proto = proto;
 	h.seq = seq;
 	h.len = len;
@@ -130,9 +135,11 @@ static void tx_data(struct chan *c, uint32_t seq, uint64_t now)
 	t->last_tx = now;
 	t->tries++;
 	c->stats.tx_data++;
-	c->ops->xmit(c->ctx, t->pb);
-	if (!c->rto_deadline)
-		c->rto_deadline = now + c->rto;
+	r = c->ops->xmit(c->ctx, t->pb);
+	t->refused = r < 0;
+	/* On a lossless link a frame the NIC took arrives: only a refused one is sent again. */
+	if (!c->rto_deadline && (!c->cfg.lossless || r < 0))
+		c->rto_deadline = now + (c->cfg.lossless ? c->cfg.rto_min_ns : c->rto);
 }
 
 static void send_ctl(struct chan *c, uint8_t type, uint64_t now)
@@ -195,6 +202,7 @@ int chan_send(struct chan *c, struct pktbuf *pb, uint8_t proto, size_t len, uint
 	t->pb = pb;
 	t->tries = 0;
 	t->sacked = 0;
+	t->refused = 0;
 	memcpy(pb->data + FAB_ETH_HLEN + offsetof(struct fab_hdr, proto), &proto, 1);
 	memcpy(pb->data + FAB_ETH_HLEN + offsetof(struct fab_hdr, len), &len16, 2);
 	c->snd_nxt++;
@@ -260,7 +268,7 @@ static void process_ack(struct chan *c, const struct fab_hdr *h, uint64_t now)
 	if (ahead <= c->sndq + c->cfg.window && (int32_t)(h->limit - c->snd_limit) > 0)
 		c->snd_limit = h->limit;
 
-	if (progress) {
+	if (progress && !c->cfg.lossless) {
 		if (c->snd_una == c->snd_nxt)
 			c->rto_deadline = 0;
 		else
@@ -270,9 +278,10 @@ static void process_ack(struct chan *c, const struct fab_hdr *h, uint64_t now)
 	 * Early retransmission of frames still missing below the highest
 	 * SACKed one: at once for a first loss that three later frames
 	 * overtook (TCP's duplicate threshold), else at most once per
-	 * smoothed round trip.
+	 * smoothed round trip.  Not on a lossless link: a frame missing
+	 * there is one the NIC refused, which the timer sends again.
 	 */
-	if (h->sack && h->ack - c->snd_una <= c->snd_nxt - c->snd_una) {
+	if (h->sack && h->ack - c->snd_una <= c->snd_nxt - c->snd_una && !c->cfg.lossless) {
 		uint32_t top = h->ack + 32 - (uint32_t)__builtin_clz(h->sack);
 		uint64_t gap = c->srtt ? c->srtt + c->srtt / 4 : c->cfg.rto_min_ns;
 		unsigned above = 0;
@@ -319,7 +328,8 @@ static void deliver(struct chan *c)
 
 static void schedule_ack(struct chan *c, int now_please, uint64_t now)
 {
-	if (now_please || ++c->unacked_rx >= c->cfg.window / 4) {
+	/* A lossless link needs acks only for credit: half a window, not a quarter. */
+	if (now_please || ++c->unacked_rx >= c->cfg.window / (c->cfg.lossless ? 2 : 4)) {
 		send_ctl(c, FAB_ACK, now);
 		return;
 	}
@@ -400,6 +410,11 @@ void chan_input(struct chan *c, const struct fab_hdr *h, const uint8_t *payload,
 	pkt_put(pb);
 }
 
+void chan_set_lossless(struct chan *c, int on)
+{
+	c->cfg.lossless = on;
+}
+
 void chan_resume(struct chan *c, uint64_t now)
 {
 	uint32_t before = c->dlv_nxt;
@@ -448,7 +463,18 @@ uint64_t chan_timer(struct chan *c, uint64_t now)
 	}
 	if (c->ack_pending && now >= c->ack_deadline)
 		send_ctl(c, FAB_ACK, now);
-	if (c->rto_deadline && now >= c->rto_deadline) {
+	if (c->rto_deadline && now >= c->rto_deadline && c->cfg.lossless) {
+		/* Lossless: what the NIC refused, again (tx_data re-arms if it refuses again). */
+		c->stats.rto_events++;
+		c->rto_deadline = 0;
+		for (uint32_t s = c->snd_una; s != c->snd_nxt && seq_lt(s, c->snd_limit); s++) {
+			struct chan_tx_slot *t = TXSLOT(c, s);
+			if (t->tries > 0 && t->refused) {
+				c->stats.tx_retx_timeout++;
+				tx_data(c, s, now);
+			}
+		}
+	} else if (c->rto_deadline && now >= c->rto_deadline) {
 		/* Resend the oldest frame still missing that was ever sent. */
 		c->stats.rto_events++;
 		for (uint32_t s = c->snd_una; s != c->snd_nxt && seq_lt(s, c->snd_limit); s++) {

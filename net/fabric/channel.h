@@ -19,6 +19,13 @@
  *    A zero window is probed so that a lost window update cannot stall.
  *  - A peer from which nothing is heard for dead_ns while frames are
  *    outstanding is declared dead: sends fail with -EHOSTDOWN.
+ *  - On a lossless link (chan_set_lossless: the NIC neither drops,
+ *    corrupts nor reorders, and the peer agreed) frames carry no CRC, a
+ *    frame the NIC took is not retransmitted (only one it refused, after
+ *    a tick), and acknowledgements go only for credit: when half the
+ *    window was delivered, when asked (FAB_F_ACKNOW), when delivery
+ *    resumes, or after ack_delay.  Order, exactly-once delivery, credit
+ *    and peer death are as on any link.
  *
  * Pure logic: time is passed in (nanoseconds); frames leave through
  * ops->xmit and arrive through chan_input.  The kernel glue (fabric.c)
@@ -41,8 +48,11 @@
 #define CHAN_PAYLOAD_OFF (FAB_ETH_HLEN + FAB_HDR_LEN)
 
 struct chan_ops {
-	/* Transmit a built frame; take a reference if it must outlive the call. */
-	void (*xmit)(void *ctx, struct pktbuf *pb);
+	/*
+	 * Transmit a built frame; take a reference if it must outlive the call.
+	 * 0, or negative if the NIC refused it (its ring full).
+	 */
+	int (*xmit)(void *ctx, struct pktbuf *pb);
 	/* Deliver one message: 0 = taken (pb may be pkt_ref'd), -EBUSY = not now. */
 	int (*deliver)(void *ctx, int peer, uint8_t proto, const uint8_t *p, size_t len,
 		       struct pktbuf *pb);
@@ -57,6 +67,7 @@ struct chan_cfg {
 	unsigned window;		/* frames; a power of two, at most CHAN_WIN_MAX */
 	uint64_t rto_init_ns, rto_min_ns, rto_max_ns;
 	uint64_t ack_delay_ns;
+	int lossless;			/* see chan_set_lossless */
 	uint64_t dead_ns;
 };
 
@@ -71,6 +82,7 @@ struct chan_tx_slot {
 	uint64_t first_tx, last_tx;
 	uint16_t tries;
 	uint8_t sacked;
+	uint8_t refused;		/* the NIC refused its last transmission */
 };
 
 struct chan {
@@ -146,5 +158,12 @@ void chan_flush_ack(struct chan *c, uint64_t now);
 
 /* A protocol that returned -EBUSY can take messages again. */
 void chan_resume(struct chan *c, uint64_t now);
+
+/*
+ * The link to the peer is lossless and the peer agreed (it takes frames
+ * without a CRC): see the header comment.  Frames already sent keep their
+ * retransmission timer.
+ */
+void chan_set_lossless(struct chan *c, int on);
 
 #endif

@@ -34,6 +34,17 @@ static uint64_t known_mask(void)
 	return m;
 }
 
+/* The nodes whose HELLO said lossless, if this node is lossless too. */
+static uint64_t lossless_mask(void)
+{
+	uint64_t m = 0;
+
+	for (int i = 0; fab.lossless && i < fab.nnodes; i++)
+		if (fab.peers[i].lossless)
+			m |= 1ULL << i;
+	return m;
+}
+
 static void send_hello(int dst)
 {
 	struct pktbuf *pb = pkt_get();
@@ -50,8 +61,10 @@ static void send_hello(int dst)
 	h.session = fab.session;
 	h.len = sizeof hello;
 	hello.nodes = (uint16_t)fab.nnodes;
+	hello.flags = fab.lossless ? FAB_HELLO_LOSSLESS : 0;
 	memcpy(hello.mac, net_mac(), 6);
 	hello.known = known_mask();
+	hello.lossless = lossless_mask();
 	memcpy(pb->data + CHAN_PAYLOAD_OFF, &hello, sizeof hello);
 	pb->len = (uint16_t)fab_build(pb->data, dst < 0 ? bcast_mac : fab.peers[dst].mac, net_mac(), &h);
 	fab.ctr.hello_tx++;
@@ -114,6 +127,17 @@ void fab_hello_input(const struct fab_hdr *h, const uint8_t *payload, const uint
 		fab_learn_peer(p, hello.mac, h->session);
 	if (hello.known & (1ULL << fab.me))
 		p->knows_me = 1;
+	/*
+	 * A lossless link both ways: p takes our frames without a CRC once its
+	 * HELLO shows it heard that we are lossless too, and we take its
+	 * frames without one from the moment it says it is.
+	 */
+	if (fab.lossless && (hello.flags & FAB_HELLO_LOSSLESS) && !p->lossless) {
+		p->lossless = 1;
+		send_hello(h->src);	/* so that p learns we heard it */
+	}
+	if (p->lossless && (hello.lossless & (1ULL << fab.me)) && !p->ch.cfg.lossless)
+		chan_set_lossless(&p->ch, 1);
 	/* Answer broadcasts, so that a node that already finished still helps. */
 	if (h->dst == FAB_BROADCAST)
 		send_hello(h->src);

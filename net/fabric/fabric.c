@@ -33,6 +33,7 @@ static const struct argspec fabric_args[] = {
 	{ "fault", ARG_STR, 0, 0, "receive faults, e.g. drop:0.05,dup:0.01,reorder:0.01,corrupt:0.01" },
 	{ "peer_timeout_ms", ARG_INT, 100, 3600000, "declare a silent peer dead after this (default 10000)" },
 	{ "seed", ARG_INT, 0, 0x7fffffff, "fault injection random seed (default: node id)" },
+	{ "fault_node", ARG_INT, 0, 63, "only this node injects the faults of fault= (default: every node)" },
 	{ NULL, 0, 0, 0, NULL },
 };
 
@@ -60,11 +61,11 @@ int fab_xmit(struct pktbuf *pb)
 	return r;
 }
 
-static void chan_xmit(void *ctx, struct pktbuf *pb)
+static int chan_xmit(void *ctx, struct pktbuf *pb)
 {
 	(void)ctx;
-	/* A full TX ring is a loss to the channel: it retransmits. */
-	fab_xmit(pb);
+	/* A full TX ring is a loss to the channel: it sends the frame again. */
+	return fab_xmit(pb);
 }
 
 static struct pktbuf *chan_alloc(void *ctx)
@@ -139,7 +140,8 @@ static void fabric_idle(void)
 	uint64_t now = 0;
 
 	for (int i = 0; i < fab.nnodes; i++) {
-		if (i != fab.me && fab.peers[i].ch.ack_pending) {
+		/* A lossless channel acknowledges for credit only (channel.h). */
+		if (i != fab.me && fab.peers[i].ch.ack_pending && !fab.peers[i].ch.cfg.lossless) {
 			if (!now)
 				now = now_ns();
 			chan_flush_ack(&fab.peers[i].ch, now);
@@ -174,6 +176,8 @@ static int fabric_init(void)
 	if (arg_int("peer_timeout_ms", 0))
 		fab.peer_timeout_ns = (uint64_t)arg_int("peer_timeout_ms", 10000) * 1000000ULL;
 	fab_inject_init();
+	/* A lossless link is lossless unless this node injects faults. */
+	fab.lossless = net_link_lossless() && !fab_inject_any();
 
 	/* Every peer's window fits the receive ring and the buffer pool together. */
 	window = fab.nnodes > 1 ? 192 / (unsigned)(fab.nnodes - 1) : CHAN_WIN_MAX;
@@ -205,8 +209,9 @@ static int fabric_init(void)
 		return -EBUSY;
 	fab.ready = 1;
 	fab_inject_describe(desc, sizeof desc);
-	printf("fabric: node %d of %d, window %u frames per peer, peer timeout %lu ms, crc32c %s%s%s\n",
+	printf("fabric: node %d of %d, window %u frames per peer, peer timeout %lu ms, crc32c %s%s%s%s\n",
 	       fab.me, fab.nnodes, window, fab.peer_timeout_ns / 1000000, crc32c_impl(),
+	       fab.lossless ? ", lossless link (no CRC, acks for credit)" : "",
 	       fab_inject_any() ? ", receive faults: " : "", fab_inject_any() ? desc : "");
 	fab_discovery_start();
 	return 0;

@@ -42,7 +42,7 @@ void fab_inject_init(void)
 	const char *f;
 
 	rng_state = (uint64_t)arg_int("seed", fab.me) * 0x9e3779b97f4a7c15ULL + 0x1234567ULL;
-	if ((f = arg_str("fault", NULL)) != NULL) {
+	if ((f = arg_str("fault", NULL)) != NULL && arg_int("fault_node", fab.me) == fab.me) {
 		char err[128];
 		if (fault_parse(f, &faults, err, sizeof err) < 0)
 			panic("fabric: %s", err);	/* the argument check passed it already */

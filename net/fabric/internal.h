@@ -21,6 +21,7 @@ struct peer {
 	uint8_t mac[6];
 	struct waitq senders;		/* threads waiting for window space or an ack */
 	int reported_dead;
+	int lossless;			/* its HELLO said lossless: it may send us no CRC */
 };
 
 struct fabric {
@@ -28,6 +29,7 @@ struct fabric {
 	int me, nnodes;
 	int ready;			/* up: fabric_init succeeded */
 	int started;			/* the kernel's protocols are registered */
+	int lossless;			/* the link is lossless and no fault= here */
 	uint16_t session;		/* this boot's */
 	uint64_t peer_timeout_ns;
 	fabric_handler_t handlers[FP_MAX], raw_handlers[FP_MAX];

@@ -18,7 +18,7 @@ void fab_process(struct pktbuf *pb)
 	struct peer *p;
 
 	fab.ctr.rx_frames++;
-	e = fab_parse(pb->data, pb->len, fab.me, fab.nnodes, &h, &payload);
+	e = fab_parse_link(pb->data, pb->len, fab.me, fab.nnodes, fab.lossless, &h, &payload);
 	if (e != FAB_OK) {
 		fab.ctr.rx_rejected[e]++;
 		pkt_put(pb);
@@ -39,6 +39,12 @@ void fab_process(struct pktbuf *pb)
 		return;
 	} else if (memcmp(p->mac, pb->data + 6, 6) != 0) {
 		fab.ctr.rx_foreign_mac++;
+		pkt_put(pb);
+		return;
+	}
+	/* Without a CRC only from a node that said its link is lossless. */
+	if ((h.flags & FAB_F_NOCRC) && h.type != FAB_RAW && !p->lossless) {
+		fab.ctr.rx_rejected[FAB_E_FIELD]++;
 		pkt_put(pb);
 		return;
 	}

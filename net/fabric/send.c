@@ -63,8 +63,9 @@ int fabric_send_pb(int dst, uint8_t proto, struct pktbuf *pb, size_t len, int fl
 		while (!p->ch.dead && chan_space(&p->ch) == 0)
 			waitq_wait_timeout(&p->senders, 100000000);
 	}
-	if (flags & FABRIC_ACKNOW)
-		pb->data[FAB_ETH_HLEN + offsetof(struct fab_hdr, flags)] = FAB_F_ACKNOW;
+	/* The channel copies this flag into the header it builds. */
+	pb->data[FAB_ETH_HLEN + offsetof(struct fab_hdr, flags)] =
+		(flags & FABRIC_ACKNOW) ? FAB_F_ACKNOW : 0;
 	r = chan_send(&p->ch, pb, proto, len, now_ns());
 	fab_after_chan_op(p);
 	irq_restore(f);

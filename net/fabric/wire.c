@@ -29,7 +29,14 @@ static uint32_t frame_crc(const uint8_t *fh, size_t len)
 enum fab_err fab_parse(const uint8_t *frame, size_t n, int me, int nodes, struct fab_hdr *h,
 		       const uint8_t **payload)
 {
+	return fab_parse_link(frame, n, me, nodes, 0, h, payload);
+}
+
+enum fab_err fab_parse_link(const uint8_t *frame, size_t n, int me, int nodes, int lossless,
+			    struct fab_hdr *h, const uint8_t **payload)
+{
 	const uint8_t *fh = frame + FAB_ETH_HLEN;
+	int nocrc_ok;
 
 	if (n < FAB_ETH_HLEN + FAB_HDR_LEN)
 		return FAB_E_SHORT;
@@ -43,7 +50,8 @@ enum fab_err fab_parse(const uint8_t *frame, size_t n, int me, int nodes, struct
 	/* Ethernet pads short frames: the payload may end before the frame. */
 	if ((size_t)h->len > n - FAB_ETH_HLEN - FAB_HDR_LEN)
 		return FAB_E_LEN;
-	if (!(h->flags & FAB_F_NOCRC) || h->type != FAB_RAW) {
+	nocrc_ok = h->type == FAB_RAW || (lossless && h->type != FAB_HELLO);
+	if (!(h->flags & FAB_F_NOCRC) || !nocrc_ok) {
 #ifndef FUZZING_BUILD_MODE_UNSAFE_FOR_PRODUCTION
 		if (frame_crc(fh, h->len) != h->crc)
 			return FAB_E_CRC;
@@ -54,7 +62,7 @@ enum fab_err fab_parse(const uint8_t *frame, size_t n, int me, int nodes, struct
 	}
 	if (h->flags & ~(FAB_F_NOCRC | FAB_F_ACKNOW))
 		return FAB_E_FIELD;
-	if ((h->flags & FAB_F_NOCRC) && h->type != FAB_RAW)
+	if ((h->flags & FAB_F_NOCRC) && !nocrc_ok)
 		return FAB_E_FIELD;
 	if (h->src >= nodes || h->src == me)
 		return FAB_E_NODE;

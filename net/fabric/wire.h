@@ -8,7 +8,9 @@
  * Every frame carries the sender's view of the reverse direction (ack,
  * sack, limit), so data frames piggyback acknowledgements and credit.
  * A CRC-32C over header and payload catches corruption the Ethernet FCS
- * would have (QEMU strips it; fault injection corrupts after it).
+ * would have (QEMU strips it; fault injection corrupts after it).  Raw
+ * frames may go without it, and so may every unicast frame between two
+ * nodes that agreed (by HELLO) that their link is lossless.
  *
  * fab_parse() is the one place a received frame is validated; it trusts
  * nothing and is what the fuzz target drives.  Pure logic.
@@ -36,7 +38,7 @@ enum fab_type {
 };
 
 enum {				/* fab_hdr.flags */
-	FAB_F_NOCRC = 0x01,	/* raw frames only: crc not computed */
+	FAB_F_NOCRC = 0x01,	/* crc not computed: raw frames, or a lossless link */
 	FAB_F_ACKNOW = 0x02,	/* the sender wants an ACK at once */
 };
 
@@ -60,12 +62,21 @@ _Static_assert(sizeof(struct fab_hdr) == FAB_HDR_LEN, "fabric header is 32 bytes
 /* HELLO payload: who I am and whom I have heard. */
 struct fab_hello {
 	uint16_t nodes;		/* cluster size the sender was told */
-	uint16_t reserved;
+	uint16_t flags;		/* FAB_HELLO_* */
 	uint8_t mac[6];
 	uint16_t pad;
 	uint64_t known;		/* bit i: the sender has heard node i */
+	uint64_t lossless;	/* bit i: node i said lossless, and so does the sender */
 } __attribute__((packed));
-_Static_assert(sizeof(struct fab_hello) == 20, "hello payload layout");
+_Static_assert(sizeof(struct fab_hello) == 28, "hello payload layout");
+
+enum {				/* fab_hello.flags */
+	/*
+	 * The sender's link neither drops, corrupts nor reorders (the link
+	 * says so, and no fault= is set): it takes frames without a CRC.
+	 */
+	FAB_HELLO_LOSSLESS = 1,
+};
 
 enum fab_err {
 	FAB_OK = 0,
@@ -85,10 +96,14 @@ extern const char *const fab_err_names[FAB_NERR];
 /*
  * Validate a received frame (Ethernet header included) for node me in a
  * cluster of nodes.  On FAB_OK, *hdr is a copy of the header and *payload
- * points at len bytes inside frame.
+ * points at len bytes inside frame.  Only raw frames may come without a
+ * CRC; with lossless, every unicast frame may (the caller then checks
+ * that its sender agreed to it).
  */
 enum fab_err fab_parse(const uint8_t *frame, size_t n, int me, int nodes, struct fab_hdr *hdr,
 		       const uint8_t **payload);
+enum fab_err fab_parse_link(const uint8_t *frame, size_t n, int me, int nodes, int lossless,
+			    struct fab_hdr *hdr, const uint8_t **payload);
 
 /*
  * Write the Ethernet and fabric headers in front of a payload already at

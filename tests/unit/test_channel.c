@@ -36,6 +36,10 @@ struct link {
 	double drop, dup, reorder, corrupt;
 	int cut;			/* nothing gets through */
 	int drop_acks_to;		/* drop ACK/PROBE frames going to this side (-1 none) */
+	int refuse_every;		/* the NIC refuses every n-th data frame (0 never) */
+	uint64_t refused, nocrc_frames, crc_frames;
+	int lossless_rx;		/* receivers take frames without a CRC */
+	int fifo;			/* due frames arrive in the order they were sent */
 	uint64_t latency;
 	struct wire_frame q[WIRE_MAX];
 	int n;
@@ -80,23 +84,29 @@ static void wire_push(int to, struct pktbuf *src, uint64_t delay)
 	link.n++;
 }
 
-static void xmit(void *ctx, struct pktbuf *pb)
+static int xmit(void *ctx, struct pktbuf *pb)
 {
 	struct side *s = ctx;
 	int to = 1 - s->id;
 	struct fab_hdr h;
 
 	memcpy(&h, pb->data + FAB_ETH_HLEN, sizeof h);
+	if (h.type == FAB_DATA && link.refuse_every && ++link.refused % link.refuse_every == 0)
+		return -EAGAIN;		/* the ring is full: nothing went */
 	link.sent[s->id]++;
+	if (h.flags & FAB_F_NOCRC)
+		link.nocrc_frames++;
+	else
+		link.crc_frames++;
 	/* Credit check on the wire: a data frame beyond what the peer granted. */
 	if (h.type == FAB_DATA && !seq_lt(h.seq, sides[to].max_limit_seen))
 		link.frames_beyond_limit++;
 	if (link.cut)
-		return;
+		return 0;
 	if ((h.type == FAB_ACK || h.type == FAB_PROBE) && link.drop_acks_to == to)
-		return;
+		return 0;
 	if (rnd() < link.drop)
-		return;
+		return 0;
 	uint64_t delay = link.latency;
 	if (rnd() < link.reorder)
 		delay += (uint64_t)(rnd() * 5 * link.latency) + 1;
@@ -108,6 +118,7 @@ static void xmit(void *ctx, struct pktbuf *pb)
 	}
 	if (rnd() < link.dup)
 		wire_push(to, pb, delay + (uint64_t)(rnd() * 3 * link.latency));
+	return 0;
 }
 
 static int deliver(void *ctx, int peer, uint8_t proto, const uint8_t *p, size_t len,
@@ -172,10 +183,13 @@ static void pump(uint64_t step)
 			i++;
 			continue;
 		}
-		link.q[i] = link.q[--link.n];
+		if (link.fifo)
+			memmove(&link.q[i], &link.q[i + 1], (size_t)(--link.n - i) * sizeof link.q[0]);
+		else
+			link.q[i] = link.q[--link.n];
 		struct fab_hdr h;
 		const uint8_t *payload;
-		if (fab_parse(w.pb->data, w.pb->len, w.to, 2, &h, &payload) != FAB_OK) {
+		if (fab_parse_link(w.pb->data, w.pb->len, w.to, 2, link.lossless_rx, &h, &payload) != FAB_OK) {
 			pkt_put(w.pb);
 			continue;
 		}
@@ -248,6 +262,72 @@ static void lossless_both_ways(void **state)
 	}
 	assert_int_equal(link.frames_beyond_limit, 0);
 	finish();
+}
+
+/*
+ * A lossless link (channel.h): no CRC on any frame, no retransmission but
+ * of what the NIC refused, while every message still arrives once and in
+ * order.
+ */
+static void lossless_mode_skips_crc_and_timers(void **state)
+{
+	(void)state;
+	setup_pair(32);
+	link.lossless_rx = 1;
+	link.fifo = 1;
+	link.refuse_every = 50;
+	for (int i = 0; i < 2; i++)
+		chan_set_lossless(&sides[i].ch, 1);
+	stream(5000, 60000 * MS);
+	uint64_t retx = 0;
+	for (int i = 0; i < 2; i++) {
+		assert_int_equal(sides[i].got, 5000);
+		assert_int_equal(sides[i].bad_order, 0);
+		assert_int_equal(sides[i].ch.stats.rx_dup, 0);
+		retx += sides[i].ch.stats.tx_retx_timeout + sides[i].ch.stats.tx_retx_sack;
+	}
+	assert_int_equal(link.crc_frames, 0);
+	assert_true(link.nocrc_frames >= 10000);
+	/* Every refused frame went again, and nothing else did. */
+	assert_true(link.refused / 50 > 0);
+	assert_int_equal(retx, link.refused / 50);
+	finish();
+}
+
+/*
+ * Acknowledgements for credit only: a one-way stream is acknowledged every
+ * half window instead of every quarter (delayed acks set long, so that the
+ * window decides).
+ */
+static uint64_t acks_for(int lossless)
+{
+	uint32_t sent = 0;
+
+	setup_pair(32);
+	link.lossless_rx = lossless;
+	link.fifo = 1;
+	for (int i = 0; i < 2; i++) {
+		sides[i].ch.cfg.ack_delay_ns = 50 * MS;
+		chan_set_lossless(&sides[i].ch, lossless);
+	}
+	while (sides[1].got < 3000 && clock_ns < 60000 * MS) {
+		while (sent < 3000 && chan_space(&sides[0].ch) > 0)
+			assert_int_equal(send_one(0, sent++, 64), 0);
+		pump(20 * US);
+	}
+	assert_int_equal(sides[1].got, 3000);
+	assert_int_equal(sides[1].bad_order, 0);
+	assert_int_equal(lossless ? link.crc_frames : link.nocrc_frames, 0);
+	uint64_t acks = sides[1].ch.stats.tx_ack;
+	finish();
+	return acks;
+}
+
+static void lossless_mode_acks_for_credit(void **state)
+{
+	(void)state;
+	uint64_t lossy = acks_for(0), lossless = acks_for(1);
+	assert_true(lossless > 0 && lossless * 4 <= lossy * 3);
 }
 
 static void lossy_link_delivers_exactly_once_in_order(void **state)
@@ -471,6 +551,8 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(lossless_both_ways),
+		cmocka_unit_test(lossless_mode_skips_crc_and_timers),
+		cmocka_unit_test(lossless_mode_acks_for_credit),
 		cmocka_unit_test(lossy_link_delivers_exactly_once_in_order),
 		cmocka_unit_test(sack_refills_a_single_hole_before_timeout),
 		cmocka_unit_test(busy_receiver_stops_the_sender_without_loss),

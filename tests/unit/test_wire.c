@@ -147,6 +147,42 @@ static void raw_frames_may_skip_the_crc(void **state)
 	assert_int_not_equal(fab_parse(frame, n, 1, 2, &h, &p), FAB_OK);
 }
 
+/* On a lossless link every unicast frame may skip the CRC; a HELLO never. */
+static void lossless_link_frames_may_skip_the_crc(void **state)
+{
+	uint8_t frame[FAB_FRAME_MAX];
+	struct fab_hdr h = { 0 }, out;
+	const uint8_t *p;
+	static const uint8_t types[] = { FAB_DATA, FAB_ACK, FAB_PROBE };
+
+	(void)state;
+	for (size_t i = 0; i < sizeof types; i++) {
+		memset(&h, 0, sizeof h);
+		h.type = types[i];
+		h.proto = types[i] == FAB_DATA ? 3 : 0;
+		h.flags = FAB_F_NOCRC;
+		h.dst = 1;
+		h.len = types[i] == FAB_DATA ? 40 : 0;
+		size_t n = fab_build(frame, mac_b, mac_a, &h);
+		assert_int_equal(fab_parse_link(frame, n, 1, 2, 1, &out, &p), FAB_OK);
+		assert_int_equal(out.flags, FAB_F_NOCRC);
+		assert_int_not_equal(fab_parse_link(frame, n, 1, 2, 0, &out, &p), FAB_OK);
+		/* With a CRC it parses either way, and a flipped bit is still caught. */
+		h.flags = 0;
+		n = fab_build(frame, mac_b, mac_a, &h);
+		assert_int_equal(fab_parse_link(frame, n, 1, 2, 1, &out, &p), FAB_OK);
+		frame[FAB_ETH_HLEN + 8] ^= 1;
+		assert_int_equal(fab_parse_link(frame, n, 1, 2, 1, &out, &p), FAB_E_CRC);
+	}
+	memset(&h, 0, sizeof h);
+	h.type = FAB_HELLO;
+	h.flags = FAB_F_NOCRC;
+	h.dst = FAB_BROADCAST;
+	h.len = sizeof(struct fab_hello);
+	size_t n = fab_build(frame, mac_b, mac_a, &h);
+	assert_int_not_equal(fab_parse_link(frame, n, 1, 2, 1, &out, &p), FAB_OK);
+}
+
 static void fault_spec_parsing(void **state)
 {
 	struct fault_cfg f;
@@ -181,6 +217,7 @@ int main(void)
 		cmocka_unit_test(every_bit_flip_is_caught),
 		cmocka_unit_test(rejects_bad_frames),
 		cmocka_unit_test(raw_frames_may_skip_the_crc),
+		cmocka_unit_test(lossless_link_frames_may_skip_the_crc),
 		cmocka_unit_test(fault_spec_parsing),
 	};
 	return cmocka_run_group_tests_name("wire", tests, NULL, NULL);
