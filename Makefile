@@ -71,7 +71,8 @@ KERNEL_OBJS := \
 	kernel/panic.o \
 	kernel/cmdline.o \
 	kernel/config.o \
-	kernel/crc.o
+	kernel/crc.o \
+	kernel/trace.o
 
 DRIVER_OBJS := \
 	drivers/uart.o \
@@ -95,6 +96,7 @@ APP_OBJS := \
 	apps/stats.o \
 	apps/bench.o \
 	apps/pingpong.o \
+	apps/stages.o \
 	apps/fabric_stress.o \
 	apps/fabric_junk.o \
 	apps/peer_timeout.o \

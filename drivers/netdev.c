@@ -5,6 +5,7 @@
 #include <stdio.h>
 
 #include "drivers/netdev.h"
+#include "kernel/trace.h"
 #include "kernel/x86.h"
 
 static struct netdev *the_netdev;
@@ -37,6 +38,7 @@ void netdev_set_rx(struct netdev *nd, netdev_rx_fn fn)
 
 void netdev_input(struct netdev *nd, struct pktbuf *pb)
 {
+	trace_point(TS_NIC_RX);
 	nd->stats.rx_frames++;
 	nd->stats.rx_bytes += pb->len;
 	if (!nd->rx) {

@@ -8,6 +8,7 @@
 #include "drivers/netdev.h"
 #include "kernel/init.h"
 #include "kernel/sync.h"
+#include "kernel/trace.h"
 #include "kernel/tsc.h"
 #include "kernel/x86.h"
 #include "net/net.h"
@@ -113,6 +114,7 @@ int net_transmit(struct pktbuf *pb)
 	f = irq_save();
 	r = nd->ops->transmit(nd, pb);
 	irq_restore(f);
+	trace_point(TS_NIC_TX);
 	return r;
 }
 

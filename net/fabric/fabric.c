@@ -21,6 +21,7 @@
 #include "kernel/sync.h"
 #include "kernel/thread.h"
 #include "kernel/timer.h"
+#include "kernel/trace.h"
 #include "kernel/tsc.h"
 #include "kernel/x86.h"
 #include "net/fabric/fault.h"
@@ -54,7 +55,10 @@ ARGS_REGISTER(fabric_argtab);
 
 int fab_xmit(struct pktbuf *pb)
 {
-	int r = net_transmit(pb);
+	int r;
+
+	trace_point(TS_FABRIC_TX);
+	r = net_transmit(pb);
 
 	if (r < 0)
 		fab.ctr.tx_failed++;

@@ -7,6 +7,7 @@
  */
 #include <string.h>
 
+#include "kernel/trace.h"
 #include "kernel/tsc.h"
 #include "net/fabric/internal.h"
 
@@ -17,6 +18,7 @@ void fab_process(struct pktbuf *pb)
 	enum fab_err e;
 	struct peer *p;
 
+	trace_point(TS_FABRIC_RX);
 	fab.ctr.rx_frames++;
 	e = fab_parse_link(pb->data, pb->len, fab.me, fab.nnodes, fab.lossless, &h, &payload);
 	if (e != FAB_OK) {

@@ -27,6 +27,7 @@
 
 #include "kernel/node.h"
 #include "kernel/thread.h"
+#include "kernel/trace.h"
 #include "kernel/tsc.h"
 #include "kernel/x86.h"
 #include "net/fabric/call.h"
@@ -212,6 +213,7 @@ int rmem_write(int rd, uint32_t off, const void *src, uint32_t count, int flags)
 	if (count > RMEM_MAX_XFER)
 		return -EINVAL;
 	msg_init(&m, d, RM_WRITE, off, count, flags);
+	trace_point(TS_MECH_SEND);
 	if (!(flags & RMEM_SYNC)) {
 		/* A refusal comes back to the descriptor's sink. */
 		m.tag = call_sink_tag(d->sink);
@@ -277,6 +279,7 @@ int rmem_read(int rs, uint32_t soff, uint32_t count, int lseg, uint32_t doff, in
 		return -EAGAIN;
 	msg_init(&m, d, RM_READ_REQ, soff, count, flags & RMEM_UNRELIABLE);
 	m.tag = c->tag;
+	trace_point(TS_MECH_SEND);
 	r = call_send(d->node, RMEM_PROTO, &m, sizeof m, NULL, 0, send_flags(flags));
 	if (r < 0) {
 		call_free(c);

@@ -11,6 +11,7 @@
 
 #include "kernel/init.h"
 #include "kernel/node.h"
+#include "kernel/trace.h"
 #include "kernel/x86.h"
 #include "net/fabric/call.h"
 #include "net/fabric/fabric.h"
@@ -70,6 +71,7 @@ static int serve(int src, const struct rmem_msg *m, const uint8_t *data, int raw
 	switch (m->op) {
 	case RM_WRITE:
 		memcpy(target, data, m->count);
+		trace_point(TS_MECH_DONE);
 		rmem_ctr.applied_write++;
 		if (m->flags & RM_F_ACK)
 			answer(src, RM_STATUS, m->tag, RMS_OK, NULL, 0, raw);
@@ -78,7 +80,9 @@ static int serve(int src, const struct rmem_msg *m, const uint8_t *data, int raw
 		break;
 	case RM_READ_REQ:
 		rmem_ctr.applied_read++;
+		trace_point(TS_MECH_SEND);
 		answer(src, RM_READ_RESP, m->tag, RMS_OK, target, m->count, raw);
+		trace_point(TS_MECH_DONE);
 		break;
 	case RM_CAS: {
 		uint64_t expect, desired, old;
@@ -141,6 +145,7 @@ static void complete(int src, const struct rmem_msg *m, const uint8_t *data)
 				st = RMS_MALFORMED;
 			} else {
 				memcpy(s->base + d->doff, data, d->count);
+				trace_point(TS_MECH_DONE);
 				if (d->flags & RMEM_INTR)
 					rmem_arrived(d->lseg, d->doff, d->count);
 			}
@@ -173,6 +178,7 @@ static int receive(int src, const uint8_t *payload, size_t len, int raw)
 	const uint8_t *data;
 	size_t dlen;
 
+	trace_point(TS_MECH_RX);
 	if (rmem_parse(payload, len, &m, &data, &dlen) != RMS_OK) {
 		rmem_ctr.refused_malformed++;
 		return 0;

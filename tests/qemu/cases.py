@@ -255,6 +255,17 @@ CASES = [
                    r"lossless link \(no CRC, acks for credit\)": 3}),
     Cluster("fabric-stress-16-shm", app="fabric-stress", nodes=16, nic="shm", timeout=240,
             count={r"RESULT fabric-stress sent=30000 received=30000 lost=0 dup=0 misordered=0": 16}),
+    # One WRITE and one READ broken down by stage across the two nodes (kernel/trace.h):
+    # every step of each path has its line (timing is not asserted).
+    Cluster("stages-shm", app="stages", nodes=2, nic="shm", args="iters=50",
+            expect=[r"node 1's TSC is node 0's [-+]\d+ cycles",
+                    r"RESULT stages op=write from=n0.app_call to=n0.mech_send n=\d+ median_ns=\d+",
+                    r"RESULT stages op=write from=n1.mech_rx to=n1.mech_done n=\d+",
+                    r"RESULT stages op=read from=n1.mech_rx to=n1.mech_send n=\d+",
+                    r"RESULT stages op=read from=n0.mech_done to=n0.app_wake n=\d+"],
+            count={r"RESULT stages op=write ": 7, r"RESULT stages op=read ": 14}),
+    Cluster("stages-e1000", app="stages", nodes=2, nic="e1000", args="iters=20",
+            count={r"RESULT stages op=write ": 7, r"RESULT stages op=read ": 14}),
     Cluster("fabric-junk-shm", app="fabric-junk", nodes=2, nic="shm",
             expect=[r"RESULT fabric-junk kinds=14 per_kind=20 mismatches=0"]),
     Cluster("rmem-test-4-shm", app="rmem-test", nodes=4, nic="shm",
