@@ -112,9 +112,15 @@ static int wait_msg(uint8_t kind, uint32_t seq, struct msg *out)
 	return r;
 }
 
+/* A raw frame; the NIC's ring may be full for a moment: try again. */
 static int send_msg(int dst, struct msg *m)
 {
-	return fabric_raw_send(dst, APP_PROTO_STAGES, m, sizeof *m);
+	int r;
+
+	for (int tries = 0; (r = fabric_raw_send(dst, APP_PROTO_STAGES, m, sizeof *m)) < 0 && tries < 100;
+	     tries++)
+		thread_sleep_ns(100000);
+	return r;
 }
 
 /* Node 0: node 1's TSC minus node 0's, and the error bound (half the best round trip). */
@@ -234,7 +240,7 @@ static const struct argspec stages_args[] = {
 
 static int stages_main(void)
 {
-	int iters = (int)arg_int("iters", 200), failed = 0;
+	int iters = (int)arg_int("iters", 200), failed = 0, skipped = 0;
 	static uint8_t seg_mem[4096] __attribute__((aligned(64)));
 	int64_t offset = 0;
 	uint64_t error = 0;
@@ -272,9 +278,16 @@ static int stages_main(void)
 				return 1;
 		for (int i = 0; i < iters; i++) {
 			struct trace_rec rec[2];
-			if (traced(op, (uint32_t)(op * iters + i), rd, seg, seg_mem, &rec[0], &rec[1]) < 0) {
-				failed++;
-				break;
+			int r = traced(op, (uint32_t)(op * iters + i), rd, seg, seg_mem, &rec[0], &rec[1]);
+			if (r < 0) {
+				/* A record lost on the way (raw frames): skip it, but not many. */
+				printf("stages: %s %d of %d: no record (%d)\n", op == OP_WRITE ? "write" : "read",
+				       i + 1, iters, r);
+				if (++skipped > iters / 10 + 1) {
+					failed++;
+					break;
+				}
+				continue;
 			}
 			/* Node 1's stamps on node 0's clock; a stage that never came spoils the run. */
 			int ok = 1;
