@@ -429,7 +429,7 @@ CASES = [
                            (2, "req", 0, "e1000"), (4, "req", 0, "virtio"), (4, "req", 1, "virtio"),
                            (2, "cell", 0, "virtio"), (4, "cell", 0, "e1000"), (4, "cell", 1, "virtio"),
                            (2, "tcp", 0, "shm"), (2, "rmem", 0, "shm"), (2, "req", 0, "shm"),
-                           (2, "cell", 0, "shm")]
+                           (2, "cell", 0, "shm"), (4, "req", 0, "shm"), (4, "cell", 1, "shm")]
 ] + [
     Cluster("mad-pingpong-2-rmem", app="mad-pingpong", nodes=2, args="driver=rmem iters=40", timeout=180,
             count={r"RESULT mad-pingpong driver=rmem size=\d+ median_us=\S+ p99_us=\S+ n=\d+": 8},
