@@ -418,7 +418,8 @@ CASES = [
     # 0 B to 1 MiB, misuse refused and the next message intact, none lost or doubled.
     # 2 nodes: 69 messages each (72 sent, 3 misused on purpose); 4 nodes: 203.
 ] + [
-    Cluster("mad-test-%d-%s%s" % (n, d, "-faults" if f else ""), app="mad-test", nodes=n,
+    Cluster("mad-test-%d-%s%s%s" % (n, d, "-faults" if f else "", "-shm" if nic == "shm" else ""),
+            app="mad-test", nodes=n,
             args="driver=%s%s" % (d, " fault=drop:0.05,dup:0.01,reorder:0.01,corrupt:0.01" if f else ""),
             nic=nic, timeout=240,
             expect=[r"I received the strings"], absent=[r"FAILED", r"malformed"],
