@@ -1,7 +1,8 @@
 /*
  * Seeds for fuzz_call: one well-formed message of each kind, and near
- * misses (a name of the longest length and one more, a refusal with a
- * body).  Usage: seed_call <dir>
+ * misses (a name of the longest length and one more, a name with a NUL,
+ * a refusal with a body, an answer one byte too long).
+ * Usage: seed_call <dir>
  */
 #include <stdio.h>
 #include <string.h>
@@ -57,5 +58,24 @@ int main(int argc, char **argv)
 	bad |= save(argv[1], i++, &m, NULL, 0);
 	m.len = 2;
 	bad |= save(argv[1], i++, &m, answer, 2);
+	m.status = CALL_NOENT;
+	m.len = 0;
+	bad |= save(argv[1], i++, &m, NULL, 0);
+	m.status = CALL_OK;
+	m.kind = NAME_QUEUE;
+	m.len = CALL_ANSWER_MAX;
+	bad |= save(argv[1], i++, &m, answer, CALL_ANSWER_MAX);
+	m.len = CALL_ANSWER_MAX + 1;
+	bad |= save(argv[1], i++, &m, name32, CALL_ANSWER_MAX + 1);
+	m.op = CALL_LOOKUP;
+	m.kind = NAME_CONN;
+	m.len = 5;
+	bad |= save(argv[1], i++, &m, "\xff/ ab", 5);	/* any byte but NUL */
+	bad |= save(argv[1], i++, &m, "ab\0cd", 5);
+	m.op = CALL_FENCE;
+	m.kind = 0;
+	m.len = 0;
+	m.tag = 0x80000003u;				/* a sink-style tag: the parser takes any */
+	bad |= save(argv[1], i++, &m, NULL, 0);
 	return bad;
 }

@@ -2,29 +2,32 @@
  * Seeds for fuzz_req: the three queues' addresses are deterministic in the
  * target's arena (first buffers of 32, 64 and 128 bytes at offsets 0, 64,
  * 128) but the arena's base is not; so seeds carry well-formed messages of
- * every kind with control bytes that dequeue, overflow and recreate.
- * Usage: seed_req <dir>
+ * every kind (enqueues, with and without RQF_ACK, and STATUS answers with
+ * calls' and sinks' tags) with control bytes that dequeue, overflow and
+ * recreate.  Usage: seed_req <dir>
  */
 #include <stdio.h>
 #include <string.h>
 
 #include "net/req/wire.h"
 
-static size_t put(unsigned char *out, uint8_t op, uint8_t ctl, const char *name)
+/* A tag with the top bit set is a sink's (net/fabric/call.h): a refusal kept for req_sync(). */
+#define SINK(s) (0x80000000u | (uint32_t)(s))
+
+static size_t put(unsigned char *out, uint8_t op, uint8_t flags, uint8_t ctl, uint32_t tag,
+		  int32_t status)
 {
 	struct req_msg m = { 0 };
-	size_t n = sizeof m;
 
 	m.op = op;
+	m.flags = flags;
 	m.gen = 1;
-	out[0] = (unsigned char)(sizeof m + (name ? strlen(name) : 0));
+	m.tag = tag;
+	m.status = status;
+	out[0] = (unsigned char)sizeof m;
 	out[1] = ctl;
 	memcpy(out + 2, &m, sizeof m);
-	if (name) {
-		memcpy(out + 2 + sizeof m, name, strlen(name));
-		n += strlen(name);
-	}
-	return n + 2;
+	return sizeof m + 2;
 }
 
 int main(int argc, char **argv)
@@ -37,12 +40,16 @@ int main(int argc, char **argv)
 	for (int s = 0; s < 4; s++) {
 		size_t n = 0;
 		for (int i = 0; i < 40; i++) {
-			/* Mostly enqueues; now and then a status, or an op number no longer used. */
-			uint8_t op = i % 7 == 6 ? RQ_STATUS : i % 5 == 4 ? 3 : RQ_ENQ;
+			/* Mostly enqueues; now and then a call's verdict, or a refusal to a sink. */
 			uint8_t ctl = (uint8_t)((i * 37 + s) | (i % 3 == 0 ? 0x10 : 0) | (i % 4 == 0 ? 0x20 : 0));
 			if (s == 3 && i == 20)
 				ctl |= 0xc0;
-			n += put(buf + n, op, ctl, op == 3 ? "stress" : NULL);
+			if (i % 7 == 6)
+				n += put(buf + n, RQ_STATUS, 0, ctl, (uint32_t)(i + 1), RQS_OK);
+			else if (i % 5 == 4)
+				n += put(buf + n, RQ_STATUS, 0, ctl, SINK(s * 40 + i), RQS_NOQUEUE);
+			else
+				n += put(buf + n, RQ_ENQ, i % 8 == 1 ? RQF_ACK : 0, ctl, SINK(s), 0);
 		}
 		snprintf(path, sizeof path, "%s/seed%d", argv[1], s);
 		FILE *f = fopen(path, "wb");

@@ -2,7 +2,8 @@
  * Write seed inputs for fuzz_rmem in its format: message chunks
  * (src, 2-byte little-endian length, message) and table changes
  * (0xf0 | cmd, a, b, c).  The messages are valid requests against the
- * table fuzz_rmem.c's setup() builds on node 1:
+ * table fuzz_rmem.c's setup() builds on node 1, near misses, and STATUS
+ * answers with calls' and sinks' tags (some with no such status):
  *
  *   slot 0 "data"  2048 bytes, all rights; node 2 revoked (its gen is 2)
  *   slot 1 "ro"    1409 bytes, read only
@@ -64,10 +65,20 @@ static void fadd(int src, uint16_t seg, uint32_t gen, uint32_t off)
 	msg(src, RM_FADD, 0, seg, gen, off, 8, 8, NULL);
 }
 
-/* Op numbers no longer on the wire (name lookups and fences went to the fabric's facility). */
-static void retired(int src, uint8_t op, size_t dlen)
+/* A tag with the top bit set is a sink's (net/fabric/call.h): a refusal kept for rmem_sync(). */
+#define SINK(s) (0x80000000u | (uint32_t)(s))
+
+/* A STATUS answer to tag: what a refused asynchronous WRITE or a fence's verdict looks like. */
+static void status(int src, uint8_t flags, uint32_t tag, int32_t st)
 {
-	msg(src, op, 0, 0, 0, 0, (uint32_t)dlen, dlen, NULL);
+	struct rmem_msg m;
+	size_t at = n + 3;
+
+	msg(src, RM_STATUS, flags, 0, 0, 0, 0, 0, NULL);
+	memcpy(&m, buf + at, sizeof m);
+	m.tag = tag;
+	m.status = st;
+	memcpy(buf + at, &m, sizeof m);
 }
 
 enum { C_GRANT, C_REVOKE, C_INHIBIT, C_UNEXPORT, C_EXPORT };
@@ -117,8 +128,9 @@ int main(int argc, char **argv)
 	wr(0, 5, 1, 0, 1);
 	wr(6, 6, 3, 500, 12);
 	msg(3, RM_STATUS, 0, 0, 0, 0, 0, 0, NULL);
-	retired(0, 8, 4);
-	retired(3, 10, 0);
+	status(0, 0, SINK(3), RMS_RIGHTS);		/* a sink's refusals */
+	status(3, RM_F_RAW, SINK(0), RMS_BOUNDS);
+	status(4, 0, SINK(0x7fffffff), RMS_OK);	/* a sink's ACK */
 	bad |= save(argv[1], 0);
 
 	/* 1: revoke and re-grant, stale generations. */
@@ -140,7 +152,7 @@ int main(int argc, char **argv)
 	wr(0, 6, 3, 0, 32);
 	ctl(C_UNEXPORT, 6, 0, 0);
 	wr(0, 6, 3, 0, 32);		/* bad segment */
-	retired(0, 8, 3);
+	status(0, 0, SINK(1), RMS_BAD_SEG);		/* the refusal of the write before */
 	ctl(C_EXPORT, 7, RMEM_ALL, 9);	/* "s9" on region 7 */
 	wr(0, 6, 3, 0, 32);		/* stale */
 	wr(0, 6, 5, 0, 32);		/* the new segment */
@@ -197,7 +209,9 @@ int main(int argc, char **argv)
 	wr(1, 0, 1, 0, 8);		/* from the node itself */
 	wr(0, 9, 1, 0, 8);
 	wr(0, 0xffff, 1, 0, 8);
-	retired(0, 9, 8);
+	status(0, 0, SINK(2), RMS_NSTATUS);		/* malformed: no such status */
+	status(0, 0, SINK(2), -1);
+	status(0, 0, SINK(2), RMS_MALFORMED);
 	msg(0, RM_STATUS, RM_F_RAW, 0, 1, 0, RMEM_RW, 0, NULL);
 	msg(0, RM_ATOMIC_RESP, 0, 0, 0, 0, 8, 8, NULL);
 	msg(0, RM_READ_RESP, 0, 0, 0, 0, 16, 16, NULL);
@@ -216,7 +230,8 @@ int main(int argc, char **argv)
 	ctl(C_EXPORT, 7, 7 << 5 | RMEM_ALL, 13);	/* size 2^64 - 1 */
 	ctl(C_EXPORT, 7, 8 | RMEM_ALL, 14);		/* unknown rights */
 	wr(0, 7, 1, 1499, 1);
-	retired(0, 8, 31);
+	status(0, 0, SINK(5), RMS_INHIBIT);
+	status(0, RM_F_RAW, SINK(5), RMS_STALE);
 	ctl(C_GRANT, 7, 0x80, RMEM_R);		/* node -2: -EINVAL */
 	ctl(C_GRANT, 0x88, 3, RMEM_R);		/* segment 7 */
 	ctl(C_REVOKE, 0xff, 3, 0);		/* segment 126: -EBADF */
