@@ -172,13 +172,13 @@ enum cell_alu {
 	ALU_NOT = 2,		/* dst <- ~src */
 	ALU_NEG = 3,		/* dst <- -src */
 	ALU_ADD = 4,		/* dst <- <dst> + src */
-	ALU_SUB = 5,
+	ALU_SUB = 5,		/* dst <- <dst> - src */
 	ALU_AND = 6,
 	ALU_OR = 7,
 	ALU_XOR = 8,
 	ALU_ANDN = 9,		/* dst <- <dst> & ~src: clear bits */
 	ALU_SHL = 10,		/* by src & 31 */
-	ALU_SHR = 11,
+	ALU_SHR = 11,		/* logical (zero-filling), by src & 31 */
 	ALU_N			/* 12..15: unimplemented */
 };
 
