@@ -97,6 +97,7 @@ APP_OBJS := \
 	apps/bench.o \
 	apps/pingpong.o \
 	apps/stages.o \
+	apps/cost.o \
 	apps/fabric_stress.o \
 	apps/fabric_junk.o \
 	apps/peer_timeout.o \

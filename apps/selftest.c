@@ -451,6 +451,63 @@ SELFTEST(sse_state_per_thread)
 	return NULL;
 }
 
+/*
+ * A switch keeps only the floating-point control words (kernel/swtch.S):
+ * each thread's rounding mode survives its sleeps while another thread
+ * runs with its own, and a new thread starts with the defaults.
+ */
+static volatile int fpctl_bad;
+
+static uint32_t get_mxcsr(void)
+{
+	uint32_t v;
+	__asm__ volatile("stmxcsr %0" : "=m"(v));
+	return v;
+}
+
+static uint16_t get_fcw(void)
+{
+	uint16_t v;
+	__asm__ volatile("fnstcw %0" : "=m"(v));
+	return v;
+}
+
+static void *fpctl_worker(void *arg)
+{
+	uint32_t rc = (uint32_t)(uintptr_t)arg;		/* MXCSR rounding control, 0..3 */
+	uint32_t mx = (0x1f80 & ~0x6000u) | rc << 13;
+	uint16_t cw = (uint16_t)((0x037f & ~0x0c00) | rc << 10);
+
+	if (get_mxcsr() != 0x1f80 || get_fcw() != 0x037f)
+		fpctl_bad++;
+	__asm__ volatile("ldmxcsr %0" : : "m"(mx));
+	__asm__ volatile("fldcw %0" : : "m"(cw));
+	for (int i = 0; i < 50; i++) {
+		if (i & 1)
+			thread_yield();
+		else
+			thread_sleep_ns(100000);
+		if (get_mxcsr() != mx || get_fcw() != cw)
+			fpctl_bad++;
+	}
+	return NULL;
+}
+
+SELFTEST(fp_control_per_thread)
+{
+	struct thread *t[4];
+
+	fpctl_bad = 0;
+	for (int i = 0; i < 4; i++) {
+		t[i] = thread_create("st-fpctl", fpctl_worker, (void *)(uintptr_t)i, PRIO_NORMAL, 0);
+		CHECK(t[i] != NULL);
+	}
+	for (int i = 0; i < 4; i++)
+		thread_join(t[i]);
+	CHECK(fpctl_bad == 0);
+	return NULL;
+}
+
 static const struct argspec selftest_args[] = {
 	{ "only", ARG_STR, 0, 0, "run only the test with this name" },
 	{ NULL, 0, 0, 0, NULL },
