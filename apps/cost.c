@@ -14,7 +14,6 @@
 #include <string.h>
 
 #include "apps/app.h"
-#include "drivers/pktbuf.h"
 #include "kernel/sync.h"
 #include "kernel/thread.h"
 #include "kernel/tsc.h"
