@@ -44,6 +44,7 @@
 #include "drivers/pktbuf.h"
 #include "drivers/shm_ring.h"
 #include "kernel/cmdline.h"
+#include "kernel/init.h"
 #include "kernel/node.h"
 #include "kernel/thread.h"
 #include "kernel/timer.h"
@@ -468,6 +469,18 @@ free:
 	free(sc);
 	return r;
 }
+
+/* At exit: what the rings refused and how often this node rang a doorbell. */
+static void shm_exit(void)
+{
+	struct shm *sc = the_shm;
+
+	if (sc)
+		printf("ivshmem: doorbells rung %lu, interrupts %lu, ring full %lu, frames for no node %lu, "
+		       "rejected: bad counts %lu, bad lengths %lu\n", sc->doorbells, sc->nd.stats.irqs,
+		       sc->ring_full, sc->no_dest, sc->bad_counts, sc->bad_lengths);
+}
+EXIT_HOOK(ivshmem, shm_exit);
 
 static const struct pci_driver ivshmem_driver = {
 	.name = "ivshmem",
