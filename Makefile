@@ -352,7 +352,7 @@ qemu-gdb: $(BUILD)/now.elf
 
 # The benchmark suite: one cluster run per NIC, every row beside the floor.
 BENCH_ITERS ?= 5000
-BENCH_NICS  ?= virtio,e1000,shm
+BENCH_NICS  ?= virtio,e1000,shm,shm-halt
 
 bench: $(BUILD)/now.elf
 	@boot/bench --iters $(BENCH_ITERS) --nics $(BENCH_NICS)
