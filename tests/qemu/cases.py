@@ -139,6 +139,15 @@ CASES = [
     Check("check/ksyms", ksyms_match),
     # The layers (README, "Layout"): no #include against an arrow the architecture forbids,
     # and the check itself fails on each kind of forbidden arrow.
+    # The bench driver end to end on a few iterations: a table per run, the
+    # side-by-side table and the halting line (timing is not asserted).
+    Command("bench/smoke", ["{root}/boot/bench", "--nics", "e1000,shm,shm-halt", "--iters", "20",
+                            "--only", "floor", "--stages", "", "--out", "{build}/tests/bench-smoke.json"],
+            expect=[r"median_us side by side", r"row +e1000 +shm +shm-halt",
+                    r"shm-halt: \d+ of \d+ latency rows below the e1000 floor \(\d+\.\d+ us\)"],
+            timeout=300),
+    Command("bench/unknown-run", ["{root}/boot/bench", "--nics", "e1000,token-ring"], status=2,
+            expect=[r"token-ring: not one of virtio, e1000, e1000e, shm, shm-halt"]),
     Command("check/layers", ["{root}/tests/layers.sh"], expect=[r"every one along an allowed arrow"]),
     Command("check/layers-selftest", ["{root}/tests/layers_test.sh"], expect=[r"layers self-test: \d+ passed, 0 failed"]),
     Command("check/grub-multiboot2", ["grub-file", "--is-x86-multiboot2", "{build}/now.elf"],
