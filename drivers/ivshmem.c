@@ -311,35 +311,29 @@ static void shm_irq_enable(struct netdev *nd, int on)
 }
 
 /*
- * The CPU is about to halt (interrupts off): in adaptive and spin mode,
- * poll the rings disarmed first, until a thread can run (frames handled in
- * the receive path start the wait again).  Every WINDOW_NS the node
- * re-arms and lets interrupts in for a moment (the tick, a wakeup), so that
- * it is armed whenever anything else may run.
+ * Poll the rings disarmed (interrupts off) until *flag is set (if flag),
+ * a thread can run, or the TSC passes until; with extend, each frame
+ * handled starts the wait again.  Every WINDOW_NS the node re-arms and
+ * lets interrupts in for a moment (the tick, a wakeup), so that it is
+ * armed whenever anything else may run.  Armed again on return.
  */
-static void shm_idle(void)
+static int poll_disarmed(struct shm *sc, volatile int *flag, uint64_t until, int extend)
 {
-	struct shm *sc = the_shm;
-	uint64_t now, end, window;
+	uint64_t now = cycles(), window = now + ns_to_cycles(WINDOW_NS);
 
-	if (!sc || sc->nd.polling || sc->nd.wait == NETDEV_WAIT_HALT)
-		return;
-	now = cycles();
-	end = sc->nd.wait == NETDEV_WAIT_SPIN ? ~0ULL : now + ns_to_cycles(sc->nd.spin_us * 1000ULL);
-	window = now + ns_to_cycles(WINDOW_NS);
 	my_ctl(sc)->armed = 0;
 	__atomic_thread_fence(__ATOMIC_SEQ_CST);
-	while (!thread_runnable()) {
+	while (!thread_runnable() && !(flag && *flag)) {
 		if (pending(sc)) {
 			while (shm_poll(&sc->nd, RX_BUDGET) == RX_BUDGET)
 				;
 			/* Handled in the receive path, nothing to run: the wait starts again. */
-			if (sc->nd.wait != NETDEV_WAIT_SPIN)
-				end = cycles() + ns_to_cycles(sc->nd.spin_us * 1000ULL);
+			if (extend)
+				until = cycles() + ns_to_cycles(sc->nd.spin_us * 1000ULL);
 			continue;
 		}
 		now = cycles();
-		if (now >= end)
+		if (now >= until)
 			break;
 		if (now >= window) {
 			my_ctl(sc)->armed = 1;
@@ -363,6 +357,30 @@ static void shm_idle(void)
 	}
 	/* Armed again before anything else runs, or the CPU halts. */
 	drain(sc);
+	return flag ? *flag : 0;
+}
+
+/*
+ * The CPU is about to halt (interrupts off): in adaptive and spin mode,
+ * poll the rings disarmed first, until a thread can run (frames handled
+ * in the receive path start the wait again).
+ */
+static void shm_idle(void)
+{
+	struct shm *sc = the_shm;
+
+	if (!sc || sc->nd.polling || sc->nd.wait == NETDEV_WAIT_HALT)
+		return;
+	if (sc->nd.wait == NETDEV_WAIT_SPIN)
+		poll_disarmed(sc, NULL, ~0ULL, 0);
+	else
+		poll_disarmed(sc, NULL, cycles() + ns_to_cycles(sc->nd.spin_us * 1000ULL), 1);
+}
+
+/* netdev ops->poll_wait: a thread waits for *flag, polling as the idle CPU would. */
+static int shm_poll_wait(struct netdev *nd, volatile int *flag, uint64_t until)
+{
+	return poll_disarmed(nd->softc, flag, until, 0);
 }
 
 static int shm_set_wait(struct netdev *nd, int mode, unsigned spin_us)
@@ -385,6 +403,7 @@ static const struct netdev_ops shm_ops = {
 	.irq_enable = shm_irq_enable,
 	.link_check = shm_link_check,
 	.set_wait = shm_set_wait,
+	.poll_wait = shm_poll_wait,
 };
 
 static int shm_match(const struct pci_dev *d)

@@ -6,6 +6,7 @@
 
 #include "drivers/netdev.h"
 #include "kernel/trace.h"
+#include "kernel/tsc.h"
 #include "kernel/x86.h"
 
 static struct netdev *the_netdev;
@@ -69,6 +70,16 @@ int netdev_poll(struct netdev *nd)
 	int n = nd->ops->poll(nd, 64);
 	irq_restore(f);
 	return n;
+}
+
+int netdev_poll_wait(struct netdev *nd, volatile int *flag, uint64_t ns)
+{
+	if (*flag || nd->polling || nd->wait == NETDEV_WAIT_HALT || !nd->ops->poll_wait || ns == 0)
+		return *flag;
+	irqflags_t f = irq_save();
+	int r = nd->ops->poll_wait(nd, flag, cycles() + ns_to_cycles(ns));
+	irq_restore(f);
+	return r;
 }
 
 void netdev_print_stats(const struct netdev *nd)

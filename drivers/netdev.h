@@ -53,6 +53,14 @@ struct netdev_ops {
 	 * that can only halt (polling its registers would stall QEMU).
 	 */
 	int (*set_wait)(struct netdev *nd, int mode, unsigned spin_us);
+	/*
+	 * A thread waits for *flag: poll the rings (as the idle CPU would,
+	 * without asking for an interrupt) until *flag is set, another thread
+	 * can run or the TSC passes `until`; ask for interrupts again before
+	 * returning.  Called with interrupts off.  NULL where polling is not
+	 * cheap.  Return *flag.
+	 */
+	int (*poll_wait)(struct netdev *nd, volatile int *flag, uint64_t until);
 };
 
 enum {				/* struct netdev.flags */
@@ -116,6 +124,14 @@ void netdev_tx_space(struct netdev *nd);
  */
 void netdev_set_polling(struct netdev *nd, int on);
 int netdev_poll(struct netdev *nd);
+
+/*
+ * Wait up to ns for *flag by polling the NIC from this thread, if the node
+ * waits by polling anyway (wait mode adaptive or spin, and the driver can):
+ * the frame that sets *flag is then taken without a switch to the idle
+ * thread and back.  Returns *flag (0: not set, sleep as usual).
+ */
+int netdev_poll_wait(struct netdev *nd, volatile int *flag, uint64_t ns);
 
 /* Print the driver's counters on the console. */
 void netdev_print_stats(const struct netdev *nd);

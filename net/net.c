@@ -180,6 +180,11 @@ unsigned net_wait_spin_us(void)
 	return nd ? nd->spin_us : 0;
 }
 
+int net_poll_wait(volatile int *flag)
+{
+	return nd ? netdev_poll_wait(nd, flag, nd->spin_us * 1000ULL) : *flag;
+}
+
 void net_print_stats(void)
 {
 	if (nd)

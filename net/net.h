@@ -72,6 +72,16 @@ int net_set_wait(int mode, unsigned spin_us);
 int net_wait_mode(void);
 unsigned net_wait_spin_us(void);
 
+/*
+ * A thread about to sleep until *flag is set by the receive path: where the
+ * node polls its link anyway (wait mode adaptive or spin), poll it from
+ * this thread first, for up to the node's spin time, so that the frame is
+ * taken and the thread goes on without a switch to the idle thread and
+ * back.  Stops as soon as another thread can run.  Returns *flag; 0 means
+ * sleep as usual.
+ */
+int net_poll_wait(volatile int *flag);
+
 struct net_stats {
 	uint64_t short_frames;		/* shorter than an Ethernet header */
 	uint64_t unknown_type;		/* no handler for the EtherType */

@@ -20,6 +20,7 @@
 #include "net/fabric/call.h"
 #include "net/fabric/fabric.h"
 #include "net/fabric/internal.h"
+#include "net/net.h"
 
 _Static_assert(CALL_MAX <= 256, "a call's slot fits the tag's low 8 bits");
 _Static_assert(CALL_MAX_SINKS <= 1024, "a sink's number fits 10 bits of its tag");
@@ -105,6 +106,7 @@ int call_wait(struct call *c, uint64_t timeout_ns)
 	irqflags_t f = irq_save();
 	int r = 0;
 
+	net_poll_wait(&c->done);
 	while (!c->done) {
 		if (fabric_peer_dead(c->node)) {
 			r = -EHOSTDOWN;
