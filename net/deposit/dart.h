@@ -158,8 +158,8 @@ struct dart_sink {
 	void *ctx;
 	/* Is there room to send one reply cell to peer now? */
 	int (*can_reply)(void *ctx, int peer);
-	/* Send a reply cell (only after can_reply said yes for this cell). */
-	void (*reply)(void *ctx, int peer, const struct cell *c);
+	/* Send a reply cell (only after can_reply said yes for this cell).  0, or a negative errno. */
+	int (*reply)(void *ctx, int peer, const struct cell *c);
 	/* A conditional interrupt, at the end of the compound operation. */
 	void (*intr)(void *ctx, const struct dart_event *ev);
 	/* Connection vci entered the exception state (its record is in the table). */

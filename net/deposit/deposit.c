@@ -162,15 +162,19 @@ static int sink_can_reply(void *ctx, int peer)
 	return call_can_answer(peer);
 }
 
-static void sink_reply(void *ctx, int peer, const struct cell *c)
+static int sink_reply(void *ctx, int peer, const struct cell *c)
 {
+	int r;
+
 	(void)ctx;
-	if (call_answer(peer, DEP_PROTO, c, CELL_SIZE, NULL, 0, 0) < 0) {
+	r = call_answer(peer, DEP_PROTO, c, CELL_SIZE, NULL, 0, 0);
+	if (r < 0) {
 		dep_stats.reply_lost++;
-		return;
+		return r;
 	}
 	dep_stats.tx_frames++;
 	dep_stats.tx_cells++;
+	return 0;
 }
 
 static void sink_intr(void *ctx, const struct dart_event *ev)

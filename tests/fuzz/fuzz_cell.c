@@ -82,7 +82,7 @@ static int s_can_reply(void *ctx, int peer)
 	return room;
 }
 
-static void s_reply(void *ctx, int peer, const struct cell *c)
+static int s_reply(void *ctx, int peer, const struct cell *c)
 {
 	uint16_t vci;
 	uint8_t pt;
@@ -95,6 +95,7 @@ static void s_reply(void *ctx, int peer, const struct cell *c)
 		abort();
 	if (c->check != cell_check(c) || cell_get16(c->crc) != cell_data_crc(c))
 		abort();
+	return 0;
 }
 
 static void s_intr(void *ctx, const struct dart_event *ev)

@@ -53,13 +53,14 @@ static int s_can_reply(void *ctx, int peer)
 	return room;
 }
 
-static void s_reply(void *ctx, int peer, const struct cell *c)
+static int s_reply(void *ctx, int peer, const struct cell *c)
 {
 	(void)ctx;
 	assert_true(room);
 	assert_true(nreply < 64);
 	reply_peer[nreply] = peer;
 	replies[nreply++] = *c;
+	return 0;
 }
 
 static void s_intr(void *ctx, const struct dart_event *ev)
