@@ -120,7 +120,7 @@ struct dart_conn {
 	struct dart_exc exc;
 	struct cell *hold;
 	uint16_t hold_cap, hold_head, hold_n;
-	uint32_t hold_full;	/* cells refused (back-pressure) because the hold queue was full */
+	uint32_t hold_full;	/* refusals (back-pressure) of a cell: the hold queue was full */
 	/* send side: control header of this VCI, precomputed */
 	uint8_t tx_hdr[CELL_HDR_LEN];
 	uint64_t cells, exceptions, discarded;

@@ -97,7 +97,7 @@ struct dep_conn_info {
 	int state;		/* enum dart_state */
 	struct dart_exc exc;	/* the current exception (state DC_EXCEPTION) */
 	unsigned held;		/* cells held behind it */
-	uint32_t hold_full;	/* cells refused (back-pressure) because the hold queue was full (since open) */
+	uint32_t hold_full;	/* refusals (back-pressure) of a cell: hold queue full (since open) */
 	uint64_t cells, exceptions, discarded, interrupts;
 };
 
