@@ -22,7 +22,7 @@
  *    for byte what the granted operations alone made them, that the other
  *    connection went on and the faulted one held its cell, then re-enables
  *    (skip, or retry after fixing the cause) and sees the held cell land.
- *    Also: the hold queue's overrun, the discard option, cells that belong
+ *    Also: back-pressure when the hold queue is full, the discard option, cells that belong
  *    to no connection (bad HEC, header, closed or foreign VCI, another
  *    node's connection, a torn frame), and the send side's status mode.
  *  - Every node: fetch-and-increment and compare-and-swap on node 0's
@@ -813,7 +813,7 @@ static void hostile_run(void)
 		send_held(hcases[k].vci, k);
 		EXPECT(wait_ack(), "no go-ahead from node 0 after case %s", hcases[k].name);
 	}
-	/* Overrun: a fault, then 8 cells where 4 can be held. */
+	/* A full hold queue: a fault, then 8 cells where 4 can be held; the frame waits, nothing is lost. */
 	c[0] = ctl_cell(V_H_SMALL, CELL_OP(CK_WRITE, CA_DIRECT), 0, 0, 0, H_OVR, 0, 0, 0, 0xff, 1);
 	c[0].check ^= 1;
 	for (int j = 0; j < 8; j++)
@@ -903,14 +903,14 @@ static int has_landed(void *arg)
 
 struct heldn {
 	int vci;
-	unsigned held, overrun;
+	unsigned held, hold_full;
 };
 
 static int held_n(void *arg)
 {
 	struct heldn *h = arg;
 	struct dep_conn_info ci;
-	return dep_conn_info(h->vci, &ci) == 0 && ci.held >= h->held && ci.overrun >= h->overrun;
+	return dep_conn_info(h->vci, &ci) == 0 && ci.held >= h->held && ci.hold_full >= h->hold_full;
 }
 
 static void ack(void)
@@ -969,16 +969,18 @@ static void hostile_check(void)
 	}
 	EXPECT(unexpected_exc == 0, "%u unexpected exceptions", unexpected_exc);
 
-	/* Overrun: 4 held, 4 discarded; re-enabled, the 4 land. */
-	struct heldn hn = { V_H_SMALL, 4, 4 };
-	EXPECT(wait_exc(V_H_SMALL, WAIT_NS) && wait_for(held_n, &hn, WAIT_NS), "overrun: not 4 held, 4 over");
-	EXPECT(dep_conn_info(V_H_SMALL, &ci) == 0 && ci.held == 4 && ci.overrun == 4, "overrun: held %u overrun %u",
-	       ci.held, ci.overrun);
-	image_ok("overrun");
-	EXPECT(dep_conn_resume(V_H_SMALL, DART_SKIP) == 0, "overrun: re-enable");
-	for (int j = 0; j < 4; j++)
+	/* Hold queue full: 4 held, the 5th refused with its frame; re-enabled, all 8 land. */
+	struct heldn hn = { V_H_SMALL, 4, 1 };
+	EXPECT(wait_exc(V_H_SMALL, WAIT_NS) && wait_for(held_n, &hn, WAIT_NS), "hold full: not 4 held, 1 refused");
+	EXPECT(dep_conn_info(V_H_SMALL, &ci) == 0 && ci.held == 4 && ci.hold_full >= 1 &&
+		       ci.state == DC_EXCEPTION, "hold full: held %u refused %u", ci.held, ci.hold_full);
+	image_ok("hold full");
+	EXPECT(dep_conn_resume(V_H_SMALL, DART_SKIP) == 0, "hold full: re-enable");
+	for (int j = 0; j < 8; j++)
 		expect_fill(expect_h, H_OVR + 32 * (uint32_t)j, (uint8_t)(0x30 + j));
-	image_ok("after the overrun");
+	struct landed ovr = { h + H_OVR + 32 * 7, 0x37 };
+	EXPECT(wait_for(has_landed, &ovr, WAIT_NS), "hold full: the refused cells never landed");
+	image_ok("after the full hold queue");
 	ack();
 	/* Discard. */
 	struct landed d = { h + H_DISC, 0x61 };

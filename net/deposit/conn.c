@@ -84,6 +84,7 @@ int dep_conn_close(int vci)
 	hold = dep_dart.conn[vci].hold;
 	r = dart_conn_close(&dep_dart, vci);
 	if (r == 0) {
+		dep_hold_freed();
 		dep_notes[vci].intr_fn = NULL;
 		dep_notes[vci].exc_fn = NULL;
 		dep_notes[vci].exc_pending = dep_notes[vci].status_pending = 0;
@@ -104,6 +105,8 @@ int dep_conn_resume(int vci, int how)
 		return -EINVAL;
 	irqflags_t f = irq_save();
 	r = dart_resume(&dep_dart, vci, how, &dep_sink);
+	if (r >= 0 || r == -EAGAIN)
+		dep_hold_freed();
 	if (r == -EAGAIN) {
 		dep_replay_waiting = 1;
 		dep_wake_worker();
@@ -124,7 +127,7 @@ int dep_conn_info(int vci, struct dep_conn_info *out)
 		out->state = c->state;
 		out->exc = c->exc;
 		out->held = c->hold_n;
-		out->overrun = c->overrun;
+		out->hold_full = c->hold_full;
 		out->cells = c->cells;
 		out->exceptions = c->exceptions;
 		out->discarded = c->discarded;

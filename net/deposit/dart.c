@@ -152,13 +152,19 @@ static int step(struct dart *d, int vci, const struct cell *cell,
 	return 0;
 }
 
-/* Keep a cell behind an exception, in arrival order; count it if there is no room. */
-static void hold(struct dart *d, struct dart_conn *c, const struct cell *cell)
+/*
+ * Keep a cell behind an exception, in arrival order: 0, or -ENOBUFS if
+ * the hold queue is full.  DART 6.4 retains the cells in the input FIFO
+ * and assumes "per connection buffering and flow control at the
+ * destination" behind them: a full queue refuses the cell, and the
+ * caller's flow control keeps it, rather than dropping it.
+ */
+static int hold(struct dart *d, struct dart_conn *c, const struct cell *cell)
 {
 	if (c->hold_n >= c->hold_cap) {
-		c->overrun++;
-		d->ctr.hold_overrun++;
-		return;
+		c->hold_full++;
+		d->ctr.hold_full++;
+		return -ENOBUFS;
 	}
 	unsigned at = c->hold_head + c->hold_n;
 	if (at >= c->hold_cap)
@@ -166,6 +172,7 @@ static void hold(struct dart *d, struct dart_conn *c, const struct cell *cell)
 	memcpy(&c->hold[at], cell, CELL_SIZE);
 	c->hold_n++;
 	d->ctr.held++;
+	return 0;
 }
 
 int dart_input(struct dart *d, int src, const uint8_t *cells, size_t n, size_t *next,
@@ -212,7 +219,10 @@ header_ok:
 			continue;
 		}
 		if (c->state != DC_OPEN) {
-			hold(d, c, cell);
+			if (hold(d, c, cell) < 0) {
+				*next = i;
+				return -ENOBUFS;
+			}
 			c->cells++;
 			d->ctr.cells++;
 			continue;

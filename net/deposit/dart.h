@@ -120,7 +120,7 @@ struct dart_conn {
 	struct dart_exc exc;
 	struct cell *hold;
 	uint16_t hold_cap, hold_head, hold_n;
-	uint32_t overrun;	/* cells discarded because the hold queue was full */
+	uint32_t hold_full;	/* refusals (back-pressure) of a cell: the hold queue was full */
 	/* send side: control header of this VCI, precomputed */
 	uint8_t tx_hdr[CELL_HDR_LEN];
 	uint64_t cells, exceptions, discarded;
@@ -139,7 +139,7 @@ struct dart_counters {
 	uint64_t interrupts, replies;
 	uint64_t exc[DEX_N];			/* faults by class (discarded ones too) */
 	uint64_t discarded;			/* faulting cells discarded (DART_DISCARD) */
-	uint64_t held, hold_overrun;		/* cells held behind an exception; discarded when full */
+	uint64_t held, hold_full;		/* cells held behind an exception; refused when full */
 	uint64_t skipped, block_skipped;	/* exception cells skipped; block cells after them */
 	uint64_t busy;				/* a frame waited for room for a reply */
 };
@@ -156,10 +156,18 @@ struct dart {
 /* What the operation logic needs from its environment. */
 struct dart_sink {
 	void *ctx;
-	/* Is there room to send one reply cell to peer now? */
+	/*
+	 * Can one reply cell go to peer now?  1 yes, 0 not now (the request
+	 * waits: -EBUSY), negative never (peer is dead: DEX_NOREPLY).
+	 */
 	int (*can_reply)(void *ctx, int peer);
-	/* Send a reply cell (only after can_reply said yes for this cell). */
-	void (*reply)(void *ctx, int peer, const struct cell *c);
+	/*
+	 * Send a reply cell (only after can_reply said yes for this cell),
+	 * before the request commits: 0 sent; -EHOSTDOWN peer is dead
+	 * (DEX_NOREPLY); any other negative errno: not now (-EBUSY).  A
+	 * request whose reply did not go changes nothing.
+	 */
+	int (*reply)(void *ctx, int peer, const struct cell *c);
 	/* A conditional interrupt, at the end of the compound operation. */
 	void (*intr)(void *ctx, const struct dart_event *ev);
 	/* Connection vci entered the exception state (its record is in the table). */
@@ -202,9 +210,12 @@ int dart_conn_close(struct dart *d, int vci);
 
 /*
  * Apply the cells [*next, n) of one frame from src (n cells of CELL_SIZE
- * bytes at cells).  Return 0 with *next = n, or -EBUSY with
- * *next at a cell that needs room for a reply the sink does not have: it
- * changed nothing; call again from there later.
+ * bytes at cells).  Return 0 with *next = n; or, with *next at a cell
+ * that changed nothing and is to be offered again from there later:
+ * -EBUSY, it needs room for a reply the sink does not have now;
+ * -ENOBUFS, its connection is blocked by an exception and its hold queue
+ * is full (DART 6.4's flow control behind an exception), so it waits
+ * until the connection is re-enabled or closed.
  */
 int dart_input(struct dart *d, int src, const uint8_t *cells, size_t n, size_t *next,
 	       const struct dart_sink *s);

@@ -154,18 +154,29 @@ static void move_masked(uint8_t *dst, const uint8_t *src, uint8_t mask)
 			memcpy(dst + 4 * i, src + 4 * i, 4);
 }
 
-/* A reply cell on the reply connection, its control from the request's data (hybrid deposit 4). */
-static void reply_send(struct dart *d, const struct dart_conn *rc, const struct cell *req,
-		       const uint8_t data[CELL_DATA], const struct dart_sink *s)
+/*
+ * Send the reply cell on the reply connection, its control from the
+ * request's data (hybrid deposit 4): 0 sent, -EBUSY not now, -EFAULT the
+ * reply connection's node is gone (DEX_NOREPLY in e).
+ */
+static int reply_send(struct dart *d, int16_t rvci, const struct cell *req,
+		      const uint8_t data[CELL_DATA], const struct dart_sink *s, struct dart_exc *e)
 {
+	const struct dart_conn *rc = &d->conn[rvci];
 	struct cell r;
+	int err;
 
 	memcpy(r.hdr, rc->tx_hdr, CELL_HDR_LEN);
 	memcpy(r.ctl, req->data, CELL_CTL_LEN);
 	memcpy(r.data, data, CELL_DATA);
 	cell_seal(&r);
+	err = s->reply(s->ctx, rc->peer, &r);
+	if (err == -EHOSTDOWN)
+		return fault(e, DEX_NOREPLY, (uint32_t)rvci);
+	if (err < 0)
+		return -EBUSY;
 	d->ctr.replies++;
-	s->reply(s->ctx, rc->peer, &r);
+	return 0;
 }
 
 /*
@@ -270,16 +281,46 @@ static int execute(struct dart *d, int vci, const struct cell *cell,
 		if (ea + CELL_DATA > ep->size)
 			return fault(e, DEX_BOUNDS, (uint32_t)ea);
 	}
-	/* Answers go on the reply connection (DART 6.1), and must be able to go. */
+	/*
+	 * Answers go on the reply connection (DART 6.1).  The reply is part
+	 * of the cell's commit: it is sent before anything else changes, and
+	 * a reply that cannot go leaves the cell uncommitted (6.4): not now,
+	 * -EBUSY (the request waits in its frame); never, because the reply
+	 * connection's node is dead, the no-reply exception, which blocks
+	 * this connection only (6.4).
+	 */
 	if (kind == CK_READ || kind == CK_FETCH) {
+		int ok, err;
 		if (c->reply < 0 || d->conn[c->reply].state == DC_FREE || !(d->conn[c->reply].flags & DART_TX))
 			return fault(e, DEX_NOREPLY, (uint32_t)c->reply);
 		rc = &d->conn[c->reply];
-		if (!s->can_reply(s->ctx, rc->peer))
+		ok = s->can_reply(s->ctx, rc->peer);
+		if (ok < 0)
+			return fault(e, DEX_NOREPLY, (uint32_t)c->reply);
+		if (!ok)
 			return -EBUSY;
+		if (kind == CK_READ) {
+			uint8_t data[CELL_DATA] = { 0 };
+			move_masked(data, ep->base + ea, x->mask);
+			err = reply_send(d, c->reply, cell, data, s, e);
+		} else {
+			/* Words: old a, b, c; new a, b, c; the condition; 0 (host byte order). */
+			uint32_t w[CELL_WORDS] = { 0 };
+			for (int i = 0; i < 3; i++) {
+				if (x->mask & (1u << i))
+					w[i] = r.old[r.m[i]];
+				if (x->mask & (8u << i))
+					w[3 + i] = r.v[r.m[i]];
+			}
+			if (x->mask & 0x40)
+				w[6] = (uint32_t)t;
+			err = reply_send(d, c->reply, cell, (const uint8_t *)w, s, e);
+		}
+		if (err < 0)
+			return err;
 	}
 
-	/* Commit. */
+	/* Commit: nothing can fail from here on. */
 	for (int i = 0; i < 3; i++)
 		if (r.written & (1u << i))
 			d->reg[r.abs[i]] = r.v[i];
@@ -296,26 +337,9 @@ static int execute(struct dart *d, int vci, const struct cell *cell,
 		c->blk_intr = t && (op & CO_INTR);
 		c->blk_ev = (struct dart_event){ (uint16_t)vci, CK_BLOCK, x->operand, (uint32_t)ea, CELL_DATA };
 		break;
-	case CK_READ: {
-		uint8_t data[CELL_DATA] = { 0 };
-		move_masked(data, ep->base + ea, x->mask);
-		reply_send(d, rc, cell, data, s);
-		break;
-	}
-	case CK_FETCH: {
-		/* Words: old a, b, c; new a, b, c; the condition; 0 (host byte order). */
-		uint32_t w[CELL_WORDS] = { 0 };
-		for (int i = 0; i < 3; i++) {
-			if (x->mask & (1u << i))
-				w[i] = r.old[r.m[i]];
-			if (x->mask & (8u << i))
-				w[3 + i] = r.v[r.m[i]];
-		}
-		if (x->mask & 0x40)
-			w[6] = (uint32_t)t;
-		reply_send(d, rc, cell, (const uint8_t *)w, s);
-		break;
-	}
+	case CK_READ:
+	case CK_FETCH:
+		break;		/* the reply went above */
 	}
 	d->ctr.applied[kind]++;
 	if (t && (op & CO_INTR) && kind != CK_BLOCK) {
@@ -326,6 +350,26 @@ static int execute(struct dart *d, int vci, const struct cell *cell,
 		s->intr(s->ctx, &ev);
 	}
 	return 0;
+}
+
+/*
+ * Does control x begin a block: a BLOCK, directly or through the
+ * instruction it points at in the connection's window (whether or not
+ * the sender may name it)?
+ */
+static int starts_block(const struct dart *d, const struct dart_conn *c, const struct cell_ctl *x)
+{
+	uint16_t op = x->opcode;
+
+	if (op & CELL_IP) {
+		uint32_t ip = op & CELL_IP_MASK;
+		if (ip >= c->ip_count)
+			return 0;
+		op = d->imem[c->ip_base + ip].ctl.opcode;
+		if (op & CELL_IP)
+			return 0;
+	}
+	return (op & CO_KIND_MASK) >> CO_KIND_SHIFT == CK_BLOCK;
 }
 
 /* A control cell: check, data CRC, the instruction pointer variant, then the operation. */
@@ -339,9 +383,15 @@ static int exec_control(struct dart *d, int vci, const struct cell *cell,
 	/* The check first: nothing else in the control fields is trusted before it. */
 	if (cell->check != cell_check(cell))
 		return fault(e, DEX_CHECK, cell->check);
+	cell_ctl_get(cell->ctl, &x);
+	/*
+	 * Whether AAL5 cells follow (hybrid deposit 4: a block's first cell
+	 * is a control cell) is known once the check passed, before any other
+	 * fault: a fault from here on takes the block's cells with it.
+	 */
+	e->skip_block = starts_block(d, c, &x);
 	if (cell_get16(cell->crc) != cell_data_crc(cell))
 		return fault(e, DEX_CRC, cell_get16(cell->crc));
-	cell_ctl_get(cell->ctl, &x);
 	if (x.opcode & CELL_IP) {
 		/* DART 6.5: the operation and (some) operands from instruction memory. */
 		uint32_t ip = x.opcode & CELL_IP_MASK;

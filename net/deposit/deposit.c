@@ -58,22 +58,32 @@
  *    for FETCH, the words old a, b, c, new a, b, c, the condition, 0 (host
  *    byte order).  The reply is an ordinary cell at the requester: it
  *    deposits where its control says, under the requester's own checks.
- *    A request is applied only when its reply can go (call_can_answer, net/fabric/call.h);
- *    otherwise the handler returns -EBUSY, which holds the frame and
- *    back-pressures that node pair, and remembers how many of the frame's
- *    cells it already applied, so that none is applied twice; the
- *    exception thread calls fabric_resume() every millisecond until it
- *    goes.
+ *    The reply is sent before the request commits (6.4: nothing changes
+ *    before the last exception point), so a request whose reply did not
+ *    go has changed nothing.  No room for it now (call_can_answer,
+ *    net/fabric/call.h, or a failed send): the handler returns -EBUSY,
+ *    which holds the frame and back-pressures that node pair, and
+ *    remembers how many of the frame's cells it already applied, so that
+ *    none is applied twice; the exception thread calls fabric_resume()
+ *    every millisecond until it goes.  The reply connection's node is
+ *    dead: the request raises DEX_NOREPLY, which blocks its own
+ *    connection only (6.4), instead of holding the frame for ever.
  *  - Exceptions (6.4).  A faulting cell changes nothing and is kept in
  *    its connection's exception record; the connection is blocked and
  *    later cells for it are held, per connection, in a queue of
  *    DEP_HOLD_DEFAULT (or cfg.hold) cells; other connections go on.
- *    When that queue is full, further cells of the blocked connection are
- *    discarded and counted (dep_conn_info().overrun, and "overrun" in the
- *    stats): the fabric cannot hold them without stopping every
- *    connection of the node pair, which 6.4 forbids ("Cells belonging to
- *    other connections can be processed"), and the connection has already
- *    failed.  The host's exception handler (a callback run by the "dep-exc"
+ *    When that queue is full, the next cell of the blocked connection is
+ *    refused with its frame (-EBUSY to the fabric, counted in
+ *    dep_conn_info().hold_full and "hold_full" in the stats), so that the
+ *    fabric keeps it and withholds credit: 6.4 retains cells in the input
+ *    FIFO and assumes "per connection buffering and flow control at the
+ *    destination" behind an exception, and nothing may be dropped (a
+ *    block's cells past the queue would otherwise be lost, its last one
+ *    among them).  The fabric's flow control is per node pair, not per
+ *    connection, so while that frame waits the sender's other connections
+ *    wait too; the hold queue is what lets them go on meanwhile, and
+ *    re-enabling or closing the connection offers the frame again.
+ *    The host's exception handler (a callback run by the "dep-exc"
  *    thread) sees the record and re-enables with dep_conn_resume(): RETRY
  *    (after fixing the cause) or SKIP; then the held cells are replayed in
  *    order.  DART_DISCARD connections drop faulting cells instead (not
@@ -88,7 +98,12 @@
  *    checked before its own data is written.  A bad trailer raises a CRC
  *    exception on that cell; the data before it stays where the
  *    connection was allowed to write it.  The conditional interrupt of a
- *    BLOCK comes after its last cell.
+ *    BLOCK comes after its last cell.  A control cell whose check passed
+ *    and that names a BLOCK (directly or by an instruction pointer into
+ *    the window) carries its AAL5 cells with it whatever fault it raises
+ *    (data CRC, IP-only connection, ...): skipped or discarded, they go
+ *    too and are never parsed as control cells.  One whose check failed
+ *    says nothing trustworthy, not even that a block follows.
  *  - Instruction memory (6.5): DART_NINSTR slots of struct dart_instr: an
  *    operation in the cell's control format, whose opcode says whether
  *    the operand, the indices and the mask come from the instruction or
@@ -152,25 +167,33 @@ static struct {
 } rx_resume[MAX_NODES];
 
 static volatile int busy_pending, work;
+static int hold_waiting;	/* a frame waits for room in a hold queue */
 static struct waitq worker_wq = WAITQ_INIT;
 
 /* --- the sink: what the operation logic asks of the kernel (irq) ------------ */
 
+/* A dead node never takes a reply: the request's connection gets DEX_NOREPLY (6.4). */
 static int sink_can_reply(void *ctx, int peer)
 {
 	(void)ctx;
+	if (fabric_peer_dead(peer))
+		return -EHOSTDOWN;
 	return call_can_answer(peer);
 }
 
-static void sink_reply(void *ctx, int peer, const struct cell *c)
+static int sink_reply(void *ctx, int peer, const struct cell *c)
 {
+	int r;
+
 	(void)ctx;
-	if (call_answer(peer, DEP_PROTO, c, CELL_SIZE, NULL, 0, 0) < 0) {
+	r = call_answer(peer, DEP_PROTO, c, CELL_SIZE, NULL, 0, 0);
+	if (r < 0) {
 		dep_stats.reply_lost++;
-		return;
+		return fabric_peer_dead(peer) ? -EHOSTDOWN : r;
 	}
 	dep_stats.tx_frames++;
 	dep_stats.tx_cells++;
+	return 0;
 }
 
 static void sink_intr(void *ctx, const struct dart_event *ev)
@@ -214,16 +237,32 @@ static int cell_handler(int src, const uint8_t *payload, size_t len, struct pktb
 	/* The same frame again after -EBUSY: its first cells are applied already. */
 	if (rx_resume[src].pb == pb && rx_resume[src].len == len)
 		next = rx_resume[src].next;
-	if (dart_input(&dep_dart, src, payload, len / CELL_SIZE, &next, &dep_sink) == -EBUSY) {
-		rx_resume[src].pb = pb;
-		rx_resume[src].len = len;
-		rx_resume[src].next = next;
+	switch (dart_input(&dep_dart, src, payload, len / CELL_SIZE, &next, &dep_sink)) {
+	case 0:
+		rx_resume[src].pb = NULL;
+		return 0;
+	case -ENOBUFS:
+		/* A hold queue is full: the frame waits until its connection is re-enabled or closed. */
+		hold_waiting = 1;
+		break;
+	default:
+		/* Room for a reply: the exception thread offers the frame again every millisecond. */
 		busy_pending = 1;
 		dep_wake_worker();
-		return -EBUSY;
+		break;
 	}
-	rx_resume[src].pb = NULL;
-	return 0;
+	rx_resume[src].pb = pb;
+	rx_resume[src].len = len;
+	rx_resume[src].next = next;
+	return -EBUSY;
+}
+
+void dep_hold_freed(void)
+{
+	if (!hold_waiting)
+		return;
+	hold_waiting = 0;
+	fabric_resume();	/* the handler sets hold_waiting again if a queue is still full */
 }
 
 /* --- the exception thread ------------------------------------------------------- */
@@ -289,6 +328,7 @@ static void *worker(void *arg)
 				if (dep_dart.conn[vci].state == DC_WAIT &&
 				    dart_resume(&dep_dart, vci, DART_CONTINUE, &dep_sink) == -EAGAIN)
 					dep_replay_waiting = 1;
+			dep_hold_freed();
 		}
 		if (busy_pending) {
 			busy_pending = 0;
@@ -353,9 +393,9 @@ void deposit_print_stats(void)
 	       d->exc[DEX_CHECK], d->exc[DEX_CRC], d->exc[DEX_BOUNDS], d->exc[DEX_ALIGN],
 	       d->exc[DEX_PROT], d->exc[DEX_UNIMPL], d->exc[DEX_NOREPLY], d->exc[DEX_SOFTWARE],
 	       c.send_refused);
-	printf("deposit: discarded %lu held %lu overrun %lu skipped %lu block_skipped %lu busy %lu "
+	printf("deposit: discarded %lu held %lu hold_full %lu skipped %lu block_skipped %lu busy %lu "
 	       "handled %lu unhandled %lu; tx frames %lu cells %lu dep_stats.reply_lost %lu\n",
-	       d->discarded, d->held, d->hold_overrun, d->skipped, d->block_skipped, d->busy,
+	       d->discarded, d->held, d->hold_full, d->skipped, d->block_skipped, d->busy,
 	       c.exceptions_handled, c.exceptions_unhandled, c.tx_frames, c.tx_cells, c.reply_lost);
 }
 

@@ -97,7 +97,7 @@ struct dep_conn_info {
 	int state;		/* enum dart_state */
 	struct dart_exc exc;	/* the current exception (state DC_EXCEPTION) */
 	unsigned held;		/* cells held behind it */
-	uint32_t overrun;	/* cells discarded because the hold queue was full (since open) */
+	uint32_t hold_full;	/* refusals (back-pressure) of a cell: hold queue full (since open) */
 	uint64_t cells, exceptions, discarded, interrupts;
 };
 
@@ -177,7 +177,7 @@ struct dep_counters {
 	struct dart_counters dart;
 	uint64_t bad_frames;		/* frame length not a whole number of cells */
 	uint64_t tx_frames, tx_cells, send_refused;
-	uint64_t reply_lost;		/* no buffer or window after can_reply said yes */
+	uint64_t reply_lost;		/* a reply did not go after can_reply said yes: its request waits */
 	uint64_t exceptions_handled, exceptions_unhandled;
 };
 

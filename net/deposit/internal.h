@@ -46,6 +46,12 @@ extern struct dep_stats dep_stats;
 extern volatile int dep_replay_waiting;
 extern int dep_ready;
 
+/*
+ * A connection was re-enabled or closed: if a frame waits because a hold
+ * queue was full, offer it again.  (interrupts off)
+ */
+void dep_hold_freed(void);
+
 /* Wake the exception thread: an exception to report or a replay to retry. */
 void dep_wake_worker(void);
 

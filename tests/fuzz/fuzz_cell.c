@@ -10,8 +10,10 @@
  *       27); flags & 0x20 recomputes every cell's HEC, flags & 0x40 its
  *       check and data CRC, so that mutations reach the operation logic
  *   0xf0 | cmd, vci, arg
- *       resume (retry, skip, continue), toggle room for replies, close
- *       and reopen a connection, set a register
+ *       resume (retry, skip, continue), cycle room for replies (yes, not
+ *       now, the node is dead), close and reopen a connection, set a
+ *       register, cycle what sending a reply returns (sent, no buffer,
+ *       the node is dead)
  *
  * Cells go in one at a time.  After each (and each command), abort() if:
  * a byte of the arena changed outside the endpoint of the cell's
@@ -20,7 +22,9 @@
  * cell was applied (a fault, a discard, a hold, a refusal, a wait for
  * reply room must change nothing); another connection's state changed; a
  * reply is malformed, goes to the wrong node or VCI, or was sent without
- * room; an interrupt or exception names another connection.
+ * room; a cell whose reply did not go changed anything; dart_input
+ * refuses a cell other than with -EBUSY or -ENOBUFS, or consumes a
+ * refused one; an interrupt or exception names another connection.
  */
 #include <errno.h>
 #include <stdint.h>
@@ -39,7 +43,7 @@
 static uint8_t *arena, image[ARENA], pattern[ARENA];
 static struct dart D;
 static struct cell holdbuf[NCONN][8];
-static int room, cur_vci;
+static int room, reply_fail, reply_failed, cur_vci;
 static uint64_t applied_before;
 
 static const struct epdef {
@@ -82,19 +86,24 @@ static int s_can_reply(void *ctx, int peer)
 	return room;
 }
 
-static void s_reply(void *ctx, int peer, const struct cell *c)
+static int s_reply(void *ctx, int peer, const struct cell *c)
 {
 	uint16_t vci;
 	uint8_t pt;
 	int rv = D.conn[cur_vci].reply;
 
 	(void)ctx;
-	if (!room || rv < 0 || D.conn[rv].state == DC_FREE || !(D.conn[rv].flags & DART_TX))
+	if (room <= 0 || rv < 0 || D.conn[rv].state == DC_FREE || !(D.conn[rv].flags & DART_TX))
 		abort();
 	if (peer != D.conn[rv].peer || cell_hdr_parse(c->hdr, &vci, &pt) != CELL_HDR_OK || vci != rv || pt)
 		abort();
 	if (c->check != cell_check(c) || cell_get16(c->crc) != cell_data_crc(c))
 		abort();
+	if (reply_fail) {
+		reply_failed = 1;
+		return reply_fail;
+	}
+	return 0;
 }
 
 static void s_intr(void *ctx, const struct dart_event *ev)
@@ -132,12 +141,17 @@ static void before(void)
 	memcpy(regs_before, D.reg, sizeof regs_before);
 	memcpy(conns_before, D.conn, sizeof conns_before);
 	applied_before = applied();
+	reply_failed = 0;
 }
 
 /* What happened to connection vci (or to none, -1) is all that changed. */
 static void after(int vci)
 {
 	int any = applied() != applied_before;
+
+	/* A reply that did not go leaves its request uncommitted (DART 6.4). */
+	if (reply_failed && any)
+		abort();
 	const struct dart_conn *c = vci >= 0 && vci < DART_MAX_CONN ? &D.conn[vci] : NULL;
 	const struct dart_ep *ep = c && c->state != DC_FREE ? &D.ep[c->ep] : NULL;
 	uintptr_t lo = 0, hi = 0;
@@ -207,6 +221,7 @@ static void setup(void)
 	for (int v = 1; v < NCONN; v++)
 		open_one(v);
 	room = 1;
+	reply_fail = 0;
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
@@ -229,7 +244,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 				dart_resume(&D, v, op & 0x0f, &sink);
 				break;
 			case 3:
-				room = !room;
+				room = room == 1 ? 0 : room == 0 ? -EHOSTDOWN : 1;
+				break;
+			case 7:
+				reply_fail = reply_fail == 0 ? -ENOBUFS : reply_fail == -ENOBUFS ? -EHOSTDOWN : 0;
 				break;
 			case 4:
 				if (D.conn[v].state != DC_FREE) {
@@ -249,6 +267,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 				regs_before[arg % 64] = D.reg[arg % 64];
 				break;
 			}
+			reply_failed = 0;	/* a replay applies several cells: some may commit before one waits */
 			after(v);
 			continue;
 		}
@@ -275,7 +294,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			before();
 			cur_vci = v;
 			int r = dart_input(&D, src, (const uint8_t *)&c, 1, &next, &sink);
-			if ((r == -EBUSY) != (next == 0))
+			if ((r != 0) != (next == 0) || (r != 0 && r != -EBUSY && r != -ENOBUFS))
 				abort();
 			if (v >= 0 && v < DART_MAX_CONN && D.conn[v].state != DC_FREE && D.conn[v].peer != src)
 				after(-1);	/* another node's cell on it: nothing at all */

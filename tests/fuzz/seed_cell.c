@@ -11,7 +11,8 @@
  *   VCI 7 from node 5: endpoint 3, registers 48..63, ip 0..7, hold 1
  *
  * and each seed mixes deposits, register operations, conditionals,
- * reads, fetches, blocks, instruction pointers, faults and re-enables.
+ * reads, fetches, blocks, instruction pointers, faults and re-enables,
+ * replies that cannot go, and a hold queue that fills.
  * Usage: seed_cell <dir>
  */
 #include <stdio.h>
@@ -86,7 +87,7 @@ int main(int argc, char **argv)
 		return 2;
 	dart_reply_ctl(rctl, DART_OPC(CELL_OP(CK_WRITE, CA_DIRECT) | CO_INTR, 0, 0, CELL_COND(CMP_ALWAYS, 0, 0)), 64,
 		       DART_IDX(0, 0, 0, 0xff));
-	for (int s = 0; s < 7; s++) {
+	for (int s = 0; s < 8; s++) {
 		n = 0;
 		switch (s) {
 		case 0:	/* deposits and register operations */
@@ -172,13 +173,33 @@ int main(int argc, char **argv)
 			cmd(0, 1, 0);		/* retry: waits */
 			cmd(2, 1, 0);
 			cmd(3, 0, 0);
+			cmd(3, 0, 0);		/* room again (past "node dead") */
 			cmd(2, 1, 0);		/* goes on, and the held READ too */
 			one(1, mk(1, CELL_OP(CK_SWEXC, CA_NONE), 0, 0, 0, 0, 0, 0, 0, 0, NULL));
 			one(1, mk(1, CELL_OP(CK_READ, CA_DIRECT), 0, 0, 0, 96, 0, 0, 0, 0xff, rctl));
 			cmd(3, 0, 0);
 			cmd(1, 1, 0);		/* skip: the held READ waits */
 			cmd(3, 0, 0);
+			cmd(3, 0, 0);
 			cmd(2, 1, 0);
+			break;
+		case 7:	/* reply node dead, reply sends that fail, a hold queue that fills behind a block */
+			cmd(3, 0, 0);
+			cmd(3, 0, 0);		/* the reply node is dead */
+			one(1, mk(1, CELL_OP(CK_FETCH, CA_NONE), CELL_RO(ALU_ADD, CS_A, CSRC_OPERAND), 0, 0, 1, 0, 4, 8, 0x7f,
+				  rctl));
+			one(1, mk(1, CELL_OP(CK_READ, CA_DIRECT), 0, 0, 0, 64, 0, 0, 0, 0xff, rctl));
+			cmd(3, 0, 0);		/* room */
+			cmd(7, 0, 0);		/* sends find no buffer */
+			cmd(0, 1, 0);
+			cmd(7, 0, 0);		/* sends find the node dead */
+			cmd(0, 1, 0);
+			cmd(7, 0, 0);
+			cmd(0, 1, 0);
+			cmd(2, 1, 0);
+			block(2, 3, 8192, 480);	/* VCI 3 holds 2: its block fills the queue */
+			cmd(1, 3, 0);
+			block(2, 3, 0, 480);
 			break;
 		}
 		snprintf(path, sizeof path, "%s/seed%d", argv[1], s);

@@ -5,7 +5,7 @@
  * instruction-pointer variant (6.5), protection (3.5), every exception
  * class of 6.4 with its rollback (memory and registers byte for byte as
  * before, the connection blocked, other connections going on), holding,
- * retry, skip, overrun, discard, AAL5 blocks, header refusals, remote
+ * retry, skip, back-pressure when the hold queue is full, discard, AAL5 blocks, header refusals, remote
  * reads that wait for reply room, and the send side (6.3).
  *
  * Node layout: this DART is node 0; node 1 (SRC) and node 2 (OTHER) send.
@@ -40,7 +40,8 @@ static uint8_t *rw, *ro, *wo;
 static struct cell hold[16][64];
 
 /* The sink: what the DART asked for. */
-static int room = 1;
+static int room = 1;		/* can_reply: 1 yes, 0 not now, < 0 the node is gone */
+static int reply_err;		/* what reply returns: 0 sent, or why it did not go */
 static struct cell replies[64];
 static int reply_peer[64], nreply;
 static struct dart_event intrs[64];
@@ -53,13 +54,16 @@ static int s_can_reply(void *ctx, int peer)
 	return room;
 }
 
-static void s_reply(void *ctx, int peer, const struct cell *c)
+static int s_reply(void *ctx, int peer, const struct cell *c)
 {
 	(void)ctx;
-	assert_true(room);
+	assert_true(room > 0);
+	if (reply_err)
+		return reply_err;
 	assert_true(nreply < 64);
 	reply_peer[nreply] = peer;
 	replies[nreply++] = *c;
+	return 0;
 }
 
 static void s_intr(void *ctx, const struct dart_event *ev)
@@ -119,6 +123,7 @@ static int setup(void **state)
 	open_conn(REPLYV, OTHER, ep_ro, DART_RX | DART_TX, REPLYV, 0, 16, 0, 0, 64);
 	open_conn(SMALL, SRC, ep_rw, DART_RX, -1, 0, 16, 0, 0, 4);
 	room = 1;
+	reply_err = 0;
 	nreply = nintr = nexc = 0;
 	return 0;
 }
@@ -703,21 +708,26 @@ static void test_blocking_is_per_connection(void **state)
 	assert_int_equal(dart_resume(&D, V, DART_SKIP, &sink), 0);
 	assert_block(rw + 1232, 0x22, 0xff);
 
-	/* Overrun: SMALL holds 4; two more are discarded and counted. */
+	/* SMALL holds 4; two more are refused (back-pressure) and counted, and taken once it is re-enabled. */
 	struct cell s0 = write_direct(SMALL, 0, 1);
 	s0.check ^= 1;
 	assert_int_equal(feed(&s0), 0);
 	for (int k = 0; k < 6; k++) {
 		struct cell s = write_direct(SMALL, 2000 + 32 * (uint32_t)k, (uint8_t)k);
-		assert_int_equal(feed(&s), 0);
+		assert_int_equal(feed(&s), k < 4 ? 0 : -ENOBUFS);
 	}
 	assert_int_equal(D.conn[SMALL].hold_n, 4);
-	assert_int_equal(D.conn[SMALL].overrun, 2);
-	assert_int_equal(D.ctr.hold_overrun, 2);
+	assert_int_equal(D.conn[SMALL].hold_full, 2);
+	assert_int_equal(D.ctr.hold_full, 2);
 	assert_int_equal(dart_resume(&D, SMALL, DART_SKIP, &sink), 0);
 	for (int k = 0; k < 4; k++)
 		assert_block(rw + 2000 + 32 * k, (uint8_t)k, 0xff);
 	assert_int_equal(rw[2000 + 32 * 4], pat(PG + 2000 + 32 * 4));
+	for (int k = 4; k < 6; k++) {
+		struct cell s = write_direct(SMALL, 2000 + 32 * (uint32_t)k, (uint8_t)k);
+		assert_int_equal(feed(&s), 0);
+		assert_block(rw + 2000 + 32 * k, (uint8_t)k, 0xff);
+	}
 
 	/* A held READ waiting for reply room: DC_WAIT; cells arriving meanwhile are held after it. */
 	uint8_t req[CELL_DATA] = { 0 };
@@ -948,6 +958,240 @@ static void test_blocks(void **state)
 	assert_block(rw + 512, 0x3c, 0xff);
 }
 
+/* A READ or FETCH whose reply connection leads to a dead node: DEX_NOREPLY on that connection only (6.4). */
+static void test_reply_to_dead_node(void **state)
+{
+	(void)state;
+	uint8_t req[CELL_DATA] = { 0 };
+	dart_reply_ctl(req, DART_OPC(CELL_OP(CK_WRITE, CA_DIRECT), 0, 0, 0), 800, DART_IDX(0, 0, 0, 0xff));
+	struct cell_ctl rd = { CELL_OP(CK_READ, CA_DIRECT), 0, 0, 0, 1000, { 0, 0, 0 }, 0xff };
+	struct cell_ctl fi = { CELL_OP(CK_FETCH, CA_NONE), CELL_RO(ALU_ADD, CS_A, CSRC_OPERAND), 0, 0, 1,
+			       { 10, 0, 0 }, 0x09 };
+	struct cell f[3];
+	cell_build(&f[0], V, &rd, req);
+	f[1] = write_direct(W, 64, 0x41);
+	cell_build(&f[2], V, &fi, req);
+	D.reg[10] = 41;
+	room = -EHOSTDOWN;
+	size_t next = 0;
+	assert_int_equal(dart_input(&D, SRC, (const uint8_t *)f, 3, &next, &sink), 0);
+	assert_int_equal(next, 3);
+	assert_int_equal(D.conn[V].state, DC_EXCEPTION);
+	assert_int_equal(D.conn[V].exc.cls, DEX_NOREPLY);
+	assert_int_equal(D.conn[V].exc.detail, V);
+	assert_memory_equal(D.conn[V].exc.cell, &f[0], CELL_SIZE);
+	assert_int_equal(nexc, 1);
+	assert_int_equal(nreply, 0);
+	assert_block(rw + 64, 0x41, 0xff);	/* the other connection went on */
+	assert_int_equal(D.conn[V].hold_n, 1);	/* the FETCH waits behind the READ */
+	/* Skipped, the FETCH faults the same way and changes nothing. */
+	assert_int_equal(dart_resume(&D, V, DART_SKIP, &sink), DART_BLOCKED);
+	assert_int_equal(D.conn[V].exc.cls, DEX_NOREPLY);
+	assert_int_equal(D.reg[10], 41);
+	assert_int_equal(D.ctr.exc[DEX_NOREPLY], 2);
+	/* A reply that finds the node gone when it is sent: the same. */
+	room = 1;
+	reply_err = -EHOSTDOWN;
+	assert_int_equal(dart_resume(&D, V, DART_RETRY, &sink), DART_BLOCKED);
+	assert_int_equal(D.conn[V].exc.cls, DEX_NOREPLY);
+	assert_int_equal(D.reg[10], 41);
+	reply_err = 0;
+	assert_int_equal(dart_resume(&D, V, DART_RETRY, &sink), 0);
+	assert_int_equal(D.reg[10], 42);
+	assert_int_equal(nreply, 1);
+}
+
+/* A reply that cannot go commits nothing: the FETCH is applied once, when its reply goes. */
+static void test_reply_not_sent_commits_nothing(void **state)
+{
+	(void)state;
+	uint8_t req[CELL_DATA] = { 0 };
+	dart_reply_ctl(req, DART_OPC(CELL_OP(CK_WRITE, CA_DIRECT), 0, 0, 0), 1536, DART_IDX(0, 0, 0, 0xff));
+	struct cell_ctl fi = { CELL_OP(CK_FETCH, CA_NONE) | CO_INTR, CELL_RO(ALU_ADD, CS_A, CSRC_OPERAND), 0,
+			       CELL_COND(CMP_ALWAYS, 0, 0), 1, { 10, 0, 0 }, 0x09 };
+	struct cell c;
+	cell_build(&c, V, &fi, req);
+	D.reg[10] = 41;
+	reply_err = -ENOBUFS;	/* can_reply said yes; the send found no buffer */
+	size_t next = 0;
+	snap_take(&before);
+	assert_int_equal(dart_input(&D, SRC, (const uint8_t *)&c, 1, &next, &sink), -EBUSY);
+	assert_int_equal(next, 0);
+	assert_unchanged();
+	assert_int_equal(nreply, 0);
+	assert_int_equal(nintr, 0);
+	assert_int_equal(D.ctr.applied[CK_FETCH], 0);
+	reply_err = -EAGAIN;
+	assert_int_equal(dart_input(&D, SRC, (const uint8_t *)&c, 1, &next, &sink), -EBUSY);
+	assert_unchanged();
+	reply_err = 0;
+	assert_int_equal(dart_input(&D, SRC, (const uint8_t *)&c, 1, &next, &sink), 0);
+	assert_int_equal(D.reg[10], 42);
+	assert_int_equal(nreply, 1);
+	assert_int_equal(nintr, 1);
+	uint32_t w[8];
+	memcpy(w, replies[0].data, sizeof w);
+	assert_int_equal(w[0], 41);
+	assert_int_equal(w[3], 42);
+}
+
+/*
+ * Feed cells[*pos..n) in frames of 27 as the kernel does; stop at a
+ * refusal (its code, *pos at the refused cell) or return 0 at the end.
+ */
+static int feed_frames(const struct cell *cells, size_t n, size_t *pos)
+{
+	while (*pos < n) {
+		size_t len = n - *pos < 27 ? n - *pos : 27, next = 0;
+		int r = dart_input(&D, SRC, (const uint8_t *)(cells + *pos), len, &next, &sink);
+		*pos += next;
+		if (r)
+			return r;
+	}
+	return 0;
+}
+
+/* A full hold queue refuses the cell (back-pressure), loses nothing, and takes it once re-enabled. */
+static void test_hold_full_refuses(void **state)
+{
+	(void)state;
+	struct cell f[7];
+	f[0] = write_direct(SMALL, 0, 1);
+	f[0].check ^= 1;
+	for (int k = 0; k < 6; k++)
+		f[1 + k] = write_direct(SMALL, 2000 + 32 * (uint32_t)k, (uint8_t)k);
+	size_t pos = 0;
+	snap_take(&before);
+	assert_int_equal(feed_frames(f, 7, &pos), -ENOBUFS);
+	assert_int_equal(pos, 5);
+	assert_unchanged();
+	assert_int_equal(D.conn[SMALL].hold_n, 4);
+	assert_int_equal(D.conn[SMALL].hold_full, 1);
+	assert_int_equal(D.ctr.hold_full, 1);
+	/* Offered again while still blocked: still refused, nothing changes. */
+	assert_int_equal(feed_frames(f, 7, &pos), -ENOBUFS);
+	assert_int_equal(pos, 5);
+	assert_int_equal(D.conn[SMALL].hold_n, 4);
+	assert_int_equal(dart_resume(&D, SMALL, DART_SKIP, &sink), 0);
+	assert_int_equal(feed_frames(f, 7, &pos), 0);
+	for (int k = 0; k < 6; k++)
+		assert_block(rw + 2000 + 32 * k, (uint8_t)k, 0xff);
+	assert_only_changed(2000, 2000 + 6 * 32);
+	/* Blocked and full again: a frame's cells before the refused one go, those after wait. */
+	assert_int_equal(feed(&f[0]), 0);
+	for (int k = 0; k < 4; k++)
+		assert_int_equal(feed(&f[1 + k]), 0);
+	struct cell g[3] = { write_direct(W, 128, 0x51), f[5], write_direct(W, 160, 0x52) };
+	size_t next = 0;
+	assert_int_equal(dart_input(&D, SRC, (const uint8_t *)g, 3, &next, &sink), -ENOBUFS);
+	assert_int_equal(next, 1);
+	assert_block(rw + 128, 0x51, 0xff);
+	assert_int_equal(rw[160], pat(PG + 160));
+	assert_int_equal(D.conn[SMALL].hold_n, 4);
+	assert_int_equal(D.conn[SMALL].hold_full, 3);
+}
+
+/*
+ * A 4 KiB block (a control cell and 85 AAL5 cells) whose control cell
+ * faults as a block, on a connection that holds 64 cells: nothing of it
+ * is lost; skipped, all of it goes and the next control cell is one;
+ * retried, all of it lands and the next control cell is one.
+ */
+static void test_long_block_behind_fault(void **state)
+{
+	struct dart_sendregs r = { 0 };
+	static struct cell c[100];
+	(void)state;
+	sender_setup();
+	for (int how = DART_RETRY; how <= DART_SKIP; how++) {
+		r.opcode = DART_OPC(CELL_OP(CK_WRITE, CA_INDIRECT), 0, 0, 0);
+		r.index = DART_IDX(0, 0, 0, 0xff);
+		r.size = PG / 16;
+		int n = form(&r, 0, c, 99);
+		assert_int_equal(n, 86);
+		c[n++] = write_direct(V, 64, 0x5c);
+		for (size_t i = 0; i < ARENA; i++)
+			arena[i] = pat(i);
+		D.reg[0] = PG;		/* the block's address: out of bounds */
+		size_t pos = 0;
+		int res = feed_frames(c, (size_t)n, &pos);
+		assert_int_equal(D.conn[V].state, DC_EXCEPTION);
+		assert_int_equal(D.conn[V].exc.cls, DEX_BOUNDS);
+		assert_int_equal(D.conn[V].exc.skip_block, 1);
+		assert_int_equal(res, -ENOBUFS);
+		assert_int_equal(pos, 65);
+		assert_int_equal(D.conn[V].hold_n, 64);
+		D.reg[0] = 0;
+		assert_int_equal(dart_resume(&D, V, how, &sink), 0);
+		assert_int_equal(feed_frames(c, (size_t)n, &pos), 0);
+		assert_int_equal(D.conn[V].state, DC_OPEN);
+		assert_int_equal(D.conn[V].rx, RX_CONTROL);
+		assert_block(rw + 64, 0x5c, 0xff);
+		if (how == DART_RETRY) {
+			assert_memory_equal(rw, sbuf, 64);
+			assert_memory_equal(rw + 96, sbuf + 96, PG - 96);
+		} else {
+			assert_only_changed(64, 96);
+		}
+	}
+	assert_int_equal(D.ctr.blocks, 1);
+	assert_int_equal(D.ctr.block_skipped, 85);
+}
+
+/* A block's control cell that faults before its operation runs still takes its AAL5 cells with it. */
+static void test_block_control_fault_early(void **state)
+{
+	struct dart_sendregs r = { 0 };
+	static struct cell c[16];
+	(void)state;
+	sender_setup();
+	r.opcode = DART_OPC(CELL_OP(CK_WRITE, CA_DIRECT), 0, 0, 0);
+	r.index = DART_IDX(0, 0, 0, 0xff);
+	r.operand = 1024;
+	r.size = 2 + 6;		/* the control cell and 3 AAL5 cells */
+	for (int t = 0; t < 3; t++) {
+		int vci = t == 0 ? V : t == 1 ? IPC : DISC;
+		int n = form(&r, 0, c, 15);
+		assert_int_equal(n, 4);
+		for (int i = 0; i < n; i++) {
+			memcpy(c[i].hdr, D.conn[vci].tx_hdr, CELL_HDR_LEN);
+			if (i == n - 1) {	/* the last cell's header has AUU */
+				cell_hdr_build(c[i].hdr, (uint16_t)vci, PT_AUU);
+			}
+		}
+		if (t != 1)
+			c[0].data[5] ^= 1;	/* bad data CRC */
+		if (t != 1)		/* IPC takes instruction pointers only */
+			c[n++] = write_direct(vci, 64, (uint8_t)(0x70 + t));
+		int e0 = nexc;
+		uint64_t sk = D.ctr.block_skipped;
+		snap_take(&before);
+		size_t pos = 0;
+		assert_int_equal(feed_frames(c, (size_t)n, &pos), 0);
+		if (t == 2) {
+			/* Discarded: its AAL5 cells go with it, the next control cell lands. */
+			assert_int_equal(nexc, e0);
+			assert_int_equal(D.conn[vci].state, DC_OPEN);
+		} else {
+			assert_int_equal(D.conn[vci].state, DC_EXCEPTION);
+			assert_int_equal(D.conn[vci].exc.cls, t == 0 ? DEX_CRC : DEX_PROT);
+			assert_int_equal(D.conn[vci].exc.skip_block, 1);
+			assert_unchanged();
+			assert_int_equal(dart_resume(&D, vci, DART_SKIP, &sink), 0);
+		}
+		assert_int_equal(D.ctr.block_skipped - sk, 3);
+		assert_int_equal(D.conn[vci].rx, RX_CONTROL);
+		if (t == 1) {
+			assert_unchanged();
+			continue;
+		}
+		assert_block(rw + 64, (uint8_t)(0x70 + t), 0xff);
+		assert_only_changed(64, 96);
+		for (size_t i = 0; i < ARENA; i++)
+			arena[i] = pat(i);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -965,6 +1209,11 @@ int main(void)
 		cmocka_unit_test_setup(test_refused_cells_block_nothing, setup),
 		cmocka_unit_test_setup(test_send_registers, setup),
 		cmocka_unit_test_setup(test_blocks, setup),
+		cmocka_unit_test_setup(test_reply_to_dead_node, setup),
+		cmocka_unit_test_setup(test_reply_not_sent_commits_nothing, setup),
+		cmocka_unit_test_setup(test_hold_full_refuses, setup),
+		cmocka_unit_test_setup(test_long_block_behind_fault, setup),
+		cmocka_unit_test_setup(test_block_control_fault_early, setup),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
