@@ -434,7 +434,7 @@ FUZZ_CFLAGS := -std=gnu11 -g -O1 -DHOST_TEST -DFUZZING_BUILD_MODE_UNSAFE_FOR_PRO
 	-fsanitize=fuzzer,address,undefined \
 	-fno-sanitize-recover=undefined -fno-omit-frame-pointer
 FUZZ_SRCS_fabric := net/fabric/channel.c net/fabric/wire.c kernel/crc.c tests/unit/host_pktbuf.c
-FUZZ_SRCS_rmem := net/rmem/proto.c net/rmem/segtab.c
+FUZZ_SRCS_rmem := $(RMEM_HOST_SRCS)
 FUZZ_SRCS_req := net/req/queue.c net/req/wire.c
 FUZZ_SRCS_call := net/fabric/call_wire.c
 FUZZ_SRCS_cell := net/deposit/cell.c net/deposit/dart.c net/deposit/dart_op.c kernel/crc.c
