@@ -35,6 +35,12 @@ static const int rights[NBUF] = { RMEM_RW, RMEM_R, 0, RMEM_RW, RMEM_RW, RMEM_ALL
 static uint8_t *buf[NBUF];
 static int segno[NBUF];
 
+/* Node 0's ticket for "noaccess": its segment number and each node's generation. */
+static struct {
+	uint32_t seg;
+	uint32_t gen[MAX_NODES];
+} tickets;
+
 static uint8_t pat(int b, size_t i)
 {
 	return (uint8_t)(b * 37 + i * 7 + 1);
@@ -69,7 +75,12 @@ static int export_all(void)
 	}
 	seg_notify(segno[B_DATA], 1, on_notify, NULL);
 	seg_inhibit(segno[B_INHIBIT], 1);
-	return 0;
+	/* What a descriptor of "noaccess" would carry, per node, readable by all. */
+	tickets.seg = (uint32_t)segno[B_NOACCESS];
+	for (int n = 0; n < MAX_NODES; n++)
+		if (seg_ticket(segno[B_NOACCESS], n, &tickets.gen[n]) < 0)
+			return -1;
+	return seg_export("tickets", &tickets, sizeof tickets, RMEM_R) < 0 ? -1 : 0;
 }
 
 /* Bytes of buffer b that differ from the pattern, outside [lo, hi) of the segment. */
@@ -237,9 +248,27 @@ static void violation_checks(int target)
 	rmem_test_forge(rd, RMEM_MAX_SEGS - 1, -1, -1, -1);
 	r = rmem_write(rd, 0, out, 8, RMEM_SYNC);
 	EXPECT(r == -ENOENT, "forged segment id: %d", r);
-	rmem_test_forge(rd, segno[B_NOACCESS] >= 0 ? 2 : 2, -1, -1, -1);
+	/*
+	 * "noaccess" itself, with its current generation for this node (the
+	 * ticket node 0 publishes): only the missing right is wrong, so the
+	 * target must refuse with exactly -EACCES, and write nothing.
+	 */
+	uint32_t t[2] = { 0, 0 };
+	int rt = rmem_import(target, "tickets");
+	EXPECT(rt >= 0, "import tickets: %d", rt);
+	if (rt >= 0) {
+		int h = rmem_read(rt, 0, 4, lseg, 0, 0);
+		r = h >= 0 ? rmem_read_wait(h, 10000000000ULL) : h;
+		memcpy(&t[0], lbuf, 4);
+		h = rmem_read(rt, 4 + 4 * (uint32_t)node_id, 4, lseg, 0, 0);
+		r = r == 0 && h >= 0 ? rmem_read_wait(h, 10000000000ULL) : h;
+		memcpy(&t[1], lbuf, 4);
+		EXPECT(r == 0, "read the ticket: %d", r);
+		rmem_release(rt);
+	}
+	rmem_test_forge(rd, (int)t[0], t[1], -1, RMEM_RW);
 	r = rmem_write(rd, 0, out, 8, RMEM_SYNC);
-	EXPECT(r == -EACCES || r == -ESTALE, "forged segment id of a no-access segment: %d", r);
+	EXPECT(r == -EACCES, "forged descriptor of a no-access segment, current generation: %d", r);
 	rmem_release(rd);
 
 	/* A stale generation. */

@@ -38,7 +38,7 @@
 
 #define BARRIER_NS 300000000000ULL
 #define BIND_NS 60000000000ULL
-#define SLOW_NS 300000000ULL
+#define SLOW_MAX_NS 60000000000ULL
 #define SLOW_LEN 256
 #define BIG_LEN 4096
 #define HUGE_LEN 9000
@@ -88,17 +88,27 @@ static uint8_t slow_pat(size_t i)
 	return (uint8_t)(i * 11 + 5);
 }
 
-/* Sleep with the stack write-protected; fail if the arguments changed meanwhile. */
+/* Node 0's gate: the slow procedure runs until a client writes it (or SLOW_MAX_NS). */
+static volatile uint64_t gate;
+
+/*
+ * Wait for the gate with the stack write-protected; fail if the arguments
+ * changed meanwhile.  The gate holds the call running for as long as the
+ * client probes it, however slow the host.
+ */
 static int proc_slow(const void *args, size_t len, uint64_t *result)
 {
 	const volatile uint8_t *p = args;
+	uint64_t end = cycles() + ns_to_cycles(SLOW_MAX_NS);
 
 	if (len != SLOW_LEN)
 		return -EINVAL;
 	for (size_t i = 0; i < len; i++)
 		if (p[i] != slow_pat(i))
 			return -EBADMSG;
-	thread_sleep_ns(SLOW_NS);
+	while (!gate && cycles() < end)
+		thread_sleep_ns(1000000);
+	gate = 0;
 	for (size_t i = 0; i < len; i++)
 		if (p[i] != slow_pat(i))
 			return -EIO;
@@ -234,17 +244,17 @@ static void protect_checks(struct rpc_binding *b)
 	}
 	EXPECT(busy, "the stack was never write-protected during the slow call");
 	if (busy) {
-		/*
-		 * Now over the running call's arguments: refused.  On a slow
-		 * host the call may end before this write arrives, and then it
-		 * is rightly accepted; a write accepted while the call ran
-		 * would have changed its arguments, which the procedure checks
-		 * after its sleep (the slow call's result below).
-		 */
+		/* Over the running call's arguments (it runs until the gate opens): refused. */
 		r = rmem_write(rd, RPC_STACK_ARGS_OFF, junk, sizeof junk, RMEM_SYNC);
-		EXPECT(r == -EROFS || r == 0, "write into a busy stack: %d", r);
-		if (r == 0)
-			printf("rpc-test: the slow call ended before the write over its arguments came\n");
+		EXPECT(r == -EROFS, "write into a busy stack: %d", r);
+	}
+	/* Open the gate: the slow call returns. */
+	uint64_t one = 1;
+	int rg = rmem_import(0, "rpc-test.gate");
+	EXPECT(rg >= 0, "import the gate: %d", rg);
+	if (rg >= 0) {
+		EXPECT(rmem_write(rg, 0, &one, 8, RMEM_SYNC) == 0, "open the gate");
+		rmem_release(rg);
 	}
 	thread_join(t);
 	EXPECT(s.r == 0 && s.res == 1, "slow call: %d result %lu (arguments changed?)", s.r, s.res);
@@ -329,6 +339,8 @@ static int rpc_test_main(void)
 		rpc_register(&srv, P_CRC, proc_crc);
 		rpc_register(&srv, P_SLOW, proc_slow);
 		rpc_register(&srv, P_FAIL, proc_fail);
+		if (r == 0 && seg_export("rpc-test.gate", (void *)&gate, sizeof gate, RMEM_W) < 0)
+			r = -ENOSPC;
 		if (r == 0)
 			r = rpc_serve(&srv, nstacks);
 		if (r < 0) {

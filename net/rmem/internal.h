@@ -25,11 +25,26 @@ struct segnote {
 /* The kinds of call (net/fabric/call.h) the issuing half makes. */
 enum { RK_READ = 1, RK_ATOMIC, RK_STATUS };
 
-/* A READ's record, in its call: where the answer's data goes. */
+/*
+ * A READ's record, in its call: where the answer's data goes.  The epoch
+ * names the export of lseg the READ was issued into: if lseg is withdrawn
+ * and its slot exported again meanwhile, the answer lands nowhere.
+ */
 struct read_dest {
 	int lseg;
+	uint32_t epoch;
 	uint32_t doff, count;
 	int flags;
+};
+
+/*
+ * A SYNC write's record, in its call: every piece of the train carries the
+ * call's tag and asks for an answer; the call is done when the last of
+ * pending answers came, with the first refusal among them.
+ */
+struct write_train {
+	uint32_t pending;
+	int first;			/* enum rmem_status */
 };
 
 extern struct segtab rmem_segtab;
@@ -42,6 +57,13 @@ struct segslot *rmem_seg(int seg);
 
 /* An arrival in seg: count it, call the notify function, wake seg_wait.  (irq) */
 void rmem_arrived(int seg, uint32_t off, uint32_t count);
+
+/*
+ * One message from node src, as the fabric's handlers hand it over (raw:
+ * it came as a raw frame, not on the reliable channel).  -EBUSY: offer it
+ * again later.  Host tests drive it directly.  (irq)
+ */
+int rmem_receive(int src, const uint8_t *payload, size_t len, int raw);
 
 /* The name service's resolver for segments (segments.c).  (irq) */
 int rmem_seg_resolve(const char *name, int asker, void *answer, size_t *len);

@@ -36,6 +36,7 @@
 #include "net/rmem/proto.h"
 
 _Static_assert(sizeof(struct read_dest) <= sizeof(((struct call *)0)->priv), "a READ's record fits its call");
+_Static_assert(sizeof(struct write_train) <= sizeof(((struct call *)0)->priv), "a train's record fits its call");
 
 struct desc {
 	int used;
@@ -221,6 +222,8 @@ int rmem_write(int rd, uint32_t off, const void *src, uint32_t count, int flags)
 	}
 	if (!(c = call_new(RMEM_PROTO, RK_STATUS, d->node)))
 		return -EAGAIN;
+	struct write_train *w = (struct write_train *)c->priv;
+	w->pending = 1;
 	m.tag = c->tag;
 	m.flags |= RM_F_ACK;
 	return call_run(c, &m, sizeof m, src, count, send_flags(flags), CALL_WAIT_NS);
@@ -230,21 +233,47 @@ int rmem_write_block(int rd, uint32_t off, const void *src, size_t count, int fl
 {
 	struct desc *d = desc_get(rd);
 	const uint8_t *p = src;
+	struct call *c = NULL;
+	struct rmem_msg m;
 	int r;
 
 	if ((r = local_check(d, off, count, RMEM_W)) < 0)
 		return r;
+	if (flags & RMEM_SYNC) {
+		/* One call for the train: each piece answers, any refusal is the verdict. */
+		if (!(c = call_new(RMEM_PROTO, RK_STATUS, d->node)))
+			return -EAGAIN;
+		struct write_train *w = (struct write_train *)c->priv;
+		w->pending = (uint32_t)((count + RMEM_MAX_XFER - 1) / RMEM_MAX_XFER);
+	}
 	while (count) {
 		uint32_t n = count > RMEM_MAX_XFER ? RMEM_MAX_XFER : (uint32_t)count;
-		/* Only the last piece notifies or waits: it arrives last (in order). */
-		int fl = count > n ? (flags & RMEM_UNRELIABLE) : flags;
-		if ((r = rmem_write(rd, off, p, n, fl)) < 0)
+		/* Only the last piece notifies: it arrives last (in order). */
+		int fl = count > n ? (flags & (RMEM_UNRELIABLE | RMEM_SYNC)) : flags;
+		if (!c) {
+			r = rmem_write(rd, off, p, n, fl);
+		} else {
+			msg_init(&m, d, RM_WRITE, off, n, fl);
+			m.tag = c->tag;
+			m.flags |= RM_F_ACK;
+			r = call_send(d->node, RMEM_PROTO, &m, sizeof m, p, n, send_flags(fl));
+		}
+		if (r < 0) {
+			if (c)
+				call_free(c);
 			return r;
+		}
 		off += n;
 		p += n;
 		count -= n;
 	}
-	return 0;
+	if (!c)
+		return 0;
+	trace_point(TS_MECH_SEND);
+	if ((r = call_wait(c, CALL_WAIT_NS)) == 0)
+		r = c->status;
+	call_free(c);
+	return r;
 }
 
 int rmem_read(int rs, uint32_t soff, uint32_t count, int lseg, uint32_t doff, int flags)
@@ -270,6 +299,7 @@ int rmem_read(int rs, uint32_t soff, uint32_t count, int lseg, uint32_t doff, in
 	if (c) {
 		dst = (struct read_dest *)c->priv;
 		dst->lseg = lseg;
+		dst->epoch = s->epoch;
 		dst->doff = doff;
 		dst->count = count;
 		dst->flags = flags;

@@ -163,7 +163,12 @@ int rmem_desc_info(int rd, int *node, size_t *size, int *rights);
  */
 int rmem_write(int rd, uint32_t off, const void *src, uint32_t count, int flags);
 
-/* Block write: any count, as a train of WRITEs.  Same results. */
+/*
+ * Block write: any count, as a train of WRITEs.  Same results; with
+ * RMEM_SYNC it returns once the target applied or refused every piece,
+ * and a refusal of any piece (a revoke or write inhibit in mid-train) is
+ * the result.
+ */
 int rmem_write_block(int rd, uint32_t off, const void *src, size_t count, int flags);
 
 /*
@@ -178,7 +183,9 @@ int rmem_read_poll(int h);
 
 /*
  * Block until read h completes (or timeout_ns); free the handle.  Return
- * 0, the target's refusal, -ETIMEDOUT (the handle stays valid), -EBADF.
+ * 0, the target's refusal, -ESTALE also when lseg was withdrawn before
+ * the data came (nothing is written then, even if its slot holds a new
+ * segment), -ETIMEDOUT (the handle stays valid), -EBADF.
  */
 int rmem_read_wait(int h, uint64_t timeout_ns);
 
@@ -218,6 +225,7 @@ struct rmem_counters {
 	uint64_t applied_write, applied_read, applied_atomic;
 	uint64_t refused_bad_seg, refused_stale, refused_rights, refused_bounds;
 	uint64_t refused_inhibit, refused_align, refused_malformed;
+	uint64_t refused_unreliable;	/* atomics that came as raw frames */
 	/* issuer side */
 	uint64_t errors_reported;	/* refusals that came back */
 	uint64_t responses_unmatched;	/* READ/atomic answers nobody asked for */

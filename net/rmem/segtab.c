@@ -34,9 +34,10 @@ int segtab_export(struct segtab *t, const char *name, void *base, uint64_t size,
 	if (free_slot < 0)
 		return -ENOSPC;
 	struct segslot *s = &t->slot[free_slot];
-	uint32_t gens[SEGTAB_NODES];
+	uint32_t gens[SEGTAB_NODES], epoch = s->epoch;
 	memcpy(gens, s->gen, sizeof gens);
 	memset(s, 0, sizeof *s);
+	s->epoch = epoch + 1;
 	for (int i = 0; i < SEGTAB_NODES; i++) {
 		s->gen[i] = gens[i] + 1;
 		s->rights[i] = i == t->self ? 0 : (uint8_t)rights;

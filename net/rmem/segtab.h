@@ -26,6 +26,7 @@ struct segslot {
 	uint8_t rights[SEGTAB_NODES];	/* per importing node */
 	uint32_t gen[SEGTAB_NODES];	/* per importing node */
 	int inhibit;
+	uint32_t epoch;			/* moves on at each export of the slot */
 };
 
 struct segtab {
@@ -38,7 +39,9 @@ void segtab_init(struct segtab *t, int self);
 /*
  * Export [base, base+size) as `name` with `rights` for every other node.
  * Return the slot, -EEXIST, -ENOSPC or -EINVAL.  A reused slot keeps
- * counting generations, so descriptors of its previous segment stay stale.
+ * counting generations, so descriptors of its previous segment stay stale,
+ * and its epoch, so that this node's own records of the previous segment
+ * (a pending READ's destination) can tell it from the new one.
  */
 int segtab_export(struct segtab *t, const char *name, void *base, uint64_t size, int rights);
 

@@ -58,6 +58,18 @@ static int serve(int src, const struct rmem_msg *m, const uint8_t *data, int raw
 	int st = rmem_check(&v, m);
 	int needs_answer = st != RMS_OK || m->op != RM_WRITE || (m->flags & RM_F_ACK);
 
+	/*
+	 * Paper 2.3: "Unlike the read/write primitives, which are only as
+	 * reliable as the network, the compare-and-swap operation is reliable
+	 * in the face of cell loss."  A raw frame has no sequence number, so
+	 * nothing removes its duplicates: an atomic that came raw could apply
+	 * twice.  Atomics are taken from the reliable channel only.
+	 */
+	if (raw && (m->op == RM_CAS || m->op == RM_FADD)) {
+		rmem_ctr.refused_unreliable++;
+		answer(src, RM_STATUS, m->tag, RMS_MALFORMED, NULL, 0, raw);
+		return 0;
+	}
 	/* Nothing changes unless its answer can go: a retry must not apply twice. */
 	if (needs_answer && !raw && !call_can_answer(src))
 		return -EBUSY;
@@ -139,10 +151,14 @@ static void complete(int src, const struct rmem_msg *m, const uint8_t *data)
 		}
 		if (st == RMS_OK) {
 			struct segslot *s = rmem_seg(d->lseg);
-			/* The local segment may have gone or shrunk meanwhile. */
-			if (m->count != d->count || !s || (uint64_t)d->doff + d->count > s->size) {
+			if (m->count != d->count) {
 				rmem_ctr.responses_unmatched++;
 				st = RMS_MALFORMED;
+			} else if (!s || s->epoch != d->epoch ||
+				   (uint64_t)d->doff + d->count > s->size) {
+				/* The local segment went (its slot may hold another now). */
+				rmem_ctr.responses_unmatched++;
+				st = RMS_STALE;
 			} else {
 				memcpy(s->base + d->doff, data, d->count);
 				trace_point(TS_MECH_DONE);
@@ -160,8 +176,23 @@ static void complete(int src, const struct rmem_msg *m, const uint8_t *data)
 		memcpy(&c->value, data, 8);
 		break;
 	case RM_STATUS:
-		/* The verdict on a SYNC write, or any request refused. */
-		if (c->kind != RK_STATUS && st == RMS_OK) {
+		if (c->kind == RK_STATUS) {
+			/* A SYNC write's pieces each answer; the first refusal is its verdict. */
+			struct write_train *w = (struct write_train *)c->priv;
+			if (st != RMS_OK) {
+				rmem_ctr.errors_reported++;
+				if (w->first == RMS_OK)
+					w->first = st;
+			}
+			if (w->pending > 1) {
+				w->pending--;
+				return;
+			}
+			call_done(c, rmem_status_errno(w->first));
+			return;
+		}
+		/* A READ or an atomic refused. */
+		if (st == RMS_OK) {
 			rmem_ctr.responses_unmatched++;
 			return;
 		}
@@ -172,7 +203,7 @@ static void complete(int src, const struct rmem_msg *m, const uint8_t *data)
 	call_done(c, rmem_status_errno(st));
 }
 
-static int receive(int src, const uint8_t *payload, size_t len, int raw)
+int rmem_receive(int src, const uint8_t *payload, size_t len, int raw)
 {
 	struct rmem_msg m;
 	const uint8_t *data;
@@ -197,13 +228,13 @@ static int receive(int src, const uint8_t *payload, size_t len, int raw)
 static int rmem_handler(int src, const uint8_t *payload, size_t len, struct pktbuf *pb)
 {
 	(void)pb;
-	return receive(src, payload, len, 0);
+	return rmem_receive(src, payload, len, 0);
 }
 
 static int rmem_raw_handler(int src, const uint8_t *payload, size_t len, struct pktbuf *pb)
 {
 	(void)pb;
-	receive(src, payload, len, 1);
+	rmem_receive(src, payload, len, 1);
 	return 0;
 }
 
@@ -240,6 +271,7 @@ void rmem_print_stats(void)
 	       c.applied_write, c.applied_read, c.applied_atomic, c.refused_bad_seg, c.refused_stale,
 	       c.refused_rights, c.refused_bounds, c.refused_inhibit, c.refused_align,
 	       c.refused_malformed);
-	printf("rmem: errors reported back %lu, unmatched answers %lu, notifications %lu\n",
-	       c.errors_reported, c.responses_unmatched, c.notifications);
+	printf("rmem: refused raw atomics %lu, errors reported back %lu, unmatched answers %lu, "
+	       "notifications %lu\n",
+	       c.refused_unreliable, c.errors_reported, c.responses_unmatched, c.notifications);
 }

@@ -1,14 +1,15 @@
 /*
- * libFuzzer target: the receiving half of protected remote memory, as
- * net/rmem/serve.c's serve() runs it, on node 1.  The input is a sequence of
- * chunks:
+ * libFuzzer target: the receiving half of protected remote memory, the
+ * kernel's own net/rmem/serve.c (rmem_receive) on node 1, with the
+ * fabric's request/answer code (net/fabric/call.c) on the fake fabric
+ * boundary of tests/unit/host_fabric.c.  The input is a sequence of chunks:
  *
  *   src (< 0xf0), len (2 bytes, little-endian), len message bytes
  *       a message from node src & 63 (0xe0..0xef: nodes 60..74 and -1,
- *       some beyond the table): rmem_parse(); for a request that
- *       parses, rmem_check() against segtab_view() and, if allowed, the
- *       operation on the arena exactly as serve() does it (memcpy for
- *       WRITE, the 8-byte atomics for CAS and FADD, a read for READ_REQ)
+ *       some beyond the table), through rmem_receive: 0x00..0x3f and
+ *       0xc0..0xef on the reliable channel, 0x40..0x7f as a raw frame,
+ *       0x80..0xbf on the channel while no answer can go (call_can_answer
+ *       says no: the request must be offered again, nothing changed)
  *   0xf0 | cmd, a, b, c
  *       a change of the table: grant, revoke, inhibit, unexport, export
  *
@@ -17,9 +18,11 @@
  * keeps its own model of it, written from segtab.h's contract: every
  * segtab call must return what the model says, every view must agree
  * with it, generations must only move on (never back to one handed out
- * before), and rmem_check() must give the verdict the model gives.  A
- * shadow copy of the arena gets each allowed operation applied byte by
- * byte at the model's address; the arena must always equal it.  abort()
+ * before), and every request must get the answer the model gives (the
+ * refusal's status, the READ's bytes, the atomic's old value; atomics
+ * that came raw refused).  A shadow copy of the arena gets each allowed
+ * operation applied byte by byte at the model's address; the arena must
+ * always equal it.  abort()
  * on any difference, on an allowed operation outside its segment, on a
  * misaligned atomic, or on a guard byte changed.
  */
@@ -29,9 +32,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "net/rmem/rmem.h"
+#include "net/rmem/internal.h"
 #include "net/rmem/proto.h"
+#include "net/rmem/rmem.h"
 #include "net/rmem/segtab.h"
+#include "tests/unit/host_fabric.h"
 
 #define ARENA 8192
 #define SELF 1
@@ -53,7 +58,7 @@ static const struct region {
 static _Alignas(64) uint8_t arena[ARENA];
 static uint8_t shadow[ARENA];
 static uint8_t image[ARENA];		/* the arena as every input starts */
-static struct segtab tab;
+#define tab rmem_segtab		/* the kernel's own table, which serve.c reads */
 
 /* The guards: every stretch of the arena in no region. */
 static struct { uint32_t at, len; } guards[2 * 8 + 1];
@@ -297,73 +302,120 @@ static int model_check(const struct rmem_msg *m, int src)
 	return RMS_OK;
 }
 
-/* --- the receiver, as serve() ------------------------------------------- */
+/* --- the receiver: net/rmem/serve.c itself --------------------------------- */
 
-static void serve(int src, const struct rmem_msg *m, const uint8_t *data)
+/* The one answer rmem_receive sent, to src on rmem's protocol, or none. */
+static int take_answer(int src, int raw, struct rmem_msg *a, const uint8_t **adata, size_t *alen)
 {
-	struct rmem_segview v = segtab_view(&tab, m->seg, src);
-	int st = rmem_check(&v, m);
-	int expect = model_check(m, src);
-	if (st != expect) {
-		fprintf(stderr, "fuzz_rmem: op %u seg %u src %d gen %u off %u count %u: "
-			"rmem_check %d, model %d\n", m->op, m->seg, src, m->gen, m->off, m->count,
-			st, expect);
-		abort();
-	}
-	if (st != RMS_OK)
-		return;
+	static struct host_frame f;
 
-	/* Allowed: it must lie inside its segment, by the table and by the model. */
+	if (host_frame_take(&f) < 0)
+		return 0;
+	CHECK(host_frames() == 0);
+	CHECK(f.dst == src && f.proto == RMEM_PROTO && !!f.raw == !!raw);
+	CHECK(rmem_parse(f.data, f.len, a, adata, alen) == RMS_OK);
+	CHECK(!!(a->flags & RM_F_RAW) == !!raw);
+	return 1;
+}
+
+/*
+ * A request that parsed, through rmem_receive: it must apply exactly what
+ * the model allows (to the shadow, byte by byte at the model's address)
+ * and answer exactly as the model says.
+ */
+static void serve(int src, const struct rmem_msg *m, const uint8_t *data, const uint8_t *p,
+		  size_t len, int raw, int busy)
+{
+	int expect = model_check(m, src);
+	int atomic = m->op == RM_CAS || m->op == RM_FADD;
+	int answers = src >= 0 && src < SEGTAB_NODES && src != SELF;	/* the fabric takes it */
+	int needs_answer = expect != RMS_OK || m->op != RM_WRITE || (m->flags & RM_F_ACK);
+	struct rmem_msg a;
+	const uint8_t *adata;
+	size_t alen;
+
+	if (raw && atomic) {
+		/* Atomics only from the reliable channel: refused, answered raw. */
+		uint64_t refused = rmem_ctr.refused_unreliable;
+		CHECK(rmem_receive(src, p, len, 1) == 0);
+		CHECK(rmem_ctr.refused_unreliable == refused + 1);
+		if (take_answer(src, 1, &a, &adata, &alen))
+			CHECK(answers && a.op == RM_STATUS && a.tag == m->tag && a.status == RMS_MALFORMED);
+		else
+			CHECK(!answers);
+		return;
+	}
+	host_can_send = !busy;
+	int r = rmem_receive(src, p, len, raw);
+	host_can_send = 1;
+	if (busy && needs_answer && !raw) {
+		/* Offered again later: nothing changed, nothing sent. */
+		CHECK(r == -EBUSY);
+		CHECK(host_frames() == 0);
+		return;
+	}
+	CHECK(r == 0);
+	int got = take_answer(src, raw, &a, &adata, &alen);
+	CHECK(got == (answers && needs_answer));
+	if (expect != RMS_OK) {
+		if (got)
+			CHECK(a.op == RM_STATUS && a.tag == m->tag && a.status == expect);
+		return;
+	}
+
+	/* Allowed: it lay inside its segment, by the table and by the model. */
 	struct segslot *s = &tab.slot[m->seg];
-	const struct region *r = &regions[ms[m->seg].reg];
-	uint8_t *target = s->base + m->off;
-	CHECK(s->base == arena + r->at);
-	CHECK((uint64_t)m->off + m->count <= s->size && s->size == r->size);
-	CHECK(target >= arena + r->at && target + m->count <= arena + r->at + r->size);
-	uint8_t *sh = shadow + r->at + m->off;
+	const struct region *rg = &regions[ms[m->seg].reg];
+	CHECK(s->base == arena + rg->at);
+	CHECK((uint64_t)m->off + m->count <= s->size && s->size == rg->size);
+	uint8_t *sh = shadow + rg->at + m->off;
+	if (got)
+		CHECK(a.tag == m->tag && a.status == RMS_OK);
 
 	switch (m->op) {
 	case RM_WRITE:
-		memcpy(target, data, m->count);
 		memcpy(sh, data, m->count);
+		if (got)
+			CHECK(a.op == RM_STATUS);
 		break;
-	case RM_READ_REQ: {
-		static uint8_t out[RMEM_DATA_MAX];
-		memcpy(out, target, m->count);	/* what answer() would send */
-		CHECK(memcmp(out, sh, m->count) == 0);
+	case RM_READ_REQ:
+		if (got)
+			CHECK(a.op == RM_READ_RESP && alen == m->count &&
+			      memcmp(adata, sh, m->count) == 0);
 		break;
-	}
 	case RM_CAS: {
-		uint64_t expect_v, desired, old, prev;
-		CHECK(((uintptr_t)target & 7) == 0);
+		uint64_t expect_v, desired, prev;
+		CHECK(((uintptr_t)(arena + rg->at + m->off) & 7) == 0);
 		memcpy(&expect_v, data, 8);
 		memcpy(&desired, data + 8, 8);
-		old = expect_v;
-		__atomic_compare_exchange_n((uint64_t *)target, &old, desired, 0, __ATOMIC_SEQ_CST,
-					    __ATOMIC_SEQ_CST);
 		memcpy(&prev, sh, 8);
-		CHECK(old == prev);
+		if (got)
+			CHECK(a.op == RM_ATOMIC_RESP && alen == 8 && memcmp(adata, &prev, 8) == 0);
 		if (prev == expect_v)
 			memcpy(sh, &desired, 8);
 		break;
 	}
 	case RM_FADD: {
-		uint64_t add, old, prev;
-		CHECK(((uintptr_t)target & 7) == 0);
+		uint64_t add, prev;
+		CHECK(((uintptr_t)(arena + rg->at + m->off) & 7) == 0);
 		memcpy(&add, data, 8);
-		old = __atomic_fetch_add((uint64_t *)target, add, __ATOMIC_SEQ_CST);
 		memcpy(&prev, sh, 8);
-		CHECK(old == prev);
+		if (got)
+			CHECK(a.op == RM_ATOMIC_RESP && alen == 8 && memcmp(adata, &prev, 8) == 0);
 		prev += add;
 		memcpy(sh, &prev, 8);
 		break;
 	}
 	default:
-		abort();	/* rmem_check allowed something that is not a request */
+		abort();	/* the model allowed something that is not a request */
 	}
 }
 
-static void receive(int src, const uint8_t *in, size_t len)
+/*
+ * One message from src through rmem_receive.  how: 0 the reliable channel,
+ * 1 a raw frame, 2 the channel with no room for an answer now.
+ */
+static void receive(int src, const uint8_t *in, size_t len, int how)
 {
 	/* A private copy of exactly len bytes: AddressSanitizer sees over-reads. */
 	uint8_t *p = malloc(len ? len : 1);
@@ -376,16 +428,23 @@ static void receive(int src, const uint8_t *in, size_t len)
 	memcpy(p, in, len);
 	int st = rmem_parse(p, len, &m, &data, &dlen);
 	CHECK(st == model_parse(p, len));
-	if (st == RMS_OK) {
+	if (st != RMS_OK) {
+		uint64_t bad = rmem_ctr.refused_malformed;
+		CHECK(rmem_receive(src, p, len, how == 1) == 0);
+		CHECK(rmem_ctr.refused_malformed == bad + 1 && host_frames() == 0);
+	} else {
 		CHECK(data == p + RMEM_HDR_LEN && dlen == len - RMEM_HDR_LEN);
 		CHECK(memcmp(&m, p, sizeof m) == 0);
 		switch (m.op) {
 		case RM_READ_RESP:
 		case RM_ATOMIC_RESP:
 		case RM_STATUS:
-			break;		/* answers: complete(), not the target's business */
+			/* Answers to calls this node never made: matched to nothing, sent nothing. */
+			CHECK(rmem_receive(src, p, len, how == 1) == 0);
+			CHECK(host_frames() == 0);
+			break;
 		default:
-			serve(src, &m, data);
+			serve(src, &m, data, p, len, how == 1, how == 2);
 		}
 	}
 	free(p);
@@ -481,6 +540,8 @@ static void init_once(void)
 		}
 		i = j;
 	}
+	host_fabric_reset(SELF, SEGTAB_NODES);
+	rmem_ready = 1;
 	setup();
 	tab0 = tab;
 	memcpy(ms0, ms, sizeof ms);
@@ -516,7 +577,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		if (n > size)
 			n = size;
 		int src = b0 < 0xe0 ? b0 & 0x3f : (b0 & 0x0f) == 0x0f ? -1 : 60 + (b0 & 0x0f);
-		receive(src, data, n);
+		receive(src, data, n, b0 < 0xc0 ? b0 >> 6 : 0);
 		data += n;
 		size -= n;
 		CHECK(memcmp(arena, shadow, ARENA) == 0);

@@ -1,7 +1,8 @@
 /*
  * Write seed inputs for fuzz_rmem in its format: message chunks
  * (src, 2-byte little-endian length, message) and table changes
- * (0xf0 | cmd, a, b, c).  The messages are valid requests against the
+ * (0xf0 | cmd, a, b, c); src 0x40 | node is a raw frame, 0x80 | node
+ * a request while no answer can go.  The messages are valid requests against the
  * table fuzz_rmem.c's setup() builds on node 1, near misses, and STATUS
  * answers with calls' and sinks' tags (some with no such status):
  *
@@ -236,5 +237,17 @@ int main(int argc, char **argv)
 	ctl(C_GRANT, 0x88, 3, RMEM_R);		/* segment 7 */
 	ctl(C_REVOKE, 0xff, 3, 0);		/* segment 126: -EBADF */
 	bad |= save(argv[1], 6);
+
+	/* 7: raw frames (0x40 | node) and requests while no answer can go (0x80 | node). */
+	fadd(0x40, 0, 1, 0);			/* a raw atomic: refused, twice */
+	fadd(0x40, 0, 1, 0);
+	cas(0x40, 3, 1, 0);
+	wr(0x40, 0, 1, 64, 8);			/* a raw WRITE: applied */
+	rd(0x40, 0, 1, 64, 8);
+	fadd(0x80, 0, 1, 0);			/* offered again later: nothing changes */
+	wr(0x80, 0, 1, 0, 8);			/* no answer needed: applied */
+	wr(0x80, 0, 9, 0, 8);			/* stale: its refusal must wait */
+	fadd(0, 0, 1, 0);
+	bad |= save(argv[1], 7);
 	return bad;
 }

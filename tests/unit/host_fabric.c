@@ -1,0 +1,170 @@
+/*
+ * The fabric's boundary, the clock, node identity and waiting, for host
+ * tests; see host_fabric.h.  Timeouts are kept but short: a nanosecond of
+ * the kernel's is a thousandth of a TSC cycle here.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "kernel/node.h"
+#include "kernel/sync.h"
+#include "kernel/thread.h"
+#include "kernel/trace.h"
+#include "kernel/trap.h"
+#include "kernel/tsc.h"
+#include "tests/unit/host_fabric.h"
+
+#define QMAX 256
+
+int node_id, num_nodes;
+volatile int in_irq;
+volatile int trace_on;
+struct trace_rec trace_cur;
+uint64_t tsc_hz = 1000000000;
+int host_can_send = 1;
+void (*host_pump)(void);
+
+static struct host_frame q[QMAX];
+static int qhead, qlen;
+static fabric_handler_t handlers[256], raw_handlers[256];
+
+void host_fabric_reset(int self, int nodes)
+{
+	node_id = self;
+	num_nodes = nodes;
+	qhead = qlen = 0;
+	host_can_send = 1;
+	host_pump = NULL;
+}
+
+int host_frames(void)
+{
+	return qlen;
+}
+
+int host_frame_take(struct host_frame *f)
+{
+	if (!qlen)
+		return -1;
+	*f = q[qhead];
+	qhead = (qhead + 1) % QMAX;
+	qlen--;
+	return 0;
+}
+
+static int enqueue(int dst, uint8_t proto, int raw, const void *hdr, size_t hlen, const void *data,
+		   size_t dlen)
+{
+	struct host_frame *f;
+
+	if (dst < 0 || dst >= num_nodes || dst == node_id)
+		return -EINVAL;
+	if (hlen + dlen > FAB_MTU)
+		return -EMSGSIZE;
+	if (qlen == QMAX)
+		return -EAGAIN;
+	f = &q[(qhead + qlen++) % QMAX];
+	f->dst = dst;
+	f->proto = proto;
+	f->raw = raw;
+	f->len = hlen + dlen;
+	memcpy(f->data, hdr, hlen);
+	if (dlen)
+		memcpy(f->data + hlen, data, dlen);
+	return 0;
+}
+
+fabric_handler_t host_handler(uint8_t proto, int raw)
+{
+	return raw ? raw_handlers[proto] : handlers[proto];
+}
+
+/* --- net/fabric/fabric.h ---------------------------------------------------- */
+
+int fabric_ready(void) { return 1; }
+
+int fabric_register(uint8_t proto, fabric_handler_t fn)
+{
+	handlers[proto] = fn;
+	return 0;
+}
+
+int fabric_register_raw(uint8_t proto, fabric_handler_t fn)
+{
+	raw_handlers[proto] = fn;
+	return 0;
+}
+
+int fabric_send(int dst, uint8_t proto, const void *hdr, size_t hlen, const void *data, size_t dlen,
+		int flags)
+{
+	(void)flags;
+	return enqueue(dst, proto, 0, hdr, hlen, data, dlen);
+}
+
+int fabric_raw_send_pb(int dst, uint8_t proto, struct pktbuf *pb, size_t len)
+{
+	return enqueue(dst, proto, 1, fabric_payload(pb), len, NULL, 0);
+}
+
+int fabric_can_send(int dst)
+{
+	(void)dst;
+	return host_can_send;
+}
+
+int fabric_peer_dead(int dst)
+{
+	(void)dst;
+	return 0;
+}
+
+/* --- kernel: clock, waiting, threads ---------------------------------------- */
+
+uint64_t ns_to_cycles(uint64_t ns) { return ns / 1000; }
+uint64_t cycles_to_ns(uint64_t c) { return c * 1000; }
+uint64_t now_ns(void) { return cycles_to_ns(cycles()); }
+
+int waitq_wait_timeout(struct waitq *wq, uint64_t timeout_ns)
+{
+	(void)wq;
+	(void)timeout_ns;
+	if (host_pump)
+		host_pump();
+	return WAKE_TIMEOUT;
+}
+
+void waitq_wait(struct waitq *wq)
+{
+	waitq_wait_timeout(wq, 0);
+}
+
+int waitq_wake_one(struct waitq *wq)
+{
+	(void)wq;
+	return 0;
+}
+
+int waitq_wake_all(struct waitq *wq)
+{
+	(void)wq;
+	return 0;
+}
+
+void thread_sleep_ns(uint64_t ns)
+{
+	waitq_wait_timeout(NULL, ns);
+}
+
+struct thread *thread_create(const char *name, void *(*fn)(void *), void *arg, int prio,
+			     size_t stack_size)
+{
+	(void)name, (void)fn, (void)arg, (void)prio, (void)stack_size;
+	return NULL;
+}
+
+void thread_detach(struct thread *t)
+{
+	(void)t;
+}

@@ -1,0 +1,43 @@
+/*
+ * The fabric's boundary for host tests that run the kernel's own protocol
+ * code (net/fabric/call.c, names.c, net/rmem/): frames the code sends are
+ * queued here, not delivered; the test takes them and hands them to the
+ * receive code itself, as any node, in any order, any number of times.
+ * Also the kernel's clock, node identity and waiting, for one user thread.
+ */
+#ifndef TESTS_UNIT_HOST_FABRIC_H
+#define TESTS_UNIT_HOST_FABRIC_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "net/fabric/fabric.h"
+
+struct host_frame {
+	int dst;
+	uint8_t proto;
+	int raw;			/* a raw frame, not the reliable channel */
+	size_t len;
+	uint8_t data[FAB_MTU];
+};
+
+/* Set this node's id and the cluster size; forget every frame and setting. */
+void host_fabric_reset(int self, int nodes);
+
+/* How many frames wait; take the oldest (0) or -1 if none. */
+int host_frames(void);
+int host_frame_take(struct host_frame *f);
+
+/* What fabric_can_send answers (1 by default). */
+extern int host_can_send;
+
+/*
+ * Called each time kernel code waits (waitq_wait_timeout): the test moves
+ * frames here, as the network would while the thread sleeps.  NULL: none.
+ */
+extern void (*host_pump)(void);
+
+/* The handler the code registered for proto (raw: the raw one), or NULL. */
+fabric_handler_t host_handler(uint8_t proto, int raw);
+
+#endif

@@ -1,0 +1,304 @@
+/*
+ * Host unit tests of remote memory's receive half and issuing half as the
+ * kernel runs them: net/rmem/serve.c (rmem_receive), rmem.c, segments.c,
+ * with the fabric's real request/answer facility (net/fabric/call.c) on
+ * the fake fabric boundary of host_fabric.c.  This process is node 0; the
+ * peer is node 2.  Requests this node issues to node 2 are handed back to
+ * this node's own receive code as if node 2 had sent them, so a segment
+ * exported here with rights for node 2 plays the remote segment and its
+ * answers come back to the issuing half: one real code path each way.
+ */
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "net/fabric/call.h"
+#include "net/rmem/internal.h"
+#include "net/rmem/proto.h"
+#include "net/rmem/rmem.h"
+#include "tests/unit/host_fabric.h"
+
+#define SELF 0
+#define PEER 2
+
+static _Alignas(8) uint8_t remote[8192];	/* the "remote" segment (node 2's view) */
+static _Alignas(8) uint8_t local[256], local2[256];
+
+static int setup(void **state)
+{
+	(void)state;
+	host_fabric_reset(SELF, 4);
+	segtab_init(&rmem_segtab, SELF);
+	memset(rmem_notes, 0, sizeof rmem_notes);
+	memset(&rmem_ctr, 0, sizeof rmem_ctr);
+	rmem_ready = 1;
+	memset(remote, 0, sizeof remote);
+	memset(local, 0x11, sizeof local);
+	memset(local2, 0x22, sizeof local2);
+	return 0;
+}
+
+/* A request or answer as node 2 would send it. */
+static size_t msg(uint8_t *b, uint8_t op, uint8_t flags, uint16_t seg, uint32_t gen, uint32_t off,
+		  uint32_t count, uint32_t tag, int32_t status, const void *data, size_t dlen)
+{
+	struct rmem_msg m = { 0 };
+
+	m.op = op;
+	m.flags = flags;
+	m.seg = seg;
+	m.gen = gen;
+	m.off = off;
+	m.count = count;
+	m.tag = tag;
+	m.status = status;
+	memcpy(b, &m, sizeof m);
+	if (dlen)
+		memcpy(b + sizeof m, data, dlen);
+	return sizeof m + dlen;
+}
+
+/* The segment node 2 addresses, exported here with rights for node 2 alone. */
+static int export_remote(int rights, uint32_t *gen)
+{
+	int seg = seg_export_for("remote", remote, sizeof remote, PEER, rights);
+
+	assert_true(seg >= 0);
+	assert_int_equal(seg_ticket(seg, PEER, gen), 0);
+	return seg;
+}
+
+/* Take the one frame this node sent, to node 2 on rmem's protocol; its header. */
+static struct rmem_msg take(struct host_frame *f, int raw)
+{
+	struct rmem_msg m;
+
+	assert_int_equal(host_frame_take(f), 0);
+	assert_int_equal(f->dst, PEER);
+	assert_int_equal(f->proto, RMEM_PROTO);
+	assert_int_equal(f->raw, raw);
+	assert_true(f->len >= sizeof m);
+	memcpy(&m, f->data, sizeof m);
+	return m;
+}
+
+/* --- atomics only on the reliable channel -------------------------------- */
+
+/*
+ * Paper 2.3: the compare-and-swap is reliable.  A raw frame has no
+ * sequence number, so nothing removes a duplicate: an atomic arriving
+ * raw is refused (and answered raw), never applied, however often it
+ * comes; on the channel the same request applies once.
+ */
+static void raw_atomics_are_refused(void **state)
+{
+	uint8_t b[64];
+	uint32_t gen;
+	uint64_t word, add = 5, cas[2] = { 0, 77 };
+	struct host_frame f;
+
+	(void)state;
+	int seg = export_remote(RMEM_ALL, &gen);
+	size_t n = msg(b, RM_FADD, RM_F_RAW, (uint16_t)seg, gen, 0, 8, 0x100, 0, &add, 8);
+	for (int i = 0; i < 2; i++) {
+		assert_int_equal(rmem_receive(PEER, b, n, 1), 0);
+		struct rmem_msg a = take(&f, 1);
+		assert_int_equal(a.op, RM_STATUS);
+		assert_int_equal(a.tag, 0x100);
+		assert_int_not_equal(a.status, RMS_OK);
+	}
+	n = msg(b, RM_CAS, RM_F_RAW, (uint16_t)seg, gen, 8, 8, 0x200, 0, cas, 16);
+	assert_int_equal(rmem_receive(PEER, b, n, 1), 0);
+	assert_int_not_equal(take(&f, 1).status, RMS_OK);
+	memcpy(&word, remote, 8);
+	assert_int_equal(word, 0);
+	memcpy(&word, remote + 8, 8);
+	assert_int_equal(word, 0);
+	assert_int_equal(rmem_ctr.applied_atomic, 0);
+	assert_int_equal(rmem_ctr.refused_unreliable, 3);
+
+	/* A raw WRITE is still served: only atomics need the channel. */
+	n = msg(b, RM_WRITE, RM_F_RAW, (uint16_t)seg, gen, 16, 4, 0x300, 0, "abcd", 4);
+	assert_int_equal(rmem_receive(PEER, b, n, 1), 0);
+	assert_memory_equal(remote + 16, "abcd", 4);
+	assert_int_equal(host_frames(), 0);
+
+	/* On the channel, the fetch-and-add applies, once. */
+	n = msg(b, RM_FADD, 0, (uint16_t)seg, gen, 0, 8, 0x400, 0, &add, 8);
+	assert_int_equal(rmem_receive(PEER, b, n, 0), 0);
+	struct rmem_msg a = take(&f, 0);
+	assert_int_equal(a.op, RM_ATOMIC_RESP);
+	assert_int_equal(a.status, RMS_OK);
+	memcpy(&word, remote, 8);
+	assert_int_equal(word, 5);
+	assert_int_equal(rmem_ctr.applied_atomic, 1);
+}
+
+/* --- a READ's local target ------------------------------------------------ */
+
+/*
+ * A READ records where its answer goes.  If that local segment is
+ * withdrawn and its slot exported again before the answer arrives, the
+ * data must not land in the new segment: the READ reports -ESTALE.
+ */
+static void read_answer_never_lands_in_a_reexported_slot(void **state)
+{
+	uint8_t b[64], data[16];
+	struct host_frame f;
+
+	(void)state;
+	int lseg = seg_export("dest", local, sizeof local, 0);
+	assert_true(lseg >= 0);
+	int rd = rmem_attach(PEER, 7, 1, 4096, RMEM_R);
+	assert_true(rd >= 0);
+	int h = rmem_read(rd, 0, sizeof data, lseg, 32, 0);
+	assert_true(h > 0);
+	struct rmem_msg req = take(&f, 0);
+	assert_int_equal(req.op, RM_READ_REQ);
+	assert_int_equal(req.tag, (uint32_t)h);
+
+	assert_int_equal(seg_unexport(lseg), 0);
+	assert_int_equal(seg_export("other", local2, sizeof local2, 0), lseg);	/* the same slot */
+
+	memset(data, 0xee, sizeof data);
+	size_t n = msg(b, RM_READ_RESP, 0, 0, 0, 0, sizeof data, (uint32_t)h, RMS_OK, data, sizeof data);
+	assert_int_equal(rmem_receive(PEER, b, n, 0), 0);
+	for (size_t i = 0; i < sizeof local2; i++)
+		assert_int_equal(local2[i], 0x22);
+	for (size_t i = 0; i < sizeof local; i++)
+		assert_int_equal(local[i], 0x11);
+	assert_int_equal(rmem_read_poll(h), 1);
+	assert_int_equal(rmem_read_wait(h, 0), -ESTALE);
+	assert_int_equal(rmem_read_poll(h), -EBADF);
+	assert_int_equal(rmem_release(rd), 0);
+}
+
+/* The same READ with its target in place lands, once, where it was asked to. */
+static void read_answer_lands_in_its_segment(void **state)
+{
+	uint8_t b[64], data[16];
+	struct host_frame f;
+
+	(void)state;
+	int lseg = seg_export("dest", local, sizeof local, 0);
+	int rd = rmem_attach(PEER, 7, 1, 4096, RMEM_R);
+	int h = rmem_read(rd, 0, sizeof data, lseg, 32, 0);
+	assert_true(h > 0);
+	take(&f, 0);
+	memset(data, 0xee, sizeof data);
+	size_t n = msg(b, RM_READ_RESP, 0, 0, 0, 0, sizeof data, (uint32_t)h, RMS_OK, data, sizeof data);
+	assert_int_equal(rmem_receive(PEER, b, n, 0), 0);
+	assert_int_equal(rmem_read_wait(h, 0), 0);
+	assert_memory_equal(local + 32, data, sizeof data);
+	assert_int_equal(local[31], 0x11);
+	assert_int_equal(local[48], 0x11);
+	/* A second copy of the answer matches nothing and changes nothing. */
+	memset(data, 0xdd, sizeof data);
+	n = msg(b, RM_READ_RESP, 0, 0, 0, 0, sizeof data, (uint32_t)h, RMS_OK, data, sizeof data);
+	uint64_t unmatched = rmem_ctr.responses_unmatched;
+	assert_int_equal(rmem_receive(PEER, b, n, 0), 0);
+	assert_int_equal(rmem_ctr.responses_unmatched, unmatched + 1);
+	assert_int_equal(local[32], 0xee);
+	/* The handle is gone; a new READ in the same call slot gets another handle. */
+	assert_int_equal(rmem_read_poll(h), -EBADF);
+	int h2 = rmem_read(rd, 0, 8, lseg, 0, 0);
+	assert_true(h2 > 0 && h2 != h);
+	assert_int_equal(h2 & 0xff, h & 0xff);
+	assert_int_equal(rmem_read_poll(h), -EBADF);
+	assert_int_equal(rmem_read_wait(h, 0), -EBADF);
+	assert_int_equal(rmem_read_poll(h2), 0);
+}
+
+/* --- a SYNC block write --------------------------------------------------- */
+
+/*
+ * The network while the issuer waits: every frame to node 2 goes to this
+ * node's receive code as node 2's, in order; before the request numbered
+ * `inhibit_at` (0, 1, ...) the target segment is write-inhibited, after it
+ * released again.
+ */
+static int pump_seg, pump_n, inhibit_at = -1;
+
+static void pump(void)
+{
+	struct host_frame f;
+
+	while (host_frame_take(&f) == 0) {
+		struct rmem_msg m;
+		memcpy(&m, f.data, sizeof m);
+		int request = m.op == RM_WRITE;
+		if (request)
+			seg_inhibit(pump_seg, pump_n == inhibit_at);
+		assert_int_equal(rmem_receive(PEER, f.data, f.len, f.raw), 0);
+		if (request) {
+			seg_inhibit(pump_seg, 0);
+			pump_n++;
+		}
+	}
+}
+
+static void write_block_sync(int refuse, int *r, uint8_t *src, size_t count)
+{
+	uint32_t gen;
+	int seg = export_remote(RMEM_RW, &gen);
+	int rd = rmem_attach(PEER, seg, gen, sizeof remote, RMEM_RW);
+
+	assert_true(rd >= 0);
+	for (size_t i = 0; i < count; i++)
+		src[i] = (uint8_t)(i * 7 + 1);
+	pump_seg = seg;
+	pump_n = 0;
+	inhibit_at = refuse;
+	host_pump = pump;
+	*r = rmem_write_block(rd, 0, src, count, RMEM_SYNC);
+	host_pump = NULL;
+	rmem_release(rd);
+}
+
+/* A piece refused in mid-train is the block's verdict, not lost. */
+static void write_block_sync_reports_a_refused_piece(void **state)
+{
+	static uint8_t src[3 * RMEM_MAX_XFER];
+	int r;
+
+	(void)state;
+	write_block_sync(1, &r, src, sizeof src);
+	assert_int_equal(pump_n, 3);
+	assert_int_equal(r, -EROFS);
+	assert_memory_equal(remote, src, RMEM_MAX_XFER);
+	for (size_t i = RMEM_MAX_XFER; i < 2 * RMEM_MAX_XFER; i++)
+		assert_int_equal(remote[i], 0);
+	assert_memory_equal(remote + 2 * RMEM_MAX_XFER, src + 2 * RMEM_MAX_XFER, RMEM_MAX_XFER);
+	assert_int_equal(rmem_ctr.refused_inhibit, 1);
+}
+
+static void write_block_sync_all_applied(void **state)
+{
+	static uint8_t src[2 * RMEM_MAX_XFER + 5];
+	int r;
+
+	(void)state;
+	write_block_sync(-1, &r, src, sizeof src);
+	assert_int_equal(r, 0);
+	assert_int_equal(pump_n, 3);
+	assert_memory_equal(remote, src, sizeof src);
+	assert_int_equal(rmem_ctr.applied_write, 3);
+	assert_int_equal(host_frames(), 0);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup(raw_atomics_are_refused, setup),
+		cmocka_unit_test_setup(read_answer_never_lands_in_a_reexported_slot, setup),
+		cmocka_unit_test_setup(read_answer_lands_in_its_segment, setup),
+		cmocka_unit_test_setup(write_block_sync_reports_a_refused_piece, setup),
+		cmocka_unit_test_setup(write_block_sync_all_applied, setup),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
