@@ -126,6 +126,9 @@ uint64_t ns_to_cycles(uint64_t ns) { return ns / 1000; }
 uint64_t cycles_to_ns(uint64_t c) { return c * 1000; }
 uint64_t now_ns(void) { return cycles_to_ns(cycles()); }
 
+/* The link is not polled on the host: a waiting call sleeps (host_pump). */
+int net_poll_wait(volatile int *flag) { return *flag; }
+
 int waitq_wait_timeout(struct waitq *wq, uint64_t timeout_ns)
 {
 	(void)wq;
