@@ -8,7 +8,9 @@
  * that struck while a dequeue ran are the deferred ones of the paper's
  * do-not-preempt-me protocol.  Also: a REQ to a queue that does not exist
  * or was destroyed is refused; a queue on a misaligned or non-power-of-two
- * buffer cannot be created.
+ * buffer cannot be created; a queue exported to one node is refused to
+ * the others, and a revoked node's handle fails with -ESTALE; a message
+ * whose body WRITE was refused is never announced.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -116,7 +118,8 @@ static void refusals(void)
 		EXPECT(req_enqueue(d, 1, 1) == 0, "REQ to a live queue refused");
 		fabric_barrier(60000000000ULL);		/* node 0 checks it, destroys it */
 		fabric_barrier(60000000000ULL);
-		EXPECT(req_enqueue(d, 2, 1) == -ENOENT, "REQ to a destroyed queue not refused");
+		int r = req_enqueue(d, 2, 1);
+		EXPECT(r == -ENOENT, "REQ to a destroyed queue not refused: %d", r);
 		EXPECT(req_enqueue(d, 3, 0) == 0 && req_sync(d, 10000000000ULL) == -ENOENT,
 		       "asynchronous REQ to a destroyed queue: refusal not reported");
 	} else if (node_id == 0) {
@@ -130,6 +133,57 @@ static void refusals(void)
 	} else {
 		fabric_barrier(60000000000ULL);
 		fabric_barrier(60000000000ULL);
+	}
+}
+
+/*
+ * Rights (with 3 nodes or more): node 0 exports "private" to node 2 alone;
+ * node 1 cannot import it; node 2 enqueues, is revoked, and its handle
+ * then fails with -ESTALE, synchronously and through req_sync; nothing it
+ * sent after the revocation reaches the queue.
+ */
+static void rights(void)
+{
+	static int qp = -1;
+
+	if (num_nodes < 3)
+		return;
+	/* After every node is done with "doomed": qp may take its buffer. */
+	fabric_barrier(60000000000ULL);
+	if (node_id == 0) {
+		qp = req_create(64);
+		EXPECT(qp >= 0 && req_export_for(qp, "private", 2) == 0, "export private: %d", qp);
+	}
+	fabric_barrier(60000000000ULL);
+	int h = -1;
+	if (node_id == 1)
+		EXPECT(req_import(0, "private") == -EACCES, "private queue imported by node 1");
+	if (node_id == 2) {
+		h = req_import(0, "private");
+		EXPECT(h >= 0 && req_enqueue(h, 11, 1) == 0, "REQ by the granted node: %d", h);
+	}
+	fabric_barrier(60000000000ULL);
+	if (node_id == 0) {
+		uint32_t w;
+		EXPECT(req_dequeue(qp, &w) == 1 && w == 11, "the granted node's REQ");
+		EXPECT(req_revoke(qp, 2) == 0, "revoke");
+	}
+	fabric_barrier(60000000000ULL);
+	if (node_id == 2 && h >= 0) {
+		int r = req_enqueue(h, 12, 1);
+		EXPECT(r == -ESTALE, "REQ on a revoked handle: %d", r);
+		EXPECT(req_enqueue(h, 13, 0) == 0 && (r = req_sync(h, 10000000000ULL)) == -ESTALE,
+		       "asynchronous REQ on a revoked handle: %d", r);
+		EXPECT(req_import(0, "private") == -EACCES, "revoked node imported again");
+	}
+	fabric_barrier(60000000000ULL);
+	if (node_id == 0) {
+		uint32_t w;
+		struct req_counters c;
+		req_counters(&c);
+		EXPECT(req_dequeue(qp, &w) == 0, "a revoked node's REQ was stored");
+		EXPECT(c.rx_stale >= 2, "stale REQs not counted (%lu)", c.rx_stale);
+		req_destroy(qp);
 	}
 }
 
@@ -159,6 +213,19 @@ static void notifications(void)
 				body[i] = (uint8_t)(m * 7 + i);
 			EXPECT(reqmsg_send(rd, (uint32_t)(m * LEN), body, LEN, rq) == 0, "reqmsg_send %d", m);
 		}
+		if (rd >= 0 && rq >= 0) {
+			/* A body the receiver refuses (stale descriptor): not announced. */
+			memset(body, 0xee, LEN);
+			EXPECT(rmem_test_forge(rd, -1, 0x7ffffff0, -1, -1) == 0, "forge");
+			int r = reqmsg_send(rd, MSGS * LEN, body, LEN, rq);
+			EXPECT(r == -ESTALE, "reqmsg_send with a refused body: %d", r);
+			/* Body and queue on different nodes: refused before anything is sent. */
+			if (num_nodes > 2) {
+				int other = req_handle(2, 0x100000, 1);
+				EXPECT(other >= 0 && reqmsg_send(rd, 0, body, LEN, other) == -EXDEV,
+				       "body and queue on different nodes accepted");
+			}
+		}
 	} else if (node_id == 0) {
 		int got = 0, bad = 0;
 		uint64_t end = cycles() + ns_to_cycles(30000000000ULL);
@@ -179,6 +246,10 @@ static void notifications(void)
 		EXPECT(got == MSGS && bad == 0, "%d notifications, %d bad bytes", got, bad);
 	}
 	fabric_barrier(60000000000ULL);
+	if (node_id == 0) {
+		uint32_t off;
+		EXPECT(reqmsg_poll(nq, &off) == 0, "a message announced whose body was refused");
+	}
 }
 
 static const struct argspec stress_args[] = {
@@ -209,6 +280,7 @@ static int req_stress_main(void)
 	if (fabric_barrier(60000000000ULL) < 0)
 		return 1;
 	refusals();
+	rights();
 	notifications();
 	if (fabric_barrier(60000000000ULL) < 0)
 		return 1;
