@@ -100,6 +100,63 @@ static void check_order(uint64_t *lost, uint64_t *dup, uint64_t *fifo)
 	free(seen);
 }
 
+/*
+ * A destroy (and a create on the same slot) while a dequeue runs on the
+ * queue: the dequeuer sleeps inside its dequeue (a test hook between the
+ * dequeue's steps), holding the queue's lock.  The destroy must wait for
+ * it: the dequeue finishes on the queue it started on (empty: 0), and
+ * its unlock finds the lock it took.
+ */
+static struct sem dd_started;
+static int dd_q = -1, dd_got = -2;
+
+static void dd_hook(struct req_q *q, int step)
+{
+	static int once;
+
+	(void)q;
+	if (step == 1 && !once) {
+		once = 1;
+		sem_post(&dd_started);
+		thread_sleep_ns(50000000);	/* the main thread runs meanwhile */
+	}
+}
+
+static void *dd_dequeuer(void *arg)
+{
+	(void)arg;
+	uint32_t w;
+	dd_got = req_dequeue(dd_q, &w);
+	return NULL;
+}
+
+static void destroy_during_dequeue(void)
+{
+	static uint8_t buf[64] __attribute__((aligned(64)));
+
+	sem_init(&dd_started, 0);
+	dd_q = req_create_at(buf, sizeof buf);
+	EXPECT(dd_q >= 0, "queue for destroy-during-dequeue: %d", dd_q);
+	if (dd_q < 0)
+		return;
+	EXPECT(req_test_dequeue_hook(dd_q, dd_hook) == 0, "hook");
+	struct thread *t = thread_create("dd-dequeuer", dd_dequeuer, NULL, PRIO_NORMAL, 0);
+	EXPECT(t != NULL, "thread");
+	if (!t)
+		return;
+	sem_wait(&dd_started);
+	/* The dequeuer holds the lock and sleeps inside its dequeue. */
+	int r = req_destroy(dd_q);
+	int q2 = req_create_at(buf, sizeof buf);
+	thread_join(t);
+	EXPECT(r == 0, "destroy: %d", r);
+	EXPECT(dd_got == 0, "the running dequeue: %d", dd_got);
+	uint32_t w;
+	EXPECT(q2 >= 0 && req_dequeue(q2, &w) == 0, "the new queue is not empty");
+	if (q2 >= 0)
+		req_destroy(q2);
+}
+
 /* The refusals: no such queue, destroyed queue, bad buffers. */
 static void refusals(void)
 {
@@ -268,6 +325,7 @@ static int req_stress_main(void)
 	if (!fabric_ready() || fabric_wait_peers(60000000000ULL) < 0)
 		return 1;
 	if (node_id == 0) {
+		destroy_during_dequeue();
 		qid = req_create((size_t)arg_int("bytes", 32));
 		doomed = req_create(64);
 		by_ticket = calloc(total, sizeof *by_ticket);

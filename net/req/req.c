@@ -311,6 +311,16 @@ int req_dequeue_many(int qid, uint32_t *words, int max, uint64_t *first_ticket)
 	return n > 0 ? n : err;
 }
 
+int req_test_dequeue_hook(int qid, void (*fn)(struct req_q *q, int step))
+{
+	irqflags_t f = irq_save();
+	int ok = valid(qid);
+	if (ok)
+		req_tab.e[qid].q.step_hook = fn;
+	irq_restore(f);
+	return ok ? 0 : -EBADF;
+}
+
 int req_notify(int qid, void (*fn)(void *arg, int qid, uint32_t word), void *arg)
 {
 	irqflags_t f = irq_save();

@@ -143,6 +143,14 @@ struct req_counters {
 };
 
 void req_counters(struct req_counters *out);
+
+/*
+ * For tests only: call fn(q, step) between the steps of each dequeue of
+ * qid, in the dequeuing thread with the queue's lock held (queue.h,
+ * step_hook); fn may sleep.  0 or -EBADF.
+ */
+struct req_q;
+int req_test_dequeue_hook(int qid, void (*fn)(struct req_q *q, int step));
 void req_print_stats(void);
 
 /*
