@@ -150,6 +150,7 @@ RMEM_OBJS := \
 REQ_OBJS := \
 	net/req/queue.o \
 	net/req/wire.o \
+	net/req/qtab.o \
 	net/req/req.o \
 	net/req/remote.o
 
@@ -389,6 +390,7 @@ RMEM_HOST_SRCS    := net/rmem/serve.c net/rmem/rmem.c net/rmem/segments.c net/rm
 	tests/unit/host_fabric.c tests/unit/host_pktbuf.c
 UNIT_SRCS_rmem_serve := $(RMEM_HOST_SRCS)
 UNIT_SRCS_req_queue := net/req/queue.c
+UNIT_SRCS_req_rx  := net/req/qtab.c net/req/queue.c net/req/wire.c
 UNIT_SRCS_cell    := net/deposit/cell.c kernel/crc.c
 UNIT_SRCS_dart    := net/deposit/dart.c net/deposit/dart_op.c net/deposit/cell.c kernel/crc.c
 UNIT_SRCS_mad     := lib/mad.c
@@ -396,7 +398,7 @@ UNIT_SRCS_call    := net/fabric/call_wire.c
 UNIT_SRCS_circuit := apps/circuit_net.c apps/circuit_sim.c apps/circuit_ring.c apps/circuit_cmb.c
 UNIT_SRCS_ising   := apps/ising_core.c
 
-UNIT_TESTS := cmdline page channel wire call rmem rmem_serve req_queue cell dart mad ising circuit
+UNIT_TESTS := cmdline page channel wire call rmem rmem_serve req_queue req_rx cell dart mad ising circuit
 UNIT_BINS := $(addprefix $(BUILD)/tests/unit_,$(UNIT_TESTS))
 
 $(BUILD)/tests/unit_%: tests/unit/test_%.c $$(UNIT_SRCS_$$*) | deps
@@ -435,7 +437,7 @@ FUZZ_CFLAGS := -std=gnu11 -g -O1 -DHOST_TEST -DFUZZING_BUILD_MODE_UNSAFE_FOR_PRO
 	-fno-sanitize-recover=undefined -fno-omit-frame-pointer
 FUZZ_SRCS_fabric := net/fabric/channel.c net/fabric/wire.c kernel/crc.c tests/unit/host_pktbuf.c
 FUZZ_SRCS_rmem := $(RMEM_HOST_SRCS)
-FUZZ_SRCS_req := net/req/queue.c net/req/wire.c
+FUZZ_SRCS_req := net/req/qtab.c net/req/queue.c net/req/wire.c
 FUZZ_SRCS_call := net/fabric/call_wire.c
 FUZZ_SRCS_cell := net/deposit/cell.c net/deposit/dart.c net/deposit/dart_op.c kernel/crc.c
 SEED_SRCS_cell := net/deposit/cell.c net/deposit/dart.c net/deposit/dart_op.c

@@ -8,7 +8,9 @@
  * that struck while a dequeue ran are the deferred ones of the paper's
  * do-not-preempt-me protocol.  Also: a REQ to a queue that does not exist
  * or was destroyed is refused; a queue on a misaligned or non-power-of-two
- * buffer cannot be created.
+ * buffer cannot be created; a queue exported to one node is refused to
+ * the others, and a revoked node's handle fails with -ESTALE; a message
+ * whose body WRITE was refused is never announced.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -98,6 +100,63 @@ static void check_order(uint64_t *lost, uint64_t *dup, uint64_t *fifo)
 	free(seen);
 }
 
+/*
+ * A destroy (and a create on the same slot) while a dequeue runs on the
+ * queue: the dequeuer sleeps inside its dequeue (a test hook between the
+ * dequeue's steps), holding the queue's lock.  The destroy must wait for
+ * it: the dequeue finishes on the queue it started on (empty: 0), and
+ * its unlock finds the lock it took.
+ */
+static struct sem dd_started;
+static int dd_q = -1, dd_got = -2;
+
+static void dd_hook(struct req_q *q, int step)
+{
+	static int once;
+
+	(void)q;
+	if (step == 1 && !once) {
+		once = 1;
+		sem_post(&dd_started);
+		thread_sleep_ns(50000000);	/* the main thread runs meanwhile */
+	}
+}
+
+static void *dd_dequeuer(void *arg)
+{
+	(void)arg;
+	uint32_t w;
+	dd_got = req_dequeue(dd_q, &w);
+	return NULL;
+}
+
+static void destroy_during_dequeue(void)
+{
+	static uint8_t buf[64] __attribute__((aligned(64)));
+
+	sem_init(&dd_started, 0);
+	dd_q = req_create_at(buf, sizeof buf);
+	EXPECT(dd_q >= 0, "queue for destroy-during-dequeue: %d", dd_q);
+	if (dd_q < 0)
+		return;
+	EXPECT(req_test_dequeue_hook(dd_q, dd_hook) == 0, "hook");
+	struct thread *t = thread_create("dd-dequeuer", dd_dequeuer, NULL, PRIO_NORMAL, 0);
+	EXPECT(t != NULL, "thread");
+	if (!t)
+		return;
+	sem_wait(&dd_started);
+	/* The dequeuer holds the lock and sleeps inside its dequeue. */
+	int r = req_destroy(dd_q);
+	int q2 = req_create_at(buf, sizeof buf);
+	thread_join(t);
+	EXPECT(r == 0, "destroy: %d", r);
+	EXPECT(dd_got == 0, "the running dequeue: %d", dd_got);
+	uint32_t w;
+	EXPECT(q2 >= 0 && req_dequeue(q2, &w) == 0, "the new queue is not empty");
+	if (q2 >= 0)
+		req_destroy(q2);
+}
+
 /* The refusals: no such queue, destroyed queue, bad buffers. */
 static void refusals(void)
 {
@@ -116,7 +175,8 @@ static void refusals(void)
 		EXPECT(req_enqueue(d, 1, 1) == 0, "REQ to a live queue refused");
 		fabric_barrier(60000000000ULL);		/* node 0 checks it, destroys it */
 		fabric_barrier(60000000000ULL);
-		EXPECT(req_enqueue(d, 2, 1) == -ENOENT, "REQ to a destroyed queue not refused");
+		int r = req_enqueue(d, 2, 1);
+		EXPECT(r == -ENOENT, "REQ to a destroyed queue not refused: %d", r);
 		EXPECT(req_enqueue(d, 3, 0) == 0 && req_sync(d, 10000000000ULL) == -ENOENT,
 		       "asynchronous REQ to a destroyed queue: refusal not reported");
 	} else if (node_id == 0) {
@@ -130,6 +190,57 @@ static void refusals(void)
 	} else {
 		fabric_barrier(60000000000ULL);
 		fabric_barrier(60000000000ULL);
+	}
+}
+
+/*
+ * Rights (with 3 nodes or more): node 0 exports "private" to node 2 alone;
+ * node 1 cannot import it; node 2 enqueues, is revoked, and its handle
+ * then fails with -ESTALE, synchronously and through req_sync; nothing it
+ * sent after the revocation reaches the queue.
+ */
+static void rights(void)
+{
+	static int qp = -1;
+
+	if (num_nodes < 3)
+		return;
+	/* After every node is done with "doomed": qp may take its buffer. */
+	fabric_barrier(60000000000ULL);
+	if (node_id == 0) {
+		qp = req_create(64);
+		EXPECT(qp >= 0 && req_export_for(qp, "private", 2) == 0, "export private: %d", qp);
+	}
+	fabric_barrier(60000000000ULL);
+	int h = -1;
+	if (node_id == 1)
+		EXPECT(req_import(0, "private") == -EACCES, "private queue imported by node 1");
+	if (node_id == 2) {
+		h = req_import(0, "private");
+		EXPECT(h >= 0 && req_enqueue(h, 11, 1) == 0, "REQ by the granted node: %d", h);
+	}
+	fabric_barrier(60000000000ULL);
+	if (node_id == 0) {
+		uint32_t w;
+		EXPECT(req_dequeue(qp, &w) == 1 && w == 11, "the granted node's REQ");
+		EXPECT(req_revoke(qp, 2) == 0, "revoke");
+	}
+	fabric_barrier(60000000000ULL);
+	if (node_id == 2 && h >= 0) {
+		int r = req_enqueue(h, 12, 1);
+		EXPECT(r == -ESTALE, "REQ on a revoked handle: %d", r);
+		EXPECT(req_enqueue(h, 13, 0) == 0 && (r = req_sync(h, 10000000000ULL)) == -ESTALE,
+		       "asynchronous REQ on a revoked handle: %d", r);
+		EXPECT(req_import(0, "private") == -EACCES, "revoked node imported again");
+	}
+	fabric_barrier(60000000000ULL);
+	if (node_id == 0) {
+		uint32_t w;
+		struct req_counters c;
+		req_counters(&c);
+		EXPECT(req_dequeue(qp, &w) == 0, "a revoked node's REQ was stored");
+		EXPECT(c.rx_stale >= 2, "stale REQs not counted (%lu)", c.rx_stale);
+		req_destroy(qp);
 	}
 }
 
@@ -159,6 +270,19 @@ static void notifications(void)
 				body[i] = (uint8_t)(m * 7 + i);
 			EXPECT(reqmsg_send(rd, (uint32_t)(m * LEN), body, LEN, rq) == 0, "reqmsg_send %d", m);
 		}
+		if (rd >= 0 && rq >= 0) {
+			/* A body the receiver refuses (stale descriptor): not announced. */
+			memset(body, 0xee, LEN);
+			EXPECT(rmem_test_forge(rd, -1, 0x7ffffff0, -1, -1) == 0, "forge");
+			int r = reqmsg_send(rd, MSGS * LEN, body, LEN, rq);
+			EXPECT(r == -ESTALE, "reqmsg_send with a refused body: %d", r);
+			/* Body and queue on different nodes: refused before anything is sent. */
+			if (num_nodes > 2) {
+				int other = req_handle(2, 0x100000, 1);
+				EXPECT(other >= 0 && reqmsg_send(rd, 0, body, LEN, other) == -EXDEV,
+				       "body and queue on different nodes accepted");
+			}
+		}
 	} else if (node_id == 0) {
 		int got = 0, bad = 0;
 		uint64_t end = cycles() + ns_to_cycles(30000000000ULL);
@@ -179,6 +303,10 @@ static void notifications(void)
 		EXPECT(got == MSGS && bad == 0, "%d notifications, %d bad bytes", got, bad);
 	}
 	fabric_barrier(60000000000ULL);
+	if (node_id == 0) {
+		uint32_t off;
+		EXPECT(reqmsg_poll(nq, &off) == 0, "a message announced whose body was refused");
+	}
 }
 
 static const struct argspec stress_args[] = {
@@ -197,6 +325,7 @@ static int req_stress_main(void)
 	if (!fabric_ready() || fabric_wait_peers(60000000000ULL) < 0)
 		return 1;
 	if (node_id == 0) {
+		destroy_during_dequeue();
 		qid = req_create((size_t)arg_int("bytes", 32));
 		doomed = req_create(64);
 		by_ticket = calloc(total, sizeof *by_ticket);
@@ -209,6 +338,7 @@ static int req_stress_main(void)
 	if (fabric_barrier(60000000000ULL) < 0)
 		return 1;
 	refusals();
+	rights();
 	notifications();
 	if (fabric_barrier(60000000000ULL) < 0)
 		return 1;

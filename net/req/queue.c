@@ -29,6 +29,28 @@ static void buf_reset(uint32_t *b, uint32_t words)
 	b[2] = 0;
 }
 
+/*
+ * Is the header of buffer b, `words` long, in range: size as allocated,
+ * tail and head data indices?  (The paper's hardware trusts these words;
+ * here they are ordinary memory, so each use checks them first.)
+ */
+static int hdr_ok(const uint32_t *b, uint32_t words)
+{
+	uint32_t tail = req_buf_tail(b), head = req_buf_head(b);
+
+	return req_buf_size(b) == words && (b[1] >> 16) == words && tail >= REQ_HDR_WORDS &&
+	       tail < words && head >= REQ_HDR_WORDS && head < words;
+}
+
+/* A linked buffer's header: its own size must be a valid copy size too. */
+static int chain_hdr_ok(const uint32_t *b)
+{
+	uint32_t words = req_buf_size(b);
+
+	return words >= REQ_MIN_BYTES / 4 && !(words & (words - 1)) &&
+	       ((uintptr_t)b & (words * 4 - 1)) == 0 && hdr_ok(b, words);
+}
+
 /* Entries in buffer b; full tells a full first buffer from an empty one. */
 static uint32_t buf_count(const uint32_t *b, int full)
 {
@@ -71,12 +93,21 @@ enum req_enq_result req_q_enqueue(struct req_q *q, uint32_t data)
 	uint32_t *b = q->first;
 	uint32_t w0, size, tail, head;
 
-	if (!q->accepting)
-		return REQ_ENQ_REFUSED;
+	if (!q->accepting) {
+		if (!q->starved)
+			return REQ_ENQ_REFUSED;
+		/* Closed for lack of memory: try the copy again, else refuse back. */
+		if (q->dnp || req_q_make_space(q) < 0 || !q->accepting)
+			return REQ_ENQ_NOSPACE;
+	}
 	/* RD0: (size, tail).  WR0: the data at buffer OR tail. */
 	w0 = b[0];
 	size = w0 >> 16;
 	tail = w0 & 0xffff;
+	if (!hdr_ok(b, (uint32_t)(q->first_bytes / 4))) {
+		q->corrupt++;
+		return REQ_ENQ_CORRUPT;
+	}
 	*(volatile uint32_t *)((uintptr_t)b | ((uintptr_t)tail << 2)) = data;
 	/* Advance, wrapping to the first data slot.  RD1: (size, head).  WR1. */
 	if (++tail == size)
@@ -109,6 +140,12 @@ int req_q_overflow(struct req_q *q)
 	size_t nbytes = q->first_bytes * 2;
 	uint32_t *nb;
 
+	if (!hdr_ok(b, (uint32_t)(q->first_bytes / 4))) {
+		q->corrupt++;
+		q->full = 1;
+		q->accepting = 0;
+		return -EIO;
+	}
 	q->overflows++;
 	nb = q->alloc.get(q->alloc.ctx, nbytes);
 	if (!nb || ((uintptr_t)nb >> 32)) {
@@ -116,6 +153,7 @@ int req_q_overflow(struct req_q *q)
 			q->alloc.put(q->alloc.ctx, nb, nbytes);
 		q->full = 1;
 		q->accepting = 0;
+		q->starved = 1;
 		return -ENOMEM;
 	}
 	/* Copy the entries oldest first (paper: "Copy the contents of the full buffer"). */
@@ -136,6 +174,7 @@ int req_q_overflow(struct req_q *q)
 	q->buffers_linked++;
 	q->first_full = 0;
 	q->full = 0;
+	q->starved = 0;
 	q->accepting = 1;
 	return 0;
 }
@@ -149,11 +188,19 @@ int req_q_dequeue(struct req_q *q, uint32_t *data)
 		prev = NULL;
 		b = q->first;
 		STEP(q, 1);
+		if (!hdr_ok(b, (uint32_t)(q->first_bytes / 4))) {
+			q->corrupt++;
+			return -EIO;
+		}
 		while (req_buf_next(b)) {
 			prev = b;
 			b = req_buf_next(b);
 		}
 		STEP(q, 2);
+		if (b != q->first && !chain_hdr_ok(b)) {
+			q->corrupt++;
+			return -EIO;
+		}
 		if (buf_count(b, b == q->first && q->first_full) > 0)
 			break;
 		if (b == q->first)
@@ -193,10 +240,16 @@ int req_q_make_space(struct req_q *q)
 	if (!q->first_full || req_buf_tail(b) != req_buf_head(b)) {
 		q->first_full = 0;
 		q->full = 0;
+		q->starved = 0;
 		q->accepting = 1;
 		return 0;
 	}
 	return req_q_overflow(q);
+}
+
+int req_q_accepting(const struct req_q *q)
+{
+	return q->accepting && hdr_ok(q->first, (uint32_t)(q->first_bytes / 4));
 }
 
 size_t req_q_count(const struct req_q *q)

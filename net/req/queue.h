@@ -54,8 +54,10 @@ struct req_q {
 	volatile int full;		/* full-queue flag: an overflow waits for space */
 	volatile int accepting;		/* REQs are taken (0 while full) */
 	int first_full;			/* the first buffer holds size-3 entries (tail == head) */
+	int starved;			/* closed because the overflow copy found no memory */
 	/* counters */
 	uint64_t enqueued, dequeued, overflows, deferred_overflows, buffers_linked, buffers_freed;
+	uint64_t corrupt;		/* operations refused: a buffer header out of range */
 	/*
 	 * Tests only: called between the steps of a dequeue (step number),
 	 * where an interrupt could strike.  NULL in the kernel.
@@ -81,12 +83,21 @@ enum req_enq_result {
 	REQ_ENQ_DEFERRED,	/* stored, the buffer filled during a dequeue: flag set */
 	REQ_ENQ_REFUSED,	/* not accepting (full, waiting for space): try later */
 	REQ_ENQ_NOMEM,		/* stored, filled, and no memory for the copy: not accepting */
+	REQ_ENQ_NOSPACE,	/* not stored: closed for lack of memory; refuse it back */
+	REQ_ENQ_CORRUPT,	/* not stored: the first buffer's header is out of range */
 };
 
 /*
  * The receiver's atomic sequence (paper, "The Receiver Node" and Table 1):
  * write data at first|tail, advance tail (wrapping to 3), and on tail ==
  * head raise the overflow handler.  The caller serializes enqueues.
+ *
+ * The header words are memory, not registers: size, tail and head are
+ * checked (size as created, 3 <= tail, head < size) before the write, so
+ * that a corrupted header can never direct it outside the buffer.  A
+ * queue closed for lack of memory (starved) retries the copy on each REQ
+ * and refuses the REQ (NOSPACE) while it still fails, rather than holding
+ * it: a held REQ holds back everything else from its sender.
  */
 enum req_enq_result req_q_enqueue(struct req_q *q, uint32_t data);
 
@@ -100,7 +111,8 @@ int req_q_overflow(struct req_q *q);
 /*
  * Dequeue one word (paper, "Dequeuing and Queue Handling in the Receiver
  * Software").  The caller sets q->dnp around it (and keeps other
- * dequeuers out).  Return 1 and *data, or 0 if the queue is empty.
+ * dequeuers out).  Return 1 and *data, 0 if the queue is empty, or -EIO
+ * if a buffer's header is out of range (nothing read or written).
  */
 int req_q_dequeue(struct req_q *q, uint32_t *data);
 
@@ -111,6 +123,9 @@ int req_q_dequeue(struct req_q *q, uint32_t *data);
  * overflow handler copies it, now that no dequeue runs.  0 or -ENOMEM.
  */
 int req_q_make_space(struct req_q *q);
+
+/* Is q taking REQs now (accepting, and its first buffer's header sound)? */
+int req_q_accepting(const struct req_q *q);
 
 /* Words queued in all buffers. */
 size_t req_q_count(const struct req_q *q);

@@ -42,7 +42,6 @@ struct rqueue {
 };
 
 static struct rqueue rqs[REQ_MAX_REMOTE];
-struct req_counters req_ctr;
 int req_ready;
 
 /* --- the receive half (fabric receive path, interrupts off) --------------- */
@@ -63,53 +62,41 @@ static void complete(int src, const struct req_msg *m)
 	struct call *c;
 
 	if (call_tag_is_sink(m->tag)) {
-		if (m->status != RQS_OK && call_sink_error(REQ_PROTO, src, m->tag, -ENOENT) == 0)
-			req_ctr.errors_reported++;
+		if (m->status != RQS_OK &&
+		    call_sink_error(REQ_PROTO, src, m->tag, req_status_errno(m->status)) == 0)
+			req_tab.ctr.errors_reported++;
 		return;
 	}
 	if ((c = call_find(REQ_PROTO, src, m->tag)) != NULL && c->kind == RK_ENQ)
-		call_done(c, m->status == RQS_OK ? 0 : -ENOENT);
+		call_done(c, req_status_errno(m->status));
 }
 
 static int req_handler(int src, const uint8_t *payload, size_t len, struct pktbuf *pb)
 {
 	struct req_msg m;
+	struct req_rx v;
 
 	(void)pb;
 	if (req_wire_parse(payload, len, &m) < 0) {
-		req_ctr.rx_malformed++;
+		req_tab.ctr.rx_malformed++;
 		return 0;
 	}
 	if (m.op == RQ_STATUS) {
 		complete(src, &m);
 		return 0;
 	}
-	struct lqueue *l = req_find(m.addr, m.gen);
-	int wants_answer = !l || (m.flags & RQF_ACK);
-	req_ctr.rx_req++;
-	/* Its answer must be able to go before anything happens. */
-	if (wants_answer && !call_can_answer(src))
+	req_rx_enq(&req_tab, src, &m, call_can_answer(src), &v);
+	if (v.hold)
 		return -EBUSY;
-	if (!l) {
-		req_ctr.rx_refused_noqueue++;
-		answer(src, m.tag, RQS_NOQUEUE);
-		return 0;
+	if (v.answer)
+		answer(src, m.tag, v.status);
+	if (v.qid >= 0) {
+		struct lqueue *l = &req_lq[v.qid];
+		if (l->notify)
+			l->notify(l->notify_arg, v.qid, m.word);
+		if (l->wq.head)
+			waitq_wake_all(&l->wq);
 	}
-	enum req_enq_result r = req_q_enqueue(&l->q, m.word);
-	if (r == REQ_ENQ_REFUSED) {
-		/* Full, waiting for space: hold it (back-pressure). */
-		l->refused_busy++;
-		req_ctr.rx_busy++;
-		return -EBUSY;
-	}
-	if (r == REQ_ENQ_NOMEM)
-		req_ctr.nomem++;
-	if (m.flags & RQF_ACK)
-		answer(src, m.tag, RQS_OK);
-	if (l->notify)
-		l->notify(l->notify_arg, (int)(l - req_lq), m.word);
-	if (l->wq.head)
-		waitq_wake_all(&l->wq);
 	return 0;
 }
 
@@ -117,6 +104,7 @@ static int req_init(void)
 {
 	int r;
 
+	req_slots_init();
 	if (!fabric_ready())
 		return -ENODEV;
 	if ((r = fabric_register(REQ_PROTO, req_handler)) < 0 ||
@@ -209,13 +197,29 @@ int req_sync(int rq, uint64_t timeout_ns)
 	return call_sync(rqs[rq].sink, timeout_ns);
 }
 
+/*
+ * The paper's sender writes the body, then enqueues its notification
+ * (Introduction: "After writing their message to the receiver's main
+ * memory, senders enqueue their message arrival notifications"); on
+ * Telegraphos a write the sender has no right to is stopped at the sender
+ * by its page tables, so no notification ever follows a write that did
+ * not happen.  Here the segment's rights are checked at the receiver, so
+ * the WRITE waits for its verdict (RMEM_SYNC) and the REQ goes only after
+ * the body was applied.  Body and queue must be on the same node: the
+ * notification names an offset in that node's segment.
+ */
 int reqmsg_send(int rd, uint32_t off, const void *body, uint32_t len, int rq)
 {
-	int r = rmem_write(rd, off, body, len, 0);
+	int node, r;
 
-	if (r < 0)
+	if (rq < 0 || rq >= REQ_MAX_REMOTE || !rqs[rq].used)
+		return -EBADF;
+	if ((r = rmem_desc_info(rd, &node, NULL, NULL)) < 0)
 		return r;
-	/* Same node pair, same channel: the body is in place before this arrives. */
+	if (node != rqs[rq].node)
+		return -EXDEV;
+	if ((r = rmem_write(rd, off, body, len, RMEM_SYNC)) < 0)
+		return r;
 	return req_enqueue(rq, off, 0);
 }
 
@@ -227,7 +231,7 @@ int reqmsg_poll(int qid, uint32_t *off)
 void req_counters(struct req_counters *out)
 {
 	irqflags_t f = irq_save();
-	*out = req_ctr;
+	*out = req_tab.ctr;
 	irq_restore(f);
 }
 
@@ -236,7 +240,9 @@ void req_print_stats(void)
 	struct req_counters c;
 
 	req_counters(&c);
-	printf("req: received %lu, refused (no such queue) %lu, held back (queue full) %lu, "
+	printf("req: received %lu, refused (no such queue) %lu, (no right) %lu, (stale) %lu, "
+	       "(no space) %lu, (header corrupt) %lu, held back (queue full) %lu, "
 	       "malformed %lu, out of memory %lu, errors reported back %lu\n",
-	       c.rx_req, c.rx_refused_noqueue, c.rx_busy, c.rx_malformed, c.nomem, c.errors_reported);
+	       c.rx_req, c.rx_refused_noqueue, c.rx_denied, c.rx_stale, c.rx_nospace, c.rx_corrupt,
+	       c.rx_busy, c.rx_malformed, c.nomem, c.errors_reported);
 }

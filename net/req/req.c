@@ -37,7 +37,7 @@
 #include "net/req/wire.h"
 
 struct lqueue req_lq[REQ_MAX_QUEUES];
-static uint32_t generation = 1;
+struct req_qtab req_tab;
 
 /* --- buffers --------------------------------------------------------------- */
 
@@ -96,34 +96,33 @@ static const struct req_alloc kalloc = { buf_get, buf_put, NULL };
 
 /* --- local queues ---------------------------------------------------------- */
 
-static struct lqueue *lq_get(int qid)
+static int slots_ready;
+
+void req_slots_init(void)
 {
-	if (qid < 0 || qid >= REQ_MAX_QUEUES || !req_lq[qid].used)
-		return NULL;
-	return &req_lq[qid];
+	if (slots_ready)
+		return;
+	for (int i = 0; i < REQ_MAX_QUEUES; i++)
+		mutex_init(&req_lq[i].lock, 0);
+	req_qtab_init(&req_tab, node_id);
+	slots_ready = 1;
 }
 
 static int create(void *buf, size_t bytes, int own)
 {
+	req_slots_init();
 	irqflags_t f = irq_save();
-	for (int i = 0; i < REQ_MAX_QUEUES; i++) {
-		struct lqueue *l = &req_lq[i];
-		if (l->used)
-			continue;
-		memset(l, 0, sizeof *l);
-		if (req_q_init(&l->q, buf, bytes, &kalloc) < 0) {
-			irq_restore(f);
-			return -EINVAL;
-		}
-		l->gen = generation++;
+	int r = req_qtab_create(&req_tab, -1, buf, bytes, &kalloc);
+	if (r >= 0) {
+		/* The lock and the incarnation carry over; the rest starts afresh. */
+		struct lqueue *l = &req_lq[r];
 		l->own_buffer = own;
-		mutex_init(&l->lock, 0);
-		l->used = 1;
-		irq_restore(f);
-		return i;
+		l->tickets = 0;
+		l->notify = NULL;
+		l->notify_arg = NULL;
 	}
 	irq_restore(f);
-	return -ENOSPC;
+	return r;
 }
 
 int req_create_at(void *buf, size_t bytes)
@@ -149,21 +148,37 @@ int req_create(size_t bytes)
 	return r;
 }
 
+static int valid(int qid)
+{
+	return slots_ready && qid >= 0 && qid < REQ_MAX_QUEUES && req_tab.e[qid].used;
+}
+
+/*
+ * Takes the queue's lock first, as a dequeuer does: a dequeue that runs
+ * finishes on the queue it started on, and one waiting for the lock finds
+ * the queue gone (the incarnation moved on) when it gets it.
+ */
 int req_destroy(int qid)
 {
+	if (!valid(qid))
+		return -EBADF;
+	struct lqueue *l = &req_lq[qid];
+	mutex_lock(&l->lock);
 	irqflags_t f = irq_save();
-	struct lqueue *l = lq_get(qid);
-	if (!l) {
+	struct req_qent *e = &req_tab.e[qid];
+	if (!e->used) {
 		irq_restore(f);
+		mutex_unlock(&l->lock);
 		return -EBADF;
 	}
-	req_q_destroy(&l->q);
-	l->used = 0;
-	l->name[0] = '\0';
+	req_qtab_destroy(&req_tab, qid);
+	l->incarnation++;
+	l->notify = NULL;
 	if (l->own_buffer)
-		buf_put(NULL, l->q.first, l->q.first_bytes);
+		buf_put(NULL, e->q.first, e->q.first_bytes);
 	waitq_wake_all(&l->wq);
 	irq_restore(f);
+	mutex_unlock(&l->lock);
 	/* REQs held back for it can now be refused. */
 	fabric_resume();
 	return 0;
@@ -171,42 +186,66 @@ int req_destroy(int qid)
 
 int req_export(int qid, const char *name)
 {
-	size_t n = strlen(name);
+	irqflags_t f = irq_save();
+	int r = valid(qid) ? req_qtab_export(&req_tab, qid, name, -1) : -EBADF;
+	irq_restore(f);
+	return r;
+}
 
-	if (n == 0 || n >= REQ_NAME_MAX)
+int req_export_for(int qid, const char *name, int node)
+{
+	if (node < 0 || node >= num_nodes || node == node_id)
 		return -EINVAL;
 	irqflags_t f = irq_save();
-	struct lqueue *l = lq_get(qid);
-	int r = l ? 0 : -EBADF;
-	for (int i = 0; r == 0 && i < REQ_MAX_QUEUES; i++)
-		if (req_lq[i].used && i != qid && strcmp(req_lq[i].name, name) == 0)
-			r = -EEXIST;
-	if (r == 0)
-		memcpy(l->name, name, n + 1);
+	int r = valid(qid) ? req_qtab_export(&req_tab, qid, name, node) : -EBADF;
+	irq_restore(f);
+	return r;
+}
+
+int req_grant(int qid, int node)
+{
+	irqflags_t f = irq_save();
+	int r = valid(qid) ? req_qtab_grant(&req_tab, qid, node) : -EBADF;
+	irq_restore(f);
+	return r;
+}
+
+int req_revoke(int qid, int node)
+{
+	irqflags_t f = irq_save();
+	int r = valid(qid) ? req_qtab_revoke(&req_tab, qid, node) : -EBADF;
+	irq_restore(f);
+	return r;
+}
+
+int req_ticket(int qid, int node, uint32_t *gen)
+{
+	irqflags_t f = irq_save();
+	int r = valid(qid) ? req_qtab_ticket(&req_tab, qid, node, gen) : -EBADF;
 	irq_restore(f);
 	return r;
 }
 
 uintptr_t req_address(int qid)
 {
-	struct lqueue *l = lq_get(qid);
-	return l ? (uintptr_t)l->q.first : 0;
+	return valid(qid) ? (uintptr_t)req_tab.e[qid].q.first : 0;
 }
 
 int req_queue_stats(int qid, struct req_stats *out)
 {
 	irqflags_t f = irq_save();
-	struct lqueue *l = lq_get(qid);
-	if (l) {
-		out->enqueued = l->q.enqueued;
-		out->dequeued = l->q.dequeued;
-		out->overflows = l->q.overflows;
-		out->deferred_overflows = l->q.deferred_overflows;
-		out->buffers_linked = l->q.buffers_linked;
-		out->refused_busy = l->refused_busy;
+	int ok = valid(qid);
+	if (ok) {
+		const struct req_qent *e = &req_tab.e[qid];
+		out->enqueued = e->q.enqueued;
+		out->dequeued = e->q.dequeued;
+		out->overflows = e->q.overflows;
+		out->deferred_overflows = e->q.deferred_overflows;
+		out->buffers_linked = e->q.buffers_linked;
+		out->refused_busy = e->refused_busy;
 	}
 	irq_restore(f);
-	return l ? 0 : -EBADF;
+	return ok ? 0 : -EBADF;
 }
 
 /*
@@ -228,13 +267,15 @@ int req_dequeue_ticket(int qid, uint32_t *word, uint64_t *ticket)
 
 int req_dequeue_many(int qid, uint32_t *words, int max, uint64_t *first_ticket)
 {
-	struct lqueue *l = lq_get(qid);
-	int n = 0, resume = 0;
+	int n = 0, resume = 0, err = 0;
 
-	if (!l)
+	if (!valid(qid))
 		return -EBADF;
+	struct lqueue *l = &req_lq[qid];
+	struct req_q *q = &req_tab.e[qid].q;
+	uint32_t inc = l->incarnation;
 	mutex_lock(&l->lock);
-	if (!l->used) {
+	if (!req_tab.e[qid].used || l->incarnation != inc) {
 		mutex_unlock(&l->lock);
 		return -EBADF;
 	}
@@ -242,20 +283,22 @@ int req_dequeue_many(int qid, uint32_t *words, int max, uint64_t *first_ticket)
 	if (first_ticket)
 		*first_ticket = l->tickets;
 	while (n < max) {
-		l->q.dnp = 1;
+		q->dnp = 1;
 		barrier();
-		int r = req_q_dequeue(&l->q, &words[n]);
+		int r = req_q_dequeue(q, &words[n]);
 		barrier();
-		l->q.dnp = 0;
+		q->dnp = 0;
 		barrier();
-		if (l->q.full) {
+		if (q->full) {
 			/* An overflow struck during the dequeue: ask for space now. */
 			irqflags_t f = irq_save();
-			if (req_q_make_space(&l->q) < 0)
-				req_ctr.nomem++;
+			if (req_q_make_space(q) < 0)
+				req_tab.ctr.nomem++;
 			irq_restore(f);
 			resume = 1;
 		}
+		if (r < 0)
+			err = r;
 		if (r != 1)
 			break;
 		n++;
@@ -265,56 +308,62 @@ int req_dequeue_many(int qid, uint32_t *words, int max, uint64_t *first_ticket)
 	mutex_unlock(&l->lock);
 	if (resume)
 		fabric_resume();
-	return n;
+	return n > 0 ? n : err;
+}
+
+int req_test_dequeue_hook(int qid, void (*fn)(struct req_q *q, int step))
+{
+	irqflags_t f = irq_save();
+	int ok = valid(qid);
+	if (ok)
+		req_tab.e[qid].q.step_hook = fn;
+	irq_restore(f);
+	return ok ? 0 : -EBADF;
 }
 
 int req_notify(int qid, void (*fn)(void *arg, int qid, uint32_t word), void *arg)
 {
 	irqflags_t f = irq_save();
-	struct lqueue *l = lq_get(qid);
-	if (l) {
-		l->notify = fn;
-		l->notify_arg = arg;
+	int ok = valid(qid);
+	if (ok) {
+		req_lq[qid].notify = fn;
+		req_lq[qid].notify_arg = arg;
 	}
 	irq_restore(f);
-	return l ? 0 : -EBADF;
+	return ok ? 0 : -EBADF;
 }
 
 int req_wait(int qid, uint64_t timeout_ns)
 {
 	uint64_t end = cycles() + ns_to_cycles(timeout_ns);
 	irqflags_t f = irq_save();
-	struct lqueue *l = lq_get(qid);
-	int r = 0;
+	if (!valid(qid)) {
+		irq_restore(f);
+		return -EBADF;
+	}
+	struct lqueue *l = &req_lq[qid];
+	struct req_qent *e = &req_tab.e[qid];
+	uint32_t inc = l->incarnation;
+	int r;
 
-	while (l && l->used && req_q_count(&l->q) == 0 && cycles() < end)
+	while (e->used && l->incarnation == inc && req_q_count(&e->q) == 0 && cycles() < end)
 		waitq_wait_timeout(&l->wq, cycles_to_ns(end - cycles()));
-	if (!l || !l->used)
+	if (!e->used || l->incarnation != inc)
 		r = -EBADF;
 	else
-		r = req_q_count(&l->q) > 0;
+		r = req_q_count(&e->q) > 0;
 	irq_restore(f);
 	return r;
 }
 
-struct lqueue *req_find(uint64_t addr, uint32_t gen)
-{
-	for (int i = 0; i < REQ_MAX_QUEUES; i++)
-		if (req_lq[i].used && (uintptr_t)req_lq[i].q.first == addr && req_lq[i].gen == gen)
-			return &req_lq[i];
-	return NULL;
-}
-
 int req_resolve(const char *name, int asker, void *answer, size_t *len)
 {
-	(void)asker;
-	for (int i = 0; i < REQ_MAX_QUEUES; i++) {
-		if (req_lq[i].used && strcmp(req_lq[i].name, name) == 0) {
-			struct req_queue_answer a = { (uintptr_t)req_lq[i].q.first, req_lq[i].gen, 0 };
-			memcpy(answer, &a, sizeof a);
-			*len = sizeof a;
-			return 0;
-		}
-	}
-	return -ENOENT;
+	struct req_queue_answer a;
+	int r = req_qtab_resolve(&req_tab, name, asker, &a);
+
+	if (r < 0)
+		return r;
+	memcpy(answer, &a, sizeof a);
+	*len = sizeof a;
+	return 0;
 }

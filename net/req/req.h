@@ -43,15 +43,36 @@ int req_create_at(void *buf, size_t bytes);
 /* Destroy: later and in-flight REQs for it are refused.  0 or -EBADF. */
 int req_destroy(int qid);
 
-/* Export under a name for other nodes to import.  0, -EEXIST, -EBADF. */
+/*
+ * Rights, as for segments (net/rmem/rmem.h; qtab.h says why): a queue
+ * takes REQs only from nodes granted the right, each carrying the
+ * generation of its own right.  A new queue is granted to nobody.
+ *
+ * req_export: name the queue and grant every other node.  req_export_for:
+ * name it and grant node `node` alone.  0, -EEXIST, -EBADF, -EINVAL.
+ */
 int req_export(int qid, const char *name);
+int req_export_for(int qid, const char *name, int node);
+
+/* Grant node (or every other node, -1) the right; its generation stays. */
+int req_grant(int qid, int node);
+
+/*
+ * Revoke node's (or every node's, -1) right and move its generation on:
+ * its handles and its REQs still in flight are refused from now on
+ * (-ESTALE at the sender); it must import again once granted again.
+ */
+int req_revoke(int qid, int node);
+
+/* The generation node's handles of qid must carry (for req_handle). 0, -EBADF. */
+int req_ticket(int qid, int node, uint32_t *gen);
 
 /* The address of a queue's first buffer (what names it on the wire). */
 uintptr_t req_address(int qid);
 
 /*
- * Import node's queue `name`: a handle (>= 0), or -ENOENT, -EINVAL,
- * -EHOSTDOWN, -ETIMEDOUT, -ENOSPC.
+ * Import node's queue `name`: a handle (>= 0), or -ENOENT, -EACCES (not
+ * granted to us), -EINVAL, -EHOSTDOWN, -ETIMEDOUT, -ENOSPC.
  */
 int req_import(int node, const char *name);
 
@@ -64,8 +85,11 @@ int req_handle(int node, uintptr_t addr, uint32_t gen);
 
 /*
  * REQ(queue, word): hand the request to the fabric and return.  0, or
- * -EBADF, -EHOSTDOWN.  With sync, wait for the receiver's verdict: 0 or
- * -ENOENT (no such queue / destroyed).
+ * -EBADF, -EHOSTDOWN.  With sync, wait for the receiver's verdict: 0,
+ * -ENOENT (no such queue / destroyed), -ESTALE (our right was revoked),
+ * -EACCES (never granted), -ENOSPC (the queue is closed for lack of
+ * memory), -EIO (the queue's buffer is corrupt).  Without, a refusal comes
+ * back to req_sync.
  */
 int req_enqueue(int rq, uint32_t word, int sync);
 
@@ -114,18 +138,27 @@ int req_queue_stats(int qid, struct req_stats *out);
 
 struct req_counters {
 	uint64_t rx_req, rx_refused_noqueue, rx_malformed, rx_busy, nomem;
+	uint64_t rx_stale, rx_denied, rx_nospace, rx_corrupt;	/* refused, by reason */
 	uint64_t errors_reported;
 };
 
 void req_counters(struct req_counters *out);
+
+/*
+ * For tests only: call fn(q, step) between the steps of each dequeue of
+ * qid, in the dequeuing thread with the queue's lock held (queue.h,
+ * step_hook); fn may sleep.  0 or -EBADF.
+ */
+struct req_q;
+int req_test_dequeue_hook(int qid, void (*fn)(struct req_q *q, int step));
 void req_print_stats(void);
 
 /*
  * Message-arrival notification (paper, Introduction): write the message
  * body with a remote WRITE into the receiver's segment (rmem descriptor
- * rd, offset off), then REQ its offset into the receiver's notification
- * queue rq.  The fabric keeps order per node pair, so the notification
- * never arrives before the body.  0 or a negative error.
+ * rd, offset off), and once the receiver applied it, REQ its offset into
+ * the receiver's notification queue rq.  0, -EXDEV (rd and rq are on
+ * different nodes), -EBADF, or the WRITE's refusal (nothing is enqueued).
  */
 int reqmsg_send(int rd, uint32_t off, const void *body, uint32_t len, int rq);
 

@@ -17,7 +17,15 @@ enum req_op {
 
 enum { RQF_ACK = 1 };		/* answer an RQ_ENQ with a STATUS even on success */
 
-enum req_status { RQS_OK = 0, RQS_NOQUEUE = 1, RQS_NSTATUS };
+enum req_status {
+	RQS_OK = 0,
+	RQS_NOQUEUE = 1,	/* no queue at that address */
+	RQS_STALE = 2,		/* the sender's generation is not current: revoked */
+	RQS_DENIED = 3,		/* the sender has no right to enqueue here */
+	RQS_NOSPACE = 4,	/* the queue is closed for lack of memory */
+	RQS_BROKEN = 5,		/* the queue's buffer header is out of range */
+	RQS_NSTATUS
+};
 
 struct req_msg {
 	uint8_t op;

@@ -1,10 +1,9 @@
 /*
- * Seeds for fuzz_req: the three queues' addresses are deterministic in the
- * target's arena (first buffers of 32, 64 and 128 bytes at offsets 0, 64,
- * 128) but the arena's base is not; so seeds carry well-formed messages of
- * every kind (enqueues, with and without RQF_ACK, and STATUS answers with
- * calls' and sinks' tags) with control bytes that dequeue, overflow and
- * recreate.  Usage: seed_req <dir>
+ * Seeds for fuzz_req: well-formed messages of every kind (enqueues to
+ * queue 0..2 by the target's address convention (an address below 4 is a
+ * queue index), with and without RQF_ACK, from every sender, and STATUS
+ * answers with calls' and sinks' tags) with control bytes that dequeue,
+ * overflow, revoke, grant and recreate.  Usage: seed_req <dir>
  */
 #include <stdio.h>
 #include <string.h>
@@ -21,7 +20,7 @@ static size_t put(unsigned char *out, uint8_t op, uint8_t flags, uint8_t ctl, ui
 
 	m.op = op;
 	m.flags = flags;
-	m.gen = 1;
+	m.addr = tag % 4;	/* queue 0..2, or 3: none */
 	m.tag = tag;
 	m.status = status;
 	out[0] = (unsigned char)sizeof m;
@@ -47,9 +46,9 @@ int main(int argc, char **argv)
 			if (i % 7 == 6)
 				n += put(buf + n, RQ_STATUS, 0, ctl, (uint32_t)(i + 1), RQS_OK);
 			else if (i % 5 == 4)
-				n += put(buf + n, RQ_STATUS, 0, ctl, SINK(s * 40 + i), RQS_NOQUEUE);
+				n += put(buf + n, RQ_STATUS, 0, ctl, SINK(s * 40 + i), 1 + i % (RQS_NSTATUS - 1));
 			else
-				n += put(buf + n, RQ_ENQ, i % 8 == 1 ? RQF_ACK : 0, ctl, SINK(s), 0);
+				n += put(buf + n, RQ_ENQ, i % 8 == 1 ? RQF_ACK : 0, ctl, SINK(s + i), 0);
 		}
 		snprintf(path, sizeof path, "%s/seed%d", argv[1], s);
 		FILE *f = fopen(path, "wb");

@@ -219,14 +219,14 @@ static void no_memory_for_a_copy(void **state)
 	struct req_alloc none = alloc;
 	none.get = NULL;
 	assert_int_equal(req_q_init(&q, b, 32, &none), -EINVAL);
-	/* With memory exhausted the queue stops accepting; nothing is lost. */
+	/* With memory exhausted the queue stops accepting; nothing stored is lost. */
 	assert_int_equal(req_q_init(&q, b, 32, &alloc), 0);
 	size_t saved = arena_used;
 	arena_used = ARENA;	/* arena exhausted */
 	for (uint32_t i = 0; i < 4; i++)
 		assert_int_equal(req_q_enqueue(&q, i), REQ_ENQ_OK);
 	assert_int_equal(req_q_enqueue(&q, 4), REQ_ENQ_NOMEM);
-	assert_int_equal(req_q_enqueue(&q, 5), REQ_ENQ_REFUSED);
+	assert_int_equal(req_q_enqueue(&q, 5), REQ_ENQ_NOSPACE);
 	assert_int_equal(req_q_count(&q), 5);
 	/* A dequeue frees a slot in place: acceptance resumes without a copy. */
 	assert_int_equal(deq(&q, &v), 1);
@@ -240,6 +240,77 @@ static void no_memory_for_a_copy(void **state)
 	}
 	assert_int_equal(deq(&q, &v), 0);
 	assert_int_equal(req_q_count(&q), 0);
+}
+
+
+/*
+ * Item: the tail and head are read from the buffer's header, which lives
+ * in memory anyone on the node can write.  A corrupted header must never
+ * make an enqueue write outside the first buffer, or a dequeue read
+ * outside the chain.
+ */
+static void corrupted_header_never_writes_outside(void **state)
+{
+	(void)state;
+	struct req_q q;
+	uint32_t *b = first_buffer(32), v;
+	uint32_t *after = first_buffer(4096);		/* what lies beyond */
+	memset(after, 0x5a, 4096);
+	assert_int_equal(req_q_init(&q, b, 32, &alloc), 0);
+	assert_int_equal(req_q_enqueue(&q, 1), REQ_ENQ_OK);
+	const uint32_t bad[][2] = {
+		{ 8u << 16 | 0xffff, 8u << 16 | 3 },	/* tail past the buffer */
+		{ 8u << 16 | 8, 8u << 16 | 3 },		/* tail == size */
+		{ 8u << 16 | 1, 8u << 16 | 3 },		/* tail inside the header */
+		{ 0xffffu << 16 | 40, 0xffffu << 16 | 3 },	/* size larger than the buffer */
+		{ 8u << 16 | 5, 8u << 16 | 0xfff0 },	/* head past the buffer */
+	};
+	for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+		b[0] = bad[i][0];
+		b[1] = bad[i][1];
+		uint64_t enq = q.enqueued;
+		enum req_enq_result r = req_q_enqueue(&q, 0xdeadbeef);
+		assert_int_equal(r, REQ_ENQ_CORRUPT);
+		assert_int_equal(q.enqueued, enq);
+		q.dnp = 1;
+		assert_true(req_q_dequeue(&q, &v) < 0);
+		q.dnp = 0;
+		for (int k = 0; k < 1024; k++)
+			assert_int_equal(after[k], 0x5a5a5a5a);
+	}
+	for (uint32_t k = 3; k < 8; k++)
+		assert_int_not_equal(b[k], 0xdeadbeef);
+}
+
+/*
+ * Item: an overflow copy that cannot be allocated must not leave the
+ * queue holding REQs back (the fabric would stall every protocol from
+ * their sender): it refuses them as "no space", and the next REQ after
+ * memory is back makes the copy and is taken.
+ */
+static void no_memory_refuses_and_recovers(void **state)
+{
+	(void)state;
+	struct req_q q;
+	uint32_t *b = first_buffer(32), v;
+	assert_int_equal(req_q_init(&q, b, 32, &alloc), 0);
+	size_t saved = arena_used;
+	arena_used = ARENA;
+	for (uint32_t i = 0; i < 4; i++)
+		assert_int_equal(req_q_enqueue(&q, i), REQ_ENQ_OK);
+	assert_int_equal(req_q_enqueue(&q, 4), REQ_ENQ_NOMEM);
+	enum req_enq_result r = req_q_enqueue(&q, 99);
+	assert_int_equal(r, REQ_ENQ_NOSPACE);		/* refused back, not held */
+	assert_int_equal(req_q_count(&q), 5);
+	arena_used = saved;
+	/* Memory again: the next REQ makes the copy and is stored. */
+	assert_int_equal(req_q_enqueue(&q, 5), REQ_ENQ_OK);
+	assert_true(q.accepting);
+	for (uint32_t i = 0; i <= 5; i++) {
+		assert_int_equal(deq(&q, &v), 1);
+		assert_int_equal(v, i);
+	}
+	assert_int_equal(deq(&q, &v), 0);
 }
 
 /* --- the race: an overflow at every step of a dequeue -------------------- */
@@ -365,6 +436,8 @@ int main(void)
 		cmocka_unit_test_setup(random_mix_against_a_model, setup),
 		cmocka_unit_test_setup(deferred_overflow_refuses_then_resumes, setup),
 		cmocka_unit_test_setup(no_memory_for_a_copy, setup),
+		cmocka_unit_test_setup(corrupted_header_never_writes_outside, setup),
+		cmocka_unit_test_setup(no_memory_refuses_and_recovers, setup),
 		cmocka_unit_test_setup(overflow_at_every_dequeue_step_with_protocol, setup),
 		cmocka_unit_test_setup(without_the_protocol_the_race_breaks_the_queue, setup),
 	};
