@@ -436,6 +436,12 @@ CASES = [
                            (2, "tcp", 0, "shm"), (2, "rmem", 0, "shm"), (2, "req", 0, "shm"),
                            (2, "cell", 0, "shm"), (4, "req", 0, "shm"), (4, "cell", 1, "shm")]
 ] + [
+    # A node forging another's REQ notification (word naming node 0, sent by node 2) is
+    # refused by node 1, and node 0's stream to node 1 stays in step.
+    Cluster("mad-test-3-req-forge", app="mad-test", nodes=3, args="driver=req forge=1", timeout=240,
+            expect=[r"I received the strings", r"\[n1\] mad-req: a word naming node 0 on node 2's queue: refused"],
+            absent=[r"FAILED", r"malformed", r"out of step"],
+            count={r"RESULT mad-test driver=req messages=136 bytes=\d+ failures=0 misuse=15": 3}),
     Cluster("mad-pingpong-2-rmem", app="mad-pingpong", nodes=2, args="driver=rmem iters=40", timeout=180,
             count={r"RESULT mad-pingpong driver=rmem size=\d+ median_us=\S+ p99_us=\S+ n=\d+": 8},
             expect=[r"RESULT mad-pingpong row=mad-bw-rmem .* mb_per_s=\d+\.\d+"], absent=[r"FAILED"]),
