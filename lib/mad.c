@@ -355,8 +355,10 @@ int mad_sendbuf_send(void)
 	snd->iov[0].len = dlen + snd->express_len;
 	const struct mad_driver *drv = snd->ch->drv;
 	r = drv->send_post(snd->dest, snd->iov, (int)snd->niov);
-	while (r == 0 && (r = drv->send_poll(snd->dest)) == 0)
+	while (r == 0 && (r = drv->send_poll(snd->dest)) == 0) {
+		stats.send_pending++;
 		thread_yield();
+	}
 	free_copies();
 	if (r < 0)
 		return r;

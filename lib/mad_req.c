@@ -64,7 +64,10 @@ struct peer {
 	int ring_rd, rq;
 	int nq;				/* our notification queue for the peer's words */
 	uint64_t wp;
-	struct mutex lock;
+	struct mutex lock;		/* held from send_post until its send_poll ends */
+	struct iovcur txc;		/* the message being sent: what is left of it */
+	size_t tx_left;
+	uint64_t tx_since;		/* when the ring last had room for it */
 	uint8_t stage[RMEM_MAX_XFER] __attribute__((aligned(16)));
 };
 
@@ -209,33 +212,6 @@ static void req_exit_drv(void)
 
 /* --- sending ------------------------------------------------------------------------ */
 
-static int ring_space(struct peer *p)
-{
-	return p->wp - *p->peer_rp < RING;
-}
-
-static int tx_wait_space(int dest, struct peer *p)
-{
-	uint64_t end = cycles() + ns_to_cycles(MAD_PEER_TIMEOUT_NS);
-	irqflags_t f = irq_save();
-	int r = 0;
-
-	while (!ring_space(p)) {
-		uint64_t now = cycles();
-		if (fabric_peer_dead(dest)) {
-			r = -EHOSTDOWN;
-			break;
-		}
-		if (now >= end) {
-			r = -ETIMEDOUT;
-			break;
-		}
-		waitq_wait_timeout(&tx_wq, 100000000);
-	}
-	irq_restore(f);
-	return r;
-}
-
 /*
  * Deposit the next n bytes of the stream at the write pointer: one WRITE
  * per frame, straight from the caller's memory where a vector covers the
@@ -262,36 +238,72 @@ static int deposit(struct peer *p, struct iovcur *c, size_t n)
 	return r;
 }
 
+/*
+ * Deposit chunks of the message while the ring has room, without waiting:
+ * 1 when all of it went, 0 when the ring is full, or a negative error.
+ */
+static int tx_push(struct peer *p)
+{
+	int r = 0;
+
+	while (p->tx_left && r == 0) {
+		size_t room = RING - (p->wp - *p->peer_rp);
+		if (room == 0)
+			return 0;
+		size_t n = p->tx_left < CHUNK ? p->tx_left : CHUNK;
+		if (n > room)
+			n = room;
+		if ((r = deposit(p, &p->txc, n)) == 0)
+			r = req_enqueue(p->rq, WORD(me, n), 0);
+		p->tx_left -= n;
+		p->tx_since = cycles();
+	}
+	return r < 0 ? r : 1;
+}
+
+/*
+ * Asynchronous (paper 2.2: send_post "returns without blocking"): post
+ * deposits what the ring has room for and returns; send_poll deposits
+ * more as the receiver frees room, 1 once the last chunk is with the
+ * fabric.  The vectors stay the caller's until then; the peer's lock is
+ * held from post to the end of poll, so messages to a peer do not mix.
+ */
 static int req_send_post(int dest, const struct mad_iovec *iov, int count)
 {
 	struct peer *p = dest >= 0 && dest < MAX_NODES ? peers[dest] : NULL;
-	size_t left = iov_total(iov, count);
-	struct iovcur c;
-	int r = 0;
+	int r;
 
 	if (!p)
 		return -EINVAL;
-	iovcur_init(&c, iov, count);
 	mutex_lock(&p->lock);
-	while (left && r == 0) {
-		if ((r = tx_wait_space(dest, p)) < 0)
-			break;
-		size_t room = RING - (p->wp - *p->peer_rp);
-		size_t n = left < CHUNK ? left : CHUNK;
-		if (n > room)
-			n = room;
-		if ((r = deposit(p, &c, n)) == 0)
-			r = req_enqueue(p->rq, WORD(me, n), 0);
-		left -= n;
+	iovcur_init(&p->txc, iov, count);
+	p->tx_left = iov_total(iov, count);
+	p->tx_since = cycles();
+	if ((r = tx_push(p)) < 0) {
+		p->tx_left = 0;
+		mutex_unlock(&p->lock);
+		return r;
 	}
-	mutex_unlock(&p->lock);
-	return r;
+	return 0;
 }
 
 static int req_send_poll(int dest)
 {
-	(void)dest;
-	return 1;
+	struct peer *p = dest >= 0 && dest < MAX_NODES ? peers[dest] : NULL;
+	int r;
+
+	if (!p)
+		return -EINVAL;
+	r = tx_push(p);
+	if (r == 0 && fabric_peer_dead(dest))
+		r = -EHOSTDOWN;
+	else if (r == 0 && cycles() - p->tx_since >= ns_to_cycles(MAD_PEER_TIMEOUT_NS))
+		r = -ETIMEDOUT;
+	if (r != 0) {
+		p->tx_left = 0;
+		mutex_unlock(&p->lock);
+	}
+	return r;
 }
 
 /* --- receiving ------------------------------------------------------------------------ */

@@ -427,8 +427,10 @@ CASES = [
             args="driver=%s%s" % (d, " fault=drop:0.05,dup:0.01,reorder:0.01,corrupt:0.01" if f else ""),
             nic=nic, timeout=240,
             expect=[r"I received the strings"], absent=[r"FAILED", r"malformed"],
-            count={r"RESULT mad-test driver=%s messages=%d bytes=\d+ failures=0 misuse=%d" %
-                   (d, 69 if n == 2 else 203, 11 if n == 2 else 19): n})
+            count=dict([(r"RESULT mad-test driver=%s messages=%d bytes=\d+ failures=0 misuse=%d" %
+                         (d, 69 if n == 2 else 203, 11 if n == 2 else 19), n)] +
+                       # req sends asynchronously: a MiB outruns the ring, send_poll says "not yet".
+                       ([(r"RESULT mad-test driver=req .* send_pending=[1-9]", n)] if d == "req" else [])))
     for (n, d, f, nic) in [(2, "tcp", 0, "virtio"), (4, "tcp", 0, "e1000"),
                            (2, "rmem", 0, "virtio"), (4, "rmem", 0, "virtio"), (4, "rmem", 1, "e1000"),
                            (2, "req", 0, "e1000"), (4, "req", 0, "virtio"), (4, "req", 1, "virtio"),
