@@ -394,6 +394,8 @@ UNIT_SRCS_req_rx  := net/req/qtab.c net/req/queue.c net/req/wire.c
 UNIT_SRCS_cell    := net/deposit/cell.c kernel/crc.c
 UNIT_SRCS_dart    := net/deposit/dart.c net/deposit/dart_op.c net/deposit/cell.c kernel/crc.c
 UNIT_SRCS_mad     := lib/mad.c
+# malloc through the test's wrapper, which can be told to fail.
+UNIT_LDFLAGS_mad  := -Wl,--wrap=malloc
 UNIT_SRCS_call    := net/fabric/call_wire.c
 UNIT_SRCS_circuit := apps/circuit_net.c apps/circuit_sim.c apps/circuit_ring.c apps/circuit_cmb.c
 UNIT_SRCS_ising   := apps/ising_core.c
@@ -404,7 +406,7 @@ UNIT_BINS := $(addprefix $(BUILD)/tests/unit_,$(UNIT_TESTS))
 $(BUILD)/tests/unit_%: tests/unit/test_%.c $$(UNIT_SRCS_$$*) | deps
 	@mkdir -p $(dir $@)
 	@echo "  HOSTCC  $@"
-	@$(HOSTCC) $(UNIT_CFLAGS) -MMD -MP -o $@ $< $(UNIT_SRCS_$*) $(UNIT_LIBS)
+	@$(HOSTCC) $(UNIT_CFLAGS) -MMD -MP -o $@ $< $(UNIT_SRCS_$*) $(UNIT_LDFLAGS_$*) $(UNIT_LIBS)
 
 -include $(UNIT_BINS:=.d)
 

@@ -12,7 +12,10 @@
  *    64 KiB, whose growth against the null message shows the overhead is
  *    constant (Figures 8-10);
  *  - bandwidth: 4 MiB as 16 messages of 256 KiB, one way.
- * Node 1 answers in its bench thread, node 0 times.
+ * Node 1 answers in its bench thread, node 0 times.  Every handler checks
+ * what it received: the header (length and message number) and every
+ * byte of the array against the sender's pattern, the message number
+ * stamped in its first word; a message that differs fails the run.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -31,36 +34,64 @@
 #define MAXARR (256 * 1024)
 #define BW_MSGS 16
 
-static uint8_t *arr;
+static uint8_t *arr, *rxarr, *peerarr;	/* what we send, receive, and expect */
 static size_t cur_len;
 static int cur_null;
+static uint32_t cur_seq;			/* the number of the message in flight */
+static unsigned long checked, bad;
 
-/* Figure 6's generic handler: the header EXPRESS, the array CHEAPER. */
+/* Byte i of every array node `node` sends (the first word is the message number). */
+static void pattern(uint8_t *b, size_t n, int node)
+{
+	for (size_t i = 0; i < n; i++)
+		b[i] = (uint8_t)(i * 31 + (i >> 8) + (size_t)node * 101 + 1);
+}
+
+/* Aim the buffers at messages of len bytes between node 0 and node 1. */
+static void set_len(size_t len)
+{
+	cur_len = len;
+	pattern(arr, len, node_id);
+	pattern(peerarr, len, !node_id);
+}
+
+/* Figure 6's generic handler: the header EXPRESS, the array CHEAPER; both checked. */
 static int handler(int src)
 {
-	uint32_t hdr;
+	uint32_t hdr[2], stamp;
 	int r = 0;
 
-	(void)src;
 	if (!cur_null) {
-		r = mad_recvbuf_unpack_byte(MAD_SND_CHEAPER | MAD_RECV_EXPRESS, &hdr, sizeof hdr);
-		if (r == 0 && hdr != cur_len)
+		r = mad_recvbuf_unpack_byte(MAD_SND_CHEAPER | MAD_RECV_EXPRESS, hdr, sizeof hdr);
+		if (r == 0 && (hdr[0] != cur_len || hdr[1] != cur_seq))
 			r = -EPROTO;
 		if (r == 0)
-			r = mad_recvbuf_unpack_byte(MAD_SND_CHEAPER | MAD_RECV_CHEAPER, arr, cur_len);
+			r = mad_recvbuf_unpack_byte(MAD_SND_CHEAPER | MAD_RECV_CHEAPER, rxarr, cur_len);
 	}
 	int d = mad_recvbuf_receive_data();
+	if (!cur_null && r == 0 && d == 0) {
+		size_t k = cur_len < sizeof stamp ? cur_len : sizeof stamp;
+		stamp = cur_seq;
+		if (memcmp(rxarr, &stamp, k) != 0 || memcmp(rxarr + k, peerarr + k, cur_len - k) != 0)
+			r = -EPROTO;
+		checked++;
+	}
+	if (r == -EPROTO && bad++ < 4)
+		printf("mad-pingpong: message %u of %zu bytes from node %d is not what was sent\n", cur_seq,
+		       cur_len, src);
 	return r ? r : d;
 }
 
 static int send_one(struct mad_channel *ch, int dest)
 {
-	static uint32_t hdr;
+	static uint32_t hdr[2];
 	int r = mad_sendbuf_init_on(ch, dest);
 
 	if (r == 0 && !cur_null) {
-		hdr = (uint32_t)cur_len;
-		r = mad_sendbuf_pack_byte(MAD_SND_CHEAPER | MAD_RECV_EXPRESS, &hdr, sizeof hdr);
+		hdr[0] = (uint32_t)cur_len;
+		hdr[1] = cur_seq;
+		memcpy(arr, &cur_seq, cur_len < sizeof cur_seq ? cur_len : sizeof cur_seq);
+		r = mad_sendbuf_pack_byte(MAD_SND_CHEAPER | MAD_RECV_EXPRESS, hdr, sizeof hdr);
 		if (r == 0)
 			r = mad_sendbuf_pack_byte(MAD_SND_CHEAPER | MAD_RECV_CHEAPER, arr, cur_len);
 	}
@@ -70,7 +101,8 @@ static int send_one(struct mad_channel *ch, int dest)
 
 static struct mad_channel *channel(const char *drv)
 {
-	if (!arr && !(arr = calloc(1, MAXARR)))
+	if (!arr && (!(arr = calloc(1, MAXARR)) || !(rxarr = calloc(1, MAXARR)) ||
+		     !(peerarr = calloc(1, MAXARR))))
 		return NULL;
 	return mad_open(drv);
 }
@@ -86,8 +118,9 @@ static int pingpong(const char *drv, int null, size_t len, const struct bench_op
 	if (node_id > 1)
 		return 0;
 	cur_null = null;
-	cur_len = len;
+	set_len(len);
 	for (int i = 0; i < n; i++) {
+		cur_seq = (uint32_t)i;
 		if (node_id == 0) {
 			uint64_t t0 = cycles();
 			if (send_one(ch, 1) < 0 || mad_recvbuf_receive_on(ch, handler, WAIT_NS) < 0)
@@ -153,10 +186,11 @@ static int bandwidth(const char *drv)
 		return -1;
 	if (node_id > 1)
 		return fabric_barrier(120000000000ULL) < 0 ? -1 : 0;
-	cur_len = MAXARR;
+	set_len(MAXARR);
 	uint64_t t0 = cycles();
 	for (int i = 0; i < BW_MSGS && r == 0; i++) {
 		cur_null = 0;
+		cur_seq = (uint32_t)i;
 		r = node_id == 0 ? send_one(ch, 1) : mad_recvbuf_receive_on(ch, handler, WAIT_NS);
 	}
 	cur_null = 1;
@@ -186,7 +220,8 @@ static const struct bench bw = {
  * mad-pingpong: the same measurements as an app, on one driver: the null
  * message and RPCs of growing size (round trips, node 0 timing node 1's
  * answers), then the bandwidth.  Prints one line per size:
- *	RESULT mad-pingpong driver=D size=N median_us=.. p99_us=.. n=..
+ *	RESULT mad-pingpong driver=D size=N median_us=.. p99_us=.. n=.. checked=.. bad=..
+ * where checked counts the arrays node 0 received and verified so far.
  */
 static const struct argspec mp_args[] = {
 	{ "driver", ARG_STR, 0, 0, "tcp (default), rmem, req or cell" },
@@ -214,15 +249,16 @@ static int mp_main(void)
 		int n = sizes[i] > 16384 ? (iters / 20 > 5 ? iters / 20 : 5) : iters;
 		struct bench_opts o = { .iters = n, .warmup = n / 10 + 1 };
 		s.n = 0;
+		bad = 0;
 		if (fabric_barrier(30000000000ULL) < 0 ||
 		    pingpong(drv, sizes[i] == 0, sizes[i], &o, &s) < 0) {
 			printf("mad-pingpong: FAILED at %zu bytes\n", sizes[i]);
 			return 1;
 		}
 		if (node_id == 0)
-			result("driver=%s size=%zu median_us=%s p99_us=%s n=%d", drv, sizes[i],
-			       fmt_us(a, sizeof a, samples_quantile(&s, 0.5)),
-			       fmt_us(b, sizeof b, samples_quantile(&s, 0.99)), n);
+			result("driver=%s size=%zu median_us=%s p99_us=%s n=%d checked=%lu bad=%lu", drv,
+			       sizes[i], fmt_us(a, sizeof a, samples_quantile(&s, 0.5)),
+			       fmt_us(b, sizeof b, samples_quantile(&s, 0.99)), n, checked, bad);
 	}
 	samples_free(&s);
 	return bandwidth(drv) < 0 ? 1 : 0;

@@ -19,6 +19,10 @@
  *    must be refused with -EPROTO, and the next message must be intact;
  *  - a last message with the number it sent, which the receiver compares
  *    with the number it got (none lost, none doubled).
+ * With forge=1 (driver=req, 3 nodes or more) node 2 first enqueues into
+ * node 1's notification queue for node 2 a word that names node 0 as its
+ * sender and announces 64 bytes: node 1 must refuse it (and say so), and
+ * node 0's messages to node 1 must still arrive intact.
  * It also checks the sending-side misuse errors locally.  Every node ends
  * with
  *	RESULT mad-test driver=.. messages=.. bytes=.. failures=.. misuse=..
@@ -35,6 +39,7 @@
 #include "kernel/tsc.h"
 #include "lib/mad.h"
 #include "net/fabric/fabric.h"
+#include "net/req/req.h"
 
 enum { SVC_STRINGS = 1, SVC_MODES = 2, SVC_MULTI = 3, SVC_MISUSE = 4, SVC_DONE = 5 };
 
@@ -411,10 +416,24 @@ static void local_misuse(void)
 	EXPECT(mad_recvbuf_receive_data() == -EPROTO, "receive_data outside a handler");
 }
 
+/* forge=1: node 2 claims, on its own notification queue at node 1, to be node 0. */
+static void forge_word(void)
+{
+	if (node_id == 2) {
+		int rq = req_import(1, "mad.n.2");
+		EXPECT(rq >= 0, "import node 1's notification queue: %d", rq);
+		if (rq >= 0)
+			EXPECT(req_enqueue(rq, (uint32_t)0 << 24 | 64, 1) == 0, "forged word enqueued");
+	}
+	/* Nobody sends before node 1 holds the forged word. */
+	EXPECT(fabric_barrier(60000000000ULL) == 0, "barrier after the forged word");
+}
+
 static const struct argspec mad_test_args[] = {
 	{ "driver", ARG_STR, 0, 0, "tcp (default), rmem, req or cell" },
 	{ "big", ARG_INT, 0, 16 << 20, "size of the largest message, to the next node (default 1 MiB)" },
 	{ "rounds", ARG_INT, 1, 1000, "times the whole set is sent (default 1)" },
+	{ "forge", ARG_INT, 0, 1, "1: node 2 forges a REQ word naming node 0 (driver=req, 3+ nodes)" },
 	{ NULL, 0, 0, 0, NULL },
 };
 
@@ -445,6 +464,8 @@ static int mad_test_main(void)
 	mad_rpc_register(SVC_DONE, s_done);
 	srv = thread_create("mad-server", server, NULL, PRIO_NORMAL, 0);
 	local_misuse();
+	if (arg_int("forge", 0) && num_nodes >= 3)
+		forge_word();
 
 	for (int round = 0; round < rounds; round++) {
 		uint32_t seq = (uint32_t)round * 1000;
@@ -504,9 +525,9 @@ static int mad_test_main(void)
 	double secs = (double)cycles_to_ns(cycles() - t0) / 1e9;
 	printf("mad-test: node %d: %lu messages sent, %lu received, %d checks, %d failures, %.1f s\n",
 	       node_id, (unsigned long)st.sent, (unsigned long)st.received, check_count, check_failures, secs);
-	result("driver=%s messages=%lu bytes=%lu failures=%d misuse=%lu", used,
+	result("driver=%s messages=%lu bytes=%lu failures=%d misuse=%lu send_pending=%lu", used,
 	       (unsigned long)st.received, (unsigned long)st.bytes_received, check_failures,
-	       (unsigned long)st.misuse);
+	       (unsigned long)st.misuse, (unsigned long)st.send_pending);
 	return check_failures ? 1 : 0;
 }
 

@@ -277,6 +277,17 @@ static int pack(int mode, const void *ptr, size_t n)
 		return send_misuse("%s: more than 64 packs in one message", "pack");
 	if (n > MAX_ITEM || (n && !ptr))
 		return send_misuse("%s: bad pointer or length", "pack");
+	if (snd->error)
+		return snd->error;		/* the message already failed: it will not be sent */
+	/*
+	 * SND_SAFER: the copy is taken before anything of the pack is recorded;
+	 * without it the message is unsendable (sendbuf_send returns -ENOMEM).
+	 */
+	if (sm == MAD_SND_SAFER && n && !(ptr = safe_copy(ptr, n))) {
+		printf("mad: pack: no memory for a %zu-byte SND_SAFER copy: the message will not be sent\n", n);
+		snd->error = -ENOMEM;
+		return -ENOMEM;
+	}
 	int inhdr = rm == MAD_RECV_EXPRESS && snd->express_len + n <= MAD_EXPRESS_MAX;
 	uint32_t w = (uint32_t)(mode | (rm == MAD_RECV_EXPRESS && !inhdr ? MAD_DESC_INBODY : 0)) << 24 |
 		     (uint32_t)n;
@@ -287,16 +298,12 @@ static int pack(int mode, const void *ptr, size_t n)
 		struct later *l = &snd->later[snd->nlater++];
 		l->off = snd->express_len;
 		l->len = n;
-		l->ptr = sm == MAD_SND_SAFER ? safe_copy(ptr, n) : ptr;
-		if (!l->ptr)
-			return -ENOMEM;
+		l->ptr = ptr;
 		snd->express_len += n;
 		return 0;
 	}
 	if (n == 0)
 		return 0;
-	if (sm == MAD_SND_SAFER && !(ptr = safe_copy(ptr, n)))
-		return -ENOMEM;
 	/* SND_LATER and SND_CHEAPER: the caller's memory, read when sent. */
 	snd->iov[snd->niov].base = (void *)(uintptr_t)ptr;
 	snd->iov[snd->niov].len = n;
@@ -342,13 +349,16 @@ int mad_sendbuf_send(void)
 	dlen = sizeof h + 4 * snd->npacks;
 	/* EXPRESS data now: SND_LATER reads its value at send time. */
 	for (unsigned i = 0; i < snd->nlater; i++)
-		memcpy(snd->hdr + dlen + snd->later[i].off, snd->later[i].ptr, snd->later[i].len);
+		if (snd->later[i].len)
+			memcpy(snd->hdr + dlen + snd->later[i].off, snd->later[i].ptr, snd->later[i].len);
 	snd->iov[0].base = snd->hdr;
 	snd->iov[0].len = dlen + snd->express_len;
 	const struct mad_driver *drv = snd->ch->drv;
 	r = drv->send_post(snd->dest, snd->iov, (int)snd->niov);
-	while (r == 0 && (r = drv->send_poll(snd->dest)) == 0)
+	while (r == 0 && (r = drv->send_poll(snd->dest)) == 0) {
+		stats.send_pending++;
 		thread_yield();
+	}
 	free_copies();
 	if (r < 0)
 		return r;

@@ -26,6 +26,25 @@
  * struct mad_driver of eight functions.  The generic layer here never
  * knows which transport it runs on; the driver is chosen per channel.
  *
+ * send_post / send_poll (section 2.2: post "returns without blocking",
+ * poll until the transmission has completed on the sending side).  The
+ * vectors and the memory they name stay the caller's until send_poll
+ * returns nonzero; mad_sendbuf_send yields to other threads between polls.
+ *  - req: asynchronous.  send_post deposits what the receiver's ring has
+ *    room for and returns; send_poll deposits more as room frees (a message
+ *    larger than the ring gets "not yet" answers, mad_stats send_pending).
+ *  - tcp: send_post blocks its thread in lwip_writev until lwIP's send
+ *    buffer took the whole message (lwIP sockets have no completion to
+ *    poll); send_poll returns 1.
+ *  - rmem: send_post blocks its thread for header credit and, for a body,
+ *    for the receiver's READY record (Figure 7 step 4), then returns once
+ *    every WRITE is with the fabric; send_poll returns 1.
+ *  - cell: send_post blocks its thread for room in the receiver's ring,
+ *    chunk by chunk; send_poll returns 1.
+ * recv_header_post takes no handler: the generic layer is its only caller
+ * and runs the handler given to mad_recvbuf_receive as soon as
+ * recv_header_poll returns a header, which is the call-back of section 2.2.
+ *
  * Calls block only their calling thread.  One thread receives at a time
  * (paper 2.2: "the upper layers have to ensure that only one thread is
  * processing a receive operation at a time"); others wait their turn.
@@ -63,7 +82,10 @@ struct mad_driver {
 	/* Connections setup / shutdown (every node calls them). */
 	int (*init)(int nodes, int self);
 	void (*exit)(void);
-	/* Post the sending of a message (header vector first); poll: 1 when done. */
+	/*
+	 * Post the sending of a message (header vector first); poll: 1 when
+	 * done, 0 while still sending (which drivers can be, above).
+	 */
 	int (*send_post)(int dest, const struct mad_iovec *iov, int count);
 	int (*send_poll)(int dest);
 	/*
@@ -137,8 +159,9 @@ int mad_rpc_begin_on(struct mad_channel *ch, int dest, uint32_t service);
 int mad_rpc_serve_one(uint64_t timeout_ns);
 int mad_rpc_serve_one_on(struct mad_channel *ch, uint64_t timeout_ns);
 
+/* send_pending: send_poll answers "not yet" (the transport was still sending). */
 struct mad_stats {
-	uint64_t sent, received, misuse, bytes_sent, bytes_received;
+	uint64_t sent, received, misuse, bytes_sent, bytes_received, send_pending;
 };
 void mad_stats(struct mad_stats *out);
 

@@ -10,7 +10,8 @@
  * write.  The sender keeps the write pointer; it deposits a chunk of the
  * message stream (header vector, then body vectors, at most CHUNK bytes)
  * at the write pointer with remote WRITEs and then REQs one word, its
- * node and the chunk's length, into the receiver's queue "mad.n".  The
+ * node and the chunk's length, into the receiver's notification queue
+ * for that sender ("mad.n.<sender>"), one queue per sender.  The
  * receiver keeps the read pointer; it dequeues the words, copies the
  * bytes out of the ring into the unpack destinations (the one extra copy
  * of section 3.4; chunks pipeline), and writes its read pointer back into
@@ -19,9 +20,10 @@
  * its own pointer with the other's, as section 3.4 says.  The fabric keeps
  * order per pair, so a word never arrives before its chunk.
  *
- * A word names its sender, and any node may enqueue into "mad.n": the
- * receiver believes a word only as far as the ring allows (never more
- * bytes than the ring holds) and checks every header it reads.
+ * The queue a word arrives on names its sender: a word is counted against
+ * that sender's ring only.  A word whose node field is not the queue's
+ * sender is refused and counted, and so is one announcing more than the
+ * ring can hold; the receiver checks every header it reads.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -60,14 +62,21 @@ struct peer {
 	volatile uint64_t *peer_rp;	/* the peer's read pointer, written by it */
 	int ctl_seg;
 	int ring_rd, rq;
+	int nq;				/* our notification queue for the peer's words */
 	uint64_t wp;
-	struct mutex lock;
+	struct mutex lock;		/* held from send_post until its send_poll ends */
+	struct iovcur txc;		/* the message being sent: what is left of it */
+	size_t tx_left;
+	uint64_t tx_since;		/* when the ring last had room for it */
 	uint8_t stage[RMEM_MAX_XFER] __attribute__((aligned(16)));
 };
 
 static struct peer *peers[MAX_NODES];
-static int nnodes, me, rr, qid = -1;
+static int nnodes, me, rr;
 static struct waitq tx_wq = WAITQ_INIT;
+static struct waitq rx_wq = WAITQ_INIT;
+static volatile uint64_t arrivals;	/* words enqueued into our queues, ever */
+static uint64_t arrivals_taken;		/* arrivals when take_words last began */
 static uint64_t proto_errors;
 
 /* The message being received. */
@@ -77,6 +86,14 @@ static void ctl_note(void *arg, int seg, uint32_t off, uint32_t count)
 {
 	(void)arg, (void)seg, (void)off, (void)count;
 	waitq_wake_all(&tx_wq);
+}
+
+/* A word arrived on one of our queues (receive path: short). */
+static void word_note(void *arg, int q, uint32_t word)
+{
+	(void)arg, (void)q, (void)word;
+	arrivals++;
+	waitq_wake_all(&rx_wq);
 }
 
 static void complain(const char *what, int src)
@@ -108,11 +125,6 @@ static int req_init_drv(int nodes, int self)
 	nnodes = nodes;
 	me = self;
 	memset(&rx, 0, sizeof rx);
-	if ((qid = req_create(QBYTES)) < 0 || (r = req_export(qid, "mad.n")) < 0) {
-		r = qid < 0 ? qid : r;
-		req_exit_drv();
-		return r;
-	}
 	for (int i = 0; i < nodes; i++) {
 		if (i == self)
 			continue;
@@ -123,7 +135,7 @@ static int req_init_drv(int nodes, int self)
 		}
 		peers[i] = p;
 		mutex_init(&p->lock, 0);
-		p->ring_seg = p->ctl_seg = p->ring_rd = p->rp_rd = p->rq = -1;
+		p->ring_seg = p->ctl_seg = p->ring_rd = p->rp_rd = p->rq = p->nq = -1;
 		p->ring = aligned_alloc(64, RING);
 		p->peer_rp = aligned_alloc(64, 64);
 		if (!p->ring || !p->peer_rp) {
@@ -141,6 +153,17 @@ static int req_init_drv(int nodes, int self)
 			return r;
 		}
 		seg_notify(p->ctl_seg, 1, ctl_note, p);
+		if ((p->nq = req_create(QBYTES)) < 0) {
+			r = p->nq;
+			req_exit_drv();
+			return r;
+		}
+		snprintf(name, sizeof name, "mad.n.%d", i);
+		/* restrict to the sender with req_export_for */
+		if ((r = req_export(p->nq, name)) < 0 || (r = req_notify(p->nq, word_note, p)) < 0) {
+			req_exit_drv();
+			return r;
+		}
 	}
 	for (int i = 0; i < nodes; i++) {
 		struct peer *p = peers[i];
@@ -150,7 +173,8 @@ static int req_init_drv(int nodes, int self)
 		p->ring_rd = rmem_import_wait(i, name, MAD_PEER_TIMEOUT_NS);
 		snprintf(name, sizeof name, "mad.p.%d", self);
 		p->rp_rd = p->ring_rd < 0 ? p->ring_rd : rmem_import_wait(i, name, MAD_PEER_TIMEOUT_NS);
-		p->rq = p->rp_rd < 0 ? p->rp_rd : req_import_wait(i, "mad.n");
+		snprintf(name, sizeof name, "mad.n.%d", self);
+		p->rq = p->rp_rd < 0 ? p->rp_rd : req_import_wait(i, name);
 		if (p->ring_rd < 0 || p->rp_rd < 0 || p->rq < 0) {
 			r = p->ring_rd < 0 ? p->ring_rd : p->rp_rd < 0 ? p->rp_rd : p->rq;
 			printf("mad-req: cannot reach node %d's queue (%d)\n", i, r);
@@ -175,44 +199,18 @@ static void req_exit_drv(void)
 			rmem_release(p->ring_rd);
 		if (p->rp_rd >= 0)
 			rmem_release(p->rp_rd);
+		if (p->nq >= 0) {
+			req_notify(p->nq, NULL, NULL);
+			req_destroy(p->nq);
+		}
 		free(p->ring);
 		free((void *)p->peer_rp);
 		free(p);
 		peers[i] = NULL;
 	}
-	if (qid >= 0)
-		req_destroy(qid);
-	qid = -1;
 }
 
 /* --- sending ------------------------------------------------------------------------ */
-
-static int ring_space(struct peer *p)
-{
-	return p->wp - *p->peer_rp < RING;
-}
-
-static int tx_wait_space(int dest, struct peer *p)
-{
-	uint64_t end = cycles() + ns_to_cycles(MAD_PEER_TIMEOUT_NS);
-	irqflags_t f = irq_save();
-	int r = 0;
-
-	while (!ring_space(p)) {
-		uint64_t now = cycles();
-		if (fabric_peer_dead(dest)) {
-			r = -EHOSTDOWN;
-			break;
-		}
-		if (now >= end) {
-			r = -ETIMEDOUT;
-			break;
-		}
-		waitq_wait_timeout(&tx_wq, 100000000);
-	}
-	irq_restore(f);
-	return r;
-}
 
 /*
  * Deposit the next n bytes of the stream at the write pointer: one WRITE
@@ -240,56 +238,106 @@ static int deposit(struct peer *p, struct iovcur *c, size_t n)
 	return r;
 }
 
+/*
+ * Deposit chunks of the message while the ring has room, without waiting:
+ * 1 when all of it went, 0 when the ring is full, or a negative error.
+ */
+static int tx_push(struct peer *p)
+{
+	int r = 0;
+
+	while (p->tx_left && r == 0) {
+		size_t room = RING - (p->wp - *p->peer_rp);
+		if (room == 0)
+			return 0;
+		size_t n = p->tx_left < CHUNK ? p->tx_left : CHUNK;
+		if (n > room)
+			n = room;
+		if ((r = deposit(p, &p->txc, n)) == 0)
+			r = req_enqueue(p->rq, WORD(me, n), 0);
+		p->tx_left -= n;
+		p->tx_since = cycles();
+	}
+	return r < 0 ? r : 1;
+}
+
+/*
+ * Asynchronous (paper 2.2: send_post "returns without blocking"): post
+ * deposits what the ring has room for and returns; send_poll deposits
+ * more as the receiver frees room, 1 once the last chunk is with the
+ * fabric.  The vectors stay the caller's until then; the peer's lock is
+ * held from post to the end of poll, so messages to a peer do not mix.
+ */
 static int req_send_post(int dest, const struct mad_iovec *iov, int count)
 {
 	struct peer *p = dest >= 0 && dest < MAX_NODES ? peers[dest] : NULL;
-	size_t left = iov_total(iov, count);
-	struct iovcur c;
-	int r = 0;
+	int r;
 
 	if (!p)
 		return -EINVAL;
-	iovcur_init(&c, iov, count);
 	mutex_lock(&p->lock);
-	while (left && r == 0) {
-		if ((r = tx_wait_space(dest, p)) < 0)
-			break;
-		size_t room = RING - (p->wp - *p->peer_rp);
-		size_t n = left < CHUNK ? left : CHUNK;
-		if (n > room)
-			n = room;
-		if ((r = deposit(p, &c, n)) == 0)
-			r = req_enqueue(p->rq, WORD(me, n), 0);
-		left -= n;
+	iovcur_init(&p->txc, iov, count);
+	p->tx_left = iov_total(iov, count);
+	p->tx_since = cycles();
+	if ((r = tx_push(p)) < 0) {
+		p->tx_left = 0;
+		mutex_unlock(&p->lock);
+		return r;
 	}
-	mutex_unlock(&p->lock);
-	return r;
+	return 0;
 }
 
 static int req_send_poll(int dest)
 {
-	(void)dest;
-	return 1;
+	struct peer *p = dest >= 0 && dest < MAX_NODES ? peers[dest] : NULL;
+	int r;
+
+	if (!p)
+		return -EINVAL;
+	r = tx_push(p);
+	if (r == 0 && fabric_peer_dead(dest))
+		r = -EHOSTDOWN;
+	else if (r == 0 && cycles() - p->tx_since >= ns_to_cycles(MAD_PEER_TIMEOUT_NS))
+		r = -ETIMEDOUT;
+	if (r != 0) {
+		p->tx_left = 0;
+		mutex_unlock(&p->lock);
+	}
+	return r;
 }
 
 /* --- receiving ------------------------------------------------------------------------ */
 
-/* Take the words that arrived into the per-peer byte counts. */
+/*
+ * Take the words that arrived into the per-peer byte counts.  A word
+ * counts for the sender whose queue it came on, and only if it names that
+ * sender and fits its ring; any other is refused and counted.
+ */
 static void take_words(void)
 {
 	uint32_t w[64];
 	int n;
 
-	while ((n = req_dequeue_many(qid, w, 64, NULL)) > 0) {
-		for (int k = 0; k < n; k++) {
-			int s = WORD_SRC(w[k]);
-			uint32_t len = WORD_LEN(w[k]);
-			struct peer *p = s < MAX_NODES ? peers[s] : NULL;
-			if (!p || len == 0 || len > CHUNK || p->avail + len > RING - (p->rp - p->reported)) {
-				complain("a word that does not fit its ring", s);
-				continue;
+	arrivals_taken = arrivals;
+	for (int i = 0; i < nnodes; i++) {
+		struct peer *p = peers[i];
+		if (!p)
+			continue;
+		while ((n = req_dequeue_many(p->nq, w, 64, NULL)) > 0) {
+			for (int k = 0; k < n; k++) {
+				uint32_t len = WORD_LEN(w[k]);
+				if (WORD_SRC(w[k]) != i) {
+					if (proto_errors++ < 8)
+						printf("mad-req: a word naming node %d on node %d's queue: refused\n",
+						       WORD_SRC(w[k]), i);
+					continue;
+				}
+				if (len == 0 || len > CHUNK || p->avail + len > RING - (p->rp - p->reported)) {
+					complain("a word that does not fit its ring", i);
+					continue;
+				}
+				p->avail += len;
 			}
-			p->avail += len;
 		}
 	}
 }
@@ -402,8 +450,15 @@ static int req_recv_body_poll(int src)
 
 static void req_wait_drv(uint64_t timeout_ns)
 {
-	/* Everything this driver waits for is announced by a word in the queue. */
-	req_wait(qid, timeout_ns);
+	/*
+	 * Everything this driver waits for is announced by a word on one of
+	 * its queues: sleep only if none came since take_words last began.
+	 */
+	irqflags_t f = irq_save();
+
+	if (arrivals == arrivals_taken)
+		waitq_wait_timeout(&rx_wq, timeout_ns);
+	irq_restore(f);
 }
 
 const struct mad_driver mad_driver_req = {

@@ -40,6 +40,14 @@ void thread_yield(void) {}
 uint64_t cycles_to_ns(uint64_t c) { return c; }
 uint64_t ns_to_cycles(uint64_t ns) { return ns; }
 
+/* malloc (linked with --wrap=malloc): fails while fail_malloc is set. */
+static int fail_malloc;
+void *__real_malloc(size_t n);
+void *__wrap_malloc(size_t n)
+{
+	return fail_malloc ? NULL : __real_malloc(n);
+}
+
 /* --- the loopback driver ---------------------------------------------------- */
 
 #define QMAX 64
@@ -513,6 +521,35 @@ static void test_send_misuse(void **state)
 	assert_int_equal(receive(good_handler), 0);
 }
 
+/*
+ * SND_SAFER copies at pack time (paper 2.1.1); when that copy cannot be
+ * taken the pack fails with -ENOMEM, the message cannot be sent (send
+ * returns the same error and nothing goes), and the next message is whole.
+ */
+static void test_safer_nomem(void **state)
+{
+	static const int modes[] = { MAD_SND_SAFER | MAD_RECV_EXPRESS, MAD_SND_SAFER | MAD_RECV_CHEAPER };
+	static uint8_t big[MAD_EXPRESS_MAX + 10];
+	int x = 7;
+
+	(void)state;
+	for (int m = 0; m < 2; m++) {
+		for (size_t len = 4; len <= sizeof big; len += sizeof big - 4) {
+			assert_int_equal(mad_sendbuf_init(1), 0);
+			assert_int_equal(mad_sendbuf_pack_int(MAD_SND_SAFER | MAD_RECV_EXPRESS, &x, 1), 0);
+			fail_malloc = 1;
+			assert_int_equal(mad_sendbuf_pack_byte(modes[m], big, len), -ENOMEM);
+			fail_malloc = 0;
+			/* Later packs of the message are refused too, and it is not sent. */
+			assert_int_equal(mad_sendbuf_pack_byte(MAD_SND_CHEAPER, big, 8), -ENOMEM);
+			assert_int_equal(mad_sendbuf_send(), -ENOMEM);
+			assert_int_equal(sends, 0);
+		}
+	}
+	send_pair();
+	assert_int_equal(receive(good_handler), 0);
+}
+
 /* Sixty-four packs, zero-length ones among them, every mode. */
 static int many_handler(int src)
 {
@@ -634,6 +671,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_express_in_body, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_recv_misuse, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_send_misuse, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_safer_nomem, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_many_packs, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_rpc, setup, teardown),
 		cmocka_unit_test(test_iovcur),
