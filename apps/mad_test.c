@@ -19,10 +19,11 @@
  *    must be refused with -EPROTO, and the next message must be intact;
  *  - a last message with the number it sent, which the receiver compares
  *    with the number it got (none lost, none doubled).
- * With forge=1 (driver=req, 3 nodes or more) node 2 first enqueues into
- * node 1's notification queue for node 2 a word that names node 0 as its
- * sender and announces 64 bytes: node 1 must refuse it (and say so), and
- * node 0's messages to node 1 must still arrive intact.
+ * With forge=1 (driver=req, 3 nodes or more) node 2 first tries to import
+ * node 1's notification queue for node 0 (granted to node 0 alone: it must
+ * get -EACCES), then enqueues into its own queue at node 1 a word that
+ * names node 0 as its sender and announces 64 bytes: node 1 must refuse it
+ * (and say so), and node 0's messages to node 1 must still arrive intact.
  * It also checks the sending-side misuse errors locally.  Every node ends
  * with
  *	RESULT mad-test driver=.. messages=.. bytes=.. failures=.. misuse=..
@@ -420,6 +421,8 @@ static void local_misuse(void)
 static void forge_word(void)
 {
 	if (node_id == 2) {
+		int other = req_import(1, "mad.n.0");
+		EXPECT(other == -EACCES, "import node 1's queue for node 0 from node 2: %d, not -EACCES", other);
 		int rq = req_import(1, "mad.n.2");
 		EXPECT(rq >= 0, "import node 1's notification queue: %d", rq);
 		if (rq >= 0)

@@ -159,8 +159,8 @@ static int req_init_drv(int nodes, int self)
 			return r;
 		}
 		snprintf(name, sizeof name, "mad.n.%d", i);
-		/* restrict to the sender with req_export_for */
-		if ((r = req_export(p->nq, name)) < 0 || (r = req_notify(p->nq, word_note, p)) < 0) {
+		/* Node i's queue, granted to node i alone: the queue names the sender. */
+		if ((r = req_export_for(p->nq, name, i)) < 0 || (r = req_notify(p->nq, word_note, p)) < 0) {
 			req_exit_drv();
 			return r;
 		}
