@@ -71,8 +71,16 @@ static int ctl_send(struct rpc_binding *b, uint32_t op, const char *reply)
 			  (uint32_t)(offsetof(struct ctl, pad) - REQ_OFF), RMEM_INTR);
 }
 
-/* Import and claim a free stack of service on node: 0 with b->rd, b->stack set. */
-static int stack_claim(struct rpc_binding *b, int node, const char *service, uint64_t token)
+#define CAS_TRIES 4		/* asks of a claim or release whose answer is late */
+
+/*
+ * Import and claim a free stack of service on node: 0 with b->rd, b->stack
+ * set.  The claim is a CAS of the owner word from 0 to this binding's
+ * token; a CAS whose answer is late may still land, so its outcome is
+ * settled (rmem_cas_settled) before the stack is let go: otherwise a stack
+ * this client holds would be lost to everyone.
+ */
+int rpc_stack_claim(struct rpc_binding *b, int node, const char *service, uint64_t token)
 {
 	char name[RMEM_NAME_MAX];
 	int found = 0;
@@ -89,12 +97,15 @@ static int stack_claim(struct rpc_binding *b, int node, const char *service, uin
 		if (rd < 0)
 			return rd;
 		/* 3.1.1: stacks are "imported by clients at bind time"; the CAS makes one ours. */
-		if (rmem_cas(rd, CTL_OFF, 0, token, &old) == 0 && old == 0) {
+		int r = rmem_cas_settled(rd, CTL_OFF, 0, token, &old, CAS_TRIES);
+		if (r == 0 && old == 0) {
 			b->rd = rd;
 			b->stack = k;
 			return 0;
 		}
 		rmem_release(rd);
+		if (r == -ETIMEDOUT || r == -EHOSTDOWN)
+			return r;	/* the stack may be ours: claim no second one */
 	}
 	return found ? -EBUSY : -ENOENT;
 }
@@ -129,7 +140,7 @@ int rpc_bind(struct rpc_binding *b, int node, const char *service, int flags, ui
 	uint64_t token = (uint64_t)(node_id + 1) << 32 |
 			 (__atomic_add_fetch(&nonce, 1, __ATOMIC_RELAXED) & 0xffffffffu);
 	for (;;) {
-		r = stack_claim(b, node, service, token);
+		r = rpc_stack_claim(b, node, service, token);
 		if (r != -ENOENT || cycles() >= end)
 			break;
 		thread_sleep_ns(10000000);	/* the service is not up yet */
@@ -145,7 +156,9 @@ unclaim:
 		/* The server may yet bind us: ask it to let go, and free the word if it did not. */
 		uint64_t old;
 		ctl_send(b, CTL_UNBIND, NULL);
-		rmem_cas(b->rd, CTL_OFF, token, 0, &old);
+		/* Asking again is harmless: once the word is not our token nothing changes. */
+		for (int i = 0; i < CAS_TRIES && rmem_cas(b->rd, CTL_OFF, token, 0, &old) == -ETIMEDOUT; i++)
+			;
 		rmem_release(b->rd);
 	}
 unexport:

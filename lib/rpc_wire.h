@@ -96,4 +96,7 @@ static inline uint32_t reply_crc(const struct reply *r)
 	return crc32c(0, r, offsetof(struct reply, crc));
 }
 
+/* The client's claim of a free stack (rpc_client.c); host tests drive it. */
+int rpc_stack_claim(struct rpc_binding *b, int node, const char *service, uint64_t token);
+
 #endif

@@ -413,6 +413,20 @@ int rmem_cas(int rd, uint32_t off, uint64_t expect, uint64_t desired, uint64_t *
 	return rmem_cas_flags(rd, off, expect, desired, old, 0);
 }
 
+int rmem_cas_settled(int rd, uint32_t off, uint64_t expect, uint64_t desired, uint64_t *old,
+		     int tries)
+{
+	int r = rmem_cas(rd, off, expect, desired, old);
+
+	/* The channel serves requests in order: the second is served after the first. */
+	while (r == -ETIMEDOUT && --tries > 0) {
+		r = rmem_cas(rd, off, desired, desired, old);
+		if (r == 0 && *old == desired)
+			*old = expect;		/* the first one landed */
+	}
+	return r;
+}
+
 int rmem_fadd_flags(int rd, uint32_t off, uint64_t add, uint64_t *old, int flags)
 {
 	return atomic_op(rd, RM_FADD, off, &add, sizeof add, old, flags & RMEM_INTR);

@@ -196,6 +196,21 @@ int rmem_read_wait(int h, uint64_t timeout_ns);
  */
 int rmem_cas(int rd, uint32_t off, uint64_t expect, uint64_t desired, uint64_t *old);
 
+/*
+ * A compare-and-swap whose outcome is always known.  A CAS whose answer
+ * does not come in time (-ETIMEDOUT) may still have landed, or land
+ * later: a claim then leaks, or its owner thinks it lost.  This one then
+ * asks again on the same channel, which keeps order, with a CAS of
+ * desired for desired (it changes nothing): its answer shows the word
+ * after the first CAS was served, and the word holds desired only if the
+ * first CAS put it there, which holds when desired is a value only this
+ * caller writes (a token).  0 with *old as rmem_cas would give (expect if
+ * it landed), or -EHOSTDOWN, a refusal, or -ETIMEDOUT after `tries`
+ * unanswered asks.
+ */
+int rmem_cas_settled(int rd, uint32_t off, uint64_t expect, uint64_t desired, uint64_t *old,
+		     int tries);
+
 /* Fetch-and-add on the 8-byte word at off; *old gets the previous value. */
 int rmem_fadd(int rd, uint32_t off, uint64_t add, uint64_t *old);
 

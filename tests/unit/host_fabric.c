@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "kernel/init.h"
 #include "kernel/node.h"
 #include "kernel/sync.h"
 #include "kernel/thread.h"
@@ -36,6 +37,28 @@ void host_fabric_reset(int self, int nodes)
 	qhead = qlen = 0;
 	host_can_send = 1;
 	host_pump = NULL;
+}
+
+static const struct init_hook *hooks[32];
+static int nhooks;
+
+void host_init_hook_add(const struct init_hook *h)
+{
+	if (nhooks < (int)(sizeof hooks / sizeof hooks[0]))
+		hooks[nhooks++] = h;
+}
+
+int host_run_init_hooks(int level)
+{
+	int r = 0;
+
+	for (int i = 0; i < nhooks; i++)
+		if (hooks[i]->level == level) {
+			int e = hooks[i]->fn();
+			if (e < 0 && r == 0)
+				r = e;
+		}
+	return r;
 }
 
 int host_frames(void)

@@ -24,6 +24,13 @@ struct host_frame {
 /* Set this node's id and the cluster size; forget every frame and setting. */
 void host_fabric_reset(int self, int nodes);
 
+/*
+ * Run the init hooks of level (kernel/init.h) that the kernel files built
+ * into this test register, as the kernel would at boot: 0 or the first
+ * error.
+ */
+int host_run_init_hooks(int level);
+
 /* How many frames wait; take the oldest (0) or -1 if none. */
 int host_frames(void);
 int host_frame_take(struct host_frame *f);
