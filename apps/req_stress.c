@@ -275,7 +275,12 @@ static void notifications(void)
 			memset(body, 0xee, LEN);
 			EXPECT(rmem_test_forge(rd, -1, 0x7ffffff0, -1, -1) == 0, "forge");
 			int r = reqmsg_send(rd, MSGS * LEN, body, LEN, rq);
-			EXPECT(r == -ESTALE, "reqmsg_send with a refused body: %d", r);
+			EXPECT(r == 0, "reqmsg_send with a refused body: %d", r);
+			/* Both are refused, each to its own sink: the body -ESTALE, its notification -ENODATA. */
+			r = rmem_sync(rd, 30000000000ULL);
+			EXPECT(r == -ESTALE, "the refused body's verdict: %d, not -ESTALE", r);
+			r = req_sync(rq, 30000000000ULL);
+			EXPECT(r == -ENODATA, "the notification of a refused body: %d, not -ENODATA", r);
 			/* Body and queue on different nodes: refused before anything is sent. */
 			if (num_nodes > 2) {
 				int other = req_handle(2, 0x100000, 1);

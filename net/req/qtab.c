@@ -221,6 +221,7 @@ int req_status_errno(int status)
 	case RQS_STALE: return -ESTALE;
 	case RQS_DENIED: return -EACCES;
 	case RQS_NOSPACE: return -ENOSPC;
+	case RQS_NOBODY: return -ENODATA;
 	default: return -EIO;
 	}
 }

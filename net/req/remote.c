@@ -85,6 +85,17 @@ static int req_handler(int src, const uint8_t *payload, size_t len, struct pktbu
 		complete(src, &m);
 		return 0;
 	}
+	/*
+	 * A notification whose body (the WRITE just before it on this
+	 * channel) was refused announces nothing: refused in its turn.
+	 */
+	if ((m.flags & RQF_BODY) && rmem_body_refused(src)) {
+		if (!call_can_answer(src))
+			return -EBUSY;
+		req_tab.ctr.rx_nobody++;
+		answer(src, m.tag, RQS_NOBODY);
+		return 0;
+	}
 	req_rx_enq(&req_tab, src, &m, call_can_answer(src), &v);
 	if (v.hold)
 		return -EBUSY;
@@ -165,7 +176,7 @@ int req_handle(int node, uintptr_t addr, uint32_t gen)
 	return new_handle(node, addr, gen);
 }
 
-int req_enqueue(int rq, uint32_t word, int sync)
+static int enqueue(int rq, uint32_t word, int sync, uint8_t flags)
 {
 	struct req_msg m = { 0 };
 	struct rqueue *h;
@@ -175,6 +186,7 @@ int req_enqueue(int rq, uint32_t word, int sync)
 		return -EBADF;
 	h = &rqs[rq];
 	m.op = RQ_ENQ;
+	m.flags = flags;
 	m.addr = h->addr;
 	m.gen = h->gen;
 	m.word = word;
@@ -185,9 +197,14 @@ int req_enqueue(int rq, uint32_t word, int sync)
 	}
 	if (!(c = call_new(REQ_PROTO, RK_ENQ, h->node)))
 		return -EAGAIN;
-	m.flags = RQF_ACK;
+	m.flags |= RQF_ACK;
 	m.tag = c->tag;
 	return call_run(c, &m, sizeof m, NULL, 0, 0, CALL_WAIT_NS);
+}
+
+int req_enqueue(int rq, uint32_t word, int sync)
+{
+	return enqueue(rq, word, sync, 0);
 }
 
 int req_sync(int rq, uint64_t timeout_ns)
@@ -203,10 +220,14 @@ int req_sync(int rq, uint64_t timeout_ns)
  * memory, senders enqueue their message arrival notifications"); on
  * Telegraphos a write the sender has no right to is stopped at the sender
  * by its page tables, so no notification ever follows a write that did
- * not happen.  Here the segment's rights are checked at the receiver, so
- * the WRITE waits for its verdict (RMEM_SYNC) and the REQ goes only after
- * the body was applied.  Body and queue must be on the same node: the
- * notification names an offset in that node's segment.
+ * not happen.  Here the segment's rights are checked at the receiver.
+ * Body and notification go one way, in order on the channel to the
+ * receiver; the body is marked (RMEM_BODY) and the receiver remembers
+ * whether it refused it; the notification is marked (RQF_BODY) and is
+ * refused if its body was.  So no notification ever announces a body that
+ * did not land, and the sender does not wait a round trip.  Body and queue
+ * must be on the same node: one channel orders them, and the notification
+ * names an offset in that node's segment.
  */
 int reqmsg_send(int rd, uint32_t off, const void *body, uint32_t len, int rq)
 {
@@ -218,9 +239,9 @@ int reqmsg_send(int rd, uint32_t off, const void *body, uint32_t len, int rq)
 		return r;
 	if (node != rqs[rq].node)
 		return -EXDEV;
-	if ((r = rmem_write(rd, off, body, len, RMEM_SYNC)) < 0)
+	if ((r = rmem_write(rd, off, body, len, RMEM_BODY)) < 0)
 		return r;
-	return req_enqueue(rq, off, 0);
+	return enqueue(rq, off, 0, RQF_BODY);
 }
 
 int reqmsg_poll(int qid, uint32_t *off)
@@ -241,8 +262,8 @@ void req_print_stats(void)
 
 	req_counters(&c);
 	printf("req: received %lu, refused (no such queue) %lu, (no right) %lu, (stale) %lu, "
-	       "(no space) %lu, (header corrupt) %lu, held back (queue full) %lu, "
+	       "(no space) %lu, (header corrupt) %lu, (body refused) %lu, held back (queue full) %lu, "
 	       "malformed %lu, out of memory %lu, errors reported back %lu\n",
-	       c.rx_req, c.rx_refused_noqueue, c.rx_denied, c.rx_stale, c.rx_nospace, c.rx_corrupt,
+	       c.rx_req, c.rx_refused_noqueue, c.rx_denied, c.rx_stale, c.rx_nospace, c.rx_corrupt, c.rx_nobody,
 	       c.rx_busy, c.rx_malformed, c.nomem, c.errors_reported);
 }

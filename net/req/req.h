@@ -139,6 +139,7 @@ int req_queue_stats(int qid, struct req_stats *out);
 struct req_counters {
 	uint64_t rx_req, rx_refused_noqueue, rx_malformed, rx_busy, nomem;
 	uint64_t rx_stale, rx_denied, rx_nospace, rx_corrupt;	/* refused, by reason */
+	uint64_t rx_nobody;		/* notifications whose body was refused */
 	uint64_t errors_reported;
 };
 
@@ -156,9 +157,12 @@ void req_print_stats(void);
 /*
  * Message-arrival notification (paper, Introduction): write the message
  * body with a remote WRITE into the receiver's segment (rmem descriptor
- * rd, offset off), and once the receiver applied it, REQ its offset into
- * the receiver's notification queue rq.  0, -EXDEV (rd and rq are on
- * different nodes), -EBADF, or the WRITE's refusal (nothing is enqueued).
+ * rd, offset off), then REQ its offset into the receiver's notification
+ * queue rq, both one way, in order on one channel.  If the receiver
+ * refuses the body, it refuses the notification too: nothing is
+ * announced, the body's refusal reaches rd's sink (rmem_sync) and the
+ * notification's, -ENODATA, rq's (req_sync).  0, -EXDEV (rd and rq are
+ * on different nodes), -EBADF, or an error sending.
  */
 int reqmsg_send(int rd, uint32_t off, const void *body, uint32_t len, int rq);
 

@@ -8,7 +8,7 @@ int req_wire_parse(const uint8_t *p, size_t len, struct req_msg *m)
 	if (len != sizeof *m)
 		return -EPROTO;
 	memcpy(m, p, sizeof *m);
-	if (m->flags & ~RQF_ACK || m->reserved)
+	if (m->flags & ~(RQF_ACK | RQF_BODY) || m->reserved)
 		return -EPROTO;
 	switch (m->op) {
 	case RQ_ENQ:

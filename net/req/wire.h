@@ -15,7 +15,10 @@ enum req_op {
 	RQ_STATUS = 2,		/* the verdict on tag (a call's or a sink's, net/fabric/call.h) */
 };
 
-enum { RQF_ACK = 1 };		/* answer an RQ_ENQ with a STATUS even on success */
+enum {
+	RQF_ACK = 1,		/* answer an RQ_ENQ with a STATUS even on success */
+	RQF_BODY = 2,		/* announces the body WRITE just before it (reqmsg_send) */
+};
 
 enum req_status {
 	RQS_OK = 0,
@@ -24,6 +27,7 @@ enum req_status {
 	RQS_DENIED = 3,		/* the sender has no right to enqueue here */
 	RQS_NOSPACE = 4,	/* the queue is closed for lack of memory */
 	RQS_BROKEN = 5,		/* the queue's buffer header is out of range */
+	RQS_NOBODY = 6,		/* the body it announces was refused: not announced */
 	RQS_NSTATUS
 };
 

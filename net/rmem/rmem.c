@@ -195,6 +195,8 @@ static void msg_init(struct rmem_msg *m, const struct desc *d, uint8_t op, uint3
 		m->flags |= RM_F_INTR;
 	if (flags & RMEM_UNRELIABLE)
 		m->flags |= RM_F_RAW;
+	if ((flags & RMEM_BODY) && op == RM_WRITE)
+		m->flags |= RM_F_BODY;
 }
 
 static int send_flags(int flags)

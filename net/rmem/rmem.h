@@ -50,6 +50,14 @@ enum {
 	RMEM_INTR = 1,			/* notify the destination segment on arrival */
 	RMEM_SYNC = 2,			/* wait until the target has applied it (or refused) */
 	RMEM_UNRELIABLE = 4,		/* raw frames: may be lost or reordered */
+	/*
+	 * The body of a message whose notification follows on the same
+	 * channel (reqmsg_send): the target remembers whether it refused it,
+	 * and the notification that follows is refused with it
+	 * (rmem_body_refused), so that no message is announced whose body
+	 * did not land.
+	 */
+	RMEM_BODY = 8,
 };
 
 /* Largest WRITE or READ carried by one frame. */
@@ -232,6 +240,13 @@ int rmem_fadd_flags(int rd, uint32_t off, uint64_t add, uint64_t *old, int flags
  * reported for rd since the last call (0 if none).
  */
 int rmem_sync(int rd, uint64_t timeout_ns);
+
+/*
+ * Receive side (interrupts off): whether the last RMEM_BODY WRITE from
+ * node src was refused.  The body and the REQ announcing it travel in
+ * order on one channel, so a REQ marked as following a body asks this.
+ */
+int rmem_body_refused(int src);
 
 /* --- setup and accounting ------------------------------------------------ */
 

@@ -52,6 +52,13 @@ static void answer(int src, uint8_t op, uint32_t tag, int status, const void *da
 }
 
 /* A request from src.  Return -EBUSY to be offered it again later. */
+static uint8_t body_refused[MAX_NODES];	/* the last RMEM_BODY WRITE from each node */
+
+int rmem_body_refused(int src)
+{
+	return src >= 0 && src < MAX_NODES && body_refused[src];
+}
+
 static int serve(int src, const struct rmem_msg *m, const uint8_t *data, int raw)
 {
 	struct rmem_segview v = segtab_view(&rmem_segtab, m->seg, src);
@@ -73,6 +80,9 @@ static int serve(int src, const struct rmem_msg *m, const uint8_t *data, int raw
 	/* Nothing changes unless its answer can go: a retry must not apply twice. */
 	if (needs_answer && !raw && !call_can_answer(src))
 		return -EBUSY;
+	/* A message's body: the REQ that follows asks whether it landed (rmem_body_refused). */
+	if (m->op == RM_WRITE && (m->flags & RM_F_BODY) && src >= 0 && src < MAX_NODES)
+		body_refused[src] = st != RMS_OK;
 	if (st != RMS_OK) {
 		count_refusal(st);
 		answer(src, RM_STATUS, m->tag, st, NULL, 0, raw);
