@@ -383,7 +383,7 @@ UNIT_SRCS_cmdline := kernel/cmdline.c
 UNIT_SRCS_page    := kernel/page.c
 UNIT_SRCS_channel := net/fabric/channel.c net/fabric/wire.c kernel/crc.c tests/unit/host_pktbuf.c
 UNIT_SRCS_wire    := net/fabric/wire.c net/fabric/fault.c kernel/crc.c
-UNIT_SRCS_rmem    := net/rmem/proto.c net/rmem/segtab.c
+UNIT_SRCS_rmem    = $(RMEM_HOST_SRCS)
 # The kernel's remote memory and request/answer code on the fake fabric boundary.
 RMEM_HOST_SRCS    := net/rmem/serve.c net/rmem/rmem.c net/rmem/segments.c net/rmem/segtab.c \
 	net/rmem/proto.c net/fabric/call.c net/fabric/names.c net/fabric/call_wire.c \

@@ -2,9 +2,10 @@
  * Host unit tests of protected remote memory (paper section 2): the wire
  * format and the receiver's protection check (net/rmem/proto.c) and the
  * segment table with its per-node rights and generations (net/rmem/segtab.c).
- * The kernel (net/rmem/serve.c serve()) applies an operation iff
- * rmem_check(segtab_view(seg, src), msg) == RMS_OK, at slot.base + off; the
- * last tests simulate exactly that and check memory byte for byte.
+ * The last tests hand requests to the kernel's receive code itself
+ * (rmem_receive, net/rmem/serve.c, on the fake fabric of host_fabric.c)
+ * and check its verdicts against an oracle written from the paper's rules,
+ * memory byte for byte against a model, and what READs and atomics return.
  */
 #include <errno.h>
 #include <setjmp.h>
@@ -17,9 +18,11 @@
 
 #include <cmocka.h>
 
-#include "net/rmem/rmem.h"
+#include "net/rmem/internal.h"
 #include "net/rmem/proto.h"
+#include "net/rmem/rmem.h"
 #include "net/rmem/segtab.h"
+#include "tests/unit/host_fabric.h"
 
 #define NOPS_REQ 4
 static const uint8_t req_ops[NOPS_REQ] = { RM_WRITE, RM_READ_REQ, RM_CAS, RM_FADD };
@@ -1035,42 +1038,34 @@ static int oracle(const struct segtab *t, int seg, int src, const struct rmem_ms
 }
 
 /*
- * Apply an allowed operation the way serve() does, to the arena (through
- * the slot's base, with the atomics on the word) and, byte by byte, to the
- * model (through the segment's known position in the arena).
+ * What an allowed operation must do, worked on the model alone, byte by
+ * byte (through the segment's known position in the arena): the bytes a
+ * READ returns or the old value an atomic returns go to *ret.
  */
-static void apply(const struct segtab *t, const struct rmem_msg *m, const uint8_t *data)
+static void model_apply(const struct rmem_msg *m, const uint8_t *data, uint8_t *ret)
 {
-	uint8_t *target = t->slot[m->seg].base + m->off;
 	uint8_t *mt = model + SEG_AT + m->off;
-	uint64_t a, b, old, prev;
+	uint64_t a, b, prev;
 
-	assert_true(target >= arena + SEG_AT && target + m->count <= arena + SEG_AT + SEG_SIZE);
 	switch (m->op) {
 	case RM_WRITE:
-		memcpy(target, data, m->count);
 		memcpy(mt, data, m->count);
 		break;
 	case RM_READ_REQ:
+		memcpy(ret, mt, m->count);
 		break;
 	case RM_CAS:
-		assert_int_equal((uintptr_t)target & 7, 0);
 		memcpy(&a, data, 8);
 		memcpy(&b, data + 8, 8);
-		old = a;
-		__atomic_compare_exchange_n((uint64_t *)target, &old, b, 0, __ATOMIC_SEQ_CST,
-					    __ATOMIC_SEQ_CST);
 		memcpy(&prev, mt, 8);
-		assert_int_equal(old, prev);
+		memcpy(ret, &prev, 8);
 		if (prev == a)
 			memcpy(mt, &b, 8);
 		break;
 	case RM_FADD:
-		assert_int_equal((uintptr_t)target & 7, 0);
 		memcpy(&a, data, 8);
-		old = __atomic_fetch_add((uint64_t *)target, a, __ATOMIC_SEQ_CST);
 		memcpy(&prev, mt, 8);
-		assert_int_equal(old, prev);
+		memcpy(ret, &prev, 8);
 		prev += a;
 		memcpy(mt, &prev, 8);
 		break;
@@ -1084,34 +1079,56 @@ static void outside_unchanged(void)
 			fail_msg("byte %zu outside the segment changed", i);
 }
 
-/* Build, parse, check, apply one operation; return the verdict. */
+/*
+ * Build one request from node src and hand it to the kernel's receive code
+ * (rmem_receive, net/rmem/serve.c) on the kernel's segment table; take its
+ * answer from the fake fabric and return the verdict it carries.  The
+ * verdict must be the oracle's, memory must be the model's (nothing moved
+ * if refused), and a READ's bytes or an atomic's old value the model's.
+ */
 static int one_op(struct segtab *t, uint8_t op, int seg, int src, uint32_t gen, uint32_t off,
 		  uint32_t count, const uint8_t *payload)
 {
-	static uint8_t b[RMEM_HDR_LEN + RMEM_DATA_MAX];
+	static uint8_t b[RMEM_HDR_LEN + RMEM_DATA_MAX], ret[RMEM_DATA_MAX];
 	size_t dlen = op == RM_WRITE ? count : op == RM_CAS ? 16 : op == RM_FADD ? 8 : 0;
-	size_t n = put(b, op, 0, (uint16_t)seg, gen, off, count, 1, 0, 0);
-	struct rmem_msg m;
+	size_t n = put(b, op, RM_F_ACK, (uint16_t)seg, gen, off, count, 0x77, 0, 0);
+	struct rmem_msg m, a;
+	struct host_frame f;
 	const uint8_t *data;
 	size_t got;
 
+	assert_ptr_equal(t, &rmem_segtab);
 	memcpy(b + RMEM_HDR_LEN, payload, dlen);
 	n += dlen;
 	assert_int_equal(rmem_parse(b, n, &m, &data, &got), RMS_OK);
 	assert_int_equal(got, dlen);
+	int expect = oracle(t, m.seg, src, &m);
 
 	memcpy(before_op, arena, ARENA);
-	struct rmem_segview v = segtab_view(t, m.seg, src);
-	int st = rmem_check(&v, &m);
-	int expect = oracle(t, m.seg, src, &m);
+	assert_int_equal(rmem_receive(src, b, n, 0), 0);
+	assert_int_equal(host_frame_take(&f), 0);		/* one answer, to src */
+	assert_int_equal(host_frames(), 0);
+	assert_int_equal(f.dst, src);
+	memcpy(&a, f.data, sizeof a);
+	assert_int_equal(a.tag, 0x77);
+	int st = a.op == RM_STATUS ? a.status : RMS_OK;
 	if (st != expect)
 		fail_msg("op %u seg %d src %d gen %u off %u count %u: %d, oracle %d", op, seg, src,
 			 gen, off, count, st, expect);
 	if (st == RMS_OK) {
 		assert_true((uint64_t)m.off + m.count <= SEG_SIZE);
-		apply(t, &m, data);
+		model_apply(&m, data, ret);
 		assert_memory_equal(arena, model, ARENA);
+		if (op == RM_READ_REQ) {
+			assert_int_equal(a.op, RM_READ_RESP);
+			assert_int_equal(f.len, sizeof a + m.count);
+			assert_memory_equal(f.data + sizeof a, ret, m.count);
+		} else if (op == RM_CAS || op == RM_FADD) {
+			assert_int_equal(a.op, RM_ATOMIC_RESP);
+			assert_memory_equal(f.data + sizeof a, ret, 8);
+		}
 	} else {
+		assert_int_equal(a.op, RM_STATUS);
 		assert_memory_equal(arena, before_op, ARENA);	/* refused: nothing moved */
 	}
 	return st;
@@ -1121,6 +1138,13 @@ static void setup_arena(struct segtab *t)
 {
 	for (size_t i = 0; i < ARENA; i++)
 		arena[i] = model[i] = pattern(i);
+	/*
+	 * The fabric's node id is one no request comes from, so that even the
+	 * answer to a request claiming to come from the table's own node
+	 * (SELF, which has no rights) goes out and can be checked.
+	 */
+	host_fabric_reset(8, 9);
+	rmem_ready = 1;
 	segtab_init(t, SELF);
 	assert_int_equal(segtab_export(t, "decoy", arena, 16, RMEM_ALL), 0);
 	assert_int_equal(segtab_unexport(t, 0), 0);	/* slot 0 reused: generations move on */
@@ -1135,7 +1159,7 @@ static void setup_arena(struct segtab *t)
 static void memory_table_of_edges(void **state)
 {
 	static uint8_t payload[RMEM_DATA_MAX];
-	struct segtab *t = &tab;
+	struct segtab *t = &rmem_segtab;
 
 	(void)state;
 	setup_arena(t);
@@ -1214,7 +1238,7 @@ static uint32_t pick_off(uint8_t op)
 static void memory_random_operations(void **state)
 {
 	static uint8_t payload[RMEM_DATA_MAX];
-	struct segtab *t = &tab;
+	struct segtab *t = &rmem_segtab;
 	int seen[RMS_NSTATUS] = { 0 };
 
 	(void)state;
