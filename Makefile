@@ -390,6 +390,7 @@ RMEM_HOST_SRCS    := net/rmem/serve.c net/rmem/rmem.c net/rmem/segments.c net/rm
 	tests/unit/host_fabric.c tests/unit/host_pktbuf.c
 UNIT_SRCS_rmem_serve := $(RMEM_HOST_SRCS)
 UNIT_SRCS_rpc_claim := $(RMEM_HOST_SRCS) lib/rpc_client.c kernel/crc.c
+UNIT_SRCS_rpc_server := $(RMEM_HOST_SRCS) lib/rpc_server.c kernel/crc.c
 UNIT_SRCS_req_queue := net/req/queue.c
 UNIT_SRCS_req_rx  := net/req/qtab.c net/req/queue.c net/req/wire.c
 UNIT_SRCS_cell    := net/deposit/cell.c kernel/crc.c
@@ -401,7 +402,7 @@ UNIT_SRCS_call    := net/fabric/call_wire.c
 UNIT_SRCS_circuit := apps/circuit_net.c apps/circuit_sim.c apps/circuit_ring.c apps/circuit_cmb.c
 UNIT_SRCS_ising   := apps/ising_core.c
 
-UNIT_TESTS := cmdline page channel wire call rmem rmem_serve rpc_claim req_queue req_rx cell dart mad ising circuit
+UNIT_TESTS := cmdline page channel wire call rmem rmem_serve rpc_claim rpc_server req_queue req_rx cell dart mad ising circuit
 UNIT_BINS := $(addprefix $(BUILD)/tests/unit_,$(UNIT_TESTS))
 
 $(BUILD)/tests/unit_%: tests/unit/test_%.c $$(UNIT_SRCS_$$*) | deps

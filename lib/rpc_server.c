@@ -326,6 +326,37 @@ static int stack_partial(struct rpc_stack *st)
 	return st->hdr_seen || st->mask != 0;
 }
 
+/*
+ * What the stack's thread does each time it wakes: take what the receive
+ * path noted (interrupts off) and act on it.  (Interrupts off on entry;
+ * restored as f on return.)
+ */
+static void stack_step(struct rpc_stack *st, int timed_out, irqflags_t f)
+{
+	struct wake w;
+
+	w.timed_out = timed_out;
+	w.ctl = st->ctl_new;
+	w.hdr = st->hdr_new;
+	st->ctl_new = st->hdr_new = 0;
+	if (w.hdr)
+		memcpy(&w.h, st->base + HDR_OFF, sizeof w.h);
+	w.mask = st->mask;
+	irq_restore(f);
+	if (w.ctl)
+		ctl_handle(st);
+	if (w.hdr || w.timed_out || stack_partial(st))
+		call_progress(st, &w);
+}
+
+int rpc_stack_step(struct rpc_server *s, int k, int timed_out)
+{
+	if (!s->stacks || k < 0 || k >= s->nstacks)
+		return -EINVAL;
+	stack_step(&s->stacks[k], timed_out, irq_save());
+	return 0;
+}
+
 /* One per stack: wait for the flag (or a timeout mid-call), then act. */
 static void *stack_main(void *arg)
 {
@@ -333,9 +364,8 @@ static void *stack_main(void *arg)
 	uint64_t seen = 0;
 
 	for (;;) {
-		struct wake w;
+		int timed_out = 0;
 		irqflags_t f = irq_save();
-		w.timed_out = 0;
 		while (st->events == seen) {
 			/* On the reliable channel a frame is late, never lost: no timeout. */
 			if (!st->raw || !stack_partial(st)) {
@@ -344,23 +374,13 @@ static void *stack_main(void *arg)
 			}
 			uint64_t due = st->last_arrival + ns_to_cycles(SACK_NS), now = cycles();
 			if (now >= due) {
-				w.timed_out = 1;
+				timed_out = 1;
 				break;
 			}
 			waitq_wait_timeout(&st->wq, cycles_to_ns(due - now));
 		}
 		seen = st->events;
-		w.ctl = st->ctl_new;
-		w.hdr = st->hdr_new;
-		st->ctl_new = st->hdr_new = 0;
-		if (w.hdr)
-			memcpy(&w.h, st->base + HDR_OFF, sizeof w.h);
-		w.mask = st->mask;
-		irq_restore(f);
-		if (w.ctl)
-			ctl_handle(st);
-		if (w.hdr || w.timed_out || stack_partial(st))
-			call_progress(st, &w);
+		stack_step(st, timed_out, f);
 	}
 	return NULL;
 }
@@ -410,7 +430,7 @@ int rpc_serve(struct rpc_server *s, int nstacks)
 		if (st->seg < 0)
 			return st->seg;
 		seg_notify(st->seg, 1, stack_notify, st);
-		snprintf(tname, sizeof tname, "rpc-%s-%d", s->service, k);
+		snprintf(tname, sizeof tname, "rpc-%.15s-%u", s->service, (unsigned)k % RPC_MAX_STACKS);
 		struct thread *t = thread_create(tname, stack_main, st, PRIO_HIGH, 0);
 		if (!t)
 			return -ENOMEM;

@@ -96,6 +96,13 @@ static inline uint32_t reply_crc(const struct reply *r)
 	return crc32c(0, r, offsetof(struct reply, crc));
 }
 
+/*
+ * What stack k's thread does each time it wakes (rpc_server.c): act on
+ * what the receive path noted.  Host tests drive it.  0 or -EINVAL.
+ */
+struct rpc_server;
+int rpc_stack_step(struct rpc_server *s, int k, int timed_out);
+
 /* The client's claim of a free stack (rpc_client.c); host tests drive it. */
 int rpc_stack_claim(struct rpc_binding *b, int node, const char *service, uint64_t token);
 

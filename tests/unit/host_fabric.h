@@ -35,6 +35,12 @@ int host_run_init_hooks(int level);
 int host_frames(void);
 int host_frame_take(struct host_frame *f);
 
+/*
+ * thread_create: with host_threads set it "creates" a thread that never
+ * runs (the test calls what the thread would do); else it fails (NULL).
+ */
+extern int host_threads;
+
 /* What fabric_can_send answers (1 by default). */
 extern int host_can_send;
 
