@@ -37,6 +37,7 @@
 #include "lib/mad_drv.h"
 #include "net/deposit/deposit.h"
 #include "net/fabric/fabric.h"
+#include "net/net.h"
 
 #define RING (64 * 1024)
 #define CHUNK (8 * 1024)
@@ -81,6 +82,7 @@ struct peer {
 static struct peer *peers[MAX_NODES];
 static int nnodes, me, rr;
 static struct waitq rx_wq = WAITQ_INIT, tx_wq = WAITQ_INIT;
+static volatile int rx_kick;		/* set by every receive notification */
 static uint64_t proto_errors;
 
 static struct mad_rxbody rx;
@@ -101,6 +103,7 @@ static void on_intr(void *arg, const struct dart_event *ev)
 		memcpy(&h, p->mem + ev->effaddr, sizeof h);
 		/* A pad stands for the rest of the buffer, though one cell of it came. */
 		p->arrived += h.flags == CH_PAD ? RING - ev->effaddr : ev->len;
+		rx_kick = 1;
 		waitq_wake_all(&rx_wq);
 	} else {
 		waitq_wake_all(&tx_wq);
@@ -446,7 +449,9 @@ static void cell_wait(uint64_t timeout_ns)
 {
 	irqflags_t f = irq_save();
 
-	if (!ready_to_poll())
+	/* Where the node polls its link anyway, poll it here first (net_poll_wait). */
+	rx_kick = 0;
+	if (!ready_to_poll() && !net_poll_wait(&rx_kick) && !ready_to_poll())
 		waitq_wait_timeout(&rx_wq, timeout_ns);
 	irq_restore(f);
 }

@@ -38,6 +38,7 @@
 #include "lib/mad.h"
 #include "lib/mad_drv.h"
 #include "net/fabric/fabric.h"
+#include "net/net.h"
 #include "net/req/req.h"
 #include "net/rmem/rmem.h"
 
@@ -75,6 +76,7 @@ static struct peer *peers[MAX_NODES];
 static int nnodes, me, rr;
 static struct waitq tx_wq = WAITQ_INIT;
 static struct waitq rx_wq = WAITQ_INIT;
+static volatile int rx_kick;		/* set by every word that arrives */
 static volatile uint64_t arrivals;	/* words enqueued into our queues, ever */
 static uint64_t arrivals_taken;		/* arrivals when take_words last began */
 static uint64_t proto_errors;
@@ -93,6 +95,7 @@ static void word_note(void *arg, int q, uint32_t word)
 {
 	(void)arg, (void)q, (void)word;
 	arrivals++;
+	rx_kick = 1;
 	waitq_wake_all(&rx_wq);
 }
 
@@ -456,7 +459,8 @@ static void req_wait_drv(uint64_t timeout_ns)
 	 */
 	irqflags_t f = irq_save();
 
-	if (arrivals == arrivals_taken)
+	rx_kick = 0;
+	if (arrivals == arrivals_taken && !net_poll_wait(&rx_kick) && arrivals == arrivals_taken)
 		waitq_wait_timeout(&rx_wq, timeout_ns);
 	irq_restore(f);
 }

@@ -44,6 +44,7 @@
 #include "lib/mad.h"
 #include "lib/mad_drv.h"
 #include "net/fabric/fabric.h"
+#include "net/net.h"
 #include "net/rmem/rmem.h"
 
 #define HDR_SLOTS 32
@@ -119,6 +120,7 @@ static struct peer *peers[MAX_NODES];
 static int nnodes, me, rr;
 static struct rxmsg rx;
 static struct waitq rx_wq = WAITQ_INIT, tx_wq = WAITQ_INIT;
+static volatile int rx_kick;		/* set by every receive notification */
 static uint32_t seg_names;
 static uint64_t proto_errors;
 
@@ -130,6 +132,7 @@ static void ring_note(void *arg, int seg, uint32_t off, uint32_t count)
 
 	(void)seg, (void)off, (void)count;
 	p->arrived++;
+	rx_kick = 1;
 	waitq_wake_all(&rx_wq);
 }
 
@@ -143,6 +146,7 @@ static void body_note(void *arg, int seg, uint32_t off, uint32_t count)
 {
 	(void)arg, (void)seg, (void)off, (void)count;
 	rx.part_done = 1;
+	rx_kick = 1;
 	waitq_wake_all(&rx_wq);
 }
 
@@ -536,7 +540,9 @@ static void rmem_wait(uint64_t timeout_ns)
 {
 	irqflags_t f = irq_save();
 
-	if (!ready_to_poll())
+	/* Where the node polls its link anyway, poll it here first (net_poll_wait). */
+	rx_kick = 0;
+	if (!ready_to_poll() && !net_poll_wait(&rx_kick) && !ready_to_poll())
 		waitq_wait_timeout(&rx_wq, timeout_ns);
 	irq_restore(f);
 }
