@@ -357,7 +357,10 @@ int mad_sendbuf_send(void)
 	r = drv->send_post(snd->dest, snd->iov, (int)snd->niov);
 	while (r == 0 && (r = drv->send_poll(snd->dest)) == 0) {
 		stats.send_pending++;
-		thread_yield();
+		if (drv->send_wait)
+			drv->send_wait(snd->dest);
+		else
+			thread_yield();
 	}
 	free_copies();
 	if (r < 0)

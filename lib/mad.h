@@ -29,7 +29,8 @@
  * send_post / send_poll (section 2.2: post "returns without blocking",
  * poll until the transmission has completed on the sending side).  The
  * vectors and the memory they name stay the caller's until send_poll
- * returns nonzero; mad_sendbuf_send yields to other threads between polls.
+ * returns nonzero; between polls mad_sendbuf_send waits in the driver's
+ * send_wait (until a poll could make progress) or, without one, yields.
  *  - req: asynchronous.  send_post deposits what the receiver's ring has
  *    room for and returns; send_poll deposits more as room frees (a message
  *    larger than the ring gets "not yet" answers, mad_stats send_pending).
@@ -102,6 +103,8 @@ struct mad_driver {
 	int (*recv_body_poll)(int src);
 	/* Block until a recv poll could succeed (or timeout_ns); the generic layer's wait. */
 	void (*wait)(uint64_t timeout_ns);
+	/* Optional: block until send_poll(dest) could make progress (or a short while). */
+	void (*send_wait)(int dest);
 };
 
 /*

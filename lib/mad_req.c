@@ -77,6 +77,7 @@ static int nnodes, me, rr;
 static struct waitq tx_wq = WAITQ_INIT;
 static struct waitq rx_wq = WAITQ_INIT;
 static volatile int rx_kick;		/* set by every word that arrives */
+static volatile int tx_kick;		/* set when a receiver frees room in our ring to it */
 static volatile uint64_t arrivals;	/* words enqueued into our queues, ever */
 static uint64_t arrivals_taken;		/* arrivals when take_words last began */
 static uint64_t proto_errors;
@@ -87,6 +88,7 @@ static struct mad_rxbody rx;
 static void ctl_note(void *arg, int seg, uint32_t off, uint32_t count)
 {
 	(void)arg, (void)seg, (void)off, (void)count;
+	tx_kick = 1;
 	waitq_wake_all(&tx_wq);
 }
 
@@ -309,6 +311,24 @@ static int req_send_poll(int dest)
 	return r;
 }
 
+/*
+ * Between send_polls: wait until the receiver frees room in its ring (its
+ * read pointer's WRITE notifies ctl_note), polling the link first where
+ * the node polls anyway; a while at most, as send_poll also watches for
+ * a dead peer and the timeout.
+ */
+static void req_send_wait(int dest)
+{
+	struct peer *p = dest >= 0 && dest < MAX_NODES ? peers[dest] : NULL;
+	irqflags_t f = irq_save();
+
+	tx_kick = 0;
+	if (p && p->wp - *p->peer_rp >= RING && !net_poll_wait(&tx_kick) &&
+	    p->wp - *p->peer_rp >= RING)
+		waitq_wait_timeout(&tx_wq, 10000000);
+	irq_restore(f);
+}
+
 /* --- receiving ------------------------------------------------------------------------ */
 
 /*
@@ -471,6 +491,7 @@ const struct mad_driver mad_driver_req = {
 	.exit = req_exit_drv,
 	.send_post = req_send_post,
 	.send_poll = req_send_poll,
+	.send_wait = req_send_wait,
 	.recv_header_post = req_recv_header_post,
 	.recv_header_poll = req_recv_header_poll,
 	.recv_body_post = req_recv_body_post,
