@@ -387,7 +387,7 @@ UNIT_SRCS_rmem    = $(RMEM_HOST_SRCS)
 # The kernel's remote memory and request/answer code on the fake fabric boundary.
 RMEM_HOST_SRCS    := net/rmem/serve.c net/rmem/rmem.c net/rmem/segments.c net/rmem/segtab.c \
 	net/rmem/proto.c net/fabric/call.c net/fabric/names.c net/fabric/call_wire.c \
-	tests/unit/host_fabric.c tests/unit/host_pktbuf.c
+	tests/unit/host_fabric.c tests/unit/host_rmem.c tests/unit/host_pktbuf.c
 UNIT_SRCS_rmem_serve := $(RMEM_HOST_SRCS)
 UNIT_SRCS_rpc_claim := $(RMEM_HOST_SRCS) lib/rpc_client.c kernel/crc.c
 UNIT_SRCS_rpc_server := $(RMEM_HOST_SRCS) lib/rpc_server.c kernel/crc.c

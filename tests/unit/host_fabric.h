@@ -31,6 +31,12 @@ void host_fabric_reset(int self, int nodes);
  */
 int host_run_init_hooks(int level);
 
+/*
+ * host_fabric_reset, and remote memory's tables, notes and counters as a
+ * boot leaves them (tests/unit/host_rmem.c; for tests that build net/rmem).
+ */
+void host_rmem_reset(int self, int nodes);
+
 /* How many frames wait; take the oldest (0) or -1 if none. */
 int host_frames(void);
 int host_frame_take(struct host_frame *f);

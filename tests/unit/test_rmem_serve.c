@@ -32,11 +32,7 @@ static _Alignas(8) uint8_t local[256], local2[256];
 static int setup(void **state)
 {
 	(void)state;
-	host_fabric_reset(SELF, 4);
-	segtab_init(&rmem_segtab, SELF);
-	memset(rmem_notes, 0, sizeof rmem_notes);
-	memset(&rmem_ctr, 0, sizeof rmem_ctr);
-	rmem_ready = 1;
+	host_rmem_reset(SELF, 4);
 	memset(remote, 0, sizeof remote);
 	memset(local, 0x11, sizeof local);
 	memset(local2, 0x22, sizeof local2);

@@ -79,11 +79,7 @@ static void pump(void)
 static int setup(void **state)
 {
 	(void)state;
-	host_fabric_reset(SELF, 4);
-	segtab_init(&rmem_segtab, SELF);
-	memset(rmem_notes, 0, sizeof rmem_notes);
-	memset(&rmem_ctr, 0, sizeof rmem_ctr);
-	rmem_ready = 1;
+	host_rmem_reset(SELF, 4);
 	memset(stack0, 0, sizeof stack0);
 	memset(stack1, 0, sizeof stack1);
 	assert_true(seg_export_for("rpc.svc.0", stack0, sizeof stack0, PEER, RMEM_ALL) >= 0);

@@ -80,13 +80,9 @@ static void pump(void)
 static int setup(void **state)
 {
 	(void)state;
-	host_fabric_reset(SELF, 4);
+	host_rmem_reset(SELF, 4);
 	host_threads = 1;
 	host_pump = pump;
-	segtab_init(&rmem_segtab, SELF);
-	memset(rmem_notes, 0, sizeof rmem_notes);
-	memset(&rmem_ctr, 0, sizeof rmem_ctr);
-	rmem_ready = 1;
 	memset(reply_mem, 0, sizeof reply_mem);
 	ran = 0;
 	assert_true(seg_export_for("rpc-r0", reply_mem, sizeof reply_mem, CLIENT, RMEM_W) >= 0);

@@ -1,0 +1,17 @@
+/*
+ * Remote memory's state for host tests that run the kernel's rmem code on
+ * the fake fabric of host_fabric.c: a fresh start, as a boot would give.
+ */
+#include <string.h>
+
+#include "net/rmem/internal.h"
+#include "tests/unit/host_fabric.h"
+
+void host_rmem_reset(int self, int nodes)
+{
+	host_fabric_reset(self, nodes);
+	segtab_init(&rmem_segtab, self);
+	memset(rmem_notes, 0, sizeof rmem_notes);
+	memset(&rmem_ctr, 0, sizeof rmem_ctr);
+	rmem_ready = 1;
+}
