@@ -89,7 +89,7 @@ static size_t craft(uint8_t *f, enum kind k, const uint8_t *my_mac, const uint8_
 	h.dst = 1;
 	h.seq = 0x7fff0000u;	/* far outside any window, should it get through */
 	h.len = 40;
-	h.session = k == K_STALE ? (uint16_t)(fabric_session() + 1) : fabric_session();
+	h.session = k == K_STALE ? (uint16_t)(fabric_tag(1) + 1) : fabric_tag(1);
 	memset(f + FAB_ETH_HLEN + FAB_HDR_LEN, 0xee, 40);
 	switch (k) {
 	case K_TYPE: h.type = 77; break;

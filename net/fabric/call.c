@@ -58,6 +58,7 @@ struct call *call_new(uint8_t proto, uint8_t kind, int node)
 		c->proto = proto;
 		c->kind = kind;
 		c->node = (int16_t)node;
+		c->epoch = fabric_peer_epoch(node);
 		ctr.calls++;
 		irq_restore(f);
 		return c;
@@ -124,6 +125,17 @@ int call_wait(struct call *c, uint64_t timeout_ns)
 	return r;
 }
 
+void call_node_reset(int node)
+{
+	for (int i = 0; i < CALL_MAX; i++)
+		if (calls[i].tag && calls[i].node == node && !calls[i].done)
+			call_done(&calls[i], -ECONNRESET);
+	for (int i = 0; i < CALL_MAX_SINKS; i++)
+		if (sinks[i].used && sinks[i].node == node && !sinks[i].error)
+			sinks[i].error = -ECONNRESET;
+	ctr.resets++;
+}
+
 void call_free(struct call *c)
 {
 	irqflags_t f = irq_save();
@@ -131,9 +143,12 @@ void call_free(struct call *c)
 	irq_restore(f);
 }
 
-int call_send(int node, uint8_t proto, const void *hdr, size_t hlen, const void *data,
-	      size_t dlen, int flags)
+/* call_send, to the node's binding epoch only (0: any). */
+static int send_at(int node, uint32_t epoch, uint8_t proto, const void *hdr, size_t hlen,
+		   const void *data, size_t dlen, int flags)
 {
+	if (epoch && fabric_peer_epoch(node) != epoch)
+		return -ECONNRESET;
 	if (flags & CALL_RAW) {
 		struct pktbuf *pb;
 		int r;
@@ -148,13 +163,20 @@ int call_send(int node, uint8_t proto, const void *hdr, size_t hlen, const void 
 		pkt_put(pb);
 		return r;
 	}
-	return fabric_send(node, proto, hdr, hlen, data, dlen, in_irq ? flags | FABRIC_NOWAIT : flags);
+	return fabric_send_at(node, epoch, proto, hdr, hlen, data, dlen,
+			      in_irq ? flags | FABRIC_NOWAIT : flags);
+}
+
+int call_send(int node, uint8_t proto, const void *hdr, size_t hlen, const void *data,
+	      size_t dlen, int flags)
+{
+	return send_at(node, 0, proto, hdr, hlen, data, dlen, flags);
 }
 
 int call_run(struct call *c, const void *hdr, size_t hlen, const void *data, size_t dlen,
 	     int flags, uint64_t timeout_ns)
 {
-	int r = call_send(c->node, c->proto, hdr, hlen, data, dlen, flags);
+	int r = send_at(c->node, c->epoch, c->proto, hdr, hlen, data, dlen, flags);
 
 	if (r == 0)
 		r = call_wait(c, timeout_ns);
