@@ -103,6 +103,7 @@ APP_OBJS := \
 	apps/fabric_stress.o \
 	apps/fabric_junk.o \
 	apps/peer_timeout.o \
+	apps/rejoin.o \
 	apps/rmem_test.o \
 	apps/rpc_test.o \
 	apps/mad_test.o \

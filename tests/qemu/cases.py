@@ -340,6 +340,30 @@ CASES = [
             expect=[r"RESULT fabric-junk kinds=14 per_kind=20 mismatches=0"]),
     Cluster("fabric-junk-e1000", app="fabric-junk", nodes=2, nic="e1000",
             expect=[r"RESULT fabric-junk kinds=14 per_kind=20 mismatches=0"]),
+    # Node 1 really reboots (a reset, QEMU without -no-reboot) and is bound again:
+    # what was in flight to its old incarnation fails, nothing of it reaches the new one.
+    Cluster("fabric-rejoin-virtio", app="rejoin", nodes=2, options=["--reboot", "1"],
+            expect=[r"^\[n1\] rejoin: node 1, second boot",
+                    r"^\[n0\] fabric: node 1 rebooted \(incarnation [0-9a-f]{16}\)",
+                    r"^\[n0\] RESULT rejoin node=0 old_op=-\d+ new_op=0 epoch_before=1 "
+                    r"epoch_after=2 queued=16 dead=0 ok=1",
+                    r"^\[n1\] RESULT rejoin node=1 boot=2 old=0 new=16 misordered=0 ok=1"]),
+    Cluster("fabric-rejoin-after-death", app="rejoin", nodes=2, options=["--reboot", "1"],
+            args="freeze_ms=3000 peer_timeout_ms=1000",
+            expect=[r"^\[n0\] fabric: node 1 stopped answering",
+                    r"^\[n0\] fabric: node 1 rebooted",
+                    r"^\[n0\] RESULT rejoin node=0 old_op=-\d+ new_op=0 epoch_before=1 "
+                    r"epoch_after=2 queued=16 dead=1 ok=1",
+                    r"^\[n1\] RESULT rejoin node=1 boot=2 old=0 new=16 misordered=0 ok=1"]),
+    Cluster("fabric-rejoin-e1000-faults", app="rejoin", nodes=2, nic="e1000", timeout=120,
+            options=["--reboot", "1"], args="fault=drop:0.05,dup:0.02,reorder:0.02,corrupt:0.01",
+            expect=[r"^\[n0\] RESULT rejoin node=0 old_op=-\d+ new_op=0 epoch_before=1 "
+                    r"epoch_after=2 queued=16 dead=0 ok=1",
+                    r"^\[n1\] RESULT rejoin node=1 boot=2 old=0 new=16 misordered=0 ok=1"]),
+    Cluster("fabric-rejoin-shm", app="rejoin", nodes=2, nic="shm", options=["--reboot", "1"],
+            expect=[r"^\[n0\] RESULT rejoin node=0 old_op=-\d+ new_op=0 epoch_before=1 "
+                    r"epoch_after=2 queued=16 dead=0 ok=1",
+                    r"^\[n1\] RESULT rejoin node=1 boot=2 old=0 new=16 misordered=0 ok=1"]),
     Cluster("fabric-peer-timeout", app="peer-timeout", nodes=2, args="peer_timeout_ms=1000",
             expect=[r"node 1 stopped answering", r"RESULT peer-timeout error=-\d+ ms=\d+ sent=\d+ dead=1"]),
     Cluster("cmdline-bad-fault", app="fabric-stress", nodes=1, args="fault=drop:2", status=2,
