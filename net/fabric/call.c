@@ -32,6 +32,7 @@ struct sink {
 	int used;
 	uint8_t proto;
 	int node;
+	uint32_t epoch;			/* the node's binding when the sink was made */
 	uint32_t gen;
 	int error;			/* the first refusal since the last call_sync */
 };
@@ -173,10 +174,16 @@ int call_send(int node, uint8_t proto, const void *hdr, size_t hlen, const void 
 	return send_at(node, 0, proto, hdr, hlen, data, dlen, flags);
 }
 
+int call_post(struct call *c, const void *hdr, size_t hlen, const void *data, size_t dlen,
+	      int flags)
+{
+	return send_at(c->node, c->epoch, c->proto, hdr, hlen, data, dlen, flags);
+}
+
 int call_run(struct call *c, const void *hdr, size_t hlen, const void *data, size_t dlen,
 	     int flags, uint64_t timeout_ns)
 {
-	int r = send_at(c->node, c->epoch, c->proto, hdr, hlen, data, dlen, flags);
+	int r = call_post(c, hdr, hlen, data, dlen, flags);
 
 	if (r == 0)
 		r = call_wait(c, timeout_ns);
@@ -214,6 +221,7 @@ int call_sink_new(uint8_t proto, int node)
 		s->used = 1;
 		s->proto = proto;
 		s->node = node;
+		s->epoch = fabric_peer_epoch(node);
 		s->gen = (s->gen + 1) & SINK_GEN_MASK;
 		s->error = 0;
 		irq_restore(f);
@@ -229,6 +237,12 @@ void call_sink_free(int s)
 	if (s >= 0 && s < CALL_MAX_SINKS)
 		sinks[s].used = 0;
 	irq_restore(f);
+}
+
+int call_sink_stale(int s)
+{
+	return s >= 0 && s < CALL_MAX_SINKS && sinks[s].used && sinks[s].epoch &&
+	       sinks[s].epoch != fabric_peer_epoch(sinks[s].node);
 }
 
 uint32_t call_sink_tag(int s)

@@ -98,6 +98,14 @@ int call_run(struct call *c, const void *hdr, size_t hlen, const void *data, siz
 int call_send(int node, uint8_t proto, const void *hdr, size_t hlen, const void *data,
 	      size_t dlen, int flags);
 
+/*
+ * call_send for c: to c's node and protocol, and only to the incarnation
+ * c was made for: -ECONNRESET (nothing sent) if the node was bound again
+ * since.  Use it, not call_send, for every request that carries c's tag.
+ */
+int call_post(struct call *c, const void *hdr, size_t hlen, const void *data, size_t dlen,
+	      int flags);
+
 /* Can an answer to node go now?  Ask before changing anything.  (irq) */
 int call_can_answer(int node);
 
@@ -110,6 +118,13 @@ int call_answer(int node, uint8_t proto, const void *hdr, size_t hlen, const voi
 /* A sink for refusals of requests to node on proto: >= 0, or -ENOSPC. */
 int call_sink_new(uint8_t proto, int node);
 void call_sink_free(int s);
+
+/*
+ * Was s's node bound again (it rebooted) since s was made?  A handle that
+ * owns a sink (an imported segment, a remote queue) names things of the
+ * incarnation it was made for: refuse it with -ECONNRESET when this says so.
+ */
+int call_sink_stale(int s);
 
 /* The tag a request carries so that its refusal lands in sink s. */
 uint32_t call_sink_tag(int s);
