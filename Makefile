@@ -445,7 +445,7 @@ FUZZ_CC := clang
 FUZZ_CFLAGS := -std=gnu11 -g -O1 -DHOST_TEST -DFUZZING_BUILD_MODE_UNSAFE_FOR_PRODUCTION -I. \
 	-fsanitize=fuzzer,address,undefined \
 	-fno-sanitize-recover=undefined -fno-omit-frame-pointer
-FUZZ_SRCS_fabric := net/fabric/channel.c net/fabric/wire.c kernel/crc.c tests/unit/host_pktbuf.c
+FUZZ_SRCS_fabric := net/fabric/channel.c net/fabric/member.c net/fabric/wire.c kernel/crc.c tests/unit/host_pktbuf.c
 FUZZ_SRCS_rmem := $(RMEM_HOST_SRCS)
 FUZZ_SRCS_req := net/req/qtab.c net/req/queue.c net/req/wire.c
 FUZZ_SRCS_call := net/fabric/call_wire.c

@@ -66,8 +66,9 @@ typedef int (*fabric_handler_t)(int src, const uint8_t *payload, size_t len, str
 int fabric_ready(void);
 
 /*
- * Wait until every node has been heard and has heard this node.
- * Return 0, or -ETIMEDOUT naming the missing nodes on the console.
+ * Wait until every node is bound by the handshake and has bound this node
+ * (again, after a node rebooted).  Return 0, or -ETIMEDOUT naming the
+ * missing nodes on the console.
  */
 int fabric_wait_peers(uint64_t timeout_ns);
 
@@ -80,7 +81,8 @@ int fabric_register_raw(uint8_t proto, fabric_handler_t fn);
  * Blocks while dst's window is full unless FABRIC_NOWAIT (required in
  * interrupt context).  Return 0 once queued; -EINVAL (bad dst), -EMSGSIZE,
  * -EAGAIN (NOWAIT and full), -ENOBUFS (no packet buffer and NOWAIT),
- * -EHOSTDOWN (dst stopped answering), -ETIMEDOUT (dst never appeared).
+ * -EHOSTDOWN (dst stopped answering), -ETIMEDOUT (dst never appeared),
+ * -ECONNRESET (dst rebooted while the sender waited for room).
  */
 int fabric_send(int dst, uint8_t proto, const void *hdr, size_t hlen, const void *data,
 		size_t dlen, int flags);
