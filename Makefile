@@ -403,7 +403,7 @@ UNIT_SRCS_mad     := lib/mad.c
 # malloc through the test's wrapper, which can be told to fail.
 UNIT_LDFLAGS_mad  := -Wl,--wrap=malloc
 UNIT_SRCS_call    := net/fabric/call_wire.c
-UNIT_SRCS_member  := net/fabric/member.c net/fabric/wire.c kernel/crc.c net/fabric/call.c \
+UNIT_SRCS_member  := net/fabric/member.c net/fabric/wire.c kernel/crc.c kernel/incarnation.c net/fabric/call.c \
 	net/fabric/names.c net/fabric/call_wire.c tests/unit/host_fabric.c tests/unit/host_pktbuf.c
 UNIT_SRCS_circuit := apps/circuit_net.c apps/circuit_sim.c apps/circuit_ring.c apps/circuit_cmb.c
 UNIT_SRCS_ising   := apps/ising_core.c

@@ -175,7 +175,9 @@ static int rejoin_main(void)
 		return 1;
 	if (node_id == 1)
 		return node1_first_boot();
-	return node_id == 0 ? node0() : 0;
+	if (node_id == 0)
+		return node0();
+	return fabric_barrier(WAIT_NS) < 0;	/* other nodes only take part in the barrier */
 }
 
 static const struct argspec rejoin_args[] = {

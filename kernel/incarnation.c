@@ -9,9 +9,6 @@
 #define RDSEED_TRIES 200	/* RDSEED may be empty for a while: retry with pause */
 #define JITTER_SAMPLES 256
 
-static uint64_t inc;
-static const char *source;
-
 static inline uint64_t rotl(uint64_t x, int b) { return x << b | x >> (64 - b); }
 
 uint64_t incarnation_fold(uint64_t s, uint64_t v)
@@ -34,6 +31,9 @@ uint64_t incarnation_fold(uint64_t s, uint64_t v)
 }
 
 #ifndef HOST_TEST
+static uint64_t inc;
+static const char *source;
+
 static int rdrand64(uint64_t *v)
 {
 	uint8_t ok;

@@ -14,6 +14,7 @@
 
 #include <cmocka.h>
 
+#include "kernel/incarnation.h"
 #include "net/fabric/call.h"
 #include "net/fabric/member.h"
 #include "net/fabric/wire.h"
@@ -284,6 +285,24 @@ static void pair_tags_differ_per_incarnation(void **state)
 		assert_int_not_equal(fab_pair_tag(i, i * 31), 0);
 }
 
+/*
+ * The jitter fallback's mixer: a one-bit change in a sample changes about
+ * half the state's bits, so that a few bits of jitter spread over all 64.
+ */
+static void jitter_fold_spreads_every_bit(void **state)
+{
+	(void)state;
+	for (int b = 0; b < 64; b++) {
+		uint64_t a = incarnation_fold(0x0123456789abcdefULL, 1000);
+		uint64_t c = incarnation_fold(0x0123456789abcdefULL, 1000 ^ (1ULL << b));
+		int d = __builtin_popcountll(a ^ c);
+		assert_true(d >= 12 && d <= 52);
+		c = incarnation_fold(0x0123456789abcdefULL ^ (1ULL << b), 1000);
+		d = __builtin_popcountll(a ^ c);
+		assert_true(d >= 12 && d <= 52);
+	}
+}
+
 /* --- calls in flight to a node that rebooted -------------------------------------------- */
 
 static void calls_in_flight_fail_on_reset(void **state)
@@ -329,6 +348,7 @@ int main(void)
 		cmocka_unit_test(claims_without_handshake_bind_nothing),
 		cmocka_unit_test(rebooted_node_is_bound_again_after_both_agree),
 		cmocka_unit_test(pair_tags_differ_per_incarnation),
+		cmocka_unit_test(jitter_fold_spreads_every_bit),
 		cmocka_unit_test(calls_in_flight_fail_on_reset),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
