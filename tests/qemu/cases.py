@@ -280,7 +280,7 @@ CASES = [
     Cluster("stages-e1000", app="stages", nodes=2, nic="e1000", args="iters=20",
             count={r"RESULT stages op=write ": 7, r"RESULT stages op=read ": 14}),
     Cluster("fabric-junk-shm", app="fabric-junk", nodes=2, nic="shm",
-            expect=[r"RESULT fabric-junk kinds=14 per_kind=20 mismatches=0"]),
+            expect=[r"RESULT fabric-junk kinds=16 per_kind=20 mismatches=0"]),
     Cluster("rmem-test-4-shm", app="rmem-test", nodes=4, nic="shm",
             expect=[r"counters 1200 and 1200 after 4 nodes x 300 increments"], absent=[r"FAILED"],
             count={r"RESULT rmem-test checks=\d+ failed=0": 4}),
@@ -337,9 +337,9 @@ CASES = [
             args="count=1000 fault=drop:0.05,dup:0.02,reorder:0.02,corrupt:0.01",
             count={r"RESULT fabric-stress sent=2000 received=2000 lost=0 dup=0 misordered=0": 3}),
     Cluster("fabric-junk-virtio", app="fabric-junk", nodes=2, nic="virtio",
-            expect=[r"RESULT fabric-junk kinds=14 per_kind=20 mismatches=0"]),
+            expect=[r"RESULT fabric-junk kinds=16 per_kind=20 mismatches=0"]),
     Cluster("fabric-junk-e1000", app="fabric-junk", nodes=2, nic="e1000",
-            expect=[r"RESULT fabric-junk kinds=14 per_kind=20 mismatches=0"]),
+            expect=[r"RESULT fabric-junk kinds=16 per_kind=20 mismatches=0"]),
     # Node 1 really reboots (a reset, QEMU without -no-reboot) and is bound again:
     # what was in flight to its old incarnation fails, nothing of it reaches the new one.
     Cluster("fabric-rejoin-virtio", app="rejoin", nodes=2, options=["--reboot", "1"],
