@@ -72,6 +72,8 @@ KERNEL_OBJS := \
 	kernel/cmdline.o \
 	kernel/config.o \
 	kernel/crc.o \
+	kernel/incarnation.o \
+	kernel/cmos.o \
 	kernel/trace.o
 
 DRIVER_OBJS := \
@@ -101,6 +103,7 @@ APP_OBJS := \
 	apps/fabric_stress.o \
 	apps/fabric_junk.o \
 	apps/peer_timeout.o \
+	apps/rejoin.o \
 	apps/rmem_test.o \
 	apps/rpc_test.o \
 	apps/mad_test.o \
@@ -131,6 +134,7 @@ FABRIC_OBJS := \
 	net/fabric/channel.o \
 	net/fabric/fault.o \
 	net/fabric/fabric.o \
+	net/fabric/member.o \
 	net/fabric/discovery.o \
 	net/fabric/rx.o \
 	net/fabric/inject.o \
@@ -399,10 +403,12 @@ UNIT_SRCS_mad     := lib/mad.c
 # malloc through the test's wrapper, which can be told to fail.
 UNIT_LDFLAGS_mad  := -Wl,--wrap=malloc
 UNIT_SRCS_call    := net/fabric/call_wire.c
+UNIT_SRCS_member  := net/fabric/member.c net/fabric/wire.c kernel/crc.c kernel/incarnation.c net/fabric/call.c \
+	net/fabric/names.c net/fabric/call_wire.c tests/unit/host_fabric.c tests/unit/host_pktbuf.c
 UNIT_SRCS_circuit := apps/circuit_net.c apps/circuit_sim.c apps/circuit_ring.c apps/circuit_cmb.c
 UNIT_SRCS_ising   := apps/ising_core.c
 
-UNIT_TESTS := cmdline page channel wire call rmem rmem_serve rpc_claim rpc_server req_queue req_rx cell dart mad ising circuit
+UNIT_TESTS := cmdline page channel wire call member rmem rmem_serve rpc_claim rpc_server req_queue req_rx cell dart mad ising circuit
 UNIT_BINS := $(addprefix $(BUILD)/tests/unit_,$(UNIT_TESTS))
 
 $(BUILD)/tests/unit_%: tests/unit/test_%.c $$(UNIT_SRCS_$$*) | deps
@@ -439,7 +445,7 @@ FUZZ_CC := clang
 FUZZ_CFLAGS := -std=gnu11 -g -O1 -DHOST_TEST -DFUZZING_BUILD_MODE_UNSAFE_FOR_PRODUCTION -I. \
 	-fsanitize=fuzzer,address,undefined \
 	-fno-sanitize-recover=undefined -fno-omit-frame-pointer
-FUZZ_SRCS_fabric := net/fabric/channel.c net/fabric/wire.c kernel/crc.c tests/unit/host_pktbuf.c
+FUZZ_SRCS_fabric := net/fabric/channel.c net/fabric/member.c net/fabric/wire.c kernel/crc.c tests/unit/host_pktbuf.c
 FUZZ_SRCS_rmem := $(RMEM_HOST_SRCS)
 FUZZ_SRCS_req := net/req/qtab.c net/req/queue.c net/req/wire.c
 FUZZ_SRCS_call := net/fabric/call_wire.c

@@ -6,7 +6,10 @@
  * fabric header, a payload length longer than the frame, a bad CRC, an
  * unknown frame type, a bad version, a source node outside the cluster,
  * node 1 as its own source, a frame for another node, a spoofed source
- * MAC, data with no protocol, and an unknown EtherType.  Then it tells
+ * MAC, data with no protocol, an unknown EtherType, a HELLO without an
+ * incarnation, and a HELLO claiming a new incarnation of node 0 that never
+ * completes the handshake (node 1 must not bind it: no rebinding, the
+ * channel goes on).  Then it tells
  * node 1 over the reliable channel how many of each it sent; node 1
  * checks that every one landed in the right counter, and that the
  * channel still works.
@@ -24,13 +27,14 @@
 
 enum kind {
 	K_SHORT, K_ETH_ONLY, K_TRUNC_HDR, K_LEN, K_CRC, K_TYPE, K_VERSION, K_NODE, K_SELF,
-	K_NOTME, K_SPOOF, K_STALE, K_PROTO0, K_ETHERTYPE, NKIND
+	K_NOTME, K_SPOOF, K_STALE, K_PROTO0, K_ETHERTYPE, K_HELLO_NOINC, K_HELLO_CLAIM, NKIND
 };
 
 static const char *const kind_names[NKIND] = {
 	"short", "eth_only", "truncated_header", "bad_length", "bad_crc", "bad_type",
 	"bad_version", "foreign_node", "self_source", "not_for_me", "spoofed_mac",
-	"stale_session", "no_protocol", "unknown_ethertype",
+	"stale_session", "no_protocol", "unknown_ethertype", "hello_without_incarnation",
+	"hello_new_incarnation",
 };
 
 /*
@@ -41,11 +45,12 @@ static const char *const kind_names[NKIND] = {
  * than the padded frame holds.
  */
 enum counter { C_UNKNOWN_TYPE, C_VERSION, C_LEN, C_CRC, C_TYPE, C_NODE, C_NOTME, C_FOREIGN_MAC,
-	       C_STALE, C_FIELD, NCOUNTER };
+	       C_STALE, C_FIELD, C_HELLO_BAD, C_REBINDS, NCOUNTER };
 
 static const char *const counter_names[NCOUNTER] = {
 	"unknown ethertype", "bad_version", "bad_length", "bad_crc", "bad_type", "bad_node",
-	"not_for_me", "foreign mac", "stale session", "bad_field",
+	"not_for_me", "foreign mac", "stale session", "bad_field", "hello without incarnation",
+	"rebinds",
 };
 
 static const enum counter lands_in[NKIND] = {
@@ -53,6 +58,9 @@ static const enum counter lands_in[NKIND] = {
 	[K_LEN] = C_LEN, [K_CRC] = C_CRC, [K_TYPE] = C_TYPE, [K_VERSION] = C_VERSION,
 	[K_NODE] = C_NODE, [K_SELF] = C_NODE, [K_NOTME] = C_NOTME, [K_SPOOF] = C_FOREIGN_MAC,
 	[K_STALE] = C_STALE, [K_PROTO0] = C_FIELD, [K_ETHERTYPE] = C_UNKNOWN_TYPE,
+	[K_HELLO_NOINC] = C_HELLO_BAD,
+	/* Heard, answered, never bound: it must count as no rebinding. */
+	[K_HELLO_CLAIM] = C_REBINDS,
 };
 
 #define PER_KIND 20
@@ -89,8 +97,23 @@ static size_t craft(uint8_t *f, enum kind k, const uint8_t *my_mac, const uint8_
 	h.dst = 1;
 	h.seq = 0x7fff0000u;	/* far outside any window, should it get through */
 	h.len = 40;
-	h.session = k == K_STALE ? (uint16_t)(fabric_session() + 1) : fabric_session();
+	h.session = k == K_STALE ? (uint16_t)(fabric_tag(1) + 1) : fabric_tag(1);
 	memset(f + FAB_ETH_HLEN + FAB_HDR_LEN, 0xee, 40);
+	if (k == K_HELLO_NOINC || k == K_HELLO_CLAIM) {
+		struct fab_hello hl = { 0 };
+		h.type = FAB_HELLO;
+		h.proto = 0;
+		h.seq = 0;
+		h.session = 0;
+		h.len = sizeof hl;
+		hl.nodes = (uint16_t)num_nodes;
+		memcpy(hl.mac, my_mac, 6);
+		/* The echo is node 0's own incarnation, not node 1's: the handshake stays open. */
+		hl.inc = k == K_HELLO_CLAIM ? 0x5eed5eed00000000ULL + (fabric_incarnation() | 1) : 0;
+		hl.echo = fabric_incarnation();
+		hl.flags = FAB_HELLO_BOUND;
+		memcpy(f + FAB_ETH_HLEN + FAB_HDR_LEN, &hl, sizeof hl);
+	}
 	switch (k) {
 	case K_TYPE: h.type = 77; break;
 	case K_NODE: h.src = 200; break;
@@ -159,6 +182,8 @@ static void snapshot(uint64_t got[NCOUNTER], struct fabric_counters *c)
 	got[C_FOREIGN_MAC] = c->rx_foreign_mac;
 	got[C_STALE] = c->rx_stale_session;
 	got[C_FIELD] = c->rx_rejected[FAB_E_FIELD];
+	got[C_HELLO_BAD] = c->hello_bad;
+	got[C_REBINDS] = c->rebinds;
 }
 
 /* Counters at the start barrier: whatever arrived during boot is not junk. */
@@ -182,7 +207,8 @@ static int check_junk(void)
 	for (int i = 0; i < NCOUNTER; i++)
 		got[i] -= before[i];
 	for (int k = 0; k < NKIND; k++)
-		want[lands_in[k]] += report.sent[k];
+		if (k != K_HELLO_CLAIM)
+			want[lands_in[k]] += report.sent[k];
 	for (int i = 0; i < NCOUNTER; i++) {
 		if (got[i] != want[i]) {
 			printf("fabric-junk: %s: expected %lu, counted %lu\n", counter_names[i], want[i], got[i]);

@@ -32,6 +32,7 @@ struct sink {
 	int used;
 	uint8_t proto;
 	int node;
+	uint32_t epoch;			/* the node's binding when the sink was made */
 	uint32_t gen;
 	int error;			/* the first refusal since the last call_sync */
 };
@@ -58,6 +59,7 @@ struct call *call_new(uint8_t proto, uint8_t kind, int node)
 		c->proto = proto;
 		c->kind = kind;
 		c->node = (int16_t)node;
+		c->epoch = fabric_peer_epoch(node);
 		ctr.calls++;
 		irq_restore(f);
 		return c;
@@ -124,6 +126,17 @@ int call_wait(struct call *c, uint64_t timeout_ns)
 	return r;
 }
 
+void call_node_reset(int node)
+{
+	for (int i = 0; i < CALL_MAX; i++)
+		if (calls[i].tag && calls[i].node == node && !calls[i].done)
+			call_done(&calls[i], -ECONNRESET);
+	for (int i = 0; i < CALL_MAX_SINKS; i++)
+		if (sinks[i].used && sinks[i].node == node && !sinks[i].error)
+			sinks[i].error = -ECONNRESET;
+	ctr.resets++;
+}
+
 void call_free(struct call *c)
 {
 	irqflags_t f = irq_save();
@@ -131,9 +144,12 @@ void call_free(struct call *c)
 	irq_restore(f);
 }
 
-int call_send(int node, uint8_t proto, const void *hdr, size_t hlen, const void *data,
-	      size_t dlen, int flags)
+/* call_send, to the node's binding epoch only (0: any). */
+static int send_at(int node, uint32_t epoch, uint8_t proto, const void *hdr, size_t hlen,
+		   const void *data, size_t dlen, int flags)
 {
+	if (epoch && fabric_peer_epoch(node) != epoch)
+		return -ECONNRESET;
 	if (flags & CALL_RAW) {
 		struct pktbuf *pb;
 		int r;
@@ -148,13 +164,26 @@ int call_send(int node, uint8_t proto, const void *hdr, size_t hlen, const void 
 		pkt_put(pb);
 		return r;
 	}
-	return fabric_send(node, proto, hdr, hlen, data, dlen, in_irq ? flags | FABRIC_NOWAIT : flags);
+	return fabric_send_at(node, epoch, proto, hdr, hlen, data, dlen,
+			      in_irq ? flags | FABRIC_NOWAIT : flags);
+}
+
+int call_send(int node, uint8_t proto, const void *hdr, size_t hlen, const void *data,
+	      size_t dlen, int flags)
+{
+	return send_at(node, 0, proto, hdr, hlen, data, dlen, flags);
+}
+
+int call_post(struct call *c, const void *hdr, size_t hlen, const void *data, size_t dlen,
+	      int flags)
+{
+	return send_at(c->node, c->epoch, c->proto, hdr, hlen, data, dlen, flags);
 }
 
 int call_run(struct call *c, const void *hdr, size_t hlen, const void *data, size_t dlen,
 	     int flags, uint64_t timeout_ns)
 {
-	int r = call_send(c->node, c->proto, hdr, hlen, data, dlen, flags);
+	int r = call_post(c, hdr, hlen, data, dlen, flags);
 
 	if (r == 0)
 		r = call_wait(c, timeout_ns);
@@ -192,6 +221,7 @@ int call_sink_new(uint8_t proto, int node)
 		s->used = 1;
 		s->proto = proto;
 		s->node = node;
+		s->epoch = fabric_peer_epoch(node);
 		s->gen = (s->gen + 1) & SINK_GEN_MASK;
 		s->error = 0;
 		irq_restore(f);
@@ -207,6 +237,12 @@ void call_sink_free(int s)
 	if (s >= 0 && s < CALL_MAX_SINKS)
 		sinks[s].used = 0;
 	irq_restore(f);
+}
+
+int call_sink_stale(int s)
+{
+	return s >= 0 && s < CALL_MAX_SINKS && sinks[s].used && sinks[s].epoch &&
+	       sinks[s].epoch != fabric_peer_epoch(sinks[s].node);
 }
 
 uint32_t call_sink_tag(int s)

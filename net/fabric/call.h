@@ -42,6 +42,7 @@ struct call {
 	uint8_t proto;			/* the protocol the answer comes on */
 	uint8_t kind;			/* the protocol's own kind of request */
 	int16_t node;
+	uint32_t epoch;			/* the node's binding it was made for (fabric_peer_epoch) */
 	volatile int done;
 	int status;			/* the answer's verdict: 0 or a negative errno */
 	uint64_t value;			/* a word the answer carries */
@@ -67,13 +68,24 @@ void call_done(struct call *c, int status);
  */
 int call_wait(struct call *c, uint64_t timeout_ns);
 
+/*
+ * node rebooted and was bound again (net/fabric/member.h): every call
+ * pending to it is done with -ECONNRESET, and every sink for it keeps
+ * -ECONNRESET (what was sent to the old incarnation is lost, and
+ * call_sync says so).  Answers to those calls are unmatched from now on.
+ * (irq)
+ */
+void call_node_reset(int node);
+
 /* Free c; a later answer for it is unmatched.  (irq) */
 void call_free(struct call *c);
 
 /*
  * Send hdr (hlen bytes, the tag already in it) and data to c's node on
  * c's protocol, wait for the answer, free c.  flags: FABRIC_* or CALL_RAW.
- * The answer's status, or the send's or the wait's error.
+ * The answer's status, or the send's or the wait's error; -ECONNRESET if
+ * the node rebooted since c was made (nothing is sent to the new
+ * incarnation) or while the call was pending.
  */
 int call_run(struct call *c, const void *hdr, size_t hlen, const void *data, size_t dlen,
 	     int flags, uint64_t timeout_ns);
@@ -85,6 +97,14 @@ int call_run(struct call *c, const void *hdr, size_t hlen, const void *data, siz
  */
 int call_send(int node, uint8_t proto, const void *hdr, size_t hlen, const void *data,
 	      size_t dlen, int flags);
+
+/*
+ * call_send for c: to c's node and protocol, and only to the incarnation
+ * c was made for: -ECONNRESET (nothing sent) if the node was bound again
+ * since.  Use it, not call_send, for every request that carries c's tag.
+ */
+int call_post(struct call *c, const void *hdr, size_t hlen, const void *data, size_t dlen,
+	      int flags);
 
 /* Can an answer to node go now?  Ask before changing anything.  (irq) */
 int call_can_answer(int node);
@@ -98,6 +118,13 @@ int call_answer(int node, uint8_t proto, const void *hdr, size_t hlen, const voi
 /* A sink for refusals of requests to node on proto: >= 0, or -ENOSPC. */
 int call_sink_new(uint8_t proto, int node);
 void call_sink_free(int s);
+
+/*
+ * Was s's node bound again (it rebooted) since s was made?  A handle that
+ * owns a sink (an imported segment, a remote queue) names things of the
+ * incarnation it was made for: refuse it with -ECONNRESET when this says so.
+ */
+int call_sink_stale(int s);
 
 /* The tag a request carries so that its refusal lands in sink s. */
 uint32_t call_sink_tag(int s);
@@ -146,6 +173,7 @@ int names_lookup(int node, int kind, const char *name, void *answer, size_t *len
 struct call_counters {
 	uint64_t calls, answers_unmatched, answers_lost, sink_errors, sink_unmatched;
 	uint64_t fences, lookups_served, malformed;
+	uint64_t resets;		/* nodes bound again after a reboot */
 };
 
 void call_counters(struct call_counters *out);

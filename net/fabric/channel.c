@@ -49,6 +49,19 @@ void chan_release(struct chan *c)
 	c->ack_pending = 0;
 }
 
+void chan_reset(struct chan *c, uint16_t session, const uint8_t peer_mac[6])
+{
+	struct chan_cfg cfg = c->cfg;
+	struct chan_stats stats = c->stats;
+
+	chan_release(c);
+	cfg.session = session;
+	cfg.lossless = 0;
+	memcpy(cfg.peer_mac, peer_mac, 6);
+	chan_init(c, &cfg, c->ops, c->ctx);
+	c->stats = stats;
+}
+
 unsigned chan_space(const struct chan *c)
 {
 	unsigned used = c->snd_nxt - c->snd_una;

@@ -62,7 +62,7 @@ struct chan_ops {
 
 struct chan_cfg {
 	int me, peer;
-	uint16_t session;		/* this node's boot session */
+	uint16_t session;		/* the tag this node's frames to the peer carry */
 	uint8_t my_mac[6], peer_mac[6];
 	unsigned window;		/* frames; a power of two, at most CHAN_WIN_MAX */
 	uint64_t rto_init_ns, rto_min_ns, rto_max_ns;
@@ -120,6 +120,14 @@ void chan_init(struct chan *c, const struct chan_cfg *cfg, const struct chan_ops
  * dead peers).
  */
 void chan_release(struct chan *c);
+
+/*
+ * The peer is a new incarnation (net/fabric/member.h): drop every buffer,
+ * forget sequence numbers, credit, timers, lossless mode and death, and
+ * start again as chan_init left it, sending with tag session to peer_mac.
+ * Statistics are kept.
+ */
+void chan_reset(struct chan *c, uint16_t session, const uint8_t peer_mac[6]);
 
 /*
  * Queue a message whose payload (len bytes) the caller wrote at

@@ -1,14 +1,18 @@
 /*
  * Discovery: nodes find each other at boot by broadcasting HELLO frames
- * every HELLO_INTERVAL_NS until every peer has been heard and has heard
- * this node.  A peer's MAC and boot session are learned from its HELLO
- * (or from its first frame, if it heard our HELLO before we heard its),
- * never assumed.
+ * every HELLO_INTERVAL_NS until every peer is bound and has bound this
+ * node.  A peer's MAC and incarnation are bound by the handshake of
+ * net/fabric/member.h, never assumed and never taken from any other
+ * frame.  A HELLO from a new incarnation of a bound peer (it rebooted)
+ * starts the handshake again; when it completes, the pair's channel is
+ * reset and what was in flight to the old incarnation fails.  Broadcasts
+ * start again whenever a peer does not (or no longer) know this node.
  */
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
 
+#include "kernel/console.h"
 #include "kernel/sync.h"
 #include "kernel/timer.h"
 #include "kernel/tsc.h"
@@ -20,7 +24,6 @@
 
 static struct waitq discovery_wq = WAITQ_INIT;
 static struct ktimer hello_timer;
-static int discovery_done;
 
 static const uint8_t bcast_mac[6] = { 0xff, 0xff, 0xff, 0xff, 0xff, 0xff };
 
@@ -45,6 +48,10 @@ static uint64_t lossless_mask(void)
 	return m;
 }
 
+static int all_discovered(void);
+static void hello_fire(void *arg);
+
+/* dst < 0: broadcast, echoing nothing. */
 static void send_hello(int dst)
 {
 	struct pktbuf *pb = pkt_get();
@@ -58,15 +65,22 @@ static void send_hello(int dst)
 	h.type = FAB_HELLO;
 	h.src = (uint16_t)fab.me;
 	h.dst = dst < 0 ? FAB_BROADCAST : (uint16_t)dst;
-	h.session = fab.session;
 	h.len = sizeof hello;
 	hello.nodes = (uint16_t)fab.nnodes;
 	hello.flags = fab.lossless ? FAB_HELLO_LOSSLESS : 0;
 	memcpy(hello.mac, net_mac(), 6);
 	hello.known = known_mask();
 	hello.lossless = lossless_mask();
+	hello.inc = fab.inc;
+	if (dst >= 0) {
+		hello.echo = member_echo(&fab.peers[dst].m);
+		if (member_says_bound(&fab.peers[dst].m))
+			hello.flags |= FAB_HELLO_BOUND;
+	}
 	memcpy(pb->data + CHAN_PAYLOAD_OFF, &hello, sizeof hello);
-	pb->len = (uint16_t)fab_build(pb->data, dst < 0 ? bcast_mac : fab.peers[dst].mac, net_mac(), &h);
+	/* To whoever last spoke for dst: the new incarnation before it is bound. */
+	pb->len = (uint16_t)fab_build(pb->data, dst < 0 ? bcast_mac : fab.peers[dst].m.heard_mac,
+				      net_mac(), &h);
 	fab.ctr.hello_tx++;
 	fab_xmit(pb);
 	pkt_put(pb);
@@ -75,19 +89,22 @@ static void send_hello(int dst)
 static int all_discovered(void)
 {
 	for (int i = 0; i < fab.nnodes; i++)
-		if (i != fab.me && (!fab.peers[i].known || !fab.peers[i].knows_me))
+		if (i != fab.me && !member_up(&fab.peers[i].m))
 			return 0;
 	return 1;
 }
+
+static int hello_armed;
 
 static void hello_fire(void *arg)
 {
 	(void)arg;
 	if (all_discovered()) {
-		discovery_done = 1;
+		hello_armed = 0;
 		waitq_wake_all(&discovery_wq);
 		return;
 	}
+	hello_armed = 1;
 	send_hello(-1);
 	timer_arm(&hello_timer, cycles() + ns_to_cycles(HELLO_INTERVAL_NS), hello_fire, NULL);
 }
@@ -99,12 +116,27 @@ void fab_discovery_start(void)
 	irq_restore(f);
 }
 
-void fab_learn_peer(struct peer *p, const uint8_t *mac, uint16_t sess)
+/* (inc, mac) is p's new binding: tag its channel, and reset it if p rebooted. */
+static void bind_peer(struct peer *p, int reset)
 {
+	int id = (int)(p - fab.peers);
+
 	p->known = 1;
-	p->session = sess;
-	memcpy(p->mac, mac, 6);
-	memcpy(p->ch.cfg.peer_mac, mac, 6);
+	memcpy(p->mac, p->m.mac, 6);
+	p->rx_tag = fab_pair_tag(p->m.inc, fab.inc);
+	if (reset) {
+		/* Nothing of the old incarnation's channel survives, nor reaches the new one. */
+		chan_reset(&p->ch, fab_pair_tag(fab.inc, p->m.inc), p->m.mac);
+		p->lossless = 0;
+		p->reported_dead = 0;
+		call_node_reset(id);
+		fab.ctr.rebinds++;
+		kprintf("fabric: node %d rebooted (incarnation %016lx); its channel starts again, "
+			"what was in flight to it failed\n", id, p->m.inc);
+	} else {
+		p->ch.cfg.session = fab_pair_tag(fab.inc, p->m.inc);
+		memcpy(p->ch.cfg.peer_mac, p->m.mac, 6);
+	}
 	waitq_wake_all(&p->senders);
 }
 
@@ -112,6 +144,7 @@ void fab_hello_input(const struct fab_hdr *h, const uint8_t *payload, const uint
 {
 	struct fab_hello hello;
 	struct peer *p = &fab.peers[h->src];
+	unsigned r;
 
 	memcpy(&hello, payload, sizeof hello);
 	fab.ctr.hello_rx++;
@@ -119,31 +152,41 @@ void fab_hello_input(const struct fab_hdr *h, const uint8_t *payload, const uint
 		fab.ctr.rx_foreign_mac++;
 		return;
 	}
-	if (p->known && p->session != h->session) {
-		fab.ctr.rx_stale_session++;
+	r = member_hello(&p->m, fab.inc, hello.inc, hello.echo, (hello.flags & FAB_HELLO_BOUND) != 0,
+			 src_mac, h->dst == FAB_BROADCAST);
+	if (r & MEMBER_INVALID) {
+		fab.ctr.hello_bad++;
 		return;
 	}
-	if (!p->known)
-		fab_learn_peer(p, hello.mac, h->session);
-	if (hello.known & (1ULL << fab.me))
-		p->knows_me = 1;
-	/*
-	 * A lossless link both ways: p takes our frames without a CRC once its
-	 * HELLO shows it heard that we are lossless too, and we take its
-	 * frames without one from the moment it says it is.
-	 */
-	if (fab.lossless && (hello.flags & FAB_HELLO_LOSSLESS) && !p->lossless) {
-		p->lossless = 1;
-		send_hello(h->src);	/* so that p learns we heard it */
+	if (r & MEMBER_FOREIGN) {
+		fab.ctr.rx_foreign_mac++;
+		return;
 	}
-	if (p->lossless && (hello.lossless & (1ULL << fab.me)) && !p->ch.cfg.lossless)
-		chan_set_lossless(&p->ch, 1);
-	/* Answer broadcasts, so that a node that already finished still helps. */
-	if (h->dst == FAB_BROADCAST)
+	if (r & MEMBER_BIND)
+		bind_peer(p, (r & MEMBER_RESET) != 0);
+	/* Lossless agreement is with the bound incarnation only. */
+	if (hello.inc == p->m.inc) {
+		/*
+		 * A lossless link both ways: p takes our frames without a CRC once
+		 * its HELLO shows it heard that we are lossless too, and we take
+		 * its frames without one from the moment it says it is.
+		 */
+		if (fab.lossless && (hello.flags & FAB_HELLO_LOSSLESS) && !p->lossless) {
+			p->lossless = 1;
+			r |= MEMBER_REPLY;	/* so that p learns we heard it */
+		}
+		if (p->lossless && (hello.lossless & (1ULL << fab.me)) && !p->ch.cfg.lossless)
+			chan_set_lossless(&p->ch, 1);
+	}
+	/* Answer broadcasts too, so that a node that already finished still helps. */
+	if (r & MEMBER_REPLY)
 		send_hello(h->src);
-	if (all_discovered() && !discovery_done) {
-		discovery_done = 1;
+	if (all_discovered()) {
 		waitq_wake_all(&discovery_wq);
+	} else if (!hello_armed) {
+		/* A peer rebooted: broadcast until it is bound again. */
+		hello_armed = 1;
+		timer_arm(&hello_timer, cycles() + ns_to_cycles(HELLO_INTERVAL_NS), hello_fire, NULL);
 	}
 }
 
@@ -152,16 +195,16 @@ int fabric_wait_peers(uint64_t timeout_ns)
 	uint64_t end = cycles() + ns_to_cycles(timeout_ns);
 	irqflags_t f = irq_save();
 
-	while (!discovery_done && cycles() < end)
+	while (!all_discovered() && cycles() < end)
 		waitq_wait_timeout(&discovery_wq, cycles_to_ns(end - cycles()));
-	int done = discovery_done;
+	int done = all_discovered();
 	irq_restore(f);
 	if (done)
 		return 0;
 	printf("fabric: discovery timed out; missing:");
 	for (int i = 0; i < fab.nnodes; i++)
-		if (i != fab.me && (!fab.peers[i].known || !fab.peers[i].knows_me))
-			printf(" n%d%s", i, fab.peers[i].known ? " (does not hear us)" : "");
+		if (i != fab.me && !member_up(&fab.peers[i].m))
+			printf(" n%d%s", i, fab.peers[i].known ? " (has not bound us)" : "");
 	printf("\n");
 	return -ETIMEDOUT;
 }

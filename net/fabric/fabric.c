@@ -16,6 +16,7 @@
 
 #include "kernel/console.h"
 #include "kernel/crc.h"
+#include "kernel/incarnation.h"
 #include "kernel/init.h"
 #include "kernel/node.h"
 #include "kernel/sync.h"
@@ -176,7 +177,7 @@ static int fabric_init(void)
 	fab.peers = calloc((size_t)fab.nnodes, sizeof *fab.peers);
 	if (!fab.peers)
 		return -ENOMEM;
-	fab.session = (uint16_t)(rdtsc() ^ (rdtsc() >> 16) ^ (uint64_t)fab.me * 0x9e37) | 1;
+	fab.inc = incarnation();
 	if (arg_int("peer_timeout_ms", 0))
 		fab.peer_timeout_ns = (uint64_t)arg_int("peer_timeout_ms", 10000) * 1000000ULL;
 	fab_inject_init();
@@ -196,7 +197,6 @@ static int fabric_init(void)
 		struct chan_cfg cfg = {
 			.me = fab.me,
 			.peer = i,
-			.session = fab.session,
 			.window = window,
 			.rto_init_ns = 20000000,
 			.rto_min_ns = 2000000,
@@ -213,8 +213,10 @@ static int fabric_init(void)
 		return -EBUSY;
 	fab.ready = 1;
 	fab_inject_describe(desc, sizeof desc);
-	printf("fabric: node %d of %d, window %u frames per peer, peer timeout %lu ms, crc32c %s%s%s%s\n",
-	       fab.me, fab.nnodes, window, fab.peer_timeout_ns / 1000000, crc32c_impl(),
+	printf("fabric: node %d of %d, incarnation %016lx (%s), window %u frames per peer, "
+	       "peer timeout %lu ms, crc32c %s%s%s%s\n",
+	       fab.me, fab.nnodes, fab.inc, incarnation_source(), window, fab.peer_timeout_ns / 1000000,
+	       crc32c_impl(),
 	       fab.lossless ? ", lossless link (no CRC, acks for credit)" : "",
 	       fab_inject_any() ? ", receive faults: " : "", fab_inject_any() ? desc : "");
 	fab_discovery_start();
@@ -287,9 +289,19 @@ int fabric_peer_dead(int dst)
 	return dst >= 0 && dst < fab.nnodes && dst != fab.me && fab.peers[dst].ch.dead;
 }
 
-uint16_t fabric_session(void)
+uint16_t fabric_tag(int dst)
 {
-	return fab.session;
+	return dst >= 0 && dst < fab.nnodes && dst != fab.me ? fab.peers[dst].ch.cfg.session : 0;
+}
+
+uint64_t fabric_incarnation(void)
+{
+	return fab.inc;
+}
+
+uint32_t fabric_peer_epoch(int dst)
+{
+	return dst >= 0 && dst < fab.nnodes && dst != fab.me ? fab.peers[dst].m.epoch : 0;
 }
 
 const uint8_t *fabric_peer_mac(int dst)
@@ -337,8 +349,10 @@ void fabric_print_stats(void)
 	printf("fabric: rejected:");
 	for (int e = 1; e < FAB_NERR; e++)
 		printf(" %s %lu", fab_err_names[e], c.rx_rejected[e]);
-	printf(", stale session %lu, foreign mac %lu, unknown proto %lu, from dead peer %lu\n",
-	       c.rx_stale_session, c.rx_foreign_mac, c.rx_unknown_proto, c.rx_dead_peer);
+	printf(", stale session %lu, foreign mac %lu, unknown proto %lu, from dead peer %lu, "
+	       "unbound %lu, hello without incarnation %lu, rebinds %lu\n",
+	       c.rx_stale_session, c.rx_foreign_mac, c.rx_unknown_proto, c.rx_dead_peer,
+	       c.rx_unbound, c.hello_bad, c.rebinds);
 	if (fab_inject_any())
 		printf("fabric: injected drop %lu dup %lu reorder %lu corrupt %lu\n", c.fault_drop,
 		       c.fault_dup, c.fault_reorder, c.fault_corrupt);

@@ -6,7 +6,10 @@
  * (the mechanisms register one each).  A raw mode sends single frames with
  * no sequencing or retransmission: the floor the benchmarks compare with.
  * Nodes find each other at boot by broadcasting HELLO frames; a node's
- * MAC address is learned, not assumed.
+ * MAC address is learned, not assumed, and bound with its id and its
+ * boot's incarnation by a handshake (net/fabric/member.h).  A node that
+ * reboots is bound again: its channel starts afresh, and whatever was in
+ * flight to its old incarnation fails with -ECONNRESET.
  *
  * Receive handlers run in the NIC's interrupt path, serialized: they must
  * be short and must not sleep.  A reliable handler that cannot take a
@@ -63,8 +66,9 @@ typedef int (*fabric_handler_t)(int src, const uint8_t *payload, size_t len, str
 int fabric_ready(void);
 
 /*
- * Wait until every node has been heard and has heard this node.
- * Return 0, or -ETIMEDOUT naming the missing nodes on the console.
+ * Wait until every node is bound by the handshake and has bound this node
+ * (again, after a node rebooted).  Return 0, or -ETIMEDOUT naming the
+ * missing nodes on the console.
  */
 int fabric_wait_peers(uint64_t timeout_ns);
 
@@ -77,10 +81,19 @@ int fabric_register_raw(uint8_t proto, fabric_handler_t fn);
  * Blocks while dst's window is full unless FABRIC_NOWAIT (required in
  * interrupt context).  Return 0 once queued; -EINVAL (bad dst), -EMSGSIZE,
  * -EAGAIN (NOWAIT and full), -ENOBUFS (no packet buffer and NOWAIT),
- * -EHOSTDOWN (dst stopped answering), -ETIMEDOUT (dst never appeared).
+ * -EHOSTDOWN (dst stopped answering), -ETIMEDOUT (dst never appeared),
+ * -ECONNRESET (dst rebooted while the sender waited for room).
  */
 int fabric_send(int dst, uint8_t proto, const void *hdr, size_t hlen, const void *data,
 		size_t dlen, int flags);
+
+/*
+ * fabric_send to the binding epoch of dst (fabric_peer_epoch) only: if dst
+ * has been bound again since (it rebooted), -ECONNRESET and nothing is
+ * sent.  Epoch 0: any.
+ */
+int fabric_send_at(int dst, uint32_t epoch, uint8_t proto, const void *hdr, size_t hlen,
+		   const void *data, size_t dlen, int flags);
 
 /*
  * Zero-copy send: the caller wrote len payload bytes at fabric_payload(pb)
@@ -118,12 +131,21 @@ void fabric_resume(void);
 /* Is dst declared dead? */
 int fabric_peer_dead(int dst);
 
+/*
+ * How many times dst has been bound (0: not yet); it grows by one each
+ * time dst comes back with a new incarnation.  (irq)
+ */
+uint32_t fabric_peer_epoch(int dst);
+
 /* All nodes reach this point (a message to node 0 and back).  0 or -errno. */
 int fabric_barrier(uint64_t timeout_ns);
 
 struct fabric_counters {
 	uint64_t rx_frames, rx_rejected[FAB_NERR], rx_stale_session, rx_foreign_mac;
 	uint64_t rx_unknown_proto, rx_dead_peer, rx_raw, tx_raw, tx_failed;
+	uint64_t rx_unbound;		/* frames from a node not bound by the handshake */
+	uint64_t hello_bad;		/* HELLOs without an incarnation */
+	uint64_t rebinds;		/* a node came back with a new incarnation */
 	uint64_t fault_drop, fault_dup, fault_reorder, fault_corrupt;
 	uint64_t hello_tx, hello_rx;
 	uint64_t send_waits;		/* a sender slept because a window was full */
@@ -137,8 +159,11 @@ void fabric_counters(struct fabric_counters *out);
 /* Print every counter on the console. */
 void fabric_print_stats(void);
 
-/* This node's boot session (tests that craft frames need it). */
-uint16_t fabric_session(void);
+/* The tag this node's frames to dst carry (tests that craft frames need it). */
+uint16_t fabric_tag(int dst);
+
+/* This boot's incarnation. */
+uint64_t fabric_incarnation(void);
 
 /* This node's and dst's MAC as learned. */
 const uint8_t *fabric_peer_mac(int dst);

@@ -12,13 +12,14 @@
 #include "net/fabric/call.h"
 #include "net/fabric/channel.h"
 #include "net/fabric/fabric.h"
+#include "net/fabric/member.h"
 
 struct peer {
 	struct chan ch;
-	int known;			/* heard a HELLO (or frame) from it */
-	int knows_me;			/* its HELLO listed this node */
-	uint16_t session;
-	uint8_t mac[6];
+	struct member m;		/* its binding: id, MAC, incarnation */
+	int known;			/* bound by the handshake (m.inc != 0) */
+	uint16_t rx_tag;		/* the tag its frames to us carry */
+	uint8_t mac[6];			/* its bound MAC */
 	struct waitq senders;		/* threads waiting for window space or an ack */
 	int reported_dead;
 	int lossless;			/* its HELLO said lossless: it may send us no CRC */
@@ -30,7 +31,7 @@ struct fabric {
 	int ready;			/* up: fabric_init succeeded */
 	int started;			/* the kernel's protocols are registered */
 	int lossless;			/* the link is lossless and no fault= here */
-	uint16_t session;		/* this boot's */
+	uint64_t inc;			/* this boot's incarnation */
 	uint64_t peer_timeout_ns;
 	fabric_handler_t handlers[FP_MAX], raw_handlers[FP_MAX];
 	struct fabric_counters ctr;
@@ -44,10 +45,10 @@ int fab_xmit(struct pktbuf *pb);
 /* After any channel operation on p: resume, report a death, wake senders.  (irq off) */
 void fab_after_chan_op(struct peer *p);
 
-/* discovery.c: start broadcasting HELLO; a HELLO arrived; p spoke first. */
+/* discovery.c: start broadcasting HELLO; a HELLO arrived. */
 void fab_discovery_start(void);
 void fab_hello_input(const struct fab_hdr *h, const uint8_t *payload, const uint8_t *src_mac);
-void fab_learn_peer(struct peer *p, const uint8_t *mac, uint16_t session);
+
 
 /* rx.c: one received fabric frame, after fault injection.  Owns pb.  (irq) */
 void fab_process(struct pktbuf *pb);

@@ -71,7 +71,7 @@ int names_lookup(int node, int kind, const char *name, void *answer, size_t *len
 	m.kind = (uint8_t)kind;
 	m.len = (uint16_t)n;
 	m.tag = c->tag;
-	r = call_send(node, CALL_PROTO, &m, sizeof m, name, n, 0);
+	r = call_post(c, &m, sizeof m, name, n, 0);
 	if (r == 0)
 		r = call_wait(c, timeout_ns);
 	if (r == 0)

@@ -1,7 +1,8 @@
 /*
  * The fabric's receive path (NIC interrupt, interrupts off): validate the
- * frame, check that it comes from the node, MAC and boot session it
- * claims, then hand HELLOs to discovery, raw frames to their protocol's
+ * frame, check that it comes from a node bound by the handshake
+ * (member.h), from its bound MAC and with the tag of the pair's current
+ * incarnations, then hand HELLOs to discovery, raw frames to their protocol's
  * raw handler and everything else to the sender's channel.  Every frame
  * that fails a check is counted and dropped.
  */
@@ -33,9 +34,12 @@ void fab_process(struct pktbuf *pb)
 		return;
 	}
 	if (!p->known) {
-		/* It heard our HELLO before we heard its: learn it from this frame. */
-		fab_learn_peer(p, pb->data + 6, h.session);
-	} else if (p->session != h.session) {
+		/* Only the handshake binds a node, never a frame that names it. */
+		fab.ctr.rx_unbound++;
+		pkt_put(pb);
+		return;
+	} else if (p->rx_tag != h.session) {
+		/* A frame of the pair's channel before one side rebooted, or a forgery. */
 		fab.ctr.rx_stale_session++;
 		pkt_put(pb);
 		return;

@@ -38,7 +38,9 @@ static int check_send(int dst, uint8_t proto, size_t len)
 	return len > FAB_MTU ? -EMSGSIZE : 0;
 }
 
-int fabric_send_pb(int dst, uint8_t proto, struct pktbuf *pb, size_t len, int flags)
+/* fabric_send_pb to dst's binding epoch only (0: any; see fabric_send_at). */
+static int send_pb_at(int dst, uint32_t epoch, uint8_t proto, struct pktbuf *pb, size_t len,
+		      int flags)
 {
 	struct peer *p;
 	int r;
@@ -57,11 +59,18 @@ int fabric_send_pb(int dst, uint8_t proto, struct pktbuf *pb, size_t len, int fl
 			return r;
 		}
 	}
+	if (!epoch)
+		epoch = p->m.epoch;
 	if (!(flags & FABRIC_NOWAIT) && !in_irq) {
 		if (!p->ch.dead && chan_space(&p->ch) == 0)
 			fab.ctr.send_waits++;
-		while (!p->ch.dead && chan_space(&p->ch) == 0)
+		while (!p->ch.dead && chan_space(&p->ch) == 0 && p->m.epoch == epoch)
 			waitq_wait_timeout(&p->senders, 100000000);
+	}
+	/* dst rebooted while we waited: this message was for the old incarnation. */
+	if (p->m.epoch != epoch) {
+		irq_restore(f);
+		return -ECONNRESET;
 	}
 	/* The channel copies this flag into the header it builds. */
 	pb->data[FAB_ETH_HLEN + offsetof(struct fab_hdr, flags)] =
@@ -73,8 +82,19 @@ int fabric_send_pb(int dst, uint8_t proto, struct pktbuf *pb, size_t len, int fl
 	return r;
 }
 
+int fabric_send_pb(int dst, uint8_t proto, struct pktbuf *pb, size_t len, int flags)
+{
+	return send_pb_at(dst, 0, proto, pb, len, flags);
+}
+
 int fabric_send(int dst, uint8_t proto, const void *hdr, size_t hlen, const void *data,
 		size_t dlen, int flags)
+{
+	return fabric_send_at(dst, 0, proto, hdr, hlen, data, dlen, flags);
+}
+
+int fabric_send_at(int dst, uint32_t epoch, uint8_t proto, const void *hdr, size_t hlen,
+		   const void *data, size_t dlen, int flags)
 {
 	struct pktbuf *pb;
 	int r;
@@ -90,7 +110,7 @@ int fabric_send(int dst, uint8_t proto, const void *hdr, size_t hlen, const void
 		memcpy(fabric_payload(pb), hdr, hlen);
 	if (dlen)
 		memcpy(fabric_payload(pb) + hlen, data, dlen);
-	r = fabric_send_pb(dst, proto, pb, hlen + dlen, flags);
+	r = send_pb_at(dst, epoch, proto, pb, hlen + dlen, flags);
 	if (r < 0)
 		pkt_put(pb);
 	return r;
@@ -113,7 +133,7 @@ int fabric_raw_send_pb(int dst, uint8_t proto, struct pktbuf *pb, size_t len)
 	h.flags = FAB_F_NOCRC;
 	h.src = (uint16_t)fab.me;
 	h.dst = (uint16_t)dst;
-	h.session = fab.session;
+	h.session = p->ch.cfg.session;
 	h.len = (uint16_t)len;
 	pb->len = (uint16_t)fab_build(pb->data, p->mac, net_mac(), &h);
 	irqflags_t f = irq_save();

@@ -126,3 +126,15 @@ void fab_reseal(uint8_t *frame)
 	c = frame_crc(fh, h.len);
 	memcpy(fh + offsetof(struct fab_hdr, crc), &c, 4);
 }
+
+uint16_t fab_pair_tag(uint64_t src_inc, uint64_t dst_inc)
+{
+	uint64_t x = src_inc * 0x9e3779b97f4a7c15ULL ^ (dst_inc + 0x632be59bd9b4e019ULL);
+	uint16_t t;
+
+	x ^= x >> 29;
+	x *= 0xbf58476d1ce4e5b9ULL;
+	x ^= x >> 32;
+	t = (uint16_t)(x ^ x >> 16 ^ x >> 48);
+	return t ? t : 1;
+}

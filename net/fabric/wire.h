@@ -21,7 +21,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define FAB_VERSION 1
+#define FAB_VERSION 2
 #define FAB_HDR_LEN 32
 #define FAB_ETH_HLEN 14
 #define FAB_FRAME_MAX 1514
@@ -54,21 +54,31 @@ struct fab_hdr {
 	uint32_t sack;		/* bit i: seq ack+1+i received (beyond a gap) */
 	uint32_t limit;		/* the receiver may send seq < limit (credit) */
 	uint16_t len;		/* payload bytes */
-	uint16_t session;	/* the sender's boot session: stale frames die */
+	uint16_t session;	/* the pair's tag (fab_pair_tag); HELLO: 0 */
 	uint32_t crc;		/* CRC-32C of header (crc = 0) and payload */
 } __attribute__((packed));
 _Static_assert(sizeof(struct fab_hdr) == FAB_HDR_LEN, "fabric header is 32 bytes");
 
-/* HELLO payload: who I am and whom I have heard. */
+/*
+ * HELLO payload: who I am, which boot of me this is, and whom I have
+ * bound.  The handshake (net/fabric/member.h) binds (node id, MAC,
+ * incarnation): A's HELLO carries inc = A's incarnation; B's answer
+ * echoes it (echo = the incarnation B last heard from A); A binds B once
+ * B's HELLO echoes A's own incarnation, and says so with
+ * FAB_HELLO_BOUND in its next HELLO to B.  A broadcast HELLO echoes
+ * nothing (echo = 0); every node answers one with a unicast HELLO.
+ */
 struct fab_hello {
 	uint16_t nodes;		/* cluster size the sender was told */
 	uint16_t flags;		/* FAB_HELLO_* */
 	uint8_t mac[6];
 	uint16_t pad;
-	uint64_t known;		/* bit i: the sender has heard node i */
+	uint64_t known;		/* bit i: the sender has bound node i */
 	uint64_t lossless;	/* bit i: node i said lossless, and so does the sender */
+	uint64_t inc;		/* the sender's incarnation (never 0) */
+	uint64_t echo;		/* the receiver's incarnation as the sender heard it; 0: none */
 } __attribute__((packed));
-_Static_assert(sizeof(struct fab_hello) == 28, "hello payload layout");
+_Static_assert(sizeof(struct fab_hello) == 44, "hello payload layout");
 
 enum {				/* fab_hello.flags */
 	/*
@@ -76,7 +86,16 @@ enum {				/* fab_hello.flags */
 	 * says so, and no fault= is set): it takes frames without a CRC.
 	 */
 	FAB_HELLO_LOSSLESS = 1,
+	/* The sender has bound the receiver with incarnation echo. */
+	FAB_HELLO_BOUND = 2,
 };
+
+/*
+ * The tag every frame from a node with incarnation src_inc to one with
+ * dst_inc carries in fab_hdr.session: frames of a pair's earlier channel
+ * (either side rebooted since) carry another tag and are dropped.  Never 0.
+ */
+uint16_t fab_pair_tag(uint64_t src_inc, uint64_t dst_inc);
 
 enum fab_err {
 	FAB_OK = 0,

@@ -185,6 +185,8 @@ static int enqueue(int rq, uint32_t word, int sync, uint8_t flags)
 	if (rq < 0 || rq >= REQ_MAX_REMOTE || !rqs[rq].used)
 		return -EBADF;
 	h = &rqs[rq];
+	if (call_sink_stale(h->sink))
+		return -ECONNRESET;	/* a queue of an incarnation that is gone */
 	m.op = RQ_ENQ;
 	m.flags = flags;
 	m.addr = h->addr;

@@ -85,7 +85,8 @@ int req_handle(int node, uintptr_t addr, uint32_t gen);
 
 /*
  * REQ(queue, word): hand the request to the fabric and return.  0, or
- * -EBADF, -EHOSTDOWN.  With sync, wait for the receiver's verdict: 0,
+ * -EBADF, -EHOSTDOWN, -ECONNRESET (the queue's node rebooted since the
+ * handle was made: import again).  With sync, wait for the receiver's verdict: 0,
  * -ENOENT (no such queue / destroyed), -ESTALE (our right was revoked),
  * -EACCES (never granted), -ENOSPC (the queue is closed for lack of
  * memory), -EIO (the queue's buffer is corrupt).  Without, a refusal comes

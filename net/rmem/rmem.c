@@ -174,6 +174,8 @@ static int local_check(struct desc *d, uint32_t off, uint64_t count, int right)
 {
 	if (!d)
 		return -EBADF;
+	if (call_sink_stale(d->sink))
+		return -ECONNRESET;	/* imported from an incarnation that is gone */
 	if (!(d->rights & right))
 		return -EACCES;
 	if (count == 0 || (uint64_t)off + count > d->size)
@@ -258,7 +260,7 @@ int rmem_write_block(int rd, uint32_t off, const void *src, size_t count, int fl
 			msg_init(&m, d, RM_WRITE, off, n, fl);
 			m.tag = c->tag;
 			m.flags |= RM_F_ACK;
-			r = call_send(d->node, RMEM_PROTO, &m, sizeof m, p, n, send_flags(fl));
+			r = call_post(c, &m, sizeof m, p, n, send_flags(fl));
 		}
 		if (r < 0) {
 			if (c)
@@ -312,7 +314,7 @@ int rmem_read(int rs, uint32_t soff, uint32_t count, int lseg, uint32_t doff, in
 	msg_init(&m, d, RM_READ_REQ, soff, count, flags & RMEM_UNRELIABLE);
 	m.tag = c->tag;
 	trace_point(TS_MECH_SEND);
-	r = call_send(d->node, RMEM_PROTO, &m, sizeof m, NULL, 0, send_flags(flags));
+	r = call_post(c, &m, sizeof m, NULL, 0, send_flags(flags));
 	if (r < 0) {
 		call_free(c);
 		return r;
@@ -369,7 +371,7 @@ static int atomic_start(int rd, uint8_t op, uint32_t off, const void *data, size
 	msg_init(&m, d, op, off, 8, flags & RMEM_INTR);
 	m.tag = c->tag;
 	/* Always on the reliable channel (paper 2.3: the CAS is reliable). */
-	r = call_send(d->node, RMEM_PROTO, &m, sizeof m, data, dlen, 0);
+	r = call_post(c, &m, sizeof m, data, dlen, 0);
 	if (r < 0) {
 		call_free(c);
 		return r;

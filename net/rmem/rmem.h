@@ -158,7 +158,14 @@ int rmem_attach(int node, int seg, uint32_t gen, size_t size, int rights);
 /* Forget a descriptor. */
 int rmem_release(int rd);
 
-/* Size, rights and node of a descriptor; 0 or -EBADF. */
+/*
+ * Size, rights and node of a descriptor; 0 or -EBADF.
+ *
+ * A descriptor names a segment of the incarnation of its node it was
+ * imported from: once that node has rebooted and been bound again
+ * (net/fabric/member.h), every operation on it fails with -ECONNRESET
+ * and nothing reaches the new incarnation; import again.
+ */
 int rmem_desc_info(int rd, int *node, size_t *size, int *rights);
 
 /*

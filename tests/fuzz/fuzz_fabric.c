@@ -14,11 +14,15 @@
 #include <string.h>
 
 #include "net/fabric/channel.h"
+#include "net/fabric/member.h"
 #include "net/fabric/wire.h"
 
 int host_pkt_live(void);
 
 static uint32_t delivered[4];
+
+#define MY_INC 0x1111222233334444ULL
+static struct member mem[4];
 
 static int xmit(void *ctx, struct pktbuf *pb)
 {
@@ -64,6 +68,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	uint64_t now = 1000000;
 
 	memset(delivered, 0, sizeof delivered);
+	memset(mem, 0, sizeof mem);
 	for (int i = 0; i < 4; i++) {
 		struct chan_cfg cfg = {
 			.me = 1, .peer = i, .session = 7, .window = 8 + 8 * (unsigned)i,
@@ -93,7 +98,28 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		}
 		if (payload < pb->data || payload + h.len > pb->data + pb->len)
 			abort();
-		if (h.type == FAB_HELLO || h.type == FAB_RAW) {
+		if (h.type == FAB_HELLO) {
+			/* Membership as discovery.c runs it: a new incarnation resets the channel. */
+			struct fab_hello hello;
+			memcpy(&hello, payload, sizeof hello);
+			struct member *m = &mem[h.src];
+			uint32_t epoch = m->epoch;
+			unsigned r = member_hello(m, MY_INC, hello.inc, hello.echo,
+						  (hello.flags & FAB_HELLO_BOUND) != 0, pb->data + 6,
+						  h.dst == FAB_BROADCAST);
+			if ((r & MEMBER_BIND) && (m->inc != hello.inc || m->epoch != epoch + 1 ||
+						  hello.echo != MY_INC))
+				abort();
+			if (!(r & MEMBER_BIND) && m->epoch != epoch)
+				abort();
+			if ((r & MEMBER_RESET) && !(r & MEMBER_BIND))
+				abort();
+			if (r & MEMBER_RESET)
+				chan_reset(&ch[h.src], fab_pair_tag(MY_INC, m->inc), m->mac);
+			pkt_put(pb);
+			continue;
+		}
+		if (h.type == FAB_RAW) {
 			pkt_put(pb);
 			continue;
 		}

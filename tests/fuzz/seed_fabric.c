@@ -35,6 +35,32 @@ static size_t frame(uint8_t *out, uint8_t type, int src, uint32_t seq, uint32_t 
 	return n + 2;
 }
 
+/* fuzz_fabric's node 1 has this incarnation. */
+#define MY_INC 0x1111222233334444ULL
+
+/* A HELLO from src with incarnation inc, echoing node 1's. */
+static size_t hello(uint8_t *out, int src, uint64_t inc, int bound)
+{
+	struct fab_hdr h = { 0 };
+	struct fab_hello hl = { 0 };
+	uint8_t mac_src[6] = { 2, 0x4e, 0x4f, 0x57, 0, (uint8_t)src };
+
+	h.type = FAB_HELLO;
+	h.src = (uint16_t)src;
+	h.dst = 1;
+	h.len = sizeof hl;
+	hl.nodes = 4;
+	hl.flags = bound ? FAB_HELLO_BOUND : 0;
+	memcpy(hl.mac, mac_src, 6);
+	hl.inc = inc;
+	hl.echo = MY_INC;
+	memcpy(out + 2 + FAB_ETH_HLEN + FAB_HDR_LEN, &hl, sizeof hl);
+	size_t n = fab_build(out + 2, mac_me, mac_src, &h);
+	out[0] = (uint8_t)n;
+	out[1] = (uint8_t)(n >> 8);
+	return n + 2;
+}
+
 int main(int argc, char **argv)
 {
 	static uint8_t buf[65536];
@@ -58,5 +84,18 @@ int main(int argc, char **argv)
 		fwrite(buf, 1, n, f);
 		fclose(f);
 	}
+	/* A peer is bound, streams, reboots (a new incarnation resets its channel), streams again. */
+	size_t n = hello(buf, 2, 0xaaaa, 1);
+	for (uint32_t i = 0; i < 6; i++)
+		n += frame(buf + n, FAB_DATA, 2, i, 0, 0, 8, 40);
+	n += hello(buf + n, 2, 0xbbbb, 0);
+	for (uint32_t i = 0; i < 6; i++)
+		n += frame(buf + n, FAB_DATA, 2, i, 0, 0, 8, 40);
+	snprintf(path, sizeof path, "%s/seed_rejoin", argv[1]);
+	FILE *f = fopen(path, "wb");
+	if (!f)
+		return 1;
+	fwrite(buf, 1, n, f);
+	fclose(f);
 	return 0;
 }

@@ -24,6 +24,7 @@ volatile int trace_on;
 struct trace_rec trace_cur;
 uint64_t tsc_hz = 1000000000;
 int host_can_send = 1;
+uint32_t host_epoch[64];
 void (*host_pump)(void);
 
 static struct host_frame q[QMAX];
@@ -37,6 +38,7 @@ void host_fabric_reset(int self, int nodes)
 	qhead = qlen = 0;
 	host_can_send = 1;
 	host_pump = NULL;
+	memset(host_epoch, 0, sizeof host_epoch);
 }
 
 static const struct init_hook *hooks[32];
@@ -129,6 +131,20 @@ int fabric_send(int dst, uint8_t proto, const void *hdr, size_t hlen, const void
 int fabric_raw_send_pb(int dst, uint8_t proto, struct pktbuf *pb, size_t len)
 {
 	return enqueue(dst, proto, 1, fabric_payload(pb), len, NULL, 0);
+}
+
+int fabric_send_at(int dst, uint32_t epoch, uint8_t proto, const void *hdr, size_t hlen,
+		   const void *data, size_t dlen, int flags)
+{
+	(void)flags;
+	if (epoch && epoch != host_epoch[dst])
+		return -ECONNRESET;
+	return enqueue(dst, proto, 0, hdr, hlen, data, dlen);
+}
+
+uint32_t fabric_peer_epoch(int dst)
+{
+	return dst >= 0 && dst < 64 ? host_epoch[dst] : 0;
 }
 
 int fabric_can_send(int dst)

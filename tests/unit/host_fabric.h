@@ -47,6 +47,9 @@ int host_frame_take(struct host_frame *f);
  */
 extern int host_threads;
 
+/* What fabric_peer_epoch answers for each node (0 after host_fabric_reset). */
+extern uint32_t host_epoch[64];
+
 /* What fabric_can_send answers (1 by default). */
 extern int host_can_send;
 

@@ -547,6 +547,69 @@ static void wraps_sequence_numbers(void **state)
 	finish();
 }
 
+/*
+ * A peer rebooted: the channel to it is reset.  Frames queued for the old
+ * incarnation, frames held for delivery from it and death are gone; the
+ * new channel starts at sequence 0 with the new tag, and streams as a new
+ * one does.
+ */
+static void reset_starts_a_fresh_channel(void **state)
+{
+	uint8_t mac[6] = { 9, 9, 9, 9, 9, 9 };
+
+	(void)state;
+	setup_pair(8);
+	/* B holds frames it refused; A has frames outstanding; then A declares B dead. */
+	sides[1].busy_mode = 1;
+	for (uint32_t v = 0; v < 4; v++)
+		assert_int_equal(send_one(0, v, 64), 0);
+	for (int i = 0; i < 20; i++)
+		pump(100 * US);
+	assert_true(sides[1].ch.rcv_nxt != sides[1].ch.dlv_nxt);
+	link.cut = 1;
+	assert_int_equal(send_one(0, 4, 64), 0);
+	while (!sides[0].ch.dead)
+		pump(10 * MS);
+	assert_int_equal(send_one(0, 5, 64), -EHOSTDOWN);
+	/* Drop what is on the wire: it belonged to the old pair. */
+	for (int i = 0; i < link.n; i++)
+		pkt_put(link.q[i].pb);
+	link.n = 0;
+	link.cut = 0;
+	sides[1].busy_mode = 0;
+	chan_reset(&sides[0].ch, 555, mac);
+	chan_reset(&sides[1].ch, 556, mac);
+	assert_false(sides[0].ch.dead);
+	assert_false(sides[1].ch.blocked);
+	assert_int_equal(chan_outstanding(&sides[0].ch), 0);
+	assert_int_equal(sides[0].ch.snd_nxt, 0);
+	assert_int_equal(sides[1].ch.rcv_nxt, 0);
+	assert_int_equal(sides[1].ch.cfg.window, 8);
+	/* Only the buffers of nothing: everything the old channel held was freed. */
+	assert_int_equal(host_pkt_live(), 0);
+	/* Nothing old reached B's protocol; the new channel carries the new tag. */
+	assert_int_equal(sides[1].got, 0);
+	sides[1].next_expected = 0;
+	assert_int_equal(send_one(0, 0, 64), 0);
+	assert_int_equal(link.n, 1);
+	struct fab_hdr h;
+	memcpy(&h, link.q[0].pb->data + FAB_ETH_HLEN, sizeof h);
+	assert_int_equal(h.session, 555);
+	assert_int_equal(h.seq, 0);
+	assert_memory_equal(link.q[0].pb->data, mac, 6);
+	for (int i = 0; i < 50; i++)
+		pump(100 * US);
+	assert_int_equal(sides[1].got, 1);
+	sides[0].next_expected = 0;
+	sides[1].next_expected = 0;
+	sides[0].got = sides[1].got = 0;
+	stream(200, 60000 * MS);
+	assert_int_equal(sides[1].got, 200);
+	assert_int_equal(sides[1].bad_order, 0);
+	assert_int_equal(sides[0].got, 200);
+	finish();
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -562,6 +625,7 @@ int main(void)
 		cmocka_unit_test(dead_peer_with_blocked_delivery),
 		cmocka_unit_test(send_queue_limits),
 		cmocka_unit_test(wraps_sequence_numbers),
+		cmocka_unit_test(reset_starts_a_fresh_channel),
 	};
 	return cmocka_run_group_tests_name("channel", tests, NULL, NULL);
 }

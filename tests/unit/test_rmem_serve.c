@@ -210,6 +210,42 @@ static void read_answer_lands_in_its_segment(void **state)
 	assert_int_equal(rmem_read_poll(h2), 0);
 }
 
+/*
+ * Node 2 reboots and is bound again while a READ is in flight: the READ
+ * ends with -ECONNRESET, its late answer lands nowhere, and the old
+ * descriptor sends nothing more (to the new incarnation, a segment of the
+ * same number and generation may be another).  A new descriptor works.
+ */
+static void descriptor_of_a_rebooted_node_is_refused(void **state)
+{
+	uint8_t b[64], data[16];
+	struct host_frame f;
+
+	(void)state;
+	host_epoch[PEER] = 1;
+	int lseg = seg_export("dest", local, sizeof local, 0);
+	int rd = rmem_attach(PEER, 7, 1, 4096, RMEM_RW);
+	int h = rmem_read(rd, 0, sizeof data, lseg, 32, 0);
+	assert_true(h > 0);
+	take(&f, 0);
+	host_epoch[PEER] = 2;
+	call_node_reset(PEER);
+	assert_int_equal(rmem_read_wait(h, 0), -ECONNRESET);
+	memset(data, 0xee, sizeof data);
+	size_t n = msg(b, RM_READ_RESP, 0, 0, 0, 0, sizeof data, (uint32_t)h, RMS_OK, data, sizeof data);
+	assert_int_equal(rmem_receive(PEER, b, n, 0), 0);
+	assert_int_equal(local[32], 0x11);
+	assert_int_equal(rmem_read(rd, 0, 8, lseg, 0, 0), -ECONNRESET);
+	assert_int_equal(rmem_write(rd, 0, data, 8, 0), -ECONNRESET);
+	assert_int_equal(rmem_write(rd, 0, data, 8, RMEM_SYNC), -ECONNRESET);
+	assert_int_equal(host_frames(), 0);
+	int rd2 = rmem_attach(PEER, 7, 1, 4096, RMEM_RW);
+	assert_int_equal(rmem_write(rd2, 0, data, 8, 0), 0);
+	assert_int_equal(host_frames(), 1);
+	rmem_release(rd);
+	rmem_release(rd2);
+}
+
 /* --- a SYNC block write --------------------------------------------------- */
 
 /*
@@ -293,6 +329,7 @@ int main(void)
 		cmocka_unit_test_setup(raw_atomics_are_refused, setup),
 		cmocka_unit_test_setup(read_answer_never_lands_in_a_reexported_slot, setup),
 		cmocka_unit_test_setup(read_answer_lands_in_its_segment, setup),
+		cmocka_unit_test_setup(descriptor_of_a_rebooted_node_is_refused, setup),
 		cmocka_unit_test_setup(write_block_sync_reports_a_refused_piece, setup),
 		cmocka_unit_test_setup(write_block_sync_all_applied, setup),
 	};

@@ -122,7 +122,7 @@ static void rejects_bad_frames(void **state)
 	n = build(frame, FAB_HELLO, 0, FAB_BROADCAST, 3);
 	assert_int_equal(fab_parse(frame, n, 1, 4, &h, &p), FAB_E_FIELD);	/* short hello */
 	n = build(frame, FAB_DATA, 0, 1, 8);
-	frame[FAB_ETH_HLEN] = 2;	/* version */
+	frame[FAB_ETH_HLEN] = FAB_VERSION + 1;	/* version */
 	assert_int_equal(fab_parse(frame, n, 1, 4, &h, &p), FAB_E_VERSION);
 }
 
