@@ -122,6 +122,21 @@ static void dd_hook(struct req_q *q, int step)
 	}
 }
 
+/*
+ * The stress queue's dequeuers pause inside their critical section now
+ * and then (every 32nd dequeue, up to 64 times, for 200 us), so that REQs
+ * certainly arrive during a dequeue and overflow it: the paper's deferred
+ * overflow, which a run would otherwise meet only by chance.
+ */
+static void pause_hook(struct req_q *q, int step)
+{
+	static unsigned n;
+
+	(void)q;
+	if (step == 1 && ++n % 32 == 0 && n <= 32 * 64)
+		thread_sleep_ns(200000);
+}
+
 static void *dd_dequeuer(void *arg)
 {
 	(void)arg;
@@ -350,6 +365,7 @@ static int req_stress_main(void)
 
 	t0 = cycles();
 	if (node_id == 0) {
+		req_test_dequeue_hook(qid, pause_hook);
 		for (int i = 0; i < DEQUEUERS; i++)
 			t[i] = thread_create("dequeuer", dequeuer, NULL, PRIO_NORMAL, 0);
 		for (int i = 0; i < DEQUEUERS; i++)
