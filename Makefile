@@ -399,10 +399,11 @@ UNIT_SRCS_mad     := lib/mad.c
 # malloc through the test's wrapper, which can be told to fail.
 UNIT_LDFLAGS_mad  := -Wl,--wrap=malloc
 UNIT_SRCS_call    := net/fabric/call_wire.c
+UNIT_SRCS_barrier := net/fabric/barrier.c tests/unit/host_fabric.c tests/unit/host_pktbuf.c
 UNIT_SRCS_circuit := apps/circuit_net.c apps/circuit_sim.c apps/circuit_ring.c apps/circuit_cmb.c
 UNIT_SRCS_ising   := apps/ising_core.c
 
-UNIT_TESTS := cmdline page channel wire call rmem rmem_serve rpc_claim rpc_server req_queue req_rx cell dart mad ising circuit
+UNIT_TESTS := cmdline page channel wire call barrier rmem rmem_serve rpc_claim rpc_server req_queue req_rx cell dart mad ising circuit
 UNIT_BINS := $(addprefix $(BUILD)/tests/unit_,$(UNIT_TESTS))
 
 $(BUILD)/tests/unit_%: tests/unit/test_%.c $$(UNIT_SRCS_$$*) | deps
