@@ -388,6 +388,12 @@ CASES = [
             args="fault=drop:0.05,reorder:0.02",
             expect=[r"RESULT req-stress enqueued=12000 dequeued=12000 lost=0 dup=0 fifo_violations=0 "
                     r"overflows=\d{3,} deferred_overflows=[1-9]"], absent=[r"FAILED"]),
+    # The same with the queue's overflow copies capped at 4 KiB: REQs held back, none lost.
+    Cluster("req-stress-4-cap", app="req-stress", nodes=4, timeout=180, args="cap=4096",
+            expect=[r"RESULT req-stress enqueued=12000 dequeued=12000 lost=0 dup=0 fifo_violations=0 "
+                    r"overflows=\d{3,} deferred_overflows=\d+",
+                    r"overflow cap 4096 bytes reached [1-9]\d* times, copies held at most \d+"],
+            absent=[r"FAILED"]),
     Cluster("req-stress-2-e1000", app="req-stress", nodes=2, nic="e1000", timeout=180,
             expect=[r"lost=0 dup=0 fifo_violations=0 overflows=\d{3,} deferred_overflows=[1-9]"],
             absent=[r"FAILED"]),
