@@ -229,6 +229,17 @@ CASES = [
                     r"^\[n1\] lwip: 10\.0\.0\.2/24 up on virtio-net$",
                     r"cluster: 2 nodes, status 0"],
             absent=[r"bytes wrong", r"PANIC", r"EXCEPTION"]),
+    # TCP data nobody reads pins lwIP's share of the packet pool and no more:
+    # the fabric beside it loses nothing, barriers pass, no peer is declared dead.
+    Cluster("lwip-pin-virtio", app="lwip-pin", nodes=2, nic="virtio", timeout=180,
+            expect=[r"lwIP holds \d+ packet buffers \(share 256\), refused [1-9]",
+                    r"RESULT lwip-pin pinned=\d+ share=256 fabric_messages=2000 bad=0 checks=\d+ failed=0",
+                    r"cluster: 2 nodes, status 0"],
+            absent=[r"FAILED"]),
+    Cluster("lwip-pin-e1000", app="lwip-pin", nodes=2, nic="e1000", timeout=180,
+            expect=[r"RESULT lwip-pin pinned=\d+ share=256 fabric_messages=2000 bad=0 checks=\d+ failed=0",
+                    r"cluster: 2 nodes, status 0"],
+            absent=[r"FAILED"]),
     Cluster("tcp-echo-e1000", app="tcp-echo", nodes=2, nic="e1000", timeout=120,
             expect=[TCP_ECHO % 1, TCP_ECHO % 65536,
                     r"^\[n0\] lwip: 10\.0\.0\.1/24 up on e1000$",
