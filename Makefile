@@ -117,6 +117,7 @@ APP_OBJS := \
 	apps/deposit_test.o \
 	apps/tcp_echo.o \
 	apps/lwip_pin.o \
+	apps/barrier_forge.o \
 	apps/circuit.o \
 	apps/circuit_net.o \
 	apps/circuit_sim.o \

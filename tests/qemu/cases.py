@@ -351,6 +351,12 @@ CASES = [
             expect=[r"RESULT fabric-junk kinds=14 per_kind=20 mismatches=0"]),
     Cluster("fabric-junk-e1000", app="fabric-junk", nodes=2, nic="e1000",
             expect=[r"RESULT fabric-junk kinds=14 per_kind=20 mismatches=0"]),
+    # Barrier messages from a node that may not send them: counted, dropped, nothing released.
+    Cluster("fabric-barrier-forge", app="barrier-forge", nodes=3, timeout=120,
+            expect=[r"^\[n1\] RESULT barrier-forge forged=3 dropped=3 barrier2=-\d+ checks=\d+ failed=0",
+                    r"^\[n0\] RESULT barrier-forge forged=3 dropped=3 barrier2=-\d+ checks=\d+ failed=0",
+                    r"cluster: 3 nodes, status 0"],
+            absent=[r"FAILED"]),
     Cluster("fabric-peer-timeout", app="peer-timeout", nodes=2, args="peer_timeout_ms=1000",
             expect=[r"node 1 stopped answering", r"RESULT peer-timeout error=-\d+ ms=\d+ sent=\d+ dead=1"]),
     Cluster("cmdline-bad-fault", app="fabric-stress", nodes=1, args="fault=drop:2", status=2,
