@@ -229,12 +229,21 @@ static int lwip_pin_main(void)
 	if (node_id == 0) {
 		r = connect_all(s);
 		EXPECT(r == 0, "connect: %d", r);
+	} else {
+		r = accept_all(ls, s);
+		EXPECT(r == 0, "accept: %d", r);
+	}
+	/*
+	 * Every connection is accepted before the pinning starts: with its
+	 * share held, lwIP takes no frame at all, a handshake's neither.
+	 */
+	if (fabric_barrier(WAIT_NS) < 0)
+		return 1;
+	if (node_id == 0) {
 		if (r == 0)
 			t = thread_create("pinner", pinner, s, PRIO_NORMAL, 0);
 		EXPECT(t != NULL, "no pinner thread");
 	} else {
-		r = accept_all(ls, s);
-		EXPECT(r == 0, "accept: %d", r);
 		/* Wait until lwIP is offered more than its share. */
 		for (int ms = 0; ms < PIN_WAIT_MS && pkt_refused(PKT_LWIP) == 0; ms += 10)
 			thread_sleep_ns(10000000);

@@ -49,6 +49,15 @@ _Static_assert(_Alignof(struct pbuf_custom) <= _Alignof(uint64_t),
 
 struct lwip_port_stats lwip_port_stats;
 
+/* At most half the pool: the receive rings and the fabric keep the rest. */
+static const struct argspec lwip_args[] = {
+	{ "lwip_bufs", ARG_INT, 16, PKT_POOL_BUFS / 2,
+	  "packet buffers lwIP may hold, received data not yet read (default 256)" },
+	{ NULL, 0, 0, 0, NULL },
+};
+static const struct arg_table lwip_argtab = { "lwip", lwip_args, NULL };
+ARGS_REGISTER(lwip_argtab);
+
 static struct netif the_netif;
 static int ready;
 
@@ -152,6 +161,7 @@ static int lwip_port_init(void)
 		return -EINVAL;
 	}
 	uint64_t failed = lwip_port_stats.threads_failed;
+	pkt_share_set(PKT_LWIP, (int)arg_int("lwip_bufs", PKT_SHARE_LWIP));
 	tcpip_init(NULL, NULL);
 	if (lwip_port_stats.threads_failed != failed) {
 		printf("lwip: no tcpip thread: TCP/IP stays down\n");
