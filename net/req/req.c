@@ -15,7 +15,10 @@
  *    credit from their sender; the paper's interface stopped all requests,
  *    ours stops that sender's channel.
  *  - Buffers are allocated interrupt-safely (the handler needs one):
- *    pages for 4 KiB and up, aligned pieces of pages below.
+ *    pages for 4 KiB and up, aligned pieces of pages below.  What one
+ *    queue's copies hold is capped (REQ_CHAIN_CAP, req_set_cap): past the
+ *    cap the handler allocates nothing and the queue holds REQs back as
+ *    when it is full during a dequeue, until a dequeue frees a copy.
  */
 #include <errno.h>
 #include <stdio.h>
