@@ -119,6 +119,8 @@ APP_OBJS := \
 	apps/deposit_bench.o \
 	apps/deposit_test.o \
 	apps/tcp_echo.o \
+	apps/lwip_pin.o \
+	apps/barrier_forge.o \
 	apps/circuit.o \
 	apps/circuit_net.o \
 	apps/circuit_sim.o \
@@ -212,7 +214,7 @@ LWIP_OBJS := \
 
 # Objects that include lwIP headers: the port's and the apps' using sockets.
 LWIP_INC := -I net/lwip -I $(LWIPDIR)/src/include
-LWIP_USERS := $(addprefix $(BUILD)/,$(LWIP_PORT_OBJS) apps/tcp_echo.o lib/mad_tcp.o)
+LWIP_USERS := $(addprefix $(BUILD)/,$(LWIP_PORT_OBJS) apps/tcp_echo.o apps/lwip_pin.o lib/mad_tcp.o)
 
 OBJS := $(addprefix $(BUILD)/,$(BOOT_OBJS) $(KERNEL_OBJS) $(DRIVER_OBJS) $(NET_OBJS) \
 	$(FABRIC_OBJS) $(RMEM_OBJS) $(REQ_OBJS) $(DEPOSIT_OBJS) $(LWIP_PORT_OBJS) $(LWIP_OBJS) $(LIB_OBJS) $(APP_OBJS))
@@ -405,10 +407,12 @@ UNIT_LDFLAGS_mad  := -Wl,--wrap=malloc
 UNIT_SRCS_call    := net/fabric/call_wire.c
 UNIT_SRCS_member  := net/fabric/member.c net/fabric/wire.c kernel/crc.c kernel/incarnation.c net/fabric/call.c \
 	net/fabric/names.c net/fabric/call_wire.c tests/unit/host_fabric.c tests/unit/host_pktbuf.c
+UNIT_SRCS_pktbuf  := drivers/pktbuf.c
+UNIT_SRCS_barrier := net/fabric/barrier.c tests/unit/host_fabric.c tests/unit/host_pktbuf.c
 UNIT_SRCS_circuit := apps/circuit_net.c apps/circuit_sim.c apps/circuit_ring.c apps/circuit_cmb.c
 UNIT_SRCS_ising   := apps/ising_core.c
 
-UNIT_TESTS := cmdline page channel wire call member rmem rmem_serve rpc_claim rpc_server req_queue req_rx cell dart mad ising circuit
+UNIT_TESTS := cmdline page pktbuf channel wire call member barrier rmem rmem_serve rpc_claim rpc_server req_queue req_rx cell dart mad ising circuit
 UNIT_BINS := $(addprefix $(BUILD)/tests/unit_,$(UNIT_TESTS))
 
 $(BUILD)/tests/unit_%: tests/unit/test_%.c $$(UNIT_SRCS_$$*) | deps

@@ -134,6 +134,22 @@ SELFTEST(thread_create_join)
 	return NULL;
 }
 
+/* Threads that cannot be: refused (NULL), never a stopped node, nothing leaked. */
+SELFTEST(thread_create_refused)
+{
+	int before = thread_count();
+	size_t pages = page_free_pages();
+
+	CHECK(thread_create("st-idle", add_one, NULL, PRIO_IDLE, 0) == NULL);
+	CHECK(thread_create("st-none", add_one, NULL, NPRIO, 0) == NULL);
+	CHECK(thread_create("st-neg", add_one, NULL, -1, 0) == NULL);
+	CHECK(thread_create("st-huge", add_one, NULL, PRIO_NORMAL, (size_t)1 << 40) == NULL);
+	/* Fewer or as many (an exited thread may be reaped meanwhile), never more. */
+	CHECK(thread_count() <= before);
+	CHECK(page_free_pages() >= pages);
+	return NULL;
+}
+
 static volatile int flag_a, flag_b;
 
 static void *spin_set_b(void *arg)

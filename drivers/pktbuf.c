@@ -1,5 +1,6 @@
 /*
- * The pktbuf pool: one contiguous block of 2 KiB buffers and a free list.
+ * The pktbuf pool: one contiguous block of 2 KiB buffers and a free list,
+ * and per consumer the buffers it holds against its share.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -13,6 +14,8 @@
 
 static struct pktbuf *pool, *freelist;
 static int nbufs, nfree, low_water;
+static int held[PKT_NCONSUMERS], share[PKT_NCONSUMERS] = { [PKT_LWIP] = PKT_SHARE_LWIP };
+static unsigned long refused[PKT_NCONSUMERS];
 
 int pkt_pool_init(int n)
 {
@@ -45,6 +48,7 @@ struct pktbuf *pkt_get(void)
 		return NULL;
 	pb->next = NULL;
 	pb->refs = 1;
+	pb->charged = 0;
 	pb->data = pb->buf + PKT_HEADROOM;
 	pb->len = 0;
 	pb->stamp = 0;
@@ -67,11 +71,79 @@ void pkt_put(struct pktbuf *pb)
 	if (pb->refs <= 0)
 		panic("pkt_put: buffer %p has no reference (double free)", (void *)pb);
 	if (--pb->refs == 0) {
+		if (pb->charged) {
+			held[pb->charged - 1]--;
+			pb->charged = 0;
+		}
 		pb->next = freelist;
 		freelist = pb;
 		nfree++;
 	}
 	irq_restore(f);
+}
+
+int pkt_charge(struct pktbuf *pb, int c)
+{
+	irqflags_t f;
+	int r = 0;
+
+	if (c < 0 || c >= PKT_NCONSUMERS)
+		return -EINVAL;
+	f = irq_save();
+	if (pb->charged) {
+		r = -EINVAL;
+	} else if (held[c] >= share[c]) {
+		refused[c]++;
+		r = -ENOBUFS;
+	} else {
+		held[c]++;
+		pb->charged = (uint8_t)(c + 1);
+	}
+	irq_restore(f);
+	return r;
+}
+
+struct pktbuf *pkt_get_for(int c)
+{
+	struct pktbuf *pb;
+
+	if (c < 0 || c >= PKT_NCONSUMERS)
+		return NULL;
+	/* Racing chargers can only be refused here, never pass the share. */
+	if (held[c] >= share[c]) {
+		refused[c]++;
+		return NULL;
+	}
+	if (!(pb = pkt_get()))
+		return NULL;
+	if (pkt_charge(pb, c) < 0) {
+		pkt_put(pb);
+		return NULL;
+	}
+	return pb;
+}
+
+int pkt_share_set(int c, int n)
+{
+	if (c < 0 || c >= PKT_NCONSUMERS || n < 0 || (nbufs && n > nbufs))
+		return -EINVAL;
+	share[c] = n;
+	return 0;
+}
+
+int pkt_held(int c)
+{
+	return c >= 0 && c < PKT_NCONSUMERS ? held[c] : 0;
+}
+
+int pkt_share(int c)
+{
+	return c >= 0 && c < PKT_NCONSUMERS ? share[c] : 0;
+}
+
+unsigned long pkt_refused(int c)
+{
+	return c >= 0 && c < PKT_NCONSUMERS ? refused[c] : 0;
 }
 
 int pkt_free_count(void)

@@ -10,6 +10,13 @@
  *    for retransmission; the driver takes its own reference until the NIC
  *    reports the descriptor done.
  *
+ * Shares: a consumer that may hold buffers for long (lwIP keeps received
+ * frames as pbufs until the app reads them, out-of-order segments until
+ * the gap fills) is charged for every buffer it holds and holds at most
+ * its share; past it, it drops what it is offered.  The rest of the pool
+ * stays for the NIC receive rings and the fabric, which take from it
+ * without a share: a consumer at its share never stops a ring's refill.
+ *
  * All functions may be called from interrupt handlers.
  */
 #ifndef NET_PKTBUF_H
@@ -28,10 +35,20 @@
 #define ETH_MIN_FRAME 60		/* without FCS */
 #define ETH_MAX_FRAME 1514		/* without FCS */
 
+/* Consumers with a share of the pool. */
+enum pkt_consumer {
+	PKT_LWIP,			/* TCP/IP: the received frames it keeps */
+	PKT_NCONSUMERS
+};
+
+/* Default shares, in buffers. */
+#define PKT_SHARE_LWIP (PKT_POOL_BUFS / 4)
+
 struct pktbuf {
 	uint8_t *data;			/* first byte of the frame */
 	uint16_t len;			/* frame length */
 	int16_t refs;
+	uint8_t charged;		/* consumer + 1 it is charged to, or 0 */
 	struct pktbuf *next;		/* free list, or any queue of the owner's */
 	uint8_t *buf;			/* start of the 2 KiB buffer (DMA-able) */
 	uint64_t stamp;			/* owner's use (e.g. TSC at receipt) */
@@ -50,6 +67,25 @@ void pkt_ref(struct pktbuf *pb);
 
 /* Drop a reference; the last one returns the buffer to the pool. */
 void pkt_put(struct pktbuf *pb);
+
+/*
+ * Charge pb (held by the caller, not charged yet) to consumer c until its
+ * last reference goes.  0, or -ENOBUFS (c holds its share: pb is left
+ * as it was, the caller drops it), -EINVAL (no such consumer, or pb is
+ * charged already).
+ */
+int pkt_charge(struct pktbuf *pb, int c);
+
+/* pkt_get() charged to c; NULL if none or c holds its share. */
+struct pktbuf *pkt_get_for(int c);
+
+/* Set c's share (buffers it may hold at once, 0..the pool).  0 or -EINVAL. */
+int pkt_share_set(int c, int n);
+
+/* Buffers c holds now, its share, and the times it was refused one. */
+int pkt_held(int c);
+int pkt_share(int c);
+unsigned long pkt_refused(int c);
 
 /* Buffers free now, in all, and the fewest ever free. */
 int pkt_free_count(void);

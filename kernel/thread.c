@@ -271,8 +271,10 @@ struct thread *thread_create(const char *name, void *(*fn)(void *), void *arg, i
 	uint64_t *sp;
 	int sorder;
 
-	if (prio <= PRIO_IDLE || prio >= NPRIO)
-		panic("thread_create('%s'): bad priority %d", name, prio);
+	if (prio <= PRIO_IDLE || prio >= NPRIO) {
+		printf("thread_create('%s'): bad priority %d\n", name, prio);
+		return NULL;
+	}
 	reap();
 	if (stack_size == 0)
 		stack_size = THREAD_STACK_DEFAULT;

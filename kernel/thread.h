@@ -82,7 +82,8 @@ void thread_init_boot(void);
 
 /*
  * Create a ready thread running fn(arg) at prio with a stack of stack_size
- * bytes (0 = default).  Return NULL if memory ran out.
+ * bytes (0 = default).  Return NULL if memory ran out or prio is no
+ * priority a thread may have (PRIO_IDLE < prio < NPRIO).
  */
 struct thread *thread_create(const char *name, void *(*fn)(void *), void *arg,
 			     int prio, size_t stack_size);

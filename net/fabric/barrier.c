@@ -1,73 +1,118 @@
 /*
- * fabric_barrier: every node sends 'A' (arrived) to node 0 over the
- * reliable channel and waits for node 0's 'R' (released), which node 0
- * sends once all nodes have arrived.  Generations number the barriers.
+ * fabric_barrier: every node sends 'A' (arrived) to node 0, the
+ * coordinator, over the reliable channel and waits for node 0's 'R'
+ * (released), which node 0 sends once all nodes have arrived.
+ * Generations number the barriers.
+ *
+ * What is accepted: an arrival only at node 0, from a node 1..nodes-1,
+ * for the generation after the last one that node arrived at (each node
+ * arrives once per barrier, in order on its channel); a release only
+ * from node 0, for the barrier this node waits at.  Anything else (a
+ * release from another node, an arrival repeated or out of turn, a bad
+ * length or kind) is counted and dropped: it neither releases nor counts.
  */
 #include <errno.h>
 #include <string.h>
 
 #include "kernel/init.h"
+#include "kernel/node.h"
 #include "kernel/sync.h"
 #include "kernel/tsc.h"
 #include "kernel/x86.h"
-#include "net/fabric/internal.h"
+#include "net/fabric/fabric.h"
 
 #define FP_BARRIER 8			/* the barrier's protocol number */
+#define BARRIER_MSG 5			/* kind, generation (32 bits) */
 
-static volatile uint32_t barrier_arrived, barrier_released;
+static uint32_t barrier_gen;		/* the barrier this node is at */
+static volatile uint32_t barrier_released;	/* last generation released */
+static uint32_t arrived_gen[MAX_NODES];	/* node 0: last generation each node arrived at */
+static volatile unsigned long barrier_dropped;
 static struct waitq barrier_wq = WAITQ_INIT;
 
+static inline int gen_lt(uint32_t a, uint32_t b)
+{
+	return (int32_t)(a - b) < 0;
+}
+
+/* Receive path (serialized per node): validate, then count or release. */
 static int barrier_handler(int src, const uint8_t *p, size_t len, struct pktbuf *pb)
 {
 	uint32_t gen;
 
-	(void)src;
 	(void)pb;
-	if (len != 5)
-		return 0;
+	if (len != BARRIER_MSG || src < 0 || src >= num_nodes)
+		goto drop;
 	memcpy(&gen, p + 1, 4);
-	if (p[0] == 'A')
-		barrier_arrived++;
-	else if (p[0] == 'R')
+	if (p[0] == 'A') {
+		if (node_id != 0 || src == 0 || gen != arrived_gen[src] + 1)
+			goto drop;
+		arrived_gen[src] = gen;
+	} else if (p[0] == 'R') {
+		if (src != 0 || node_id == 0 || gen != barrier_gen || !gen_lt(barrier_released, gen))
+			goto drop;
 		barrier_released = gen;
+	} else {
+		goto drop;
+	}
 	waitq_wake_all(&barrier_wq);
 	return 0;
+drop:
+	barrier_dropped++;
+	return 0;
+}
+
+/* Node 0: has every other node arrived at gen?  Interrupts off. */
+static int all_arrived(uint32_t gen)
+{
+	for (int i = 1; i < num_nodes; i++)
+		if (gen_lt(arrived_gen[i], gen))
+			return 0;
+	return 1;
 }
 
 int fabric_barrier(uint64_t timeout_ns)
 {
-	static uint32_t gen;
-	uint8_t msg[5];
+	uint8_t msg[BARRIER_MSG];
 	uint64_t end = cycles() + ns_to_cycles(timeout_ns);
+	irqflags_t f;
+	uint32_t gen;
 	int r;
 
-	gen++;
-	if (fab.nnodes == 1)
+	f = irq_save();
+	gen = ++barrier_gen;
+	irq_restore(f);
+	if (num_nodes == 1)
 		return 0;
 	memcpy(msg + 1, &gen, 4);
-	if (fab.me != 0) {
+	if (node_id != 0) {
 		msg[0] = 'A';
-		if ((r = fabric_send(0, FP_BARRIER, msg, 5, NULL, 0, FABRIC_ACKNOW)) < 0)
+		if ((r = fabric_send(0, FP_BARRIER, msg, BARRIER_MSG, NULL, 0, FABRIC_ACKNOW)) < 0)
 			return r;
-		irqflags_t f = irq_save();
-		while (seq_lt(barrier_released, gen) && cycles() < end)
+		f = irq_save();
+		while (gen_lt(barrier_released, gen) && cycles() < end)
 			waitq_wait_timeout(&barrier_wq, cycles_to_ns(end - cycles()));
-		r = seq_lt(barrier_released, gen) ? -ETIMEDOUT : 0;
+		r = gen_lt(barrier_released, gen) ? -ETIMEDOUT : 0;
 		irq_restore(f);
 		return r;
 	}
-	irqflags_t f = irq_save();
-	while (barrier_arrived < gen * (uint32_t)(fab.nnodes - 1) && cycles() < end)
+	f = irq_save();
+	while (!all_arrived(gen) && cycles() < end)
 		waitq_wait_timeout(&barrier_wq, cycles_to_ns(end - cycles()));
-	r = barrier_arrived < gen * (uint32_t)(fab.nnodes - 1) ? -ETIMEDOUT : 0;
+	r = all_arrived(gen) ? 0 : -ETIMEDOUT;
 	irq_restore(f);
 	if (r)
 		return r;
 	msg[0] = 'R';
-	for (int i = 1; i < fab.nnodes; i++)
-		if ((r = fabric_send(i, FP_BARRIER, msg, 5, NULL, 0, FABRIC_ACKNOW)) < 0)
+	for (int i = 1; i < num_nodes; i++)
+		if ((r = fabric_send(i, FP_BARRIER, msg, BARRIER_MSG, NULL, 0, FABRIC_ACKNOW)) < 0)
 			return r;
 	return 0;
+}
+
+unsigned long fabric_barrier_dropped(void)
+{
+	return barrier_dropped;
 }
 
 static int barrier_init(void)

@@ -16,10 +16,12 @@ struct lwip_port_stats {
 	uint64_t rx_frames;		/* handed to lwIP */
 	uint64_t rx_dropped;		/* tcpip mailbox or message pool full */
 	uint64_t rx_errors;		/* could not be wrapped as a pbuf */
+	uint64_t rx_over_share;		/* lwIP held its share of the packet pool */
 	uint64_t tx_frames;		/* handed to the driver */
 	uint64_t tx_no_buffer;		/* no pktbuf to copy into: lwIP retries */
 	uint64_t tx_ring_waits;		/* waits for TX ring space */
 	uint64_t tx_dropped;		/* ring stayed full too long, or bad frame */
+	uint64_t threads_failed;	/* sys_thread_new found no memory: returned NULL */
 };
 
 extern struct lwip_port_stats lwip_port_stats;

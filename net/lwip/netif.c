@@ -10,6 +10,11 @@
  * the frame where the NIC wrote it) and posted to the tcpip thread.  The
  * pbuf's free function drops the pktbuf, whenever and wherever lwIP frees
  * it.  If the tcpip mailbox is full the frame is dropped and counted.
+ * Every received pktbuf lwIP holds is charged to its share of the pool
+ * (PKT_LWIP, drivers/pktbuf.h): with its share held (segments the apps
+ * have not read, out-of-order segments) a frame is dropped and counted,
+ * and TCP sends it again later; the NIC rings and the fabric keep the
+ * rest of the pool.
  *
  * Transmit: lwIP's pbuf chain is copied into one pktbuf (the only copy on
  * the way out) and given to the driver; with its ring full the sender
@@ -44,6 +49,15 @@ _Static_assert(_Alignof(struct pbuf_custom) <= _Alignof(uint64_t),
 
 struct lwip_port_stats lwip_port_stats;
 
+/* At most half the pool: the receive rings and the fabric keep the rest. */
+static const struct argspec lwip_args[] = {
+	{ "lwip_bufs", ARG_INT, 16, PKT_POOL_BUFS / 2,
+	  "packet buffers lwIP may hold, received data not yet read (default 256)" },
+	{ NULL, 0, 0, 0, NULL },
+};
+static const struct arg_table lwip_argtab = { "lwip", lwip_args, NULL };
+ARGS_REGISTER(lwip_argtab);
+
 static struct netif the_netif;
 static int ready;
 
@@ -63,6 +77,11 @@ static void rx_input(struct pktbuf *pb)
 	struct pbuf_custom *pc = (struct pbuf_custom *)(void *)pb->ext;
 	struct pbuf *p;
 
+	if (pkt_charge(pb, PKT_LWIP) < 0) {
+		lwip_port_stats.rx_over_share++;
+		pkt_put(pb);
+		return;
+	}
 	pc->custom_free_function = rx_pbuf_free;
 	p = pbuf_alloced_custom(PBUF_RAW, pb->len, PBUF_REF, pc, pb->data, pb->len);
 	if (!p) {
@@ -90,6 +109,11 @@ static err_t link_output(struct netif *netif, struct pbuf *p)
 		lwip_port_stats.tx_dropped++;
 		return ERR_IF;
 	}
+	/*
+	 * Not charged to lwIP's share: the driver holds a sent frame only
+	 * until the NIC took it (its TX ring bounds them), and a share full
+	 * of unread received data must not stop lwIP's ACKs and resets.
+	 */
 	pb = pkt_get();
 	if (!pb) {
 		lwip_port_stats.tx_no_buffer++;
@@ -136,7 +160,13 @@ static int lwip_port_init(void)
 		printf("lwip: node %d has no address in 10.0.0.0/24\n", node_id);
 		return -EINVAL;
 	}
+	uint64_t failed = lwip_port_stats.threads_failed;
+	pkt_share_set(PKT_LWIP, (int)arg_int("lwip_bufs", PKT_SHARE_LWIP));
 	tcpip_init(NULL, NULL);
+	if (lwip_port_stats.threads_failed != failed) {
+		printf("lwip: no tcpip thread: TCP/IP stays down\n");
+		return -ENOMEM;
+	}
 
 	IP4_ADDR(&addr, 10, 0, 0, node_id + 1);
 	IP4_ADDR(&mask, 255, 255, 255, 0);
@@ -181,10 +211,13 @@ void lwip_port_print_stats(void)
 {
 	const struct lwip_port_stats *s = &lwip_port_stats;
 
-	printf("lwip: rx %lu frames, %lu dropped, %lu errors; tx %lu frames, %lu no buffer, "
-	       "%lu ring waits, %lu dropped\n",
-	       s->rx_frames, s->rx_dropped, s->rx_errors, s->tx_frames, s->tx_no_buffer,
-	       s->tx_ring_waits, s->tx_dropped);
+	printf("lwip: rx %lu frames, %lu dropped, %lu errors, %lu over its share; tx %lu frames, "
+	       "%lu no buffer, %lu ring waits, %lu dropped\n",
+	       s->rx_frames, s->rx_dropped, s->rx_errors, s->rx_over_share, s->tx_frames,
+	       s->tx_no_buffer, s->tx_ring_waits, s->tx_dropped);
+	printf("lwip: holds %d packet buffers of its share of %d (refused %lu), %d of %d free\n",
+	       pkt_held(PKT_LWIP), pkt_share(PKT_LWIP), pkt_refused(PKT_LWIP), pkt_free_count(),
+	       pkt_total());
 #if TCP_STATS
 	printf("lwip: tcp xmit %u recv %u drop %u chkerr %u memerr %u proterr %u\n",
 	       (unsigned)lwip_stats.tcp.xmit, (unsigned)lwip_stats.tcp.recv,

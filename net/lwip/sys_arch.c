@@ -12,6 +12,7 @@
  *    the kernel's sem_post and mutex_unlock wake inside their own critical
  *    section and would otherwise leave the preemption to the next tick.
  */
+#include <stdio.h>
 #include <stdlib.h>
 
 #include "kernel/panic.h"
@@ -23,6 +24,7 @@
 #include "lwip/opt.h"
 #include "lwip/sys.h"
 #include "lwip/tcpip.h"
+#include "net/lwip/lwip_port.h"
 
 #define NS_PER_MS 1000000ULL
 
@@ -285,20 +287,31 @@ static void *thread_trampoline(void *p)
 	return NULL;
 }
 
-/* lwIP has no error path for this: failing to start its thread is fatal. */
+/*
+ * A thread for lwIP or an app: NULL when memory or a stack of that size
+ * is not to be had, or prio is no thread priority (counted in
+ * lwip_port_stats.threads_failed), never a panic.  lwIP's only caller, tcpip_init, ignores the result:
+ * lwip_port_init checks the count and keeps the stack down.
+ */
 sys_thread_t sys_thread_new(const char *name, lwip_thread_fn fn, void *arg, int stacksize,
 			    int prio)
 {
-	struct thread_start *ts = malloc(sizeof *ts);
+	struct thread_start *ts;
 	struct thread *t;
 
-	if (!ts)
-		panic("lwip: no memory to start thread '%s'", name);
+	if (stacksize < 0 || prio <= PRIO_IDLE || prio >= NPRIO || !(ts = malloc(sizeof *ts)))
+		goto fail;
 	ts->fn = fn;
 	ts->arg = arg;
-	t = thread_create(name, thread_trampoline, ts, prio, stacksize > 0 ? (size_t)stacksize : 0);
-	if (!t)
-		panic("lwip: cannot create thread '%s'", name);
+	t = thread_create(name, thread_trampoline, ts, prio, (size_t)stacksize);
+	if (!t) {
+		free(ts);
+		goto fail;
+	}
 	thread_detach(t);
 	return t;
+fail:
+	printf("lwip: cannot start thread '%s' (priority %d, stack %d bytes)\n", name, prio, stacksize);
+	__atomic_fetch_add(&lwip_port_stats.threads_failed, 1, __ATOMIC_RELAXED);
+	return NULL;
 }

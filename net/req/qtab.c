@@ -205,6 +205,10 @@ void req_rx_enq(struct req_qtab *t, int src, const struct req_msg *m, int can_an
 	case REQ_ENQ_NOMEM:
 		t->ctr.nomem++;
 		break;
+	case REQ_ENQ_CAPPED:
+		/* Stored; the REQs after it are held until a dequeue makes space. */
+		t->ctr.capped++;
+		break;
 	default:
 		break;
 	}

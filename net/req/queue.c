@@ -71,8 +71,14 @@ int req_q_init(struct req_q *q, void *buf, size_t bytes, const struct req_alloc 
 	q->first_bytes = bytes;
 	q->alloc = *a;
 	q->accepting = 1;
+	q->cap_bytes = REQ_CHAIN_CAP;
 	buf_reset(q->first, (uint32_t)(bytes / 4));
 	return 0;
+}
+
+void req_q_set_cap(struct req_q *q, size_t bytes)
+{
+	q->cap_bytes = bytes;
 }
 
 void req_q_destroy(struct req_q *q)
@@ -84,6 +90,7 @@ void req_q_destroy(struct req_q *q)
 		q->alloc.put(q->alloc.ctx, b, (size_t)req_buf_size(b) * 4);
 		b = n;
 	}
+	q->chain_bytes = 0;
 	q->first[2] = 0;
 	q->accepting = 0;
 }
@@ -126,9 +133,11 @@ enum req_enq_result req_q_enqueue(struct req_q *q, uint32_t data)
 		q->deferred_overflows++;
 		return REQ_ENQ_DEFERRED;
 	}
-	if (req_q_overflow(q) < 0)
-		return REQ_ENQ_NOMEM;
-	return REQ_ENQ_OVERFLOW;
+	switch (req_q_overflow(q)) {
+	case 0: return REQ_ENQ_OVERFLOW;
+	case -ENOSPC: return REQ_ENQ_CAPPED;
+	default: return REQ_ENQ_NOMEM;
+	}
 }
 
 int req_q_overflow(struct req_q *q)
@@ -147,6 +156,14 @@ int req_q_overflow(struct req_q *q)
 		return -EIO;
 	}
 	q->overflows++;
+	if (q->chain_bytes + nbytes > q->cap_bytes) {
+		q->capped_overflows++;
+		q->full = 1;
+		q->accepting = 0;
+		q->starved = 0;
+		q->capped = 1;
+		return -ENOSPC;
+	}
 	nb = q->alloc.get(q->alloc.ctx, nbytes);
 	if (!nb || ((uintptr_t)nb >> 32)) {
 		if (nb)
@@ -154,6 +171,7 @@ int req_q_overflow(struct req_q *q)
 		q->full = 1;
 		q->accepting = 0;
 		q->starved = 1;
+		q->capped = 0;
 		return -ENOMEM;
 	}
 	/* Copy the entries oldest first (paper: "Copy the contents of the full buffer"). */
@@ -172,9 +190,11 @@ int req_q_overflow(struct req_q *q)
 	buf_reset(b, size);
 	b[2] = (uint32_t)(uintptr_t)nb;
 	q->buffers_linked++;
+	q->chain_bytes += nbytes;
 	q->first_full = 0;
 	q->full = 0;
 	q->starved = 0;
+	q->capped = 0;
 	q->accepting = 1;
 	return 0;
 }
@@ -207,6 +227,7 @@ int req_q_dequeue(struct req_q *q, uint32_t *data)
 			return 0;	/* EMPTY_QUEUE */
 		/* A drained copy: unlink and free it, then look again. */
 		prev[2] = 0;
+		q->chain_bytes -= (size_t)req_buf_size(b) * 4;
 		q->alloc.put(q->alloc.ctx, b, (size_t)req_buf_size(b) * 4);
 		q->buffers_freed++;
 		STEP(q, 3);
@@ -241,6 +262,7 @@ int req_q_make_space(struct req_q *q)
 		q->first_full = 0;
 		q->full = 0;
 		q->starved = 0;
+		q->capped = 0;
 		q->accepting = 1;
 		return 0;
 	}

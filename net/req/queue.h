@@ -37,6 +37,14 @@
 #define REQ_HDR_WORDS 3
 #define REQ_MIN_BYTES 32		/* 8 words: 5 data slots */
 #define REQ_MAX_BYTES 65536		/* the paper's limit for a 32-bit machine */
+/*
+ * The most a queue's overflow copies may hold together (bytes of the
+ * chain after the first buffer), by default: two copies of the largest
+ * first buffer.  The overflow handler runs in the receive path with
+ * interrupts off; past the cap it allocates nothing and the queue stops
+ * accepting (the REQ that filled it is stored) until dequeues free a copy.
+ */
+#define REQ_CHAIN_CAP (4 * REQ_MAX_BYTES)
 
 /* Allocation, supplied by the user of this module (page allocator, malloc). */
 struct req_alloc {
@@ -55,8 +63,12 @@ struct req_q {
 	volatile int accepting;		/* REQs are taken (0 while full) */
 	int first_full;			/* the first buffer holds size-3 entries (tail == head) */
 	int starved;			/* closed because the overflow copy found no memory */
+	int capped;			/* closed because a copy would pass cap_bytes */
+	size_t chain_bytes;		/* bytes in the copies linked after the first buffer */
+	size_t cap_bytes;		/* the most chain_bytes may reach (REQ_CHAIN_CAP) */
 	/* counters */
 	uint64_t enqueued, dequeued, overflows, deferred_overflows, buffers_linked, buffers_freed;
+	uint64_t capped_overflows;	/* overflows that found the chain at its cap */
 	uint64_t corrupt;		/* operations refused: a buffer header out of range */
 	/*
 	 * Tests only: called between the steps of a dequeue (step number),
@@ -74,6 +86,9 @@ int req_buffer_ok(const void *buf, size_t bytes);
  */
 int req_q_init(struct req_q *q, void *buf, size_t bytes, const struct req_alloc *a);
 
+/* Set the cap on the copies' bytes (REQ_CHAIN_CAP after req_q_init). */
+void req_q_set_cap(struct req_q *q, size_t bytes);
+
 /* Free every buffer of the chain but the first (the caller owns that). */
 void req_q_destroy(struct req_q *q);
 
@@ -83,6 +98,7 @@ enum req_enq_result {
 	REQ_ENQ_DEFERRED,	/* stored, the buffer filled during a dequeue: flag set */
 	REQ_ENQ_REFUSED,	/* not accepting (full, waiting for space): try later */
 	REQ_ENQ_NOMEM,		/* stored, filled, and no memory for the copy: not accepting */
+	REQ_ENQ_CAPPED,		/* stored, filled, and the copies at their cap: not accepting */
 	REQ_ENQ_NOSPACE,	/* not stored: closed for lack of memory; refuse it back */
 	REQ_ENQ_CORRUPT,	/* not stored: the first buffer's header is out of range */
 };
@@ -97,14 +113,17 @@ enum req_enq_result {
  * that a corrupted header can never direct it outside the buffer.  A
  * queue closed for lack of memory (starved) retries the copy on each REQ
  * and refuses the REQ (NOSPACE) while it still fails, rather than holding
- * it: a held REQ holds back everything else from its sender.
+ * it: a held REQ holds back everything else from its sender.  A queue
+ * closed at its cap (capped) refuses (REFUSED: hold it) until a dequeue
+ * makes space: its memory is there, only not drained yet.
  */
 enum req_enq_result req_q_enqueue(struct req_q *q, uint32_t data);
 
 /*
  * The overflow handler (paper, "Handling Buffer Overflow"): copy the full
  * first buffer into a fresh one, link it after the first, empty the first,
- * accept again.  0, or -ENOMEM (the queue stays full, not accepting).
+ * accept again.  0, or -ENOMEM, or -ENOSPC (the copy would pass the cap;
+ * nothing allocated); on error the queue stays full, not accepting.
  */
 int req_q_overflow(struct req_q *q);
 
@@ -120,7 +139,8 @@ int req_q_dequeue(struct req_q *q, uint32_t *data);
  * After a dequeue found q->full (call it after every such dequeue, before
  * the next): make space and accept again.  If the dequeue took its entry
  * from the first buffer that buffer has room already; otherwise the
- * overflow handler copies it, now that no dequeue runs.  0 or -ENOMEM.
+ * overflow handler copies it, now that no dequeue runs.  0, -ENOMEM or
+ * -ENOSPC (at the cap: a later dequeue frees a drained copy and asks again).
  */
 int req_q_make_space(struct req_q *q);
 

@@ -265,7 +265,7 @@ void req_print_stats(void)
 	req_counters(&c);
 	printf("req: received %lu, refused (no such queue) %lu, (no right) %lu, (stale) %lu, "
 	       "(no space) %lu, (header corrupt) %lu, (body refused) %lu, held back (queue full) %lu, "
-	       "malformed %lu, out of memory %lu, errors reported back %lu\n",
+	       "malformed %lu, out of memory %lu, at the overflow cap %lu, errors reported back %lu\n",
 	       c.rx_req, c.rx_refused_noqueue, c.rx_denied, c.rx_stale, c.rx_nospace, c.rx_corrupt, c.rx_nobody,
-	       c.rx_busy, c.rx_malformed, c.nomem, c.errors_reported);
+	       c.rx_busy, c.rx_malformed, c.nomem, c.capped, c.errors_reported);
 }

@@ -15,7 +15,10 @@
  *    credit from their sender; the paper's interface stopped all requests,
  *    ours stops that sender's channel.
  *  - Buffers are allocated interrupt-safely (the handler needs one):
- *    pages for 4 KiB and up, aligned pieces of pages below.
+ *    pages for 4 KiB and up, aligned pieces of pages below.  What one
+ *    queue's copies hold is capped (REQ_CHAIN_CAP, req_set_cap): past the
+ *    cap the handler allocates nothing and the queue holds REQs back as
+ *    when it is full during a dequeue, until a dequeue frees a copy.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -231,6 +234,16 @@ uintptr_t req_address(int qid)
 	return valid(qid) ? (uintptr_t)req_tab.e[qid].q.first : 0;
 }
 
+int req_set_cap(int qid, size_t bytes)
+{
+	irqflags_t f = irq_save();
+	int ok = valid(qid);
+	if (ok)
+		req_q_set_cap(&req_tab.e[qid].q, bytes);
+	irq_restore(f);
+	return ok ? 0 : -EBADF;
+}
+
 int req_queue_stats(int qid, struct req_stats *out)
 {
 	irqflags_t f = irq_save();
@@ -243,6 +256,8 @@ int req_queue_stats(int qid, struct req_stats *out)
 		out->deferred_overflows = e->q.deferred_overflows;
 		out->buffers_linked = e->q.buffers_linked;
 		out->refused_busy = e->refused_busy;
+		out->capped_overflows = e->q.capped_overflows;
+		out->chain_bytes = e->q.chain_bytes;
 	}
 	irq_restore(f);
 	return ok ? 0 : -EBADF;
@@ -292,7 +307,7 @@ int req_dequeue_many(int qid, uint32_t *words, int max, uint64_t *first_ticket)
 		if (q->full) {
 			/* An overflow struck during the dequeue: ask for space now. */
 			irqflags_t f = irq_save();
-			if (req_q_make_space(q) < 0)
+			if (req_q_make_space(q) == -ENOMEM)
 				req_tab.ctr.nomem++;
 			irq_restore(f);
 			resume = 1;

@@ -132,13 +132,24 @@ int req_wait(int qid, uint64_t timeout_ns);
 
 struct req_stats {
 	uint64_t enqueued, dequeued, overflows, deferred_overflows, buffers_linked, refused_busy;
+	uint64_t capped_overflows;	/* overflows that found the copies at their cap */
+	size_t chain_bytes;		/* bytes the overflow copies hold now */
 };
+
+/*
+ * Cap the bytes queue qid's overflow copies may hold (REQ_CHAIN_CAP by
+ * default): past it the receive path allocates nothing and holds REQs
+ * back (their senders' windows stop them) until dequeues free a copy.
+ * 0 or -EBADF.
+ */
+int req_set_cap(int qid, size_t bytes);
 
 /* Counters of one queue. */
 int req_queue_stats(int qid, struct req_stats *out);
 
 struct req_counters {
 	uint64_t rx_req, rx_refused_noqueue, rx_malformed, rx_busy, nomem;
+	uint64_t capped;		/* overflows that found a queue's copies at their cap */
 	uint64_t rx_stale, rx_denied, rx_nospace, rx_corrupt;	/* refused, by reason */
 	uint64_t rx_nobody;		/* notifications whose body was refused */
 	uint64_t errors_reported;

@@ -13,7 +13,12 @@
  * becomes the sender's current ticket, so that the fuzzer reaches the
  * queues; every other value goes through as it came.
  *
+ * The queues' overflow copies are capped: queue 0 at two copies, queue 1
+ * at none (its first buffer alone), queue 2 at the kernel's default.
+ *
  * Checks: nothing is ever written outside the buffers the queues own;
+ * the copies never hold more than the cap, and chain_bytes is what they
+ * hold;
  * a REQ is stored only from a sender with the right and the current
  * generation; each queue hands out each stored word once and in FIFO
  * order; a held REQ changed nothing; no buffer leaks.
@@ -69,6 +74,18 @@ struct fq {
 };
 
 static struct fq qs[NQ];
+static const size_t caps[NQ] = { 128, 0, REQ_CHAIN_CAP };
+
+/* The copies after the first buffer: their bytes, within the cap. */
+static void check_chain(const struct req_q *q)
+{
+	size_t bytes = 0;
+
+	for (const uint32_t *b = req_buf_next(q->first); b; b = req_buf_next(b))
+		bytes += (size_t)req_buf_size(b) * 4;
+	if (bytes != q->chain_bytes || bytes > q->cap_bytes)
+		abort();
+}
 
 /* One RQ_ENQ as the kernel's receive path takes it, with the model's checks. */
 static void deliver(struct req_msg *m, int src, int can_answer)
@@ -122,6 +139,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		qs[i].bytes = 32u << i;
 		qs[i].first = get(NULL, qs[i].bytes);
 		qs[i].qid = req_qtab_create(&tab, -1, qs[i].first, qs[i].bytes, &alloc);
+		if (qs[i].qid == i)
+			req_q_set_cap(&tab.e[i].q, caps[i]);
 		if (qs[i].qid != i || req_qtab_export(&tab, i, i == 2 ? "two" : i ? "one" : "zero",
 							i == 1 ? 2 : -1) != 0)
 			abort();
@@ -179,11 +198,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			if (req_qtab_create(&tab, f->qid, f->first, f->bytes, &alloc) != f->qid ||
 			    req_qtab_grant(&tab, f->qid, -1) != 0)
 				abort();
+			req_q_set_cap(&tab.e[f->qid].q, caps[f->qid]);
 			f->next_in = f->next_out = 0;
 			break;
 		}
 		if (req_q_count(&tab.e[f->qid].q) != f->next_in - f->next_out)
 			abort();
+		for (int i = 0; i < NQ; i++)
+			check_chain(&tab.e[i].q);
 	}
 	/* Nothing outside owned buffers changed. */
 	for (size_t i = 0; i < used; i++)

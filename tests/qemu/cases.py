@@ -229,6 +229,22 @@ CASES = [
                     r"^\[n1\] lwip: 10\.0\.0\.2/24 up on virtio-net$",
                     r"cluster: 2 nodes, status 0"],
             absent=[r"bytes wrong", r"PANIC", r"EXCEPTION"]),
+    # TCP data nobody reads pins lwIP's share of the packet pool and no more:
+    # the fabric beside it loses nothing, barriers pass, no peer is declared dead.
+    Cluster("lwip-pin-virtio", app="lwip-pin", nodes=2, nic="virtio", timeout=180,
+            expect=[r"lwIP holds \d+ packet buffers \(share 256\), refused [1-9]",
+                    r"RESULT lwip-pin pinned=\d+ share=256 fabric_messages=2000 bad=0 checks=\d+ failed=0",
+                    r"cluster: 2 nodes, status 0"],
+            absent=[r"FAILED"]),
+    Cluster("lwip-pin-share-64", app="lwip-pin", nodes=2, args="lwip_bufs=64", timeout=180,
+            expect=[r"RESULT lwip-pin pinned=\d+ share=64 fabric_messages=2000 bad=0 checks=\d+ failed=0"],
+            absent=[r"FAILED"]),
+    Cluster("cmdline-lwip-bufs-range", app="hello", args="lwip_bufs=5000", status=2,
+            expect=[r"cmdline: error: lwip_bufs=5000: out of range \(16\.\.512\)"]),
+    Cluster("lwip-pin-e1000", app="lwip-pin", nodes=2, nic="e1000", timeout=180,
+            expect=[r"RESULT lwip-pin pinned=\d+ share=256 fabric_messages=2000 bad=0 checks=\d+ failed=0",
+                    r"cluster: 2 nodes, status 0"],
+            absent=[r"FAILED"]),
     Cluster("tcp-echo-e1000", app="tcp-echo", nodes=2, nic="e1000", timeout=120,
             expect=[TCP_ECHO % 1, TCP_ECHO % 65536,
                     r"^\[n0\] lwip: 10\.0\.0\.1/24 up on e1000$",
@@ -364,6 +380,12 @@ CASES = [
             expect=[r"^\[n0\] RESULT rejoin node=0 old_op=-\d+ new_op=0 epoch_before=1 "
                     r"epoch_after=2 queued=16 dead=0 ok=1",
                     r"^\[n1\] RESULT rejoin node=1 boot=2 old=0 new=16 misordered=0 ok=1"]),
+    # Barrier messages from a node that may not send them: counted, dropped, nothing released.
+    Cluster("fabric-barrier-forge", app="barrier-forge", nodes=3, timeout=120,
+            expect=[r"^\[n1\] RESULT barrier-forge forged=3 dropped=3 barrier2=-\d+ checks=\d+ failed=0",
+                    r"^\[n0\] RESULT barrier-forge forged=3 dropped=3 barrier2=-\d+ checks=\d+ failed=0",
+                    r"cluster: 3 nodes, status 0"],
+            absent=[r"FAILED"]),
     Cluster("fabric-peer-timeout", app="peer-timeout", nodes=2, args="peer_timeout_ms=1000",
             expect=[r"node 1 stopped answering", r"RESULT peer-timeout error=-\d+ ms=\d+ sent=\d+ dead=1"]),
     Cluster("cmdline-bad-fault", app="fabric-stress", nodes=1, args="fault=drop:2", status=2,
@@ -412,6 +434,12 @@ CASES = [
             args="fault=drop:0.05,reorder:0.02",
             expect=[r"RESULT req-stress enqueued=12000 dequeued=12000 lost=0 dup=0 fifo_violations=0 "
                     r"overflows=\d{3,} deferred_overflows=[1-9]"], absent=[r"FAILED"]),
+    # The same with the queue's overflow copies capped at 4 KiB: REQs held back, none lost.
+    Cluster("req-stress-4-cap", app="req-stress", nodes=4, timeout=180, args="cap=4096",
+            expect=[r"RESULT req-stress enqueued=12000 dequeued=12000 lost=0 dup=0 fifo_violations=0 "
+                    r"overflows=\d{3,} deferred_overflows=\d+",
+                    r"overflow cap 4096 bytes reached [1-9]\d* times, copies held at most \d+"],
+            absent=[r"FAILED"]),
     Cluster("req-stress-2-e1000", app="req-stress", nodes=2, nic="e1000", timeout=180,
             expect=[r"lost=0 dup=0 fifo_violations=0 overflows=\d{3,} deferred_overflows=[1-9]"],
             absent=[r"FAILED"]),

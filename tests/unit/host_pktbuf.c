@@ -2,6 +2,7 @@
  * pktbufs for host tests: malloc'ed, with the same contract as
  * drivers/pktbuf.c, plus a leak and double-free check.
  */
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -9,6 +10,8 @@
 #include "drivers/pktbuf.h"
 
 static int live, limit = -1;
+static int held[PKT_NCONSUMERS], share[PKT_NCONSUMERS] = { [PKT_LWIP] = PKT_SHARE_LWIP };
+static unsigned long refused[PKT_NCONSUMERS];
 
 int pkt_pool_init(int n)
 {
@@ -44,10 +47,61 @@ void pkt_put(struct pktbuf *pb)
 		abort();
 	}
 	if (--pb->refs == 0) {
+		if (pb->charged)
+			held[pb->charged - 1]--;
 		free(pb->buf);
 		free(pb);
 		live--;
 	}
+}
+
+int pkt_charge(struct pktbuf *pb, int c)
+{
+	if (c < 0 || c >= PKT_NCONSUMERS || pb->charged)
+		return -EINVAL;
+	if (held[c] >= share[c]) {
+		refused[c]++;
+		return -ENOBUFS;
+	}
+	held[c]++;
+	pb->charged = (uint8_t)(c + 1);
+	return 0;
+}
+
+struct pktbuf *pkt_get_for(int c)
+{
+	struct pktbuf *pb;
+
+	if (c < 0 || c >= PKT_NCONSUMERS || !(pb = pkt_get()))
+		return NULL;
+	if (pkt_charge(pb, c) < 0) {
+		pkt_put(pb);
+		return NULL;
+	}
+	return pb;
+}
+
+int pkt_share_set(int c, int n)
+{
+	if (c < 0 || c >= PKT_NCONSUMERS || n < 0)
+		return -EINVAL;
+	share[c] = n;
+	return 0;
+}
+
+int pkt_held(int c)
+{
+	return c >= 0 && c < PKT_NCONSUMERS ? held[c] : 0;
+}
+
+int pkt_share(int c)
+{
+	return c >= 0 && c < PKT_NCONSUMERS ? share[c] : 0;
+}
+
+unsigned long pkt_refused(int c)
+{
+	return c >= 0 && c < PKT_NCONSUMERS ? refused[c] : 0;
 }
 
 int pkt_free_count(void)

@@ -249,6 +249,83 @@ static void no_memory_for_a_copy(void **state)
  * make an enqueue write outside the first buffer, or a dequeue read
  * outside the chain.
  */
+/*
+ * The overflow chain is capped: past the cap the queue stores what filled
+ * it, allocates nothing, and refuses (REFUSED: the caller holds the REQ
+ * and retries) until dequeues free a copy; nothing is lost, FIFO holds.
+ */
+static void overflow_cap_holds_back_then_resumes(void **state)
+{
+	(void)state;
+	struct req_q q;
+	uint32_t *b = first_buffer(32), v, next_out = 0;	/* 5 slots; copies are 64 bytes */
+	assert_int_equal(req_q_init(&q, b, 32, &alloc), 0);
+	assert_int_equal(q.cap_bytes, REQ_CHAIN_CAP);
+	req_q_set_cap(&q, 128);					/* two copies */
+	for (uint32_t i = 0; i < 10; i++)
+		assert_int_equal(req_q_enqueue(&q, i), i % 5 == 4 ? REQ_ENQ_OVERFLOW : REQ_ENQ_OK);
+	for (uint32_t i = 10; i < 14; i++)
+		assert_int_equal(req_q_enqueue(&q, i), REQ_ENQ_OK);
+	assert_int_equal(req_q_enqueue(&q, 14), REQ_ENQ_CAPPED);
+	assert_int_equal(live_buffers, 2);
+	assert_int_equal(q.chain_bytes, 128);
+	assert_int_equal(q.capped, 1);
+	assert_false(req_q_accepting(&q));
+	for (int i = 0; i < 3; i++)
+		assert_int_equal(req_q_enqueue(&q, 99), REQ_ENQ_REFUSED);
+	assert_int_equal(live_buffers, 2);
+	assert_int_equal(req_q_count(&q), 15);
+	/* The oldest copy drains; space comes once it is freed, not before. */
+	for (uint32_t i = 0; i < 5; i++) {
+		q.dnp = 1;
+		assert_int_equal(req_q_dequeue(&q, &v), 1);
+		q.dnp = 0;
+		assert_int_equal(v, next_out++);
+		assert_true(q.full);
+		assert_int_equal(req_q_make_space(&q), -ENOSPC);
+		assert_int_equal(req_q_enqueue(&q, 99), REQ_ENQ_REFUSED);
+	}
+	q.dnp = 1;
+	assert_int_equal(req_q_dequeue(&q, &v), 1);
+	q.dnp = 0;
+	assert_int_equal(v, next_out++);
+	assert_int_equal(req_q_make_space(&q), 0);
+	assert_true(req_q_accepting(&q));
+	assert_int_equal(q.chain_bytes, 128);
+	assert_int_equal(live_buffers, 2);
+	for (uint32_t i = 15; i < 19; i++)
+		assert_int_equal(req_q_enqueue(&q, i), REQ_ENQ_OK);
+	while (deq(&q, &v) == 1)
+		assert_int_equal(v, next_out++);
+	assert_int_equal(next_out, 19);
+	assert_int_equal(live_buffers, 0);
+	assert_int_equal(q.chain_bytes, 0);
+}
+
+/* A cap below one copy: the queue is its first buffer alone, and still loses nothing. */
+static void cap_below_one_copy(void **state)
+{
+	(void)state;
+	struct req_q q;
+	uint32_t *b = first_buffer(32), v;
+	assert_int_equal(req_q_init(&q, b, 32, &alloc), 0);
+	req_q_set_cap(&q, 0);
+	for (uint32_t i = 0; i < 4; i++)
+		assert_int_equal(req_q_enqueue(&q, i), REQ_ENQ_OK);
+	assert_int_equal(req_q_enqueue(&q, 4), REQ_ENQ_CAPPED);
+	assert_int_equal(req_q_enqueue(&q, 5), REQ_ENQ_REFUSED);
+	assert_int_equal(live_buffers, 0);
+	assert_int_equal(deq(&q, &v), 1);
+	assert_int_equal(v, 0);
+	assert_true(req_q_accepting(&q));
+	assert_int_equal(req_q_enqueue(&q, 5), REQ_ENQ_CAPPED);
+	for (uint32_t i = 1; i <= 5; i++) {
+		assert_int_equal(deq(&q, &v), 1);
+		assert_int_equal(v, i);
+	}
+	assert_int_equal(deq(&q, &v), 0);
+}
+
 static void corrupted_header_never_writes_outside(void **state)
 {
 	(void)state;
@@ -436,6 +513,8 @@ int main(void)
 		cmocka_unit_test_setup(random_mix_against_a_model, setup),
 		cmocka_unit_test_setup(deferred_overflow_refuses_then_resumes, setup),
 		cmocka_unit_test_setup(no_memory_for_a_copy, setup),
+		cmocka_unit_test_setup(overflow_cap_holds_back_then_resumes, setup),
+		cmocka_unit_test_setup(cap_below_one_copy, setup),
 		cmocka_unit_test_setup(corrupted_header_never_writes_outside, setup),
 		cmocka_unit_test_setup(no_memory_refuses_and_recovers, setup),
 		cmocka_unit_test_setup(overflow_at_every_dequeue_step_with_protocol, setup),

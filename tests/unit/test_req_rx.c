@@ -266,6 +266,50 @@ static void no_memory_refuses_back(void **state)
 	assert_int_equal(req_q_count(&tab.e[q].q), 6);
 }
 
+/*
+ * Past the queue's overflow cap nothing is allocated and nothing refused
+ * back: the REQ is held (the fabric keeps it, the sender's window stops
+ * it) and taken once a dequeue made space.
+ */
+static void over_the_cap_holds(void **state)
+{
+	(void)state;
+	int q = new_queue(32);
+	struct req_q *rq = &tab.e[q].q;
+	assert_int_equal(req_qtab_export(&tab, q, "x", -1), 0);
+	uint32_t g = ticket(q, 1), w;
+	req_q_set_cap(rq, 64);			/* one copy */
+	for (uint32_t i = 0; i < 10; i++)
+		assert_int_equal(rx(1, addr_of(q), g, i, 0, 1).qid, q);
+	assert_int_equal(tab.ctr.capped, 1);
+	size_t used = arena_used;
+	struct req_rx v = rx(1, addr_of(q), g, 10, RQF_ACK, 1);
+	assert_true(v.hold);
+	assert_false(v.answer);
+	assert_int_equal(v.qid, -1);
+	assert_int_equal(tab.ctr.rx_busy, 1);
+	assert_int_equal(tab.ctr.rx_nospace, 0);
+	assert_int_equal(tab.ctr.nomem, 0);
+	assert_int_equal(arena_used, used);	/* nothing allocated */
+	assert_int_equal(req_q_count(rq), 10);
+	/* A dequeue drains the copy, the next one frees it and makes space. */
+	for (uint32_t i = 0; i < 6; i++) {
+		rq->dnp = 1;
+		assert_int_equal(req_q_dequeue(rq, &w), 1);
+		rq->dnp = 0;
+		assert_int_equal(w, i);
+		req_q_make_space(rq);
+	}
+	v = rx(1, addr_of(q), g, 10, RQF_ACK, 1);
+	assert_false(v.hold);
+	assert_int_equal(v.qid, q);
+	assert_int_equal(v.status, RQS_OK);
+	for (uint32_t i = 6; i <= 10; i++) {
+		assert_int_equal(req_q_dequeue(rq, &w), 1);
+		assert_int_equal(w, i);
+	}
+}
+
 static void corrupt_header_refused_nothing_written(void **state)
 {
 	(void)state;
@@ -305,6 +349,7 @@ int main(void)
 		cmocka_unit_test_setup(verdict_that_cannot_go_is_held, setup),
 		cmocka_unit_test_setup(full_during_dequeue_holds, setup),
 		cmocka_unit_test_setup(no_memory_refuses_back, setup),
+		cmocka_unit_test_setup(over_the_cap_holds, setup),
 		cmocka_unit_test_setup(corrupt_header_refused_nothing_written, setup),
 		cmocka_unit_test_setup(malformed_and_unknown_status, setup),
 	};

@@ -1,0 +1,194 @@
+/*
+ * Host unit tests of the packet buffer pool (drivers/pktbuf.c) and its
+ * shares: a consumer holds at most its share, whatever it is offered; the
+ * rest of the pool stays for those without a share (the NIC rings, the
+ * fabric); a buffer is uncharged with its last reference, never before.
+ */
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "drivers/pktbuf.h"
+#include "kernel/init.h"
+#include "kernel/mem.h"
+#include "kernel/panic.h"
+
+#define POOL 16
+
+/* --- the kernel below the pool ---------------------------------------------- */
+
+void *page_alloc_zeroed(size_t bytes)
+{
+	return calloc(1, bytes);
+}
+
+void host_init_hook_add(const struct init_hook *h)
+{
+	(void)h;
+}
+
+void panic(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+	abort();
+}
+
+/* The pool lives for the process; each case starts with it whole. */
+static int setup(void **state)
+{
+	static int made;
+
+	(void)state;
+	if (!made && pkt_pool_init(POOL) < 0)
+		return -1;
+	made = 1;
+	if (pkt_free_count() != POOL || pkt_held(PKT_LWIP) != 0)
+		return -1;
+	return pkt_share_set(PKT_LWIP, 4);
+}
+
+/* --- tests ------------------------------------------------------------------ */
+
+/* Offered every buffer of the pool, the consumer keeps its share and no more. */
+static void share_caps_what_is_held(void **state)
+{
+	struct pktbuf *pb[POOL];
+	int kept = 0;
+
+	(void)state;
+	for (int i = 0; i < POOL; i++) {
+		pb[i] = pkt_get();			/* a ring's buffer, filled, offered up */
+		assert_non_null(pb[i]);
+		if (pkt_charge(pb[i], PKT_LWIP) == 0) {
+			kept++;
+		} else {
+			assert_int_equal(pb[i]->charged, 0);
+			pkt_put(pb[i]);			/* dropped: back to the pool at once */
+			pb[i] = NULL;
+		}
+	}
+	assert_int_equal(kept, 4);
+	assert_int_equal(pkt_held(PKT_LWIP), 4);
+	assert_int_equal(pkt_refused(PKT_LWIP) >= 12, 1);
+	assert_int_equal(pkt_free_count(), POOL - 4);
+	for (int i = 0; i < POOL; i++)
+		if (pb[i])
+			pkt_put(pb[i]);
+	assert_int_equal(pkt_held(PKT_LWIP), 0);
+	assert_int_equal(pkt_free_count(), POOL);
+}
+
+/* With the consumer at its share, the rest of the pool is there for the others. */
+static void the_rest_stays_for_the_rings(void **state)
+{
+	struct pktbuf *held[4], *ring[POOL];
+
+	(void)state;
+	for (int i = 0; i < 4; i++)
+		assert_non_null(held[i] = pkt_get_for(PKT_LWIP));
+	assert_null(pkt_get_for(PKT_LWIP));
+	assert_int_equal(pkt_free_count(), POOL - 4);
+	for (int i = 0; i < POOL - 4; i++)
+		assert_non_null(ring[i] = pkt_get());
+	assert_null(pkt_get());
+	/* The pool is empty: a consumer under its share gets nothing either. */
+	pkt_put(held[0]);
+	assert_int_equal(pkt_held(PKT_LWIP), 3);
+	assert_non_null(ring[POOL - 4] = pkt_get());
+	assert_null(pkt_get_for(PKT_LWIP));
+	for (int i = 0; i <= POOL - 4; i++)
+		pkt_put(ring[i]);
+	for (int i = 1; i < 4; i++)
+		pkt_put(held[i]);
+	assert_int_equal(pkt_held(PKT_LWIP), 0);
+	assert_int_equal(pkt_free_count(), POOL);
+}
+
+/* A charged buffer another holder references stays charged until the last put. */
+static void uncharged_with_the_last_reference(void **state)
+{
+	struct pktbuf *pb;
+
+	(void)state;
+	assert_non_null(pb = pkt_get_for(PKT_LWIP));
+	pkt_ref(pb);				/* the driver's, until the NIC sent it */
+	pkt_put(pb);
+	assert_int_equal(pkt_held(PKT_LWIP), 1);
+	pkt_put(pb);
+	assert_int_equal(pkt_held(PKT_LWIP), 0);
+	/* The same buffer, taken again, is nobody's. */
+	struct pktbuf *again = pkt_get();
+	assert_ptr_equal(again, pb);
+	assert_int_equal(again->charged, 0);
+	pkt_put(again);
+	assert_int_equal(pkt_held(PKT_LWIP), 0);
+}
+
+/* Misuse is refused and changes nothing. */
+static void misuse(void **state)
+{
+	struct pktbuf *pb;
+
+	(void)state;
+	assert_non_null(pb = pkt_get());
+	assert_int_equal(pkt_charge(pb, PKT_NCONSUMERS), -EINVAL);
+	assert_int_equal(pkt_charge(pb, -1), -EINVAL);
+	assert_int_equal(pkt_charge(pb, PKT_LWIP), 0);
+	assert_int_equal(pkt_charge(pb, PKT_LWIP), -EINVAL);	/* charged once only */
+	assert_int_equal(pkt_held(PKT_LWIP), 1);
+	pkt_put(pb);
+	assert_int_equal(pkt_share_set(PKT_LWIP, POOL + 1), -EINVAL);
+	assert_int_equal(pkt_share_set(PKT_LWIP, -1), -EINVAL);
+	assert_int_equal(pkt_share_set(PKT_NCONSUMERS, 1), -EINVAL);
+	assert_int_equal(pkt_share(PKT_LWIP), 4);
+	assert_null(pkt_get_for(PKT_NCONSUMERS));
+	/* A share of 0: the consumer holds nothing. */
+	assert_int_equal(pkt_share_set(PKT_LWIP, 0), 0);
+	assert_null(pkt_get_for(PKT_LWIP));
+	assert_int_equal(pkt_free_count(), POOL);
+}
+
+/* A share lowered below what is held: nothing more until it drains below. */
+static void share_lowered_while_held(void **state)
+{
+	struct pktbuf *pb[4];
+
+	(void)state;
+	for (int i = 0; i < 4; i++)
+		assert_non_null(pb[i] = pkt_get_for(PKT_LWIP));
+	assert_int_equal(pkt_share_set(PKT_LWIP, 2), 0);
+	pkt_put(pb[0]);
+	assert_null(pkt_get_for(PKT_LWIP));	/* 3 held, share 2 */
+	pkt_put(pb[1]);
+	assert_null(pkt_get_for(PKT_LWIP));	/* 2 held */
+	pkt_put(pb[2]);
+	assert_non_null(pb[0] = pkt_get_for(PKT_LWIP));
+	pkt_put(pb[0]);
+	pkt_put(pb[3]);
+	assert_int_equal(pkt_held(PKT_LWIP), 0);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup(share_caps_what_is_held, setup),
+		cmocka_unit_test_setup(the_rest_stays_for_the_rings, setup),
+		cmocka_unit_test_setup(uncharged_with_the_last_reference, setup),
+		cmocka_unit_test_setup(misuse, setup),
+		cmocka_unit_test_setup(share_lowered_while_held, setup),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
