@@ -157,8 +157,16 @@ static void lb_wait(uint64_t ns)
 }
 
 const struct mad_driver mad_driver_tcp = {
-	"tcp", lb_init, lb_exit, lb_send_post, lb_send_poll, lb_recv_header_post,
-	lb_recv_header_poll, lb_recv_body_post, lb_recv_body_poll, lb_wait,
+	.name = "tcp",
+	.init = lb_init,
+	.exit = lb_exit,
+	.send_post = lb_send_post,
+	.send_poll = lb_send_poll,
+	.recv_header_post = lb_recv_header_post,
+	.recv_header_poll = lb_recv_header_poll,
+	.recv_body_post = lb_recv_body_post,
+	.recv_body_poll = lb_recv_body_poll,
+	.wait = lb_wait,
 };
 
 static int setup(void **state)
