@@ -161,6 +161,11 @@ CASES = [
              "{build}/fuzz/seeds_fabric {root}/tests/fuzz/regressions"],
             expect=[r"Done \d+ runs"], timeout=300),
 
+    Command("fuzz/cmdline-smoke",
+            ["bash", "-c", "mkdir -p {build}/fuzz/smoke_cmdline && "
+             "{build}/fuzz/fuzz_cmdline -runs=50000 {build}/fuzz/smoke_cmdline {build}/fuzz/seeds_cmdline"],
+            expect=[r"Done \d+ runs"], timeout=300),
+
     Command("fuzz/rmem-smoke",
             ["bash", "-c", "mkdir -p {build}/fuzz/smoke_rmem && "
              "{build}/fuzz/fuzz_rmem -runs=30000 {build}/fuzz/smoke_rmem {build}/fuzz/seeds_rmem"],
