@@ -166,6 +166,11 @@ CASES = [
              "{build}/fuzz/fuzz_cmdline -runs=50000 {build}/fuzz/smoke_cmdline {build}/fuzz/seeds_cmdline"],
             expect=[r"Done \d+ runs"], timeout=300),
 
+    Command("fuzz/mad-smoke",
+            ["bash", "-c", "mkdir -p {build}/fuzz/smoke_mad && "
+             "{build}/fuzz/fuzz_mad -runs=30000 {build}/fuzz/smoke_mad {build}/fuzz/seeds_mad"],
+            expect=[r"Done \d+ runs"], timeout=300),
+
     Command("fuzz/rmem-smoke",
             ["bash", "-c", "mkdir -p {build}/fuzz/smoke_rmem && "
              "{build}/fuzz/fuzz_rmem -runs=30000 {build}/fuzz/smoke_rmem {build}/fuzz/seeds_rmem"],
