@@ -171,6 +171,11 @@ CASES = [
              "{build}/fuzz/fuzz_mad -runs=30000 {build}/fuzz/smoke_mad {build}/fuzz/seeds_mad"],
             expect=[r"Done \d+ runs"], timeout=300),
 
+    Command("fuzz/rpc-smoke",
+            ["bash", "-c", "mkdir -p {build}/fuzz/smoke_rpc && "
+             "{build}/fuzz/fuzz_rpc -runs=20000 {build}/fuzz/smoke_rpc {build}/fuzz/seeds_rpc"],
+            expect=[r"Done \d+ runs"], timeout=300),
+
     Command("fuzz/rmem-smoke",
             ["bash", "-c", "mkdir -p {build}/fuzz/smoke_rmem && "
              "{build}/fuzz/fuzz_rmem -runs=30000 {build}/fuzz/smoke_rmem {build}/fuzz/seeds_rmem"],
