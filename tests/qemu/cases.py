@@ -176,6 +176,11 @@ CASES = [
              "{build}/fuzz/fuzz_rpc -runs=20000 {build}/fuzz/smoke_rpc {build}/fuzz/seeds_rpc"],
             expect=[r"Done \d+ runs"], timeout=300),
 
+    Command("fuzz/net-smoke",
+            ["bash", "-c", "mkdir -p {build}/fuzz/smoke_net && "
+             "{build}/fuzz/fuzz_net -runs=50000 {build}/fuzz/smoke_net {build}/fuzz/seeds_net"],
+            expect=[r"Done \d+ runs"], timeout=300),
+
     Command("fuzz/rmem-smoke",
             ["bash", "-c", "mkdir -p {build}/fuzz/smoke_rmem && "
              "{build}/fuzz/fuzz_rmem -runs=30000 {build}/fuzz/smoke_rmem {build}/fuzz/seeds_rmem"],
