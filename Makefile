@@ -415,7 +415,8 @@ $(BUILD)/tests/unit_%: tests/unit/test_%.c $$(UNIT_SRCS_$$*) | deps
 unit: $(UNIT_BINS)
 
 test: $(BUILD)/now.elf $(BUILD)/now.iso $(UNIT_BINS) $(BUILD)/fuzz/fuzz_fabric $(BUILD)/fuzz/fuzz_req $(BUILD)/fuzz/fuzz_rmem $(BUILD)/fuzz/fuzz_cell $(BUILD)/fuzz/fuzz_call \
-	$(BUILD)/fuzz/fuzz_cmdline $(BUILD)/fuzz/fuzz_mad $(BUILD)/fuzz/fuzz_rpc $(BUILD)/fuzz/fuzz_net
+	$(BUILD)/fuzz/fuzz_cmdline $(BUILD)/fuzz/fuzz_mad $(BUILD)/fuzz/fuzz_rpc $(BUILD)/fuzz/fuzz_net \
+	$(BUILD)/fuzz/fuzz_e1000
 	@$(PYTHON) tests/run.py --build $(BUILD) $(UNIT_BINS)
 
 # --- housekeeping ----------------------------------------------------------
@@ -450,7 +451,10 @@ FUZZ_SRCS_cmdline := kernel/cmdline.c kernel/config.c net/fabric/fault.c
 FUZZ_SRCS_mad := lib/mad.c
 FUZZ_SRCS_rpc := $(RMEM_HOST_SRCS) lib/rpc_server.c kernel/crc.c
 FUZZ_SRCS_net := net/net.c drivers/netdev.c tests/unit/host_pktbuf.c
-FUZZ_TARGETS := fabric rmem req cell call cmdline mad rpc net
+# fuzz_e1000 includes drivers/e1000.c itself (its receive ring is static).
+FUZZ_SRCS_e1000 := drivers/netdev.c tests/unit/host_pktbuf.c
+$(BUILD)/fuzz/fuzz_e1000: drivers/e1000.c drivers/e1000_regs.h
+FUZZ_TARGETS := fabric rmem req cell call cmdline mad rpc net e1000
 FUZZ_BINS := $(addprefix $(BUILD)/fuzz/fuzz_,$(FUZZ_TARGETS))
 
 $(BUILD)/fuzz/fuzz_%: tests/fuzz/fuzz_%.c tests/fuzz/seed_%.c $$(FUZZ_SRCS_$$*) | deps
