@@ -416,7 +416,7 @@ unit: $(UNIT_BINS)
 
 test: $(BUILD)/now.elf $(BUILD)/now.iso $(UNIT_BINS) $(BUILD)/fuzz/fuzz_fabric $(BUILD)/fuzz/fuzz_req $(BUILD)/fuzz/fuzz_rmem $(BUILD)/fuzz/fuzz_cell $(BUILD)/fuzz/fuzz_call \
 	$(BUILD)/fuzz/fuzz_cmdline $(BUILD)/fuzz/fuzz_mad $(BUILD)/fuzz/fuzz_rpc $(BUILD)/fuzz/fuzz_net \
-	$(BUILD)/fuzz/fuzz_e1000
+	$(BUILD)/fuzz/fuzz_e1000 $(BUILD)/fuzz/fuzz_madcell
 	@$(PYTHON) tests/run.py --build $(BUILD) $(UNIT_BINS)
 
 # --- housekeeping ----------------------------------------------------------
@@ -454,7 +454,10 @@ FUZZ_SRCS_net := net/net.c drivers/netdev.c tests/unit/host_pktbuf.c
 # fuzz_e1000 includes drivers/e1000.c itself (its receive ring is static).
 FUZZ_SRCS_e1000 := drivers/netdev.c tests/unit/host_pktbuf.c
 $(BUILD)/fuzz/fuzz_e1000: drivers/e1000.c drivers/e1000_regs.h
-FUZZ_TARGETS := fabric rmem req cell call cmdline mad rpc net e1000
+# fuzz_madcell includes lib/mad_cell.c itself (its stream reader is static).
+FUZZ_SRCS_madcell := lib/mad.c
+$(BUILD)/fuzz/fuzz_madcell: lib/mad_cell.c lib/mad_drv.h
+FUZZ_TARGETS := fabric rmem req cell call cmdline mad rpc net e1000 madcell
 FUZZ_BINS := $(addprefix $(BUILD)/fuzz/fuzz_,$(FUZZ_TARGETS))
 
 $(BUILD)/fuzz/fuzz_%: tests/fuzz/fuzz_%.c tests/fuzz/seed_%.c $$(FUZZ_SRCS_$$*) | deps

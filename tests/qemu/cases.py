@@ -186,6 +186,11 @@ CASES = [
              "{build}/fuzz/fuzz_e1000 -runs=5000 {build}/fuzz/smoke_e1000 {build}/fuzz/seeds_e1000"],
             expect=[r"Done \d+ runs"], timeout=300),
 
+    Command("fuzz/madcell-smoke",
+            ["bash", "-c", "mkdir -p {build}/fuzz/smoke_madcell && "
+             "{build}/fuzz/fuzz_madcell -runs=10000 {build}/fuzz/smoke_madcell {build}/fuzz/seeds_madcell"],
+            expect=[r"Done \d+ runs"], timeout=300),
+
     Command("fuzz/rmem-smoke",
             ["bash", "-c", "mkdir -p {build}/fuzz/smoke_rmem && "
              "{build}/fuzz/fuzz_rmem -runs=30000 {build}/fuzz/smoke_rmem {build}/fuzz/seeds_rmem"],
