@@ -191,6 +191,11 @@ CASES = [
              "{build}/fuzz/fuzz_madcell -runs=10000 {build}/fuzz/smoke_madcell {build}/fuzz/seeds_madcell"],
             expect=[r"Done \d+ runs"], timeout=300),
 
+    Command("fuzz/virtio-net-smoke",
+            ["bash", "-c", "mkdir -p {build}/fuzz/smoke_virtio_net && "
+             "{build}/fuzz/fuzz_virtio_net -runs=3000 {build}/fuzz/smoke_virtio_net {build}/fuzz/seeds_virtio_net"],
+            expect=[r"Done \d+ runs"], timeout=300),
+
     Command("fuzz/rmem-smoke",
             ["bash", "-c", "mkdir -p {build}/fuzz/smoke_rmem && "
              "{build}/fuzz/fuzz_rmem -runs=30000 {build}/fuzz/smoke_rmem {build}/fuzz/seeds_rmem"],
