@@ -416,7 +416,7 @@ unit: $(UNIT_BINS)
 
 test: $(BUILD)/now.elf $(BUILD)/now.iso $(UNIT_BINS) $(BUILD)/fuzz/fuzz_fabric $(BUILD)/fuzz/fuzz_req $(BUILD)/fuzz/fuzz_rmem $(BUILD)/fuzz/fuzz_cell $(BUILD)/fuzz/fuzz_call \
 	$(BUILD)/fuzz/fuzz_cmdline $(BUILD)/fuzz/fuzz_mad $(BUILD)/fuzz/fuzz_rpc $(BUILD)/fuzz/fuzz_net \
-	$(BUILD)/fuzz/fuzz_e1000 $(BUILD)/fuzz/fuzz_madcell $(BUILD)/fuzz/fuzz_virtio_net
+	$(BUILD)/fuzz/fuzz_e1000 $(BUILD)/fuzz/fuzz_madcell $(BUILD)/fuzz/fuzz_virtio_net $(BUILD)/fuzz/fuzz_madreq
 	@$(PYTHON) tests/run.py --build $(BUILD) $(UNIT_BINS)
 
 # --- housekeeping ----------------------------------------------------------
@@ -460,7 +460,10 @@ $(BUILD)/fuzz/fuzz_madcell: lib/mad_cell.c lib/mad_drv.h
 # fuzz_virtio_net includes drivers/virtio_net.c itself (its receive queue is static).
 FUZZ_SRCS_virtio_net := drivers/virtio.c drivers/netdev.c tests/unit/host_pktbuf.c
 $(BUILD)/fuzz/fuzz_virtio_net: drivers/virtio_net.c drivers/virtio.h
-FUZZ_TARGETS := fabric rmem req cell call cmdline mad rpc net e1000 madcell virtio_net
+# fuzz_madreq includes lib/mad_req.c itself (its stream reader is static).
+FUZZ_SRCS_madreq := lib/mad.c
+$(BUILD)/fuzz/fuzz_madreq: lib/mad_req.c lib/mad_drv.h
+FUZZ_TARGETS := fabric rmem req cell call cmdline mad rpc net e1000 madcell virtio_net madreq
 FUZZ_BINS := $(addprefix $(BUILD)/fuzz/fuzz_,$(FUZZ_TARGETS))
 
 $(BUILD)/fuzz/fuzz_%: tests/fuzz/fuzz_%.c tests/fuzz/seed_%.c $$(FUZZ_SRCS_$$*) | deps

@@ -196,6 +196,11 @@ CASES = [
              "{build}/fuzz/fuzz_virtio_net -runs=3000 {build}/fuzz/smoke_virtio_net {build}/fuzz/seeds_virtio_net"],
             expect=[r"Done \d+ runs"], timeout=300),
 
+    Command("fuzz/madreq-smoke",
+            ["bash", "-c", "mkdir -p {build}/fuzz/smoke_madreq && "
+             "{build}/fuzz/fuzz_madreq -runs=10000 {build}/fuzz/smoke_madreq {build}/fuzz/seeds_madreq"],
+            expect=[r"Done \d+ runs"], timeout=300),
+
     Command("fuzz/rmem-smoke",
             ["bash", "-c", "mkdir -p {build}/fuzz/smoke_rmem && "
              "{build}/fuzz/fuzz_rmem -runs=30000 {build}/fuzz/smoke_rmem {build}/fuzz/seeds_rmem"],
