@@ -424,7 +424,9 @@ $(BUILD)/tests/unit_%: tests/unit/test_%.c $$(UNIT_SRCS_$$*) | deps
 
 unit: $(UNIT_BINS)
 
-test: $(BUILD)/now.elf $(BUILD)/now.iso $(UNIT_BINS) $(BUILD)/fuzz/fuzz_fabric $(BUILD)/fuzz/fuzz_req $(BUILD)/fuzz/fuzz_rmem $(BUILD)/fuzz/fuzz_cell $(BUILD)/fuzz/fuzz_call
+test: $(BUILD)/now.elf $(BUILD)/now.iso $(UNIT_BINS) $(BUILD)/fuzz/fuzz_fabric $(BUILD)/fuzz/fuzz_req $(BUILD)/fuzz/fuzz_rmem $(BUILD)/fuzz/fuzz_cell $(BUILD)/fuzz/fuzz_call \
+	$(BUILD)/fuzz/fuzz_cmdline $(BUILD)/fuzz/fuzz_mad $(BUILD)/fuzz/fuzz_rpc $(BUILD)/fuzz/fuzz_net \
+	$(BUILD)/fuzz/fuzz_e1000 $(BUILD)/fuzz/fuzz_madcell $(BUILD)/fuzz/fuzz_virtio_net $(BUILD)/fuzz/fuzz_madreq
 	@$(PYTHON) tests/run.py --build $(BUILD) $(UNIT_BINS)
 
 # --- housekeeping ----------------------------------------------------------
@@ -455,7 +457,23 @@ FUZZ_SRCS_req := net/req/qtab.c net/req/queue.c net/req/wire.c
 FUZZ_SRCS_call := net/fabric/call_wire.c
 FUZZ_SRCS_cell := net/deposit/cell.c net/deposit/dart.c net/deposit/dart_op.c kernel/crc.c
 SEED_SRCS_cell := net/deposit/cell.c net/deposit/dart.c net/deposit/dart_op.c
-FUZZ_TARGETS := fabric rmem req cell call
+FUZZ_SRCS_cmdline := kernel/cmdline.c kernel/config.c net/fabric/fault.c
+FUZZ_SRCS_mad := lib/mad.c
+FUZZ_SRCS_rpc := $(RMEM_HOST_SRCS) lib/rpc_server.c kernel/crc.c
+FUZZ_SRCS_net := net/net.c drivers/netdev.c tests/unit/host_pktbuf.c
+# fuzz_e1000 includes drivers/e1000.c itself (its receive ring is static).
+FUZZ_SRCS_e1000 := drivers/netdev.c tests/unit/host_pktbuf.c
+$(BUILD)/fuzz/fuzz_e1000: drivers/e1000.c drivers/e1000_regs.h
+# fuzz_madcell includes lib/mad_cell.c itself (its stream reader is static).
+FUZZ_SRCS_madcell := lib/mad.c
+$(BUILD)/fuzz/fuzz_madcell: lib/mad_cell.c lib/mad_drv.h
+# fuzz_virtio_net includes drivers/virtio_net.c itself (its receive queue is static).
+FUZZ_SRCS_virtio_net := drivers/virtio.c drivers/netdev.c tests/unit/host_pktbuf.c
+$(BUILD)/fuzz/fuzz_virtio_net: drivers/virtio_net.c drivers/virtio.h
+# fuzz_madreq includes lib/mad_req.c itself (its stream reader is static).
+FUZZ_SRCS_madreq := lib/mad.c
+$(BUILD)/fuzz/fuzz_madreq: lib/mad_req.c lib/mad_drv.h
+FUZZ_TARGETS := fabric rmem req cell call cmdline mad rpc net e1000 madcell virtio_net madreq
 FUZZ_BINS := $(addprefix $(BUILD)/fuzz/fuzz_,$(FUZZ_TARGETS))
 
 $(BUILD)/fuzz/fuzz_%: tests/fuzz/fuzz_%.c tests/fuzz/seed_%.c $$(FUZZ_SRCS_$$*) | deps

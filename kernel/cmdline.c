@@ -6,11 +6,15 @@
 
 #include "kernel/cmdline.h"
 
+/* Append one line to err; with errlen 0 there is no buffer to read or write. */
 static void report(char *err, size_t errlen, const char *fmt, ...)
 {
-	size_t used = strlen(err);
+	size_t used;
 	va_list ap;
 
+	if (errlen == 0)
+		return;
+	used = strnlen(err, errlen);
 	if (used + 1 >= errlen)
 		return;
 	va_start(ap, fmt);
@@ -119,13 +123,15 @@ int cmdline_parse(const char *s, struct cmdline *c, char *err, size_t errlen)
 
 int cmdline_parse_int(const char *s, long *out)
 {
+	const char *digits = s && *s == '-' ? s + 1 : s;
 	char *end;
 	long v;
 
 	if (!s || !*s)
 		return -EINVAL;
+	/* Decimal, or hex after 0x; a leading zero is not octal. */
 	errno = 0;
-	v = strtol(s, &end, 0);
+	v = strtol(s, &end, digits[0] == '0' && (digits[1] == 'x' || digits[1] == 'X') ? 16 : 10);
 	if (errno || *end != '\0')
 		return -EINVAL;
 	/* strtol accepts leading spaces and a sign before 0x; be strict. */

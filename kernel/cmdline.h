@@ -41,7 +41,8 @@ struct argspec {
 
 /*
  * Split s into c.  Return the number of problems found (0 = good); each is
- * appended to err as one line (err is always NUL-terminated).
+ * appended to err as one line (err is always NUL-terminated; with errlen 0
+ * nothing is written there).
  */
 int cmdline_parse(const char *s, struct cmdline *c, char *err, size_t errlen);
 
@@ -55,7 +56,10 @@ int cmdline_check(const struct cmdline *c, const struct argspec *const *tables, 
 /* The value of key, or NULL. */
 const char *cmdline_get(const struct cmdline *c, const char *key);
 
-/* Strict integer parse of all of s; return 0 and set *out, or -EINVAL. */
+/*
+ * Strict integer parse of all of s: [-] then decimal digits, or 0x and hex
+ * digits, within a long.  Return 0 and set *out, or -EINVAL.
+ */
 int cmdline_parse_int(const char *s, long *out);
 
 /* Boolean parse; return 0 and set *out to 0/1, or -EINVAL. */

@@ -343,8 +343,15 @@ static void stack_step(struct rpc_stack *st, int timed_out, irqflags_t f)
 		memcpy(&w.h, st->base + HDR_OFF, sizeof w.h);
 	w.mask = st->mask;
 	irq_restore(f);
-	if (w.ctl)
+	if (w.ctl) {
+		int owner = st->owner;
 		ctl_handle(st);
+		if (st->owner != owner) {
+			/* A header or frames that came before the (un)binding are not the owner's. */
+			w.hdr = 0;
+			w.mask = 0;
+		}
+	}
 	if (w.hdr || w.timed_out || stack_partial(st))
 		call_progress(st, &w);
 }

@@ -161,6 +161,46 @@ CASES = [
              "{build}/fuzz/seeds_fabric {root}/tests/fuzz/regressions"],
             expect=[r"Done \d+ runs"], timeout=300),
 
+    Command("fuzz/cmdline-smoke",
+            ["bash", "-c", "mkdir -p {build}/fuzz/smoke_cmdline && "
+             "{build}/fuzz/fuzz_cmdline -runs=50000 {build}/fuzz/smoke_cmdline {build}/fuzz/seeds_cmdline"],
+            expect=[r"Done \d+ runs"], timeout=300),
+
+    Command("fuzz/mad-smoke",
+            ["bash", "-c", "mkdir -p {build}/fuzz/smoke_mad && "
+             "{build}/fuzz/fuzz_mad -runs=30000 {build}/fuzz/smoke_mad {build}/fuzz/seeds_mad"],
+            expect=[r"Done \d+ runs"], timeout=300),
+
+    Command("fuzz/rpc-smoke",
+            ["bash", "-c", "mkdir -p {build}/fuzz/smoke_rpc && "
+             "{build}/fuzz/fuzz_rpc -runs=20000 {build}/fuzz/smoke_rpc {build}/fuzz/seeds_rpc"],
+            expect=[r"Done \d+ runs"], timeout=300),
+
+    Command("fuzz/net-smoke",
+            ["bash", "-c", "mkdir -p {build}/fuzz/smoke_net && "
+             "{build}/fuzz/fuzz_net -runs=50000 {build}/fuzz/smoke_net {build}/fuzz/seeds_net"],
+            expect=[r"Done \d+ runs"], timeout=300),
+
+    Command("fuzz/e1000-smoke",
+            ["bash", "-c", "mkdir -p {build}/fuzz/smoke_e1000 && "
+             "{build}/fuzz/fuzz_e1000 -runs=5000 {build}/fuzz/smoke_e1000 {build}/fuzz/seeds_e1000"],
+            expect=[r"Done \d+ runs"], timeout=300),
+
+    Command("fuzz/madcell-smoke",
+            ["bash", "-c", "mkdir -p {build}/fuzz/smoke_madcell && "
+             "{build}/fuzz/fuzz_madcell -runs=10000 {build}/fuzz/smoke_madcell {build}/fuzz/seeds_madcell"],
+            expect=[r"Done \d+ runs"], timeout=300),
+
+    Command("fuzz/virtio-net-smoke",
+            ["bash", "-c", "mkdir -p {build}/fuzz/smoke_virtio_net && "
+             "{build}/fuzz/fuzz_virtio_net -runs=3000 {build}/fuzz/smoke_virtio_net {build}/fuzz/seeds_virtio_net"],
+            expect=[r"Done \d+ runs"], timeout=300),
+
+    Command("fuzz/madreq-smoke",
+            ["bash", "-c", "mkdir -p {build}/fuzz/smoke_madreq && "
+             "{build}/fuzz/fuzz_madreq -runs=10000 {build}/fuzz/smoke_madreq {build}/fuzz/seeds_madreq"],
+            expect=[r"Done \d+ runs"], timeout=300),
+
     Command("fuzz/rmem-smoke",
             ["bash", "-c", "mkdir -p {build}/fuzz/smoke_rmem && "
              "{build}/fuzz/fuzz_rmem -runs=30000 {build}/fuzz/smoke_rmem {build}/fuzz/seeds_rmem"],

@@ -158,6 +158,16 @@ static void integer_parsing_is_strict(void **state)
 	assert_int_equal(cmdline_parse_int("+1", &v), -EINVAL);
 	assert_int_equal(cmdline_parse_int("", &v), -EINVAL);
 	assert_int_equal(cmdline_parse_int("99999999999999999999999", &v), -EINVAL);
+	/* Decimal or 0x hex, as cmdline.h says: a leading zero is not octal. */
+	assert_int_equal(cmdline_parse_int("010", &v), 0);
+	assert_int_equal(v, 10);
+	assert_int_equal(cmdline_parse_int("-09", &v), 0);
+	assert_int_equal(v, -9);
+	assert_int_equal(cmdline_parse_int("-0x1F", &v), 0);
+	assert_int_equal(v, -31);
+	assert_int_equal(cmdline_parse_int("0x", &v), -EINVAL);
+	assert_int_equal(cmdline_parse_int("0x-1", &v), -EINVAL);
+	assert_int_equal(cmdline_parse_int("-", &v), -EINVAL);
 }
 
 static void bool_parsing(void **state)
@@ -182,6 +192,20 @@ static void small_error_buffer_is_safe(void **state)
 	assert_true(strlen(err) < sizeof err);
 }
 
+/* No error buffer at all (errlen 0): problems are counted, nothing is written or read there. */
+static void no_error_buffer_is_untouched(void **state)
+{
+	static const struct argspec *const none[] = { NULL };
+	struct cmdline c;
+	char err[4] = { 'x', 'x', 'x', 'x' };
+
+	(void)state;
+	assert_int_equal(cmdline_parse("a =1 b=", &c, err, 0), 3);
+	assert_int_equal(cmdline_parse("k=1", &c, err, 0), 0);
+	assert_int_equal(cmdline_check(&c, none, err, 0), 1);
+	assert_memory_equal(err, "xxxx", 4);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -196,6 +220,7 @@ int main(void)
 		cmocka_unit_test(integer_parsing_is_strict),
 		cmocka_unit_test(bool_parsing),
 		cmocka_unit_test(small_error_buffer_is_safe),
+		cmocka_unit_test(no_error_buffer_is_untouched),
 	};
 	return cmocka_run_group_tests_name("cmdline", tests, NULL, NULL);
 }

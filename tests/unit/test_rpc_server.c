@@ -101,10 +101,10 @@ static int teardown(void **state)
 
 /*
  * A WRITE from node src into the stack, as rmem would carry it (with
- * RMEM_INTR, as the client's are); then the stack's thread runs once.
- * Return the verdict: RMS_OK or the refusal the server answered.
+ * RMEM_INTR, as the client's are).  Return the verdict: RMS_OK or the
+ * refusal the server answered.
  */
-static int client_write(int src, uint32_t off, const void *data, uint32_t len)
+static int client_write_only(int src, uint32_t off, const void *data, uint32_t len)
 {
 	static uint8_t b[RMEM_HDR_LEN + RMEM_MAX_XFER];
 	int seg = segtab_find(&rmem_segtab, "rpc.svc.0");
@@ -129,7 +129,14 @@ static int client_write(int src, uint32_t off, const void *data, uint32_t len)
 	assert_int_equal(f.dst, src);
 	memcpy(&m, f.data, sizeof m);
 	assert_int_equal(m.op, RM_STATUS);
-	int st = m.status;
+	return m.status;
+}
+
+/* The WRITE, then the stack's thread runs once. */
+static int client_write(int src, uint32_t off, const void *data, uint32_t len)
+{
+	int st = client_write_only(src, off, data, len);
+
 	assert_int_equal(rpc_stack_step(&srv, 0, 0), 0);
 	pump();
 	return st;
@@ -260,6 +267,43 @@ static void unbound_or_out_of_turn_runs_nothing(void **state)
 	assert_int_equal(ran, 1);
 }
 
+/*
+ * A call another node wrote into the free stack, still unseen when the
+ * client's binding request arrives (the thread wakes once for both), is
+ * not the owner's: it does not run.  The owner's own call 1 does.
+ */
+static void call_before_binding_is_not_the_owners(void **state)
+{
+	uint8_t frame[sizeof(struct call_hdr) + 8];
+	uint8_t mine[8] = { 1, 1, 1, 1, 1, 1, 1, 1 };
+	struct call_hdr h = { 0 };
+	struct ctl c = { 0 };
+
+	(void)state;
+	h.seq = 1;
+	h.proc = 1;
+	h.len = 8;
+	h.nframes = 1;
+	memcpy(frame, &h, sizeof h);
+	memset(frame + sizeof h, 9, 8);
+	assert_int_equal(client_write_only(THIRD, HDR_OFF, frame, sizeof frame), RMS_OK);
+	c.owner = TOKEN;
+	assert_int_equal(client_write_only(CLIENT, CTL_OFF, &c.owner, 8), RMS_OK);
+	c.op = CTL_BIND;
+	c.node = CLIENT;
+	strcpy(c.reply, "rpc-r0");
+	assert_int_equal(client_write_only(CLIENT, REQ_OFF, (uint8_t *)&c + REQ_OFF,
+					   (uint32_t)(offsetof(struct ctl, pad) - REQ_OFF)),
+			 RMS_OK);
+	assert_int_equal(rpc_stack_step(&srv, 0, 0), 0);
+	pump();
+	assert_int_equal(last_reply().kind, R_BOUND);
+	assert_int_equal(ran, 0);
+	assert_int_equal(call(CLIENT, 1, mine, 8, 1), RMS_OK);
+	assert_int_equal(ran, 1);
+	assert_memory_equal(seen_args, mine, 8);
+}
+
 int main(void)
 {
 	host_fabric_reset(SELF, 4);
@@ -271,6 +315,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(repeated_call_runs_once, setup, teardown),
 		cmocka_unit_test_setup_teardown(malformed_header_runs_nothing, setup, teardown),
 		cmocka_unit_test_setup_teardown(unbound_or_out_of_turn_runs_nothing, setup, teardown),
+		cmocka_unit_test_setup_teardown(call_before_binding_is_not_the_owners, setup, teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

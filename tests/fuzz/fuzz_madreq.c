@@ -1,0 +1,393 @@
+/*
+ * libFuzzer target: the byte stream of Madeleine's req driver
+ * (lib/mad_req.c, built here whole, under lib/mad.c): words announcing
+ * bytes on a notification queue per peer, the bytes in a ring the peer
+ * writes, the Madeleine header at the stream's front, credit, from two
+ * peers at once, one of which may turn hostile.
+ *
+ * This process is node 0 of three.  Remote memory and queues are looped
+ * back: what the driver writes into node k's ring and enqueues on node k's
+ * queue (through the real req_send_post) lands in the ring and the queue
+ * where node 0 receives from node k, and the read pointer node 0 returns
+ * to k is the one its sends to k see.  So the real sender feeds the real
+ * receiver.  A hostile node writes any bytes into its ring and enqueues
+ * any words (naming any node, of any length) on its queue.
+ *
+ * Input: operations, each one byte (bits 0-1, bit 2: which node) and
+ * operands:
+ *   0 node k sends a message: up to 4 packs, each a mode and a length;
+ *   1 node k writes: offset (16 bits), length (8 bits), bytes, then a
+ *     word (32 bits) it enqueues;
+ *   2, 3 node 0 receives one message.
+ * At the end node 0 receives until nothing is left.
+ *
+ * Checked, __builtin_trap() on a broken promise:
+ *  - every message of a node that never wrote by hand arrives, whole, in
+ *    order, pack for pack, whatever the other node wrote or enqueued;
+ *  - nothing is read or written outside the rings or the messages'
+ *    buffers (AddressSanitizer), nothing waits for ever (the waits are
+ *    counted), and a receive from a hostile node ends in a message, a
+ *    refusal or -EHOSTDOWN.
+ */
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "lib/mad_req.c"
+
+#define CHECK(c) do { if (!(c)) __builtin_trap(); } while (0)
+#define NODES 3
+#define MAXQ 64
+#define WAITS_MAX 100000
+#define QWORDS 1024			/* a queue's words */
+
+/* --- what the driver and lib/mad.c need from the kernel ------------------------------ */
+
+int node_id = 0, num_nodes = NODES;
+static unsigned waits;
+
+void mutex_init(struct mutex *m, int recursive)
+{
+	memset(m, 0, sizeof *m);
+	m->recursive = recursive;
+}
+void mutex_lock(struct mutex *m) { m->depth++; }
+void mutex_unlock(struct mutex *m) { m->depth--; }
+void thread_yield(void) {}
+void thread_sleep_ns(uint64_t ns) { (void)ns; }
+uint64_t cycles_to_ns(uint64_t c) { return c; }
+uint64_t ns_to_cycles(uint64_t ns) { return ns; }
+int waitq_wait_timeout(struct waitq *wq, uint64_t ns)
+{
+	(void)wq, (void)ns;
+	CHECK(++waits < WAITS_MAX);		/* single-threaded: a wait that loops never ends */
+	return 0;
+}
+int waitq_wake_all(struct waitq *wq)
+{
+	(void)wq;
+	return 0;
+}
+int net_poll_wait(volatile int *flag) { return *flag; }
+
+static int hostile[NODES];
+
+/* What a node that wrote by hand did not send will never come: it counts as gone. */
+int fabric_peer_dead(int dst)
+{
+	return dst > 0 && dst < NODES && hostile[dst];
+}
+
+/* --- remote memory and queues, looped back ------------------------------------------- */
+
+/* Segments: "mad.q.<k>" (node 0's ring from k) and "mad.p.<k>" (k's read pointer word). */
+static struct {
+	uint8_t *base;
+	size_t size;
+	int node;
+	char name[16];
+	seg_notify_fn fn;
+	void *arg;
+} segs[2 * NODES];
+static int nsegs;
+
+int seg_export_for(const char *name, void *base, size_t size, int node, int rights)
+{
+	(void)rights;
+	CHECK(nsegs < 2 * NODES);
+	segs[nsegs].base = base;
+	segs[nsegs].size = size;
+	segs[nsegs].node = node;
+	snprintf(segs[nsegs].name, sizeof segs[nsegs].name, "%s", name);
+	segs[nsegs].fn = NULL;
+	return nsegs++;
+}
+int seg_unexport(int seg)
+{
+	(void)seg;
+	return 0;
+}
+int seg_notify(int seg, int on, seg_notify_fn fn, void *arg)
+{
+	(void)on;
+	segs[seg].fn = fn;
+	segs[seg].arg = arg;
+	return 0;
+}
+
+/*
+ * Node 0 imports k's "mad.q.0" (its ring for node 0's bytes): looped back,
+ * that is node 0's own "mad.q.<k>", where it receives from k.
+ */
+static int loop_seg(int node, const char *name)
+{
+	char want[16];
+
+	snprintf(want, sizeof want, "%.6s%d", name, node);
+	for (int s = 0; s < nsegs; s++)
+		if (strcmp(segs[s].name, want) == 0 && segs[s].node == node)
+			return s;
+	return -ENOENT;
+}
+int rmem_import_wait(int node, const char *name, uint64_t timeout_ns)
+{
+	(void)timeout_ns;
+	return loop_seg(node, name);
+}
+int rmem_release(int rd)
+{
+	(void)rd;
+	return 0;
+}
+int rmem_write(int rd, uint32_t off, const void *data, uint32_t len, int flags)
+{
+	(void)flags;
+	CHECK(rd >= 0 && rd < nsegs);
+	CHECK((size_t)off + len <= segs[rd].size);	/* the driver stays in the segment */
+	memcpy(segs[rd].base + off, data, len);
+	if (segs[rd].fn)
+		segs[rd].fn(segs[rd].arg, rd, off, len);
+	return 0;
+}
+
+static struct {
+	int used;
+	uint32_t w[QWORDS];
+	unsigned head, tail;
+	void (*fn)(void *, int, uint32_t);
+	void *arg;
+	int node;
+} qs[NODES];
+
+int req_create(size_t bytes)
+{
+	(void)bytes;
+	for (int q = 0; q < NODES; q++)
+		if (!qs[q].used) {
+			memset(&qs[q], 0, sizeof qs[q]);
+			qs[q].used = 1;
+			return q;
+		}
+	return -ENOSPC;
+}
+int req_destroy(int q)
+{
+	qs[q].used = 0;
+	return 0;
+}
+int req_export_for(int q, const char *name, int node)
+{
+	(void)name;
+	qs[q].node = node;
+	return 0;
+}
+int req_notify(int q, void (*fn)(void *arg, int qid, uint32_t word), void *arg)
+{
+	qs[q].fn = fn;
+	qs[q].arg = arg;
+	return 0;
+}
+/* Node k's queue for node 0's words, looped back: node 0's queue for k's. */
+int req_import(int node, const char *name)
+{
+	(void)name;
+	for (int q = 0; q < NODES; q++)
+		if (qs[q].used && qs[q].node == node)
+			return q;
+	return -ENOENT;
+}
+/* A word onto queue q as it arrives (any word: a hostile node's too). */
+static int push_word(int q, uint32_t word)
+{
+	CHECK(q >= 0 && q < NODES && qs[q].used);
+	if (qs[q].tail - qs[q].head == QWORDS)
+		return -EAGAIN;
+	qs[q].w[qs[q].tail++ % QWORDS] = word;
+	if (qs[q].fn)
+		qs[q].fn(qs[q].arg, q, word);
+	return 0;
+}
+
+/* Node 0's word to node k, looped back: as node k would send it, naming k. */
+int req_enqueue(int q, uint32_t word, int sync)
+{
+	(void)sync;
+	CHECK(WORD_SRC(word) == node_id);
+	return push_word(q, WORD(qs[q].node, WORD_LEN(word)));
+}
+
+int req_dequeue_many(int q, uint32_t *words, int max, uint64_t *first_ticket)
+{
+	int n = 0;
+
+	(void)first_ticket;
+	while (n < max && qs[q].head != qs[q].tail)
+		words[n++] = qs[q].w[qs[q].head++ % QWORDS];
+	return n;
+}
+
+/* --- messages and the model ------------------------------------------------------------ */
+
+struct msg {
+	int n;
+	int mode[4];
+	uint32_t len[4];
+	unsigned id;
+};
+
+static struct msg q[NODES][MAXQ];
+static unsigned qh[NODES], qt[NODES], msg_ids;
+static struct mad_channel *ch;
+
+static uint8_t pack_byte(unsigned id, int i, uint32_t j)
+{
+	return (uint8_t)(id * 11 + (unsigned)i * 5 + j + (j >> 8));
+}
+
+static uint8_t *bufs[4];
+
+static int handler(int src)
+{
+	CHECK(src > 0 && src < NODES);
+	if (hostile[src] || qh[src] == qt[src])
+		return mad_recvbuf_receive_data();	/* what it is is unknown: throw it away */
+	const struct msg *m = &q[src][qh[src] % MAXQ];
+	for (int i = 0; i < m->n; i++) {
+		bufs[i] = malloc(m->len[i] ? m->len[i] : 1);
+		CHECK(bufs[i]);
+		CHECK(mad_recvbuf_unpack_byte(m->mode[i], bufs[i], m->len[i]) == 0);
+	}
+	CHECK(mad_recvbuf_receive_data() == 0);
+	for (int i = 0; i < m->n; i++) {
+		for (uint32_t j = 0; j < m->len[i]; j++)
+			CHECK(bufs[i][j] == pack_byte(m->id, i, j));
+		free(bufs[i]);
+	}
+	qh[src]++;
+	return 0;
+}
+
+/* Receive one message; 0 if none was there. */
+static int receive_one(void)
+{
+	waits = 0;
+	int r = mad_recvbuf_receive_on(ch, handler, 0);
+	if (r == -ETIMEDOUT) {
+		for (int k = 1; k < NODES; k++)
+			CHECK(hostile[k] || qh[k] == qt[k]);	/* nothing of an honest node is lost */
+		return 0;
+	}
+	CHECK(r == 0 || r == -EPROTO || r == -EHOSTDOWN);
+	return 1;
+}
+
+/* --- the input ------------------------------------------------------------------------------ */
+
+static const uint8_t *in;
+static size_t in_left;
+
+static unsigned take(unsigned nbytes)
+{
+	unsigned v = 0;
+
+	for (unsigned i = 0; i < nbytes; i++) {
+		v |= (unsigned)(in_left ? *in : 0) << (8 * i);
+		if (in_left) {
+			in++;
+			in_left--;
+		}
+	}
+	return v;
+}
+
+static void op_send(int k)
+{
+	static const int modes[] = { MAD_SND_CHEAPER | MAD_RECV_CHEAPER, MAD_SND_SAFER | MAD_RECV_EXPRESS,
+				     MAD_SND_LATER | MAD_RECV_CHEAPER, MAD_SND_CHEAPER | MAD_RECV_EXPRESS };
+	struct msg m = { 0 };
+	static uint8_t data[4][4096];
+	size_t total = 0;
+	struct peer *p = peers[k];
+
+	m.n = 1 + (int)take(1) % 4;
+	m.id = msg_ids++;
+	for (int i = 0; i < m.n; i++) {
+		unsigned v = take(2);
+		m.mode[i] = modes[v & 3];
+		m.len[i] = (v >> 2) % 4097;
+		total += m.len[i];
+		for (uint32_t j = 0; j < m.len[i]; j++)
+			data[i][j] = pack_byte(m.id, i, j);
+	}
+	/* Room for it in node k's ring and queue as far as they know (else the send would wait). */
+	size_t need = total + MAD_HDR_MAX;
+	if (qt[k] - qh[k] == MAXQ || hostile[k] || RING - (p->wp - *p->peer_rp) < need ||
+	    QWORDS - (qs[p->rq].tail - qs[p->rq].head) < need / CHUNK + 2)
+		return;
+	CHECK(mad_sendbuf_init_on(ch, k) == 0);
+	for (int i = 0; i < m.n; i++)
+		CHECK(mad_sendbuf_pack_byte(m.mode[i], data[i], m.len[i]) == 0);
+	CHECK(mad_sendbuf_send() == 0);
+	q[k][qt[k]++ % MAXQ] = m;
+}
+
+static void op_write(int k)
+{
+	struct peer *p = peers[k];
+	uint32_t off = take(2) % RING, len = take(1);
+
+	hostile[k] = 1;
+	for (uint32_t i = 0; i < len; i++)
+		p->ring[(off + i) % RING] = (uint8_t)take(1);
+	(void)push_word(p->nq, take(4));
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	rr = 0;
+	proto_errors = 0;
+	nsegs = 0;
+	memset(qs, 0, sizeof qs);
+	ch = mad_open("req");
+	CHECK(ch);
+	memset(hostile, 0, sizeof hostile);
+	memset(qh, 0, sizeof qh);
+	memset(qt, 0, sizeof qt);
+	in = data;
+	in_left = size;
+	for (int n = 0; in_left && n < 128; n++) {
+		unsigned op = take(1);
+		int k = 1 + (int)((op >> 2) & 1);
+		switch (op & 3) {
+		case 0:
+			op_send(k);
+			break;
+		case 1:
+			op_write(k);
+			break;
+		default:
+			receive_one();
+			break;
+		}
+	}
+	for (int n = 0; n < 4 * MAXQ + 16 && receive_one(); n++)
+		;
+	for (int k = 1; k < NODES; k++)
+		CHECK(hostile[k] || qh[k] == qt[k]);
+#ifdef FZ_DEBUG
+	fprintf(stderr, "req sent %u/%u received %u/%u hostile %d/%d errors %lu\n", qt[1], qt[2], qh[1], qh[2],
+		hostile[1], hostile[2], (unsigned long)proto_errors);
+#endif
+	mad_exit();
+	return 0;
+}
+
+int LLVMFuzzerInitialize(int *argc, char ***argv)
+{
+	(void)argc;
+	(void)argv;
+	if (!getenv("FUZZ_VERBOSE"))
+		(void)!freopen("/dev/null", "w", stdout);
+	return 0;
+}

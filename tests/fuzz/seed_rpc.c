@@ -1,0 +1,69 @@
+/*
+ * Seeds for fuzz_rpc: a binding and calls in turn (one frame, several
+ * frames, raw frames with a CRC), a repeated call, a frame left out and a
+ * timeout, a wrong CRC, an unbinding and another client's binding, a
+ * third node writing into a bound stack, and a call number out of turn.
+ * Usage: seed_rpc <dir>
+ */
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+
+static uint8_t out[4096];
+static size_t olen;
+
+static void b(int v)
+{
+	out[olen++] = (uint8_t)v;
+}
+
+/* Operations as fuzz_rpc reads them; node k is 1..3. */
+static void bind(int k, int fl) { b((k - 1) << 3); b(fl); }
+static void unbind(int k) { b(1 | (k - 1) << 3); }
+static void call(int k, int mode, unsigned len, int fl, int drop)
+{
+	b(2 | (k - 1) << 3);
+	b(mode);
+	b((int)(len & 0xff));
+	b((int)(len >> 8));
+	b(fl);
+	b(drop);
+}
+static void timeout(void) { b(3 | 8); }
+
+static int save(const char *dir, int i)
+{
+	char path[512];
+	FILE *f;
+
+	snprintf(path, sizeof path, "%s/seed%d", dir, i);
+	if (!(f = fopen(path, "wb")))
+		return 1;
+	fwrite(out, 1, olen, f);
+	olen = 0;
+	return fclose(f) != 0;
+}
+
+int main(int argc, char **argv)
+{
+	int bad = 0, i = 0;
+
+	if (argc != 2)
+		return 2;
+	bind(1, 0); call(1, 0, 16, 0, 0); call(1, 0, 3000, 0, 0); call(1, 1, 16, 0, 0);
+	bad |= save(argv[1], i++);
+	bind(1, 1); call(1, 0, 100, 1 | 2, 0); call(1, 0, 5000, 1 | 2 | 32, 2); timeout(); timeout();
+	call(1, 0, 5000, 1 | 2, 0);
+	bad |= save(argv[1], i++);
+	bind(2, 0); call(2, 0, 64, 2 | 4, 0); call(2, 1, 64, 2, 0); call(3, 0, 8, 0, 0); call(2, 2, 8, 0, 0);
+	bad |= save(argv[1], i++);
+	b(0x80 | 2 | 2 << 3); b(0); b(8); b(0); b(0); b(0);	/* node 3's call on the free stack, no step */
+	bind(1, 0); call(1, 0, 8, 0, 0);
+	bad |= save(argv[1], i++);
+	bind(1, 0); call(1, 0, 8, 0, 0); unbind(1); bind(3, 0); call(3, 0, 8, 0, 0); call(1, 0, 8, 0, 0);
+	bad |= save(argv[1], i++);
+	bind(1, 2); bind(1, 4); bind(2, 8); call(1, 0, 20000, 8, 0); call(1, 0, 1376, 64, 0);
+	call(1, 0, 1377, 16, 0);
+	bad |= save(argv[1], i++);
+	return bad;
+}
