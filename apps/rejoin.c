@@ -105,6 +105,12 @@ static int node1_first_boot(void)
 	struct msg m = { M_FREEZE, 0, 0, fabric_incarnation() };
 	for (int i = 0; i < 4; i++)
 		fabric_raw_send(0, APP_PROTO_TEST, &m, sizeof m);
+	/*
+	 * An emulated NIC sends from its host thread, later: a reset right
+	 * after the notices could drop them with the device.  Give them 50 ms.
+	 */
+	if (freeze_ns < 50000000ULL)
+		freeze_ns = 50000000ULL;
 	uint64_t t0 = rdtsc();
 	while (cycles_to_ns(rdtsc() - t0) < freeze_ns)
 		cpu_relax();
@@ -132,8 +138,14 @@ static int node0(void)
 	int count = (int)arg_int("count", 16), queued = 0, old_op, new_op;
 	uint32_t e1, e2;
 
-	if (fabric_barrier(WAIT_NS) < 0 || wait_flag(&got_freeze, WAIT_NS) < 0)
+	if (fabric_barrier(WAIT_NS) < 0) {
+		printf("rejoin: the first barrier failed\n");
 		return 1;
+	}
+	if (wait_flag(&got_freeze, WAIT_NS) < 0) {
+		printf("rejoin: node 1's notice that it freezes never came\n");
+		return 1;
+	}
 	e1 = fabric_peer_epoch(1);
 	/* Node 1 answers nothing now: all of this is in flight to its old incarnation. */
 	for (int i = 0; i < count; i++)
@@ -150,13 +162,19 @@ static int node0(void)
 		return 1;
 	}
 	e2 = fabric_peer_epoch(1);
-	for (int i = 0; i < count; i++)
-		if (say(1, M_DATA, 2, (uint32_t)i, 0) < 0)
+	for (int i = 0; i < count; i++) {
+		int r = say(1, M_DATA, 2, (uint32_t)i, 0);
+		if (r < 0) {
+			printf("rejoin: message %d to node 1's new incarnation: %d\n", i, r);
 			return 1;
+		}
+	}
 	new_op = call_fence(1, WAIT_NS);
 	printf("rejoin: node 1 is back (binding %u, was %u); the fence to it: %d\n", e2, e1, new_op);
-	if (say(1, M_DONE, 0, 0, 0) < 0 || fabric_flush(1, WAIT_NS) < 0)
+	if (say(1, M_DONE, 0, 0, 0) < 0 || fabric_flush(1, WAIT_NS) < 0) {
+		printf("rejoin: the last message to node 1 did not go\n");
 		return 1;
+	}
 	int ok = (old_op == -ECONNRESET || old_op == -EHOSTDOWN) && new_op == 0 && e2 == e1 + 1 &&
 		 queued == count;
 	result("node=0 old_op=%d new_op=%d epoch_before=%u epoch_after=%u queued=%d dead=%d ok=%d",
@@ -182,7 +200,7 @@ static int rejoin_main(void)
 
 static const struct argspec rejoin_args[] = {
 	{ "count", ARG_INT, 1, 64, "messages queued to each incarnation (default 16)" },
-	{ "freeze_ms", ARG_INT, 0, 600000, "node 1 answers nothing this long before it reboots (default 0)" },
+	{ "freeze_ms", ARG_INT, 0, 600000, "node 1 answers nothing this long before it reboots (default 0; at least 50 ms pass, so that its notices leave first)" },
 	{ NULL, 0, 0, 0, NULL },
 };
 
