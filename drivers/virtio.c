@@ -393,30 +393,40 @@ void virtq_kick(struct virtq *vq)
 	}
 }
 
+/*
+ * The next buffer the device used, or NULL.  The device is not trusted
+ * more than a frame is: a used entry that names a descriptor beyond the
+ * table, or one that is not in flight (never given, or given back
+ * already), is counted (bad_used) and skipped; freeing it would corrupt
+ * the free list and hand one descriptor to two buffers.
+ */
 void *virtq_get(struct virtq *vq, uint32_t *len)
 {
-	uint16_t id, i, n = 1;
-	void *cookie;
+	while (vq->used->idx != vq->last_used) {
+		uint16_t id, i, n = 1;
+		void *cookie;
 
-	if (vq->used->idx == vq->last_used)
-		return NULL;
-	virtio_rmb();		/* §3.2.2: read idx before the entry it covers */
-	volatile struct virtq_used_elem *e = &vq->used->ring[vq->last_used & (vq->size - 1)];
-	uint32_t id32 = e->id;
-	*len = e->len;
-	vq->last_used++;
-	if (id32 >= vq->size)
-		panic("virtio: queue %u: device returned descriptor %u of %u", vq->index, id32,
-		      vq->size);
-	id = (uint16_t)id32;
-	for (i = id; vq->desc[i].flags & VirtqDescNext; i = vq->desc[i].next)
-		n++;
-	vq->desc[i].next = vq->free_head;
-	vq->free_head = id;
-	vq->num_free = (uint16_t)(vq->num_free + n);
-	cookie = vq->cookie[id];
-	vq->cookie[id] = NULL;
-	return cookie;
+		virtio_rmb();	/* §3.2.2: read idx before the entry it covers */
+		volatile struct virtq_used_elem *e = &vq->used->ring[vq->last_used & (vq->size - 1)];
+		uint32_t id32 = e->id;
+		*len = e->len;
+		vq->last_used++;
+		if (id32 >= vq->size || !vq->cookie[id32]) {
+			vq->bad_used++;
+			continue;
+		}
+		id = (uint16_t)id32;
+		/* The chain is ours (virtq_add wrote it), at most size long. */
+		for (i = id; (vq->desc[i].flags & VirtqDescNext) && n < vq->size; i = vq->desc[i].next)
+			n++;
+		vq->desc[i].next = vq->free_head;
+		vq->free_head = id;
+		vq->num_free = (uint16_t)(vq->num_free + n);
+		cookie = vq->cookie[id];
+		vq->cookie[id] = NULL;
+		return cookie;
+	}
+	return NULL;
 }
 
 void virtq_intr_disable(struct virtq *vq)

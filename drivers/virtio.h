@@ -106,6 +106,7 @@ struct virtq {
 	void *mem;			/* the rings, for freeing */
 	uint64_t mem_bytes;
 	uint64_t kicks;			/* notifications actually written */
+	uint64_t bad_used;		/* used entries naming no buffer in flight: skipped */
 };
 
 /* One piece of a buffer for virtq_add(). */

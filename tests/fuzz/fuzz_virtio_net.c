@@ -189,6 +189,33 @@ static void device_receive(unsigned len)
 	vq->used->idx = (uint16_t)(u + 1);
 }
 
+/*
+ * A device that lies: a used entry naming a descriptor beyond the table.
+ * The driver must skip it, count it in bad_used, and hand nobody a buffer
+ * for it.  (An entry naming a descriptor not in flight is skipped the same
+ * way, but a fuzzer cannot make one that stays so: the driver may post a
+ * buffer on that descriptor before it reads the entry, and then the lie
+ * cannot be told from a completion.)
+ */
+#define BOGUS_LEN 0xffffffffu
+static unsigned bogus_made;
+
+static void device_bogus(unsigned v)
+{
+	struct virtq *vq = &sc->rxq;
+	uint32_t id = vq->size + v % 65536;
+	uint16_t u = vq->used->idx;
+
+	/* The used ring has room for it beside every buffer the device may still return. */
+	if ((uint16_t)(u - vq->last_used) + (uint16_t)(vq->avail->idx - dev_avail) >= vq->size)
+		return;
+	vq->used->ring[u & (vq->size - 1)].id = id;
+	vq->used->ring[u & (vq->size - 1)].len = VNET_HDR + 64;
+	used_rec[u & (vq->size - 1)] = (struct pending){ 0, BOGUS_LEN };
+	vq->used->idx = (uint16_t)(u + 1);
+	bogus_made++;
+}
+
 /* --- the receive hook -------------------------------------------------------------------- */
 
 static struct pktbuf *held[3];
@@ -236,6 +263,8 @@ static void harvest(int by_interrupt)
 		CHECK(netdev_poll(&sc->nd) >= 0);
 	for (uint16_t u = from; u != sc->rxq.last_used; u++) {
 		const struct pending *p = &used_rec[u & (sc->rxq.size - 1)];
+		if (p->len == BOGUS_LEN)
+			continue;
 		good += p->len >= ETH_HLEN;
 		bad += p->len < ETH_HLEN;
 	}
@@ -292,7 +321,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	vnet_irq_enable(&sc->nd, 1);
 	memset(armed, 0, sizeof armed);
 	dev_avail = 0;
-	frames_in = handed = nheld = hold = 0;
+	frames_in = handed = nheld = hold = bogus_made = 0;
 	sound();
 
 	in = data;
@@ -321,7 +350,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			sound();
 			break;
 		default:
-			device_receive(PKT_MAX_FRAME);
+			if (op & 0x20)
+				device_bogus(take(2));
+			else
+				device_receive(PKT_MAX_FRAME);
 			break;
 		}
 	}
@@ -329,6 +361,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	for (int k = 0; k < 8 && sc->rxq.last_used != sc->rxq.used->idx; k++)
 		harvest(0);
 	CHECK(sc->rxq.last_used == sc->rxq.used->idx);
+	CHECK(sc->rxq.bad_used == bogus_made);
 	release();
 	timers_fire();
 #ifdef FZ_DEBUG
