@@ -34,6 +34,7 @@
 #include <string.h>
 
 #include "lib/mad_cell.c"
+#include "tests/fuzz/input.h"
 
 #define CHECK(c) do { if (!(c)) __builtin_trap(); } while (0)
 #define NODES 3
@@ -202,22 +203,7 @@ static int receive_one(void)
 
 /* --- the input ------------------------------------------------------------------------------ */
 
-static const uint8_t *in;
-static size_t in_left;
-
-static unsigned take(unsigned nbytes)
-{
-	unsigned v = 0;
-
-	for (unsigned i = 0; i < nbytes; i++) {
-		v |= (unsigned)(in_left ? *in : 0) << (8 * i);
-		if (in_left) {
-			in++;
-			in_left--;
-		}
-	}
-	return v;
-}
+/* in, in_left and take(): tests/fuzz/input.h */
 
 static void op_send(int k)
 {

@@ -34,6 +34,7 @@
 #include "kernel/sync.h"
 #include "kernel/trace.h"
 #include "net/net.h"
+#include "tests/fuzz/input.h"
 
 #define CHECK(c) do { if (!(c)) __builtin_trap(); } while (0)
 #define NTYPES_MAX 8
@@ -171,22 +172,7 @@ static int model_unregister(uint16_t type)
 
 /* --- the input ---------------------------------------------------------------------- */
 
-static const uint8_t *in;
-static size_t in_left;
-
-static unsigned take(unsigned nbytes)
-{
-	unsigned v = 0;
-
-	for (unsigned i = 0; i < nbytes; i++) {
-		v |= (unsigned)(in_left ? *in : 0) << (8 * i);
-		if (in_left) {
-			in++;
-			in_left--;
-		}
-	}
-	return v;
-}
+/* in, in_left and take(): tests/fuzz/input.h */
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {

@@ -43,6 +43,7 @@
 #include "net/rmem/internal.h"
 #include "net/rmem/proto.h"
 #include "net/rmem/rmem.h"
+#include "tests/fuzz/input.h"
 #include "tests/unit/host_fabric.h"
 
 #define CHECK(c) do { if (!(c)) __builtin_trap(); } while (0)
@@ -206,22 +207,7 @@ static void step(int timed_out)
 
 /* --- the input ------------------------------------------------------------------ */
 
-static const uint8_t *in;
-static size_t in_left;
-
-static unsigned take(unsigned nbytes)
-{
-	unsigned v = 0;
-
-	for (unsigned i = 0; i < nbytes; i++) {
-		v |= (unsigned)(in_left ? *in : 0) << (8 * i);
-		if (in_left) {
-			in++;
-			in_left--;
-		}
-	}
-	return v;
-}
+/* in, in_left and take(): tests/fuzz/input.h */
 
 static void op_bind(int src, unsigned fl)
 {

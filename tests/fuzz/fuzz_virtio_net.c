@@ -33,6 +33,7 @@
 
 #include "drivers/virtio_net.c"
 #include "kernel/trace.h"
+#include "tests/fuzz/input.h"
 
 #define CHECK(c) do { if (!(c)) __builtin_trap(); } while (0)
 #define RING 256
@@ -276,22 +277,7 @@ static void harvest(int by_interrupt)
 
 /* --- the input ---------------------------------------------------------------------------- */
 
-static const uint8_t *in;
-static size_t in_left;
-
-static unsigned take(unsigned nbytes)
-{
-	unsigned v = 0;
-
-	for (unsigned i = 0; i < nbytes; i++) {
-		v |= (unsigned)(in_left ? *in : 0) << (8 * i);
-		if (in_left) {
-			in++;
-			in_left--;
-		}
-	}
-	return v;
-}
+/* in, in_left and take(): tests/fuzz/input.h */
 
 static int queue_init(struct virtq *vq, uint16_t index)
 {
