@@ -74,6 +74,7 @@ KERNEL_OBJS := \
 	kernel/crc.o \
 	kernel/incarnation.o \
 	kernel/cmos.o \
+	kernel/siphash.o \
 	kernel/trace.o
 
 DRIVER_OBJS := \
@@ -387,8 +388,8 @@ UNIT_LIBS := -lcmocka
 # Each host unit test: its test file and the pure kernel sources it drives.
 UNIT_SRCS_cmdline := kernel/cmdline.c
 UNIT_SRCS_page    := kernel/page.c
-UNIT_SRCS_channel := net/fabric/channel.c net/fabric/wire.c kernel/crc.c tests/unit/host_pktbuf.c
-UNIT_SRCS_wire    := net/fabric/wire.c net/fabric/fault.c kernel/crc.c
+UNIT_SRCS_channel := net/fabric/channel.c net/fabric/wire.c kernel/crc.c kernel/siphash.c tests/unit/host_pktbuf.c
+UNIT_SRCS_wire    := net/fabric/wire.c net/fabric/fault.c kernel/crc.c kernel/siphash.c
 UNIT_SRCS_rmem    = $(RMEM_HOST_SRCS)
 # The kernel's remote memory and request/answer code on the fake fabric boundary.
 RMEM_HOST_SRCS    := net/rmem/serve.c net/rmem/rmem.c net/rmem/segments.c net/rmem/segtab.c \
@@ -405,7 +406,7 @@ UNIT_SRCS_mad     := lib/mad.c
 # malloc through the test's wrapper, which can be told to fail.
 UNIT_LDFLAGS_mad  := -Wl,--wrap=malloc
 UNIT_SRCS_call    := net/fabric/call_wire.c
-UNIT_SRCS_member  := net/fabric/member.c net/fabric/wire.c kernel/crc.c kernel/incarnation.c net/fabric/call.c \
+UNIT_SRCS_member  := net/fabric/member.c net/fabric/wire.c kernel/crc.c kernel/siphash.c kernel/incarnation.c net/fabric/call.c \
 	net/fabric/names.c net/fabric/call_wire.c tests/unit/host_fabric.c tests/unit/host_pktbuf.c
 UNIT_SRCS_pktbuf  := drivers/pktbuf.c
 UNIT_SRCS_barrier := net/fabric/barrier.c tests/unit/host_fabric.c tests/unit/host_pktbuf.c
@@ -451,7 +452,7 @@ FUZZ_CC := clang
 FUZZ_CFLAGS := -std=gnu11 -g -O1 -DHOST_TEST -DFUZZING_BUILD_MODE_UNSAFE_FOR_PRODUCTION -I. \
 	-fsanitize=fuzzer,address,undefined \
 	-fno-sanitize-recover=undefined -fno-omit-frame-pointer
-FUZZ_SRCS_fabric := net/fabric/channel.c net/fabric/member.c net/fabric/wire.c kernel/crc.c tests/unit/host_pktbuf.c
+FUZZ_SRCS_fabric := net/fabric/channel.c net/fabric/member.c net/fabric/wire.c kernel/crc.c kernel/siphash.c tests/unit/host_pktbuf.c
 FUZZ_SRCS_rmem := $(RMEM_HOST_SRCS)
 FUZZ_SRCS_req := net/req/qtab.c net/req/queue.c net/req/wire.c
 FUZZ_SRCS_call := net/fabric/call_wire.c
@@ -481,7 +482,7 @@ $(BUILD)/fuzz/fuzz_%: tests/fuzz/fuzz_%.c tests/fuzz/seed_%.c $$(FUZZ_SRCS_$$*) 
 	@echo "  FUZZCC  $@"
 	@$(FUZZ_CC) $(FUZZ_CFLAGS) -o $@ $< $(FUZZ_SRCS_$*)
 	@$(HOSTCC) -std=gnu11 -DHOST_TEST -I. -o $(BUILD)/fuzz/seed_$* tests/fuzz/seed_$*.c \
-		net/fabric/wire.c kernel/crc.c $(SEED_SRCS_$*)
+		net/fabric/wire.c kernel/crc.c kernel/siphash.c $(SEED_SRCS_$*)
 	@$(BUILD)/fuzz/seed_$* $(BUILD)/fuzz/seeds_$*
 
 fuzz-build: $(FUZZ_BINS)

@@ -49,7 +49,7 @@ enum counter { C_UNKNOWN_TYPE, C_VERSION, C_LEN, C_CRC, C_TYPE, C_NODE, C_NOTME,
 
 static const char *const counter_names[NCOUNTER] = {
 	"unknown ethertype", "bad_version", "bad_length", "bad_crc", "bad_type", "bad_node",
-	"not_for_me", "foreign mac", "stale session", "bad_field", "hello without incarnation",
+	"not_for_me", "foreign mac", "stale session", "bad_field", "hello without or with a past incarnation",
 	"rebinds",
 };
 

@@ -213,7 +213,15 @@ static int ping_phase(int reliable, int spin, int iters, int warmup, size_t fram
 
 	if (setup() < 0)
 		return -1;
-	payload_len = frame - FAB_ETH_HLEN - FAB_HDR_LEN;
+	/* A keyed frame's trailer is part of its size. */
+	payload_len = frame - FAB_ETH_HLEN - FAB_HDR_LEN - (fabric_keyed() ? FAB_TRAILER_LEN : 0);
+	if (frame < FAB_ETH_HLEN + FAB_HDR_LEN + (fabric_keyed() ? FAB_TRAILER_LEN : 0) + 5 ||
+	    payload_len > FAB_MTU) {
+		printf("pingpong: size=%zu does not fit: a frame has %d bytes of headers%s and at most "
+		       "%d of payload\n", frame, FAB_ETH_HLEN + FAB_HDR_LEN,
+		       fabric_keyed() ? " and a 12-byte trailer" : "", FAB_MTU);
+		return -1;
+	}
 	end_flag = 0;
 	if (fabric_barrier(30000000000ULL) < 0)
 		return -1;
@@ -242,7 +250,8 @@ static const struct argspec pingpong_args[] = {
 	{ "spin_iters", ARG_INT, 1, 10000000,
 	  "timed round trips when spinning (default 300: under TCG each takes milliseconds)" },
 	{ "warmup", ARG_INT, 0, 1000000, "untimed round trips first (default 500)" },
-	{ "size", ARG_INT, 51, 1514, "frame size in bytes, headers included (default 64)" },
+	{ "size", ARG_INT, 51, 1514, "frame size in bytes, headers included (default 64; at most 1502, "
+	  "or 1514 with a cluster key, whose trailer takes 12 of the bytes)" },
 	{ "mode", ARG_STR, 0, 0, "raw, reliable or both (default raw)" },
 	{ "wait", ARG_STR, 0, 0, "halt, spin, adaptive, both (halt and spin) or all (default both)" },
 	{ "spin_us", ARG_INT, 0, 10000000, "wait=adaptive: poll this long before halting (default 200)" },

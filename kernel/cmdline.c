@@ -218,3 +218,28 @@ const char *cmdline_get(const struct cmdline *c, const char *key)
 			return c->a[i].val;
 	return NULL;
 }
+
+void cmdline_redact(const char *s, const char *key, char *out, size_t n)
+{
+	size_t klen = strlen(key), o = 0;
+	int word_start = 1;
+
+	if (n == 0)
+		return;
+	while (*s && o + 1 < n) {
+		if (word_start && strncmp(s, key, klen) == 0 && s[klen] == '=') {
+			const char *h = "(hidden)";
+			for (size_t i = 0; i <= klen && o + 1 < n; i++)
+				out[o++] = *s++;
+			while (*h && o + 1 < n)
+				out[o++] = *h++;
+			while (*s && *s != ' ')
+				s++;
+			word_start = 0;
+			continue;
+		}
+		word_start = *s == ' ';
+		out[o++] = *s++;
+	}
+	out[o] = '\0';
+}

@@ -62,6 +62,13 @@ const char *cmdline_get(const struct cmdline *c, const char *key);
  */
 int cmdline_parse_int(const char *s, long *out);
 
+/*
+ * Copy the command line s to out (n bytes, NUL-terminated, truncated to
+ * fit) with the value of every word key=... replaced by "(hidden)": a
+ * secret (the cluster key) never reaches the console or a log.
+ */
+void cmdline_redact(const char *s, const char *key, char *out, size_t n);
+
 /* Boolean parse; return 0 and set *out to 0/1, or -EINVAL. */
 int cmdline_parse_bool(const char *s, int *out);
 

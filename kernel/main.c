@@ -11,6 +11,7 @@
 #include "kernel/acpi.h"
 #include "kernel/apic.h"
 #include "kernel/bootinfo.h"
+#include "kernel/cmdline.h"
 #include "kernel/config.h"
 #include "kernel/console.h"
 #include "kernel/init.h"
@@ -67,7 +68,9 @@ void kmain(uint32_t kind, uint32_t info)
 		kernel_exit(EXIT_FAULT);
 	if (kind == BOOT_MULTIBOOT2)
 		console_enable_vga();
-	printf("boot: %s loader, command line '%s'%s\n", bootinfo.loader, bootinfo.cmdline,
+	static char shown[sizeof bootinfo.cmdline];
+	cmdline_redact(bootinfo.cmdline, "key", shown, sizeof shown);
+	printf("boot: %s loader, command line '%s'%s\n", bootinfo.loader, shown,
 	       bootinfo.cmdline_truncated ? " (truncated)" : "");
 
 	memory_init();

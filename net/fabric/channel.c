@@ -142,7 +142,8 @@ static void tx_data(struct chan *c, uint32_t seq, uint64_t now)
 	h.proto = proto;
 	h.seq = seq;
 	h.len = len;
-	t->pb->len = (uint16_t)fab_build(t->pb->data, c->cfg.peer_mac, c->cfg.my_mac, &h);
+	t->pb->len = (uint16_t)fab_build_sealed(t->pb->data, c->cfg.peer_mac, c->cfg.my_mac, &h,
+						     c->cfg.seal);
 	if (t->tries == 0)
 		t->first_tx = now;
 	t->last_tx = now;
@@ -170,7 +171,7 @@ static void send_ctl(struct chan *c, uint8_t type, uint64_t now)
 	header(c, &h, type);
 	if (type == FAB_PROBE)
 		h.flags = FAB_F_ACKNOW;
-	pb->len = (uint16_t)fab_build(pb->data, c->cfg.peer_mac, c->cfg.my_mac, &h);
+	pb->len = (uint16_t)fab_build_sealed(pb->data, c->cfg.peer_mac, c->cfg.my_mac, &h, c->cfg.seal);
 	if (type == FAB_ACK)
 		c->stats.tx_ack++;
 	else

@@ -69,6 +69,7 @@ struct chan_cfg {
 	uint64_t ack_delay_ns;
 	int lossless;			/* see chan_set_lossless */
 	uint64_t dead_ns;
+	struct fab_seal *seal;		/* keyed: every frame built is sealed with it; else NULL */
 };
 
 struct chan_stats {

@@ -79,8 +79,8 @@ static void send_hello(int dst)
 	}
 	memcpy(pb->data + CHAN_PAYLOAD_OFF, &hello, sizeof hello);
 	/* To whoever last spoke for dst: the new incarnation before it is bound. */
-	pb->len = (uint16_t)fab_build(pb->data, dst < 0 ? bcast_mac : fab.peers[dst].m.heard_mac,
-				      net_mac(), &h);
+	pb->len = (uint16_t)fab_build_sealed(pb->data, dst < 0 ? bcast_mac : fab.peers[dst].m.heard_mac,
+					     net_mac(), &h, fab.keyed ? &fab.hello_seal : NULL);
 	fab.ctr.hello_tx++;
 	fab_xmit(pb);
 	pkt_put(pb);
@@ -124,6 +124,13 @@ static void bind_peer(struct peer *p, int reset)
 	p->known = 1;
 	memcpy(p->mac, p->m.mac, 6);
 	p->rx_tag = fab_pair_tag(p->m.inc, fab.inc);
+	if (fab.keyed) {
+		/* The pair's keys name both incarnations: no frame of another boot passes. */
+		fab_pair_key(&p->tx_seal.key, &fab.key, fab.me, fab.inc, id, p->m.inc);
+		fab_pair_key(&p->rx_seal.key, &fab.key, id, p->m.inc, fab.me, fab.inc);
+		p->tx_seal.ctr = 0;
+		p->rx_seal.top = p->rx_seal.seen = 0;
+	}
 	if (reset) {
 		/* Nothing of the old incarnation's channel survives, nor reaches the new one. */
 		chan_reset(&p->ch, fab_pair_tag(fab.inc, p->m.inc), p->m.mac);
@@ -154,7 +161,7 @@ void fab_hello_input(const struct fab_hdr *h, const uint8_t *payload, const uint
 	}
 	r = member_hello(&p->m, fab.inc, hello.inc, hello.echo, (hello.flags & FAB_HELLO_BOUND) != 0,
 			 src_mac, h->dst == FAB_BROADCAST);
-	if (r & MEMBER_INVALID) {
+	if (r & (MEMBER_INVALID | MEMBER_PAST_INC)) {
 		fab.ctr.hello_bad++;
 		return;
 	}

@@ -36,6 +36,8 @@ static const struct argspec fabric_args[] = {
 	{ "peer_timeout_ms", ARG_INT, 100, 3600000, "declare a silent peer dead after this (default 10000)" },
 	{ "seed", ARG_INT, 0, 0x7fffffff, "fault injection random seed (default: node id)" },
 	{ "fault_node", ARG_INT, 0, 63, "only this node injects the faults of fault= (default: every node)" },
+	{ "key", ARG_STR, 0, 0, "cluster key (16 to 128 characters, the same on every node): every "
+	  "fabric frame carries a SipHash-2-4 MAC and is taken at most once" },
 	{ NULL, 0, 0, 0, NULL },
 };
 
@@ -44,8 +46,15 @@ static int fabric_check_args(const struct cmdline *c, char *err, size_t errlen)
 	const char *f = cmdline_get(c, "fault");
 	struct fault_cfg tmp;
 
+	const char *k = cmdline_get(c, "key");
+
 	if (f && fault_parse(f, &tmp, err, errlen) < 0)
 		return -EINVAL;
+	if (k && (strlen(k) < FABRIC_KEY_MIN || strlen(k) > FABRIC_KEY_MAX)) {
+		snprintf(err, errlen, "key: %zu characters; a cluster key has %d to %d", strlen(k),
+			 FABRIC_KEY_MIN, FABRIC_KEY_MAX);
+		return -EINVAL;
+	}
 	return 0;
 }
 
@@ -178,6 +187,12 @@ static int fabric_init(void)
 	if (!fab.peers)
 		return -ENOMEM;
 	fab.inc = incarnation();
+	if (arg_str("key", NULL)) {
+		fab.keyed = 1;
+		fab_key_from_text(&fab.key, arg_str("key", NULL));
+		fab.hello_seal.key = fab.key;
+		fab.hello_unseal.key = fab.key;
+	}
 	if (arg_int("peer_timeout_ms", 0))
 		fab.peer_timeout_ns = (uint64_t)arg_int("peer_timeout_ms", 10000) * 1000000ULL;
 	fab_inject_init();
@@ -205,6 +220,8 @@ static int fabric_init(void)
 			.dead_ns = fab.peer_timeout_ns,
 		};
 		memcpy(cfg.my_mac, net_mac(), 6);
+		if (fab.keyed)
+			cfg.seal = &fab.peers[i].tx_seal;	/* its key comes with the binding */
 		chan_init(&fab.peers[i].ch, &cfg, &ops, &fab.peers[i]);
 	}
 	timer_add_tick_hook(fabric_tick);
@@ -214,9 +231,10 @@ static int fabric_init(void)
 	fab.ready = 1;
 	fab_inject_describe(desc, sizeof desc);
 	printf("fabric: node %d of %d, incarnation %016lx (%s), window %u frames per peer, "
-	       "peer timeout %lu ms, crc32c %s%s%s%s\n",
+	       "peer timeout %lu ms, %s%s%s%s%s\n",
 	       fab.me, fab.nnodes, fab.inc, incarnation_source(), window, fab.peer_timeout_ns / 1000000,
-	       crc32c_impl(),
+	       fab.keyed ? "keyed (SipHash-2-4 MAC, replay window)" : "crc32c ",
+	       fab.keyed ? "" : crc32c_impl(),
 	       fab.lossless ? ", lossless link (no CRC, acks for credit)" : "",
 	       fab_inject_any() ? ", receive faults: " : "", fab_inject_any() ? desc : "");
 	fab_discovery_start();
@@ -294,6 +312,11 @@ uint16_t fabric_tag(int dst)
 	return dst >= 0 && dst < fab.nnodes && dst != fab.me ? fab.peers[dst].ch.cfg.session : 0;
 }
 
+int fabric_keyed(void)
+{
+	return fab.keyed;
+}
+
 uint64_t fabric_incarnation(void)
 {
 	return fab.inc;
@@ -350,7 +373,7 @@ void fabric_print_stats(void)
 	for (int e = 1; e < FAB_NERR; e++)
 		printf(" %s %lu", fab_err_names[e], c.rx_rejected[e]);
 	printf(", stale session %lu, foreign mac %lu, unknown proto %lu, from dead peer %lu, "
-	       "unbound %lu, hello without incarnation %lu, rebinds %lu, barrier messages out of "
+	       "unbound %lu, hello without or with a past incarnation %lu, rebinds %lu, barrier messages out of "
 	       "turn %lu\n",
 	       c.rx_stale_session, c.rx_foreign_mac, c.rx_unknown_proto, c.rx_dead_peer,
 	       c.rx_unbound, c.hello_bad, c.rebinds, fabric_barrier_dropped());

@@ -42,6 +42,13 @@
 #define FP_MAX 32
 
 
+/* key= (net/fabric/wire.h): its length in characters. */
+#define FABRIC_KEY_MIN 16
+#define FABRIC_KEY_MAX 128
+
+/* Has this node a cluster key (every frame sealed)? */
+int fabric_keyed(void);
+
 enum {				/* fabric_send flags */
 	FABRIC_NOWAIT = 1,	/* never sleep: -EAGAIN when the queue is full */
 	FABRIC_ACKNOW = 2,	/* ask the receiver to acknowledge at once */
@@ -150,7 +157,7 @@ struct fabric_counters {
 	uint64_t rx_frames, rx_rejected[FAB_NERR], rx_stale_session, rx_foreign_mac;
 	uint64_t rx_unknown_proto, rx_dead_peer, rx_raw, tx_raw, tx_failed;
 	uint64_t rx_unbound;		/* frames from a node not bound by the handshake */
-	uint64_t hello_bad;		/* HELLOs without an incarnation */
+	uint64_t hello_bad;		/* HELLOs without an incarnation, or of one replaced */
 	uint64_t rebinds;		/* a node came back with a new incarnation */
 	uint64_t fault_drop, fault_dup, fault_reorder, fault_corrupt;
 	uint64_t hello_tx, hello_rx;

@@ -23,6 +23,8 @@ struct peer {
 	struct waitq senders;		/* threads waiting for window space or an ack */
 	int reported_dead;
 	int lossless;			/* its HELLO said lossless: it may send us no CRC */
+	struct fab_seal tx_seal;	/* keyed: our frames to it (the channel's and raw) */
+	struct fab_unseal rx_seal;	/* keyed: its frames to us, and their replay window */
 };
 
 struct fabric {
@@ -32,6 +34,10 @@ struct fabric {
 	int started;			/* the kernel's protocols are registered */
 	int lossless;			/* the link is lossless and no fault= here */
 	uint64_t inc;			/* this boot's incarnation */
+	int keyed;			/* key= given: every frame sealed (wire.h) */
+	struct sipkey key;		/* the cluster key */
+	struct fab_seal hello_seal;	/* HELLOs: under the cluster key itself */
+	struct fab_unseal hello_unseal;
 	uint64_t peer_timeout_ns;
 	fabric_handler_t handlers[FP_MAX], raw_handlers[FP_MAX];
 	struct fabric_counters ctr;

@@ -13,6 +13,9 @@ unsigned member_hello(struct member *m, uint64_t my_inc, uint64_t inc, uint64_t 
 
 	if (inc == 0)
 		return MEMBER_INVALID;
+	for (int i = 0; i < MEMBER_PAST && inc != m->inc; i++)
+		if (m->past[i] == inc)
+			return MEMBER_PAST_INC;
 	/* The bound incarnation speaks only from its bound MAC. */
 	if (m->inc && inc == m->inc && memcmp(mac, m->mac, 6) != 0)
 		return MEMBER_FOREIGN;
@@ -24,8 +27,11 @@ unsigned member_hello(struct member *m, uint64_t my_inc, uint64_t inc, uint64_t 
 	}
 	if (echo == my_inc && inc != m->inc) {
 		/* It heard our HELLO and we heard its: bind it. */
-		if (m->inc)
+		if (m->inc) {
 			r |= MEMBER_RESET;
+			memmove(m->past + 1, m->past, sizeof m->past - sizeof m->past[0]);
+			m->past[0] = m->inc;
+		}
 		m->inc = inc;
 		memcpy(m->mac, mac, 6);
 		m->epoch++;

@@ -17,6 +17,15 @@
  * The epoch counts bindings (0: never bound): a send or a call made for
  * one epoch must fail rather than reach the next.
  *
+ * An incarnation once replaced is never bound again (the last
+ * MEMBER_PAST of them are kept): a recorded HELLO of an earlier boot,
+ * replayed, would otherwise make this node reset the pair's channel to a
+ * node that no longer exists.  With a cluster key nobody else can make a
+ * HELLO, and a replayed one of the current incarnation changes nothing
+ * the next real HELLO does not set right, so replays gain nothing.  (A
+ * HELLO of an incarnation that was never bound and rebooted before it was,
+ * replayed, resets the pair once; the real node's next HELLO rebinds it.)
+ *
  * Pure logic: the caller (discovery.c) sends the HELLOs; host tests drive
  * it between simulated nodes.
  */
@@ -25,6 +34,8 @@
 
 #include <stdint.h>
 
+#define MEMBER_PAST 8
+
 struct member {
 	uint64_t inc;		/* the bound incarnation; 0: not bound */
 	uint8_t mac[6];		/* the bound MAC */
@@ -32,6 +43,7 @@ struct member {
 	uint8_t heard_mac[6];
 	int knows_me;		/* its HELLO said it bound our incarnation */
 	uint32_t epoch;		/* bindings so far */
+	uint64_t past[MEMBER_PAST];	/* incarnations bound before, most recent first */
 };
 
 /* What member_hello asks of the caller (a mask). */
@@ -41,6 +53,7 @@ enum {
 	MEMBER_REPLY = 4,	/* send it our HELLO (unicast) */
 	MEMBER_FOREIGN = 8,	/* the bound incarnation from another MAC: drop it */
 	MEMBER_INVALID = 16,	/* no incarnation: drop it */
+	MEMBER_PAST_INC = 32,	/* an incarnation bound before and replaced: drop it */
 };
 
 /*

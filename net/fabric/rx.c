@@ -2,7 +2,8 @@
  * The fabric's receive path (NIC interrupt, interrupts off): validate the
  * frame, check that it comes from a node bound by the handshake
  * (member.h), from its bound MAC and with the tag of the pair's current
- * incarnations, then hand HELLOs to discovery, raw frames to their protocol's
+ * incarnations, and with a cluster key that its tag is right and that
+ * it was not taken before (wire.h), then hand HELLOs to discovery, raw frames to their protocol's
  * raw handler and everything else to the sender's channel.  Every frame
  * that fails a check is counted and dropped.
  */
@@ -21,14 +22,15 @@ void fab_process(struct pktbuf *pb)
 
 	trace_point(TS_FABRIC_RX);
 	fab.ctr.rx_frames++;
-	e = fab_parse_link(pb->data, pb->len, fab.me, fab.nnodes, fab.lossless, &h, &payload);
-	if (e != FAB_OK) {
-		fab.ctr.rx_rejected[e]++;
-		pkt_put(pb);
-		return;
-	}
+	e = fab_parse_link(pb->data, pb->len, fab.me, fab.nnodes, fab.lossless, fab.keyed, &h,
+			   &payload);
+	if (e != FAB_OK)
+		goto reject;
 	p = &fab.peers[h.src];
 	if (h.type == FAB_HELLO) {
+		/* Under the cluster key: only a holder of the key names itself a node. */
+		if (fab.keyed && (e = fab_unseal(&fab.hello_unseal, pb->data, &h, 0)) != FAB_OK)
+			goto reject;
 		fab_hello_input(&h, payload, pb->data + 6);
 		pkt_put(pb);
 		return;
@@ -48,6 +50,13 @@ void fab_process(struct pktbuf *pb)
 		pkt_put(pb);
 		return;
 	}
+	/*
+	 * Keyed: the tag under the pair's key (its incarnations and ours), then
+	 * the replay window.  Checked after the cheap tests above, before any
+	 * field reaches the channel or a protocol.
+	 */
+	if (fab.keyed && (e = fab_unseal(&p->rx_seal, pb->data, &h, 1)) != FAB_OK)
+		goto reject;
 	/* Without a CRC only from a node that said its link is lossless. */
 	if ((h.flags & FAB_F_NOCRC) && h.type != FAB_RAW && !p->lossless) {
 		fab.ctr.rx_rejected[FAB_E_FIELD]++;
@@ -70,4 +79,8 @@ void fab_process(struct pktbuf *pb)
 	}
 	chan_input(&p->ch, &h, payload, pb, now_ns());
 	fab_after_chan_op(p);
+	return;
+reject:
+	fab.ctr.rx_rejected[e]++;
+	pkt_put(pb);
 }

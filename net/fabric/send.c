@@ -135,8 +135,10 @@ int fabric_raw_send_pb(int dst, uint8_t proto, struct pktbuf *pb, size_t len)
 	h.dst = (uint16_t)dst;
 	h.session = p->ch.cfg.session;
 	h.len = (uint16_t)len;
-	pb->len = (uint16_t)fab_build(pb->data, p->mac, net_mac(), &h);
 	irqflags_t f = irq_save();
+	/* Sealed with interrupts off: the counter is the channel's too. */
+	pb->len = (uint16_t)fab_build_sealed(pb->data, p->mac, net_mac(), &h,
+					     fab.keyed ? &p->tx_seal : NULL);
 	r = fab_xmit(pb);
 	if (r == 0)
 		fab.ctr.tx_raw++;

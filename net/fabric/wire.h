@@ -4,6 +4,8 @@
  *   Ethernet header (14 bytes)
  *   fabric header (32 bytes, struct fab_hdr)
  *   payload (len bytes, at most FAB_MTU)
+ *   with a cluster key (FAB_F_MAC): a 12-byte trailer, the low 32 bits of
+ *   the sender's frame counter and the SipHash-2-4 tag (struct fab_trailer)
  *
  * Every frame carries the sender's view of the reverse direction (ack,
  * sack, limit), so data frames piggyback acknowledgements and credit.
@@ -11,6 +13,18 @@
  * would have (QEMU strips it; fault injection corrupts after it).  Raw
  * frames may go without it, and so may every unicast frame between two
  * nodes that agreed (by HELLO) that their link is lossless.
+ *
+ * With a cluster key (key= on the command line) every frame carries,
+ * instead of the CRC, a SipHash-2-4 tag over header, payload and the
+ * sender's 64-bit frame counter, under a key of the pair's two
+ * incarnations (fab_pair_key): a station without the cluster key can
+ * neither make a frame nor reuse one of another pair or another boot.
+ * The counter, one per direction and incarnation pair, counts every frame
+ * sent (retransmissions too); the receiver keeps a window of the last 64
+ * (RFC 4303's anti-replay window, with its extended sequence numbers: only
+ * the low 32 bits travel, the tag covers all 64), so no frame is taken
+ * twice.  HELLOs carry a tag under the cluster key itself (there is no
+ * pair yet); member.h says why replaying one gains nothing.
  *
  * fab_parse() is the one place a received frame is validated; it trusts
  * nothing and is what the fuzz target drives.  Pure logic.
@@ -21,11 +35,15 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "kernel/siphash.h"
+
 #define FAB_VERSION 2
 #define FAB_HDR_LEN 32
 #define FAB_ETH_HLEN 14
 #define FAB_FRAME_MAX 1514
-#define FAB_MTU (FAB_FRAME_MAX - FAB_ETH_HLEN - FAB_HDR_LEN)	/* 1468 */
+#define FAB_TRAILER_LEN 12
+/* Room for the trailer in every frame, keyed or not: one MTU for both. */
+#define FAB_MTU (FAB_FRAME_MAX - FAB_ETH_HLEN - FAB_HDR_LEN - FAB_TRAILER_LEN)	/* 1456 */
 #define FAB_BROADCAST 0xffff
 #define FAB_MAX_NODES 64
 
@@ -40,7 +58,37 @@ enum fab_type {
 enum {				/* fab_hdr.flags */
 	FAB_F_NOCRC = 0x01,	/* crc not computed: raw frames, or a lossless link */
 	FAB_F_ACKNOW = 0x02,	/* the sender wants an ACK at once */
+	FAB_F_MAC = 0x04,	/* keyed: a trailer follows the payload; no CRC */
 };
+
+/* A keyed frame's trailer, right after its payload (unaligned). */
+struct fab_trailer {
+	uint32_t ctr;		/* low 32 bits of the sender's frame counter */
+	uint64_t tag;		/* SipHash-2-4 of header, payload and the 64-bit counter */
+} __attribute__((packed));
+_Static_assert(sizeof(struct fab_trailer) == FAB_TRAILER_LEN, "trailer layout");
+
+/* The sending half of a keyed direction: its key and its frame counter. */
+struct fab_seal {
+	struct sipkey key;
+	uint64_t ctr;		/* the last counter sent (the first frame carries 1) */
+};
+
+/* The receiving half: the key and the anti-replay window. */
+struct fab_unseal {
+	struct sipkey key;
+	uint64_t top;		/* the highest counter taken (0: none yet) */
+	uint64_t seen;		/* bit i: counter top - i was taken */
+};
+
+/*
+ * The cluster key from the text of key= (any length; the MAC is as strong
+ * as the text is hard to guess), and the key of one direction of a pair:
+ * from node src with incarnation src_inc to node dst with dst_inc.
+ */
+void fab_key_from_text(struct sipkey *k, const char *text);
+void fab_pair_key(struct sipkey *out, const struct sipkey *cluster, int src, uint64_t src_inc,
+		  int dst, uint64_t dst_inc);
 
 struct fab_hdr {
 	uint8_t version;
@@ -107,6 +155,9 @@ enum fab_err {
 	FAB_E_NODE,		/* source or destination not a valid node */
 	FAB_E_NOTME,		/* addressed to another node */
 	FAB_E_FIELD,		/* a field invalid for this frame type */
+	FAB_E_KEY,		/* keyed frame on an unkeyed node, or the reverse */
+	FAB_E_MAC,		/* the tag does not match: forged, corrupted or another key */
+	FAB_E_REPLAY,		/* a counter already taken, or older than the window */
 	FAB_NERR
 };
 
@@ -117,12 +168,15 @@ extern const char *const fab_err_names[FAB_NERR];
  * cluster of nodes.  On FAB_OK, *hdr is a copy of the header and *payload
  * points at len bytes inside frame.  Only raw frames may come without a
  * CRC; with lossless, every unicast frame may (the caller then checks
- * that its sender agreed to it).
+ * that its sender agreed to it).  keyed: this node has a cluster key, and
+ * every frame must have FAB_F_MAC and room for its trailer (the caller
+ * then checks the tag with fab_unseal, knowing the sender); unkeyed, no
+ * frame may.
  */
 enum fab_err fab_parse(const uint8_t *frame, size_t n, int me, int nodes, struct fab_hdr *hdr,
 		       const uint8_t **payload);
 enum fab_err fab_parse_link(const uint8_t *frame, size_t n, int me, int nodes, int lossless,
-			    struct fab_hdr *hdr, const uint8_t **payload);
+			    int keyed, struct fab_hdr *hdr, const uint8_t **payload);
 
 /*
  * Write the Ethernet and fabric headers in front of a payload already at
@@ -131,6 +185,22 @@ enum fab_err fab_parse_link(const uint8_t *frame, size_t n, int me, int nodes, i
  */
 size_t fab_build(uint8_t *frame, const uint8_t dst_mac[6], const uint8_t src_mac[6],
 		 const struct fab_hdr *hdr);
+
+/*
+ * fab_build, keyed when seal is not NULL: FAB_F_MAC instead of the CRC,
+ * the next counter of seal and the tag in the trailer.
+ */
+size_t fab_build_sealed(uint8_t *frame, const uint8_t dst_mac[6], const uint8_t src_mac[6],
+			const struct fab_hdr *hdr, struct fab_seal *seal);
+
+/*
+ * Check a keyed frame that fab_parse_link accepted (h its header): the
+ * tag under u's key, then u's replay window.  FAB_OK (and the counter is
+ * taken: the same frame again is FAB_E_REPLAY), FAB_E_MAC or
+ * FAB_E_REPLAY.  window 0: check the tag only (HELLO).
+ */
+enum fab_err fab_unseal(struct fab_unseal *u, const uint8_t *frame, const struct fab_hdr *h,
+			int window);
 
 /* Recompute the CRC of a built frame after changing header fields. */
 void fab_reseal(uint8_t *frame);

@@ -206,6 +206,27 @@ static void no_error_buffer_is_untouched(void **state)
 	assert_memory_equal(err, "xxxx", 4);
 }
 
+static void redact_hides_the_key(void **state)
+{
+	char out[128];
+
+	(void)state;
+	cmdline_redact("node=0 key=s3cret-s3cret-s3cret app=hello", "key", out, sizeof out);
+	assert_string_equal(out, "node=0 key=(hidden) app=hello");
+	cmdline_redact("key=abc", "key", out, sizeof out);
+	assert_string_equal(out, "key=(hidden)");
+	/* Only the word named key: not monkey=, not a value that says key=. */
+	cmdline_redact("monkey=1 x=key=2 key=zz", "key", out, sizeof out);
+	assert_string_equal(out, "monkey=1 x=key=2 key=(hidden)");
+	/* Truncated to fit, always terminated, never a byte of the secret. */
+	cmdline_redact("node=0 key=abcdefgh", "key", out, 12);
+	assert_string_equal(out, "node=0 key=");
+	cmdline_redact("node=0 key=abcdefgh", "key", out, 15);
+	assert_string_equal(out, "node=0 key=(hi");
+	cmdline_redact("anything", "key", out, 1);
+	assert_string_equal(out, "");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -221,6 +242,7 @@ int main(void)
 		cmocka_unit_test(bool_parsing),
 		cmocka_unit_test(small_error_buffer_is_safe),
 		cmocka_unit_test(no_error_buffer_is_untouched),
+		cmocka_unit_test(redact_hides_the_key),
 	};
 	return cmocka_run_group_tests_name("cmdline", tests, NULL, NULL);
 }

@@ -275,6 +275,43 @@ static void rebooted_node_is_bound_again_after_both_agree(void **state)
 		}
 }
 
+/*
+ * A HELLO recorded from an earlier boot of node 2 (unicast, echoing node
+ * 0's incarnation, saying bound), replayed after node 2 rebooted and was
+ * bound again: it must not take node 0's binding back to the dead
+ * incarnation (a reset of the pair's channel toward nobody).
+ */
+static void replayed_hello_of_a_past_incarnation_is_refused(void **state)
+{
+	struct hello_msg old;
+
+	(void)state;
+	setup();
+	discover(5);
+	assert_true(all_up());
+	post(2, 0);
+	old = q[--qn];
+	assert_true(old.bound && old.echo == inc[0]);
+	boot(2, 0x99999999);
+	discover(20);
+	assert_true(all_up());
+	assert_int_equal(resets[0][2], 1);
+	assert_int_equal(hear(0, &old), MEMBER_PAST_INC);
+	assert_int_equal(mem[0][2].inc, 0x99999999);
+	assert_int_equal(resets[0][2], 1);
+	assert_int_equal(mem[0][2].epoch, 2);
+	/* Every incarnation of the last MEMBER_PAST reboots stays refused. */
+	for (int i = 0; i < MEMBER_PAST - 1; i++) {
+		boot(2, 0xa0000000 + (uint64_t)i);
+		discover(20);
+		assert_true(all_up());
+	}
+	assert_int_equal(hear(0, &old), MEMBER_PAST_INC);
+	assert_true(mem[0][2].inc == 0xa0000000 + MEMBER_PAST - 2);
+	run(100);
+	assert_true(all_up());
+}
+
 static void pair_tags_differ_per_incarnation(void **state)
 {
 	(void)state;
@@ -347,6 +384,7 @@ int main(void)
 		cmocka_unit_test(cluster_discovers_under_loss),
 		cmocka_unit_test(claims_without_handshake_bind_nothing),
 		cmocka_unit_test(rebooted_node_is_bound_again_after_both_agree),
+		cmocka_unit_test(replayed_hello_of_a_past_incarnation_is_refused),
 		cmocka_unit_test(pair_tags_differ_per_incarnation),
 		cmocka_unit_test(jitter_fold_spreads_every_bit),
 		cmocka_unit_test(calls_in_flight_fail_on_reset),

@@ -1,6 +1,7 @@
 /*
  * Host unit tests of the fabric frame format (net/fabric/wire.c), the
- * CRC-32C and the fault= parser (net/fabric/fault.c).
+ * CRC-32C, SipHash-2-4 and keyed frames (the tag, the replay window) and
+ * the fault= parser (net/fabric/fault.c).
  */
 #include <errno.h>
 #include <setjmp.h>
@@ -13,6 +14,7 @@
 #include <cmocka.h>
 
 #include "kernel/crc.h"
+#include "kernel/siphash.h"
 #include "net/fabric/wire.h"
 #include "net/fabric/fault.h"
 
@@ -164,15 +166,15 @@ static void lossless_link_frames_may_skip_the_crc(void **state)
 		h.dst = 1;
 		h.len = types[i] == FAB_DATA ? 40 : 0;
 		size_t n = fab_build(frame, mac_b, mac_a, &h);
-		assert_int_equal(fab_parse_link(frame, n, 1, 2, 1, &out, &p), FAB_OK);
+		assert_int_equal(fab_parse_link(frame, n, 1, 2, 1, 0, &out, &p), FAB_OK);
 		assert_int_equal(out.flags, FAB_F_NOCRC);
-		assert_int_not_equal(fab_parse_link(frame, n, 1, 2, 0, &out, &p), FAB_OK);
+		assert_int_not_equal(fab_parse_link(frame, n, 1, 2, 0, 0, &out, &p), FAB_OK);
 		/* With a CRC it parses either way, and a flipped bit is still caught. */
 		h.flags = 0;
 		n = fab_build(frame, mac_b, mac_a, &h);
-		assert_int_equal(fab_parse_link(frame, n, 1, 2, 1, &out, &p), FAB_OK);
+		assert_int_equal(fab_parse_link(frame, n, 1, 2, 1, 0, &out, &p), FAB_OK);
 		frame[FAB_ETH_HLEN + 8] ^= 1;
-		assert_int_equal(fab_parse_link(frame, n, 1, 2, 1, &out, &p), FAB_E_CRC);
+		assert_int_equal(fab_parse_link(frame, n, 1, 2, 1, 0, &out, &p), FAB_E_CRC);
 	}
 	memset(&h, 0, sizeof h);
 	h.type = FAB_HELLO;
@@ -180,7 +182,137 @@ static void lossless_link_frames_may_skip_the_crc(void **state)
 	h.dst = FAB_BROADCAST;
 	h.len = sizeof(struct fab_hello);
 	size_t n = fab_build(frame, mac_b, mac_a, &h);
-	assert_int_not_equal(fab_parse_link(frame, n, 1, 2, 1, &out, &p), FAB_OK);
+	assert_int_not_equal(fab_parse_link(frame, n, 1, 2, 1, 0, &out, &p), FAB_OK);
+}
+
+static void siphash_known_values(void **state)
+{
+	uint8_t key[16], m[64];
+	struct sipkey k;
+	struct siphash st;
+
+	(void)state;
+	for (int i = 0; i < 16; i++)
+		key[i] = (uint8_t)i;
+	for (int i = 0; i < 64; i++)
+		m[i] = (uint8_t)i;
+	memcpy(&k.k0, key, 8);
+	memcpy(&k.k1, key + 8, 8);
+	/* The SipHash paper's appendix A (15 bytes) and its reference vector for no bytes. */
+	assert_true(siphash(&k, m, 15) == 0xa129ca6149be45e5ULL);
+	assert_true(siphash(&k, m, 0) == 0x726fdb47dd0e0e31ULL);
+	/* Incremental updates of any split give the one-shot value. */
+	for (size_t n = 0; n <= 64; n += 7) {
+		for (size_t cut = 0; cut <= n; cut += 3) {
+			siphash_init(&st, &k);
+			siphash_update(&st, m, cut);
+			siphash_update(&st, m + cut, n - cut);
+			assert_true(siphash_final(&st) == siphash(&k, m, n));
+		}
+	}
+}
+
+static size_t build_sealed(uint8_t *frame, struct fab_seal *seal, uint8_t type, size_t len)
+{
+	struct fab_hdr h = { 0 };
+
+	h.type = type;
+	h.proto = type == FAB_DATA || type == FAB_RAW ? 3 : 0;
+	h.src = 0;
+	h.dst = 1;
+	h.seq = 5;
+	h.len = (uint16_t)len;
+	for (size_t i = 0; i < len; i++)
+		frame[FAB_ETH_HLEN + FAB_HDR_LEN + i] = (uint8_t)(i * 7);
+	return fab_build_sealed(frame, mac_b, mac_a, &h, seal);
+}
+
+static void keyed_frames(void **state)
+{
+	uint8_t frame[FAB_FRAME_MAX], plain[FAB_FRAME_MAX];
+	struct sipkey cluster, other;
+	struct fab_seal seal = { 0 };
+	struct fab_unseal u = { 0 }, wrong = { 0 };
+	struct fab_hdr h;
+	const uint8_t *p;
+	size_t n, m;
+
+	(void)state;
+	fab_key_from_text(&cluster, "sixteen-chars-ok");
+	fab_key_from_text(&other, "sixteen-chars-oj");
+	assert_true(cluster.k0 != other.k0 && cluster.k1 != other.k1);
+	fab_pair_key(&seal.key, &cluster, 0, 111, 1, 222);
+	fab_pair_key(&u.key, &cluster, 0, 111, 1, 222);
+	/* Another incarnation of either side, or the other direction, is another key. */
+	fab_pair_key(&wrong.key, &cluster, 0, 112, 1, 222);
+	assert_true(wrong.key.k0 != u.key.k0);
+	fab_pair_key(&wrong.key, &cluster, 1, 222, 0, 111);
+	assert_true(wrong.key.k0 != u.key.k0);
+
+	/* A keyed frame parses only keyed, an unkeyed one only unkeyed. */
+	n = build_sealed(frame, &seal, FAB_DATA, 100);
+	assert_int_equal(n, FAB_ETH_HLEN + FAB_HDR_LEN + 100 + FAB_TRAILER_LEN);
+	assert_int_equal(fab_parse_link(frame, n, 1, 2, 0, 1, &h, &p), FAB_OK);
+	assert_true(h.flags & FAB_F_MAC);
+	assert_int_equal(fab_parse_link(frame, n, 1, 2, 0, 0, &h, &p), FAB_E_KEY);
+	m = build_sealed(plain, NULL, FAB_DATA, 100);
+	assert_int_equal(fab_parse_link(plain, m, 1, 2, 0, 1, &h, &p), FAB_E_KEY);
+	/* Without room for its trailer a keyed frame is short. */
+	assert_int_equal(fab_parse_link(frame, n - 1, 1, 2, 0, 1, &h, &p), FAB_E_LEN);
+
+	/* Taken once; the same frame again is a replay; another key's tag is wrong. */
+	assert_int_equal(fab_parse_link(frame, n, 1, 2, 0, 1, &h, &p), FAB_OK);
+	assert_int_equal(fab_unseal(&wrong, frame, &h, 1), FAB_E_MAC);
+	assert_int_equal(fab_unseal(&u, frame, &h, 1), FAB_OK);
+	assert_int_equal(fab_unseal(&u, frame, &h, 1), FAB_E_REPLAY);
+
+	/* Every bit of header, payload and trailer is covered. */
+	for (size_t bit = 0; bit < 8 * (n - FAB_ETH_HLEN); bit++) {
+		uint8_t copy[FAB_FRAME_MAX];
+		struct fab_unseal fresh = { .key = u.key };
+		memcpy(copy, frame, n);
+		copy[FAB_ETH_HLEN + bit / 8] ^= (uint8_t)(1u << (bit % 8));
+		if (fab_parse_link(copy, n, 1, 2, 0, 1, &h, &p) == FAB_OK)
+			assert_int_equal(fab_unseal(&fresh, copy, &h, 1), FAB_E_MAC);
+	}
+
+	/* The window: later frames in any order within 64, never one twice, none older. */
+	uint8_t f[70][128];
+	size_t len[70];
+	for (int i = 0; i < 70; i++)
+		len[i] = build_sealed(f[i], &seal, FAB_ACK, 0);
+	for (int i = 69; i >= 6; i--) {
+		assert_int_equal(fab_parse_link(f[i], len[i], 1, 2, 0, 1, &h, &p), FAB_OK);
+		assert_int_equal(fab_unseal(&u, f[i], &h, 1), FAB_OK);
+	}
+	for (int i = 69; i >= 6; i -= 9) {
+		fab_parse_link(f[i], len[i], 1, 2, 0, 1, &h, &p);
+		assert_int_equal(fab_unseal(&u, f[i], &h, 1), FAB_E_REPLAY);
+	}
+	for (int i = 0; i < 6; i++) {	/* 64 or more behind the top */
+		fab_parse_link(f[i], len[i], 1, 2, 0, 1, &h, &p);
+		assert_int_equal(fab_unseal(&u, f[i], &h, 1), FAB_E_REPLAY);
+	}
+	/* Without the window (HELLOs) only the tag is checked. */
+	fab_parse_link(f[69], len[69], 1, 2, 0, 1, &h, &p);
+	assert_int_equal(fab_unseal(&u, f[69], &h, 0), FAB_OK);
+
+	/* The counter's high half is never sent but is in the tag: wrapping 2^32 works... */
+	seal.ctr = 0xfffffff0ULL;
+	u.top = 0xfffffff0ULL;
+	u.seen = 1;
+	for (int i = 0; i < 40; i++) {
+		n = build_sealed(frame, &seal, FAB_ACK, 0);
+		assert_int_equal(fab_parse_link(frame, n, 1, 2, 0, 1, &h, &p), FAB_OK);
+		assert_int_equal(fab_unseal(&u, frame, &h, 1), FAB_OK);
+	}
+	assert_true(u.top == 0x100000018ULL);
+	/* ...and a frame from 2^32 counters ago, same low bits, fails the tag. */
+	struct fab_seal old = seal;
+	old.ctr -= 0x100000000ULL;
+	n = build_sealed(frame, &old, FAB_ACK, 0);
+	fab_parse_link(frame, n, 1, 2, 0, 1, &h, &p);
+	assert_int_equal(fab_unseal(&u, frame, &h, 1), FAB_E_MAC);
 }
 
 static void fault_spec_parsing(void **state)
@@ -218,6 +350,8 @@ int main(void)
 		cmocka_unit_test(rejects_bad_frames),
 		cmocka_unit_test(raw_frames_may_skip_the_crc),
 		cmocka_unit_test(lossless_link_frames_may_skip_the_crc),
+		cmocka_unit_test(siphash_known_values),
+		cmocka_unit_test(keyed_frames),
 		cmocka_unit_test(fault_spec_parsing),
 	};
 	return cmocka_run_group_tests_name("wire", tests, NULL, NULL);
