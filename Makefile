@@ -3,7 +3,7 @@
 #   make              build/now.elf (fetches and builds picolibc on first use)
 #   make run          boot a cluster: APP=, NODES=, NIC=, ARGS=, CLUSTER=
 #   make test         every test level; ends with "N passed, N failed"
-#   make iso          build/now.iso for GRUB (USB stick, spare PC); CMDLINE=
+#   make iso          build/now.iso for GRUB (USB stick, spare PC); CMDLINE=, KEY=
 #   make bench        latency/bandwidth suite: table + build/bench/results.json
 #   make qemu-gdb     one node waiting for gdb on :1234
 #   make deps         check (as root: install) the Debian packages needed
@@ -369,13 +369,18 @@ bench: $(BUILD)/now.elf
 
 CMDLINE ?= node=0 nodes=1 app=hello
 
-$(BUILD)/now.iso: $(BUILD)/now.elf boot/grub.cfg.in
+KEY ?=
+
+# The ISO make test boots to check that the menu's key reaches the kernel.
+$(BUILD)/now-keyed.iso: KEY = iso-test-key-0123456789
+$(BUILD)/now-keyed.iso: CMDLINE = node=0 nodes=1 app=hello
+
+$(BUILD)/now.iso $(BUILD)/now-keyed.iso: $(BUILD)/now.elf boot/grub.cfg.in
 	@echo "  ISO     $@"
-	@rm -rf $(BUILD)/iso && mkdir -p $(BUILD)/iso/boot/grub
-	@cp $(BUILD)/now.elf $(BUILD)/iso/boot/now.elf
-	@sed -e 's|@CMDLINE@|$(CMDLINE)|g' boot/grub.cfg.in > $(BUILD)/iso/boot/grub/grub.cfg
-	@grub-mkrescue -o $@ $(BUILD)/iso > $(BUILD)/grub-mkrescue.log 2>&1 || \
-		{ cat $(BUILD)/grub-mkrescue.log; exit 1; }
+	@rm -rf $@.d && mkdir -p $@.d/boot/grub
+	@cp $(BUILD)/now.elf $@.d/boot/now.elf
+	@sed -e 's|@CMDLINE@|$(CMDLINE)|g' -e 's|@KEY@|$(KEY)|g' boot/grub.cfg.in > $@.d/boot/grub/grub.cfg
+	@grub-mkrescue -o $@ $@.d > $@.log 2>&1 || { cat $@.log; exit 1; }
 
 iso: $(BUILD)/now.iso
 
@@ -425,7 +430,7 @@ $(BUILD)/tests/unit_%: tests/unit/test_%.c $$(UNIT_SRCS_$$*) | deps
 
 unit: $(UNIT_BINS)
 
-test: $(BUILD)/now.elf $(BUILD)/now.iso $(UNIT_BINS) $(BUILD)/fuzz/fuzz_fabric $(BUILD)/fuzz/fuzz_req $(BUILD)/fuzz/fuzz_rmem $(BUILD)/fuzz/fuzz_cell $(BUILD)/fuzz/fuzz_call \
+test: $(BUILD)/now.elf $(BUILD)/now.iso $(BUILD)/now-keyed.iso $(UNIT_BINS) $(BUILD)/fuzz/fuzz_fabric $(BUILD)/fuzz/fuzz_req $(BUILD)/fuzz/fuzz_rmem $(BUILD)/fuzz/fuzz_cell $(BUILD)/fuzz/fuzz_call \
 	$(BUILD)/fuzz/fuzz_cmdline $(BUILD)/fuzz/fuzz_mad $(BUILD)/fuzz/fuzz_rpc $(BUILD)/fuzz/fuzz_net \
 	$(BUILD)/fuzz/fuzz_e1000 $(BUILD)/fuzz/fuzz_madcell $(BUILD)/fuzz/fuzz_virtio_net $(BUILD)/fuzz/fuzz_madreq
 	@$(PYTHON) tests/run.py --build $(BUILD) $(UNIT_BINS)

@@ -420,6 +420,33 @@ CASES = [
             expect=[r"^\[n0\] RESULT rejoin node=0 old_op=-\d+ new_op=0 epoch_before=1 "
                     r"epoch_after=2 queued=16 dead=0 ok=1",
                     r"^\[n1\] RESULT rejoin node=1 boot=2 old=0 new=16 misordered=0 ok=1"]),
+    # With a cluster key (--key): every frame sealed, copies and corrupted frames refused
+    # by the tag and the window before the channel; nothing lost; the key never printed.
+    Cluster("fabric-stress-4-keyed-faults", app="fabric-stress", nodes=4, timeout=180,
+            args="fault=drop:0.05,dup:0.02,reorder:0.02,corrupt:0.01",
+            options=["--key", "fabric-stress-test-key"],
+            expect=[r"keyed \(SipHash-2-4 MAC, replay window\)",
+                    r"bad_mac [1-9]\d* replay [1-9]\d*", r"key=\(hidden\)"],
+            absent=[r"fabric-stress-test-key"],
+            count={r"RESULT fabric-stress sent=6000 received=6000 lost=0 dup=0 misordered=0": 4}),
+    Cluster("fabric-stress-3-keyed-e1000", app="fabric-stress", nodes=3, nic="e1000",
+            args="count=1000", options=["--key", "random"],
+            expect=[r"key_mismatch 0 bad_mac 0 replay 0"],
+            count={r"RESULT fabric-stress sent=2000 received=2000 lost=0 dup=0 misordered=0": 3}),
+    Cluster("fabric-stress-4-keyed-shm", app="fabric-stress", nodes=4, nic="shm",
+            options=["--key", "random"],
+            count={r"RESULT fabric-stress sent=6000 received=6000 lost=0 dup=0 misordered=0": 4}),
+    # A reboot under a key: the pair's keys follow the new incarnation.
+    Cluster("fabric-rejoin-keyed", app="rejoin", nodes=2, options=["--reboot", "1", "--key", "random"],
+            expect=[r"^\[n0\] fabric: node 1 rebooted \(incarnation [0-9a-f]{16}\)",
+                    r"^\[n0\] RESULT rejoin node=0 old_op=-\d+ new_op=0 epoch_before=1 "
+                    r"epoch_after=2 queued=16 dead=0 ok=1",
+                    r"^\[n1\] RESULT rejoin node=1 boot=2 old=0 new=16 misordered=0 ok=1"]),
+    Cluster("rmem-test-4-keyed", app="rmem-test", nodes=4, options=["--key", "random"],
+            expect=[r"counters 1200 and 1200 after 4 nodes x 300 increments"], absent=[r"FAILED"],
+            count={r"RESULT rmem-test checks=\d+ failed=0": 4}),
+    Cluster("cmdline-short-key", app="hello", nodes=1, args="key=short", status=2,
+            expect=[r"cmdline: error: key: 5 characters; a cluster key has 16 to 128"]),
     # Barrier messages from a node that may not send them: counted, dropped, nothing released.
     Cluster("fabric-barrier-forge", app="barrier-forge", nodes=3, timeout=120,
             expect=[r"^\[n1\] RESULT barrier-forge forged=3 dropped=3 barrier2=-\d+ checks=\d+ failed=0",
@@ -625,4 +652,10 @@ CASES = [
             expect=[r"boot: multiboot2 loader, command line 'node=0 nodes=1 app=hello'",
                     r"hello from node 0 of 1", r"node exits with status 0"],
             needs=("qemu-system-x86_64",)),
+    # The menu's cluster key (make iso KEY=...) reaches the kernel, which never prints it.
+    Command("qemu/iso-keyed", QEMU_ISO[:-1] + ["{build}/now-keyed.iso"], status=1, timeout=90,
+            expect=[r"boot: multiboot2 loader, command line 'node=0 nodes=1 app=hello key=\(hidden\)'",
+                    r"fabric: node 0 of 1, .*keyed \(SipHash-2-4 MAC, replay window\)",
+                    r"node exits with status 0"],
+            absent=[r"iso-test-key"], needs=("qemu-system-x86_64",)),
 ]
