@@ -16,30 +16,45 @@ struct __lock {
 /* The lock behind __LIBC_LOCK (malloc, atexit, ...): recursive. */
 struct __lock __lock___libc_recursive_mutex = { { 0, 0, 1, WAITQ_INIT } };
 
+/*
+ * A lock that cannot be allocated is the libc lock itself: coarser, never
+ * wrong (it is recursive, and one lock cannot be taken in two orders), and
+ * no shortage of memory stops the node.
+ */
+static _LOCK_T lock_new(int recursive)
+{
+	_LOCK_T l = malloc(sizeof(struct __lock));
+
+	if (!l)
+		return &__lock___libc_recursive_mutex;
+	mutex_init(&l->m, recursive);
+	return l;
+}
+
+static void lock_free(_LOCK_T l)
+{
+	if (l != &__lock___libc_recursive_mutex)
+		free(l);
+}
+
 void __retarget_lock_init(_LOCK_T *lock)
 {
-	*lock = malloc(sizeof(struct __lock));
-	if (!*lock)
-		panic("libc: out of memory for a lock");
-	mutex_init(&(*lock)->m, 0);
+	*lock = lock_new(0);
 }
 
 void __retarget_lock_init_recursive(_LOCK_T *lock)
 {
-	*lock = malloc(sizeof(struct __lock));
-	if (!*lock)
-		panic("libc: out of memory for a lock");
-	mutex_init(&(*lock)->m, 1);
+	*lock = lock_new(1);
 }
 
 void __retarget_lock_close(_LOCK_T lock)
 {
-	free(lock);
+	lock_free(lock);
 }
 
 void __retarget_lock_close_recursive(_LOCK_T lock)
 {
-	free(lock);
+	lock_free(lock);
 }
 
 void __retarget_lock_acquire(_LOCK_T lock)

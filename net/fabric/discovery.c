@@ -21,6 +21,15 @@
 #include "net/net.h"
 
 #define HELLO_INTERVAL_NS 20000000ULL		/* 20 ms */
+/*
+ * Answers to one node's HELLOs: a burst of HELLO_BURST, then one per
+ * HELLO_REPLY_NS.  A handshake takes three or four; a station flooding
+ * HELLOs in a node's name gets no more than that out of us.  An answer
+ * held back costs nothing but time: broadcasts go on until both sides
+ * are bound, and each is answered.
+ */
+#define HELLO_BURST 4
+#define HELLO_REPLY_NS 2000000ULL		/* 2 ms */
 
 static struct waitq discovery_wq = WAITQ_INIT;
 static struct ktimer hello_timer;
@@ -116,6 +125,23 @@ void fab_discovery_start(void)
 	irq_restore(f);
 }
 
+static int hello_answer_allowed(struct peer *p)
+{
+	uint64_t now = now_ns(), n = (now - p->hello_refill) / HELLO_REPLY_NS;
+
+	if (n) {
+		p->hello_tokens = n >= HELLO_BURST || p->hello_tokens + n >= HELLO_BURST ?
+					  HELLO_BURST : p->hello_tokens + (unsigned)n;
+		p->hello_refill = now;
+	}
+	if (!p->hello_tokens) {
+		fab.ctr.hello_limited++;
+		return 0;
+	}
+	p->hello_tokens--;
+	return 1;
+}
+
 /* (inc, mac) is p's new binding: tag its channel, and reset it if p rebooted. */
 static void bind_peer(struct peer *p, int reset)
 {
@@ -186,7 +212,7 @@ void fab_hello_input(const struct fab_hdr *h, const uint8_t *payload, const uint
 			chan_set_lossless(&p->ch, 1);
 	}
 	/* Answer broadcasts too, so that a node that already finished still helps. */
-	if (r & MEMBER_REPLY)
+	if ((r & MEMBER_REPLY) && hello_answer_allowed(p))
 		send_hello(h->src);
 	if (all_discovered()) {
 		waitq_wake_all(&discovery_wq);

@@ -25,6 +25,8 @@ struct peer {
 	int lossless;			/* its HELLO said lossless: it may send us no CRC */
 	struct fab_seal tx_seal;	/* keyed: our frames to it (the channel's and raw) */
 	struct fab_unseal rx_seal;	/* keyed: its frames to us, and their replay window */
+	unsigned hello_tokens;		/* unicast HELLOs we may still send it now */
+	uint64_t hello_refill;		/* when they were last counted up */
 };
 
 struct fabric {

@@ -143,12 +143,28 @@ void sys_check_core_locking(void)
 
 /* --- mailboxes ------------------------------------------------------------- */
 
+/*
+ * The first mailbox made is tcpip_init's (lwip_port_init calls it before
+ * anything else of lwIP's), which asserts if it cannot have one: it comes
+ * from here, so that no shortage of memory at boot stops the node.
+ */
+static struct sys_mbox tcpip_box;
+static void *tcpip_ring[TCPIP_MBOX_SIZE];
+static int tcpip_box_used;
+
 err_t sys_mbox_new(sys_mbox_t *mbox, int size)
 {
 	struct sys_mbox *mb;
 
 	if (size <= 0)
 		panic("lwip: mailbox of size %d (a *_MBOX_SIZE is missing from lwipopts.h)", size);
+	if (!tcpip_box_used && size == TCPIP_MBOX_SIZE) {
+		tcpip_box_used = 1;
+		tcpip_box.ring = tcpip_ring;
+		tcpip_box.size = size;
+		*mbox = &tcpip_box;
+		return ERR_OK;
+	}
 	mb = calloc(1, sizeof *mb);
 	if (!mb)
 		goto err;
@@ -170,6 +186,8 @@ void sys_mbox_free(sys_mbox_t *mbox)
 	struct sys_mbox *mb = *mbox;
 
 	KASSERT(mb->readers.head == NULL && mb->writers.head == NULL);
+	if (mb == &tcpip_box)
+		return;
 	free(mb->ring);
 	free(mb);
 }
