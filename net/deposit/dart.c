@@ -239,6 +239,36 @@ header_ok:
 	return 0;
 }
 
+int dart_peer_reset(struct dart *d, int peer)
+{
+	int touched = 0;
+
+	for (int vci = 0; vci < DART_MAX_CONN; vci++) {
+		struct dart_conn *c = &d->conn[vci];
+
+		if (c->state == DC_FREE || c->peer != peer)
+			continue;
+		touched++;
+		if (c->rx == RX_BLOCK)
+			d->ctr.reset_blocks++;
+		c->rx = RX_CONTROL;
+		c->blk_next = c->blk_len = c->blk_crc = 0;
+		c->blk_intr = 0;
+		memset(&c->blk_ev, 0, sizeof c->blk_ev);
+		d->ctr.reset_cells += c->hold_n;
+		c->hold_n = 0;
+		c->hold_head = 0;
+		if (c->state == DC_EXCEPTION) {
+			c->exc_stale = 1;
+		} else if (c->state == DC_REPLAY || c->state == DC_WAIT) {
+			/* What the replay had left to apply was the old incarnation's. */
+			c->retry = 0;
+			c->state = DC_OPEN;
+		}
+	}
+	return touched;
+}
+
 int dart_resume(struct dart *d, int vci, int how, const struct dart_sink *s)
 {
 	struct dart_conn *c;
@@ -252,6 +282,9 @@ int dart_resume(struct dart *d, int vci, int how, const struct dart_sink *s)
 	case DC_EXCEPTION:
 		if (how == DART_CONTINUE)
 			return DART_BLOCKED;
+		if (how == DART_RETRY && c->exc_stale)
+			how = DART_SKIP;	/* its sender rebooted: the cell is not applied */
+		c->exc_stale = 0;
 		if (how == DART_SKIP) {
 			d->ctr.skipped++;
 			drop_fault(c, &c->exc);

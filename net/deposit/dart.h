@@ -109,6 +109,7 @@ struct dart_conn {
 	uint8_t flags;
 	uint8_t rx;		/* RX_CONTROL, RX_BLOCK, RX_SKIP (discarding a block's rest) */
 	uint8_t retry;		/* replay: the exception's cell comes first */
+	uint8_t exc_stale;	/* the exception's cell is from a peer that rebooted since */
 	uint16_t peer, ep;
 	int16_t reply;		/* reply connection, or -1 */
 	uint16_t reg_base, reg_count, ip_base, ip_count;
@@ -142,6 +143,7 @@ struct dart_counters {
 	uint64_t held, hold_full;		/* cells held behind an exception; refused when full */
 	uint64_t skipped, block_skipped;	/* exception cells skipped; block cells after them */
 	uint64_t busy;				/* a frame waited for room for a reply */
+	uint64_t reset_blocks, reset_cells;	/* a rebooted peer's unfinished blocks; held cells */
 };
 
 struct dart {
@@ -219,6 +221,18 @@ int dart_conn_close(struct dart *d, int vci);
  */
 int dart_input(struct dart *d, int src, const uint8_t *cells, size_t n, size_t *next,
 	       const struct dart_sink *s);
+
+/*
+ * The peer node rebooted (a new incarnation is bound; net/fabric/member.h):
+ * nothing of the old one may act after it.  On each connection to peer,
+ * a block it left unfinished is aborted (the new one's cells would
+ * otherwise continue it), the cells held behind an exception are
+ * discarded, a replay in progress ends, and the exception's own cell can
+ * no longer be retried (DART_RETRY skips it: its reply would reach the new
+ * incarnation).  Counted in reset_blocks and reset_cells.  Return the
+ * connections touched.
+ */
+int dart_peer_reset(struct dart *d, int peer);
 
 /*
  * Re-enable a connection (6.4).  how: DART_RETRY applies the exception's

@@ -257,6 +257,21 @@ static int cell_handler(int src, const uint8_t *payload, size_t len, struct pktb
 	return -EBUSY;
 }
 
+/*
+ * A node rebooted (fabric_on_peer_reset): the frame of its old
+ * incarnation held here is gone with its channel (and its buffer may
+ * come back for another frame), and its connections forget its unfinished
+ * block and held cells (dart_peer_reset).  (irq)
+ */
+static void dep_peer_reset(int node)
+{
+	if (node < 0 || node >= MAX_NODES)
+		return;
+	rx_resume[node].pb = NULL;
+	/* A hold queue with room again: the tick offers refused frames anew. */
+	dart_peer_reset(&dep_dart, node);
+}
+
 void dep_hold_freed(void)
 {
 	if (!hold_waiting)
@@ -348,7 +363,7 @@ static int deposit_init(void)
 		return -ENODEV;
 	dart_init(&dep_dart);
 	if (fabric_register(DEP_PROTO, cell_handler) < 0 ||
-	    names_register(NAME_CONN, dep_conn_resolve) < 0)
+	    names_register(NAME_CONN, dep_conn_resolve) < 0 || fabric_on_peer_reset(dep_peer_reset) < 0)
 		return -EBUSY;
 	t = thread_create("dep-exc", worker, NULL, PRIO_HIGH, 0);
 	if (!t)

@@ -28,6 +28,7 @@ static uint32_t barrier_gen;		/* the barrier this node is at */
 static volatile uint32_t barrier_released;	/* last generation released */
 static uint32_t arrived_gen[MAX_NODES];	/* node 0: last generation each node arrived at */
 static volatile unsigned long barrier_dropped;
+static volatile uint32_t barrier_resets;	/* peers that rebooted: a barrier waiting fails */
 static struct waitq barrier_wq = WAITQ_INIT;
 
 static inline int gen_lt(uint32_t a, uint32_t b)
@@ -81,6 +82,7 @@ int fabric_barrier(uint64_t timeout_ns)
 
 	f = irq_save();
 	gen = ++barrier_gen;
+	uint32_t resets = barrier_resets;
 	irq_restore(f);
 	if (num_nodes == 1)
 		return 0;
@@ -90,16 +92,16 @@ int fabric_barrier(uint64_t timeout_ns)
 		if ((r = fabric_send(0, FP_BARRIER, msg, BARRIER_MSG, NULL, 0, FABRIC_ACKNOW)) < 0)
 			return r;
 		f = irq_save();
-		while (gen_lt(barrier_released, gen) && cycles() < end)
+		while (gen_lt(barrier_released, gen) && resets == barrier_resets && cycles() < end)
 			waitq_wait_timeout(&barrier_wq, cycles_to_ns(end - cycles()));
-		r = gen_lt(barrier_released, gen) ? -ETIMEDOUT : 0;
+		r = !gen_lt(barrier_released, gen) ? 0 : resets != barrier_resets ? -ECONNRESET : -ETIMEDOUT;
 		irq_restore(f);
 		return r;
 	}
 	f = irq_save();
-	while (!all_arrived(gen) && cycles() < end)
+	while (!all_arrived(gen) && resets == barrier_resets && cycles() < end)
 		waitq_wait_timeout(&barrier_wq, cycles_to_ns(end - cycles()));
-	r = all_arrived(gen) ? 0 : -ETIMEDOUT;
+	r = all_arrived(gen) ? 0 : resets != barrier_resets ? -ECONNRESET : -ETIMEDOUT;
 	irq_restore(f);
 	if (r)
 		return r;
@@ -108,6 +110,21 @@ int fabric_barrier(uint64_t timeout_ns)
 		if ((r = fabric_send(i, FP_BARRIER, msg, BARRIER_MSG, NULL, 0, FABRIC_ACKNOW)) < 0)
 			return r;
 	return 0;
+}
+
+/*
+ * A node rebooted: its new incarnation starts at generation 1, and a
+ * barrier in progress cannot complete with the old one's arrival.  Node 0
+ * takes the new incarnation's arrivals from the start; every node's
+ * waiting barrier fails with -ECONNRESET rather than waiting out its
+ * timeout.  (irq)
+ */
+static void barrier_peer_reset(int node)
+{
+	if (node >= 0 && node < MAX_NODES)
+		arrived_gen[node] = 0;
+	barrier_resets++;
+	waitq_wake_all(&barrier_wq);
 }
 
 unsigned long fabric_barrier_dropped(void)
@@ -119,6 +136,8 @@ static int barrier_init(void)
 {
 	if (!fabric_ready())
 		return -ENODEV;
-	return fabric_register(FP_BARRIER, barrier_handler);
+	int r = fabric_register(FP_BARRIER, barrier_handler);
+
+	return r < 0 ? r : fabric_on_peer_reset(barrier_peer_reset);
 }
 INIT_HOOK(INIT_PROTO, barrier, barrier_init);

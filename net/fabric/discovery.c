@@ -163,6 +163,8 @@ static void bind_peer(struct peer *p, int reset)
 		p->lossless = 0;
 		p->reported_dead = 0;
 		call_node_reset(id);
+		for (int i = 0; i < FABRIC_RESET_HOOKS && fab_reset_hooks[i]; i++)
+			fab_reset_hooks[i](id);
 		fab.ctr.rebinds++;
 		kprintf("fabric: node %d rebooted (incarnation %016lx); its channel starts again, "
 			"what was in flight to it failed\n", id, p->m.inc);

@@ -312,6 +312,19 @@ uint16_t fabric_tag(int dst)
 	return dst >= 0 && dst < fab.nnodes && dst != fab.me ? fab.peers[dst].ch.cfg.session : 0;
 }
 
+void (*fab_reset_hooks[FABRIC_RESET_HOOKS])(int node);
+
+int fabric_on_peer_reset(void (*fn)(int node))
+{
+	for (int i = 0; i < FABRIC_RESET_HOOKS; i++) {
+		if (!fab_reset_hooks[i]) {
+			fab_reset_hooks[i] = fn;
+			return 0;
+		}
+	}
+	return -ENOSPC;
+}
+
 int fabric_keyed(void)
 {
 	return fab.keyed;

@@ -46,6 +46,15 @@
 #define FABRIC_KEY_MIN 16
 #define FABRIC_KEY_MAX 128
 
+/*
+ * fn(node) runs (interrupts off) each time a new incarnation of node is
+ * bound in place of one bound before (it rebooted), after the pair's
+ * channel was reset and its calls failed: the protocol forgets what it
+ * kept of the old incarnation.  0, or -ENOSPC beyond FABRIC_RESET_HOOKS.
+ */
+#define FABRIC_RESET_HOOKS 8
+int fabric_on_peer_reset(void (*fn)(int node));
+
 /* Has this node a cluster key (every frame sealed)? */
 int fabric_keyed(void);
 
@@ -145,8 +154,10 @@ int fabric_peer_dead(int dst);
 uint32_t fabric_peer_epoch(int dst);
 
 /*
- * All nodes reach this point (a message to node 0 and back).  0 or -errno.
- * Only node 0 releases, and only nodes of the cluster arrive, once each.
+ * All nodes reach this point (a message to node 0 and back).  0 or -errno:
+ * -ETIMEDOUT, or -ECONNRESET if a node rebooted while this one waited (a
+ * rebooted node starts its barriers from the first again).  Only node 0
+ * releases, and only nodes of the cluster arrive, once each.
  */
 int fabric_barrier(uint64_t timeout_ns);
 

@@ -53,6 +53,9 @@ int fab_xmit(struct pktbuf *pb);
 /* After any channel operation on p: resume, report a death, wake senders.  (irq off) */
 void fab_after_chan_op(struct peer *p);
 
+/* The protocols' fabric_on_peer_reset hooks. */
+extern void (*fab_reset_hooks[FABRIC_RESET_HOOKS])(int node);
+
 /* discovery.c: start broadcasting HELLO; a HELLO arrived. */
 void fab_discovery_start(void);
 void fab_hello_input(const struct fab_hdr *h, const uint8_t *payload, const uint8_t *src_mac);

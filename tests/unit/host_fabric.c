@@ -121,6 +121,25 @@ int fabric_register_raw(uint8_t proto, fabric_handler_t fn)
 	return 0;
 }
 
+static void (*reset_hooks[FABRIC_RESET_HOOKS])(int node);
+
+int fabric_on_peer_reset(void (*fn)(int node))
+{
+	for (int i = 0; i < FABRIC_RESET_HOOKS; i++) {
+		if (!reset_hooks[i] || reset_hooks[i] == fn) {
+			reset_hooks[i] = fn;
+			return 0;
+		}
+	}
+	return -ENOSPC;
+}
+
+void host_peer_reset(int node)
+{
+	for (int i = 0; i < FABRIC_RESET_HOOKS && reset_hooks[i]; i++)
+		reset_hooks[i](node);
+}
+
 int fabric_send(int dst, uint8_t proto, const void *hdr, size_t hlen, const void *data, size_t dlen,
 		int flags)
 {

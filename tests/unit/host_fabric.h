@@ -37,6 +37,9 @@ int host_run_init_hooks(int level);
  */
 void host_rmem_reset(int self, int nodes);
 
+/* Node rebooted and was bound again: run the fabric_on_peer_reset hooks. */
+void host_peer_reset(int node);
+
 /* How many frames wait; take the oldest (0) or -1 if none. */
 int host_frames(void);
 int host_frame_take(struct host_frame *f);

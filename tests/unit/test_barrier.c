@@ -57,7 +57,10 @@ static void pump(void)
 	if (pumped++)
 		return;
 	for (int i = 0; i < nscript; i++)
-		deliver(script[i].src, script[i].kind,
+		if (script[i].kind == '!')
+			host_peer_reset(script[i].src);		/* it rebooted */
+		else
+			deliver(script[i].src, script[i].kind,
 			script[i].gen ? script[i].gen : sent_gen + (uint32_t)script[i].len / 100,
 			script[i].len % 100);
 }
@@ -157,6 +160,25 @@ static void member_released_by_coordinator(void **state)
 	assert_int_equal(fabric_barrier_dropped() - before, 1);
 }
 
+/*
+ * Node 0 of 3: node 1 arrived, node 2 reboots before it does: the barrier
+ * fails at once with -ECONNRESET (not at its timeout), and node 2's new
+ * incarnation arrives from generation 1 again.
+ */
+static void reboot_fails_the_waiting_barrier(void **state)
+{
+	static const struct msg m[] = {
+		{ 1, 'A', 3, 5 },	/* node 1 arrived at 1 and 2 in the tests before */
+		{ 2, '!', 0, 0 }, { 2, 'A', 1, 5 },
+	};
+	unsigned long before = fabric_barrier_dropped();
+
+	(void)state;
+	assert_int_equal(run(0, 3, m, 3), -ECONNRESET);
+	assert_int_equal(fabric_barrier_dropped(), before);	/* generation 1 again: taken */
+	assert_int_equal(host_frames(), 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -164,6 +186,7 @@ int main(void)
 		cmocka_unit_test(coordinator_releases_on_real_arrivals),
 		cmocka_unit_test(member_refuses_forged_releases),
 		cmocka_unit_test(member_released_by_coordinator),
+		cmocka_unit_test(reboot_fails_the_waiting_barrier),
 	};
 
 	return cmocka_run_group_tests(tests, setup, NULL);

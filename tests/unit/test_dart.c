@@ -1097,6 +1097,64 @@ static void test_hold_full_refuses(void **state)
  * is lost; skipped, all of it goes and the next control cell is one;
  * retried, all of it lands and the next control cell is one.
  */
+/*
+ * The sending node rebooted (dart_peer_reset): the block it left half
+ * sent is aborted, so the new incarnation's first cell is a control cell
+ * and not the old block's continuation; the cells held behind an
+ * exception are discarded; the exception's cell is not retried; a
+ * connection to another node is untouched.
+ */
+static void test_peer_reset(void **state)
+{
+	struct dart_sendregs r = { 0 };
+	static struct cell c[200];
+
+	(void)state;
+	sender_setup();
+	r.opcode = DART_OPC(CELL_OP(CK_WRITE, CA_DIRECT) | CO_INTR, 0, 0, CELL_COND(CMP_ALWAYS, 0, 0));
+	r.index = DART_IDX(0, 0, 0, 0xff);
+	r.size = 40;
+	r.operand = 1024;
+	int n = form(&r, 0, c, 200);
+	assert_true(n > 4);
+	for (int i = 0; i < 3; i++)
+		assert_int_equal(feed(&c[i]), 0);
+	assert_int_equal(D.conn[V].rx, RX_BLOCK);
+	assert_int_equal(dart_peer_reset(&D, SRC), 7);	/* V W IPC NORE TXONLY DISC SMALL */
+	assert_int_equal(D.conn[V].rx, RX_CONTROL);
+	assert_int_equal(D.ctr.reset_blocks, 1);
+	struct cell w = write_direct(V, 0, 0x6d);
+	assert_int_equal(feed(&w), 0);
+	assert_block(rw, 0x6d, 0xff);
+	assert_int_equal(D.conn[V].state, DC_OPEN);
+
+	/* Held behind an exception, then the sender reboots. */
+	struct cell f[3];
+	f[0] = write_direct(SMALL, 0, 1);
+	f[0].check ^= 1;
+	f[1] = write_direct(SMALL, 2000, 2);
+	f[2] = write_direct(SMALL, 2032, 3);
+	for (int i = 0; i < 3; i++)
+		assert_int_equal(feed(&f[i]), 0);
+	assert_int_equal(D.conn[SMALL].state, DC_EXCEPTION);
+	assert_int_equal(D.conn[SMALL].hold_n, 2);
+	uint64_t skipped = D.ctr.skipped;
+	dart_peer_reset(&D, SRC);
+	assert_int_equal(D.conn[SMALL].hold_n, 0);
+	assert_int_equal(D.ctr.reset_cells, 2);
+	/* Retried, the old incarnation's cell is skipped instead; the held cells are gone. */
+	assert_int_equal(dart_resume(&D, SMALL, DART_RETRY, &sink), 0);
+	assert_int_equal(D.ctr.skipped, skipped + 1);
+	assert_int_equal(rw[2000], pat(PG + 2000));
+	assert_int_equal(rw[2032], pat(PG + 2032));
+	/* The new incarnation's cells apply. */
+	struct cell g = write_direct(SMALL, 2064, 4);
+	assert_int_equal(feed(&g), 0);
+	assert_block(rw + 2064, 4, 0xff);
+	/* Another node's connection: untouched by SRC's reset. */
+	assert_int_equal(dart_peer_reset(&D, 63), 0);
+}
+
 static void test_long_block_behind_fault(void **state)
 {
 	struct dart_sendregs r = { 0 };
@@ -1212,6 +1270,7 @@ int main(void)
 		cmocka_unit_test_setup(test_reply_to_dead_node, setup),
 		cmocka_unit_test_setup(test_reply_not_sent_commits_nothing, setup),
 		cmocka_unit_test_setup(test_hold_full_refuses, setup),
+		cmocka_unit_test_setup(test_peer_reset, setup),
 		cmocka_unit_test_setup(test_long_block_behind_fault, setup),
 		cmocka_unit_test_setup(test_block_control_fault_early, setup),
 	};
