@@ -405,6 +405,8 @@ UNIT_SRCS_rpc_claim := $(RMEM_HOST_SRCS) lib/rpc_client.c kernel/crc.c
 UNIT_SRCS_rpc_server := $(RMEM_HOST_SRCS) lib/rpc_server.c kernel/crc.c
 UNIT_SRCS_req_queue := net/req/queue.c
 UNIT_SRCS_req_rx  := net/req/qtab.c net/req/queue.c net/req/wire.c
+UNIT_SRCS_req_remote := net/req/req.c net/req/remote.c net/req/qtab.c net/req/queue.c net/req/wire.c \
+	$(RMEM_HOST_SRCS)
 UNIT_SRCS_cell    := net/deposit/cell.c kernel/crc.c
 UNIT_SRCS_dart    := net/deposit/dart.c net/deposit/dart_op.c net/deposit/cell.c kernel/crc.c
 UNIT_SRCS_mad     := lib/mad.c
@@ -418,7 +420,7 @@ UNIT_SRCS_barrier := net/fabric/barrier.c tests/unit/host_fabric.c tests/unit/ho
 UNIT_SRCS_circuit := apps/circuit_net.c apps/circuit_sim.c apps/circuit_ring.c apps/circuit_cmb.c
 UNIT_SRCS_ising   := apps/ising_core.c
 
-UNIT_TESTS := cmdline page pktbuf channel wire call member barrier rmem rmem_serve rpc_claim rpc_server req_queue req_rx cell dart mad ising circuit
+UNIT_TESTS := cmdline page pktbuf channel wire call member barrier rmem rmem_serve rpc_claim rpc_server req_queue req_rx req_remote cell dart mad ising circuit
 UNIT_BINS := $(addprefix $(BUILD)/tests/unit_,$(UNIT_TESTS))
 
 $(BUILD)/tests/unit_%: tests/unit/test_%.c $$(UNIT_SRCS_$$*) | deps

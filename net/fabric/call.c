@@ -250,6 +250,15 @@ uint32_t call_sink_tag(int s)
 	return SINK_BIT | (uint32_t)s << 20 | sinks[s].gen;
 }
 
+int call_sink_send(int s, uint8_t proto, const void *hdr, size_t hlen, const void *data,
+		   size_t dlen, int flags)
+{
+	if (s < 0 || s >= CALL_MAX_SINKS || !sinks[s].used)
+		return -EBADF;
+	/* The epoch of the binding the sink was made for is checked again where the frame is queued. */
+	return send_at(sinks[s].node, sinks[s].epoch, proto, hdr, hlen, data, dlen, flags);
+}
+
 int call_sink_error(uint8_t proto, int node, uint32_t tag, int err)
 {
 	unsigned i = (tag >> 20) & 0x3ff;

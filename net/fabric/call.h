@@ -129,6 +129,14 @@ int call_sink_stale(int s);
 /* The tag a request carries so that its refusal lands in sink s. */
 uint32_t call_sink_tag(int s);
 
+/*
+ * call_send to s's node, but only to the incarnation s was made for: if
+ * the node rebooted since (even while the message waited for window
+ * space), -ECONNRESET and nothing is sent.
+ */
+int call_sink_send(int s, uint8_t proto, const void *hdr, size_t hlen, const void *data,
+		   size_t dlen, int flags);
+
 /* Is tag a sink's (not a call's)? */
 static inline int call_tag_is_sink(uint32_t tag) { return (tag & 0x80000000u) != 0; }
 

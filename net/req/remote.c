@@ -195,7 +195,7 @@ static int enqueue(int rq, uint32_t word, int sync, uint8_t flags)
 	if (!sync) {
 		/* A refusal comes back to the handle's sink. */
 		m.tag = call_sink_tag(h->sink);
-		return call_send(h->node, REQ_PROTO, &m, sizeof m, NULL, 0, 0);
+		return call_sink_send(h->sink, REQ_PROTO, &m, sizeof m, NULL, 0, 0);
 	}
 	if (!(c = call_new(REQ_PROTO, RK_ENQ, h->node)))
 		return -EAGAIN;

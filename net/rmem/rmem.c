@@ -222,7 +222,7 @@ int rmem_write(int rd, uint32_t off, const void *src, uint32_t count, int flags)
 	if (!(flags & RMEM_SYNC)) {
 		/* A refusal comes back to the descriptor's sink. */
 		m.tag = call_sink_tag(d->sink);
-		return call_send(d->node, RMEM_PROTO, &m, sizeof m, src, count, send_flags(flags));
+		return call_sink_send(d->sink, RMEM_PROTO, &m, sizeof m, src, count, send_flags(flags));
 	}
 	if (!(c = call_new(RMEM_PROTO, RK_STATUS, d->node)))
 		return -EAGAIN;
