@@ -14,7 +14,8 @@
 
 static struct pktbuf *pool, *freelist;
 static int nbufs, nfree, low_water;
-static int held[PKT_NCONSUMERS], share[PKT_NCONSUMERS] = { [PKT_LWIP] = PKT_SHARE_LWIP };
+static int held[PKT_NCONSUMERS], share[PKT_NCONSUMERS] = {
+	[PKT_LWIP] = PKT_SHARE_LWIP, [PKT_FABRIC_TX] = PKT_SHARE_FABRIC_TX };
 static unsigned long refused[PKT_NCONSUMERS];
 
 int pkt_pool_init(int n)

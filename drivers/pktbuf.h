@@ -38,11 +38,17 @@
 /* Consumers with a share of the pool. */
 enum pkt_consumer {
 	PKT_LWIP,			/* TCP/IP: the received frames it keeps */
+	PKT_FABRIC_TX,			/* the fabric's send queues: frames not yet acknowledged */
 	PKT_NCONSUMERS
 };
 
-/* Default shares, in buffers. */
+/*
+ * Default shares, in buffers: what is left (at least 3/8 of the pool) is
+ * the receive rings' to refill from, whatever TCP keeps and whatever the
+ * fabric has in flight.
+ */
 #define PKT_SHARE_LWIP (PKT_POOL_BUFS / 4)
+#define PKT_SHARE_FABRIC_TX (PKT_POOL_BUFS * 3 / 8)
 
 struct pktbuf {
 	uint8_t *data;			/* first byte of the frame */

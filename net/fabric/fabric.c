@@ -36,6 +36,8 @@ static const struct argspec fabric_args[] = {
 	{ "peer_timeout_ms", ARG_INT, 100, 3600000, "declare a silent peer dead after this (default 10000)" },
 	{ "seed", ARG_INT, 0, 0x7fffffff, "fault injection random seed (default: node id)" },
 	{ "fault_node", ARG_INT, 0, 63, "only this node injects the faults of fault= (default: every node)" },
+	{ "fabric_tx_bufs", ARG_INT, 4, PKT_POOL_BUFS,
+	  "packet buffers the send queues may hold together (default 384 of 1024)" },
 	{ "key", ARG_STR, 0, 0, "cluster key (16 to 128 characters, the same on every node): every "
 	  "fabric frame carries a SipHash-2-4 MAC and is taken at most once" },
 	{ NULL, 0, 0, 0, NULL },
@@ -195,6 +197,7 @@ static int fabric_init(void)
 	}
 	if (arg_int("peer_timeout_ms", 0))
 		fab.peer_timeout_ns = (uint64_t)arg_int("peer_timeout_ms", 10000) * 1000000ULL;
+	pkt_share_set(PKT_FABRIC_TX, (int)arg_int("fabric_tx_bufs", PKT_SHARE_FABRIC_TX));
 	fab_inject_init();
 	/* A lossless link is lossless unless this node injects faults. */
 	fab.lossless = net_link_lossless() && !fab_inject_any();
@@ -380,8 +383,9 @@ void fabric_print_stats(void)
 	printf("fabric: rx frames %lu, data %lu, delivered %lu, dup %lu, out-of-order %lu, busy %lu\n",
 	       c.rx_frames, c.rx_data, c.delivered, c.rx_dup, c.rx_ooo, c.busy);
 	printf("fabric: tx data %lu, retransmits %lu, acks %lu, raw tx %lu rx %lu, tx failed %lu, "
-	       "sender waits for window %lu\n",
-	       c.tx_data, c.retransmits, c.tx_acks, c.tx_raw, c.rx_raw, c.tx_failed, c.send_waits);
+	       "sender waits for window %lu, for pool share %lu\n",
+	       c.tx_data, c.retransmits, c.tx_acks, c.tx_raw, c.rx_raw, c.tx_failed, c.send_waits,
+	       c.send_no_share);
 	printf("fabric: rejected:");
 	for (int e = 1; e < FAB_NERR; e++)
 		printf(" %s %lu", fab_err_names[e], c.rx_rejected[e]);

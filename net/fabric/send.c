@@ -67,6 +67,23 @@ static int send_pb_at(int dst, uint32_t epoch, uint8_t proto, struct pktbuf *pb,
 		while (!p->ch.dead && chan_space(&p->ch) == 0 && p->m.epoch == epoch)
 			waitq_wait_timeout(&p->senders, 100000000);
 	}
+	/*
+	 * Queued frames are charged to the send queues' share of the pool, so
+	 * that senders never take what the receive rings refill from: beyond
+	 * it a blocking sender waits (for acknowledgements to any peer), a
+	 * non-blocking one is told -EAGAIN as for a full window.
+	 */
+	while (!pb->charged && pkt_charge(pb, PKT_FABRIC_TX) < 0) {
+		if ((flags & FABRIC_NOWAIT) || in_irq) {
+			fab.ctr.send_no_share++;
+			irq_restore(f);
+			return -EAGAIN;
+		}
+		fab.ctr.send_no_share++;
+		waitq_wait_timeout(&p->senders, 1000000);
+		if (p->m.epoch != epoch || p->ch.dead)
+			break;
+	}
 	/* dst rebooted while we waited: this message was for the old incarnation. */
 	if (p->m.epoch != epoch) {
 		irq_restore(f);

@@ -385,6 +385,10 @@ CASES = [
             expect=[r"injected drop [1-9]\d* dup [1-9]\d* reorder [1-9]\d* corrupt [1-9]\d*",
                     r"retransmits=[1-9]"],
             count={r"RESULT fabric-stress sent=6000 received=6000 lost=0 dup=0 misordered=0": 4}),
+    # The send queues' share of the packet pool, made small: senders wait, nothing is lost.
+    Cluster("fabric-stress-4-tx-share", app="fabric-stress", nodes=4, args="fabric_tx_bufs=6",
+            expect=[r"for pool share [1-9]"],
+            count={r"RESULT fabric-stress sent=6000 received=6000 lost=0 dup=0 misordered=0": 4}),
     Cluster("fabric-stress-backpressure", app="fabric-stress", nodes=3, timeout=180,
             args="slow=1 count=1500 fault=drop:0.03,reorder:0.02",
             expect=[r"refusals=[1-9]\d* sender_waits=[1-9]"],
