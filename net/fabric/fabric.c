@@ -223,8 +223,10 @@ static int fabric_init(void)
 			.dead_ns = fab.peer_timeout_ns,
 		};
 		memcpy(cfg.my_mac, net_mac(), 6);
-		if (fab.keyed)
+		if (fab.keyed) {
 			cfg.seal = &fab.peers[i].tx_seal;	/* its key comes with the binding */
+			fab.peers[i].m.keep_past = 1;
+		}
 		chan_init(&fab.peers[i].ch, &cfg, &ops, &fab.peers[i]);
 	}
 	timer_add_tick_hook(fabric_tick);

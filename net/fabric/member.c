@@ -13,7 +13,7 @@ unsigned member_hello(struct member *m, uint64_t my_inc, uint64_t inc, uint64_t 
 
 	if (inc == 0)
 		return MEMBER_INVALID;
-	for (int i = 0; i < MEMBER_PAST && inc != m->inc; i++)
+	for (int i = 0; m->keep_past && i < MEMBER_PAST && inc != m->inc; i++)
 		if (m->past[i] == inc)
 			return MEMBER_PAST_INC;
 	/* The bound incarnation speaks only from its bound MAC. */

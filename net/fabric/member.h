@@ -17,14 +17,18 @@
  * The epoch counts bindings (0: never bound): a send or a call made for
  * one epoch must fail rather than reach the next.
  *
- * An incarnation once replaced is never bound again (the last
- * MEMBER_PAST of them are kept): a recorded HELLO of an earlier boot,
+ * With a cluster key (keep_past set), an incarnation once replaced is
+ * never bound again (the last MEMBER_PAST of them are kept): a recorded
+ * HELLO of an earlier boot,
  * replayed, would otherwise make this node reset the pair's channel to a
  * node that no longer exists.  With a cluster key nobody else can make a
  * HELLO, and a replayed one of the current incarnation changes nothing
  * the next real HELLO does not set right, so replays gain nothing.  (A
  * HELLO of an incarnation that was never bound and rebooted before it was,
  * replayed, resets the pair once; the real node's next HELLO rebinds it.)
+ * Without a key anyone can forge a HELLO of a new incarnation anyway, and
+ * refusing the real one afterwards would make such a forgery's partition
+ * permanent: the real node's next HELLO binds it again instead.
  *
  * Pure logic: the caller (discovery.c) sends the HELLOs; host tests drive
  * it between simulated nodes.
@@ -44,6 +48,7 @@ struct member {
 	int knows_me;		/* its HELLO said it bound our incarnation */
 	uint32_t epoch;		/* bindings so far */
 	uint64_t past[MEMBER_PAST];	/* incarnations bound before, most recent first */
+	int keep_past;			/* refuse them (a cluster key is set) */
 };
 
 /* What member_hello asks of the caller (a mask). */

@@ -287,6 +287,9 @@ static void replayed_hello_of_a_past_incarnation_is_refused(void **state)
 
 	(void)state;
 	setup();
+	for (int a = 0; a < N; a++)
+		for (int b = 0; b < N; b++)
+			mem[a][b].keep_past = 1;	/* keyed */
 	discover(5);
 	assert_true(all_up());
 	post(2, 0);
@@ -310,6 +313,10 @@ static void replayed_hello_of_a_past_incarnation_is_refused(void **state)
 	assert_true(mem[0][2].inc == 0xa0000000 + MEMBER_PAST - 2);
 	run(100);
 	assert_true(all_up());
+	/* Unkeyed, the real node's HELLO binds it again after a forged claim. */
+	mem[0][2].keep_past = 0;
+	assert_true(hear(0, &old) & MEMBER_RESET);
+	assert_int_equal(mem[0][2].inc, old.inc);
 }
 
 static void pair_tags_differ_per_incarnation(void **state)
