@@ -168,16 +168,29 @@ static int stress_main(void)
 			thread_join(t[i]);
 
 	want = (uint64_t)count * (uint64_t)(num_nodes - 1);
+	/*
+	 * Up to 60 s for what the others send, but no longer than three peer
+	 * timeouts without a message: a sender that failed (its peer died or
+	 * was reset) sends no more, and waiting for it would only hang.
+	 */
 	uint64_t end = cycles() + ns_to_cycles(60000000000ULL);
+	uint64_t stall = ns_to_cycles(3 * (uint64_t)arg_int("peer_timeout_ms", 10000) * 1000000ULL);
+	uint64_t seen = received, last = cycles();
 	irqflags_t f = irq_save();
-	while (received < want && cycles() < end)
-		waitq_wait_timeout(&done_wq, 1000000000ULL);
+	while (received < want && cycles() < end && cycles() - last < stall) {
+		waitq_wait_timeout(&done_wq, 100000000ULL);
+		if (received != seen) {
+			seen = received;
+			last = cycles();
+		}
+	}
 	irq_restore(f);
 	elapsed = cycles_to_ns(cycles() - t0) / 1000000;
 	if (received < want)
 		timed_out = 1;
-	/* Everyone done before anyone stops answering acks. */
-	fabric_barrier(60000000000ULL);
+	/* Everyone done before anyone stops answering acks (a failed run has nothing to wait for). */
+	if (!timed_out && !senders_failed)
+		fabric_barrier(60000000000ULL);
 
 	uint64_t lost = want - received + lost_corrupt;
 	fabric_counters(&c);

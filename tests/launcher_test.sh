@@ -93,7 +93,8 @@ wait_for_nodes() {   # wait_for_nodes N: until N of our QEMUs run (max 10s)
 # --- options and errors ---------------------------------------------------------
 "$CLUSTER" --help >"$WORK/out" 2>&1; RC=$?
 check "--help exits 0 and documents every option" '[ $RC = 0 ] && for o in --nodes --app --args --nic \
-    --kernel --mem --accel --cpus --cpu --switch --timeout --grace --log --gdb --qemu-arg --dry-run --quiet; do
+    --kernel --mem --accel --cpus --cpu --switch --timeout --grace --log --gdb --qemu-arg --key \
+    --hostile --dry-run --quiet; do
     grep -q -- "$o" "$WORK/out" || exit 1; done'
 
 "$CLUSTER" -n 3 -a ping --args "x=1  y=2" --nic e1000 --kernel /nonexistent/now.elf --dry-run -- z=3 \
@@ -103,6 +104,21 @@ check "dry run: command line, MAC, e1000 mitigation off" \
     'grep -q "node=2 nodes=3 app=ping x=1 y=2 z=3" "$WORK/out" &&
      grep -q "e1000,netdev=net0,mac=02:4e:4f:57:00:02,mitigation=off" "$WORK/out" &&
      [ "$(grep -c "^[^#].*qemu-system-x86_64" "$WORK/out")" = 3 ]'
+"$CLUSTER" -n 2 --key short --dry-run >"$WORK/out" 2>"$WORK/err"; RC=$?
+check "--key: too short is refused" '[ $RC = 2 ] && grep -q "16 to 128" "$WORK/err"'
+"$CLUSTER" -n 2 --key random --hostile="--rate 50" --dry-run >"$WORK/out" 2>"$WORK/err"; RC=$?
+check "--key random and --hostile: a fresh key on every node, the station keyed, the switch a hub" \
+    '[ $RC = 0 ] && [ "$(grep -o "key=[0-9a-f]\{32\}" "$WORK/out" | sort -u | wc -l)" = 1 ] &&
+     [ "$(grep -c "key=[0-9a-f]\{32\}" "$WORK/out")" = 2 ] &&
+     grep -q "boot/hostile --vde .*/switch --rate 50 --keyed" "$WORK/out" &&
+     grep -q "vde_switch .* -x" "$WORK/out"'
+"$CLUSTER" -n 2 --nic shm --hostile --dry-run >"$WORK/out" 2>"$WORK/err"; RC=$?
+check "--hostile needs an Ethernet switch" '[ $RC = 2 ] && grep -q "not with --nic shm" "$WORK/err"'
+"$ROOT/boot/hostile" --help >"$WORK/out" 2>&1; RC=$?
+check "boot/hostile --help documents its options" '[ $RC = 0 ] && for o in --vde --iface --rate \
+    --duration --kinds --keyed --seed; do grep -q -- "$o" "$WORK/out" || exit 1; done'
+"$ROOT/boot/hostile" --vde /nonexistent --kinds junk,teleport >"$WORK/out" 2>&1; RC=$?
+check "boot/hostile: an unknown kind is named" '[ $RC = 2 ] && grep -q "teleport" "$WORK/out"'
 "$CLUSTER" -n 300 --dry-run >"$WORK/out" 2>"$WORK/err"; RC=$?
 check "-n 300 is rejected" '[ $RC = 2 ]'
 "$CLUSTER" -n 2 --gdb --dry-run >"$WORK/out" 2>"$WORK/err"; RC=$?
