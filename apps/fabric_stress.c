@@ -7,12 +7,21 @@
  * slow=1 makes receivers refuse now and then (-EBUSY) and accept again
  * a little later from a thread, as a mechanism applying back-pressure
  * would: senders must wait, and nothing may be lost.
+ *
+ * reboot=I (run with boot/cluster --reboot I) makes node I reset itself
+ * once it has sent half of its messages.  The others' sends to its old
+ * incarnation fail (-ECONNRESET), which they report; its second boot says
+ * READY, and they send it everything again from the first message, as to
+ * a node that never heard of them.  What a node receives is counted per
+ * incarnation of its sender: the old one's messages are checked but not
+ * owed, the new one's must all arrive, once and in order.
  */
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "apps/app.h"
+#include "kernel/cmos.h"
 #include "kernel/node.h"
 #include "kernel/sync.h"
 #include "kernel/thread.h"
@@ -27,9 +36,16 @@ struct msg_hdr {
 	uint32_t len;		/* payload bytes including this header */
 } __attribute__((packed));
 
-static int count, slow;
-static volatile uint32_t expect[MAX_NODES];
-static volatile uint64_t received, lost_corrupt, dups, misordered, refusals;
+#define CMOS_STRESS_REBOOT 0x41	/* CMOS byte: the reboot= node's next boot is its second */
+#define STRESS_REBOOT_MAGIC 0xc3
+#define SEQ_READY 0xffffffffu		/* a rebooted node's "send to me again" */
+
+static int count, slow, reboot_node = -1;
+static volatile uint32_t expect[MAX_NODES], got[MAX_NODES], epoch_seen[MAX_NODES];
+static volatile int ready_from[MAX_NODES];
+static volatile uint64_t received, old_received, lost_corrupt, dups, misordered, refusals;
+static volatile uint64_t sent_total;
+static volatile unsigned restarts;
 static volatile int blocked;
 static struct waitq done_wq = WAITQ_INIT, resume_wq = WAITQ_INIT;
 static volatile int senders_failed;
@@ -71,6 +87,20 @@ static int stress_handler(int src, const uint8_t *p, size_t len, struct pktbuf *
 		lost_corrupt++;
 		return 0;
 	}
+	if (h.seq == SEQ_READY && len == sizeof h) {
+		ready_from[src] = 1;
+		return 0;
+	}
+	/* A new incarnation of src: it owes everything from the first message again. */
+	if (fabric_peer_epoch(src) != epoch_seen[src]) {
+		if (epoch_seen[src]) {
+			old_received += got[src];
+			received -= got[src];
+			expect[src] = 0;
+			got[src] = 0;
+		}
+		epoch_seen[src] = fabric_peer_epoch(src);
+	}
 	for (size_t i = sizeof h; i < len; i++) {
 		if (p[i] != pattern(h.seq, src, i)) {
 			lost_corrupt++;
@@ -83,6 +113,7 @@ static int stress_handler(int src, const uint8_t *p, size_t len, struct pktbuf *
 		misordered++;
 	if (h.seq >= expect[src])
 		expect[src] = h.seq + 1;
+	got[src]++;
 	received++;
 	if (received == (uint64_t)count * (uint64_t)(num_nodes - 1))
 		waitq_wake_all(&done_wq);
@@ -105,23 +136,58 @@ static void *resumer(void *arg)
 	return NULL;
 }
 
+/* reboot=: wait up to 60 s for dst's new incarnation to say READY. */
+static int wait_ready(int dst)
+{
+	for (int i = 0; i < 6000 && !ready_from[dst]; i++)
+		thread_sleep_ns(10000000);
+	return ready_from[dst] ? 0 : -ETIMEDOUT;
+}
+
 static void *sender(void *arg)
 {
 	int dst = (int)(uintptr_t)arg;
 	uint8_t buf[FAB_MTU];
+	uint32_t epoch = fabric_peer_epoch(dst);
+	/* To the reboot= node: the stream must reach its second incarnation whole. */
+	int owe_new = dst == reboot_node && node_id != reboot_node;
 
-	for (uint32_t seq = 0; seq < (uint32_t)count; seq++) {
-		size_t len = msg_len(seq, node_id, dst);
-		struct msg_hdr h = { (uint16_t)node_id, 0, seq, (uint32_t)len };
-		memcpy(buf, &h, sizeof h);
-		for (size_t i = sizeof h; i < len; i++)
-			buf[i] = pattern(seq, node_id, i);
-		int r = fabric_send(dst, APP_PROTO_TEST, buf, len, NULL, 0, 0);
+	for (uint32_t seq = 0; seq < (uint32_t)count || owe_new; seq++) {
+		int r = 0;
+		if (seq < (uint32_t)count) {
+			size_t len = msg_len(seq, node_id, dst);
+			struct msg_hdr h = { (uint16_t)node_id, 0, seq, (uint32_t)len };
+			memcpy(buf, &h, sizeof h);
+			for (size_t i = sizeof h; i < len; i++)
+				buf[i] = pattern(seq, node_id, i);
+			/* Only to the incarnation this stream began with. */
+			r = fabric_send_at(dst, epoch, APP_PROTO_TEST, buf, len, NULL, 0, 0);
+		}
+		if (owe_new && (r == -ECONNRESET || seq >= (uint32_t)count)) {
+			/* Its old incarnation got what it got; the new one gets all of it. */
+			if (r == -ECONNRESET)
+				printf("fabric-stress: n%d rebooted: send %u to its old incarnation failed "
+				       "(%d); all %d again once it is ready\n", dst, seq, r, count);
+			if (wait_ready(dst) < 0) {
+				printf("fabric-stress: n%d never said READY\n", dst);
+				senders_failed++;
+				return NULL;
+			}
+			if (r != -ECONNRESET)
+				printf("fabric-stress: n%d rebooted after taking all %d; all again\n", dst,
+				       count);
+			restarts++;
+			owe_new = 0;
+			epoch = fabric_peer_epoch(dst);
+			seq = (uint32_t)-1;
+			continue;
+		}
 		if (r < 0) {
 			printf("fabric-stress: send %u to n%d failed: %d\n", seq, dst, r);
 			senders_failed++;
 			return NULL;
 		}
+		sent_total++;
 	}
 	if (fabric_flush(dst, 60000000000ULL) < 0) {
 		printf("fabric-stress: messages to n%d never acknowledged\n", dst);
@@ -133,6 +199,8 @@ static void *sender(void *arg)
 static const struct argspec stress_args[] = {
 	{ "count", ARG_INT, 1, 10000000, "messages to each other node (default 2000)" },
 	{ "slow", ARG_BOOL, 0, 0, "receivers refuse now and then (back-pressure), default off" },
+	{ "reboot", ARG_INT, 1, MAX_NODES - 1,
+	  "this node resets itself halfway (with boot/cluster --reboot I), default none" },
 	{ NULL, 0, 0, 0, NULL },
 };
 
@@ -145,6 +213,8 @@ static int stress_main(void)
 
 	count = (int)arg_int("count", 2000);
 	slow = arg_bool("slow", 0);
+	reboot_node = (int)arg_int("reboot", -1);
+	int second_boot = node_id == reboot_node && cmos_read(CMOS_STRESS_REBOOT) == STRESS_REBOOT_MAGIC;
 	if (!fabric_ready()) {
 		printf("fabric-stress: no network\n");
 		return 1;
@@ -154,6 +224,17 @@ static int stress_main(void)
 		return 1;
 	if (fabric_wait_peers(30000000000ULL) < 0)
 		return 1;
+	if (second_boot) {
+		/* The others wait for this before they send to the new incarnation. */
+		struct msg_hdr ready = { (uint16_t)node_id, 0, SEQ_READY, sizeof ready };
+		cmos_write(CMOS_STRESS_REBOOT, 0);
+		printf("fabric-stress: node %d, second boot (incarnation %016lx)\n", node_id,
+		       fabric_incarnation());
+		for (int i = 0; i < num_nodes; i++)
+			if (i != node_id && fabric_send(i, APP_PROTO_TEST, &ready, sizeof ready, NULL, 0, 0) < 0)
+				return 1;
+	}
+	/* A second boot's first barrier was released long ago: node 0 lets it through. */
 	if (fabric_barrier(30000000000ULL) < 0)
 		return 1;
 
@@ -162,6 +243,14 @@ static int stress_main(void)
 		t[i] = NULL;
 		if (i != node_id)
 			t[i] = thread_create("sender", sender, (void *)(uintptr_t)i, PRIO_NORMAL, 0);
+	}
+	if (node_id == reboot_node && !second_boot) {
+		/* Halfway: reset, in the middle of every stream to and from this node. */
+		while (sent_total < (uint64_t)count * (uint64_t)(num_nodes - 1) / 2)
+			thread_sleep_ns(1000000);
+		printf("fabric-stress: node %d resets after %lu messages\n", node_id, sent_total);
+		cmos_write(CMOS_STRESS_REBOOT, STRESS_REBOOT_MAGIC);
+		machine_reset();
 	}
 	for (int i = 0; i < num_nodes; i++)
 		if (t[i])
@@ -198,9 +287,11 @@ static int stress_main(void)
 	printf("fabric-stress: %lu messages in %lu ms, back-pressure refusals %lu%s\n", received,
 	       elapsed, refusals, timed_out ? " (timed out waiting)" : "");
 	result("sent=%lu received=%lu lost=%lu dup=%lu misordered=%lu retransmits=%lu "
-	       "refusals=%lu sender_waits=%lu ms=%lu",
+	       "refusals=%lu sender_waits=%lu ms=%lu%s",
 	       (uint64_t)count * (uint64_t)(num_nodes - 1), received, lost, dups, misordered,
-	       c.retransmits, refusals, c.send_waits, elapsed);
+	       c.retransmits, refusals, c.send_waits, elapsed, reboot_node < 0 ? "" : "");
+	if (reboot_node >= 0)
+		result("reboot node=%d restarts=%u old_received=%lu", reboot_node, restarts, old_received);
 	return lost || dups || misordered || senders_failed ? 1 : 0;
 }
 

@@ -10,6 +10,12 @@
  * from node 0, for the barrier this node waits at.  Anything else (a
  * release from another node, an arrival repeated or out of turn, a bad
  * length or kind) is counted and dropped: it neither releases nor counts.
+ *
+ * A node that rebooted starts again at generation 1 (barrier_peer_reset):
+ * its arrivals at barriers node 0 has released already (every other node
+ * passed them) are released at once, so that it catches up with the
+ * others' generation instead of waiting for a release that came before
+ * it was born.
  */
 #include <errno.h>
 #include <string.h>
@@ -27,6 +33,7 @@
 static uint32_t barrier_gen;		/* the barrier this node is at */
 static volatile uint32_t barrier_released;	/* last generation released */
 static uint32_t arrived_gen[MAX_NODES];	/* node 0: last generation each node arrived at */
+static uint32_t released_gen;		/* node 0: the last generation it released */
 static volatile unsigned long barrier_dropped;
 static volatile uint32_t barrier_resets;	/* peers that rebooted: a barrier waiting fails */
 static struct waitq barrier_wq = WAITQ_INIT;
@@ -49,6 +56,15 @@ static int barrier_handler(int src, const uint8_t *p, size_t len, struct pktbuf 
 		if (node_id != 0 || src == 0 || gen != arrived_gen[src] + 1)
 			goto drop;
 		arrived_gen[src] = gen;
+		if (!gen_lt(released_gen, gen)) {
+			/* Released before this (rebooted) node came: let it through now. */
+			uint8_t msg[BARRIER_MSG] = { 'R' };
+			memcpy(msg + 1, &gen, 4);
+			if (fabric_send(src, FP_BARRIER, msg, BARRIER_MSG, NULL, 0,
+					FABRIC_NOWAIT | FABRIC_ACKNOW) < 0)
+				barrier_dropped++;
+			return 0;
+		}
 	} else if (p[0] == 'R') {
 		if (src != 0 || node_id == 0 || gen != barrier_gen || !gen_lt(barrier_released, gen))
 			goto drop;
@@ -106,6 +122,10 @@ int fabric_barrier(uint64_t timeout_ns)
 	if (r)
 		return r;
 	msg[0] = 'R';
+	f = irq_save();
+	if (gen_lt(released_gen, gen))
+		released_gen = gen;
+	irq_restore(f);
 	for (int i = 1; i < num_nodes; i++)
 		if ((r = fabric_send(i, FP_BARRIER, msg, BARRIER_MSG, NULL, 0, FABRIC_ACKNOW)) < 0)
 			return r;

@@ -488,6 +488,18 @@ CASES = [
             expect=[r"cluster: hostile: sent [1-9]\d* frames .*heard [1-9]"],
             absent=[r"rebooted", r"FAILED"], count={r"RESULT rmem-test checks=\d+ failed=0": 2}),
 ] if os.geteuid() == 0 else []) + [
+    # Node 1 resets itself halfway through fabric-stress and rejoins: the others report the
+    # sends to its old incarnation that failed, send its new one everything again, and finish.
+] + [
+    Cluster("fabric-stress-reboot-%s%s" % (nic, "-keyed" if extra else ""), app="fabric-stress", nodes=3, nic=nic, timeout=120,
+            args="reboot=1 count=1000", options=["--reboot", "1"] + extra,
+            expect=[r"^\[n1\] fabric-stress: node 1, second boot",
+                    r"^\[n0\] fabric-stress: n1 rebooted", r"^\[n2\] fabric-stress: n1 rebooted"],
+            absent=[r"FAILED", r"never"],
+            count={r"RESULT fabric-stress sent=2000 received=2000 lost=0 dup=0 misordered=0": 3,
+                   r"^\[n[02]\] RESULT fabric-stress reboot node=1 restarts=1 old_received=\d+": 2})
+    for (nic, extra) in [("virtio", []), ("e1000", []), ("virtio", ["--key", "random"])]
+] + [
     # Barrier messages from a node that may not send them: counted, dropped, nothing released.
     Cluster("fabric-barrier-forge", app="barrier-forge", nodes=3, timeout=120,
             expect=[r"^\[n1\] RESULT barrier-forge forged=3 dropped=3 barrier2=-\d+ checks=\d+ failed=0",
