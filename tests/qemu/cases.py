@@ -333,8 +333,9 @@ CASES = [
             count={r"RESULT stages op=write ": 7, r"RESULT stages op=read ": 14}),
     # The primitives' costs: every probe reports (timing is not asserted).
     Cluster("cost", app="cost", nodes=1, args="iters=2000",
-            expect=[r"RESULT cost op=thread_switch ns=\d+", r"RESULT cost op=fxsave_fxrstor ns=\d+"],
-            count={r"RESULT cost op=\w+ ns=\d+": 12}),
+            expect=[r"RESULT cost op=thread_switch ns=\d+", r"RESULT cost op=fxsave_fxrstor ns=\d+",
+                    r"RESULT cost op=siphash_104 ns=\d+"],
+            count={r"RESULT cost op=\w+ ns=\d+": 14}),
     Cluster("stages-e1000", app="stages", nodes=2, nic="e1000", args="iters=20",
             count={r"RESULT stages op=write ": 7, r"RESULT stages op=read ": 14}),
     Cluster("fabric-junk-shm", app="fabric-junk", nodes=2, nic="shm",
