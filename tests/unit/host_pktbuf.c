@@ -10,7 +10,8 @@
 #include "drivers/pktbuf.h"
 
 static int live, limit = -1;
-static int held[PKT_NCONSUMERS], share[PKT_NCONSUMERS] = { [PKT_LWIP] = PKT_SHARE_LWIP };
+static int held[PKT_NCONSUMERS], share[PKT_NCONSUMERS] = {
+	[PKT_LWIP] = PKT_SHARE_LWIP, [PKT_FABRIC_TX] = PKT_SHARE_FABRIC_TX };
 static unsigned long refused[PKT_NCONSUMERS];
 
 int pkt_pool_init(int n)
