@@ -163,6 +163,12 @@ CASES = [
              "{build}/fuzz/seeds_fabric {root}/tests/fuzz/regressions"],
             expect=[r"Done \d+ runs"], timeout=300),
 
+    # The kernel's receive path with three simulated peers, keyed and not.
+    Command("fuzz/fabric_rx-smoke",
+            ["bash", "-c", "mkdir -p {build}/fuzz/smoke_fabric_rx && "
+             "{build}/fuzz/fuzz_fabric_rx -runs=20000 -max_len=8192 {build}/fuzz/smoke_fabric_rx "
+             "{build}/fuzz/seeds_fabric_rx"],
+            expect=[r"Done \d+ runs"], timeout=300),
     Command("fuzz/cmdline-smoke",
             ["bash", "-c", "mkdir -p {build}/fuzz/smoke_cmdline && "
              "{build}/fuzz/fuzz_cmdline -runs=50000 {build}/fuzz/smoke_cmdline {build}/fuzz/seeds_cmdline"],

@@ -201,9 +201,25 @@ static uint32_t msg_sum(const uint8_t *p, size_t len)
 	return s;
 }
 
-struct sim;
-static uint32_t *last_seq_of(int k);
-static uint64_t sim_inc(int k);
+/*
+ * What the node's handler saw of each peer: the incarnation of its last
+ * message and that message's number; and every incarnation each peer has
+ * had (a message of an old one may still arrive before the node learns of
+ * the new one).
+ */
+static uint64_t seen_inc[HN_NODES];
+static uint32_t seen_seq[HN_NODES];
+#define MAX_INCS 2048		/* the fuzz target runs at most 2000 operations */
+static uint64_t incs[HN_NODES][MAX_INCS];
+static unsigned nincs[HN_NODES];
+
+static int was_inc(int k, uint64_t inc)
+{
+	for (unsigned i = 0; i < nincs[k] && i < MAX_INCS; i++)
+		if (incs[k][i] == inc)
+			return 1;
+	return 0;
+}
 
 static int node_handler(int src, const uint8_t *p, size_t len, struct pktbuf *pb)
 {
@@ -218,15 +234,19 @@ static int node_handler(int src, const uint8_t *p, size_t len, struct pktbuf *pb
 		return 0;
 	}
 	memcpy(&m, p, sizeof m);
-	if (m.magic != APP_MAGIC || m.src != src || m.inc != sim_inc(src) || m.sum != msg_sum(p, len)) {
+	if (m.magic != APP_MAGIC || m.src != src || !was_inc(src, m.inc) || m.sum != msg_sum(p, len)) {
 		hn.garbage++;
 		return 0;
 	}
 	hn.good[src]++;
-	uint32_t *last = last_seq_of(src);
-	if (m.seq != *last + 1)
+	if (m.inc != seen_inc[src]) {
+		/* Another boot of src: its messages start again from the first. */
+		seen_inc[src] = m.inc;
+		seen_seq[src] = 0;
+	}
+	if (m.seq != seen_seq[src] + 1)
 		hn.out_of_order++;
-	*last = m.seq;
+	seen_seq[src] = m.seq;
 	return 0;
 }
 
@@ -251,14 +271,11 @@ struct sim {
 	struct fab_seal seal, hello_seal;
 	struct fab_unseal unseal, hello_unseal;
 	uint32_t next_seq;		/* its next app message */
-	uint32_t node_last;		/* the node's handler: the last of its messages taken */
 };
 
 static struct sim sims[HN_NODES];
 static struct sipkey cluster;
 
-static uint32_t *last_seq_of(int k) { return &sims[k].node_last; }
-static uint64_t sim_inc(int k) { return sims[k].inc; }
 
 #define HIST 64
 static struct frame wire[HN_WIRE];	/* toward the node */
@@ -325,6 +342,7 @@ static void sim_boot(int k, uint64_t inc)
 	memset(s, 0, sizeof *s);
 	s->id = k;
 	s->inc = inc;
+	incs[k][nincs[k]++ % MAX_INCS] = inc;
 	memcpy(s->mac, node_mac, 6);
 	s->mac[5] = (uint8_t)k;
 	memcpy(cfg.my_mac, s->mac, 6);
@@ -484,6 +502,9 @@ void hn_reset(int key, unsigned peer_timeout_ms)
 	free_frames(out, &nout);
 	memset(&hn, 0, sizeof hn);
 	memset(timers, 0, sizeof timers);
+	memset(seen_inc, 0, sizeof seen_inc);
+	memset(seen_seq, 0, sizeof seen_seq);
+	memset(nincs, 0, sizeof nincs);
 	keyed = key;
 	timeout_ms = peer_timeout_ms;
 	fab_key_from_text(&cluster, HN_KEY);
