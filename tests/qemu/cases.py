@@ -169,6 +169,12 @@ CASES = [
              "{build}/fuzz/fuzz_fabric_rx -runs=20000 -max_len=8192 {build}/fuzz/smoke_fabric_rx "
              "{build}/fuzz/seeds_fabric_rx"],
             expect=[r"Done \d+ runs"], timeout=300),
+    # lwIP's input path through the project's netif: ARP, ICMP, UDP, fragments, TCP.
+    Command("fuzz/lwip-smoke",
+            ["bash", "-c", "mkdir -p {build}/fuzz/smoke_lwip && "
+             "{build}/fuzz/fuzz_lwip -runs=20000 -max_len=8192 {build}/fuzz/smoke_lwip "
+             "{build}/fuzz/seeds_lwip"],
+            expect=[r"Done \d+ runs"], timeout=300),
     Command("fuzz/cmdline-smoke",
             ["bash", "-c", "mkdir -p {build}/fuzz/smoke_cmdline && "
              "{build}/fuzz/fuzz_cmdline -runs=50000 {build}/fuzz/smoke_cmdline {build}/fuzz/seeds_cmdline"],
