@@ -438,7 +438,7 @@ $(BUILD)/tests/unit_%: tests/unit/test_%.c $$(UNIT_SRCS_$$*) | deps
 
 unit: $(UNIT_BINS)
 
-test: $(BUILD)/now.elf $(BUILD)/now.iso $(BUILD)/now-keyed.iso $(UNIT_BINS) $(BUILD)/fuzz/fuzz_fabric $(BUILD)/fuzz/fuzz_fabric_rx $(BUILD)/fuzz/fuzz_lwip $(BUILD)/fuzz/fuzz_req $(BUILD)/fuzz/fuzz_rmem $(BUILD)/fuzz/fuzz_cell $(BUILD)/fuzz/fuzz_call \
+test: $(BUILD)/now.elf $(BUILD)/now.iso $(BUILD)/now-keyed.iso $(UNIT_BINS) $(BUILD)/fuzz/fuzz_fabric $(BUILD)/fuzz/fuzz_fabric_rx $(BUILD)/fuzz/fuzz_lwip $(BUILD)/fuzz/fuzz_madtcp $(BUILD)/fuzz/fuzz_req $(BUILD)/fuzz/fuzz_rmem $(BUILD)/fuzz/fuzz_cell $(BUILD)/fuzz/fuzz_call \
 	$(BUILD)/fuzz/fuzz_cmdline $(BUILD)/fuzz/fuzz_mad $(BUILD)/fuzz/fuzz_rpc $(BUILD)/fuzz/fuzz_net \
 	$(BUILD)/fuzz/fuzz_e1000 $(BUILD)/fuzz/fuzz_madcell $(BUILD)/fuzz/fuzz_virtio_net $(BUILD)/fuzz/fuzz_madreq
 	@$(PYTHON) tests/run.py --build $(BUILD) $(UNIT_BINS)
@@ -467,6 +467,10 @@ FUZZ_CFLAGS := -std=gnu11 -g -O1 -DHOST_TEST -DFUZZING_BUILD_MODE_UNSAFE_FOR_PRO
 	-fno-sanitize-recover=undefined -fno-omit-frame-pointer
 FUZZ_SRCS_fabric := net/fabric/channel.c net/fabric/member.c net/fabric/wire.c kernel/crc.c kernel/siphash.c tests/unit/host_pktbuf.c
 FUZZ_SRCS_fabric_rx := $(FABRIC_NODE_SRCS)
+# fuzz_madtcp includes lib/mad_tcp.c itself, with lwIP's socket headers (none of lwIP's code).
+FUZZ_SRCS_madtcp := lib/mad.c
+$(BUILD)/fuzz/fuzz_madtcp: FUZZ_CFLAGS += -include tests/fuzz/lwip_host.h $(LWIP_INC)
+$(BUILD)/fuzz/fuzz_madtcp: lib/mad_tcp.c lib/mad_drv.h tests/fuzz/lwip_host.h $(LWIPDIR)/.extracted
 # lwIP's own sources, built for the host (the same ones the kernel builds), without the
 # API layer: the target runs lwIP single-threaded; tests/fuzz/lwip_host.h first in each.
 FUZZ_SRCS_lwip := tests/unit/host_pktbuf.c $(LWIPDIR)/src/api/err.c \
@@ -495,7 +499,7 @@ $(BUILD)/fuzz/fuzz_virtio_net: drivers/virtio_net.c drivers/virtio.h
 # fuzz_madreq includes lib/mad_req.c itself (its stream reader is static).
 FUZZ_SRCS_madreq := lib/mad.c
 $(BUILD)/fuzz/fuzz_madreq: lib/mad_req.c lib/mad_drv.h
-FUZZ_TARGETS := fabric fabric_rx lwip rmem req cell call cmdline mad rpc net e1000 madcell virtio_net madreq
+FUZZ_TARGETS := fabric fabric_rx lwip madtcp rmem req cell call cmdline mad rpc net e1000 madcell virtio_net madreq
 FUZZ_BINS := $(addprefix $(BUILD)/fuzz/fuzz_,$(FUZZ_TARGETS))
 
 $(BUILD)/fuzz/fuzz_%: tests/fuzz/fuzz_%.c tests/fuzz/seed_%.c $$(FUZZ_SRCS_$$*) | deps

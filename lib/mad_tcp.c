@@ -110,16 +110,23 @@ static int tcp_init(int nodes, int self)
 			thread_sleep_ns(500000000ULL);
 		}
 	}
-	/* Accept every higher node. */
+	/*
+	 * Accept every higher node: one that says its id from its own address
+	 * (10.0.0.(id+1)), so that another station cannot take a node's place
+	 * by naming it first.
+	 */
 	for (int k = self + 1; k < nodes && r == 0; k++) {
+		struct sockaddr_in from = { 0 };
+		socklen_t fromlen = sizeof from;
 		uint32_t id;
-		int c = accept(ls, NULL, NULL);
+		int c = accept(ls, (struct sockaddr *)&from, &fromlen);
 		if (c < 0) {
 			r = -errno;
 			break;
 		}
 		if (read_all(c, &id, sizeof id) < 0 || id >= (uint32_t)nodes || id <= (uint32_t)self ||
-		    socks[id] >= 0) {
+		    socks[id] >= 0 || from.sin_family != AF_INET ||
+		    from.sin_addr.s_addr != htonl(0x0a000000u | (id + 1))) {
 			closesocket(c);
 			k--;		/* not a peer we expect: wait for the real one */
 			continue;

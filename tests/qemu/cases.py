@@ -175,6 +175,12 @@ CASES = [
              "{build}/fuzz/fuzz_lwip -runs=20000 -max_len=8192 {build}/fuzz/smoke_lwip "
              "{build}/fuzz/seeds_lwip"],
             expect=[r"Done \d+ runs"], timeout=300),
+    # Madeleine's TCP driver: its set-up's hellos and its stream, with any bytes and read sizes.
+    Command("fuzz/madtcp-smoke",
+            ["bash", "-c", "mkdir -p {build}/fuzz/smoke_madtcp && "
+             "{build}/fuzz/fuzz_madtcp -runs=20000 -max_len=8192 {build}/fuzz/smoke_madtcp "
+             "{build}/fuzz/seeds_madtcp"],
+            expect=[r"Done \d+ runs"], timeout=300),
     Command("fuzz/cmdline-smoke",
             ["bash", "-c", "mkdir -p {build}/fuzz/smoke_cmdline && "
              "{build}/fuzz/fuzz_cmdline -runs=50000 {build}/fuzz/smoke_cmdline {build}/fuzz/seeds_cmdline"],
