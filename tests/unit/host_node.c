@@ -428,8 +428,10 @@ static void to_peer(int k, const uint8_t *data, size_t len)
 	/* Frames to a peer that has not bound this incarnation of the node: dropped, as by rx.c. */
 	if (s->m.inc != node_inc || h.session != fab_pair_tag(node_inc, s->inc))
 		return;
-	if (keyed && fab_unseal(&s->unseal, data, &h, 1) != FAB_OK)
+	if (keyed && fab_unseal(&s->unseal, data, &h, 1) != FAB_OK) {
+		fprintf(stderr, "host_node: peer %d refused a frame of the node's (type %u)\n", k, h.type);
 		abort();	/* the node's own frames, once each */
+	}
 	if (h.type == FAB_RAW)
 		return;
 	struct pktbuf *pb = pkt_get();
@@ -507,6 +509,7 @@ void hn_reset(int key, unsigned peer_timeout_ms)
 	memset(nincs, 0, sizeof nincs);
 	keyed = key;
 	timeout_ms = peer_timeout_ms;
+	clock_ns = 1000000000ULL;	/* every run from the same start: fuzz inputs replay alike */
 	fab_key_from_text(&cluster, HN_KEY);
 	node_inc = 0x1111000000000001ULL + clock_ns;
 	fab.peer_timeout_ns = 10000000000ULL;
