@@ -136,6 +136,15 @@ NODE_HELLO = r"^\[n%d\] hello from node %d of %d, tsc \d+\.\d+ MHz$"
 TCP_ECHO = (r"^\[n0\] RESULT tcp-echo size=%d iters=\d+ median_us=\d+\.\d+ p99_us=\d+\.\d+ "
             r"throughput_mbps=\d+\.\d+$")
 
+def fuzz_smoke(target, runs=20000):
+    """A fuzz target, briefly, over its seeds (and its corpus from earlier runs)."""
+    return Command("fuzz/%s-smoke" % target,
+                   ["bash", "-c", "mkdir -p {build}/fuzz/smoke_%s && "
+                    "{build}/fuzz/fuzz_%s -runs=%d -max_len=8192 {build}/fuzz/smoke_%s "
+                    "{build}/fuzz/seeds_%s" % (target, target, runs, target, target)],
+                   expect=[r"Done \d+ runs"], timeout=300)
+
+
 CASES = [
     Check("check/static-elf-picolibc", static_elf),
     Check("check/ksyms", ksyms_match),
@@ -164,23 +173,11 @@ CASES = [
             expect=[r"Done \d+ runs"], timeout=300),
 
     # The kernel's receive path with three simulated peers, keyed and not.
-    Command("fuzz/fabric_rx-smoke",
-            ["bash", "-c", "mkdir -p {build}/fuzz/smoke_fabric_rx && "
-             "{build}/fuzz/fuzz_fabric_rx -runs=20000 -max_len=8192 {build}/fuzz/smoke_fabric_rx "
-             "{build}/fuzz/seeds_fabric_rx"],
-            expect=[r"Done \d+ runs"], timeout=300),
+    fuzz_smoke("fabric_rx"),
     # lwIP's input path through the project's netif: ARP, ICMP, UDP, fragments, TCP.
-    Command("fuzz/lwip-smoke",
-            ["bash", "-c", "mkdir -p {build}/fuzz/smoke_lwip && "
-             "{build}/fuzz/fuzz_lwip -runs=20000 -max_len=8192 {build}/fuzz/smoke_lwip "
-             "{build}/fuzz/seeds_lwip"],
-            expect=[r"Done \d+ runs"], timeout=300),
+    fuzz_smoke("lwip"),
     # Madeleine's TCP driver: its set-up's hellos and its stream, with any bytes and read sizes.
-    Command("fuzz/madtcp-smoke",
-            ["bash", "-c", "mkdir -p {build}/fuzz/smoke_madtcp && "
-             "{build}/fuzz/fuzz_madtcp -runs=20000 -max_len=8192 {build}/fuzz/smoke_madtcp "
-             "{build}/fuzz/seeds_madtcp"],
-            expect=[r"Done \d+ runs"], timeout=300),
+    fuzz_smoke("madtcp"),
     Command("fuzz/cmdline-smoke",
             ["bash", "-c", "mkdir -p {build}/fuzz/smoke_cmdline && "
              "{build}/fuzz/fuzz_cmdline -runs=50000 {build}/fuzz/smoke_cmdline {build}/fuzz/seeds_cmdline"],
