@@ -170,6 +170,8 @@ static void device_receive(unsigned len)
 
 	if (dev_avail == vq->avail->idx)
 		return;				/* no buffer: dropped */
+	if ((uint16_t)(vq->used->idx - vq->last_used) >= vq->size)
+		return;				/* its used ring is full (of its lies): dropped */
 	uint16_t head = vq->avail->ring[dev_avail & (vq->size - 1)];
 	CHECK(head < vq->size);
 	volatile struct virtq_desc *d = &vq->desc[head];
