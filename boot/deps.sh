@@ -16,6 +16,8 @@ apt-get:apt clang:clang"
 # file:package pairs (libraries and data, not commands)
 need_files="/usr/include/cmocka.h:libcmocka-dev
 /usr/lib/grub/i386-pc/modinfo.sh:grub-pc-bin
+/usr/lib/grub/x86_64-efi/modinfo.sh:grub-efi-amd64-bin
+/usr/share/OVMF/OVMF_CODE.fd:ovmf
 /usr/share/keyrings/debian-archive-keyring.gpg:debian-archive-keyring"
 
 missing=""
