@@ -145,7 +145,8 @@ FABRIC_OBJS := \
 	net/fabric/barrier.o \
 	net/fabric/call_wire.o \
 	net/fabric/call.o \
-	net/fabric/names.o
+	net/fabric/names.o \
+	net/fabric/auto.o
 
 RMEM_OBJS := \
 	net/rmem/proto.o \
@@ -417,7 +418,7 @@ UNIT_SRCS_member  := net/fabric/member.c net/fabric/wire.c kernel/crc.c kernel/s
 	net/fabric/names.c net/fabric/call_wire.c tests/unit/host_fabric.c tests/unit/host_pktbuf.c
 UNIT_SRCS_pktbuf  := drivers/pktbuf.c
 # The fabric's kernel side, node 1 of four, with simulated peers.
-FABRIC_NODE_SRCS  := net/fabric/fabric.c net/fabric/rx.c net/fabric/discovery.c net/fabric/send.c \
+FABRIC_NODE_SRCS  := net/fabric/fabric.c net/fabric/rx.c net/fabric/discovery.c net/fabric/send.c net/fabric/auto.c \
 	net/fabric/barrier.c net/fabric/member.c net/fabric/channel.c net/fabric/wire.c \
 	net/fabric/inject.c net/fabric/fault.c kernel/crc.c kernel/siphash.c kernel/cmdline.c \
 	tests/unit/host_node.c tests/unit/host_pktbuf.c

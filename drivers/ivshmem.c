@@ -419,6 +419,12 @@ static int shm_probe(struct pci_dev *d)
 
 	if (netdev_get())
 		return -EBUSY;
+	if (node_auto(NULL)) {
+		/* Its slots are the nodes' ids, which the ivshmem server's peer ids must match. */
+		printf("ivshmem: node=auto is for Ethernet; on the shared-memory link give node= "
+		       "and nodes=\n");
+		return -EINVAL;
+	}
 	sc = calloc(1, sizeof *sc);
 	if (!sc)
 		return -ENOMEM;

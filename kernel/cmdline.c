@@ -187,9 +187,14 @@ int cmdline_check(const struct cmdline *c, const struct argspec *const *tables, 
 			continue;
 		}
 		switch (s->type) {
+		case ARG_INT_AUTO:
+			if (strcmp(a->val, "auto") == 0)
+				break;
+			/* fall through */
 		case ARG_INT:
 			if (cmdline_parse_int(a->val, &v) < 0) {
-				report(err, errlen, "%s=%s: not an integer", a->key, a->val);
+				report(err, errlen, "%s=%s: not an integer%s", a->key, a->val,
+				       s->type == ARG_INT_AUTO ? " (nor auto)" : "");
 				bad++;
 			} else if (v < s->min || v > s->max) {
 				report(err, errlen, "%s=%s: out of range (%ld..%ld)", a->key, a->val, s->min,

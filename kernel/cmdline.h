@@ -28,6 +28,7 @@ struct cmdline {
 
 enum arg_type {
 	ARG_INT,	/* decimal or 0x hex, within [min, max] */
+	ARG_INT_AUTO,	/* as ARG_INT, or the word "auto" */
 	ARG_STR,	/* any non-empty text; the owner validates it */
 	ARG_BOOL,	/* 0/1, on/off, yes/no, true/false */
 };
@@ -35,7 +36,7 @@ enum arg_type {
 struct argspec {
 	const char *key;	/* NULL ends a table */
 	enum arg_type type;
-	long min, max;		/* ARG_INT only */
+	long min, max;		/* ARG_INT and ARG_INT_AUTO only */
 	const char *help;
 };
 

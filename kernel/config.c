@@ -13,6 +13,7 @@
 #define MAX_TABLES 16
 
 int node_id, num_nodes = 1;
+static int auto_id, auto_expect, identity_set;
 const struct app *current_app;
 static struct cmdline boot_cmdline;
 
@@ -20,8 +21,10 @@ extern const struct app *const __apps_start[], *const __apps_end[];
 extern const struct arg_table *const __argtabs_start[], *const __argtabs_end[];
 
 static const struct argspec kernel_args[] = {
-	{ "node", ARG_INT, 0, MAX_NODES - 1, "this node's id, 0..nodes-1" },
-	{ "nodes", ARG_INT, 1, MAX_NODES, "number of nodes in the cluster" },
+	{ "node", ARG_INT_AUTO, 0, MAX_NODES - 1,
+	  "this node's id, 0..nodes-1, or auto: agreed with the others at boot, in MAC order" },
+	{ "nodes", ARG_INT_AUTO, 1, MAX_NODES,
+	  "number of nodes in the cluster, or auto (with node=auto): the nodes heard at boot" },
 	{ "app", ARG_STR, 0, 0, "the app to run (default " DEFAULT_APP ")" },
 	{ NULL, 0, 0, 0, NULL },
 };
@@ -64,6 +67,20 @@ static void print_problems(const char *err)
 		printf("cmdline: error: %.*s\n", n, p);
 		p += n + (nl ? 1 : 0);
 	}
+}
+
+static int check_identity(void)
+{
+	if (node_id >= num_nodes) {
+		printf("cmdline: error: node=%d is not below nodes=%d\n", node_id, num_nodes);
+		return -EINVAL;
+	}
+	if (current_app->min_nodes > num_nodes) {
+		printf("cmdline: error: app %s needs at least %d nodes (nodes=%d)\n", current_app->name,
+		       current_app->min_nodes, num_nodes);
+		return -EINVAL;
+	}
+	return 0;
 }
 
 int config_init(const char *line)
@@ -114,22 +131,46 @@ int config_init(const char *line)
 			return -EINVAL;
 		}
 	}
-	if (cmdline_get(&boot_cmdline, "nodes") &&
-	    cmdline_parse_int(cmdline_get(&boot_cmdline, "nodes"), &v) == 0)
+	const char *nv = cmdline_get(&boot_cmdline, "nodes"), *iv = cmdline_get(&boot_cmdline, "node");
+	if (nv && strcmp(nv, "auto") == 0) {
+		if (!iv || strcmp(iv, "auto") != 0) {
+			printf("cmdline: error: nodes=auto goes with node=auto (the ids are agreed "
+			       "at boot)\n");
+			return -EINVAL;
+		}
+	} else if (nv && cmdline_parse_int(nv, &v) == 0) {
 		num_nodes = (int)v;
-	if (cmdline_get(&boot_cmdline, "node") &&
-	    cmdline_parse_int(cmdline_get(&boot_cmdline, "node"), &v) == 0)
+	}
+	if (iv && strcmp(iv, "auto") == 0) {
+		if (!nv) {
+			printf("cmdline: error: node=auto needs nodes=<count> or nodes=auto\n");
+			return -EINVAL;
+		}
+		auto_id = 1;
+		auto_expect = strcmp(nv, "auto") == 0 ? 0 : num_nodes;
+		return 0;	/* node_set_identity() checks the rest */
+	} else if (iv && cmdline_parse_int(iv, &v) == 0) {
 		node_id = (int)v;
-	if (node_id >= num_nodes) {
-		printf("cmdline: error: node=%d is not below nodes=%d\n", node_id, num_nodes);
-		return -EINVAL;
 	}
-	if (current_app->min_nodes > num_nodes) {
-		printf("cmdline: error: app %s needs at least %d nodes (nodes=%d)\n", current_app->name,
-		       current_app->min_nodes, num_nodes);
+	identity_set = 1;
+	return check_identity();
+}
+
+int node_auto(int *expect)
+{
+	if (expect)
+		*expect = auto_expect;
+	return auto_id && !identity_set;
+}
+
+int node_set_identity(int id, int nodes)
+{
+	if (!auto_id || identity_set || nodes < 1 || nodes > MAX_NODES || id < 0 || id >= nodes)
 		return -EINVAL;
-	}
-	return 0;
+	node_id = id;
+	num_nodes = nodes;
+	identity_set = 1;
+	return check_identity();
 }
 
 const char *arg_str(const char *key, const char *def)

@@ -26,6 +26,7 @@
 #define INIT_POOLS 30		/* buffer pools */
 #define INIT_DEVICES 35		/* device drivers */
 #define INIT_NET 40		/* the demultiplexer */
+#define INIT_IDENTITY 45	/* node=auto: the nodes agree on ids */
 #define INIT_FABRIC 50		/* the link layer between nodes */
 #define INIT_PROTO 60		/* the mechanisms on the fabric */
 #define INIT_START 70		/* every protocol is registered: start delivering */

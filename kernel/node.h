@@ -21,6 +21,17 @@
 /* This node's id (0..num_nodes-1) and the cluster's size. */
 extern int node_id, num_nodes;
 
+/*
+ * node=auto: this node's id and (with nodes=auto) the cluster's size are
+ * not known until the nodes on the segment agree on them at boot
+ * (net/fabric/auto.c, between the NIC and the fabric).  node_auto() says
+ * whether that is still to be done, and the count nodes= expects (0 for
+ * nodes=auto); node_set_identity() records the outcome, once, and checks
+ * it as config_init checks a typed one: 0, or -EINVAL with a message.
+ */
+int node_auto(int *expect);
+int node_set_identity(int id, int nodes);
+
 /* A key's value, already checked against its table; def if absent. */
 const char *arg_str(const char *key, const char *def);
 long arg_int(const char *key, long def);

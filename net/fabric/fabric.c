@@ -38,6 +38,8 @@ static const struct argspec fabric_args[] = {
 	{ "fault_node", ARG_INT, 0, 63, "only this node injects the faults of fault= (default: every node)" },
 	{ "fabric_tx_bufs", ARG_INT, 4, PKT_POOL_BUFS,
 	  "packet buffers the send queues may hold together (default 384 of 1024)" },
+	{ "auto_settle_ms", ARG_INT, 100, 3600000, "node=auto nodes=auto: the cluster is formed "
+	  "after this long without a newcomer (default 3000)" },
 	{ "key", ARG_STR, 0, 0, "cluster key (16 to 128 characters, the same on every node): every "
 	  "fabric frame carries a SipHash-2-4 MAC and is taken at most once" },
 	{ NULL, 0, 0, 0, NULL },
@@ -409,4 +411,5 @@ void fabric_print_stats(void)
 		       ch->stats.tx_retx_timeout, ch->stats.tx_retx_sack, ch->stats.rx_data,
 		       ch->stats.rx_dup, ch->stats.rx_ooo, ch->stats.rx_outside_window);
 	}
+	fab_auto_print_stats();
 }

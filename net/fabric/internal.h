@@ -61,6 +61,10 @@ void fab_discovery_start(void);
 void fab_hello_input(const struct fab_hdr *h, const uint8_t *payload, const uint8_t *src_mac);
 
 
+/* auto.c: an AUTO frame (node=auto), owns pb (irq); its counters' line. */
+void fab_auto_input(struct pktbuf *pb);
+void fab_auto_print_stats(void);
+
 /* rx.c: one received fabric frame, after fault injection.  Owns pb.  (irq) */
 void fab_process(struct pktbuf *pb);
 

@@ -22,6 +22,10 @@ void fab_process(struct pktbuf *pb)
 
 	trace_point(TS_FABRIC_RX);
 	fab.ctr.rx_frames++;
+	if (pb->len > FAB_ETH_HLEN + 1 && pb->data[FAB_ETH_HLEN + 1] == FAB_AUTO) {
+		fab_auto_input(pb);	/* node=auto stations, not yet nodes */
+		return;
+	}
 	e = fab_parse_link(pb->data, pb->len, fab.me, fab.nnodes, fab.lossless, fab.keyed, &h,
 			   &payload);
 	if (e != FAB_OK)

@@ -106,6 +106,61 @@ enum fab_err fab_parse_link(const uint8_t *frame, size_t n, int me, int nodes, i
 	return FAB_OK;
 }
 
+int fab_auto_find(const uint8_t (*view)[6], int n, const uint8_t mac[6])
+{
+	for (int i = 0; i < n; i++)
+		if (memcmp(view[i], mac, 6) == 0)
+			return i;
+	return -1;
+}
+
+enum fab_err fab_parse_auto(const uint8_t *frame, size_t n, int keyed, struct fab_hdr *h,
+			    struct fab_auto *a)
+{
+	const uint8_t *fh = frame + FAB_ETH_HLEN;
+	size_t room;
+
+	if (n < FAB_ETH_HLEN + FAB_HDR_LEN)
+		return FAB_E_SHORT;
+	if (n > FAB_FRAME_MAX)
+		return FAB_E_LEN;
+	memcpy(h, fh, sizeof *h);
+	if (h->version != FAB_VERSION)
+		return FAB_E_VERSION;
+	if (h->type != FAB_AUTO)
+		return FAB_E_TYPE;
+	room = n - FAB_ETH_HLEN - FAB_HDR_LEN;
+	if (h->len != sizeof *a || h->len > room)
+		return FAB_E_LEN;
+	if (!keyed != !(h->flags & FAB_F_MAC))
+		return FAB_E_KEY;
+	if (keyed && (size_t)h->len + FAB_TRAILER_LEN > room)
+		return FAB_E_LEN;
+	if (h->flags & ~FAB_F_MAC)
+		return FAB_E_FIELD;
+#ifndef FUZZING_BUILD_MODE_UNSAFE_FOR_PRODUCTION
+	if (!keyed && frame_crc(fh, h->len) != h->crc)
+		return FAB_E_CRC;
+#endif
+	if (h->src != FAB_BROADCAST || h->dst != FAB_BROADCAST || h->session != 0 || h->proto != 0)
+		return FAB_E_FIELD;
+	memcpy(a, fh + FAB_HDR_LEN, sizeof *a);
+	if (memcmp(a->mac, frame + 6, 6) != 0 || (a->mac[0] & 1))
+		return FAB_E_FIELD;
+	if (a->expect > FAB_MAX_NODES || a->nview > FAB_MAX_NODES || a->heard > FAB_MAX_NODES ||
+	    (a->expect && a->nview && a->nview != a->expect) || a->inc == 0)
+		return FAB_E_FIELD;
+	for (int i = 0; i < a->nview; i++) {
+		if (a->view[i][0] & 1)
+			return FAB_E_FIELD;
+		if (i && memcmp(a->view[i - 1], a->view[i], 6) >= 0)
+			return FAB_E_FIELD;
+	}
+	if (a->nview && fab_auto_find((const uint8_t (*)[6])a->view, a->nview, a->mac) < 0)
+		return FAB_E_FIELD;
+	return FAB_OK;
+}
+
 /* The tag of a keyed frame: header (as sent, crc 0), payload, the 64-bit counter. */
 static uint64_t frame_tag(const struct sipkey *k, const uint8_t *fh, size_t len, uint64_t ctr)
 {

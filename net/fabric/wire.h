@@ -53,6 +53,7 @@ enum fab_type {
 	FAB_RAW = 3,		/* unreliable, unsequenced: the floor */
 	FAB_HELLO = 4,		/* discovery, broadcast or unicast */
 	FAB_PROBE = 5,		/* zero-window probe: answer with an ACK */
+	FAB_AUTO = 6,		/* node=auto: stations agreeing on ids (fab_parse_auto) */
 };
 
 enum {				/* fab_hdr.flags */
@@ -137,6 +138,40 @@ enum {				/* fab_hello.flags */
 	/* The sender has bound the receiver with incarnation echo. */
 	FAB_HELLO_BOUND = 2,
 };
+
+/*
+ * AUTO payload (node=auto, net/fabric/auto.c).  A station that has no id
+ * yet broadcasts one every 50 ms with nview 0: its MAC, incarnation and
+ * the cluster size it expects.  Once the cluster is agreed, its members
+ * broadcast the view: every member's MAC, ascending, a node's id being
+ * its MAC's index.  The header's src and dst are FAB_BROADCAST, session
+ * 0; keyed, the trailer is under the cluster key, as a HELLO's.
+ */
+struct fab_auto {
+	uint16_t expect;	/* the sender's nodes=; 0: nodes=auto */
+	uint16_t nview;		/* 0: still without an id; else the members in view[] */
+	uint16_t heard;		/* stations the sender has heard, itself included */
+	uint16_t pad;
+	uint8_t mac[6];		/* the sender's (the frame's source) */
+	uint16_t pad2;
+	uint64_t inc;		/* the sender's incarnation */
+	uint8_t view[FAB_MAX_NODES][6];
+} __attribute__((packed));
+_Static_assert(sizeof(struct fab_auto) == 408, "auto payload layout");
+
+/*
+ * Validate a received AUTO frame: the checks of fab_parse_link that apply,
+ * src and dst FAB_BROADCAST, then the payload: its MAC is the frame's
+ * source, unicast; expect and nview at most FAB_MAX_NODES, nview equal to
+ * a non-zero expect; the view strictly ascending, unicast MACs, the
+ * sender's among them.  FAB_OK with *a a copy of the payload; the caller
+ * checks a keyed frame's tag (fab_unseal, window 0).
+ */
+enum fab_err fab_parse_auto(const uint8_t *frame, size_t n, int keyed, struct fab_hdr *h,
+			    struct fab_auto *a);
+
+/* The index of mac in the first n entries of view, or -1. */
+int fab_auto_find(const uint8_t (*view)[6], int n, const uint8_t mac[6]);
 
 /*
  * The tag every frame from a node with incarnation src_inc to one with

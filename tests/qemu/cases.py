@@ -417,6 +417,39 @@ CASES = [
         ("rmem-test", 2, "", r"RESULT rmem-test checks=\d+ failed=0", 2),
     ]
 ] + [
+    # node=auto: every node the same command line; ids agreed in MAC order, the size too.
+    Cluster("auto-fabric-stress-4", app="fabric-stress", nodes=4, timeout=150,
+            args="node=auto nodes=auto count=1000",
+            expect=[r"^\[n%d\] auto: node %d of 4 \(MAC order\), agreed in \d+ ms: "
+                    r"0=02:4e:4f:57:00:00 1=02:4e:4f:57:00:01 2=02:4e:4f:57:00:02 "
+                    r"3=02:4e:4f:57:00:03$" % (i, i) for i in range(4)] +
+                   [r"cluster: 4 nodes, status 0$"],
+            absent=[r"command line '.*node=\d"],
+            count={r"RESULT fabric-stress sent=3000 received=3000 lost=0 dup=0 misordered=0": 4}),
+    Cluster("auto-fabric-stress-4-keyed-e1000", app="fabric-stress", nodes=4, nic="e1000",
+            timeout=150, args="node=auto nodes=4 count=1000", options=["--key", "random"],
+            expect=[r"^\[n%d\] auto: node %d of 4 " % (i, i) for i in range(4)],
+            count={r"RESULT fabric-stress sent=3000 received=3000 lost=0 dup=0 misordered=0": 4}),
+    # A node=auto node that reboots learns its id again from the members' answers.
+    Cluster("auto-reboot-virtio", app="fabric-stress", nodes=3, timeout=180,
+            args="node=auto nodes=3 count=1000 reboot=1", options=["--reboot", "1"],
+            count={r"^\[n1\] auto: node 1 of 3 \(MAC order\)": 2,
+                   r"RESULT fabric-stress sent=2000 received=2000 lost=0 dup=0 misordered=0": 3},
+            expect=[r"^\[n0\] RESULT fabric-stress reboot node=1 restarts=1",
+                    r"^\[n0\] fabric: auto: frames \d+, rejected 0, other nodes= 0, answers [1-9]"]),
+    # More stations than nodes= says: an error that names them, never a wrong cluster of 3.
+    Cluster("auto-too-many", app="hello", nodes=3, args="node=auto nodes=2", status=2, timeout=60,
+            expect=[r"auto: error: more stations with node=auto nodes=2 than 2: "
+                    r"02:4e:4f:57:00:0\d 02:4e:4f:57:00:0\d and more"],
+            absent=[r"of 3 \(MAC order\)"]),
+    Cluster("auto-needs-count", app="hello", nodes=1, args="node=auto nodes=auto", status=0,
+            timeout=60, expect=[r"auto: node 0 of 1 \(MAC order\)", r"hello from node 0 of 1"]),
+    Cluster("auto-bad-args", app="hello", nodes=1, args="nodes=auto node=0", status=2, timeout=60,
+            expect=[r"cmdline: error: nodes=auto goes with node=auto"]),
+    Cluster("auto-shm-refused", app="hello", nodes=2, nic="shm", args="node=auto nodes=2",
+            status=2, timeout=60,
+            expect=[r"auto: error: node=auto is for Ethernet|ivshmem: node=auto"]),
+] + [
     # The reliable channel: exactly once, in order, under faults and back-pressure.
     Cluster("fabric-stress-4", app="fabric-stress", nodes=4,
             expect=[r"RESULT fabric-stress sent=6000 received=6000 lost=0 dup=0 misordered=0"],

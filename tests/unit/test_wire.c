@@ -341,6 +341,96 @@ static void fault_spec_parsing(void **state)
 	assert_int_equal(fault_parse("", &f, err, sizeof err), -EINVAL);
 }
 
+/* An AUTO frame from mac_a: searching (nview 0) or with a view of n members. */
+static size_t build_auto(uint8_t *frame, struct fab_auto *a, struct fab_seal *seal)
+{
+	static const uint8_t bcast[6] = { 0xff, 0xff, 0xff, 0xff, 0xff, 0xff };
+	struct fab_hdr h = { 0 };
+
+	h.type = FAB_AUTO;
+	h.src = FAB_BROADCAST;
+	h.dst = FAB_BROADCAST;
+	h.len = sizeof *a;
+	memcpy(frame + FAB_ETH_HLEN + FAB_HDR_LEN, a, sizeof *a);
+	return fab_build_sealed(frame, bcast, mac_a, &h, seal);
+}
+
+static void auto_frames(void **state)
+{
+	uint8_t frame[FAB_FRAME_MAX];
+	struct fab_auto a, got;
+	struct fab_hdr h;
+	struct fab_seal seal = { 0 };
+	struct fab_unseal un = { 0 };
+	size_t n;
+
+	(void)state;
+	memset(&a, 0, sizeof a);
+	a.expect = 2;
+	a.heard = 1;
+	a.inc = 0x1234;
+	memcpy(a.mac, mac_a, 6);
+	n = build_auto(frame, &a, NULL);
+	assert_int_equal(fab_parse_auto(frame, n, 0, &h, &got), FAB_OK);
+	assert_memory_equal(got.mac, mac_a, 6);
+	/* Not a frame for the node's own parser. */
+	assert_int_equal(fab_parse(frame, n, 0, 4, &h, (const uint8_t **)&(const uint8_t *){ 0 }),
+			 FAB_E_TYPE);
+	/* A view: ascending, the sender in it, as many as expected. */
+	a.nview = 2;
+	memcpy(a.view[0], mac_a, 6);
+	memcpy(a.view[1], mac_b, 6);
+	n = build_auto(frame, &a, NULL);
+	assert_int_equal(fab_parse_auto(frame, n, 0, &h, &got), FAB_OK);
+	assert_int_equal(fab_auto_find((const uint8_t (*)[6])got.view, got.nview, mac_b), 1);
+	/* Damaged anywhere: the CRC. */
+	frame[FAB_ETH_HLEN + FAB_HDR_LEN + 40] ^= 1;
+	assert_int_equal(fab_parse_auto(frame, n, 0, &h, &got), FAB_E_CRC);
+	/* Views that could mislead: out of order, without the sender, a size nodes= does not say. */
+	memcpy(a.view[0], mac_b, 6);
+	memcpy(a.view[1], mac_a, 6);
+	n = build_auto(frame, &a, NULL);
+	assert_int_equal(fab_parse_auto(frame, n, 0, &h, &got), FAB_E_FIELD);
+	memcpy(a.view[0], mac_b, 6);
+	a.nview = 1;
+	a.expect = 1;
+	n = build_auto(frame, &a, NULL);
+	assert_int_equal(fab_parse_auto(frame, n, 0, &h, &got), FAB_E_FIELD);
+	memcpy(a.view[0], mac_a, 6);
+	memcpy(a.view[1], mac_b, 6);
+	a.nview = 2;
+	a.expect = 3;
+	n = build_auto(frame, &a, NULL);
+	assert_int_equal(fab_parse_auto(frame, n, 0, &h, &got), FAB_E_FIELD);
+	a.expect = 0;
+	a.nview = 65;
+	n = build_auto(frame, &a, NULL);
+	assert_int_equal(fab_parse_auto(frame, n, 0, &h, &got), FAB_E_FIELD);
+	a.nview = 2;
+	/* The payload's MAC is the frame's source, and unicast. */
+	a.mac[5] = 9;
+	n = build_auto(frame, &a, NULL);
+	assert_int_equal(fab_parse_auto(frame, n, 0, &h, &got), FAB_E_FIELD);
+	memcpy(a.mac, mac_a, 6);
+	/* A frame truncated, or addressed to a node. */
+	n = build_auto(frame, &a, NULL);
+	assert_int_equal(fab_parse_auto(frame, n - 1, 0, &h, &got), FAB_E_LEN);
+	frame[FAB_ETH_HLEN + 6] = 1;	/* dst */
+	assert_int_equal(fab_parse_auto(frame, n, 0, &h, &got), FAB_E_CRC);
+	/* Keyed: only keyed, and the tag under the cluster key. */
+	seal.key.k0 = 1;
+	seal.key.k1 = 2;
+	un.key = seal.key;
+	n = build_auto(frame, &a, &seal);
+	assert_int_equal(fab_parse_auto(frame, n, 0, &h, &got), FAB_E_KEY);
+	assert_int_equal(fab_parse_auto(frame, n, 1, &h, &got), FAB_OK);
+	assert_int_equal(fab_unseal(&un, frame, &h, 0), FAB_OK);
+	un.key.k1 = 3;
+	assert_int_equal(fab_unseal(&un, frame, &h, 0), FAB_E_MAC);
+	n = build_auto(frame, &a, NULL);
+	assert_int_equal(fab_parse_auto(frame, n, 1, &h, &got), FAB_E_KEY);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -353,6 +443,7 @@ int main(void)
 		cmocka_unit_test(siphash_known_values),
 		cmocka_unit_test(keyed_frames),
 		cmocka_unit_test(fault_spec_parsing),
+		cmocka_unit_test(auto_frames),
 	};
 	return cmocka_run_group_tests_name("wire", tests, NULL, NULL);
 }
