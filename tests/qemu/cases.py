@@ -562,6 +562,20 @@ CASES = [
             options=["--switch", "tap", "--key", "random", "--hostile"],
             expect=[r"cluster: hostile: sent [1-9]\d* frames .*heard [1-9]"],
             absent=[r"rebooted", r"FAILED"], count={r"RESULT rmem-test checks=\d+ failed=0": 2}),
+    # One cluster across two hosts (two network namespaces, a veth cable, VXLAN between
+    # their bridges): ids typed per host with --first/--total, then agreed by node=auto.
+    Command("twohost/fabric-stress", ["bash", "{root}/tests/twohost_test.sh", "fabric-stress", "2",
+                                      "count=500"], timeout=240,
+            expect=[r"^A \[n[01]\] RESULT fabric-stress sent=1500 received=1500 lost=0 dup=0 "
+                    r"misordered=0", r"^B \[n[23]\] RESULT fabric-stress sent=1500 received=1500 "
+                    r"lost=0 dup=0 misordered=0", r"twohost: host A status 0, host B status 0"]),
+    Command("twohost/auto-rmem-test", ["bash", "{root}/tests/twohost_test.sh", "rmem-test", "1",
+                                       "node=auto nodes=2"], timeout=240,
+            expect=[r"^A \[n0\] auto: node 0 of 2 \(MAC order\)",
+                    r"^B \[n1\] auto: node 1 of 2 \(MAC order\)",
+                    r"^[AB] \[n0\] RESULT rmem-test checks=\d+ failed=0",
+                    r"^[AB] \[n1\] RESULT rmem-test checks=\d+ failed=0",
+                    r"twohost: host A status 0, host B status 0"]),
 ] if os.geteuid() == 0 else []) + [
     # Node 1 resets itself halfway through fabric-stress and rejoins: the others report the
     # sends to its old incarnation that failed, send its new one everything again, and finish.
