@@ -386,6 +386,31 @@ $(BUILD)/now.iso $(BUILD)/now-keyed.iso: $(BUILD)/now.elf boot/grub.cfg.in
 
 iso: $(BUILD)/now.iso
 
+# --- network boot ------------------------------------------------------------
+#
+# make netboot writes build/netboot/, the root of a TFTP server: GRUB's
+# network images for BIOS PCs (boot/grub/i386-pc/core.0, PXE) and UEFI PCs
+# (boot/grub/x86_64-efi/core.efi), the menu (CMDLINE=, KEY= as for the ISO)
+# and the kernel.  The DHCP server names the image as the boot file.
+NETBOOT_DIR ?= $(BUILD)/netboot
+
+# The directory make test boots two nodes from: two nodes agree on ids and run fabric-stress.
+$(BUILD)/netboot-test: CMDLINE = node=auto nodes=2 app=fabric-stress count=300
+$(BUILD)/netboot-test: KEY =
+
+$(NETBOOT_DIR) $(BUILD)/netboot-test: $(BUILD)/now.elf boot/grub.cfg.in
+	@echo "  NETBOOT $@"
+	@rm -rf $@ && mkdir -p $@/boot/grub
+	@for p in i386-pc x86_64-efi; do \
+		grub-mknetdir --net-directory=$@ --subdir=boot/grub -d /usr/lib/grub/$$p \
+			--fonts= --locales= --themes= > $@.log 2>&1 || { cat $@.log; exit 1; }; \
+	done
+	@cp $(BUILD)/now.elf $@/boot/now.elf
+	@sed -e 's|@CMDLINE@|$(CMDLINE)|g' -e 's|@KEY@|$(KEY)|g' boot/grub.cfg.in > $@/boot/grub/grub.cfg
+	@echo "netboot: $@ (TFTP root): BIOS boot file boot/grub/i386-pc/core.0, UEFI boot/grub/x86_64-efi/core.efi"
+
+netboot: $(NETBOOT_DIR)
+
 # --- tests -----------------------------------------------------------------
 
 UNIT_CFLAGS := -std=gnu11 -O1 -g -Wall -Wextra -DHOST_TEST -I. \
@@ -440,7 +465,7 @@ $(BUILD)/tests/unit_%: tests/unit/test_%.c $$(UNIT_SRCS_$$*) | deps
 
 unit: $(UNIT_BINS)
 
-test: $(BUILD)/now.elf $(BUILD)/now.iso $(BUILD)/now-keyed.iso $(UNIT_BINS) $(BUILD)/fuzz/fuzz_fabric $(BUILD)/fuzz/fuzz_fabric_rx $(BUILD)/fuzz/fuzz_lwip $(BUILD)/fuzz/fuzz_madtcp $(BUILD)/fuzz/fuzz_req $(BUILD)/fuzz/fuzz_rmem $(BUILD)/fuzz/fuzz_cell $(BUILD)/fuzz/fuzz_call \
+test: $(BUILD)/now.elf $(BUILD)/now.iso $(BUILD)/now-keyed.iso $(BUILD)/netboot-test $(UNIT_BINS) $(BUILD)/fuzz/fuzz_fabric $(BUILD)/fuzz/fuzz_fabric_rx $(BUILD)/fuzz/fuzz_lwip $(BUILD)/fuzz/fuzz_madtcp $(BUILD)/fuzz/fuzz_req $(BUILD)/fuzz/fuzz_rmem $(BUILD)/fuzz/fuzz_cell $(BUILD)/fuzz/fuzz_call \
 	$(BUILD)/fuzz/fuzz_cmdline $(BUILD)/fuzz/fuzz_mad $(BUILD)/fuzz/fuzz_rpc $(BUILD)/fuzz/fuzz_net \
 	$(BUILD)/fuzz/fuzz_e1000 $(BUILD)/fuzz/fuzz_madcell $(BUILD)/fuzz/fuzz_virtio_net $(BUILD)/fuzz/fuzz_madreq
 	@$(PYTHON) tests/run.py --build $(BUILD) $(UNIT_BINS)
@@ -455,7 +480,7 @@ clean:
 distclean:
 	rm -rf $(BUILD)
 
-.PHONY: all deps picolibc lwip run qemu-gdb bench speedup iso unit test clean distclean
+.PHONY: all deps picolibc lwip run qemu-gdb bench speedup iso netboot unit test clean distclean
 
 # --- fuzzing ---------------------------------------------------------------
 #

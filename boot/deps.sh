@@ -18,6 +18,7 @@ need_files="/usr/include/cmocka.h:libcmocka-dev
 /usr/lib/grub/i386-pc/modinfo.sh:grub-pc-bin
 /usr/lib/grub/x86_64-efi/modinfo.sh:grub-efi-amd64-bin
 /usr/share/OVMF/OVMF_CODE.fd:ovmf
+/usr/lib/ipxe/qemu/efi-rtl8139.rom:ipxe-qemu
 /usr/share/keyrings/debian-archive-keyring.gpg:debian-archive-keyring"
 
 missing=""

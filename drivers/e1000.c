@@ -84,6 +84,12 @@ struct model {
 static const struct model models[] = {
 	{ 0x100e, "82540EM", Is82540 },
 	{ 0x10d3, "82574L", Is82574 },
+	/*
+	 * The 82583V: the 82574L's sibling (the same register set, descriptors and
+	 * EEPROM-less start-up that this driver uses).  QEMU has no model of it:
+	 * recognised by id, not tested here.
+	 */
+	{ 0x150c, "82583V", Is82574 },
 };
 
 struct ctlr {

@@ -156,9 +156,11 @@ static int pci_probe_drivers(void)
 {
 	for (int i = 0; i < pci_ndevices; i++) {
 		struct pci_dev *d = &pci_devices[i];
+		int matched = 0;
 		for (const struct pci_driver *const *p = __pcidrv_start; p < __pcidrv_end; p++) {
 			if (!(*p)->match(d))
 				continue;
+			matched = 1;
 			int r = (*p)->probe(d);
 			if (r == 0) {
 				d->driver = (*p)->name;
@@ -167,6 +169,11 @@ static int pci_probe_drivers(void)
 			printf("pci: %02x:%02x.%d: driver %s failed (%d)\n", d->bus, d->dev, d->fn,
 			       (*p)->name, r);
 		}
+		/* Said plainly: a NIC this kernel cannot use is not silence (drivers/README.md). */
+		if (!matched && d->class == 0x02)
+			printf("pci: %02x:%02x.%d %04x:%04x %s: no driver (this kernel drives "
+			       "virtio-net, the 82540EM and the 82574L/82583V)\n", d->bus, d->dev, d->fn,
+			       d->vendor, d->device, class_name(d->class, d->subclass));
 	}
 	return 0;
 }

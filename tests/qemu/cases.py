@@ -32,10 +32,11 @@ class Cluster:
         return cmd + self.options
 
     def run(self, root, build):
-        cmd = self.command(root)
+        cmd = [w.format(root=root, build=build) for w in self.command(root)]
         try:
             p = subprocess.run(cmd, capture_output=True, text=True, cwd=root,
-                               timeout=self.timeout + 60, stdin=subprocess.DEVNULL)
+                               timeout=self.timeout + 60, stdin=subprocess.DEVNULL,
+                               errors="replace")
         except subprocess.TimeoutExpired:
             return False, "launcher itself did not return", ""
         log = "$ %s\n%s\n--- stderr ---\n%s" % (" ".join(cmd), p.stdout, p.stderr)
@@ -420,6 +421,18 @@ CASES = [
         ("rmem-test", 2, "", r"RESULT rmem-test checks=\d+ failed=0", 2),
     ]
 ] + [
+    # A room of PCs booted from the network (make netboot): each node's firmware fetches GRUB
+    # by TFTP on a second NIC, GRUB the menu and the kernel; node=auto nodes=2 in the menu.
+    Cluster("netboot-bios-e1000", nodes=2, nic="e1000", timeout=150,
+            options=["--netboot", "{build}/netboot-test"],
+            expect=[r"^\[n%d\] boot: multiboot2 loader, command line 'node=auto nodes=2 "
+                    r"app=fabric-stress count=300'" % i for i in range(2)] +
+                   [r"pci: 00:\w+\.\d 10ec:8139 .*no driver"],
+            count={r"RESULT fabric-stress sent=300 received=300 lost=0 dup=0 misordered=0": 2}),
+    Cluster("netboot-uefi-q35-e1000e", nodes=2, nic="e1000e", timeout=200,
+            options=["--netboot", "{build}/netboot-test", "--firmware", "uefi", "--machine", "q35"],
+            expect=[r"^\[n%d\] auto: node %d of 2 \(MAC order\)" % (i, i) for i in range(2)],
+            count={r"RESULT fabric-stress sent=300 received=300 lost=0 dup=0 misordered=0": 2}),
     # node=auto: every node the same command line; ids agreed in MAC order, the size too.
     Cluster("auto-fabric-stress-4", app="fabric-stress", nodes=4, timeout=150,
             args="node=auto nodes=auto count=1000",
