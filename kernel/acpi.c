@@ -7,6 +7,7 @@
 
 #include "boot/boot.h"
 #include "kernel/acpi.h"
+#include "kernel/x86.h"
 
 struct acpi_info acpi;
 
@@ -118,11 +119,67 @@ static int mapped(uint64_t a)
 	return a != 0 && a < BOOT_MAPPED_BYTES - 65536;
 }
 
+/* FADT (ACPI 6.4 5.2.9, Table 5.9): the fields soft-off needs, by offset. */
+static void parse_fadt(const struct sdt_header *h)
+{
+	const uint8_t *f = (const uint8_t *)h;
+	uint32_t dsdt32, pm1a, pm1b;
+	uint64_t dsdt = 0;
+	const struct sdt_header *d;
+
+	if (h->length < 76)
+		return;
+	memcpy(&dsdt32, f + 40, 4);
+	memcpy(&acpi.smi_cmd, f + 48, 4);
+	acpi.acpi_enable = f[52];
+	memcpy(&pm1a, f + 64, 4);
+	memcpy(&pm1b, f + 68, 4);
+	if (h->length >= 148)
+		memcpy(&dsdt, f + 140, 8);	/* X_DSDT */
+	if (!dsdt)
+		dsdt = dsdt32;
+	if (!pm1a || pm1a > 0xffff || pm1b > 0xffff || !mapped(dsdt))
+		return;
+	d = (const void *)(uintptr_t)dsdt;
+	if (memcmp(d->sig, "DSDT", 4) != 0 || d->length < sizeof *d || !mapped(dsdt + d->length) ||
+	    !checksum_ok(d, d->length))
+		return;
+	if (acpi_find_s5((const uint8_t *)(d + 1), d->length - sizeof *d, &acpi.slp_typ_a,
+			 &acpi.slp_typ_b) < 0)
+		return;
+	acpi.pm1a_cnt = (uint16_t)pm1a;
+	acpi.pm1b_cnt = (uint16_t)pm1b;
+	acpi.s5 = 1;
+}
+
+#define PM1_SCI_EN 0x0001
+#define PM1_SLP_EN 0x2000
+
+void acpi_poweroff(void)
+{
+	if (!acpi.s5)
+		return;
+	/* Legacy mode: ask the firmware for ACPI mode first (ACPI 6.4 16.3.1). */
+	if (!(inw(acpi.pm1a_cnt) & PM1_SCI_EN) && acpi.smi_cmd && acpi.smi_cmd <= 0xffff &&
+	    acpi.acpi_enable) {
+		outb((uint16_t)acpi.smi_cmd, acpi.acpi_enable);
+		for (int i = 0; i < 3000000 && !(inw(acpi.pm1a_cnt) & PM1_SCI_EN); i++)
+			cpu_relax();
+	}
+	outw(acpi.pm1a_cnt, (uint16_t)((acpi.slp_typ_a & 7) << 10 | PM1_SLP_EN));
+	if (acpi.pm1b_cnt)
+		outw(acpi.pm1b_cnt, (uint16_t)((acpi.slp_typ_b & 7) << 10 | PM1_SLP_EN));
+	for (int i = 0; i < 30000000; i++)
+		cpu_relax();	/* the machine goes off here */
+}
+
 static void visit(const struct sdt_header *h)
 {
 	if (!mapped((uintptr_t)h) || h->length < sizeof *h || !checksum_ok(h, h->length))
 		return;
-	if (memcmp(h->sig, "APIC", 4) == 0)
+	if (memcmp(h->sig, "FACP", 4) == 0)
+		parse_fadt(h);
+	else if (memcmp(h->sig, "APIC", 4) == 0)
 		parse_madt((const struct madt *)h);
 	else if (memcmp(h->sig, "HPET", 4) == 0 && h->length >= sizeof(struct hpet_table)) {
 		const struct hpet_table *t = (const void *)h;

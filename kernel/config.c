@@ -26,6 +26,8 @@ static const struct argspec kernel_args[] = {
 	{ "nodes", ARG_INT_AUTO, 1, MAX_NODES,
 	  "number of nodes in the cluster, or auto (with node=auto): the nodes heard at boot" },
 	{ "app", ARG_STR, 0, 0, "the app to run (default " DEFAULT_APP ")" },
+	{ "exit", ARG_STR, 0, 0, "what a PC does when the app ends: halt (default; the screen "
+	  "stays) or poweroff (ACPI S5)" },
 	{ NULL, 0, 0, 0, NULL },
 };
 
@@ -130,6 +132,11 @@ int config_init(const char *line)
 			printf("cmdline: error: %s\n", err);
 			return -EINVAL;
 		}
+	}
+	const char *ev = cmdline_get(&boot_cmdline, "exit");
+	if (ev && strcmp(ev, "halt") != 0 && strcmp(ev, "poweroff") != 0) {
+		printf("cmdline: error: exit=%s: halt or poweroff\n", ev);
+		return -EINVAL;
 	}
 	const char *nv = cmdline_get(&boot_cmdline, "nodes"), *iv = cmdline_get(&boot_cmdline, "node");
 	if (nv && strcmp(nv, "auto") == 0) {

@@ -6,7 +6,9 @@
 #include <string.h>
 
 #include "drivers/qemu.h"
+#include "kernel/acpi.h"
 #include "kernel/console.h"
+#include "kernel/node.h"
 #include "kernel/panic.h"
 #include "kernel/thread.h"
 #include "kernel/x86.h"
@@ -107,7 +109,16 @@ void kernel_exit(int status)
 	console_flush();
 	kprintf("now: node exits with status %d\n", status);
 	if (qemu_detect())
-		qemu_exit(status);
+		qemu_exit(status);	/* QEMU's isa-debug-exit, if the machine has one */
+	if (strcmp(arg_str("exit", "halt"), "poweroff") == 0) {
+		if (acpi.s5) {
+			kprintf("now: powering off (ACPI S5)\n");
+			console_flush();
+			acpi_poweroff();
+		}
+		kprintf("now: cannot power off (%s)\n",
+			acpi.found ? "no \\_S5 in the DSDT that this kernel understands" : "no ACPI");
+	}
 	kprintf("now: halted (status %d); it is safe to power off\n", status);
 	for (;;)
 		hlt();

@@ -809,6 +809,20 @@ CASES = [
                     r"auto: node 0 of 1 \(MAC order\)",
                     r"hello from node 0 of 1", r"node exits with status 0"],
             needs=("qemu-system-x86_64",)),
+    # A PC turns itself off when the app ends (exit=poweroff): ACPI S5 from the FADT and the
+    # DSDT's \_S5, on both chipsets; no isa-debug-exit here, so only S5 can end QEMU.
+] + [
+    Command("qemu/acpi-poweroff-%s" % m,
+            ["qemu-system-x86_64", "-machine", m, "-accel", "tcg", "-m", "64", "-display", "none",
+             "-vga", "none", "-no-reboot", "-monitor", "none", "-serial", "stdio", "-nic", "none",
+             "-kernel", "{build}/now.elf", "-append", "node=0 nodes=1 app=hello exit=poweroff"],
+            status=0, timeout=60,
+            expect=[r"hello from node 0 of 1", r"now: powering off \(ACPI S5\)"],
+            needs=("qemu-system-x86_64",))
+    for m in ("pc", "q35")
+] + [
+    Cluster("exit-bad-value", app="hello", nodes=1, args="exit=sleep", status=2, timeout=60,
+            expect=[r"cmdline: error: exit=sleep: halt or poweroff"]),
     # The same ISO on a UEFI PC: q35 with Debian's OVMF firmware boots its x86-64 EFI GRUB.
     Command("qemu/iso-uefi-q35-hello", QEMU_ISO_UEFI, status=1, timeout=120,
             expect=[r"boot: multiboot2 loader, command line 'node=auto nodes=auto app=hello'",
