@@ -81,6 +81,7 @@ KERNEL_OBJS := \
 DRIVER_OBJS := \
 	drivers/uart.o \
 	drivers/vga.o \
+	drivers/fbcon.o \
 	drivers/qemu.o \
 	drivers/pci.o \
 	drivers/pktbuf.o \
@@ -296,6 +297,16 @@ picolibc: $(LIBC)
 lwip: $(LWIPDIR)/.extracted
 
 # --- the kernel ------------------------------------------------------------
+
+# The framebuffer console's glyphs: GRUB's 8x16 ASCII font (Debian's grub-common).
+GRUB_FONT := /usr/share/grub/ascii.h
+$(BUILD)/gen/font8x16.h: $(GRUB_FONT)
+	@mkdir -p $(dir $@)
+	@echo "  GEN     $@"
+	@{ echo "/* Generated from $(GRUB_FONT) (grub-common) by the Makefile. */"; \
+	   sed 's/^unsigned char ascii_bitmaps/static const unsigned char ascii_bitmaps/' $<; } > $@
+$(BUILD)/drivers/fbcon.o: KCFLAGS += -I$(BUILD)/gen
+$(BUILD)/drivers/fbcon.o: $(BUILD)/gen/font8x16.h
 
 $(BUILD)/%.o: %.c | $(LIBC)
 	@mkdir -p $(dir $@)

@@ -15,6 +15,7 @@ python3:python3 taskset:util-linux xz:xz-utils
 apt-get:apt clang:clang"
 # file:package pairs (libraries and data, not commands)
 need_files="/usr/include/cmocka.h:libcmocka-dev
+/usr/share/grub/ascii.h:grub-common
 /usr/lib/grub/i386-pc/modinfo.sh:grub-pc-bin
 /usr/lib/grub/x86_64-efi/modinfo.sh:grub-efi-amd64-bin
 /usr/share/OVMF/OVMF_CODE.fd:ovmf

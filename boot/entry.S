@@ -47,6 +47,19 @@ mb2_header:
 	.long MB2_ARCH_I386
 	.long mb2_header_end - mb2_header
 	.long -(MB2_MAGIC + MB2_ARCH_I386 + (mb2_header_end - mb2_header))
+	/*
+	 * Framebuffer tag (3.1.10), optional, no preferred mode: on a UEFI PC
+	 * GRUB passes the GOP framebuffer (there is no VGA text mode), and the
+	 * kernel draws its console there; the menu's gfxpayload=text keeps a
+	 * BIOS PC in VGA text mode.
+	 */
+	.balign 8
+	.short 5		/* type */
+	.short 1		/* flags: optional */
+	.long 20		/* size */
+	.long 0			/* width: any */
+	.long 0			/* height: any */
+	.long 32		/* depth */
 	/* End tag. */
 	.balign 8
 	.short 0

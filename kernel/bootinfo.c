@@ -44,6 +44,9 @@ enum {
 	MB2_TAG_END = 0,
 	MB2_TAG_CMDLINE = 1,
 	MB2_TAG_MMAP = 6,
+	MB2_TAG_FRAMEBUFFER = 8,
+	MB2_TAG_EFI32 = 11,
+	MB2_TAG_EFI64 = 12,
 	MB2_TAG_ACPI_OLD = 14,
 	MB2_TAG_ACPI_NEW = 15,
 };
@@ -126,6 +129,29 @@ static int parse_mb2(const uint8_t *mbi)
 			for (; e + esize <= p + t->size; e += esize) {
 				const struct mb2_mmap_entry *m = (const void *)e;
 				add_range(m->base, m->len, m->type);
+			}
+			break;
+		}
+		case MB2_TAG_EFI32:
+		case MB2_TAG_EFI64:
+			bootinfo.efi = 1;
+			break;
+		case MB2_TAG_FRAMEBUFFER: {
+			/* 3.6.12: address, pitch, width, height, bpp, type, 2 reserved, colour info. */
+			const uint8_t *f = (const uint8_t *)t;
+			struct bootinfo_fb *fb = &bootinfo.fb;
+			if (t->size < 32)
+				break;
+			memcpy(&fb->addr, f + 8, 8);
+			memcpy(&fb->pitch, f + 16, 4);
+			memcpy(&fb->width, f + 20, 4);
+			memcpy(&fb->height, f + 24, 4);
+			fb->bpp = f[28];
+			fb->type = f[29];
+			if (fb->type == 1 && t->size >= 38) {
+				fb->rpos = f[32], fb->rsize = f[33];
+				fb->gpos = f[34], fb->gsize = f[35];
+				fb->bpos = f[36], fb->bsize = f[37];
 			}
 			break;
 		}

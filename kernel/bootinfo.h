@@ -30,6 +30,13 @@ struct bootinfo {
 	struct mem_range mmap[BOOTINFO_MMAP_MAX];
 	int nmmap;
 	uint64_t rsdp;			/* physical address, 0 if not given */
+	int efi;			/* started by UEFI firmware (its system table was passed) */
+	struct bootinfo_fb {		/* a linear framebuffer (multiboot2 tag 8), if fb.addr */
+		uint64_t addr;
+		uint32_t pitch, width, height;
+		uint8_t bpp, type;	/* type 1: RGB; 2: EGA text (VGA text mode) */
+		uint8_t rpos, rsize, gpos, gsize, bpos, bsize;
+	} fb;
 };
 
 extern struct bootinfo bootinfo;

@@ -1,16 +1,19 @@
 /*
- * Console: picolibc's tinystdio streams on the UART (and VGA when enabled).
+ * Console: picolibc's tinystdio streams on the UART (and VGA text mode or a
+ * framebuffer when the loader gave one).
  */
+#include <errno.h>
 #include <stdio.h>
 #include <string.h>
 
+#include "drivers/fbcon.h"
 #include "drivers/uart.h"
 #include "drivers/vga.h"
 #include "kernel/console.h"
 #include "kernel/thread.h"
 #include "kernel/x86.h"
 
-static int vga_on;
+static int vga_on, fb_on;
 
 static void console_write(const char *s, size_t n)
 {
@@ -18,6 +21,8 @@ static void console_write(const char *s, size_t n)
 	uart_write(s, n);
 	if (vga_on)
 		vga_write(s, n);
+	if (fb_on)
+		fbcon_write(s, n);
 	irq_restore(f);
 }
 
@@ -30,6 +35,20 @@ void console_enable_vga(void)
 {
 	vga_init();
 	vga_on = 1;
+}
+
+int console_enable_fb(uint64_t addr, uint32_t pitch, uint32_t width, uint32_t height,
+		      uint8_t bpp, uint32_t fg)
+{
+	if (fbcon_init(addr, pitch, width, height, bpp, fg) < 0)
+		return -EINVAL;
+	fb_on = 1;
+	return 0;
+}
+
+int console_fb_active(void)
+{
+	return fb_on;
 }
 
 void console_flush(void)

@@ -10,6 +10,7 @@
 #define KERNEL_CONSOLE_H
 
 #include <stdarg.h>
+#include <stdint.h>
 
 void console_init(void);
 
@@ -22,5 +23,9 @@ void kvprintf(const char *fmt, va_list ap);
 
 /* Mirror the console on the VGA text screen (hardware boots). */
 void console_enable_vga(void);
+/* Mirror the console on a 32-bit linear framebuffer (UEFI PCs): 0, or -EINVAL. */
+int console_enable_fb(uint64_t addr, uint32_t pitch, uint32_t width, uint32_t height,
+		      uint8_t bpp, uint32_t fg);
+int console_fb_active(void);
 
 #endif

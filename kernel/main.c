@@ -66,12 +66,25 @@ void kmain(uint32_t kind, uint32_t info)
 	printf("\nNOW node kernel\n");
 	if (bootinfo_parse((int)kind, info) < 0)
 		kernel_exit(EXIT_FAULT);
-	if (kind == BOOT_MULTIBOOT2)
-		console_enable_vga();
+	const struct bootinfo_fb *fb = &bootinfo.fb;
+	int fb_ok = fb->type == 1 && fb->addr && fb->addr + (uint64_t)fb->pitch * fb->height <=
+						       BOOT_MAPPED_BYTES;
+	/* Light grey, in the framebuffer's own channel layout. */
+	uint32_t grey = (0xaaU >> (8 - fb->rsize)) << fb->rpos | (0xaaU >> (8 - fb->gsize)) << fb->gpos |
+			(0xaaU >> (8 - fb->bsize)) << fb->bpos;
+	if (!(fb_ok && console_enable_fb(fb->addr, fb->pitch, fb->width, fb->height, fb->bpp,
+					 grey) == 0) &&
+	    kind == BOOT_MULTIBOOT2 && !bootinfo.efi)
+		console_enable_vga();	/* a BIOS leaves VGA text mode; UEFI has none */
 	static char shown[sizeof bootinfo.cmdline];
 	cmdline_redact(bootinfo.cmdline, "key", shown, sizeof shown);
 	printf("boot: %s loader, command line '%s'%s\n", bootinfo.loader, shown,
 	       bootinfo.cmdline_truncated ? " (truncated)" : "");
+	if (fb->addr)
+		printf("console: %s framebuffer %ux%u, %u bits a pixel, %u bytes a line, at %#lx%s\n",
+		       bootinfo.efi ? "UEFI" : "BIOS", fb->width, fb->height, fb->bpp, fb->pitch, fb->addr,
+		       fb->type != 1 ? " (text mode: VGA console)" :
+		       console_fb_active() ? "" : " (not drawn: a depth other than 16, 24 or 32 bits, or above 4 GiB)");
 
 	memory_init();
 	printf("mem: %lu MiB usable, heap %lu MiB at %#lx, %lu pages free\n",

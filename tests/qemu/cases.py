@@ -829,6 +829,14 @@ CASES = [
                     r"e1000: 00:\w+\.\d 82574L, msi vector", r"auto: node 0 of 1 \(MAC order\)",
                     r"hello from node 0 of 1", r"node exits with status 0"],
             needs=("qemu-system-x86_64", "/usr/share/OVMF/OVMF_CODE.fd")),
+    # Under UEFI there is no VGA text mode: the console is drawn on the GOP framebuffer, and
+    # read back off a screendump glyph by glyph.
+    Command("qemu/iso-uefi-framebuffer-console",
+            ["python3", "{root}/tests/fbcon_test.py", "{build}/now.iso", "hello from node 0 of 1",
+             "app: hello finished with status 0"], timeout=180,
+            expect=[r"console: UEFI framebuffer \d+x\d+, (16|24|32) bits a pixel",
+                    r"fbcon: 2 of 2 lines found"],
+            needs=("qemu-system-x86_64", "/usr/share/OVMF/OVMF_CODE.fd", "/usr/share/grub/ascii.h")),
     # The menu's cluster key (make iso KEY=...) reaches the kernel, which never prints it.
     Command("qemu/iso-keyed", QEMU_ISO[:-1] + ["{build}/now-keyed.iso"], status=1, timeout=90,
             expect=[r"boot: multiboot2 loader, command line 'node=0 nodes=1 app=hello key=\(hidden\)'",
