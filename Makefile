@@ -3,7 +3,8 @@
 #   make              build/now.elf (fetches and builds picolibc on first use)
 #   make run          boot a cluster: APP=, NODES=, NIC=, ARGS=, CLUSTER=
 #   make test         every test level; ends with "N passed, N failed"
-#   make iso          build/now.iso for GRUB (USB stick, spare PC); CMDLINE=, KEY=
+#   make iso          build/now.iso for GRUB, BIOS and UEFI (USB stick, spare PC); CMDLINE=, KEY=
+#   make netboot      build/netboot/, a TFTP root for PXE (BIOS) and UEFI network boot
 #   make bench        latency/bandwidth suite: table + build/bench/results.json
 #   make qemu-gdb     one node waiting for gdb on :1234
 #   make deps         check (as root: install) the Debian packages needed
