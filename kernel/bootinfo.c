@@ -47,6 +47,7 @@ enum {
 	MB2_TAG_FRAMEBUFFER = 8,
 	MB2_TAG_EFI32 = 11,
 	MB2_TAG_EFI64 = 12,
+	MB2_TAG_EFI_MMAP = 17,
 	MB2_TAG_ACPI_OLD = 14,
 	MB2_TAG_ACPI_NEW = 15,
 };
@@ -76,6 +77,14 @@ static void copy_cmdline(const char *s)
 
 static void add_range(uint64_t base, uint64_t len, uint32_t e820type)
 {
+	struct mem_range *last = bootinfo.nmmap ? &bootinfo.mmap[bootinfo.nmmap - 1] : NULL;
+	uint32_t type = e820type == 1 ? MEM_USABLE : MEM_RESERVED;
+
+	/* Firmware maps come in many pieces (UEFI's by allocation): join neighbours. */
+	if (last && last->type == type && last->base + last->len == base) {
+		last->len += len;
+		return;
+	}
 	if (bootinfo.nmmap >= BOOTINFO_MMAP_MAX || len == 0)
 		return;
 	bootinfo.mmap[bootinfo.nmmap].base = base;
@@ -106,10 +115,49 @@ static int parse_pvh(const struct hvm_start_info *si)
 	return 0;
 }
 
+/*
+ * The EFI memory map (multiboot2 tag 17: descriptor size, version, then
+ * UEFI 2.10 7.2's EFI_MEMORY_DESCRIPTORs).  After ExitBootServices, which
+ * GRUB called, loader and boot-services memory is free like conventional
+ * memory (UEFI 2.10 7.2, Table 7.6); everything else is kept.  Returns the
+ * ranges taken (they replace the loader's map), or 0.
+ */
+enum { EfiLoaderCode = 1, EfiLoaderData = 2, EfiBootServicesCode = 3, EfiBootServicesData = 4,
+       EfiConventionalMemory = 7 };
+
+static int parse_efi_map(const struct mb2_tag *t)
+{
+	const uint8_t *p = (const uint8_t *)(t + 1), *end = (const uint8_t *)t + t->size;
+	uint32_t dsize;
+	int n = 0;
+
+	if (t->size < 16)
+		return 0;
+	memcpy(&dsize, p, 4);
+	if (dsize < 40)			/* type, pad, physical start, virtual start, pages, attribute */
+		return 0;
+	bootinfo.nmmap = 0;
+	for (p += 8; p + dsize <= end; p += dsize, n++) {
+		uint32_t type;
+		uint64_t start, pages;
+		memcpy(&type, p, 4);
+		memcpy(&start, p + 8, 8);
+		memcpy(&pages, p + 24, 8);
+		if (pages > (1ULL << 40))
+			continue;
+		add_range(start, pages << 12,
+			  type == EfiLoaderCode || type == EfiLoaderData || type == EfiBootServicesCode ||
+					  type == EfiBootServicesData || type == EfiConventionalMemory ?
+				  1 : 2);
+	}
+	return n;
+}
+
 static int parse_mb2(const uint8_t *mbi)
 {
 	uint32_t total = *(const uint32_t *)mbi;
 	const uint8_t *p = mbi + 8, *end = mbi + total;
+	const struct mb2_tag *efi_map = NULL;
 
 	bootinfo.loader = "multiboot2";
 	while (p + sizeof(struct mb2_tag) <= end) {
@@ -135,6 +183,9 @@ static int parse_mb2(const uint8_t *mbi)
 		case MB2_TAG_EFI32:
 		case MB2_TAG_EFI64:
 			bootinfo.efi = 1;
+			break;
+		case MB2_TAG_EFI_MMAP:
+			efi_map = t;
 			break;
 		case MB2_TAG_FRAMEBUFFER: {
 			/* 3.6.12: address, pitch, width, height, bpp, type, 2 reserved, colour info. */
@@ -170,6 +221,9 @@ static int parse_mb2(const uint8_t *mbi)
 		}
 		p += (t->size + 7) & ~7u;
 	}
+	/* UEFI: the firmware's own map, rather than the loader's translation of it. */
+	if (efi_map && parse_efi_map(efi_map) > 0)
+		bootinfo.mmap_source = "EFI memory map";
 	if (bootinfo.nmmap == 0) {
 		printf("boot: multiboot2 loader gave no memory map\n");
 		return -EINVAL;

@@ -31,6 +31,7 @@ struct bootinfo {
 	int nmmap;
 	uint64_t rsdp;			/* physical address, 0 if not given */
 	int efi;			/* started by UEFI firmware (its system table was passed) */
+	const char *mmap_source;	/* where the memory map came from, if not the loader's */
 	struct bootinfo_fb {		/* a linear framebuffer (multiboot2 tag 8), if fb.addr */
 		uint64_t addr;
 		uint32_t pitch, width, height;

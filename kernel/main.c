@@ -87,8 +87,10 @@ void kmain(uint32_t kind, uint32_t info)
 		       console_fb_active() ? "" : " (not drawn: a depth other than 16, 24 or 32 bits, or above 4 GiB)");
 
 	memory_init();
-	printf("mem: %lu MiB usable, heap %lu MiB at %#lx, %lu pages free\n",
-	       mem_usable_bytes >> 20, (heap_end - heap_start) >> 20, heap_start, page_free_pages());
+	printf("mem: %lu MiB usable, heap %lu MiB at %#lx, %lu pages free%s%s%s\n",
+	       mem_usable_bytes >> 20, (heap_end - heap_start) >> 20, heap_start, page_free_pages(),
+	       bootinfo.mmap_source ? " (" : "", bootinfo.mmap_source ? bootinfo.mmap_source : "",
+	       bootinfo.mmap_source ? ")" : "");
 
 	acpi_init(bootinfo.rsdp);
 	apic_init();

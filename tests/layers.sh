@@ -40,7 +40,7 @@ declare -A ALLOW=(
 )
 # The kernel reaches drivers only for its console and exit devices; it
 # starts everything else through registration (kernel/init.h).
-EXCEPT="kernel:drivers/uart.h kernel:drivers/vga.h kernel:drivers/qemu.h"
+EXCEPT="kernel:drivers/uart.h kernel:drivers/vga.h kernel:drivers/fbcon.h kernel:drivers/qemu.h"
 # ------------------------------------------------------------------------------
 
 ROOT=$(cd "$(dirname "$0")/.." && pwd)

@@ -50,6 +50,7 @@
 #define AUTO_CONFIRM_NS 300000000ULL		/* nodes=N: N heard, and nobody new since */
 #define AUTO_ANSWER_NS 20000000ULL		/* members: at most one answer per 20 ms */
 #define AUTO_PROGRESS_NS 5000000000ULL
+#define AUTO_LINGER_NS 1000000000ULL		/* a station in error: still heard this long */
 
 static const uint8_t bcast_mac[6] = { 0xff, 0xff, 0xff, 0xff, 0xff, 0xff };
 
@@ -295,6 +296,21 @@ static int fabric_auto(void)
 		sti_hlt();
 		timer_cancel(&au.wake);
 		irq_restore(f);
+	}
+	if (r == -E2BIG) {
+		/* Go on being heard for a while, so that every station finds the same error. */
+		uint64_t end = now_ns() + AUTO_LINGER_NS, next = 0;
+		while (now_ns() < end) {
+			irqflags_t f = irq_save();
+			if (now_ns() >= next) {
+				auto_send();
+				next = now_ns() + AUTO_INTERVAL_NS;
+			}
+			timer_arm(&au.wake, cycles() + ns_to_cycles(AUTO_INTERVAL_NS), wake_fire, NULL);
+			sti_hlt();
+			timer_cancel(&au.wake);
+			irq_restore(f);
+		}
 	}
 	net_unregister(ETHERTYPE_FABRIC);
 	if (r < 0)

@@ -92,6 +92,19 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
 		struct fab_hdr h;
 		const uint8_t *payload;
+		/* node=auto frames, keyed or not: what is accepted is a view one can take. */
+		for (int keyed = 0; keyed < 2; keyed++) {
+			struct fab_auto a;
+			if (fab_parse_auto(pb->data, pb->len, keyed, &h, &a) != FAB_OK)
+				continue;
+			if (h.type != FAB_AUTO || a.nview > FAB_MAX_NODES || memcmp(a.mac, pb->data + 6, 6) ||
+			    (a.nview && fab_auto_find((const uint8_t (*)[6])a.view, a.nview, a.mac) < 0) ||
+			    (a.expect && a.nview && a.nview != a.expect))
+				abort();
+			for (int i = 1; i < a.nview; i++)
+				if (memcmp(a.view[i - 1], a.view[i], 6) >= 0)
+					abort();
+		}
 		if (fab_parse(pb->data, pb->len, 1, 4, &h, &payload) != FAB_OK) {
 			pkt_put(pb);
 			continue;

@@ -61,6 +61,34 @@ static size_t hello(uint8_t *out, int src, uint64_t inc, int bound)
 	return n + 2;
 }
 
+/* A node=auto station of MAC ...:src: searching, or with a view of nview members (src among them). */
+static size_t auto_frame(uint8_t *out, int src, int nview)
+{
+	static const uint8_t bcast[6] = { 0xff, 0xff, 0xff, 0xff, 0xff, 0xff };
+	struct fab_hdr h = { 0 };
+	struct fab_auto a = { 0 };
+	uint8_t mac_src[6] = { 2, 0x4e, 0x4f, 0x57, 0, (uint8_t)src };
+
+	h.type = FAB_AUTO;
+	h.src = FAB_BROADCAST;
+	h.dst = FAB_BROADCAST;
+	h.len = sizeof a;
+	a.expect = (uint16_t)nview;
+	a.nview = (uint16_t)nview;
+	a.heard = 1;
+	a.inc = 0x5555 + (uint64_t)src;
+	memcpy(a.mac, mac_src, 6);
+	for (int i = 0; i < nview; i++) {
+		memcpy(a.view[i], mac_src, 6);
+		a.view[i][5] = (uint8_t)i;
+	}
+	memcpy(out + 2 + FAB_ETH_HLEN + FAB_HDR_LEN, &a, sizeof a);
+	size_t n = fab_build(out + 2, bcast, mac_src, &h);
+	out[0] = (uint8_t)n;
+	out[1] = (uint8_t)(n >> 8);
+	return n + 2;
+}
+
 int main(int argc, char **argv)
 {
 	static uint8_t buf[65536];
@@ -93,6 +121,15 @@ int main(int argc, char **argv)
 		n += frame(buf + n, FAB_DATA, 2, i, 0, 0, 8, 40);
 	snprintf(path, sizeof path, "%s/seed_rejoin", argv[1]);
 	FILE *f = fopen(path, "wb");
+	if (!f)
+		return 1;
+	fwrite(buf, 1, n, f);
+	fclose(f);
+	/* node=auto stations: searching, then the view of four. */
+	n = auto_frame(buf, 0, 0);
+	n += auto_frame(buf + n, 2, 4);
+	snprintf(path, sizeof path, "%s/seed_auto", argv[1]);
+	f = fopen(path, "wb");
 	if (!f)
 		return 1;
 	fwrite(buf, 1, n, f);

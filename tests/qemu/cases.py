@@ -285,7 +285,7 @@ CASES = [
             expect=[r"peer_timeout_ms=abc: not an integer"]),
     Cluster("cmdline-out-of-range", app="hello", args="peer_timeout_ms=5", status=2,
             expect=[r"peer_timeout_ms=5: out of range \(100\.\.3600000\)"]),
-    Cluster("cmdline-duplicate", app="hello", args="node=3", status=2,
+    Cluster("cmdline-duplicate", app="hello", args="node=0 node=3", status=2,
             expect=[r"key 'node' is given more than once"]),
     Cluster("cmdline-app-arg-wrong-app", app="hello", args="kind=ud", status=2,
             expect=[r"unknown key 'kind'", r"app 'hello' keys: none"]),
@@ -826,6 +826,7 @@ CASES = [
     # The same ISO on a UEFI PC: q35 with Debian's OVMF firmware boots its x86-64 EFI GRUB.
     Command("qemu/iso-uefi-q35-hello", QEMU_ISO_UEFI, status=1, timeout=120,
             expect=[r"boot: multiboot2 loader, command line 'node=auto nodes=auto app=hello'",
+                    r"mem: \d+ MiB usable, .* \(EFI memory map\)",
                     r"e1000: 00:\w+\.\d 82574L, msi vector", r"auto: node 0 of 1 \(MAC order\)",
                     r"hello from node 0 of 1", r"node exits with status 0"],
             needs=("qemu-system-x86_64", "/usr/share/OVMF/OVMF_CODE.fd")),
