@@ -29,6 +29,19 @@ static uint32_t frame_crc(const uint8_t *fh, size_t len)
 	return crc32c(c, fh + FAB_HDR_LEN, len);
 }
 
+/* The checks every frame takes first: its size, then a copy of the header and its version. */
+static enum fab_err parse_head(const uint8_t *frame, size_t n, struct fab_hdr *h)
+{
+	if (n < FAB_ETH_HLEN + FAB_HDR_LEN)
+		return FAB_E_SHORT;
+	if (n > FAB_FRAME_MAX)
+		return FAB_E_LEN;
+	memcpy(h, frame + FAB_ETH_HLEN, sizeof *h);
+	if (h->version != FAB_VERSION)
+		return FAB_E_VERSION;
+	return FAB_OK;
+}
+
 enum fab_err fab_parse(const uint8_t *frame, size_t n, int me, int nodes, struct fab_hdr *h,
 		       const uint8_t **payload)
 {
@@ -40,14 +53,10 @@ enum fab_err fab_parse_link(const uint8_t *frame, size_t n, int me, int nodes, i
 {
 	const uint8_t *fh = frame + FAB_ETH_HLEN;
 	int nocrc_ok;
+	enum fab_err e = parse_head(frame, n, h);
 
-	if (n < FAB_ETH_HLEN + FAB_HDR_LEN)
-		return FAB_E_SHORT;
-	if (n > FAB_FRAME_MAX)
-		return FAB_E_LEN;
-	memcpy(h, fh, sizeof *h);
-	if (h->version != FAB_VERSION)
-		return FAB_E_VERSION;
+	if (e != FAB_OK)
+		return e;
 	if (h->type < FAB_DATA || h->type > FAB_PROBE)
 		return FAB_E_TYPE;
 	/* Ethernet pads short frames: the payload may end before the frame. */
@@ -119,14 +128,10 @@ enum fab_err fab_parse_auto(const uint8_t *frame, size_t n, int keyed, struct fa
 {
 	const uint8_t *fh = frame + FAB_ETH_HLEN;
 	size_t room;
+	enum fab_err e = parse_head(frame, n, h);
 
-	if (n < FAB_ETH_HLEN + FAB_HDR_LEN)
-		return FAB_E_SHORT;
-	if (n > FAB_FRAME_MAX)
-		return FAB_E_LEN;
-	memcpy(h, fh, sizeof *h);
-	if (h->version != FAB_VERSION)
-		return FAB_E_VERSION;
+	if (e != FAB_OK)
+		return e;
 	if (h->type != FAB_AUTO)
 		return FAB_E_TYPE;
 	room = n - FAB_ETH_HLEN - FAB_HDR_LEN;
