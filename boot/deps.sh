@@ -12,7 +12,8 @@ qemu-system-x86_64:qemu-system-x86 vde_switch:vde2
 meson:meson ninja:ninja-build
 grub-mkrescue:grub-common grub-file:grub-common xorriso:xorriso mformat:mtools
 python3:python3 taskset:util-linux xz:xz-utils
-apt-get:apt clang:clang"
+apt-get:apt clang:clang
+tshark:tshark gnuplot:gnuplot-nox"
 # file:package pairs (libraries and data, not commands)
 need_files="/usr/include/cmocka.h:libcmocka-dev
 /usr/share/grub/ascii.h:grub-common

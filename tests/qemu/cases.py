@@ -433,6 +433,17 @@ CASES = [
             options=["--netboot", "{build}/netboot-test", "--firmware", "uefi", "--machine", "q35"],
             expect=[r"^\[n%d\] auto: node %d of 2 \(MAC order\)" % (i, i) for i in range(2)],
             count={r"RESULT fabric-stress sent=300 received=300 lost=0 dup=0 misordered=0": 2}),
+    # A captured run (boot/cluster --pcap) decoded by tshark with boot/now-fabric.lua.
+    Command("pcap/rmem-test-e1000", ["python3", "{root}/tests/pcap_test.py"], timeout=180,
+            expect=[r"pcap: [1-9]\d* fabric frames decoded", r"pcap: 0 problems"],
+            needs=("tshark",)),
+    Command("pcap/rmem-test-keyed-virtio", ["python3", "{root}/tests/pcap_test.py", "--key",
+                                            "--nic", "virtio"], timeout=180,
+            expect=[r"pcap: [1-9]\d* fabric frames decoded", r"pcap: 0 problems"],
+            needs=("tshark",)),
+    Command("pcap/req-stress-e1000", ["python3", "{root}/tests/pcap_test.py", "--app",
+                                      "req-stress"], timeout=180,
+            expect=[r"pcap: ops .*'req\.1': [1-9]", r"pcap: 0 problems"], needs=("tshark",)),
     # node=auto: every node the same command line; ids agreed in MAC order, the size too.
     Cluster("auto-fabric-stress-4", app="fabric-stress", nodes=4, timeout=150,
             args="node=auto nodes=auto count=1000",
