@@ -13,6 +13,8 @@
 
 extern const struct bench *const __benches_start[], *const __benches_end[];
 
+static void print_samples(const struct bench *b, const struct samples *s);
+
 void bench_latency(const struct bench *b, struct samples *s)
 {
 	char a[32], c[32], d[32];
@@ -29,6 +31,32 @@ void bench_latency(const struct bench *b, struct samples *s)
 	       fmt_us(d, sizeof d, mn), med, b->base ? " base=" : "", b->base ? b->base : "",
 	       b->extra ? " " : "", b->extra ? b->extra : "", b->note ? " " : "",
 	       b->note ? b->note() : "");
+	if (arg_int("samples", 1))
+		print_samples(b, s);
+}
+
+/*
+ * Every sample of a row, in nanoseconds (halved for one-way rows, like the
+ * row's line), SAMPLES_PER_LINE to a line, for boot/bench's distributions:
+ *
+ *	SAMPLES bench row=<name> i=<index of the first> ns=<v>,<v>,...
+ */
+#define SAMPLES_PER_LINE 32
+
+static void print_samples(const struct bench *b, const struct samples *s)
+{
+	char line[SAMPLES_PER_LINE * 12 + 64];
+
+	for (size_t i = 0; i < s->n; i += SAMPLES_PER_LINE) {
+		int len = snprintf(line, sizeof line, "SAMPLES bench row=%s i=%zu ns=", b->name, i);
+		for (size_t k = i; k < s->n && k < i + SAMPLES_PER_LINE && len < (int)sizeof line - 12;
+		     k++) {
+			uint64_t ns = cycles_to_ns(s->v[k]) / (b->oneway ? 2 : 1);
+			len += snprintf(line + len, sizeof line - (size_t)len, "%s%lu", k > i ? "," : "",
+					ns);
+		}
+		printf("%s\n", line);
+	}
 }
 
 #define MAX_SETUPS 16
@@ -69,6 +97,7 @@ static const struct argspec bench_args[] = {
 	{ "rounds", ARG_INT, 1, 1000, "interleaved rounds the iterations are split into (default 5)" },
 	{ "warmup", ARG_INT, 0, 1000000, "untimed iterations before each round (default 100)" },
 	{ "only", ARG_STR, 0, 0, "run only rows named in this comma-separated list (substrings)" },
+	{ "samples", ARG_BOOL, 0, 0, "print every sample of every latency row (default 1)" },
 	{ NULL, 0, 0, 0, NULL },
 };
 

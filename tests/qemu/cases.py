@@ -163,11 +163,15 @@ CASES = [
     # and the check itself fails on each kind of forbidden arrow.
     # The bench driver end to end on a few iterations: a table per run, the
     # side-by-side table and the halting line (timing is not asserted).
-    Command("bench/smoke", ["{root}/boot/bench", "--nics", "e1000,shm,shm-halt", "--iters", "20",
-                            "--only", "floor", "--stages", "", "--out", "{build}/tests/bench-smoke.json"],
+    # Every sample kept, the plots drawn and the report page written (tests/check_bench_report.py).
+    Command("bench/smoke", ["bash", "-c", "{root}/boot/bench --nics e1000,shm,shm-halt --iters 20 "
+                            "--only floor --stages '' --out {build}/tests/bench-smoke/results.json && "
+                            "python3 {root}/tests/check_bench_report.py {build}/tests/bench-smoke"],
             expect=[r"median_us side by side", r"row +e1000 +shm +shm-halt",
-                    r"shm-halt: \d+ of \d+ latency rows below the e1000 floor \(\d+\.\d+ us\)"],
-            timeout=300),
+                    r"shm-halt: \d+ of \d+ latency rows below the e1000 floor \(\d+\.\d+ us\)",
+                    r"bench: every sample under .*, \d+ plots, report",
+                    r"report: [1-9]\d* latency rows with every sample, [1-9]\d* plots, 0 problems"],
+            timeout=300, needs=("gnuplot",)),
     Command("bench/unknown-run", ["{root}/boot/bench", "--nics", "e1000,token-ring"], status=2,
             expect=[r"token-ring: not one of virtio, e1000, e1000e, shm, shm-halt"]),
     Command("check/layers", ["{root}/tests/layers.sh"], expect=[r"every one along an allowed arrow"]),
