@@ -149,7 +149,8 @@ FABRIC_OBJS := \
 	net/fabric/call_wire.o \
 	net/fabric/call.o \
 	net/fabric/names.o \
-	net/fabric/auto.o
+	net/fabric/auto.o \
+	net/fabric/clock.o
 
 RMEM_OBJS := \
 	net/rmem/proto.o \
@@ -379,6 +380,18 @@ BENCH_NICS  ?= virtio,e1000,shm,shm-halt
 bench: $(BUILD)/now.elf
 	@boot/bench --iters $(BENCH_ITERS) --nics $(BENCH_NICS)
 
+# make trace: one operation at a time, stamped at every stage on both nodes
+# (app stages), the two clocks aligned by the fabric: a table of each step's
+# median and 99th percentile per NIC, and build/trace/trace.json.
+#   make trace APP=write,read,cas,req NIC=shm,e1000 ITERS=200
+# (APP and NIC as given on the command line; make run's defaults do not apply.)
+TRACE_OPS = $(if $(filter command line environment,$(origin APP)),$(APP),write,read,cas,req)
+TRACE_NICS = $(if $(filter command line environment,$(origin NIC)),$(NIC),shm,e1000)
+ITERS ?= 200
+trace: $(BUILD)/now.elf
+	@boot/bench --trace-only --stages $(TRACE_NICS) --ops $(TRACE_OPS) --stage-iters $(ITERS) \
+		--out $(BUILD)/trace/trace.json
+
 # --- ISO for GRUB ----------------------------------------------------------
 
 # The menu's default entry: every PC the same line, the ids agreed on the segment.
@@ -494,7 +507,7 @@ clean:
 distclean:
 	rm -rf $(BUILD)
 
-.PHONY: all deps picolibc lwip run qemu-gdb bench speedup iso netboot unit test clean distclean
+.PHONY: all deps picolibc lwip run qemu-gdb bench trace speedup iso netboot unit test clean distclean
 
 # --- fuzzing ---------------------------------------------------------------
 #

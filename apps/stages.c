@@ -1,14 +1,16 @@
 /*
- * stages: where the time of one remote-memory WRITE and one READ goes,
- * stage by stage, across nodes 0 and 1 (kernel/trace.h).
+ * stages: where the time of one remote-memory WRITE, READ and
+ * compare-and-swap and one remote enqueue goes, stage by stage, across
+ * nodes 0 and 1 (kernel/trace.h).
  *
- * First the two nodes' TSCs are aligned: node 0 sends raw probes that
- * node 1 answers with its own TSC; the probe with the shortest round trip
- * gives the offset (as NTP does), within half that round trip.  Then, for
- * each of `iters` operations: node 0 arms node 1 (which starts tracing and
- * says so), starts tracing itself, and runs one WRITE (40 bytes, one way)
- * or one READ (40 bytes, round trip); node 1 sends back its record once
- * the operation has passed through it.  Node 0 puts both records on its
+ * First the two nodes' TSCs are aligned by the fabric
+ * (fabric_clock_offset: the probe with the shortest round trip, as NTP
+ * does, within half that round trip).  Then, for each of `iters`
+ * operations of each kind in ops=: node 0 arms node 1 (which starts
+ * tracing and says so), starts tracing itself, and runs one WRITE (40
+ * bytes, one way), READ (40 bytes, round trip), CAS (round trip) or REQ
+ * (one word, one way); node 1 sends back its record once the operation
+ * has passed through it.  Node 0 puts both records on its
  * clock and prints, for every step from one stage to the next, the median
  * and 99th percentile over the iterations:
  *
@@ -28,6 +30,7 @@
 #include "kernel/tsc.h"
 #include "kernel/x86.h"
 #include "net/fabric/fabric.h"
+#include "net/req/req.h"
 #include "net/rmem/rmem.h"
 
 #define PROBES 200
@@ -35,14 +38,14 @@
 #define SETTLE_NS 20000ULL		/* node 0, armed and before the operation */
 #define PASS_NS 2000000ULL		/* node 1, armed: the operation has passed by then */
 
-enum { M_PROBE = 'T', M_ECHO = 'U', M_ARM = 'A', M_ARMED = 'B', M_REC = 'R', M_END = 'E' };
-enum { OP_WRITE, OP_READ };
+enum { M_ARM = 'A', M_ARMED = 'B', M_REC = 'R', M_END = 'E' };
+enum { OP_WRITE, OP_READ, OP_CAS, OP_REQ, OP_N };
+static const char *const op_names[OP_N] = { "write", "read", "cas", "req" };
 
 struct msg {
 	uint8_t kind, op;
 	uint16_t pad;
 	uint32_t seq;
-	uint64_t t0, t1;
 	struct trace_rec rec;
 } __attribute__((packed));
 
@@ -64,6 +67,19 @@ static const struct stage_at read_path[] = {
 };
 #define MAX_STEPS 16
 
+/* One way (WRITE, REQ) or a round trip through node 1's mechanism (READ, CAS). */
+static int path_of(int op, const struct stage_at **path)
+{
+	if (op == OP_WRITE || op == OP_REQ) {
+		*path = write_path;
+		return (int)(sizeof write_path / sizeof write_path[0]);
+	}
+	*path = read_path;
+	return (int)(sizeof read_path / sizeof read_path[0]);
+}
+
+static int node1_queue = -1;	/* node 1's queue for REQs; node 0's handle to it */
+
 static struct waitq wq = WAITQ_INIT;
 static struct msg inbox;
 static volatile int have_msg;
@@ -77,12 +93,6 @@ static int stages_handler(int src, const uint8_t *p, size_t len, struct pktbuf *
 	if (len != sizeof m)
 		return 0;
 	memcpy(&m, p, sizeof m);
-	if (m.kind == M_PROBE && node_id == 1) {
-		m.kind = M_ECHO;
-		m.t1 = rdtsc();
-		fabric_raw_send(src, APP_PROTO_STAGES, &m, sizeof m);
-		return 0;
-	}
 	inbox = m;
 	have_msg = 1;
 	waitq_wake_all(&wq);
@@ -123,29 +133,6 @@ static int send_msg(int dst, struct msg *m)
 	return r;
 }
 
-/* Node 0: node 1's TSC minus node 0's, and the error bound (half the best round trip). */
-static int align(int64_t *offset, uint64_t *error)
-{
-	uint64_t best = ~0ULL;
-
-	for (uint32_t i = 0; i < PROBES; i++) {
-		struct msg m = { .kind = M_PROBE, .seq = i }, a;
-		have_msg = 0;
-		m.t0 = rdtsc();
-		if (send_msg(1, &m) < 0 || wait_msg(M_ECHO, i, &a) < 0)
-			continue;
-		uint64_t t2 = rdtsc(), rtt = t2 - a.t0;
-		if (rtt < best) {
-			best = rtt;
-			*offset = (int64_t)a.t1 - (int64_t)(a.t0 + rtt / 2);
-		}
-	}
-	if (best == ~0ULL)
-		return -ETIMEDOUT;
-	*error = best / 2;
-	return 0;
-}
-
 /* Node 1: arm, trace one operation, send the record back; until node 0 ends. */
 static int serve(void)
 {
@@ -179,6 +166,8 @@ static int serve(void)
 		thread_sleep_ns(PASS_NS);
 		struct trace_rec rec;
 		trace_stop(&rec);
+		for (uint32_t w; node1_queue >= 0 && req_dequeue(node1_queue, &w) == 1;)
+			;	/* the REQs' words: taken, so that the queue never fills */
 		r.rec = rec;
 		r.kind = M_REC;
 		if (send_msg(0, &r) < 0)
@@ -201,10 +190,16 @@ static int traced(int op, uint32_t seq, int rd, int lseg, uint8_t *buf, struct t
 	trace_point(TS_APP_CALL);
 	if (op == OP_WRITE) {
 		r = rmem_write(rd, 0, buf, 40, 0);
-	} else {
+	} else if (op == OP_READ) {
 		int h = rmem_read(rd, 64, 40, lseg, 0, 0);
 		r = h < 0 ? h : rmem_read_wait(h, WAIT_NS);
 		trace_point(TS_APP_WAKE);
+	} else if (op == OP_CAS) {
+		uint64_t old;
+		r = rmem_cas(rd, 128, seq, seq + 1, &old);
+		trace_point(TS_APP_WAKE);
+	} else {
+		r = req_enqueue(node1_queue, seq, 0);
 	}
 	trace_stop(mine);
 	if (r < 0)
@@ -235,6 +230,7 @@ static void report(const char *opname, const struct stage_at *path, int n, struc
 
 static const struct argspec stages_args[] = {
 	{ "iters", ARG_INT, 1, 100000, "traced operations of each kind (default 200)" },
+	{ "ops", ARG_STR, 0, 0, "the kinds, comma-separated: write, read, cas, req (default write,read)" },
 	{ NULL, 0, 0, 0, NULL },
 };
 
@@ -251,7 +247,18 @@ static int stages_main(void)
 		return 1;
 	}
 	int seg = seg_export("stages", seg_mem, sizeof seg_mem, 0);
-	if (seg < 0 || (node_id <= 1 && seg_grant(seg, 1 - node_id, RMEM_RW) < 0))
+	if (seg < 0 || (node_id <= 1 && seg_grant(seg, 1 - node_id, RMEM_RW | RMEM_A) < 0))
+		return 1;
+	const char *ops = arg_str("ops", "write,read");
+	int want[OP_N] = { 0 };
+	for (int op = 0; op < OP_N; op++) {
+		size_t n = strlen(op_names[op]);
+		for (const char *p = ops; (p = strstr(p, op_names[op])) != NULL; p += n)
+			if ((p == ops || p[-1] == ',') && (p[n] == ',' || p[n] == '\0'))
+				want[op] = 1;
+	}
+	if (node_id == 1 && want[OP_REQ] &&
+	    ((node1_queue = req_create(4096)) < 0 || req_export(node1_queue, "stages") < 0))
 		return 1;
 	if (fabric_barrier(30000000000ULL) < 0)
 		return 1;
@@ -261,17 +268,22 @@ static int stages_main(void)
 		goto out;
 
 	int rd = rmem_import_wait(1, "stages", 10000000000ULL);
-	if (rd < 0 || align(&offset, &error) < 0) {
-		printf("stages: cannot import node 1's segment or align the clocks\n");
+	if (want[OP_REQ])
+		for (int t = 0; t < 100 && (node1_queue = req_import(1, "stages")) < 0; t++)
+			thread_sleep_ns(10000000);
+	if (rd < 0 || (want[OP_REQ] && node1_queue < 0) ||
+	    fabric_clock_offset(1, PROBES, &offset, &error) < 0) {
+		printf("stages: cannot import node 1's segment or queue, or align the clocks\n");
 		failed = 1;
 		goto end;
 	}
 	printf("stages: node 1's TSC is node 0's %+ld cycles (within %lu ns)\n", offset,
 	       cycles_to_ns(error));
-	for (int op = OP_WRITE; op <= OP_READ; op++) {
-		const struct stage_at *path = op == OP_WRITE ? write_path : read_path;
-		int n = op == OP_WRITE ? (int)(sizeof write_path / sizeof write_path[0])
-				       : (int)(sizeof read_path / sizeof read_path[0]);
+	for (int op = 0; op < OP_N; op++) {
+		const struct stage_at *path;
+		int n = path_of(op, &path);
+		if (!want[op])
+			continue;
 		struct samples s[MAX_STEPS];
 		for (int k = 0; k < n; k++)
 			if (samples_init(&s[k], (size_t)iters) < 0)
@@ -281,8 +293,7 @@ static int stages_main(void)
 			int r = traced(op, (uint32_t)(op * iters + i), rd, seg, seg_mem, &rec[0], &rec[1]);
 			if (r < 0) {
 				/* A record lost on the way (raw frames): skip it, but not many. */
-				printf("stages: %s %d of %d: no record (%d)\n", op == OP_WRITE ? "write" : "read",
-				       i + 1, iters, r);
+				printf("stages: %s %d of %d: no record (%d)\n", op_names[op], i + 1, iters, r);
 				if (++skipped > iters / 10 + 1) {
 					failed++;
 					break;
@@ -304,10 +315,10 @@ static int stages_main(void)
 				samples_add(&s[k], t[k] >= t[k - 1] ? t[k] - t[k - 1] : 0);
 		}
 		if (s[0].n == 0) {
-			printf("stages: no complete record of a %s\n", op == OP_WRITE ? "write" : "read");
+			printf("stages: no complete record of a %s\n", op_names[op]);
 			failed++;
 		} else {
-			report(op == OP_WRITE ? "write" : "read", path, n, s, error);
+			report(op_names[op], path, n, s, error);
 		}
 		for (int k = 0; k < n; k++)
 			samples_free(&s[k]);
@@ -322,7 +333,7 @@ out:
 
 static const struct app stages = {
 	.name = "stages",
-	.summary = "one remote WRITE and one READ broken down by stage across nodes 0 and 1",
+	.summary = "remote WRITE, READ, CAS and REQ broken down by stage across nodes 0 and 1",
 	.main = stages_main,
 	.args = stages_args,
 	.min_nodes = 2,

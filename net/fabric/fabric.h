@@ -126,6 +126,16 @@ static inline uint8_t *fabric_payload(struct pktbuf *pb) { return pb->data + FAB
  */
 int fabric_can_send(int dst);
 
+/*
+ * Node peer's TSC minus this node's, from probes round trips of raw
+ * frames that peer's fabric answers at once with its TSC: the probe with
+ * the shortest round trip gives the offset (its midpoint), and *error,
+ * half that round trip, bounds how far off it can be (net/fabric/clock.c:
+ * NTP's minimum-delay sample).  0, -ETIMEDOUT if no probe came back,
+ * -EBUSY if another thread is probing, -EINVAL.  Thread context.
+ */
+int fabric_clock_offset(int peer, int probes, int64_t *offset, uint64_t *error);
+
 /* Send one raw frame (unreliable); 0, -EAGAIN if the TX ring is full, or -errno. */
 int fabric_raw_send(int dst, uint8_t proto, const void *data, size_t len);
 int fabric_raw_send_pb(int dst, uint8_t proto, struct pktbuf *pb, size_t len);

@@ -23,6 +23,7 @@
 
 #include "kernel/init.h"
 #include "kernel/node.h"
+#include "kernel/trace.h"
 #include "kernel/trap.h"
 #include "kernel/x86.h"
 #include "net/fabric/call.h"
@@ -77,6 +78,7 @@ static int req_handler(int src, const uint8_t *payload, size_t len, struct pktbu
 	struct req_rx v;
 
 	(void)pb;
+	trace_point(TS_MECH_RX);
 	if (req_wire_parse(payload, len, &m) < 0) {
 		req_tab.ctr.rx_malformed++;
 		return 0;
@@ -99,6 +101,7 @@ static int req_handler(int src, const uint8_t *payload, size_t len, struct pktbu
 	req_rx_enq(&req_tab, src, &m, call_can_answer(src), &v);
 	if (v.hold)
 		return -EBUSY;
+	trace_point(TS_MECH_DONE);	/* the word is in the queue (or refused) */
 	if (v.answer)
 		answer(src, m.tag, v.status);
 	if (v.qid >= 0) {
@@ -192,6 +195,7 @@ static int enqueue(int rq, uint32_t word, int sync, uint8_t flags)
 	m.addr = h->addr;
 	m.gen = h->gen;
 	m.word = word;
+	trace_point(TS_MECH_SEND);
 	if (!sync) {
 		/* A refusal comes back to the handle's sink. */
 		m.tag = call_sink_tag(h->sink);

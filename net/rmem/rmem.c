@@ -371,6 +371,7 @@ static int atomic_start(int rd, uint8_t op, uint32_t off, const void *data, size
 	msg_init(&m, d, op, off, 8, flags & RMEM_INTR);
 	m.tag = c->tag;
 	/* Always on the reliable channel (paper 2.3: the CAS is reliable). */
+	trace_point(TS_MECH_SEND);
 	r = call_post(c, &m, sizeof m, data, dlen, 0);
 	if (r < 0) {
 		call_free(c);

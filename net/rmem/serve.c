@@ -114,7 +114,9 @@ static int serve(int src, const struct rmem_msg *m, const uint8_t *data, int raw
 		__atomic_compare_exchange_n((uint64_t *)target, &old, desired, 0, __ATOMIC_SEQ_CST,
 					    __ATOMIC_SEQ_CST);
 		rmem_ctr.applied_atomic++;
+		trace_point(TS_MECH_SEND);
 		answer(src, RM_ATOMIC_RESP, m->tag, RMS_OK, &old, 8, raw);
+		trace_point(TS_MECH_DONE);
 		if (m->flags & RM_F_INTR)
 			rmem_arrived(m->seg, m->off, 8);
 		break;
@@ -184,6 +186,7 @@ static void complete(int src, const struct rmem_msg *m, const uint8_t *data)
 			return;
 		}
 		memcpy(&c->value, data, 8);
+		trace_point(TS_MECH_DONE);
 		break;
 	case RM_STATUS:
 		if (c->kind == RK_STATUS) {

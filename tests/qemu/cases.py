@@ -172,6 +172,16 @@ CASES = [
                     r"bench: every sample under .*, \d+ plots, report",
                     r"report: [1-9]\d* latency rows with every sample, [1-9]\d* plots, 0 problems"],
             timeout=300, needs=("gnuplot",)),
+    # make trace: every operation kind broken down by stage across two nodes, clocks aligned by
+    # the fabric; a table per NIC and the JSON.
+    Command("trace/smoke", ["{root}/boot/bench", "--trace-only", "--stages", "shm,e1000", "--ops",
+                            "write,read,cas,req", "--stage-iters", "10",
+                            "--out", "{build}/tests/trace/trace.json"], timeout=300,
+            expect=[r"where the time goes on shm", r"where the time goes on e1000"] +
+                   [r"  %s +sum of the step medians: \d+ ns" % op for op in ("write", "read", "cas", "req")] +
+                   [r"  req +n1\.mech_rx +n1\.mech_done +\d+ +\d+",
+                    r"  cas +n1\.nic_tx +n0\.nic_rx +\d+ +\d+  \(between the nodes\)",
+                    r"clocks aligned by the fabric within \d+ ns", r"bench: wrote .*trace\.json"]),
     Command("bench/unknown-run", ["{root}/boot/bench", "--nics", "e1000,token-ring"], status=2,
             expect=[r"token-ring: not one of virtio, e1000, e1000e, shm, shm-halt"]),
     Command("check/layers", ["{root}/tests/layers.sh"], expect=[r"every one along an allowed arrow"]),
