@@ -46,6 +46,10 @@ KCFLAGS := -std=gnu11 -O2 -g -ffreestanding -fno-pic -fno-pie -mno-red-zone \
 	-fno-asynchronous-unwind-tables -fno-common -Wall -Wextra \
 	-Wno-unused-parameter -nostdinc -isystem $(PICOLIBC)/include \
 	-isystem $(GCCINC) -I. -MMD -MP
+# make TRACE=0 (after make clean): every file's stage stamps compiled out (kernel/trace.h).
+ifeq ($(TRACE),0)
+KCFLAGS += -DLOCAL_TRACE=0
+endif
 KASFLAGS := -I. -MMD -MP
 KLDFLAGS := -nostdlib -static -z max-page-size=4096 -z noexecstack --build-id=none \
 	-T linker/kernel.ld
