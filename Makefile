@@ -396,6 +396,11 @@ trace: $(BUILD)/now.elf
 	@boot/bench --trace-only --stages $(TRACE_NICS) --ops $(TRACE_OPS) --stage-iters $(ITERS) \
 		--out $(BUILD)/trace/trace.json
 
+# make papers: the four papers' own figures beside ours (e1000 and shm), with ratios.
+PAPERS_ITERS ?= 2000
+papers: $(BUILD)/now.elf
+	@boot/papers --iters $(PAPERS_ITERS)
+
 # --- ISO for GRUB ----------------------------------------------------------
 
 # The menu's default entry: every PC the same line, the ids agreed on the segment.
@@ -511,7 +516,7 @@ clean:
 distclean:
 	rm -rf $(BUILD)
 
-.PHONY: all deps picolibc lwip run qemu-gdb bench trace speedup iso netboot unit test clean distclean
+.PHONY: all deps picolibc lwip run qemu-gdb bench trace papers speedup iso netboot unit test clean distclean
 
 # --- fuzzing ---------------------------------------------------------------
 #
