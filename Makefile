@@ -382,7 +382,7 @@ BENCH_ITERS ?= 5000
 BENCH_NICS  ?= virtio,e1000,shm,shm-halt
 
 bench: $(BUILD)/now.elf
-	@boot/bench --iters $(BENCH_ITERS) --nics $(BENCH_NICS)
+	@boot/bench --iters $(BENCH_ITERS) --nics $(BENCH_NICS) $(if $(filter 1,$(PEERS)),--peers)
 
 # make trace: one operation at a time, stamped at every stage on both nodes
 # (app stages), the two clocks aligned by the fabric: a table of each step's

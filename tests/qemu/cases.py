@@ -192,6 +192,14 @@ CASES = [
                     r"  REQ returns to its caller .*<1 us +\d+\.\d+",
                     r"papers: wrote .*papers\.json$"],
             absent=[r"missing"]),
+    # Linux peers (make bench PEERS=1): two Debian Linux guests built from Debian's packages
+    # measure UDP, TCP and soft-RoCE WRITE, READ and CAS on the same switch and NIC.
+    Command("peers/smoke", ["{root}/boot/peers", "--iters", "50",
+                            "--out", "{build}/tests/peers-smoke.json"], timeout=400,
+            expect=[r"^RESULT peer row=%s tool=\S+ n=50 median_us=[1-9][\d.]* " % row
+                    for row in ("udp-64", "tcp-1B", "rxe-write", "rxe-read", "rxe-cas")] +
+                   [r"peers: wrote "],
+            needs=("qemu-system-x86_64", "vde_switch", "apt-get")),
     Command("bench/unknown-run", ["{root}/boot/bench", "--nics", "e1000,token-ring"], status=2,
             expect=[r"token-ring: not one of virtio, e1000, e1000e, shm, shm-halt"]),
     Command("check/layers", ["{root}/tests/layers.sh"], expect=[r"every one along an allowed arrow"]),
