@@ -19,7 +19,9 @@
 #include "tests/unit/host_fabric.h"
 
 #define FP_BARRIER 8
-#define WAIT_NS 2000000ULL		/* a short wait: these barriers time out */
+/* 20 s on the node; on the host (ns_to_cycles is ns / 1000) about 10 ms of TSC: long enough
+ * that a busy host does not time a barrier out before the script is delivered. */
+#define WAIT_NS 20000000000ULL
 
 struct msg {
 	int src;
