@@ -387,9 +387,9 @@ bench: $(BUILD)/now.elf
 # make trace: one operation at a time, stamped at every stage on both nodes
 # (app stages), the two clocks aligned by the fabric: a table of each step's
 # median and 99th percentile per NIC, and build/trace/trace.json.
-#   make trace APP=write,read,cas,req NIC=shm,e1000 ITERS=200
+#   make trace APP=write,read,cas,req,deposit NIC=shm,e1000 ITERS=200
 # (APP and NIC as given on the command line; make run's defaults do not apply.)
-TRACE_OPS = $(if $(filter command line environment,$(origin APP)),$(APP),write,read,cas,req)
+TRACE_OPS = $(if $(filter command line environment,$(origin APP)),$(APP),write,read,cas,req,deposit)
 TRACE_NICS = $(if $(filter command line environment,$(origin NIC)),$(NIC),shm,e1000)
 ITERS ?= 200
 trace: $(BUILD)/now.elf

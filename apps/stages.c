@@ -9,8 +9,8 @@
  * operations of each kind in ops=: node 0 arms node 1 (which starts
  * tracing and says so), starts tracing itself, and runs one WRITE (40
  * bytes, one way), READ (40 bytes, round trip), CAS (round trip) or REQ
- * (one word, one way); node 1 sends back its record once the operation
- * has passed through it.  Node 0 puts both records on its
+ * (one word, one way) or a hybrid deposit (32 bytes, one way); node 1
+ * sends back its record once the operation has passed through it.  Node 0 puts both records on its
  * clock and prints, for every step from one stage to the next, the median
  * and 99th percentile over the iterations:
  *
@@ -30,6 +30,7 @@
 #include "kernel/tsc.h"
 #include "kernel/x86.h"
 #include "net/fabric/fabric.h"
+#include "net/deposit/deposit.h"
 #include "net/req/req.h"
 #include "net/rmem/rmem.h"
 
@@ -39,8 +40,8 @@
 #define PASS_NS 2000000ULL		/* node 1, armed: the operation has passed by then */
 
 enum { M_ARM = 'A', M_ARMED = 'B', M_REC = 'R', M_END = 'E' };
-enum { OP_WRITE, OP_READ, OP_CAS, OP_REQ, OP_N };
-static const char *const op_names[OP_N] = { "write", "read", "cas", "req" };
+enum { OP_WRITE, OP_READ, OP_CAS, OP_REQ, OP_DEPOSIT, OP_N };
+static const char *const op_names[OP_N] = { "write", "read", "cas", "req", "deposit" };
 
 struct msg {
 	uint8_t kind, op;
@@ -70,7 +71,7 @@ static const struct stage_at read_path[] = {
 /* One way (WRITE, REQ) or a round trip through node 1's mechanism (READ, CAS). */
 static int path_of(int op, const struct stage_at **path)
 {
-	if (op == OP_WRITE || op == OP_REQ) {
+	if (op == OP_WRITE || op == OP_REQ || op == OP_DEPOSIT) {
 		*path = write_path;
 		return (int)(sizeof write_path / sizeof write_path[0]);
 	}
@@ -79,6 +80,24 @@ static int path_of(int op, const struct stage_at **path)
 }
 
 static int node1_queue = -1;	/* node 1's queue for REQs; node 0's handle to it */
+
+/* Hybrid deposit: a duplex connection between nodes 0 and 1, a 32-byte deposit one way. */
+#define DEP_VCI 60
+#define DEP_EP_SIZE 4096
+static struct dart_sendregs *dep_sr;
+static const uint64_t dep_write =
+	DART_OPC(CELL_OP(CK_WRITE, CA_DIRECT), 0, 0, CELL_COND(CMP_ALWAYS, 0, 0));
+
+static int deposit_setup(void)
+{
+	static uint8_t ep_mem[DEP_EP_SIZE] __attribute__((aligned(4096)));
+	int ep = dep_endpoint_create(ep_mem, sizeof ep_mem, DART_EP_READ | DART_EP_WRITE);
+	struct dep_conn_cfg cfg = { 1 - node_id, ep, DART_RX | DART_TX, DEP_VCI, 0, 4, 0, 0, 0 };
+
+	if (ep < 0 || dep_conn_open(DEP_VCI, &cfg) < 0 || !(dep_sr = dep_sendregs(DEP_VCI)))
+		return -1;
+	return 0;
+}
 
 static struct waitq wq = WAITQ_INIT;
 static struct msg inbox;
@@ -198,8 +217,10 @@ static int traced(int op, uint32_t seq, int rd, int lseg, uint8_t *buf, struct t
 		uint64_t old;
 		r = rmem_cas(rd, 128, seq, seq + 1, &old);
 		trace_point(TS_APP_WAKE);
-	} else {
+	} else if (op == OP_REQ) {
 		r = req_enqueue(node1_queue, seq, 0);
+	} else {
+		r = dep_send(dep_sr, dep_write, seq, DART_IDX(0, 0, 0, 0xff), 0);
 	}
 	trace_stop(mine);
 	if (r < 0)
@@ -230,7 +251,8 @@ static void report(const char *opname, const struct stage_at *path, int n, struc
 
 static const struct argspec stages_args[] = {
 	{ "iters", ARG_INT, 1, 100000, "traced operations of each kind (default 200)" },
-	{ "ops", ARG_STR, 0, 0, "the kinds, comma-separated: write, read, cas, req (default write,read)" },
+	{ "ops", ARG_STR, 0, 0,
+	  "the kinds, comma-separated: write, read, cas, req, deposit (default write,read)" },
 	{ NULL, 0, 0, 0, NULL },
 };
 
@@ -256,6 +278,10 @@ static int stages_main(void)
 		for (const char *p = ops; (p = strstr(p, op_names[op])) != NULL; p += n)
 			if ((p == ops || p[-1] == ',') && (p[n] == ',' || p[n] == '\0'))
 				want[op] = 1;
+	}
+	if (node_id <= 1 && want[OP_DEPOSIT] && deposit_setup() < 0) {
+		printf("stages: cannot open the deposit connection\n");
+		return 1;
 	}
 	if (node_id == 1 && want[OP_REQ] &&
 	    ((node1_queue = req_create(4096)) < 0 || req_export(node1_queue, "stages") < 0))

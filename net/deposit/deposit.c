@@ -133,6 +133,7 @@
 #include "kernel/node.h"
 #include "kernel/sync.h"
 #include "kernel/thread.h"
+#include "kernel/trace.h"
 #include "kernel/tsc.h"
 #include "kernel/x86.h"
 #include "net/deposit/internal.h"
@@ -237,8 +238,10 @@ static int cell_handler(int src, const uint8_t *payload, size_t len, struct pktb
 	/* The same frame again after -EBUSY: its first cells are applied already. */
 	if (rx_resume[src].pb == pb && rx_resume[src].len == len)
 		next = rx_resume[src].next;
+	trace_point(TS_MECH_RX);
 	switch (dart_input(&dep_dart, src, payload, len / CELL_SIZE, &next, &dep_sink)) {
 	case 0:
+		trace_point(TS_MECH_DONE);	/* every cell of the frame applied */
 		rx_resume[src].pb = NULL;
 		return 0;
 	case -ENOBUFS:

@@ -8,6 +8,7 @@
 
 #include "kernel/sync.h"
 #include "kernel/thread.h"
+#include "kernel/trace.h"
 #include "kernel/trap.h"
 #include "kernel/x86.h"
 #include "net/deposit/internal.h"
@@ -98,6 +99,7 @@ int dep_go(struct dart_sendregs *sr, uint32_t value)
 		/* Counted until it is queued: no block may start in between and enclose it. */
 		dep_notes[vci].tx_singles++;
 		irq_restore(f);
+		trace_point(TS_MECH_SEND);
 		r = fabric_send_pb(snd.peer, DEP_PROTO, pb, CELL_SIZE, in_irq ? FABRIC_NOWAIT : 0);
 		f = irq_save();
 		dep_notes[vci].tx_singles--;

@@ -175,10 +175,11 @@ CASES = [
     # make trace: every operation kind broken down by stage across two nodes, clocks aligned by
     # the fabric; a table per NIC and the JSON.
     Command("trace/smoke", ["{root}/boot/bench", "--trace-only", "--stages", "shm,e1000", "--ops",
-                            "write,read,cas,req", "--stage-iters", "10",
+                            "write,read,cas,req,deposit", "--stage-iters", "10",
                             "--out", "{build}/tests/trace/trace.json"], timeout=300,
             expect=[r"where the time goes on shm", r"where the time goes on e1000"] +
-                   [r"  %s +sum of the step medians: \d+ ns" % op for op in ("write", "read", "cas", "req")] +
+                   [r"  %s +sum of the step medians: \d+ ns" % op
+                    for op in ("write", "read", "cas", "req", "deposit")] +
                    [r"  req +n1\.mech_rx +n1\.mech_done +\d+ +\d+",
                     r"  cas +n1\.nic_tx +n0\.nic_rx +\d+ +\d+  \(between the nodes\)",
                     r"clocks aligned by the fabric within \d+ ns", r"bench: wrote .*trace\.json"]),
