@@ -82,6 +82,17 @@ static void wake_fire(void *arg)
 	(void)arg;
 }
 
+/* Halt until a frame arrives or ns pass (no other thread exists yet to run). */
+static void halt_for(uint64_t ns)
+{
+	irqflags_t f = irq_save();
+
+	timer_arm(&au.wake, cycles() + ns_to_cycles(ns), wake_fire, NULL);
+	sti_hlt();
+	timer_cancel(&au.wake);
+	irq_restore(f);
+}
+
 static void print_mac(const uint8_t m[6])
 {
 	printf("%02x:%02x:%02x:%02x:%02x:%02x", m[0], m[1], m[2], m[3], m[4], m[5]);
@@ -290,26 +301,19 @@ static int fabric_auto(void)
 			       au.expect_mismatch ? " (and some with another nodes=)" : "");
 			next_progress = now + AUTO_PROGRESS_NS;
 		}
-		/* Halt until a frame or the next broadcast (no other thread exists yet). */
-		f = irq_save();
-		timer_arm(&au.wake, cycles() + ns_to_cycles(5000000), wake_fire, NULL);
-		sti_hlt();
-		timer_cancel(&au.wake);
-		irq_restore(f);
+		halt_for(5000000);
 	}
 	if (r == -E2BIG) {
 		/* Go on being heard for a while, so that every station finds the same error. */
 		uint64_t end = now_ns() + AUTO_LINGER_NS, next = 0;
 		while (now_ns() < end) {
-			irqflags_t f = irq_save();
 			if (now_ns() >= next) {
+				irqflags_t f = irq_save();
 				auto_send();
+				irq_restore(f);
 				next = now_ns() + AUTO_INTERVAL_NS;
 			}
-			timer_arm(&au.wake, cycles() + ns_to_cycles(AUTO_INTERVAL_NS), wake_fire, NULL);
-			sti_hlt();
-			timer_cancel(&au.wake);
-			irq_restore(f);
+			halt_for(AUTO_INTERVAL_NS);
 		}
 	}
 	net_unregister(ETHERTYPE_FABRIC);
