@@ -6,6 +6,7 @@
 #   make iso          build/now.iso for GRUB, BIOS and UEFI (USB stick, spare PC); CMDLINE=, KEY=
 #   make netboot      build/netboot/, a TFTP root for PXE (BIOS) and UEFI network boot
 #   make bench        latency/bandwidth suite: table + build/bench/results.json
+#   make cost         instructions per operation and stage (QEMU -icount), against tests/cost/budgets
 #   make qemu-gdb     one node waiting for gdb on :1234
 #   make deps         check (as root: install) the Debian packages needed
 #   make clean        remove build products (keeps downloads and picolibc)
@@ -107,6 +108,8 @@ APP_OBJS := \
 	apps/bench.o \
 	apps/pingpong.o \
 	apps/stages.o \
+	apps/ops.o \
+	apps/ops_tcp.o \
 	apps/cost.o \
 	apps/fabric_stress.o \
 	apps/fabric_junk.o \
@@ -224,7 +227,7 @@ LWIP_OBJS := \
 
 # Objects that include lwIP headers: the port's and the apps' using sockets.
 LWIP_INC := -I net/lwip -I $(LWIPDIR)/src/include
-LWIP_USERS := $(addprefix $(BUILD)/,$(LWIP_PORT_OBJS) apps/tcp_echo.o apps/lwip_pin.o lib/mad_tcp.o)
+LWIP_USERS := $(addprefix $(BUILD)/,$(LWIP_PORT_OBJS) apps/tcp_echo.o apps/lwip_pin.o apps/ops_tcp.o lib/mad_tcp.o)
 
 OBJS := $(addprefix $(BUILD)/,$(BOOT_OBJS) $(KERNEL_OBJS) $(DRIVER_OBJS) $(NET_OBJS) \
 	$(FABRIC_OBJS) $(RMEM_OBJS) $(REQ_OBJS) $(DEPOSIT_OBJS) $(LWIP_PORT_OBJS) $(LWIP_OBJS) $(LIB_OBJS) $(APP_OBJS))
@@ -396,6 +399,12 @@ trace: $(BUILD)/now.elf
 	@boot/bench --trace-only --stages $(TRACE_NICS) --ops $(TRACE_OPS) --stage-iters $(ITERS) \
 		--out $(BUILD)/trace/trace.json
 
+# make cost: every operation's instructions per stage on each node, under QEMU's
+# -icount (boot/cost --help): shm, e1000 and virtio, without and with a key, a table
+# and build/cost/cost.json, each operation beside its budget (tests/cost/budgets).
+cost: $(BUILD)/now.elf
+	@boot/cost --check $(if $(COST_LINKS),--links $(COST_LINKS)) $(if $(filter 1,$(STEPS)),--steps)
+
 # make papers: the four papers' own figures beside ours (e1000 and shm), with ratios.
 PAPERS_ITERS ?= 2000
 papers: $(BUILD)/now.elf
@@ -516,7 +525,7 @@ clean:
 distclean:
 	rm -rf $(BUILD)
 
-.PHONY: all deps picolibc lwip run qemu-gdb bench trace papers speedup iso netboot unit test clean distclean
+.PHONY: all deps picolibc lwip run qemu-gdb bench cost trace papers speedup iso netboot unit test clean distclean
 
 # --- fuzzing ---------------------------------------------------------------
 #

@@ -20,6 +20,7 @@ enum {
 	APP_PROTO_TEST = 16,		/* fabric-stress, fabric-junk, peer-timeout */
 	APP_PROTO_PING = 17,		/* pingpong (raw and reliable) */
 	APP_PROTO_STAGES = 18,		/* stages (raw) */
+	APP_PROTO_OPS = 19,		/* apps/ops.c: the raw and reliable operations */
 };
 
 /*

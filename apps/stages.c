@@ -1,28 +1,37 @@
 /*
- * stages: where the time of one remote-memory WRITE, READ and
- * compare-and-swap and one remote enqueue goes, stage by stage, across
- * nodes 0 and 1 (kernel/trace.h).
+ * stages: where one operation's time goes, stage by stage, across nodes 0
+ * and 1 (kernel/trace.h), for each operation of apps/ops.h named in ops=.
  *
  * First the two nodes' TSCs are aligned by the fabric
  * (fabric_clock_offset: the probe with the shortest round trip, as NTP
  * does, within half that round trip).  Then, for each of `iters`
- * operations of each kind in ops=: node 0 arms node 1 (which starts
- * tracing and says so), starts tracing itself, and runs one WRITE (40
- * bytes, one way), READ (40 bytes, round trip), CAS (round trip) or REQ
- * (one word, one way) or a hybrid deposit (32 bytes, one way); node 1
- * sends back its record once the operation has passed through it.  Node 0 puts both records on its
- * clock and prints, for every step from one stage to the next, the median
- * and 99th percentile over the iterations:
+ * operations of each kind: node 0 arms node 1 (which starts tracing and
+ * says so), starts tracing itself and runs one operation; node 1 sends
+ * back its record once the operation has passed through it.  Node 0 puts
+ * both records on its clock and prints, for every step from one stage to
+ * the next of the operation's path, the median and 99th percentile over
+ * the iterations:
  *
  *	RESULT stages op=write from=n0.app_call to=n0.mech_send median_ns=.. p99_ns=..
  *
  * A step between the nodes includes the alignment's error (printed).
+ *
+ * With marks=1 each node also prints, after every operation, every mark
+ * it logged, as TSC cycles since its first (under QEMU's -icount these
+ * are instructions: boot/cost reads them), and what one mark costs:
+ *
+ *	MARKS op=write i=3 node=1 lost=0 m=nic_rx:0,fabric_rx:58,...
+ *	MARKS node=1 mark_cost=21
+ *
+ * In that mode every operation of apps/ops.h may be named, also those
+ * without a path across the nodes (an RPC, a Madeleine message, TCP).
  */
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "apps/app.h"
+#include "apps/ops.h"
 #include "apps/stats.h"
 #include "kernel/sync.h"
 #include "kernel/thread.h"
@@ -30,105 +39,52 @@
 #include "kernel/tsc.h"
 #include "kernel/x86.h"
 #include "net/fabric/fabric.h"
-#include "net/deposit/deposit.h"
-#include "net/req/req.h"
-#include "net/rmem/rmem.h"
 
 #define PROBES 200
 #define WAIT_NS 2000000000ULL
 #define SETTLE_NS 20000ULL		/* node 0, armed and before the operation */
 #define PASS_NS 2000000ULL		/* node 1, armed: the operation has passed by then */
+#define MAX_OPS 16
+#define MAX_STEPS 16
 
 enum { M_ARM = 'A', M_ARMED = 'B', M_REC = 'R', M_END = 'E' };
-enum { OP_WRITE, OP_READ, OP_CAS, OP_REQ, OP_DEPOSIT, OP_N };
-static const char *const op_names[OP_N] = { "write", "read", "cas", "req", "deposit" };
 
 struct msg {
 	uint8_t kind, op;
 	uint16_t pad;
 	uint32_t seq;
-	struct trace_rec rec;
+	uint64_t t[TS_N];		/* M_REC: node 1's first marks */
 } __attribute__((packed));
-
-/* One step of an operation's path: from (node, stage) to the next. */
-struct stage_at {
-	int node;
-	enum trace_stage stage;
-};
-
-static const struct stage_at write_path[] = {
-	{ 0, TS_APP_CALL }, { 0, TS_MECH_SEND }, { 0, TS_FABRIC_TX }, { 0, TS_NIC_TX },
-	{ 1, TS_NIC_RX }, { 1, TS_FABRIC_RX }, { 1, TS_MECH_RX }, { 1, TS_MECH_DONE },
-};
-static const struct stage_at read_path[] = {
-	{ 0, TS_APP_CALL }, { 0, TS_MECH_SEND }, { 0, TS_FABRIC_TX }, { 0, TS_NIC_TX },
-	{ 1, TS_NIC_RX }, { 1, TS_FABRIC_RX }, { 1, TS_MECH_RX }, { 1, TS_MECH_SEND },
-	{ 1, TS_FABRIC_TX }, { 1, TS_NIC_TX }, { 0, TS_NIC_RX }, { 0, TS_FABRIC_RX },
-	{ 0, TS_MECH_RX }, { 0, TS_MECH_DONE }, { 0, TS_APP_WAKE },
-};
-#define MAX_STEPS 16
-
-/* One way (WRITE, REQ) or a round trip through node 1's mechanism (READ, CAS). */
-static int path_of(int op, const struct stage_at **path)
-{
-	if (op == OP_WRITE || op == OP_REQ || op == OP_DEPOSIT) {
-		*path = write_path;
-		return (int)(sizeof write_path / sizeof write_path[0]);
-	}
-	*path = read_path;
-	return (int)(sizeof read_path / sizeof read_path[0]);
-}
-
-static int node1_queue = -1;	/* node 1's queue for REQs; node 0's handle to it */
-
-/* Hybrid deposit: a duplex connection between nodes 0 and 1, a 32-byte deposit one way. */
-#define DEP_VCI 60
-#define DEP_EP_SIZE 4096
-static struct dart_sendregs *dep_sr;
-static const uint64_t dep_write =
-	DART_OPC(CELL_OP(CK_WRITE, CA_DIRECT), 0, 0, CELL_COND(CMP_ALWAYS, 0, 0));
-
-static int deposit_setup(void)
-{
-	static uint8_t ep_mem[DEP_EP_SIZE] __attribute__((aligned(4096)));
-	int ep = dep_endpoint_create(ep_mem, sizeof ep_mem, DART_EP_READ | DART_EP_WRITE);
-	struct dep_conn_cfg cfg = { 1 - node_id, ep, DART_RX | DART_TX, DEP_VCI, 0, 4, 0, 0, 0 };
-
-	if (ep < 0 || dep_conn_open(DEP_VCI, &cfg) < 0 || !(dep_sr = dep_sendregs(DEP_VCI)))
-		return -1;
-	return 0;
-}
 
 static struct waitq wq = WAITQ_INIT;
 static struct msg inbox;
 static volatile int have_msg;
+static int marks;			/* marks=1: print every mark */
 
-/* Raw frames of this app (irq): node 1 answers probes at once; the rest goes to the thread. */
+/* Messages of this app, raw and reliable (irq): to the thread. */
 static int stages_handler(int src, const uint8_t *p, size_t len, struct pktbuf *pb)
 {
-	struct msg m;
-
+	(void)src;
 	(void)pb;
-	if (len != sizeof m)
+	if (len != sizeof inbox)
 		return 0;
-	memcpy(&m, p, sizeof m);
-	inbox = m;
+	memcpy(&inbox, p, sizeof inbox);
 	have_msg = 1;
 	waitq_wake_all(&wq);
 	return 0;
 }
 
 /* The next message of kind (and seq), or -ETIMEDOUT. */
-static int wait_msg(uint8_t kind, uint32_t seq, struct msg *out)
+static int wait_msg(uint8_t kind, uint32_t seq, struct msg *out, uint64_t timeout_ns)
 {
-	uint64_t end = cycles() + ns_to_cycles(WAIT_NS);
+	uint64_t end = cycles() + ns_to_cycles(timeout_ns);
 	irqflags_t f = irq_save();
 	int r = -ETIMEDOUT;
 
 	while (cycles() < end) {
 		if (have_msg) {
 			have_msg = 0;
-			if (inbox.kind == kind && inbox.seq == seq) {
+			if (inbox.kind == M_END || (inbox.kind == kind && (kind == M_ARM || inbox.seq == seq))) {
 				*out = inbox;
 				r = 0;
 				break;
@@ -152,26 +108,31 @@ static int send_msg(int dst, struct msg *m)
 	return r;
 }
 
+/* marks=1: every mark of this node's record, as cycles since the first. */
+static void print_marks(const char *opname, uint32_t i, const struct trace_rec *r)
+{
+	char line[TRACE_LOG * 24 + 96];
+	int len = snprintf(line, sizeof line, "MARKS op=%s i=%u node=%d lost=%u m=", opname, i, node_id,
+			   r->lost);
+
+	for (uint32_t k = 0; k < r->n && len < (int)sizeof line - 24; k++)
+		len += snprintf(line + len, sizeof line - (size_t)len, "%s%s:%lu", k ? "," : "",
+				trace_names[r->s[k]], r->at[k] - r->at[0]);
+	printf("%s\n", line);
+}
+
 /* Node 1: arm, trace one operation, send the record back; until node 0 ends. */
 static int serve(void)
 {
 	for (;;) {
 		struct msg m, r;
-		uint64_t end = cycles() + ns_to_cycles(60000000000ULL);
-		irqflags_t f = irq_save();
-		while (!have_msg && cycles() < end)
-			waitq_wait_timeout(&wq, cycles_to_ns(end - cycles()));
-		int got = have_msg;
-		have_msg = 0;
-		m = inbox;
-		irq_restore(f);
-		if (!got) {
+		if (wait_msg(M_ARM, 0, &m, 60000000000ULL) < 0) {
 			printf("stages: node 0 went quiet\n");
 			return 1;
 		}
 		if (m.kind == M_END)
 			return 0;
-		if (m.kind != M_ARM)
+		if (m.op >= nops)
 			continue;
 		r = m;
 		r.kind = M_ARMED;
@@ -183,55 +144,53 @@ static int serve(void)
 		 * sleeps meanwhile, its CPU waiting on the link as it would.
 		 */
 		thread_sleep_ns(PASS_NS);
-		struct trace_rec rec;
+		static struct trace_rec rec;
 		trace_stop(&rec);
-		for (uint32_t w; node1_queue >= 0 && req_dequeue(node1_queue, &w) == 1;)
-			;	/* the REQs' words: taken, so that the queue never fills */
-		r.rec = rec;
+		if (ops[m.op].tidy)
+			ops[m.op].tidy();
+		memcpy(r.t, rec.t, sizeof r.t);
 		r.kind = M_REC;
+		if (marks)
+			print_marks(ops[m.op].name, m.seq & 0xfffff, &rec);
 		if (send_msg(0, &r) < 0)
 			return 1;
 	}
 }
 
-/* Node 0: one traced operation; the two records in *mine and *theirs.  0 or -errno. */
-static int traced(int op, uint32_t seq, int rd, int lseg, uint8_t *buf, struct trace_rec *mine,
-		  struct trace_rec *theirs)
+/*
+ * Node 0: one traced operation; its record in *mine, node 1's first marks
+ * in theirs.  0 or -errno.
+ *
+ * The arming message goes on the reliable channel and asks for an
+ * acknowledgement at once: it carries node 0's acknowledgement of what
+ * node 1 sent, node 1's acknowledges it and everything before it, so both
+ * nodes start every operation with nothing outstanding and nothing to
+ * acknowledge, and each operation takes the same path.
+ */
+static int traced(int k, uint32_t seq, uint32_t i, struct trace_rec *mine, uint64_t *theirs)
 {
-	struct msg m = { .kind = M_ARM, .op = (uint8_t)op, .seq = seq }, a;
+	struct msg m = { .kind = M_ARM, .op = (uint8_t)k, .seq = seq }, a;
 	int r;
 
 	have_msg = 0;
-	if ((r = send_msg(1, &m)) < 0 || (r = wait_msg(M_ARMED, seq, &a)) < 0)
+	if ((r = fabric_send(1, APP_PROTO_STAGES, &m, sizeof m, NULL, 0, FABRIC_ACKNOW)) < 0 ||
+	    (r = wait_msg(M_ARMED, seq, &a, WAIT_NS)) < 0)
 		return r;
 	thread_sleep_ns(SETTLE_NS);		/* whatever was in flight has passed */
 	trace_start();
 	trace_point(TS_APP_CALL);
-	if (op == OP_WRITE) {
-		r = rmem_write(rd, 0, buf, 40, 0);
-	} else if (op == OP_READ) {
-		int h = rmem_read(rd, 64, 40, lseg, 0, 0);
-		r = h < 0 ? h : rmem_read_wait(h, WAIT_NS);
-		trace_point(TS_APP_WAKE);
-	} else if (op == OP_CAS) {
-		uint64_t old;
-		r = rmem_cas(rd, 128, seq, seq + 1, &old);
-		trace_point(TS_APP_WAKE);
-	} else if (op == OP_REQ) {
-		r = req_enqueue(node1_queue, seq, 0);
-	} else {
-		r = dep_send(dep_sr, dep_write, seq, DART_IDX(0, 0, 0, 0xff), 0);
-	}
+	r = ops[k].run(i);
+	trace_point(TS_APP_RETURN);
 	trace_stop(mine);
 	if (r < 0)
 		return r;
-	if ((r = wait_msg(M_REC, seq, &a)) < 0)
+	if ((r = wait_msg(M_REC, seq, &a, WAIT_NS)) < 0)
 		return r;
-	*theirs = a.rec;
+	memcpy(theirs, a.t, sizeof a.t);
 	return 0;
 }
 
-static void report(const char *opname, const struct stage_at *path, int n, struct samples *s,
+static void report(const char *opname, const struct op_stage *path, int n, struct samples *s,
 		   uint64_t error)
 {
 	char a[32], b[32];
@@ -249,43 +208,116 @@ static void report(const char *opname, const struct stage_at *path, int n, struc
 	       opname, fmt_us(a, sizeof a, med), fmt_us(b, sizeof b, error));
 }
 
+/* iters operations of kind k; the steps of its path.  0, or 1 if it failed. */
+static int run_op(int k, int iters, int64_t offset, uint64_t error)
+{
+	const struct op *op = &ops[k];
+	int n = op->npath, skipped = 0, failed = 0;
+	struct samples s[MAX_STEPS];
+	static struct trace_rec mine;
+	uint64_t theirs[TS_N];
+
+	for (int j = 0; j < n; j++)
+		if (samples_init(&s[j], (size_t)iters) < 0)
+			return 1;
+	for (int i = 0; i < iters; i++) {
+		int r = traced(k, (uint32_t)k << 20 | (uint32_t)i, (uint32_t)i, &mine, theirs);
+		if (r < 0) {
+			/* A record lost on the way (raw frames): skip it, but not many. */
+			printf("stages: %s %d of %d: no record (%d)\n", op->name, i + 1, iters, r);
+			if (++skipped > iters / 10 + 1) {
+				failed = 1;
+				break;
+			}
+			continue;
+		}
+		if (marks)
+			print_marks(op->name, (uint32_t)i, &mine);
+		/* Node 1's stamps on node 0's clock; a stage that never came spoils the run. */
+		int ok = n > 0;
+		uint64_t t[MAX_STEPS];
+		for (int j = 0; j < n; j++) {
+			uint64_t v = op->path[j].node ? theirs[op->path[j].stage] : mine.t[op->path[j].stage];
+			ok &= v != 0;
+			t[j] = op->path[j].node ? (uint64_t)((int64_t)v - offset) : v;
+		}
+		if (!ok)
+			continue;
+		samples_add(&s[0], t[n - 1] - t[0]);
+		for (int j = 1; j < n; j++)
+			samples_add(&s[j], t[j] >= t[j - 1] ? t[j] - t[j - 1] : 0);
+	}
+	if (n && s[0].n == 0 && !failed) {
+		printf("stages: no complete record of a %s\n", op->name);
+		failed = 1;
+	} else if (n && !failed) {
+		report(op->name, op->path, n, s, error);
+	}
+	for (int j = 0; j < n; j++)
+		samples_free(&s[j]);
+	return failed;
+}
+
 static const struct argspec stages_args[] = {
-	{ "iters", ARG_INT, 1, 100000, "traced operations of each kind (default 200)" },
+	{ "iters", ARG_INT, 1, 1000000, "traced operations of each kind (default 200)" },
 	{ "ops", ARG_STR, 0, 0,
-	  "the kinds, comma-separated: write, read, cas, req, deposit (default write,read)" },
+	  "the kinds, comma-separated, of apps/ops.h: raw, reliable, write, read, cas, fadd, req, "
+	  "req-notify, deposit, deposit-rtt, rpc-simple, mad-rmem, mad-req, mad-cell, tcp-1B "
+	  "(default write,read)" },
+	{ "marks", ARG_INT, 0, 1, "1: every node prints every mark of every operation (make cost)" },
 	{ NULL, 0, 0, 0, NULL },
 };
 
+/* The operations named in list, in order; their number, or -1 naming the unknown one. */
+static int parse_ops(const char *list, int *want)
+{
+	int n = 0;
+
+	for (const char *p = list; *p;) {
+		const char *e = strchr(p, ',');
+		int len = e ? (int)(e - p) : (int)strlen(p);
+		const struct op *op = op_find(p, len);
+		if (!op || n == MAX_OPS) {
+			printf("stages: ops=: '%.*s' is not an operation (%s)\n", len, p,
+			       "raw, reliable, write, read, cas, fadd, req, req-notify, deposit, "
+			       "deposit-rtt, rpc-simple, mad-rmem, mad-req, mad-cell, tcp-1B");
+			return -1;
+		}
+		if (!op->npath && !marks) {
+			printf("stages: %s has no path across the nodes to align: give marks=1\n", op->name);
+			return -1;
+		}
+		want[n++] = (int)(op - ops);
+		p += len;
+		if (*p == ',')
+			p++;
+	}
+	return n;
+}
+
 static int stages_main(void)
 {
-	int iters = (int)arg_int("iters", 200), failed = 0, skipped = 0;
-	static uint8_t seg_mem[4096] __attribute__((aligned(64)));
+	int iters = (int)arg_int("iters", 200), failed = 0, want[MAX_OPS], nwant;
 	int64_t offset = 0;
 	uint64_t error = 0;
 
+	marks = (int)arg_int("marks", 0);
+	if ((nwant = parse_ops(arg_str("ops", "write,read"), want)) < 0)
+		return 2;
 	if (!fabric_ready() || fabric_register_raw(APP_PROTO_STAGES, stages_handler) < 0 ||
+	    fabric_register(APP_PROTO_STAGES, stages_handler) < 0 ||
 	    fabric_wait_peers(30000000000ULL) < 0) {
 		printf("stages: no network\n");
 		return 1;
 	}
-	int seg = seg_export("stages", seg_mem, sizeof seg_mem, 0);
-	if (seg < 0 || (node_id <= 1 && seg_grant(seg, 1 - node_id, RMEM_RW | RMEM_A) < 0))
-		return 1;
-	const char *ops = arg_str("ops", "write,read");
-	int want[OP_N] = { 0 };
-	for (int op = 0; op < OP_N; op++) {
-		size_t n = strlen(op_names[op]);
-		for (const char *p = ops; (p = strstr(p, op_names[op])) != NULL; p += n)
-			if ((p == ops || p[-1] == ',') && (p[n] == ',' || p[n] == '\0'))
-				want[op] = 1;
+	if (marks)
+		printf("MARKS node=%d mark_cost=%lu\n", node_id, trace_mark_cost());
+	for (int j = 0; j < nwant && node_id <= 1; j++) {
+		if (ops[want[j]].setup && ops[want[j]].setup() < 0) {
+			printf("stages: cannot set up %s\n", ops[want[j]].name);
+			return 1;
+		}
 	}
-	if (node_id <= 1 && want[OP_DEPOSIT] && deposit_setup() < 0) {
-		printf("stages: cannot open the deposit connection\n");
-		return 1;
-	}
-	if (node_id == 1 && want[OP_REQ] &&
-	    ((node1_queue = req_create(4096)) < 0 || req_export(node1_queue, "stages") < 0))
-		return 1;
 	if (fabric_barrier(30000000000ULL) < 0)
 		return 1;
 	if (node_id == 1)
@@ -293,62 +325,22 @@ static int stages_main(void)
 	if (node_id != 0)
 		goto out;
 
-	int rd = rmem_import_wait(1, "stages", 10000000000ULL);
-	if (want[OP_REQ])
-		for (int t = 0; t < 100 && (node1_queue = req_import(1, "stages")) < 0; t++)
-			thread_sleep_ns(10000000);
-	if (rd < 0 || (want[OP_REQ] && node1_queue < 0) ||
-	    fabric_clock_offset(1, PROBES, &offset, &error) < 0) {
-		printf("stages: cannot import node 1's segment or queue, or align the clocks\n");
+	for (int j = 0; j < nwant; j++) {
+		if (ops[want[j]].bind && ops[want[j]].bind() < 0) {
+			printf("stages: cannot reach node 1 for %s\n", ops[want[j]].name);
+			failed = 1;
+			goto end;
+		}
+	}
+	if (fabric_clock_offset(1, PROBES, &offset, &error) < 0) {
+		printf("stages: cannot align the clocks\n");
 		failed = 1;
 		goto end;
 	}
 	printf("stages: node 1's TSC is node 0's %+ld cycles (within %lu ns)\n", offset,
 	       cycles_to_ns(error));
-	for (int op = 0; op < OP_N; op++) {
-		const struct stage_at *path;
-		int n = path_of(op, &path);
-		if (!want[op])
-			continue;
-		struct samples s[MAX_STEPS];
-		for (int k = 0; k < n; k++)
-			if (samples_init(&s[k], (size_t)iters) < 0)
-				return 1;
-		for (int i = 0; i < iters; i++) {
-			struct trace_rec rec[2];
-			int r = traced(op, (uint32_t)(op * iters + i), rd, seg, seg_mem, &rec[0], &rec[1]);
-			if (r < 0) {
-				/* A record lost on the way (raw frames): skip it, but not many. */
-				printf("stages: %s %d of %d: no record (%d)\n", op_names[op], i + 1, iters, r);
-				if (++skipped > iters / 10 + 1) {
-					failed++;
-					break;
-				}
-				continue;
-			}
-			/* Node 1's stamps on node 0's clock; a stage that never came spoils the run. */
-			int ok = 1;
-			uint64_t t[MAX_STEPS];
-			for (int k = 0; k < n; k++) {
-				uint64_t v = rec[path[k].node].t[path[k].stage];
-				ok &= v != 0;
-				t[k] = path[k].node ? (uint64_t)((int64_t)v - offset) : v;
-			}
-			if (!ok)
-				continue;
-			samples_add(&s[0], t[n - 1] - t[0]);
-			for (int k = 1; k < n; k++)
-				samples_add(&s[k], t[k] >= t[k - 1] ? t[k] - t[k - 1] : 0);
-		}
-		if (s[0].n == 0) {
-			printf("stages: no complete record of a %s\n", op_names[op]);
-			failed++;
-		} else {
-			report(op_names[op], path, n, s, error);
-		}
-		for (int k = 0; k < n; k++)
-			samples_free(&s[k]);
-	}
+	for (int j = 0; j < nwant; j++)
+		failed |= run_op(want[j], iters, offset, error);
 end:;
 	struct msg e = { .kind = M_END };
 	send_msg(1, &e);
@@ -359,7 +351,7 @@ out:
 
 static const struct app stages = {
 	.name = "stages",
-	.summary = "remote WRITE, READ, CAS and REQ broken down by stage across nodes 0 and 1",
+	.summary = "one operation at a time, stage by stage across nodes 0 and 1 (marks=1: every mark)",
 	.main = stages_main,
 	.args = stages_args,
 	.min_nodes = 2,

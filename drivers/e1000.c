@@ -43,13 +43,14 @@
 #include "kernel/console.h"
 #include "kernel/mem.h"
 #include "kernel/trap.h"
+#include "kernel/trace.h"
 #include "kernel/tsc.h"
 #include "kernel/vm.h"
 #include "kernel/x86.h"
 
-#define LOCAL_TRACE 0
+#define E1000_DEBUG 0		/* 1: LTRACEF prints */
 #define LTRACEF(...) \
-	do { if (LOCAL_TRACE) kprintf("e1000: " __VA_ARGS__); } while (0)
+	do { if (E1000_DEBUG) kprintf("e1000: " __VA_ARGS__); } while (0)
 
 #define NRDESC 256			/* multiple of 8: RDLEN is 128-byte aligned */
 /*
@@ -390,6 +391,7 @@ static int rx_harvest(struct ctlr *c, int budget, int *frames)
 		uint8_t status = d->status;
 		if (!(status & RdDd))
 			break;
+		trace_point(TS_NIC_RX);
 		struct pktbuf *pb = c->rxpb[i], *fresh = NULL;
 		unsigned len = d->length;
 		int continued = c->rx_discard;

@@ -54,6 +54,7 @@
 #include "kernel/node.h"
 #include "kernel/thread.h"
 #include "kernel/timer.h"
+#include "kernel/trace.h"
 #include "kernel/tsc.h"
 #include "kernel/trap.h"
 #include "kernel/vm.h"
@@ -116,7 +117,7 @@ struct shm {
 	int vector;
 	uint32_t tx_tail[MAX_NODES];	/* what this node published to each node */
 	uint32_t rx_head[MAX_NODES];	/* what it took from each node */
-	int next_src;			/* where the next drain starts: fairness */
+	int next_src;			/* the peer (0..nodes-2, this node left out) the next drain starts at */
 	uint64_t no_dest, ring_full, bad_counts, bad_lengths, doorbells;
 	char model[96];
 };
@@ -221,10 +222,12 @@ static int shm_poll(struct netdev *nd, int budget)
 	struct shm *sc = nd->softc;
 	int n = 0;
 
-	for (int k = 0; k < sc->nodes && n < budget; k++) {
-		int src = (sc->next_src + k) % sc->nodes;
-		if (src == sc->me)
-			continue;
+	/* The other nodes in turn, from next_src (a peer's index, this node left out). */
+	for (int k = 0; k < sc->nodes - 1 && n < budget; k++) {
+		int src = sc->next_src + k;
+		if (src >= sc->nodes - 1)
+			src -= sc->nodes - 1;
+		src += src >= sc->me;
 		struct shm_ring *r = shm_ring(sc->mem, sc->nodes, sc->slots, src, sc->me);
 		uint32_t h = sc->rx_head[src], t = __atomic_load_n(&r->tail, __ATOMIC_ACQUIRE);
 		if (t - h > sc->slots) {
@@ -234,12 +237,13 @@ static int shm_poll(struct netdev *nd, int budget)
 		}
 		while (h != t && n < budget) {
 			struct shm_slot *s = shm_slot(r, sc->slots, h);
+			trace_point(TS_NIC_RX);
 			uint32_t len = s->len;
 			struct pktbuf *pb = NULL;
 			if (len >= SHM_FRAME_MIN && len <= SHM_FRAME_MAX) {
 				if (!(pb = pkt_get())) {
 					nd->stats.rx_no_buffer++;
-					sc->next_src = src;
+					sc->next_src = src - (src > sc->me);
 					return n;	/* left in the ring: its producer waits */
 				}
 				memcpy(pb->data, s->frame, len);
@@ -257,7 +261,8 @@ static int shm_poll(struct netdev *nd, int budget)
 			}
 		}
 	}
-	sc->next_src = (sc->next_src + 1) % sc->nodes;
+	if (++sc->next_src >= sc->nodes - 1)
+		sc->next_src = 0;
 	return n;
 }
 
@@ -324,6 +329,7 @@ static int poll_disarmed(struct shm *sc, volatile int *flag, uint64_t until, int
 	my_ctl(sc)->armed = 0;
 	__atomic_thread_fence(__ATOMIC_SEQ_CST);
 	while (!thread_runnable() && !(flag && *flag)) {
+		trace_point(TS_WAIT);
 		if (pending(sc)) {
 			while (shm_poll(&sc->nd, RX_BUDGET) == RX_BUDGET)
 				;

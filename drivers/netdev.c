@@ -39,7 +39,6 @@ void netdev_set_rx(struct netdev *nd, netdev_rx_fn fn)
 
 void netdev_input(struct netdev *nd, struct pktbuf *pb)
 {
-	trace_point(TS_NIC_RX);
 	nd->stats.rx_frames++;
 	nd->stats.rx_bytes += pb->len;
 	if (!nd->rx) {
@@ -48,6 +47,7 @@ void netdev_input(struct netdev *nd, struct pktbuf *pb)
 		return;
 	}
 	nd->rx(nd, pb);
+	trace_point(TS_RX_DONE);
 }
 
 void netdev_tx_space(struct netdev *nd)

@@ -32,6 +32,7 @@
 #include "kernel/panic.h"
 #include "kernel/timer.h"
 #include "kernel/trap.h"
+#include "kernel/trace.h"
 #include "kernel/tsc.h"
 #include "kernel/x86.h"
 
@@ -162,6 +163,7 @@ static int rx_harvest(struct vnet *sc, int budget)
 	/* §5.1.6.4 */
 	while (seen < budget && (pb = virtq_get(&sc->rxq, &len)) != NULL) {
 		seen++;
+		trace_point(TS_NIC_RX);
 		if (len < VNET_HDR + ETH_HLEN || len > VNET_HDR + PKT_MAX_FRAME) {
 			sc->nd.stats.rx_errors++;
 			rx_post(sc, pb);	/* the same buffer back in its slot */

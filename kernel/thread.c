@@ -11,6 +11,7 @@
 #include "kernel/panic.h"
 #include "kernel/sync.h"
 #include "kernel/thread.h"
+#include "kernel/trace.h"
 #include "kernel/timer.h"
 #include "kernel/trap.h"
 #include "kernel/tsc.h"
@@ -502,6 +503,7 @@ void thread_idle_loop(void)
 	for (;;) {
 		reap();
 		cli();
+		trace_point(TS_WAIT);
 		for (int i = 0; i < 4 && idle_hooks[i]; i++)
 			idle_hooks[i]();
 		if (ready_at_or_above(PRIO_LOW)) {

@@ -6,10 +6,21 @@
  * Every layer marks its stages with trace_point(); while tracing is off
  * (always, but for a traced run) that costs one load and a branch that is
  * not taken.  trace_start() clears this node's record and turns tracing
- * on; each stage keeps the TSC of its first mark after that, so a record
- * describes the first operation that passed.  The stages app (apps/
- * stages.c) arms both nodes, runs one WRITE or READ, aligns the two
- * nodes' TSCs and prints the stages' durations.
+ * on.  A record keeps two things:
+ *
+ *  - t[stage]: the TSC of each stage's first mark, so that a record
+ *    describes the first operation that passed (the stages app aligns
+ *    two nodes' records and prints the steps between them);
+ *  - log[]: every mark in order, up to TRACE_LOG of them, so that an
+ *    operation that passes a stage more than once (a round trip, an RPC,
+ *    a message in several frames) is described whole.  Under QEMU's
+ *    -icount the TSC counts instructions, and the log is then what each
+ *    step of the operation cost this node in instructions (make cost).
+ *
+ * TS_WAIT marks where this node starts waiting (the idle loop, a thread
+ * polling for an answer): the step from a TS_WAIT to the next mark is
+ * time spent waiting, not work.  Consecutive TS_WAIT marks are logged
+ * once, so that a polling loop can mark every turn.
  */
 #ifndef KERNEL_TRACE_H
 #define KERNEL_TRACE_H
@@ -23,16 +34,25 @@ enum trace_stage {
 	TS_MECH_SEND,		/* the mechanism hands its message to the fabric */
 	TS_FABRIC_TX,		/* the fabric hands the frame to the NIC */
 	TS_NIC_TX,		/* the NIC has it (the driver's transmit returned) */
-	TS_NIC_RX,		/* the NIC hands a received frame up */
+	TS_NIC_RX,		/* the driver found a received frame in its ring */
 	TS_FABRIC_RX,		/* the fabric's receive path has it */
 	TS_MECH_RX,		/* the mechanism's receive half has it */
 	TS_MECH_DONE,		/* the mechanism applied it (memory written, answer sent) */
 	TS_APP_WAKE,		/* the waiting app runs again */
+	TS_APP_RETURN,		/* the app's call returned */
+	TS_RX_DONE,		/* the driver is done with the received frame */
+	TS_WAIT,		/* this node starts waiting: the next step is not work */
 	TS_N
 };
 
+#define TRACE_LOG 96
+
 struct trace_rec {
 	uint64_t t[TS_N];	/* TSC at each stage's first mark; 0 if none */
+	uint32_t n;		/* marks in the log (at most TRACE_LOG) */
+	uint32_t lost;		/* marks beyond the log's room */
+	uint8_t s[TRACE_LOG];	/* the stages, in order */
+	uint64_t at[TRACE_LOG];	/* their TSC */
 };
 
 extern volatile int trace_on;
@@ -49,14 +69,23 @@ extern const char *const trace_names[TS_N];
 #define LOCAL_TRACE 1
 #endif
 
+void trace_mark(enum trace_stage s);
+
 static inline void trace_point(enum trace_stage s)
 {
-	if (LOCAL_TRACE && __builtin_expect(trace_on, 0) && !trace_cur.t[s])
-		trace_cur.t[s] = rdtsc();
+	if (LOCAL_TRACE && __builtin_expect(trace_on, 0))
+		trace_mark(s);
 }
 
 /* Clear this node's record and trace; stop and copy the record out. */
 void trace_start(void);
 void trace_stop(struct trace_rec *out);
+
+/*
+ * What one mark costs between two others (the instructions of trace_mark
+ * and its call): a step between two marks includes one mark's cost, which
+ * a count of instructions subtracts.  Measured once, on this CPU.
+ */
+uint64_t trace_mark_cost(void);
 
 #endif

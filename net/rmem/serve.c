@@ -126,7 +126,9 @@ static int serve(int src, const struct rmem_msg *m, const uint8_t *data, int raw
 		memcpy(&add, data, 8);
 		old = __atomic_fetch_add((uint64_t *)target, add, __ATOMIC_SEQ_CST);
 		rmem_ctr.applied_atomic++;
+		trace_point(TS_MECH_SEND);
 		answer(src, RM_ATOMIC_RESP, m->tag, RMS_OK, &old, 8, raw);
+		trace_point(TS_MECH_DONE);
 		if (m->flags & RM_F_INTR)
 			rmem_arrived(m->seg, m->off, 8);
 		break;

@@ -183,6 +183,19 @@ CASES = [
                    [r"  req +n1\.mech_rx +n1\.mech_done +\d+ +\d+",
                     r"  cas +n1\.nic_tx +n0\.nic_rx +\d+ +\d+  \(between the nodes\)",
                     r"clocks aligned by the fabric within \d+ ns", r"bench: wrote .*trace\.json"]),
+    # make cost on the shared-memory link: every operation's instructions on each node under
+    # -icount, twice: the counts the same in both runs, every operation within its budget
+    # (tests/cost/budgets).  Instructions are cost, not time: a slow host fails nothing.
+    Command("cost/budgets", ["{root}/boot/cost", "--links", "shm", "--check", "--runs", "2",
+                             "--out", "{build}/tests/cost/cost.json"], timeout=400,
+            expect=[r"^  write +\d+ +\d+ +\d+ +\d+  40-byte remote WRITE",
+                    r"^  siphash_104 \d+", r"cost: every operation within its budget"],
+            absent=[r"cost: FAIL"]),
+    # A stages run that fails fails make trace, and says where its logs are.
+    Command("trace/failed-run", ["{root}/boot/bench", "--trace-only", "--stages", "shm", "--ops",
+                                 "nosuchop", "--stage-iters", "2",
+                                 "--out", "{build}/tests/trace-fail/trace.json"], status=1, timeout=120,
+            expect=[r"bench: the stages run on shm failed \(status 2\); its logs are "]),
     # make papers: every figure of the four papers beside ours on e1000 and shm, none missing.
     Command("papers/smoke", ["{root}/boot/papers", "--iters", "20",
                              "--out", "{build}/tests/papers/papers.json"], timeout=300,
