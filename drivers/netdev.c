@@ -30,10 +30,11 @@ struct netdev *netdev_get(void)
 	return the_netdev;
 }
 
-void netdev_set_rx(struct netdev *nd, netdev_rx_fn fn)
+void netdev_set_rx(struct netdev *nd, netdev_rx_fn fn, netdev_rx_frame_fn frame_fn)
 {
 	irqflags_t f = irq_save();
 	nd->rx = fn;
+	nd->rx_frame = frame_fn;
 	irq_restore(f);
 }
 
@@ -48,6 +49,22 @@ void netdev_input(struct netdev *nd, struct pktbuf *pb)
 	}
 	nd->rx(nd, pb);
 	trace_point(TS_RX_DONE);
+}
+
+int netdev_input_frame(struct netdev *nd, uint8_t *frame, size_t len)
+{
+	int r = 0;
+
+	if (!nd->rx_frame)
+		nd->stats.rx_no_hook++;
+	else if ((r = nd->rx_frame(nd, frame, len)) < 0)
+		nd->stats.rx_no_buffer++;
+	if (r == 0) {
+		nd->stats.rx_frames++;
+		nd->stats.rx_bytes += len;
+	}
+	trace_point(TS_RX_DONE);
+	return r;
 }
 
 void netdev_tx_space(struct netdev *nd)

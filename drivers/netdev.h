@@ -14,16 +14,26 @@
  * pb->buf: the e1000 uses all 2048 bytes), so nothing may prepend to it
  * in place.  The hook runs in interrupt context: short, never sleeping.
  *
+ * A NIC whose receive ring is memory other machines write (the
+ * shared-memory link) copies each frame out into memory of its own and
+ * hands it up with netdev_input_frame(), valid until the call returns:
+ * the hook above processes it where it lies and copies what it keeps, so
+ * that no pool buffer is taken for a frame nobody keeps.
+ *
  * Transmit: ops->transmit() takes its own reference on the pktbuf and
  * posts it; the caller keeps (and may drop) its own.  The driver counts
  * tx_frames/tx_bytes (and tx_ring_full); netdev_input counts rx_frames/
  * bytes.  It never sleeps: with the TX ring full it returns -EAGAIN and
  * the caller retries after the tx-space waiters are woken (the driver
- * calls netdev_tx_space() when it reclaims completed descriptors).
+ * calls netdev_tx_space() when it reclaims completed descriptors).  A
+ * NIC whose transmit ring is memory the CPU writes may also offer
+ * ops->tx_begin/tx_commit: the frame is built in the ring itself, with
+ * no buffer and no copy.
  */
 #ifndef DRIVERS_NETDEV_H
 #define DRIVERS_NETDEV_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #include "drivers/pktbuf.h"
@@ -33,6 +43,16 @@ struct netdev;
 
 /* The receive hook: owns pb (it must pkt_put it).  Interrupt context. */
 typedef void (*netdev_rx_fn)(struct netdev *nd, struct pktbuf *pb);
+
+/*
+ * The receive hook for a frame in the driver's own memory (len bytes at
+ * frame, only this node writes them), valid until it returns; it may
+ * change the bytes.  0: taken; -ENOBUFS: not taken now (it needed a
+ * buffer and found none): the driver leaves the frame where it was and
+ * offers it again later, so that a full pool is back-pressure, not loss.
+ * Interrupt context.
+ */
+typedef int (*netdev_rx_frame_fn)(struct netdev *nd, uint8_t *frame, size_t len);
 
 struct netdev_ops {
 	/* Queue pb for transmission.  0, or -EAGAIN if the ring is full. */
@@ -61,6 +81,15 @@ struct netdev_ops {
 	 * cheap.  Return *flag.
 	 */
 	int (*poll_wait)(struct netdev *nd, volatile int *flag, uint64_t until);
+	/*
+	 * Optional: build a frame in place in the transmit ring.  tx_begin
+	 * returns where up to len bytes of one unicast frame to dst go, or
+	 * NULL (no room now, or the NIC cannot: use transmit); tx_commit
+	 * sends the len bytes written there.  Interrupts off from begin to
+	 * commit, and nothing else transmitted in between.
+	 */
+	uint8_t *(*tx_begin)(struct netdev *nd, const uint8_t dst[ETH_ALEN], size_t len);
+	void (*tx_commit)(struct netdev *nd, size_t len);
 };
 
 enum {				/* struct netdev.flags */
@@ -99,6 +128,7 @@ struct netdev {
 	const struct netdev_ops *ops;
 	void *softc;			/* the driver's state, opaque above */
 	netdev_rx_fn rx;		/* the receive hook (netdev_set_rx) */
+	netdev_rx_frame_fn rx_frame;	/* the hook for netdev_input_frame */
 	struct netdev_stats stats;
 	struct waitq tx_waiters;	/* threads waiting for TX ring space */
 };
@@ -109,11 +139,14 @@ int netdev_register(struct netdev *nd);
 /* The node's NIC, or NULL if none was found. */
 struct netdev *netdev_get(void);
 
-/* Attach the receive hook (the demultiplexer, once). */
-void netdev_set_rx(struct netdev *nd, netdev_rx_fn fn);
+/* Attach the receive hooks (the demultiplexer, once). */
+void netdev_set_rx(struct netdev *nd, netdev_rx_fn fn, netdev_rx_frame_fn frame_fn);
 
 /* Hand a received frame up (driver, interrupt context). */
 void netdev_input(struct netdev *nd, struct pktbuf *pb);
+
+/* Hand up a frame in the driver's own memory (see netdev_rx_frame_fn): 0 or -ENOBUFS. */
+int netdev_input_frame(struct netdev *nd, uint8_t *frame, size_t len);
 
 /* Wake threads waiting for TX ring space (driver, interrupt context). */
 void netdev_tx_space(struct netdev *nd);

@@ -4,6 +4,7 @@
  */
 #include <errno.h>
 #include <stdio.h>
+#include <string.h>
 
 #include "drivers/netdev.h"
 #include "kernel/init.h"
@@ -19,6 +20,7 @@ static struct netdev *nd;
 static struct {
 	uint16_t type;
 	ethertype_handler_t fn;
+	ethertype_frame_handler_t frame_fn;	/* or NULL: frames in place go up in a pktbuf */
 } types[MAX_TYPES];
 
 struct net_stats net_stats;
@@ -39,9 +41,25 @@ int net_register(uint16_t type, ethertype_handler_t fn)
 	if (free_slot >= 0) {
 		types[free_slot].type = type;
 		types[free_slot].fn = fn;
+		types[free_slot].frame_fn = NULL;
 	}
 	irq_restore(f);
 	return free_slot >= 0 ? 0 : -EBUSY;
+}
+
+int net_register_frame(uint16_t type, ethertype_frame_handler_t fn)
+{
+	irqflags_t f = irq_save();
+
+	for (int i = 0; i < MAX_TYPES; i++) {
+		if (types[i].fn && types[i].type == type) {
+			types[i].frame_fn = fn;
+			irq_restore(f);
+			return 0;
+		}
+	}
+	irq_restore(f);
+	return -ENOENT;
 }
 
 int net_unregister(uint16_t type)
@@ -82,6 +100,42 @@ static void demux(struct netdev *dev, struct pktbuf *pb)
 	pkt_put(pb);
 }
 
+/* The NIC's hook for a frame in its own memory (interrupt context): 0 or -ENOBUFS. */
+static int demux_frame(struct netdev *dev, uint8_t *frame, size_t len)
+{
+	struct pktbuf *pb;
+	uint16_t type;
+
+	(void)dev;
+	if (len < ETH_HLEN || len > PKT_MAX_FRAME) {
+		net_stats.short_frames++;
+		return 0;
+	}
+	type = get_be16(frame + 12);
+	for (int i = 0; i < MAX_TYPES; i++) {
+		if (!types[i].fn || types[i].type != type)
+			continue;
+		if (types[i].frame_fn) {
+			int r = types[i].frame_fn(frame, len);
+			if (r == 0)
+				net_stats.delivered++;
+			return r;
+		}
+		/* A handler that keeps what it is given: in a buffer of the pool, or later. */
+		if (!(pb = pkt_get())) {
+			net_stats.no_buffer++;
+			return -ENOBUFS;
+		}
+		memcpy(pb->data, frame, len);
+		pb->len = (uint16_t)len;
+		net_stats.delivered++;
+		types[i].fn(pb);
+		return 0;
+	}
+	net_stats.unknown_type++;
+	return 0;
+}
+
 int net_up(void)
 {
 	return nd != NULL;
@@ -116,6 +170,17 @@ int net_transmit(struct pktbuf *pb)
 	irq_restore(f);
 	trace_point(TS_NIC_TX);
 	return r;
+}
+
+uint8_t *net_tx_begin(const uint8_t dst[ETH_ALEN], size_t len)
+{
+	return nd && nd->ops->tx_begin ? nd->ops->tx_begin(nd, dst, len) : NULL;
+}
+
+void net_tx_commit(size_t len)
+{
+	nd->ops->tx_commit(nd, len);
+	trace_point(TS_NIC_TX);
 }
 
 int net_transmit_wait(struct pktbuf *pb, uint64_t timeout_ns, uint64_t *waits)
@@ -189,9 +254,10 @@ void net_print_stats(void)
 {
 	if (nd)
 		netdev_print_stats(nd);
-	printf("net: demux delivered %lu, short %lu, unknown type %lu; pktbufs free %d of %d (low %d)\n",
-	       net_stats.delivered, net_stats.short_frames, net_stats.unknown_type, pkt_free_count(),
-	       pkt_total(), pkt_low_water());
+	printf("net: demux delivered %lu, short %lu, unknown type %lu, no buffer %lu; "
+	       "pktbufs free %d of %d (low %d)\n",
+	       net_stats.delivered, net_stats.short_frames, net_stats.unknown_type, net_stats.no_buffer,
+	       pkt_free_count(), pkt_total(), pkt_low_water());
 }
 
 /* Attach to the NIC the drivers found (after INIT_DEVICES). */
@@ -202,7 +268,7 @@ static int net_init(void)
 		printf("net: no supported NIC found\n");
 		return -ENODEV;
 	}
-	netdev_set_rx(nd, demux);
+	netdev_set_rx(nd, demux, demux_frame);
 	return 0;
 }
 INIT_HOOK(INIT_NET, net, net_init);

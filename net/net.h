@@ -14,6 +14,7 @@
 #ifndef NET_NET_H
 #define NET_NET_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #include "drivers/pktbuf.h"
@@ -28,6 +29,20 @@ typedef void (*ethertype_handler_t)(struct pktbuf *pb);
 /* Register / remove the handler for an EtherType.  0, or -EBUSY / -ENOENT. */
 int net_register(uint16_t ethertype, ethertype_handler_t fn);
 int net_unregister(uint16_t ethertype);
+
+/*
+ * A handler for frames the NIC holds in memory of its own (drivers/
+ * netdev.h, netdev_input_frame): len bytes at frame, which only this node
+ * writes and which the handler may change, valid until it returns; it
+ * copies what it keeps.  0, or -ENOBUFS if it needed a buffer and found
+ * none: it changed nothing, and the frame is offered again later.
+ * Without one, such frames reach the EtherType's handler in a pktbuf.
+ * Runs in interrupt context.
+ */
+typedef int (*ethertype_frame_handler_t)(uint8_t *frame, size_t len);
+
+/* Add a frame handler to ethertype's registration.  0, or -ENOENT. */
+int net_register_frame(uint16_t ethertype, ethertype_frame_handler_t fn);
 
 /* Is there a NIC?  Everything below needs one. */
 int net_up(void);
@@ -52,6 +67,16 @@ const char *net_nic_name(void);
  */
 int net_transmit(struct pktbuf *pb);
 int net_transmit_wait(struct pktbuf *pb, uint64_t timeout_ns, uint64_t *waits);
+
+/*
+ * A unicast frame of up to len bytes to dst built in place in the NIC's
+ * transmit ring, where the NIC can (the shared-memory link): where to
+ * write it, or NULL (no room now, or the NIC cannot: build it in a pktbuf
+ * and net_transmit it).  net_tx_commit sends the len bytes written.
+ * Interrupts off from one to the other, and no other transmit between.
+ */
+uint8_t *net_tx_begin(const uint8_t dst[ETH_ALEN], size_t len);
+void net_tx_commit(size_t len);
 
 /*
  * Polling mode: the receive interrupt is off and frames arrive only from
@@ -86,6 +111,7 @@ struct net_stats {
 	uint64_t short_frames;		/* shorter than an Ethernet header */
 	uint64_t unknown_type;		/* no handler for the EtherType */
 	uint64_t delivered;
+	uint64_t no_buffer;		/* a frame left in the NIC: its handler needed a pktbuf, none free */
 };
 
 extern struct net_stats net_stats;

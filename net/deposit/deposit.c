@@ -156,14 +156,15 @@ int dep_ready;
 
 
 /*
- * A frame held with -EBUSY: which, and how many of its cells are
- * applied.  The channel delivers nothing else from that node until it
- * takes this frame (the same pktbuf, held in its receive window; a dead
- * channel delivers nothing more, a new boot session's frames are dropped
- * as stale), so the buffer and its length identify it.
+ * A frame held with -EBUSY, and how many of its cells are applied.  The
+ * channel delivers nothing else from that node until it takes this frame
+ * (kept in its receive window: the frame it offers next from that node is
+ * this one; a dead channel delivers nothing more, a new boot session's
+ * frames are dropped as stale and dep_peer_reset forgets this), so being
+ * held and its length identify it.
  */
 static struct {
-	const struct pktbuf *pb;
+	int held;
 	size_t len, next;
 } rx_resume[MAX_NODES];
 
@@ -235,14 +236,15 @@ static int cell_handler(int src, const uint8_t *payload, size_t len, struct pktb
 		dep_stats.bad_frames++;
 		return 0;
 	}
+	(void)pb;
 	/* The same frame again after -EBUSY: its first cells are applied already. */
-	if (rx_resume[src].pb == pb && rx_resume[src].len == len)
+	if (rx_resume[src].held && rx_resume[src].len == len)
 		next = rx_resume[src].next;
 	trace_point(TS_MECH_RX);
 	switch (dart_input(&dep_dart, src, payload, len / CELL_SIZE, &next, &dep_sink)) {
 	case 0:
 		trace_point(TS_MECH_DONE);	/* every cell of the frame applied */
-		rx_resume[src].pb = NULL;
+		rx_resume[src].held = 0;
 		return 0;
 	case -ENOBUFS:
 		/* A hold queue is full: the frame waits until its connection is re-enabled or closed. */
@@ -254,7 +256,7 @@ static int cell_handler(int src, const uint8_t *payload, size_t len, struct pktb
 		dep_wake_worker();
 		break;
 	}
-	rx_resume[src].pb = pb;
+	rx_resume[src].held = 1;
 	rx_resume[src].len = len;
 	rx_resume[src].next = next;
 	return -EBUSY;
@@ -270,7 +272,7 @@ static void dep_peer_reset(int node)
 {
 	if (node < 0 || node >= MAX_NODES)
 		return;
-	rx_resume[node].pb = NULL;
+	rx_resume[node].held = 0;
 	/* A hold queue with room again: the tick offers refused frames anew. */
 	dart_peer_reset(&dep_dart, node);
 }

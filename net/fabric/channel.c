@@ -353,7 +353,27 @@ static void schedule_ack(struct chan *c, int now_please, uint64_t now)
 	}
 }
 
-static void receive_data(struct chan *c, const struct fab_hdr *h, struct pktbuf *pb, uint64_t now)
+/*
+ * The frame whose payload is at payload, in a buffer of the channel's own:
+ * pb itself, or a copy of a frame in place (pb NULL).  NULL if none.
+ */
+static struct pktbuf *keep(struct chan *c, const struct fab_hdr *h, const uint8_t *payload,
+			   struct pktbuf *pb)
+{
+	if (pb)
+		return pb;
+	if (!(pb = c->ops->alloc(c->ctx))) {
+		c->stats.alloc_failures++;
+		return NULL;
+	}
+	memcpy(pb->data, payload - CHAN_PAYLOAD_OFF, CHAN_PAYLOAD_OFF + h->len);
+	pb->len = (uint16_t)(CHAN_PAYLOAD_OFF + h->len);
+	return pb;
+}
+
+/* 0, or -ENOBUFS: a frame in place that had to be kept and could not be (nothing changed). */
+static int receive_data(struct chan *c, const struct fab_hdr *h, const uint8_t *payload,
+			struct pktbuf *pb, uint64_t now)
 {
 	uint32_t s = h->seq;
 	struct pktbuf **slot;
@@ -361,23 +381,47 @@ static void receive_data(struct chan *c, const struct fab_hdr *h, struct pktbuf 
 	c->stats.rx_data++;
 	if (seq_lt(s, c->rcv_nxt)) {
 		c->stats.rx_dup++;
-		pkt_put(pb);
 		schedule_ack(c, 1, now);	/* our ack was probably lost */
-		return;
+		goto drop;
 	}
 	if (!seq_lt(s, c->dlv_nxt + c->cfg.window)) {
 		c->stats.rx_outside_window++;
-		pkt_put(pb);
 		schedule_ack(c, 1, now);
-		return;
+		goto drop;
 	}
 	slot = RXSLOT(c, s);
 	if (*slot) {
 		c->stats.rx_dup++;
-		pkt_put(pb);
 		schedule_ack(c, 1, now);
-		return;
+		goto drop;
 	}
+	if (s == c->rcv_nxt && c->dlv_nxt == s && !c->blocked && !c->rx_ooo) {
+		/*
+		 * The next frame, and nothing waits before it (the common case):
+		 * delivered from where it lies, kept only if its protocol cannot
+		 * take it now.  A buffer for that is there (the caller made sure
+		 * of it for a frame in place), asked for before anything changes.
+		 */
+		struct pktbuf *kept = NULL;
+		c->rcv_nxt++;
+		schedule_ack(c, (h->flags & FAB_F_ACKNOW) != 0, now);
+		if (c->ops->deliver(c->ctx, c->cfg.peer, h->proto, payload, h->len, pb) == -EBUSY) {
+			c->blocked = 1;
+			c->stats.busy_refusals++;
+			if (!(kept = keep(c, h, payload, pb))) {
+				/* Cannot happen with the caller's reserve; a lossy link's sender resends. */
+				c->rcv_nxt--;
+				return 0;
+			}
+			*slot = kept;
+			return 0;
+		}
+		c->dlv_nxt++;
+		c->stats.delivered++;
+		goto drop;
+	}
+	if (!(pb = keep(c, h, payload, pb)))
+		return -ENOBUFS;
 	*slot = pb;
 	if (s == c->rcv_nxt) {
 		c->rcv_nxt++;
@@ -397,22 +441,23 @@ static void receive_data(struct chan *c, const struct fab_hdr *h, struct pktbuf 
 		c->rx_ooo++;
 		schedule_ack(c, 1, now);	/* the SACK lets the sender fill the gap */
 	}
+	return 0;
+drop:
+	if (pb)
+		pkt_put(pb);
+	return 0;
 }
 
-void chan_input(struct chan *c, const struct fab_hdr *h, const uint8_t *payload,
-		struct pktbuf *pb, uint64_t now)
+int chan_input(struct chan *c, const struct fab_hdr *h, const uint8_t *payload,
+	       struct pktbuf *pb, uint64_t now)
 {
-	(void)payload;
-	if (c->dead) {
-		pkt_put(pb);
-		return;
-	}
+	if (c->dead)
+		goto drop;
 	c->last_heard = now;
 	process_ack(c, h, now);
 	switch (h->type) {
 	case FAB_DATA:
-		receive_data(c, h, pb, now);
-		return;
+		return receive_data(c, h, payload, pb, now);
 	case FAB_PROBE:
 		c->stats.rx_ack_frames++;
 		send_ctl(c, FAB_ACK, now);
@@ -421,7 +466,10 @@ void chan_input(struct chan *c, const struct fab_hdr *h, const uint8_t *payload,
 		c->stats.rx_ack_frames++;
 		break;
 	}
-	pkt_put(pb);
+drop:
+	if (pb)
+		pkt_put(pb);
+	return 0;
 }
 
 void chan_set_lossless(struct chan *c, int on)

@@ -145,11 +145,17 @@ unsigned chan_space(const struct chan *c);
 unsigned chan_outstanding(const struct chan *c);
 
 /*
- * A validated frame from the peer (any type but HELLO/RAW).  The channel
- * takes the reference on pb.
+ * A validated frame from the peer (any type but HELLO/RAW): its header h
+ * (a copy) and its payload (h->len bytes), in pb, whose reference the
+ * channel takes, or (pb NULL) in memory the caller owns until this
+ * returns: the channel copies what it keeps into a buffer of ops->alloc.
+ * 0, or -ENOBUFS: a frame in place had to be kept and no buffer came;
+ * nothing but its acknowledgement fields was taken, and the caller offers
+ * it again later.  (A frame in order, delivered at once, is kept only if
+ * its protocol refuses it; ops->alloc must then succeed.)
  */
-void chan_input(struct chan *c, const struct fab_hdr *h, const uint8_t *payload,
-		struct pktbuf *pb, uint64_t now);
+int chan_input(struct chan *c, const struct fab_hdr *h, const uint8_t *payload,
+	       struct pktbuf *pb, uint64_t now);
 
 /* Run due timers (acks included); return the next deadline (0 = none). */
 uint64_t chan_timer(struct chan *c, uint64_t now);

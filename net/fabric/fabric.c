@@ -233,7 +233,8 @@ static int fabric_init(void)
 	}
 	timer_add_tick_hook(fabric_tick);
 	thread_add_idle_hook(fabric_idle);
-	if (net_register(ETHERTYPE_FABRIC, fabric_input) < 0)
+	if (net_register(ETHERTYPE_FABRIC, fabric_input) < 0 ||
+	    net_register_frame(ETHERTYPE_FABRIC, fab_process_frame) < 0)
 		return -EBUSY;
 	fab.ready = 1;
 	fab_inject_describe(desc, sizeof desc);

@@ -65,8 +65,16 @@ void fab_hello_input(const struct fab_hdr *h, const uint8_t *payload, const uint
 void fab_auto_input(struct pktbuf *pb);
 void fab_auto_print_stats(void);
 
-/* rx.c: one received fabric frame, after fault injection.  Owns pb.  (irq) */
+/*
+ * rx.c: one received fabric frame, after fault injection.  Owns pb.  (irq)
+ * fab_process_frame: one in the NIC's own memory (net.h's frame handlers):
+ * 0, or -ENOBUFS (left to the NIC: no buffer for what may be kept).
+ * fab_receive: the checks and the hand-off of both, pb NULL for a frame
+ * in place; 0, or -ENOBUFS from the channel (then pb is still the caller's).
+ */
 void fab_process(struct pktbuf *pb);
+int fab_process_frame(uint8_t *frame, size_t len);
+int fab_receive(uint8_t *frame, size_t len, struct pktbuf *pb);
 
 /*
  * inject.c: set up receive faults from fault= and seed=; apply them to pb

@@ -6,85 +6,142 @@
  * it was not taken before (wire.h), then hand HELLOs to discovery, raw frames to their protocol's
  * raw handler and everything else to the sender's channel.  Every frame
  * that fails a check is counted and dropped.
+ *
+ * A frame arrives in a pktbuf (a NIC whose ring holds pool buffers) or in
+ * the NIC's own memory (the shared-memory link, netdev_input_frame): the
+ * header is parsed once, where the frame lies, and a frame is copied into
+ * a pktbuf only where something keeps it (the channel's window, a
+ * protocol that refused it for now).
  */
+#include <errno.h>
 #include <string.h>
 
 #include "kernel/trace.h"
 #include "kernel/tsc.h"
 #include "net/fabric/internal.h"
 
-void fab_process(struct pktbuf *pb)
+/* Frames in place need at most this many pktbufs before they are taken (channel.c). */
+#define RX_RESERVE 4
+
+/* Is the 6-byte MAC at a the same as at b?  (Two loads each, no call.) */
+static inline int mac_eq(const uint8_t *a, const uint8_t *b)
+{
+	uint32_t a0, b0;
+	uint16_t a1, b1;
+
+	memcpy(&a0, a, 4);
+	memcpy(&b0, b, 4);
+	memcpy(&a1, a + 4, 2);
+	memcpy(&b1, b + 4, 2);
+	return a0 == b0 && a1 == b1;
+}
+
+int fab_receive(uint8_t *frame, size_t len, struct pktbuf *pb)
 {
 	struct fab_hdr h;
 	const uint8_t *payload;
 	enum fab_err e;
 	struct peer *p;
+	uint64_t ctr = 0;
+	int r = 0;
 
 	trace_point(TS_FABRIC_RX);
-	fab.ctr.rx_frames++;
-	if (pb->len > FAB_ETH_HLEN + 1 && pb->data[FAB_ETH_HLEN + 1] == FAB_AUTO) {
-		fab_auto_input(pb);	/* node=auto stations, not yet nodes */
-		return;
-	}
-	e = fab_parse_link(pb->data, pb->len, fab.me, fab.nnodes, fab.lossless, fab.keyed, &h,
-			   &payload);
+	e = fab_parse_link(frame, len, fab.me, fab.nnodes, fab.lossless, fab.keyed, &h, &payload);
 	if (e != FAB_OK)
 		goto reject;
 	p = &fab.peers[h.src];
 	if (h.type == FAB_HELLO) {
 		/* Under the cluster key: only a holder of the key names itself a node. */
-		if (fab.keyed && (e = fab_unseal(&fab.hello_unseal, pb->data, &h, 0)) != FAB_OK)
+		if (fab.keyed && (e = fab_unseal(&fab.hello_unseal, frame, &h, 0)) != FAB_OK)
 			goto reject;
-		fab_hello_input(&h, payload, pb->data + 6);
-		pkt_put(pb);
-		return;
+		fab_hello_input(&h, payload, frame + 6);
+		goto done;
 	}
 	if (!p->known) {
 		/* Only the handshake binds a node, never a frame that names it. */
 		fab.ctr.rx_unbound++;
-		pkt_put(pb);
-		return;
+		goto done;
 	} else if (p->rx_tag != h.session) {
 		/* A frame of the pair's channel before one side rebooted, or a forgery. */
 		fab.ctr.rx_stale_session++;
-		pkt_put(pb);
-		return;
-	} else if (memcmp(p->mac, pb->data + 6, 6) != 0) {
+		goto done;
+	} else if (!mac_eq(p->mac, frame + 6)) {
 		fab.ctr.rx_foreign_mac++;
-		pkt_put(pb);
-		return;
+		goto done;
 	}
 	/*
 	 * Keyed: the tag under the pair's key (its incarnations and ours), then
 	 * the replay window.  Checked after the cheap tests above, before any
-	 * field reaches the channel or a protocol.
+	 * field reaches the channel or a protocol; the counter is taken once
+	 * the frame is (a frame left in the NIC for want of a buffer comes
+	 * again).
 	 */
-	if (fab.keyed && (e = fab_unseal(&p->rx_seal, pb->data, &h, 1)) != FAB_OK)
+	if (fab.keyed && (e = fab_unseal_check(&p->rx_seal, frame, &h, &ctr)) != FAB_OK)
 		goto reject;
 	/* Without a CRC only from a node that said its link is lossless. */
 	if ((h.flags & FAB_F_NOCRC) && h.type != FAB_RAW && !p->lossless) {
 		fab.ctr.rx_rejected[FAB_E_FIELD]++;
-		pkt_put(pb);
-		return;
+		goto done;
 	}
 	if (h.type == FAB_RAW) {
+		if (fab.keyed)
+			fab_unseal_take(&p->rx_seal, ctr);
 		fab.ctr.rx_raw++;
 		if (h.proto < FP_MAX && fab.raw_handlers[h.proto])
 			fab.raw_handlers[h.proto](h.src, payload, h.len, pb);
 		else
 			fab.ctr.rx_unknown_proto++;
-		pkt_put(pb);
-		return;
+		goto done;
 	}
 	if (p->ch.dead) {
 		fab.ctr.rx_dead_peer++;
-		pkt_put(pb);
-		return;
+		goto done;
 	}
-	chan_input(&p->ch, &h, payload, pb, now_ns());
-	fab_after_chan_op(p);
-	return;
+	r = chan_input(&p->ch, &h, payload, pb, now_ns());
+	if (r == 0) {
+		if (fab.keyed)
+			fab_unseal_take(&p->rx_seal, ctr);
+		fab_after_chan_op(p);
+	}
+	return r;
 reject:
 	fab.ctr.rx_rejected[e]++;
-	pkt_put(pb);
+done:
+	if (pb)
+		pkt_put(pb);
+	return 0;
+}
+
+void fab_process(struct pktbuf *pb)
+{
+	fab.ctr.rx_frames++;
+	if (pb->len > FAB_ETH_HLEN + 1 && pb->data[FAB_ETH_HLEN + 1] == FAB_AUTO) {
+		fab_auto_input(pb);	/* node=auto stations, not yet nodes */
+		return;
+	}
+	if (fab_receive(pb->data, pb->len, pb) < 0)
+		pkt_put(pb);	/* the channel keeps buffers it is given: it never asks for one */
+}
+
+int fab_process_frame(uint8_t *frame, size_t len)
+{
+	struct pktbuf *pb;
+
+	/* What the channel or a protocol may keep of it needs buffers: without them, later. */
+	if (pkt_free_count() < RX_RESERVE)
+		return -ENOBUFS;
+	/* node=auto stations and fault injection take the frame in a pktbuf. */
+	if (fab_inject_any() || (len > FAB_ETH_HLEN + 1 && frame[FAB_ETH_HLEN + 1] == FAB_AUTO)) {
+		if (!(pb = pkt_get()))
+			return -ENOBUFS;
+		memcpy(pb->data, frame, len);
+		pb->len = (uint16_t)len;
+		if (fab_inject_any())
+			fab_inject(pb);
+		else
+			fab_process(pb);
+		return 0;
+	}
+	fab.ctr.rx_frames++;
+	return fab_receive(frame, len, NULL);
 }

@@ -239,8 +239,8 @@ uint16_t fab_pair_tag(uint64_t src_inc, uint64_t dst_inc)
 	return t ? t : 1;
 }
 
-enum fab_err fab_unseal(struct fab_unseal *u, const uint8_t *frame, const struct fab_hdr *h,
-			int window)
+enum fab_err fab_unseal_check(const struct fab_unseal *u, const uint8_t *frame, const struct fab_hdr *h,
+			      uint64_t *ctr_out)
 {
 	const uint8_t *fh = frame + FAB_ETH_HLEN;
 	struct fab_trailer t;
@@ -256,19 +256,41 @@ enum fab_err fab_unseal(struct fab_unseal *u, const uint8_t *frame, const struct
 	/* Fuzzing: past the tag, as past the CRC, to reach the window and beyond. */
 	(void)frame_tag(&u->key, fh, h->len, ctr);
 #endif
-	if (!window)
+	*ctr_out = ctr;
+	if (ctr > u->top)
 		return FAB_OK;
+	d = u->top - ctr;
+	if (d >= 64 || (u->seen >> d & 1))
+		return FAB_E_REPLAY;
+	return FAB_OK;
+}
+
+void fab_unseal_take(struct fab_unseal *u, uint64_t ctr)
+{
+	uint64_t d;
+
 	if (ctr > u->top) {
 		d = ctr - u->top;
 		u->seen = d >= 64 ? 1 : u->seen << d | 1;
 		u->top = ctr;
-		return FAB_OK;
+		return;
 	}
 	d = u->top - ctr;
-	if (d >= 64 || (u->seen >> d & 1))
-		return FAB_E_REPLAY;
-	u->seen |= 1ULL << d;
-	return FAB_OK;
+	if (d < 64)
+		u->seen |= 1ULL << d;
+}
+
+enum fab_err fab_unseal(struct fab_unseal *u, const uint8_t *frame, const struct fab_hdr *h,
+			int window)
+{
+	uint64_t ctr;
+	enum fab_err e = fab_unseal_check(u, frame, h, &ctr);
+
+	if (e == FAB_E_MAC || !window)
+		return e == FAB_E_MAC ? e : FAB_OK;
+	if (e == FAB_OK)
+		fab_unseal_take(u, ctr);
+	return e;
 }
 
 void fab_key_from_text(struct sipkey *k, const char *text)

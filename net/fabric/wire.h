@@ -237,6 +237,16 @@ size_t fab_build_sealed(uint8_t *frame, const uint8_t dst_mac[6], const uint8_t 
 enum fab_err fab_unseal(struct fab_unseal *u, const uint8_t *frame, const struct fab_hdr *h,
 			int window);
 
+/*
+ * fab_unseal in two steps, for a receiver that may not take the frame
+ * after all: check the tag and the window (FAB_OK with the frame's 64-bit
+ * counter in *ctr, FAB_E_MAC or FAB_E_REPLAY), then, once the frame is
+ * taken, mark its counter in the window.
+ */
+enum fab_err fab_unseal_check(const struct fab_unseal *u, const uint8_t *frame, const struct fab_hdr *h,
+			      uint64_t *ctr);
+void fab_unseal_take(struct fab_unseal *u, uint64_t ctr);
+
 /* Recompute the CRC of a built frame after changing header fields. */
 void fab_reseal(uint8_t *frame);
 

@@ -236,7 +236,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	c->nd.ops = &e1000_ops;
 	c->nd.softc = c;
 	CHECK(c->regs && rx_init(c) == 0 && tx_init(c) == 0);
-	netdev_set_rx(&c->nd, hook);
+	netdev_set_rx(&c->nd, hook, NULL);
 	head = 0;
 	frames_in = 0;
 	handed = nheld = hold = 0;

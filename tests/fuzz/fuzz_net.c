@@ -2,15 +2,18 @@
  * libFuzzer target: the receive path from a NIC to the protocols, as the
  * kernel runs it: a fake NIC (this file) registered with the real
  * drivers/netdev.c, whose poll hands frames of any length and content up
- * through netdev_input, the EtherType demultiplexer of net/net.c attached
+ * through netdev_input (in a pktbuf) or netdev_input_frame (in the NIC's
+ * own memory, as the shared-memory link does), the EtherType
+ * demultiplexer of net/net.c attached
  * by its own init hook, and handlers registered and unregistered with
  * net_register/net_unregister as the input says.
  *
  * Input: operations, each one byte (bits 0-1) and operands:
  *   0 register handler h (0..9) for a type (16 bits),
  *   1 unregister a type,
- *   2 a frame: length (16 bits, at most the buffer) and its bytes, then a
- *     byte saying whether the handler keeps the buffer for a while,
+ *   2 a frame: length (16 bits, at most the buffer) and its bytes; the
+ *     operation's bits 2-7 say whether the handler keeps the buffer for a
+ *     while, and whether the NIC hands it up in place,
  *   3 attach the demultiplexer (net's init hook), if not yet.
  *
  * Checked, __builtin_trap() on a broken promise:
@@ -70,7 +73,7 @@ int waitq_wake_all(struct waitq *wq)
 
 static const uint8_t *frame_src;
 static size_t frame_len;
-static int frame_waiting;
+static int frame_waiting, frame_in_place;
 
 /* ops->poll: the NIC's receive ring holds at most the one frame the input gave. */
 static int fake_poll(struct netdev *nd, int budget)
@@ -80,6 +83,12 @@ static int fake_poll(struct netdev *nd, int budget)
 	if (!frame_waiting || budget < 1)
 		return 0;
 	frame_waiting = 0;
+	if (frame_in_place) {
+		static uint8_t mine[PKT_BUF_SIZE];
+		memcpy(mine, frame_src, frame_len);
+		CHECK(netdev_input_frame(nd, mine, frame_len) == 0);	/* the pool never runs out here */
+		return 1;
+	}
 	pb = pkt_get();
 	CHECK(pb);
 	memcpy(pb->data, frame_src, frame_len);
@@ -191,7 +200,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		CHECK(netdev_register(&nic) == -EBUSY);
 	}
 	/* Every handler from the last input goes, and the demultiplexer. */
-	netdev_set_rx(&nic, NULL);
+	netdev_set_rx(&nic, NULL, NULL);
 	for (int i = 0; i < NTYPES_MAX; i++)
 		if (model[i].used)
 			CHECK(net_unregister(model[i].type) == 0);
@@ -218,6 +227,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			for (size_t i = 0; i < len; i++)
 				frame[i] = (uint8_t)take(1);
 			keep_next = (int)(op >> 2) % 5;
+			frame_in_place = (op >> 5) & 1;
 			struct netdev_stats before = nic.stats;
 			struct net_stats nb = net_stats;
 			int free_before = pkt_free_count();

@@ -306,7 +306,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	CHECK(queue_init(&sc->rxq, 0) == 0 && queue_init(&sc->txq, 1) == 0);
 	CHECK(sc->rxq.size == RING);
 	rx_refill(sc);
-	netdev_set_rx(&sc->nd, hook);
+	netdev_set_rx(&sc->nd, hook, NULL);
 	vnet_irq_enable(&sc->nd, 1);
 	memset(armed, 0, sizeof armed);
 	dev_avail = 0;
