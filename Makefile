@@ -46,7 +46,7 @@ KCFLAGS := -std=gnu11 -O2 -g -ffreestanding -fno-pic -fno-pie -mno-red-zone \
 	-mcmodel=small -fno-omit-frame-pointer -fno-stack-protector \
 	-fno-asynchronous-unwind-tables -fno-common -Wall -Wextra \
 	-Wno-unused-parameter -nostdinc -isystem $(PICOLIBC)/include \
-	-isystem $(GCCINC) -I. -MMD -MP
+	-isystem $(GCCINC) -I. -MMD -MP -include kernel/builtins.h
 # make TRACE=0 (after make clean): every file's stage stamps compiled out (kernel/trace.h).
 ifeq ($(TRACE),0)
 KCFLAGS += -DLOCAL_TRACE=0

@@ -93,6 +93,7 @@ struct chan {
 
 	/* sender */
 	uint32_t snd_una, snd_nxt, snd_limit;
+	uint32_t snd_tx;			/* the first frame never sent (snd_una..snd_nxt) */
 	unsigned sndq;				/* capacity of txq */
 	struct chan_tx_slot txq[CHAN_SNDQ_MAX];
 	uint64_t srtt, rttvar, rto;
@@ -137,6 +138,20 @@ void chan_reset(struct chan *c, uint16_t session, const uint8_t peer_mac[6]);
  * if the peer is dead (pb not taken), -EMSGSIZE if len > FAB_MTU.
  */
 int chan_send(struct chan *c, struct pktbuf *pb, uint8_t proto, size_t len, uint64_t now);
+
+/*
+ * A message built in place in the link's own transmit buffer (net.h,
+ * net_tx_begin), which sends it as soon as this returns: on a lossless
+ * link only, where a frame the NIC took is never sent again, so the
+ * channel keeps nothing of it.  chan_can_send_in_place says whether the
+ * next message may go so now (lossless, credit, room, nothing queued or
+ * refused before it); chan_send_in_place takes the len bytes of payload
+ * the caller wrote at frame + CHAN_PAYLOAD_OFF, writes the headers (and
+ * the seal) around them and returns the frame's length.
+ */
+int chan_can_send_in_place(const struct chan *c);
+size_t chan_send_in_place(struct chan *c, uint8_t *frame, uint8_t proto, size_t len, int acknow,
+			  uint64_t now);
 
 /* Free send-queue slots for a blocking sender (0 = wait). */
 unsigned chan_space(const struct chan *c);

@@ -10,6 +10,7 @@
 #include "kernel/sync.h"
 #include "kernel/thread.h"
 #include "kernel/trap.h"
+#include "kernel/trace.h"
 #include "kernel/tsc.h"
 #include "kernel/x86.h"
 #include "net/fabric/internal.h"
@@ -110,6 +111,38 @@ int fabric_send(int dst, uint8_t proto, const void *hdr, size_t hlen, const void
 	return fabric_send_at(dst, 0, proto, hdr, hlen, data, dlen, flags);
 }
 
+/*
+ * On a lossless link with credit and nothing queued (chan_can_send_in_place):
+ * the message built in the NIC's transmit slot (net_tx_begin), no buffer
+ * and one copy of hdr and data.  0 if sent, 1 if not sent this way (any
+ * reason: the general path decides, waits or fails).  Interrupts off.
+ */
+static int send_in_place(int dst, uint32_t epoch, uint8_t proto, const void *hdr, size_t hlen,
+			 const void *data, size_t dlen, int flags)
+{
+	size_t len = hlen + dlen;
+	struct peer *p;
+	uint8_t *f;
+
+	if (!fab.ready || (unsigned)dst >= (unsigned)fab.nnodes || dst == fab.me || proto == 0 ||
+	    proto >= FP_MAX)
+		return 1;
+	p = &fab.peers[dst];
+	if (!p->known || (epoch && p->m.epoch != epoch) || !chan_can_send_in_place(&p->ch))
+		return 1;
+	f = net_tx_begin(p->mac, CHAN_PAYLOAD_OFF + len + (fab.keyed ? FAB_TRAILER_LEN : 0));
+	if (!f)
+		return 1;
+	if (hlen)
+		memcpy(f + CHAN_PAYLOAD_OFF, hdr, hlen);
+	if (dlen)
+		memcpy(f + CHAN_PAYLOAD_OFF + hlen, data, dlen);
+	len = chan_send_in_place(&p->ch, f, proto, len, (flags & FABRIC_ACKNOW) != 0, now_ns());
+	trace_point(TS_FABRIC_TX);
+	net_tx_commit(len);
+	return 0;
+}
+
 int fabric_send_at(int dst, uint32_t epoch, uint8_t proto, const void *hdr, size_t hlen,
 		   const void *data, size_t dlen, int flags)
 {
@@ -118,6 +151,11 @@ int fabric_send_at(int dst, uint32_t epoch, uint8_t proto, const void *hdr, size
 
 	if (hlen + dlen > FAB_MTU)
 		return -EMSGSIZE;
+	irqflags_t f = irq_save();
+	r = send_in_place(dst, epoch, proto, hdr, hlen, data, dlen, flags);
+	irq_restore(f);
+	if (r == 0)
+		return 0;
 	while ((pb = pkt_get()) == NULL) {
 		if ((flags & FABRIC_NOWAIT) || in_irq)
 			return -ENOBUFS;
