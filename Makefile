@@ -107,6 +107,7 @@ APP_OBJS := \
 	apps/stats.o \
 	apps/bench.o \
 	apps/pingpong.o \
+	apps/floor_line.o \
 	apps/stages.o \
 	apps/ops.o \
 	apps/ops_tcp.o \

@@ -531,6 +531,8 @@ static int shm_probe(struct pci_dev *d)
 	sc->nd.softc = sc;
 	sc->nd.link_up = 1;
 	sc->nd.flags = NETDEV_LOSSLESS;
+	_Static_assert(SHM_LINES == NETDEV_LINES && SHM_CTL == NETDEV_LINE, "the lines netdev.h names");
+	sc->nd.lines = sc->mem + shm_lines(sc->nodes);
 	sc->nd.wait = wait_mode(arg_str("shm_wait", NULL));
 	sc->nd.spin_us = (unsigned)arg_int("shm_spin_us", SPIN_US_DEFAULT);
 	sc->nd.mac[0] = 0x02;

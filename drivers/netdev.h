@@ -100,6 +100,9 @@ enum {				/* struct netdev.flags */
 	NETDEV_LOSSLESS = 1,
 };
 
+#define NETDEV_LINES 2			/* struct netdev.lines */
+#define NETDEV_LINE 64			/* bytes of a line */
+
 enum netdev_wait {
 	NETDEV_WAIT_HALT,		/* halt until the NIC's interrupt */
 	NETDEV_WAIT_ADAPTIVE,		/* poll up to spin_us, then halt */
@@ -127,6 +130,12 @@ struct netdev {
 	unsigned spin_us;		/* NETDEV_WAIT_ADAPTIVE: poll this long */
 	const struct netdev_ops *ops;
 	void *softc;			/* the driver's state, opaque above */
+	/*
+	 * A NIC made of memory shared with the other nodes (the shared-memory
+	 * link): NETDEV_LINES cache lines of it no frame uses, for measuring
+	 * the memory itself; NULL on other NICs.
+	 */
+	volatile uint8_t *lines;
 	netdev_rx_fn rx;		/* the receive hook (netdev_set_rx) */
 	netdev_rx_frame_fn rx_frame;	/* the hook for netdev_input_frame */
 	struct netdev_stats stats;

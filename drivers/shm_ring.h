@@ -6,6 +6,9 @@
  * same layout without asking anyone.
  *
  *   0            a control block per node, SHM_CTL bytes at node * SHM_CTL
+ *   shm_lines()  SHM_LINES cache lines that no ring uses: a measurement of
+ *                the memory itself bounces a word through them (the
+ *                bench's floor-line row), nodes 0 and 1 writing one each
  *   shm_rings()  a ring per ordered pair of nodes (src -> dst), at
  *                shm_rings() + (dst * nodes + src) * shm_ring_bytes(slots)
  *
@@ -33,6 +36,7 @@
 #include <stdint.h>
 
 #define SHM_CTL 64			/* bytes of a node's control block */
+#define SHM_LINES 2			/* cache lines after the control blocks */
 #define SHM_RING_HDR 128		/* the producer's and the consumer's line */
 #define SHM_SLOT 2048			/* bytes of a slot: length word and frame */
 #define SHM_SLOTS_MAX 64
@@ -64,10 +68,16 @@ _Static_assert(offsetof(struct shm_ring, head) == 64, "head on its own cache lin
 _Static_assert(sizeof(struct shm_slot) == SHM_SLOT, "a slot is 2 KiB");
 _Static_assert(4 + SHM_FRAME_MAX <= SHM_SLOT, "a frame fits its slot");
 
-/* Where the rings start: after the control blocks, page aligned. */
+/* The lines no ring uses: after the control blocks. */
+static inline uint64_t shm_lines(int nodes)
+{
+	return (uint64_t)nodes * SHM_CTL;
+}
+
+/* Where the rings start: after the control blocks and the lines, page aligned. */
 static inline uint64_t shm_rings(int nodes)
 {
-	return ((uint64_t)nodes * SHM_CTL + 4095) & ~(uint64_t)4095;
+	return ((uint64_t)(nodes + SHM_LINES) * SHM_CTL + 4095) & ~(uint64_t)4095;
 }
 
 static inline uint64_t shm_ring_bytes(unsigned slots)

@@ -153,6 +153,11 @@ const uint8_t *net_mac(void)
 	return nd ? nd->mac : none;
 }
 
+volatile uint8_t *net_shared_lines(void)
+{
+	return nd ? nd->lines : NULL;
+}
+
 const char *net_nic_name(void)
 {
 	return nd ? nd->name : "none";

@@ -54,6 +54,14 @@ int net_up(void);
  */
 int net_link_lossless(void);
 
+/*
+ * On a link made of memory the nodes share (the shared-memory link): two
+ * 64-byte lines of it that carry no frames, the same on every node, for
+ * measuring the memory itself (the floor-line bench row: node 0 writes
+ * the first, node 1 the second).  NULL on any other link.
+ */
+volatile uint8_t *net_shared_lines(void);
+
 /* The NIC's MAC address and driver name ("none" without a NIC). */
 const uint8_t *net_mac(void);
 const char *net_nic_name(void);

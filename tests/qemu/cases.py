@@ -170,7 +170,12 @@ CASES = [
             expect=[r"median_us side by side", r"row +e1000 +shm +shm-halt",
                     r"shm-halt: \d+ of \d+ latency rows below the e1000 floor \(\d+\.\d+ us\)",
                     r"bench: every sample under .*, \d+ plots, report",
-                    r"report: [1-9]\d* latency rows with every sample, [1-9]\d* plots, 0 problems"],
+                    r"report: [1-9]\d* latency rows with every sample, [1-9]\d* plots, 0 problems",
+                    # The shared memory's own round trip beside the link's rows, and every shm
+                    # row as a multiple of it.
+                    r"^  floor-line +\d+\.\d+ +\d+\.\d+ .* size=8 wait=spin",
+                    r"^  floor-spin +\d+\.\d+ +\d+\.\d+ +\d+\.\d+ +\d+\.\d+ +\d+\.\d+  size=64",
+                    r"shared-memory targets", r"the memory itself \(floor-line, round trip\): \d"],
             timeout=300, needs=("gnuplot",)),
     # make trace: every operation kind broken down by stage across two nodes, clocks aligned by
     # the fabric; a table per NIC and the JSON.
