@@ -6,8 +6,14 @@
  * (fabric_clock_offset: the probe with the shortest round trip, as NTP
  * does, within half that round trip).  Then, for each of `iters`
  * operations of each kind: node 0 arms node 1 (which starts tracing and
- * says so), starts tracing itself and runs one operation; node 1 sends
- * back its record once the operation has passed through it.  Node 0 puts
+ * says so), starts tracing itself and runs one operation, then tells node
+ * 1 to stop (on the reliable channel, so behind every frame of the
+ * operation); node 1 lets what the operation woke finish, stops, and
+ * sends back its record, the marks of the stop itself left out.  Arming
+ * goes on the reliable channel and asks for an acknowledgement at once,
+ * so that both nodes start every operation with nothing outstanding and
+ * nothing to acknowledge: every operation takes the same path, and under
+ * -icount the same instructions (make cost).  Node 0 puts
  * both records on its clock and prints, for every step from one stage to
  * the next of the operation's path, the median and 99th percentile over
  * the iterations:
@@ -42,12 +48,11 @@
 
 #define PROBES 200
 #define WAIT_NS 2000000000ULL
-#define SETTLE_NS 20000ULL		/* node 0, armed and before the operation */
-#define PASS_NS 2000000ULL		/* node 1, armed: the operation has passed by then */
+#define SETTLE_NS 100000ULL		/* node 0, after the operation: what it left to do is done */
 #define MAX_OPS 16
 #define MAX_STEPS 16
 
-enum { M_ARM = 'A', M_ARMED = 'B', M_REC = 'R', M_END = 'E' };
+enum { M_ARM = 'A', M_ARMED = 'B', M_STOP = 'S', M_REC = 'R', M_END = 'E' };
 
 struct msg {
 	uint8_t kind, op;
@@ -65,14 +70,15 @@ static int marks;			/* marks=1: print every mark */
  * looked (node 1's record may follow its "armed" at once when the host
  * stalls this node's CPU).
  */
-enum { BOX_ARM, BOX_ARMED, BOX_REC, BOX_END, NBOX };
+enum { BOX_ARM, BOX_ARMED, BOX_STOP, BOX_REC, BOX_END, NBOX };
 static struct msg box[NBOX];
 static volatile int box_full[NBOX];
+static uint32_t stop_at;		/* node 1: its log up to the stop's arrival */
 
 static int box_of(uint8_t kind)
 {
-	return kind == M_ARM ? BOX_ARM : kind == M_ARMED ? BOX_ARMED : kind == M_REC ? BOX_REC :
-	       kind == M_END ? BOX_END : -1;
+	return kind == M_ARM ? BOX_ARM : kind == M_ARMED ? BOX_ARMED : kind == M_STOP ? BOX_STOP :
+	       kind == M_REC ? BOX_REC : kind == M_END ? BOX_END : -1;
 }
 
 /* Messages of this app, raw and reliable (irq): to the thread. */
@@ -84,6 +90,14 @@ static int stages_handler(int src, const uint8_t *p, size_t len, struct pktbuf *
 	(void)pb;
 	if (len != sizeof(struct msg) || (b = box_of(p[0])) < 0)
 		return 0;
+	if (b == BOX_STOP) {
+		/* The operation's marks end where this frame's began (its own are not the operation's). */
+		stop_at = trace_cur.n;
+		while (stop_at && trace_cur.s[stop_at - 1] != TS_NIC_RX)
+			stop_at--;
+		if (stop_at)
+			stop_at--;
+	}
 	memcpy(&box[b], p, sizeof box[b]);
 	box_full[b] = 1;
 	waitq_wake_all(&wq);
@@ -160,16 +174,30 @@ static int serve(void)
 			continue;
 		r = m;
 		r.kind = M_ARMED;
-		if (send_msg(0, &r) < 0)
-			return 1;
+		/* Tracing before anything of the operation can arrive: it follows the answer. */
+		irqflags_t f = irq_save();
+		int sent = send_msg(0, &r);
 		trace_start();
+		irq_restore(f);
+		if (sent < 0)
+			return 1;
 		/*
-		 * The operation passes within a few microseconds; this node
-		 * sleeps meanwhile, its CPU waiting on the link as it would.
+		 * Node 0 says when the operation has passed (its stop follows
+		 * every frame of it on the link); this node waits on the link
+		 * meanwhile, as it would, and then lets what the operation woke
+		 * finish before it stops tracing.
 		 */
-		thread_sleep_ns(PASS_NS);
+		struct msg stop;
+		if (wait_msg(M_STOP, m.seq, &stop, 60000000000ULL) < 0 || stop.kind == M_END) {
+			trace_stop(NULL);
+			return stop.kind == M_END ? 0 : 1;
+		}
+		for (int k = 0; k < 100 && thread_runnable(); k++)
+			thread_yield();
 		static struct trace_rec rec;
 		trace_stop(&rec);
+		if (stop_at < rec.n)
+			rec.n = stop_at;
 		if (ops[m.op].tidy)
 			ops[m.op].tidy();
 		memcpy(r.t, rec.t, sizeof r.t);
@@ -199,12 +227,16 @@ static int traced(int k, uint32_t seq, uint32_t i, struct trace_rec *mine, uint6
 	if ((r = fabric_send(1, APP_PROTO_STAGES, &m, sizeof m, NULL, 0, FABRIC_ACKNOW)) < 0 ||
 	    (r = wait_msg(M_ARMED, seq, &a, WAIT_NS)) < 0)
 		return r;
-	thread_sleep_ns(SETTLE_NS);		/* whatever was in flight has passed */
 	trace_start();
 	trace_point(TS_APP_CALL);
 	r = ops[k].run(i);
 	trace_point(TS_APP_RETURN);
 	trace_stop(mine);
+	/* What the operation left to this node's threads (lwIP's) goes out before the stop. */
+	thread_sleep_ns(SETTLE_NS);
+	m.kind = M_STOP;
+	if (fabric_send(1, APP_PROTO_STAGES, &m, sizeof m, NULL, 0, 0) < 0 && r == 0)
+		r = -EIO;
 	if (r < 0)
 		return r;
 	if ((r = wait_msg(M_REC, seq, &a, WAIT_NS)) < 0)

@@ -120,6 +120,8 @@ struct shm {
 	int vector;
 	uint32_t tx_tail[MAX_NODES];	/* what this node published to each node */
 	uint32_t rx_head[MAX_NODES];	/* what it took from each node */
+	struct shm_ring *tx_ring[MAX_NODES];	/* this node's ring to each node */
+	struct shm_ring *rx_ring[MAX_NODES];	/* each node's ring to this one */
 	int next_src;			/* the peer (0..nodes-2, this node left out) the next drain starts at */
 	uint64_t no_dest, ring_full, bad_counts, bad_lengths, doorbells;
 	int tx_dst;			/* tx_begin's node, until tx_commit */
@@ -150,7 +152,7 @@ static int mac_node(const struct shm *sc, const uint8_t *mac)
 /* The free slot of the ring to dst, or NULL if it is full.  (irq off) */
 static struct shm_slot *free_slot(struct shm *sc, int dst)
 {
-	struct shm_ring *r = shm_ring(sc->mem, sc->nodes, sc->slots, sc->me, dst);
+	struct shm_ring *r = sc->tx_ring[dst];
 	uint32_t t = sc->tx_tail[dst], h = __atomic_load_n(&r->head, __ATOMIC_ACQUIRE);
 
 	if (t - h >= sc->slots) {
@@ -165,7 +167,7 @@ static struct shm_slot *free_slot(struct shm *sc, int dst)
 /* Publish the frame of len bytes in dst's free slot s; ring dst's doorbell if it waits.  (irq off) */
 static void publish(struct shm *sc, int dst, struct shm_slot *s, uint32_t len)
 {
-	struct shm_ring *r = shm_ring(sc->mem, sc->nodes, sc->slots, sc->me, dst);
+	struct shm_ring *r = sc->tx_ring[dst];
 	uint32_t t = sc->tx_tail[dst] + 1;
 
 	/* Padded to Ethernet's minimum, as a NIC would: the layers above see the same frames. */
@@ -255,7 +257,7 @@ static int pending(struct shm *sc)
 	for (int src = 0; src < sc->nodes; src++) {
 		if (src == sc->me)
 			continue;
-		struct shm_ring *r = shm_ring(sc->mem, sc->nodes, sc->slots, src, sc->me);
+		struct shm_ring *r = sc->rx_ring[src];
 		if (__atomic_load_n(&r->tail, __ATOMIC_ACQUIRE) != sc->rx_head[src])
 			return 1;
 	}
@@ -277,7 +279,7 @@ static int shm_poll(struct netdev *nd, int budget)
 		if (src >= sc->nodes - 1)
 			src -= sc->nodes - 1;
 		src += src >= sc->me;
-		struct shm_ring *r = shm_ring(sc->mem, sc->nodes, sc->slots, src, sc->me);
+		struct shm_ring *r = sc->rx_ring[src];
 		uint32_t h = sc->rx_head[src], t = __atomic_load_n(&r->tail, __ATOMIC_ACQUIRE);
 		if (t - h > sc->slots) {
 			/* src's tail is beyond anything it could have published: ignore it. */
@@ -521,8 +523,10 @@ static int shm_probe(struct pci_dev *d)
 	/* This node's consumer side starts where the ring is: a peer may have published already. */
 	for (int src = 0; src < sc->nodes; src++) {
 		struct shm_ring *ring = shm_ring(sc->mem, sc->nodes, sc->slots, src, sc->me);
+		sc->rx_ring[src] = ring;
 		sc->rx_head[src] = ring->head;
 		struct shm_ring *out = shm_ring(sc->mem, sc->nodes, sc->slots, sc->me, src);
+		sc->tx_ring[src] = out;
 		sc->tx_tail[src] = out->tail;
 	}
 	sc->nd.name = "ivshmem";

@@ -245,6 +245,11 @@ int call_sink_stale(int s)
 	       sinks[s].epoch != fabric_peer_epoch(sinks[s].node);
 }
 
+uint32_t call_sink_epoch(int s)
+{
+	return s >= 0 && s < CALL_MAX_SINKS ? sinks[s].epoch : 0;
+}
+
 uint32_t call_sink_tag(int s)
 {
 	return SINK_BIT | (uint32_t)s << 20 | sinks[s].gen;

@@ -130,6 +130,13 @@ int call_sink_stale(int s);
 uint32_t call_sink_tag(int s);
 
 /*
+ * The binding s was made for (fabric_peer_epoch of its node then): a
+ * request written with fabric_tx_begin for that epoch goes to that
+ * incarnation only, as call_sink_send's do.
+ */
+uint32_t call_sink_epoch(int s);
+
+/*
  * call_send to s's node, but only to the incarnation s was made for: if
  * the node rebooted since (even while the message waited for window
  * space), -ECONNRESET and nothing is sent.

@@ -223,17 +223,6 @@ int chan_send(struct chan *c, struct pktbuf *pb, uint8_t proto, size_t len, uint
 	return 0;
 }
 
-int chan_can_send_in_place(const struct chan *c)
-{
-	/*
-	 * Lossless, nothing queued before it and nothing the NIC refused to
-	 * be sent again (the only reason the timer is armed there), credit,
-	 * and room in the half of the queue blocking senders may use.
-	 */
-	return c->cfg.lossless && !c->dead && c->snd_tx == c->snd_nxt && !c->rto_deadline &&
-	       seq_lt(c->snd_nxt, c->snd_limit) && c->snd_nxt - c->snd_una < c->cfg.window;
-}
-
 size_t chan_send_in_place(struct chan *c, uint8_t *frame, uint8_t proto, size_t len, int acknow,
 			  uint64_t now)
 {
@@ -248,16 +237,45 @@ size_t chan_send_in_place(struct chan *c, uint8_t *frame, uint8_t proto, size_t 
 	t->sacked = 0;
 	t->refused = 0;
 	t->first_tx = t->last_tx = now;
-	header(c, &h, FAB_DATA);
-	if (acknow)
-		h.flags |= FAB_F_ACKNOW;
-	h.proto = proto;
-	h.seq = c->snd_nxt;
-	h.len = (uint16_t)len;
-	c->snd_nxt++;
-	c->snd_tx = c->snd_nxt;
 	c->stats.tx_data++;
-	return fab_build_sealed(frame, c->cfg.peer_mac, c->cfg.my_mac, &h, c->cfg.seal);
+	if (c->rx_ooo || c->cfg.seal) {
+		header(c, &h, FAB_DATA);
+		if (acknow)
+			h.flags |= FAB_F_ACKNOW;
+		h.proto = proto;
+		h.seq = c->snd_nxt++;
+		h.len = (uint16_t)len;
+		c->snd_tx = c->snd_nxt;
+		return fab_build_sealed(frame, c->cfg.peer_mac, c->cfg.my_mac, &h, c->cfg.seal);
+	}
+	/*
+	 * Unsealed, and nothing held beyond a gap (no SACK bitmap): the
+	 * headers written straight where they go, as fab_build would (a
+	 * lossless link: no CRC).
+	 */
+	h = (struct fab_hdr){
+		.version = FAB_VERSION,
+		.type = FAB_DATA,
+		.proto = proto,
+		.flags = (uint8_t)(FAB_F_NOCRC | (acknow ? FAB_F_ACKNOW : 0)),
+		.src = (uint16_t)c->cfg.me,
+		.dst = (uint16_t)c->cfg.peer,
+		.seq = c->snd_nxt++,
+		.ack = c->rcv_nxt,
+		.limit = c->dlv_nxt + c->cfg.window,
+		.len = (uint16_t)len,
+		.session = c->cfg.session,
+	};
+	c->snd_tx = c->snd_nxt;
+	c->limit_sent = h.limit;
+	c->ack_pending = 0;
+	c->unacked_rx = 0;
+	memcpy(frame, c->cfg.peer_mac, 6);
+	memcpy(frame + 6, c->cfg.my_mac, 6);
+	frame[12] = 0x88;
+	frame[13] = 0xb5;
+	memcpy(frame + FAB_ETH_HLEN, &h, sizeof h);
+	return CHAN_PAYLOAD_OFF + len;
 }
 
 /* RFC 6298 2.2-2.4. */
@@ -281,6 +299,10 @@ static void rtt_sample(struct chan *c, uint64_t r)
 static void process_ack(struct chan *c, const struct fab_hdr *h, uint64_t now)
 {
 	int progress = 0;
+
+	/* Nothing new (the common case: a frame of a stream, our frames already counted). */
+	if (h->ack == c->snd_una && !h->sack && h->limit == c->snd_limit && c->snd_tx == c->snd_nxt)
+		return;
 
 	/*
 	 * Cumulative: everything before h->ack arrived.  Fields from the wire
@@ -322,12 +344,15 @@ static void process_ack(struct chan *c, const struct fab_hdr *h, uint64_t now)
 	if (ahead <= c->sndq + c->cfg.window && (int32_t)(h->limit - c->snd_limit) > 0)
 		c->snd_limit = h->limit;
 
-	if (progress && !c->cfg.lossless) {
-		if (c->snd_una == c->snd_nxt)
-			c->rto_deadline = 0;
-		else
-			c->rto_deadline = now + c->rto;
-	}
+	/*
+	 * Nothing outstanding: nothing to send again, on any link (a timer
+	 * armed before the link was agreed lossless goes too: it would keep
+	 * frames from being built in place until it ran out).
+	 */
+	if (progress && c->snd_una == c->snd_nxt)
+		c->rto_deadline = 0;
+	else if (progress && !c->cfg.lossless)
+		c->rto_deadline = now + c->rto;
 	/*
 	 * Early retransmission of frames still missing below the highest
 	 * SACKed one: at once for a first loss that three later frames

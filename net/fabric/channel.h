@@ -149,7 +149,17 @@ int chan_send(struct chan *c, struct pktbuf *pb, uint8_t proto, size_t len, uint
  * the caller wrote at frame + CHAN_PAYLOAD_OFF, writes the headers (and
  * the seal) around them and returns the frame's length.
  */
-int chan_can_send_in_place(const struct chan *c);
+static inline int chan_can_send_in_place(const struct chan *c)
+{
+	/*
+	 * Lossless, nothing queued before it and nothing the NIC refused to
+	 * be sent again (the only reason the timer is armed there), credit,
+	 * and room in the half of the queue blocking senders may use.
+	 */
+	return c->cfg.lossless && !c->dead && c->snd_tx == c->snd_nxt && !c->rto_deadline &&
+	       seq_lt(c->snd_nxt, c->snd_limit) && c->snd_nxt - c->snd_una < c->cfg.window;
+}
+
 size_t chan_send_in_place(struct chan *c, uint8_t *frame, uint8_t proto, size_t len, int acknow,
 			  uint64_t now);
 

@@ -118,7 +118,7 @@ static const struct chan_ops ops = { chan_xmit, chan_deliver, chan_alloc };
  * wakes the emulator's main loop.
  */
 
-void fab_after_chan_op(struct peer *p)
+void fab_after_chan_op_slow(struct peer *p)
 {
 	/*
 	 * A handler that could not answer p (window to p full) refused p's
@@ -201,6 +201,7 @@ static int fabric_init(void)
 		fab.peer_timeout_ns = (uint64_t)arg_int("peer_timeout_ms", 10000) * 1000000ULL;
 	pkt_share_set(PKT_FABRIC_TX, (int)arg_int("fabric_tx_bufs", PKT_SHARE_FABRIC_TX));
 	fab_inject_init();
+	fab.inject = fab_inject_any();
 	/* A lossless link is lossless unless this node injects faults. */
 	fab.lossless = net_link_lossless() && !fab_inject_any();
 

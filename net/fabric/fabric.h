@@ -112,6 +112,34 @@ int fabric_send_at(int dst, uint32_t epoch, uint8_t proto, const void *hdr, size
 		   const void *data, size_t dlen, int flags);
 
 /*
+ * A message written where it goes: fabric_tx_begin gives in tx->payload
+ * room for len bytes of a reliable message to dst (epoch as for
+ * fabric_send_at), the caller writes them, and fabric_tx_end sends it
+ * (fabric_tx_cancel, nothing).  On the shared-memory link, with credit
+ * and nothing queued, tx->payload is the NIC's own transmit slot and the
+ * message costs no buffer and no copy but the caller's; interrupts are
+ * then off from begin to end, so write and end at once, never sleep in
+ * between.  Otherwise it is a pktbuf, and fabric_tx_end is fabric_send_pb.
+ * begin: 0, -EMSGSIZE or -ENOBUFS (FABRIC_NOWAIT); end: fabric_send_at's.
+ */
+struct fabric_tx {
+	uint8_t *payload;		/* where the message's len bytes go */
+	/* the fabric's own */
+	struct pktbuf *pb;		/* NULL: in the NIC's slot */
+	uint8_t *frame;
+	uint64_t irq;
+	size_t len;
+	uint32_t epoch;
+	int dst, flags;
+	uint8_t proto;
+};
+
+int fabric_tx_begin(struct fabric_tx *tx, int dst, uint32_t epoch, uint8_t proto, size_t len,
+		    int flags);
+int fabric_tx_end(struct fabric_tx *tx);
+void fabric_tx_cancel(struct fabric_tx *tx);
+
+/*
  * Zero-copy send: the caller wrote len payload bytes at fabric_payload(pb)
  * of a pkt_get() buffer.  On success the fabric owns pb; on error the
  * caller still does.

@@ -35,6 +35,7 @@ struct fabric {
 	int ready;			/* up: fabric_init succeeded */
 	int started;			/* the kernel's protocols are registered */
 	int lossless;			/* the link is lossless and no fault= here */
+	int inject;			/* fault= applies here (fab_inject_any(), read on every frame) */
 	uint64_t inc;			/* this boot's incarnation */
 	int keyed;			/* key= given: every frame sealed (wire.h) */
 	struct sipkey key;		/* the cluster key */
@@ -51,7 +52,13 @@ extern struct fabric fab;
 int fab_xmit(struct pktbuf *pb);
 
 /* After any channel operation on p: resume, report a death, wake senders.  (irq off) */
-void fab_after_chan_op(struct peer *p);
+void fab_after_chan_op_slow(struct peer *p);
+static inline void fab_after_chan_op(struct peer *p)
+{
+	/* Usually there is nothing to do: nothing refused, nobody dead or waiting. */
+	if (p->ch.blocked || p->ch.dead || p->senders.head)
+		fab_after_chan_op_slow(p);
+}
 
 /* The protocols' fabric_on_peer_reset hooks. */
 extern void (*fab_reset_hooks[FABRIC_RESET_HOOKS])(int node);

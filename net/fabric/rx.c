@@ -131,12 +131,12 @@ int fab_process_frame(uint8_t *frame, size_t len)
 	if (pkt_free_count() < RX_RESERVE)
 		return -ENOBUFS;
 	/* node=auto stations and fault injection take the frame in a pktbuf. */
-	if (fab_inject_any() || (len > FAB_ETH_HLEN + 1 && frame[FAB_ETH_HLEN + 1] == FAB_AUTO)) {
+	if (__builtin_expect(fab.inject, 0) || (len > FAB_ETH_HLEN + 1 && frame[FAB_ETH_HLEN + 1] == FAB_AUTO)) {
 		if (!(pb = pkt_get()))
 			return -ENOBUFS;
 		memcpy(pb->data, frame, len);
 		pb->len = (uint16_t)len;
-		if (fab_inject_any())
+		if (fab.inject)
 			fab_inject(pb);
 		else
 			fab_process(pb);

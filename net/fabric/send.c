@@ -112,63 +112,91 @@ int fabric_send(int dst, uint8_t proto, const void *hdr, size_t hlen, const void
 }
 
 /*
- * On a lossless link with credit and nothing queued (chan_can_send_in_place):
- * the message built in the NIC's transmit slot (net_tx_begin), no buffer
- * and one copy of hdr and data.  0 if sent, 1 if not sent this way (any
- * reason: the general path decides, waits or fails).  Interrupts off.
+ * A message in the NIC's transmit slot (net_tx_begin), on a lossless link
+ * with credit and nothing queued (chan_can_send_in_place): tx->frame, or
+ * NULL if it cannot go so now.  Interrupts off (the caller's tx->irq).
  */
-static int send_in_place(int dst, uint32_t epoch, uint8_t proto, const void *hdr, size_t hlen,
-			 const void *data, size_t dlen, int flags)
+static uint8_t *slot_begin(struct fabric_tx *tx)
 {
-	size_t len = hlen + dlen;
 	struct peer *p;
-	uint8_t *f;
 
-	if (!fab.ready || (unsigned)dst >= (unsigned)fab.nnodes || dst == fab.me || proto == 0 ||
-	    proto >= FP_MAX)
-		return 1;
-	p = &fab.peers[dst];
-	if (!p->known || (epoch && p->m.epoch != epoch) || !chan_can_send_in_place(&p->ch))
-		return 1;
-	f = net_tx_begin(p->mac, CHAN_PAYLOAD_OFF + len + (fab.keyed ? FAB_TRAILER_LEN : 0));
-	if (!f)
-		return 1;
-	if (hlen)
-		memcpy(f + CHAN_PAYLOAD_OFF, hdr, hlen);
-	if (dlen)
-		memcpy(f + CHAN_PAYLOAD_OFF + hlen, data, dlen);
-	len = chan_send_in_place(&p->ch, f, proto, len, (flags & FABRIC_ACKNOW) != 0, now_ns());
-	trace_point(TS_FABRIC_TX);
-	net_tx_commit(len);
+	if (!fab.ready || (unsigned)tx->dst >= (unsigned)fab.nnodes || tx->dst == fab.me ||
+	    tx->proto == 0 || tx->proto >= FP_MAX)
+		return NULL;
+	p = &fab.peers[tx->dst];
+	if (!p->known || (tx->epoch && p->m.epoch != tx->epoch) || !chan_can_send_in_place(&p->ch))
+		return NULL;
+	return net_tx_begin(p->mac, CHAN_PAYLOAD_OFF + tx->len + (fab.keyed ? FAB_TRAILER_LEN : 0));
+}
+
+int fabric_tx_begin(struct fabric_tx *tx, int dst, uint32_t epoch, uint8_t proto, size_t len,
+		    int flags)
+{
+	if (len > FAB_MTU)
+		return -EMSGSIZE;
+	tx->dst = dst;
+	tx->epoch = epoch;
+	tx->proto = proto;
+	tx->len = len;
+	tx->flags = flags;
+	tx->pb = NULL;
+	tx->irq = irq_save();
+	if ((tx->frame = slot_begin(tx)) != NULL) {
+		tx->payload = tx->frame + CHAN_PAYLOAD_OFF;
+		return 0;		/* interrupts stay off until fabric_tx_end */
+	}
+	irq_restore(tx->irq);
+	while ((tx->pb = pkt_get()) == NULL) {
+		if ((flags & FABRIC_NOWAIT) || in_irq)
+			return -ENOBUFS;
+		thread_sleep_ns(200000);
+	}
+	tx->payload = fabric_payload(tx->pb);
 	return 0;
+}
+
+int fabric_tx_end(struct fabric_tx *tx)
+{
+	int r;
+
+	if (!tx->pb) {
+		struct peer *p = &fab.peers[tx->dst];
+		size_t n = chan_send_in_place(&p->ch, tx->frame, tx->proto, tx->len,
+					      (tx->flags & FABRIC_ACKNOW) != 0, now_ns());
+		trace_point(TS_FABRIC_TX);
+		net_tx_commit(n);
+		irq_restore(tx->irq);
+		return 0;
+	}
+	r = send_pb_at(tx->dst, tx->epoch, tx->proto, tx->pb, tx->len, tx->flags);
+	if (r < 0)
+		pkt_put(tx->pb);
+	return r;
+}
+
+void fabric_tx_cancel(struct fabric_tx *tx)
+{
+	if (!tx->pb) {
+		/* Nothing was published: the slot stays free for the next frame. */
+		irq_restore(tx->irq);
+		return;
+	}
+	pkt_put(tx->pb);
 }
 
 int fabric_send_at(int dst, uint32_t epoch, uint8_t proto, const void *hdr, size_t hlen,
 		   const void *data, size_t dlen, int flags)
 {
-	struct pktbuf *pb;
+	struct fabric_tx tx;
 	int r;
 
-	if (hlen + dlen > FAB_MTU)
-		return -EMSGSIZE;
-	irqflags_t f = irq_save();
-	r = send_in_place(dst, epoch, proto, hdr, hlen, data, dlen, flags);
-	irq_restore(f);
-	if (r == 0)
-		return 0;
-	while ((pb = pkt_get()) == NULL) {
-		if ((flags & FABRIC_NOWAIT) || in_irq)
-			return -ENOBUFS;
-		thread_sleep_ns(200000);
-	}
+	if ((r = fabric_tx_begin(&tx, dst, epoch, proto, hlen + dlen, flags)) < 0)
+		return r;
 	if (hlen)
-		memcpy(fabric_payload(pb), hdr, hlen);
+		memcpy(tx.payload, hdr, hlen);
 	if (dlen)
-		memcpy(fabric_payload(pb) + hlen, data, dlen);
-	r = send_pb_at(dst, epoch, proto, pb, hlen + dlen, flags);
-	if (r < 0)
-		pkt_put(pb);
-	return r;
+		memcpy(tx.payload + hlen, data, dlen);
+	return fabric_tx_end(&tx);
 }
 
 int fabric_raw_send_pb(int dst, uint8_t proto, struct pktbuf *pb, size_t len)

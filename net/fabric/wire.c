@@ -30,7 +30,8 @@ static uint32_t frame_crc(const uint8_t *fh, size_t len)
 }
 
 /* The checks every frame takes first: its size, then a copy of the header and its version. */
-static enum fab_err parse_head(const uint8_t *frame, size_t n, struct fab_hdr *h)
+static inline __attribute__((always_inline)) enum fab_err parse_head(const uint8_t *frame, size_t n,
+								      struct fab_hdr *h)
 {
 	if (n < FAB_ETH_HLEN + FAB_HDR_LEN)
 		return FAB_E_SHORT;

@@ -28,6 +28,7 @@
 #include "kernel/node.h"
 #include "kernel/thread.h"
 #include "kernel/trace.h"
+#include "kernel/trap.h"
 #include "kernel/tsc.h"
 #include "kernel/x86.h"
 #include "net/fabric/call.h"
@@ -206,6 +207,36 @@ static int send_flags(int flags)
 	return flags & RMEM_UNRELIABLE ? CALL_RAW : 0;
 }
 
+/*
+ * The common WRITE, asynchronous on the reliable channel: written where it
+ * goes (fabric_tx_begin: on the shared-memory link the NIC's slot), its
+ * refusal to the descriptor's sink.  The descriptor's incarnation is
+ * checked where the frame is queued (-ECONNRESET).
+ */
+static int write_async(const struct desc *d, uint32_t off, const void *src, uint32_t count, int flags)
+{
+	struct fabric_tx tx;
+	struct rmem_msg m = {
+		.op = RM_WRITE,
+		.flags = (uint8_t)(((flags & RMEM_INTR) ? RM_F_INTR : 0) | ((flags & RMEM_BODY) ? RM_F_BODY : 0)),
+		.seg = d->seg,
+		.gen = d->gen,
+		.off = off,
+		.count = count,
+		.tag = call_sink_tag(d->sink),
+	};
+	int r;
+
+	trace_point(TS_MECH_SEND);
+	r = fabric_tx_begin(&tx, d->node, call_sink_epoch(d->sink), RMEM_PROTO, sizeof m + count,
+			    in_irq ? FABRIC_NOWAIT : 0);
+	if (r < 0)
+		return r;
+	memcpy(tx.payload, &m, sizeof m);
+	memcpy(tx.payload + sizeof m, src, count);
+	return fabric_tx_end(&tx);
+}
+
 int rmem_write(int rd, uint32_t off, const void *src, uint32_t count, int flags)
 {
 	struct desc *d = desc_get(rd);
@@ -213,6 +244,9 @@ int rmem_write(int rd, uint32_t off, const void *src, uint32_t count, int flags)
 	struct call *c;
 	int r;
 
+	if (!(flags & (RMEM_SYNC | RMEM_UNRELIABLE)) && d && (d->rights & RMEM_W) && count &&
+	    count <= RMEM_MAX_XFER && (uint64_t)off + count <= d->size)
+		return write_async(d, off, src, count, flags);
 	if ((r = local_check(d, off, count, RMEM_W)) < 0)
 		return r;
 	if (count > RMEM_MAX_XFER)

@@ -162,6 +162,36 @@ int fabric_send_at(int dst, uint32_t epoch, uint8_t proto, const void *hdr, size
 	return enqueue(dst, proto, 0, hdr, hlen, data, dlen);
 }
 
+/* The message written where it goes: here always a buffer of the fake link's own. */
+int fabric_tx_begin(struct fabric_tx *tx, int dst, uint32_t epoch, uint8_t proto, size_t len,
+		    int flags)
+{
+	if (len > FAB_MTU)
+		return -EMSGSIZE;
+	if (!(tx->pb = pkt_get()))
+		return -ENOBUFS;
+	tx->payload = fabric_payload(tx->pb);
+	tx->dst = dst;
+	tx->epoch = epoch;
+	tx->proto = proto;
+	tx->len = len;
+	tx->flags = flags;
+	return 0;
+}
+
+int fabric_tx_end(struct fabric_tx *tx)
+{
+	int r = fabric_send_at(tx->dst, tx->epoch, tx->proto, tx->payload, tx->len, NULL, 0, tx->flags);
+
+	pkt_put(tx->pb);
+	return r;
+}
+
+void fabric_tx_cancel(struct fabric_tx *tx)
+{
+	pkt_put(tx->pb);
+}
+
 uint32_t fabric_peer_epoch(int dst)
 {
 	return dst >= 0 && dst < 64 ? host_epoch[dst] : 0;
