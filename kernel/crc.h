@@ -1,6 +1,6 @@
 /*
  * CRCs: CRC-32C (Castagnoli) for fabric frames, with the SSE4.2 crc32
- * instruction or tables, whichever is faster on this CPU; and for the
+ * instruction where the CPU has it, else tables; and for the
  * hybrid-deposit cells (net/deposit/cell.h) the ATM header error control (CRC-8,
  * ITU-T I.432), CRC-16/CCITT over a cell's data, and CRC-32 as AAL5 uses
  * it (ITU-T I.363.5).  Pure functions.

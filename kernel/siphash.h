@@ -31,4 +31,7 @@ uint64_t siphash_final(struct siphash *s);
 /* The MAC of one buffer. */
 uint64_t siphash(const struct sipkey *k, const void *buf, size_t n);
 
+/* The MAC of buf's n bytes followed by the 8 bytes of word, little-endian (one shot). */
+uint64_t siphash_word(const struct sipkey *k, const void *buf, size_t n, uint64_t word);
+
 #endif

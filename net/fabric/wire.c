@@ -170,12 +170,7 @@ enum fab_err fab_parse_auto(const uint8_t *frame, size_t n, int keyed, struct fa
 /* The tag of a keyed frame: header (as sent, crc 0), payload, the 64-bit counter. */
 static uint64_t frame_tag(const struct sipkey *k, const uint8_t *fh, size_t len, uint64_t ctr)
 {
-	struct siphash s;
-
-	siphash_init(&s, k);
-	siphash_update(&s, fh, FAB_HDR_LEN + len);
-	siphash_update(&s, &ctr, sizeof ctr);
-	return siphash_final(&s);
+	return siphash_word(k, fh, FAB_HDR_LEN + len, ctr);
 }
 
 size_t fab_build(uint8_t *frame, const uint8_t dst_mac[6], const uint8_t src_mac[6],

@@ -210,6 +210,14 @@ static void siphash_known_values(void **state)
 			assert_true(siphash_final(&st) == siphash(&k, m, n));
 		}
 	}
+	/* The one shot with a word after the bytes (the frame tag's), at every length mod 8. */
+	for (size_t n = 0; n <= 56; n++) {
+		uint64_t w = 0x0123456789abcdefULL ^ n;
+		siphash_init(&st, &k);
+		siphash_update(&st, m, n);
+		siphash_update(&st, &w, sizeof w);
+		assert_true(siphash_final(&st) == siphash_word(&k, m, n, w));
+	}
 }
 
 static size_t build_sealed(uint8_t *frame, struct fab_seal *seal, uint8_t type, size_t len)
