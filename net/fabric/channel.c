@@ -251,30 +251,40 @@ size_t chan_send_in_place(struct chan *c, uint8_t *frame, uint8_t proto, size_t 
 	/*
 	 * Unsealed, and nothing held beyond a gap (no SACK bitmap): the
 	 * headers written straight where they go, as fab_build would (a
-	 * lossless link: no CRC).
+	 * lossless link: no CRC): what never changes on this channel from a
+	 * template made once, then the fields of this frame.
 	 */
-	h = (struct fab_hdr){
-		.version = FAB_VERSION,
-		.type = FAB_DATA,
-		.proto = proto,
-		.flags = (uint8_t)(FAB_F_NOCRC | (acknow ? FAB_F_ACKNOW : 0)),
-		.src = (uint16_t)c->cfg.me,
-		.dst = (uint16_t)c->cfg.peer,
-		.seq = c->snd_nxt++,
-		.ack = c->rcv_nxt,
-		.limit = c->dlv_nxt + c->cfg.window,
-		.len = (uint16_t)len,
-		.session = c->cfg.session,
-	};
+	if (!c->tmpl_ok) {
+		h = (struct fab_hdr){
+			.version = FAB_VERSION,
+			.type = FAB_DATA,
+			.flags = FAB_F_NOCRC,
+			.src = (uint16_t)c->cfg.me,
+			.dst = (uint16_t)c->cfg.peer,
+			.session = c->cfg.session,
+		};
+		memcpy(c->tmpl, c->cfg.peer_mac, 6);
+		memcpy(c->tmpl + 6, c->cfg.my_mac, 6);
+		c->tmpl[12] = 0x88;
+		c->tmpl[13] = 0xb5;
+		memcpy(c->tmpl + FAB_ETH_HLEN, &h, sizeof h);
+		c->tmpl_ok = 1;
+	}
+	uint32_t seq = c->snd_nxt++, ack = c->rcv_nxt, limit = c->dlv_nxt + c->cfg.window;
+	uint16_t len16 = (uint16_t)len;
+	uint8_t *fh = frame + FAB_ETH_HLEN;
+	memcpy(frame, c->tmpl, CHAN_PAYLOAD_OFF);
+	fh[offsetof(struct fab_hdr, proto)] = proto;
+	if (acknow)
+		fh[offsetof(struct fab_hdr, flags)] = FAB_F_NOCRC | FAB_F_ACKNOW;
+	memcpy(fh + offsetof(struct fab_hdr, seq), &seq, 4);
+	memcpy(fh + offsetof(struct fab_hdr, ack), &ack, 4);
+	memcpy(fh + offsetof(struct fab_hdr, limit), &limit, 4);
+	memcpy(fh + offsetof(struct fab_hdr, len), &len16, 2);
 	c->snd_tx = c->snd_nxt;
-	c->limit_sent = h.limit;
+	c->limit_sent = limit;
 	c->ack_pending = 0;
 	c->unacked_rx = 0;
-	memcpy(frame, c->cfg.peer_mac, 6);
-	memcpy(frame + 6, c->cfg.my_mac, 6);
-	frame[12] = 0x88;
-	frame[13] = 0xb5;
-	memcpy(frame + FAB_ETH_HLEN, &h, sizeof h);
 	return CHAN_PAYLOAD_OFF + len;
 }
 
@@ -540,6 +550,7 @@ drop:
 void chan_set_lossless(struct chan *c, int on)
 {
 	c->cfg.lossless = on;
+	c->tmpl_ok = 0;
 }
 
 void chan_resume(struct chan *c, uint64_t now)

@@ -94,6 +94,8 @@ struct chan {
 	/* sender */
 	uint32_t snd_una, snd_nxt, snd_limit;
 	uint32_t snd_tx;			/* the first frame never sent (snd_una..snd_nxt) */
+	int tmpl_ok;				/* tmpl holds this channel's headers (0 after init) */
+	uint8_t tmpl[CHAN_PAYLOAD_OFF];		/* a frame in place's headers, but for its own fields */
 	unsigned sndq;				/* capacity of txq */
 	struct chan_tx_slot txq[CHAN_SNDQ_MAX];
 	uint64_t srtt, rttvar, rto;
