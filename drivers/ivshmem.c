@@ -411,8 +411,17 @@ static int poll_disarmed(struct shm *sc, volatile int *flag, uint64_t until, int
 		 */
 		barrier();
 	}
-	/* Armed again before anything else runs, or the CPU halts. */
-	drain(sc);
+	/*
+	 * Armed again before anything else runs, or the CPU halts; the loop
+	 * has just looked, so the rings are drained only if a frame came
+	 * before the arming was visible.
+	 */
+	my_ctl(sc)->armed = 1;
+	__atomic_thread_fence(__ATOMIC_SEQ_CST);
+	if (pending(sc))
+		drain(sc);
+	else
+		netdev_tx_space(&sc->nd);
 	return flag ? *flag : 0;
 }
 

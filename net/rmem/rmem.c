@@ -237,6 +237,31 @@ static int write_async(const struct desc *d, uint32_t off, const void *src, uint
 	return fabric_tx_end(&tx);
 }
 
+/*
+ * Send request m (and dlen bytes of data) for call c, to the incarnation
+ * epoch (the descriptor's: -ECONNRESET if its node was bound again since):
+ * on the reliable channel written where it goes, as a raw frame with
+ * CALL_RAW.
+ */
+static int post(struct call *c, uint32_t epoch, const struct rmem_msg *m, const void *data, size_t dlen,
+		int raw)
+{
+	struct fabric_tx tx;
+	int r;
+
+	if (raw) {
+		c->epoch = epoch;
+		return call_post(c, m, sizeof *m, data, dlen, CALL_RAW);
+	}
+	r = fabric_tx_begin(&tx, c->node, epoch, RMEM_PROTO, sizeof *m + dlen, in_irq ? FABRIC_NOWAIT : 0);
+	if (r < 0)
+		return r;
+	memcpy(tx.payload, m, sizeof *m);
+	if (dlen)
+		memcpy(tx.payload + sizeof *m, data, dlen);
+	return fabric_tx_end(&tx);
+}
+
 int rmem_write(int rd, uint32_t off, const void *src, uint32_t count, int flags)
 {
 	struct desc *d = desc_get(rd);
@@ -323,9 +348,12 @@ int rmem_read(int rs, uint32_t soff, uint32_t count, int lseg, uint32_t doff, in
 	struct call *c;
 	int r;
 
-	if ((r = local_check(d, soff, count, RMEM_R)) < 0)
-		return r;
-	if (count > RMEM_MAX_XFER)
+	/* The descriptor's incarnation is checked where the request is queued (post). */
+	if (!d)
+		return -EBADF;
+	if (!(d->rights & RMEM_R))
+		return -EACCES;
+	if (count == 0 || count > RMEM_MAX_XFER || (uint64_t)soff + count > d->size)
 		return -EINVAL;
 	irqflags_t f = irq_save();
 	s = rmem_seg(lseg);
@@ -348,7 +376,7 @@ int rmem_read(int rs, uint32_t soff, uint32_t count, int lseg, uint32_t doff, in
 	msg_init(&m, d, RM_READ_REQ, soff, count, flags & RMEM_UNRELIABLE);
 	m.tag = c->tag;
 	trace_point(TS_MECH_SEND);
-	r = call_post(c, &m, sizeof m, NULL, 0, send_flags(flags));
+	r = post(c, call_sink_epoch(d->sink), &m, NULL, 0, flags & RMEM_UNRELIABLE);
 	if (r < 0) {
 		call_free(c);
 		return r;
@@ -396,9 +424,12 @@ static int atomic_start(int rd, uint8_t op, uint32_t off, const void *data, size
 	struct call *c;
 	int r;
 
-	if ((r = local_check(d, off, 8, RMEM_A)) < 0)
-		return r;
-	if (off & 7)
+	/* The descriptor's incarnation is checked where the request is queued (post). */
+	if (!d)
+		return -EBADF;
+	if (!(d->rights & RMEM_A))
+		return -EACCES;
+	if ((uint64_t)off + 8 > d->size || (off & 7))
 		return -EINVAL;
 	if (!(c = call_new(RMEM_PROTO, RK_ATOMIC, d->node)))
 		return -EAGAIN;
@@ -406,7 +437,7 @@ static int atomic_start(int rd, uint8_t op, uint32_t off, const void *data, size
 	m.tag = c->tag;
 	/* Always on the reliable channel (paper 2.3: the CAS is reliable). */
 	trace_point(TS_MECH_SEND);
-	r = call_post(c, &m, sizeof m, data, dlen, 0);
+	r = post(c, call_sink_epoch(d->sink), &m, data, dlen, 0);
 	if (r < 0) {
 		call_free(c);
 		return r;
