@@ -45,6 +45,7 @@
 #include "kernel/tsc.h"
 #include "kernel/x86.h"
 #include "net/fabric/fabric.h"
+#include "net/net.h"
 
 #define PROBES 200
 #define WAIT_NS 2000000000ULL
@@ -232,8 +233,15 @@ static int traced(int k, uint32_t seq, uint32_t i, struct trace_rec *mine, uint6
 	r = ops[k].run(i);
 	trace_point(TS_APP_RETURN);
 	trace_stop(mine);
-	/* What the operation left to this node's threads (lwIP's) goes out before the stop. */
+	/*
+	 * What the operation left to this node's threads (lwIP's) goes out
+	 * before the stop; on a lossy link also node 1's acknowledgement of
+	 * it (sent when node 1 goes idle), so that it is always inside node
+	 * 1's record, never after it.
+	 */
 	thread_sleep_ns(SETTLE_NS);
+	if (!net_link_lossless())
+		fabric_flush(1, WAIT_NS);
 	m.kind = M_STOP;
 	if (fabric_send(1, APP_PROTO_STAGES, &m, sizeof m, NULL, 0, 0) < 0 && r == 0)
 		r = -EIO;
