@@ -223,6 +223,29 @@ int chan_send(struct chan *c, struct pktbuf *pb, uint8_t proto, size_t len, uint
 	return 0;
 }
 
+const uint8_t *chan_template(struct chan *c)
+{
+	struct fab_hdr h;
+
+	if (!c->tmpl_ok) {
+		h = (struct fab_hdr){
+			.version = FAB_VERSION,
+			.type = FAB_DATA,
+			.flags = FAB_F_NOCRC,
+			.src = (uint16_t)c->cfg.me,
+			.dst = (uint16_t)c->cfg.peer,
+			.session = c->cfg.session,
+		};
+		memcpy(c->tmpl, c->cfg.peer_mac, 6);
+		memcpy(c->tmpl + 6, c->cfg.my_mac, 6);
+		c->tmpl[12] = 0x88;
+		c->tmpl[13] = 0xb5;
+		memcpy(c->tmpl + FAB_ETH_HLEN, &h, sizeof h);
+		c->tmpl_ok = 1;
+	}
+	return c->tmpl;
+}
+
 size_t chan_send_in_place(struct chan *c, uint8_t *frame, uint8_t proto, size_t len, int acknow,
 			  uint64_t now)
 {
@@ -254,26 +277,11 @@ size_t chan_send_in_place(struct chan *c, uint8_t *frame, uint8_t proto, size_t 
 	 * lossless link: no CRC): what never changes on this channel from a
 	 * template made once, then the fields of this frame.
 	 */
-	if (!c->tmpl_ok) {
-		h = (struct fab_hdr){
-			.version = FAB_VERSION,
-			.type = FAB_DATA,
-			.flags = FAB_F_NOCRC,
-			.src = (uint16_t)c->cfg.me,
-			.dst = (uint16_t)c->cfg.peer,
-			.session = c->cfg.session,
-		};
-		memcpy(c->tmpl, c->cfg.peer_mac, 6);
-		memcpy(c->tmpl + 6, c->cfg.my_mac, 6);
-		c->tmpl[12] = 0x88;
-		c->tmpl[13] = 0xb5;
-		memcpy(c->tmpl + FAB_ETH_HLEN, &h, sizeof h);
-		c->tmpl_ok = 1;
-	}
+	const uint8_t *tmpl = chan_template(c);
 	uint32_t seq = c->snd_nxt++, ack = c->rcv_nxt, limit = c->dlv_nxt + c->cfg.window;
 	uint16_t len16 = (uint16_t)len;
 	uint8_t *fh = frame + FAB_ETH_HLEN;
-	memcpy(frame, c->tmpl, CHAN_PAYLOAD_OFF);
+	memcpy(frame, tmpl, CHAN_PAYLOAD_OFF);
 	fh[offsetof(struct fab_hdr, proto)] = proto;
 	if (acknow)
 		fh[offsetof(struct fab_hdr, flags)] = FAB_F_NOCRC | FAB_F_ACKNOW;
@@ -418,7 +426,7 @@ static void deliver(struct chan *c)
 static void schedule_ack(struct chan *c, int now_please, uint64_t now)
 {
 	/* A lossless link needs acks only for credit: half a window, not a quarter. */
-	if (now_please || ++c->unacked_rx >= c->cfg.window / (c->cfg.lossless ? 2 : 4)) {
+	if (now_please || ++c->unacked_rx >= c->cfg.window >> (c->cfg.lossless ? 1 : 2)) {
 		send_ctl(c, FAB_ACK, now);
 		return;
 	}

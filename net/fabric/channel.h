@@ -165,6 +165,13 @@ static inline int chan_can_send_in_place(const struct chan *c)
 size_t chan_send_in_place(struct chan *c, uint8_t *frame, uint8_t proto, size_t len, int acknow,
 			  uint64_t now);
 
+/*
+ * The headers of this channel's frames but for their own fields (a DATA
+ * frame without a CRC: seq, ack, limit, proto, len and the ACKNOW flag
+ * zero), made once per binding: a frame built in place starts from them.
+ */
+const uint8_t *chan_template(struct chan *c);
+
 /* Free send-queue slots for a blocking sender (0 = wait). */
 unsigned chan_space(const struct chan *c);
 

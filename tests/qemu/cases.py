@@ -194,7 +194,8 @@ CASES = [
     Command("cost/budgets", ["{root}/boot/cost", "--links", "shm", "--check", "--runs", "2",
                              "--out", "{build}/tests/cost/cost.json"], timeout=400,
             expect=[r"^  write +\d+ +\d+ +\d+ +\d+  40-byte remote WRITE",
-                    r"^  siphash_104 \d+", r"cost: every operation within its budget"],
+                    r"^  siphash_104 +\d+ +\d+", r"^  crc32c_96 +\d+ +\d+",
+                    r"cost: every operation within its budget"],
             absent=[r"cost: FAIL"]),
     # A stages run that fails fails make trace, and says where its logs are.
     Command("trace/failed-run", ["{root}/boot/bench", "--trace-only", "--stages", "shm", "--ops",

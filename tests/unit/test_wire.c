@@ -185,6 +185,57 @@ static void lossless_link_frames_may_skip_the_crc(void **state)
 	assert_int_not_equal(fab_parse_link(frame, n, 1, 2, 1, 0, &out, &p), FAB_OK);
 }
 
+enum fab_err fab_parse_link_checks(const uint8_t *frame, size_t n, int me, int nodes, int lossless,
+				   int keyed, struct fab_hdr *h, const uint8_t **payload);
+
+/*
+ * fab_parse_link's shortcut for the frames of a lossless stream gives
+ * what its full checks give: frames built valid, then every header byte
+ * set to values near the ones that matter, on lossless and lossy links,
+ * keyed and not, at every length around the payload's.
+ */
+static void shortcut_agrees_with_every_check(void **state)
+{
+	static const uint8_t vals[] = { 0, 1, 2, 3, 4, 5, 6, 7, 0x40, 0xff };
+	uint8_t frame[FAB_FRAME_MAX], copy[FAB_FRAME_MAX];
+	unsigned long compared = 0, accepted = 0;
+
+	(void)state;
+	for (int type = FAB_DATA; type <= FAB_PROBE; type++) {
+		struct fab_hdr h = { 0 };
+		h.type = (uint8_t)type;
+		h.proto = type == FAB_DATA || type == FAB_RAW ? 3 : 0;
+		h.flags = FAB_F_NOCRC;
+		h.src = 0;
+		h.dst = type == FAB_HELLO ? FAB_BROADCAST : 1;
+		h.len = type == FAB_HELLO ? sizeof(struct fab_hello) : type == FAB_ACK || type == FAB_PROBE ? 0 : 40;
+		memset(frame + FAB_ETH_HLEN + FAB_HDR_LEN, 0x5a, h.len);
+		size_t n = fab_build(frame, (const uint8_t *)"\2NOW\0\1", (const uint8_t *)"\2NOW\0\0", &h);
+		for (size_t off = 0; off < 16; off++) {
+			for (size_t v = 0; v < sizeof vals; v++) {
+				memcpy(copy, frame, n);
+				copy[FAB_ETH_HLEN + off] = vals[v];
+				for (int mode = 0; mode < 4; mode++) {
+					for (size_t len = n - 1; len <= n + 1; len++) {
+						struct fab_hdr a, b;
+						const uint8_t *pa = NULL, *pb = NULL;
+						enum fab_err ea = fab_parse_link(copy, len, 1, 4, mode & 1, mode >> 1, &a, &pa);
+						enum fab_err eb = fab_parse_link_checks(copy, len, 1, 4, mode & 1, mode >> 1, &b,
+										       &pb);
+						assert_int_equal(ea, eb);
+						if (ea == FAB_OK) {
+							assert_ptr_equal(pa, pb);
+							accepted++;
+						}
+						compared++;
+					}
+				}
+			}
+		}
+	}
+	assert_true(compared > 5000 && accepted > 100);
+}
+
 static void siphash_known_values(void **state)
 {
 	uint8_t key[16], m[64];
@@ -448,6 +499,7 @@ int main(void)
 		cmocka_unit_test(rejects_bad_frames),
 		cmocka_unit_test(raw_frames_may_skip_the_crc),
 		cmocka_unit_test(lossless_link_frames_may_skip_the_crc),
+		cmocka_unit_test(shortcut_agrees_with_every_check),
 		cmocka_unit_test(siphash_known_values),
 		cmocka_unit_test(keyed_frames),
 		cmocka_unit_test(fault_spec_parsing),
