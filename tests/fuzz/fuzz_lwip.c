@@ -134,9 +134,19 @@ static err_t accept_hold(void *arg, struct tcp_pcb *pcb, err_t err)
 
 static void udp_in(void *arg, struct udp_pcb *pcb, struct pbuf *p, const ip_addr_t *a, u16_t port)
 {
+	/*
+	 * Echoed from a copy in one buffer, as an app that answers does: a
+	 * datagram reassembled from fragments may end in an empty pbuf, and
+	 * lwIP's ARP queue (etharp_query) asserts against such a chain.
+	 */
+	struct pbuf *q = pbuf_clone(PBUF_TRANSPORT, PBUF_RAM, p);
+
 	(void)arg;
 	udp_in_n++;
-	udp_sendto(pcb, p, a, port);
+	if (q) {
+		udp_sendto(pcb, q, a, port);
+		pbuf_free(q);
+	}
 	pbuf_free(p);
 }
 

@@ -148,11 +148,14 @@ TCP_ECHO = (r"^\[n0\] RESULT tcp-echo size=%d iters=\d+ median_us=\d+\.\d+ p99_u
             r"throughput_mbps=\d+\.\d+$")
 
 def fuzz_smoke(target, runs=20000):
-    """A fuzz target, briefly, over its seeds (and its corpus from earlier runs)."""
+    """A fuzz target, briefly, over its seeds, the inputs that once crashed it
+    (tests/fuzz/regressions-<target>, where there is one) and its corpus from earlier runs,
+    with a fixed random seed: the same inputs in every run of make test (make fuzz explores)."""
     return Command("fuzz/%s-smoke" % target,
                    ["bash", "-c", "mkdir -p {build}/fuzz/smoke_%s && "
-                    "{build}/fuzz/fuzz_%s -runs=%d -max_len=8192 {build}/fuzz/smoke_%s "
-                    "{build}/fuzz/seeds_%s" % (target, target, runs, target, target)],
+                    "{build}/fuzz/fuzz_%s -seed=1 -runs=%d -max_len=8192 {build}/fuzz/smoke_%s "
+                    "{build}/fuzz/seeds_%s $(ls -d {root}/tests/fuzz/regressions-%s 2>/dev/null)" %
+                    (target, target, runs, target, target, target)],
                    expect=[r"Done \d+ runs"], timeout=300)
 
 
@@ -231,7 +234,7 @@ CASES = [
     # crashed them (tests/fuzz/regressions); `make fuzz` runs them for long.
     Command("fuzz/fabric-smoke",
             ["bash", "-c", "mkdir -p {build}/fuzz/smoke_fabric && "
-             "{build}/fuzz/fuzz_fabric -runs=20000 -max_len=8192 {build}/fuzz/smoke_fabric "
+             "{build}/fuzz/fuzz_fabric -seed=1 -runs=20000 -max_len=8192 {build}/fuzz/smoke_fabric "
              "{build}/fuzz/seeds_fabric {root}/tests/fuzz/regressions"],
             expect=[r"Done \d+ runs"], timeout=300),
 
