@@ -188,8 +188,6 @@ static int enqueue(int rq, uint32_t word, int sync, uint8_t flags)
 	if (rq < 0 || rq >= REQ_MAX_REMOTE || !rqs[rq].used)
 		return -EBADF;
 	h = &rqs[rq];
-	if (call_sink_stale(h->sink))
-		return -ECONNRESET;	/* a queue of an incarnation that is gone */
 	m.op = RQ_ENQ;
 	m.flags = flags;
 	m.addr = h->addr;
@@ -197,10 +195,23 @@ static int enqueue(int rq, uint32_t word, int sync, uint8_t flags)
 	m.word = word;
 	trace_point(TS_MECH_SEND);
 	if (!sync) {
-		/* A refusal comes back to the handle's sink. */
+		/*
+		 * A refusal comes back to the handle's sink.  Written where it
+		 * goes (fabric_tx_begin), to the incarnation the handle was
+		 * made for: -ECONNRESET if its node was bound again since.
+		 */
+		struct fabric_tx tx;
+		int r;
 		m.tag = call_sink_tag(h->sink);
-		return call_sink_send(h->sink, REQ_PROTO, &m, sizeof m, NULL, 0, 0);
+		r = fabric_tx_begin(&tx, h->node, call_sink_epoch(h->sink), REQ_PROTO, sizeof m,
+				    in_irq ? FABRIC_NOWAIT : 0);
+		if (r < 0)
+			return r;
+		memcpy(tx.payload, &m, sizeof m);
+		return fabric_tx_end(&tx);
 	}
+	if (call_sink_stale(h->sink))
+		return -ECONNRESET;	/* a queue of an incarnation that is gone */
 	if (!(c = call_new(REQ_PROTO, RK_ENQ, h->node)))
 		return -EAGAIN;
 	m.flags |= RQF_ACK;
