@@ -67,18 +67,16 @@ int dep_go(struct dart_sendregs *sr, uint32_t value)
 	int vci = (int)(sr - dep_sendregs_tab), r;
 	struct dart_send snd;
 	struct pktbuf *pb;
+	struct cell first;
 
 	if (sr < dep_sendregs_tab || sr >= dep_sendregs_tab + DART_MAX_CONN)
 		return -EBADF;
-	if (!(pb = get_pb()))
-		return -ENOBUFS;
 	irqflags_t f = irq_save();
 	if (dep_notes[vci].tx_busy) {
 		irq_restore(f);
-		pkt_put(pb);
 		return -EBUSY;
 	}
-	r = dart_send_prepare(&dep_dart, vci, sr, value, (struct cell *)fabric_payload(pb), &snd);
+	r = dart_send_prepare(&dep_dart, vci, sr, value, &first, &snd);
 	if (r == -EIO) {
 		/* DART 6.3: sending while the status is non-zero is an exception. */
 		struct conn_note *n = &dep_notes[vci];
@@ -92,7 +90,6 @@ int dep_go(struct dart_sendregs *sr, uint32_t value)
 	}
 	if (r < 0) {
 		irq_restore(f);
-		pkt_put(pb);
 		return r;
 	}
 	if (!snd.block) {
@@ -100,14 +97,13 @@ int dep_go(struct dart_sendregs *sr, uint32_t value)
 		dep_notes[vci].tx_singles++;
 		irq_restore(f);
 		trace_point(TS_MECH_SEND);
-		r = fabric_send_pb(snd.peer, DEP_PROTO, pb, CELL_SIZE, in_irq ? FABRIC_NOWAIT : 0);
+		/* One cell: written where it goes (on the shared-memory link, the NIC's slot). */
+		r = fabric_send(snd.peer, DEP_PROTO, &first, CELL_SIZE, NULL, 0, in_irq ? FABRIC_NOWAIT : 0);
 		f = irq_save();
 		dep_notes[vci].tx_singles--;
 		irq_restore(f);
-		if (r < 0) {
-			pkt_put(pb);
+		if (r < 0)
 			return r;
-		}
 		sr->size = 0;
 		__atomic_fetch_add(&dep_stats.tx_frames, 1, __ATOMIC_RELAXED);
 		__atomic_fetch_add(&dep_stats.tx_cells, 1, __ATOMIC_RELAXED);
@@ -115,7 +111,6 @@ int dep_go(struct dart_sendregs *sr, uint32_t value)
 	}
 	if (in_irq) {
 		irq_restore(f);
-		pkt_put(pb);
 		return -EWOULDBLOCK;
 	}
 	/* A block: nothing else may go on this connection until its last cell. */
@@ -126,6 +121,13 @@ int dep_go(struct dart_sendregs *sr, uint32_t value)
 		f = irq_save();
 	}
 	irq_restore(f);
+	if (!(pb = get_pb())) {
+		f = irq_save();
+		dep_notes[vci].tx_busy = 0;
+		irq_restore(f);
+		return -ENOBUFS;
+	}
+	memcpy(fabric_payload(pb), &first, CELL_SIZE);
 	r = send_block(snd.peer, &snd.seg, pb, 1);
 	f = irq_save();
 	dep_notes[vci].tx_busy = 0;
