@@ -114,13 +114,14 @@ int fabric_send_at(int dst, uint32_t epoch, uint8_t proto, const void *hdr, size
 /*
  * A message written where it goes: fabric_tx_begin gives in tx->payload
  * room for len bytes of a reliable message to dst (epoch as for
- * fabric_send_at), the caller writes them, and fabric_tx_end sends it
- * (fabric_tx_cancel, nothing).  On the shared-memory link, with credit
- * and nothing queued, tx->payload is the NIC's own transmit slot and the
- * message costs no buffer and no copy but the caller's; interrupts are
- * then off from begin to end, so write and end at once, never sleep in
- * between.  Otherwise it is a pktbuf, and fabric_tx_end is fabric_send_pb.
- * begin: 0, -EMSGSIZE or -ENOBUFS (FABRIC_NOWAIT); end: fabric_send_at's.
+ * fabric_send_at), the caller writes them, and fabric_tx_end sends it.
+ * On the shared-memory link, with credit and nothing queued, tx->payload
+ * is the NIC's own transmit slot and the message costs no buffer and no
+ * copy but the caller's; interrupts are then off from begin to end, so
+ * write and end at once, never sleep in between (and always end: a frame
+ * begun is sent).  Otherwise it is a pktbuf, and fabric_tx_end is
+ * fabric_send_pb.  begin: 0, -EMSGSIZE or -ENOBUFS (FABRIC_NOWAIT); end:
+ * fabric_send_at's.
  */
 struct fabric_tx {
 	uint8_t *payload;		/* where the message's len bytes go */
@@ -137,7 +138,6 @@ struct fabric_tx {
 int fabric_tx_begin(struct fabric_tx *tx, int dst, uint32_t epoch, uint8_t proto, size_t len,
 		    int flags);
 int fabric_tx_end(struct fabric_tx *tx);
-void fabric_tx_cancel(struct fabric_tx *tx);
 
 /*
  * Zero-copy send: the caller wrote len payload bytes at fabric_payload(pb)

@@ -46,12 +46,9 @@ int fab_receive(uint8_t *frame, size_t len, struct pktbuf *pb)
 	int r = 0;
 
 	trace_point(TS_FABRIC_RX);
-	if (!fab.keyed && fab_parse_stream(frame, len, fab.me, fab.nnodes, fab.lossless, &h)) {
-		payload = frame + FAB_ETH_HLEN + FAB_HDR_LEN;
-	} else if ((e = fab_parse_link(frame, len, fab.me, fab.nnodes, fab.lossless, fab.keyed, &h,
-				       &payload)) != FAB_OK) {
+	e = fab_parse_link(frame, len, fab.me, fab.nnodes, fab.lossless, fab.keyed, &h, &payload);
+	if (e != FAB_OK)
 		goto reject;
-	}
 	p = &fab.peers[h.src];
 	if (h.type == FAB_HELLO) {
 		/* Under the cluster key: only a holder of the key names itself a node. */

@@ -120,8 +120,7 @@ static uint8_t *slot_begin(struct fabric_tx *tx)
 {
 	struct peer *p;
 
-	if (!fab.ready || (unsigned)tx->dst >= (unsigned)fab.nnodes || tx->dst == fab.me ||
-	    tx->proto == 0 || tx->proto >= FP_MAX)
+	if (check_send(tx->dst, tx->proto, tx->len) < 0)
 		return NULL;
 	p = &fab.peers[tx->dst];
 	if (!p->known || (tx->epoch && p->m.epoch != tx->epoch) || !chan_can_send_in_place(&p->ch))
@@ -174,16 +173,6 @@ int fabric_tx_end(struct fabric_tx *tx)
 	return r;
 }
 
-void fabric_tx_cancel(struct fabric_tx *tx)
-{
-	if (!tx->pb) {
-		/* Nothing was published: the slot stays free for the next frame. */
-		irq_restore(tx->irq);
-		return;
-	}
-	pkt_put(tx->pb);
-}
-
 int fabric_send_at(int dst, uint32_t epoch, uint8_t proto, const void *hdr, size_t hlen,
 		   const void *data, size_t dlen, int flags)
 {
@@ -199,9 +188,31 @@ int fabric_send_at(int dst, uint32_t epoch, uint8_t proto, const void *hdr, size
 	return fabric_tx_end(&tx);
 }
 
+/*
+ * The headers (and, keyed, the trailer) of a raw frame to p around the
+ * len payload bytes already at frame + CHAN_PAYLOAD_OFF; its length.
+ * Interrupts off: a keyed frame's counter is the channel's too.
+ */
+static inline size_t build_raw(uint8_t *frame, struct peer *p, uint8_t proto, size_t len)
+{
+	uint16_t len16 = (uint16_t)len;
+
+	if (fab.keyed) {
+		struct fab_hdr h = { .type = FAB_RAW, .proto = proto, .flags = FAB_F_NOCRC,
+				     .src = (uint16_t)fab.me, .dst = (uint16_t)p->ch.cfg.peer,
+				     .session = p->ch.cfg.session, .len = len16 };
+		return fab_build_sealed(frame, p->mac, net_mac(), &h, &p->tx_seal);
+	}
+	/* The channel's headers as a raw frame: no sequence, no acknowledgement, no CRC. */
+	memcpy(frame, chan_template(&p->ch), CHAN_PAYLOAD_OFF);
+	frame[FAB_ETH_HLEN + offsetof(struct fab_hdr, type)] = FAB_RAW;
+	frame[FAB_ETH_HLEN + offsetof(struct fab_hdr, proto)] = proto;
+	memcpy(frame + FAB_ETH_HLEN + offsetof(struct fab_hdr, len), &len16, 2);
+	return CHAN_PAYLOAD_OFF + len;
+}
+
 int fabric_raw_send_pb(int dst, uint8_t proto, struct pktbuf *pb, size_t len)
 {
-	struct fab_hdr h;
 	struct peer *p;
 	int r;
 
@@ -210,18 +221,8 @@ int fabric_raw_send_pb(int dst, uint8_t proto, struct pktbuf *pb, size_t len)
 	p = &fab.peers[dst];
 	if (!p->known)
 		return -EAGAIN;
-	memset(&h, 0, sizeof h);
-	h.type = FAB_RAW;
-	h.proto = proto;
-	h.flags = FAB_F_NOCRC;
-	h.src = (uint16_t)fab.me;
-	h.dst = (uint16_t)dst;
-	h.session = p->ch.cfg.session;
-	h.len = (uint16_t)len;
 	irqflags_t f = irq_save();
-	/* Sealed with interrupts off: the counter is the channel's too. */
-	pb->len = (uint16_t)fab_build_sealed(pb->data, p->mac, net_mac(), &h,
-					     fab.keyed ? &p->tx_seal : NULL);
+	pb->len = (uint16_t)build_raw(pb->data, p, proto, len);
 	r = fab_xmit(pb);
 	if (r == 0)
 		fab.ctr.tx_raw++;
@@ -232,7 +233,6 @@ int fabric_raw_send_pb(int dst, uint8_t proto, struct pktbuf *pb, size_t len)
 int fabric_raw_send(int dst, uint8_t proto, const void *data, size_t len)
 {
 	struct pktbuf *pb;
-	struct fab_hdr h;
 	struct peer *p;
 	uint8_t *f;
 	int r;
@@ -245,21 +245,8 @@ int fabric_raw_send(int dst, uint8_t proto, const void *data, size_t len)
 	/* Built in the NIC's transmit slot where it has one (the shared-memory link). */
 	irqflags_t fl = irq_save();
 	if ((f = net_tx_begin(p->mac, CHAN_PAYLOAD_OFF + len + (fab.keyed ? FAB_TRAILER_LEN : 0)))) {
-		size_t n = CHAN_PAYLOAD_OFF + len;
 		memcpy(f + CHAN_PAYLOAD_OFF, data, len);
-		if (!fab.keyed) {
-			/* The channel's headers, as a raw frame: no sequence, no acknowledgement. */
-			uint16_t len16 = (uint16_t)len;
-			memcpy(f, chan_template(&p->ch), CHAN_PAYLOAD_OFF);
-			f[FAB_ETH_HLEN + offsetof(struct fab_hdr, type)] = FAB_RAW;
-			f[FAB_ETH_HLEN + offsetof(struct fab_hdr, proto)] = proto;
-			memcpy(f + FAB_ETH_HLEN + offsetof(struct fab_hdr, len), &len16, 2);
-		} else {
-			h = (struct fab_hdr){ .type = FAB_RAW, .proto = proto, .flags = FAB_F_NOCRC,
-					      .src = (uint16_t)fab.me, .dst = (uint16_t)dst,
-					      .session = p->ch.cfg.session, .len = (uint16_t)len };
-			n = fab_build_sealed(f, p->mac, net_mac(), &h, &p->tx_seal);
-		}
+		size_t n = build_raw(f, p, proto, len);
 		trace_point(TS_FABRIC_TX);
 		net_tx_commit(n);
 		fab.ctr.tx_raw++;

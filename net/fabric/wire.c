@@ -49,7 +49,7 @@ enum fab_err fab_parse(const uint8_t *frame, size_t n, int me, int nodes, struct
 	return fab_parse_link(frame, n, me, nodes, 0, 0, h, payload);
 }
 
-/* Every check of fab_parse_link after parse_head's. */
+/* Every check of fab_parse_full after parse_head's. */
 static enum fab_err parse_checks(const uint8_t *frame, size_t n, int me, int nodes, int lossless,
 				 int keyed, struct fab_hdr *h, const uint8_t **payload)
 {
@@ -114,31 +114,12 @@ static enum fab_err parse_checks(const uint8_t *frame, size_t n, int me, int nod
 	return FAB_OK;
 }
 
-#ifdef HOST_TEST
-/* For the unit test: fab_parse_link without its shortcut. */
-enum fab_err fab_parse_link_checks(const uint8_t *frame, size_t n, int me, int nodes, int lossless,
-				   int keyed, struct fab_hdr *h, const uint8_t **payload)
+enum fab_err fab_parse_full(const uint8_t *frame, size_t n, int me, int nodes, int lossless,
+			    int keyed, struct fab_hdr *h, const uint8_t **payload)
 {
 	enum fab_err e = parse_head(frame, n, h);
 
 	return e != FAB_OK ? e : parse_checks(frame, n, me, nodes, lossless, keyed, h, payload);
-}
-#endif
-
-enum fab_err fab_parse_link(const uint8_t *frame, size_t n, int me, int nodes, int lossless,
-			    int keyed, struct fab_hdr *h, const uint8_t **payload)
-{
-	const uint8_t *fh = frame + FAB_ETH_HLEN;
-	enum fab_err e = parse_head(frame, n, h);
-
-	if (e != FAB_OK)
-		return e;
-	/* A frame of a stream (fab_parse_stream); every other takes every check. */
-	if (!keyed && fab_parse_stream(frame, n, me, nodes, lossless, h)) {
-		*payload = fh + FAB_HDR_LEN;
-		return FAB_OK;
-	}
-	return parse_checks(frame, n, me, nodes, lossless, keyed, h, payload);
 }
 
 int fab_auto_find(const uint8_t (*view)[6], int n, const uint8_t mac[6])

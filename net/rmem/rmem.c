@@ -170,13 +170,16 @@ int rmem_test_forge(int rd, int seg, int64_t gen, int64_t size, int rights)
 
 /* --- the issuing half -------------------------------------------------------- */
 
-/* The issuer's own check (paper 2.1: the co-processor verifies the sender's rights). */
-static int local_check(struct desc *d, uint32_t off, uint64_t count, int right)
+/*
+ * The issuer's own check (paper 2.1: the co-processor verifies the
+ * sender's rights).  The descriptor's incarnation is left to where the
+ * request is queued (send_msg: -ECONNRESET); local_check asks first, for
+ * the requests that go through the call facility.
+ */
+static inline int desc_check(const struct desc *d, uint32_t off, uint64_t count, int right)
 {
 	if (!d)
 		return -EBADF;
-	if (call_sink_stale(d->sink))
-		return -ECONNRESET;	/* imported from an incarnation that is gone */
 	if (!(d->rights & right))
 		return -EACCES;
 	if (count == 0 || (uint64_t)off + count > d->size)
@@ -184,22 +187,27 @@ static int local_check(struct desc *d, uint32_t off, uint64_t count, int right)
 	return 0;
 }
 
+static int local_check(struct desc *d, uint32_t off, uint64_t count, int right)
+{
+	if (d && call_sink_stale(d->sink))
+		return -ECONNRESET;	/* imported from an incarnation that is gone */
+	return desc_check(d, off, count, right);
+}
+
 /* A message on d's segment, with the channel flags rmem's flags choose. */
 static void msg_init(struct rmem_msg *m, const struct desc *d, uint8_t op, uint32_t off,
 		     uint32_t count, int flags)
 {
-	memset(m, 0, sizeof *m);
-	m->op = op;
-	m->seg = d->seg;
-	m->gen = d->gen;
-	m->off = off;
-	m->count = count;
-	if (flags & RMEM_INTR)
-		m->flags |= RM_F_INTR;
-	if (flags & RMEM_UNRELIABLE)
-		m->flags |= RM_F_RAW;
-	if ((flags & RMEM_BODY) && op == RM_WRITE)
-		m->flags |= RM_F_BODY;
+	*m = (struct rmem_msg){
+		.op = op,
+		.flags = (uint8_t)(((flags & RMEM_INTR) ? RM_F_INTR : 0) |
+				   ((flags & RMEM_UNRELIABLE) ? RM_F_RAW : 0) |
+				   ((flags & RMEM_BODY) && op == RM_WRITE ? RM_F_BODY : 0)),
+		.seg = d->seg,
+		.gen = d->gen,
+		.off = off,
+		.count = count,
+	};
 }
 
 static int send_flags(int flags)
@@ -208,58 +216,34 @@ static int send_flags(int flags)
 }
 
 /*
- * The common WRITE, asynchronous on the reliable channel: written where it
- * goes (fabric_tx_begin: on the shared-memory link the NIC's slot), its
- * refusal to the descriptor's sink.  The descriptor's incarnation is
- * checked where the frame is queued (-ECONNRESET).
+ * Request m and dlen bytes of data to node, for its incarnation epoch
+ * (the descriptor's: -ECONNRESET if the node was bound again since), on
+ * the reliable channel, written where it goes (fabric_tx_begin: on the
+ * shared-memory link the NIC's slot).
  */
-static int write_async(const struct desc *d, uint32_t off, const void *src, uint32_t count, int flags)
-{
-	struct fabric_tx tx;
-	struct rmem_msg m = {
-		.op = RM_WRITE,
-		.flags = (uint8_t)(((flags & RMEM_INTR) ? RM_F_INTR : 0) | ((flags & RMEM_BODY) ? RM_F_BODY : 0)),
-		.seg = d->seg,
-		.gen = d->gen,
-		.off = off,
-		.count = count,
-		.tag = call_sink_tag(d->sink),
-	};
-	int r;
-
-	trace_point(TS_MECH_SEND);
-	r = fabric_tx_begin(&tx, d->node, call_sink_epoch(d->sink), RMEM_PROTO, sizeof m + count,
-			    in_irq ? FABRIC_NOWAIT : 0);
-	if (r < 0)
-		return r;
-	memcpy(tx.payload, &m, sizeof m);
-	memcpy(tx.payload + sizeof m, src, count);
-	return fabric_tx_end(&tx);
-}
-
-/*
- * Send request m (and dlen bytes of data) for call c, to the incarnation
- * epoch (the descriptor's: -ECONNRESET if its node was bound again since):
- * on the reliable channel written where it goes, as a raw frame with
- * CALL_RAW.
- */
-static int post(struct call *c, uint32_t epoch, const struct rmem_msg *m, const void *data, size_t dlen,
-		int raw)
+static inline int send_msg(int node, uint32_t epoch, const struct rmem_msg *m, const void *data, size_t dlen)
 {
 	struct fabric_tx tx;
 	int r;
 
-	if (raw) {
-		c->epoch = epoch;
-		return call_post(c, m, sizeof *m, data, dlen, CALL_RAW);
-	}
-	r = fabric_tx_begin(&tx, c->node, epoch, RMEM_PROTO, sizeof *m + dlen, in_irq ? FABRIC_NOWAIT : 0);
+	r = fabric_tx_begin(&tx, node, epoch, RMEM_PROTO, sizeof *m + dlen, in_irq ? FABRIC_NOWAIT : 0);
 	if (r < 0)
 		return r;
 	memcpy(tx.payload, m, sizeof *m);
 	if (dlen)
 		memcpy(tx.payload + sizeof *m, data, dlen);
 	return fabric_tx_end(&tx);
+}
+
+/* Request m for call c: send_msg, or a raw frame through the call facility. */
+static int post(struct call *c, uint32_t epoch, const struct rmem_msg *m, const void *data, size_t dlen,
+		int raw)
+{
+	if (raw) {
+		c->epoch = epoch;
+		return call_post(c, m, sizeof *m, data, dlen, CALL_RAW);
+	}
+	return send_msg(c->node, epoch, m, data, dlen);
 }
 
 int rmem_write(int rd, uint32_t off, const void *src, uint32_t count, int flags)
@@ -269,10 +253,9 @@ int rmem_write(int rd, uint32_t off, const void *src, uint32_t count, int flags)
 	struct call *c;
 	int r;
 
-	if (!(flags & (RMEM_SYNC | RMEM_UNRELIABLE)) && d && (d->rights & RMEM_W) && count &&
-	    count <= RMEM_MAX_XFER && (uint64_t)off + count <= d->size)
-		return write_async(d, off, src, count, flags);
-	if ((r = local_check(d, off, count, RMEM_W)) < 0)
+	/* A SYNC write's call is for the node's current incarnation: ask of the descriptor's first. */
+	r = flags & RMEM_SYNC ? local_check(d, off, count, RMEM_W) : desc_check(d, off, count, RMEM_W);
+	if (r < 0)
 		return r;
 	if (count > RMEM_MAX_XFER)
 		return -EINVAL;
@@ -281,7 +264,9 @@ int rmem_write(int rd, uint32_t off, const void *src, uint32_t count, int flags)
 	if (!(flags & RMEM_SYNC)) {
 		/* A refusal comes back to the descriptor's sink. */
 		m.tag = call_sink_tag(d->sink);
-		return call_sink_send(d->sink, RMEM_PROTO, &m, sizeof m, src, count, send_flags(flags));
+		if (flags & RMEM_UNRELIABLE)
+			return call_sink_send(d->sink, RMEM_PROTO, &m, sizeof m, src, count, CALL_RAW);
+		return send_msg(d->node, call_sink_epoch(d->sink), &m, src, count);
 	}
 	if (!(c = call_new(RMEM_PROTO, RK_STATUS, d->node)))
 		return -EAGAIN;
@@ -348,12 +333,9 @@ int rmem_read(int rs, uint32_t soff, uint32_t count, int lseg, uint32_t doff, in
 	struct call *c;
 	int r;
 
-	/* The descriptor's incarnation is checked where the request is queued (post). */
-	if (!d)
-		return -EBADF;
-	if (!(d->rights & RMEM_R))
-		return -EACCES;
-	if (count == 0 || count > RMEM_MAX_XFER || (uint64_t)soff + count > d->size)
+	if ((r = desc_check(d, soff, count, RMEM_R)) < 0)
+		return r;
+	if (count > RMEM_MAX_XFER)
 		return -EINVAL;
 	irqflags_t f = irq_save();
 	s = rmem_seg(lseg);
@@ -424,12 +406,9 @@ static int atomic_start(int rd, uint8_t op, uint32_t off, const void *data, size
 	struct call *c;
 	int r;
 
-	/* The descriptor's incarnation is checked where the request is queued (post). */
-	if (!d)
-		return -EBADF;
-	if (!(d->rights & RMEM_A))
-		return -EACCES;
-	if ((uint64_t)off + 8 > d->size || (off & 7))
+	if ((r = desc_check(d, off, 8, RMEM_A)) < 0)
+		return r;
+	if (off & 7)
 		return -EINVAL;
 	if (!(c = call_new(RMEM_PROTO, RK_ATOMIC, d->node)))
 		return -EAGAIN;

@@ -187,11 +187,6 @@ int fabric_tx_end(struct fabric_tx *tx)
 	return r;
 }
 
-void fabric_tx_cancel(struct fabric_tx *tx)
-{
-	pkt_put(tx->pb);
-}
-
 uint32_t fabric_peer_epoch(int dst)
 {
 	return dst >= 0 && dst < 64 ? host_epoch[dst] : 0;

@@ -232,14 +232,19 @@ static void pump(uint64_t step)
 	}
 }
 
-static int send_one(int from, uint32_t v, size_t len)
+/* Message v's len bytes of payload at p: v, then a pattern of v (deliver() checks it). */
+static void fill(uint8_t *p, uint32_t v, size_t len)
 {
-	struct pktbuf *pb = pkt_get();
-	uint8_t *p = pb->data + CHAN_PAYLOAD_OFF;
-
 	memcpy(p, &v, 4);
 	for (size_t i = 4; i < len; i++)
 		p[i] = (uint8_t)(v + i);
+}
+
+static int send_one(int from, uint32_t v, size_t len)
+{
+	struct pktbuf *pb = pkt_get();
+
+	fill(pb->data + CHAN_PAYLOAD_OFF, v, len);
 	int r = chan_send(&sides[from].ch, pb, 7, len, clock_ns);
 	if (r < 0)
 		pkt_put(pb);
@@ -356,11 +361,7 @@ static void lossless_in_place_mixes_with_queued_sends(void **state)
 				}
 				/* The NIC's slot: a buffer the wire copies, as the ring's consumer would. */
 				struct pktbuf *pb = pkt_get();
-				uint8_t *p = pb->data + CHAN_PAYLOAD_OFF;
-				uint32_t v = sent[from]++;
-				memcpy(p, &v, 4);
-				for (size_t i = 4; i < len; i++)
-					p[i] = (uint8_t)(v + i);
+				fill(pb->data + CHAN_PAYLOAD_OFF, sent[from]++, len);
 				pb->len = (uint16_t)chan_send_in_place(c, pb->data, 7, len, 0, clock_ns);
 				assert_int_equal(pb->len, CHAN_PAYLOAD_OFF + len);
 				wire_push(1 - from, pb, link.latency);
