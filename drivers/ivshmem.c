@@ -141,9 +141,11 @@ static volatile struct shm_ctl *my_ctl(struct shm *sc)
 /* The node a unicast MAC names, or -1. */
 static int mac_node(const struct shm *sc, const uint8_t *mac)
 {
+	uint32_t prefix;
 	int n;
 
-	if (mac[0] != 0x02 || mac[1] != 0x4e || mac[2] != 0x4f || mac[3] != 0x57)
+	memcpy(&prefix, mac, 4);	/* 02:4e:4f:57 in one compare */
+	if (prefix != (0x02u | 0x4eu << 8 | 0x4fu << 16 | 0x57u << 24))
 		return -1;
 	n = mac[4] << 8 | mac[5];
 	return n < sc->nodes ? n : -1;

@@ -132,8 +132,8 @@ const char *crc32c_impl(void)
  * bit first.  Built on first use; deposit_init() calls crc_cell_tables()
  * at boot so that the receive path never builds them.
  */
-static uint8_t t8[256];
-static uint16_t t16[4][256];	/* [k][i]: byte i followed by k zero bytes (slicing-by-4) */
+static uint8_t t8[4][256];	/* [k][i]: byte i followed by k zero bytes (slicing-by-4) */
+static uint16_t t16[8][256];	/* [k][i]: byte i followed by k zero bytes (slicing-by-8) */
 static uint32_t t32[8][256];	/* [k][i]: byte i followed by k zero bytes (slicing-by-8) */
 static volatile int cell_tables_ready;
 
@@ -150,11 +150,14 @@ void crc_cell_tables(void)
 			c16 = (uint16_t)((c16 & 0x8000) ? (c16 << 1) ^ 0x1021 : c16 << 1);
 			c32 = (c32 & 0x80000000u) ? (c32 << 1) ^ 0x04c11db7u : c32 << 1;
 		}
-		t8[i] = c8;
+		t8[0][i] = c8;
 		t16[0][i] = c16;
 		t32[0][i] = c32;
 	}
 	for (int k = 1; k < 4; k++)
+		for (uint32_t i = 0; i < 256; i++)
+			t8[k][i] = t8[0][t8[k - 1][i]];
+	for (int k = 1; k < 8; k++)
 		for (uint32_t i = 0; i < 256; i++)
 			t16[k][i] = (uint16_t)((t16[k - 1][i] << 8) ^ t16[0][t16[k - 1][i] >> 8]);
 	for (int k = 1; k < 8; k++)
@@ -169,8 +172,18 @@ uint8_t crc8_atm(uint8_t crc, const void *buf, size_t n)
 
 	if (!cell_tables_ready)
 		crc_cell_tables();
+	/* Four bytes a step: a cell's 13 control bytes are three and one. */
+	while (n >= 4) {
+		uint32_t w;
+		memcpy(&w, p, 4);	/* p[0] in the low byte */
+		w ^= crc;
+		crc = (uint8_t)(t8[3][w & 0xff] ^ t8[2][(w >> 8) & 0xff] ^ t8[1][(w >> 16) & 0xff] ^
+				t8[0][w >> 24]);
+		p += 4;
+		n -= 4;
+	}
 	while (n--)
-		crc = t8[crc ^ *p++];
+		crc = t8[0][crc ^ *p++];
 	return crc;
 }
 
@@ -178,7 +191,7 @@ uint8_t atm_hec(const uint8_t hdr[4])
 {
 	if (!cell_tables_ready)
 		crc_cell_tables();
-	return (uint8_t)(t8[t8[t8[t8[hdr[0]] ^ hdr[1]] ^ hdr[2]] ^ hdr[3]] ^ 0x55);
+	return (uint8_t)(t8[3][hdr[0]] ^ t8[2][hdr[1]] ^ t8[1][hdr[2]] ^ t8[0][hdr[3]] ^ 0x55);
 }
 
 uint16_t crc16_ccitt(uint16_t crc, const void *buf, size_t n)
@@ -187,14 +200,16 @@ uint16_t crc16_ccitt(uint16_t crc, const void *buf, size_t n)
 
 	if (!cell_tables_ready)
 		crc_cell_tables();
-	/* Four bytes a step: a cell's 32 data bytes are eight steps. */
-	while (n >= 4) {
-		uint32_t x = ((uint32_t)crc << 16) ^
-			     ((uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3]);
-		crc = (uint16_t)(t16[3][x >> 24] ^ t16[2][(x >> 16) & 0xff] ^ t16[1][(x >> 8) & 0xff] ^
-				 t16[0][x & 0xff]);
-		p += 4;
-		n -= 4;
+	/* Eight bytes a step, read as one big-endian word: a cell's 32 data bytes are four. */
+	while (n >= 8) {
+		uint64_t x;
+		memcpy(&x, p, 8);
+		x = __builtin_bswap64(x) ^ (uint64_t)crc << 48;
+		crc = (uint16_t)(t16[7][x >> 56] ^ t16[6][(x >> 48) & 0xff] ^ t16[5][(x >> 40) & 0xff] ^
+				 t16[4][(x >> 32) & 0xff] ^ t16[3][(x >> 24) & 0xff] ^
+				 t16[2][(x >> 16) & 0xff] ^ t16[1][(x >> 8) & 0xff] ^ t16[0][x & 0xff]);
+		p += 8;
+		n -= 8;
 	}
 	while (n--)
 		crc = (uint16_t)((crc << 8) ^ t16[0][(crc >> 8) ^ *p++]);

@@ -76,17 +76,31 @@ static uint16_t crc16_reference(const uint8_t *p, size_t n)
 	return crc;
 }
 
+/* CRC-8/ATM (HEC polynomial) bit by bit. */
+static uint8_t crc8_reference(uint8_t crc, const uint8_t *p, size_t n)
+{
+	while (n--) {
+		crc ^= *p++;
+		for (int k = 0; k < 8; k++)
+			crc = (uint8_t)(crc & 0x80 ? (crc << 1) ^ 0x07 : crc << 1);
+	}
+	return crc;
+}
+
 static void test_crc16_and_crc8_check_values(void **state)
 {
 	uint8_t buf[77];
 
 	(void)state;
-	/* Every length, every alignment of the 4-byte steps, against the bitwise reference. */
+	/* Every length, every alignment of the 8- and 4-byte steps, against the bitwise references. */
 	for (size_t i = 0; i < sizeof buf; i++)
 		buf[i] = (uint8_t)(i * 151 + 17);
-	for (size_t off = 0; off < 4; off++)
-		for (size_t n = 0; n + off <= sizeof buf; n++)
+	for (size_t off = 0; off < 8; off++)
+		for (size_t n = 0; n + off <= sizeof buf; n++) {
 			assert_int_equal(crc16_ccitt(CRC16_INIT, buf + off, n), crc16_reference(buf + off, n));
+			assert_int_equal(crc8_atm(0, buf + off, n), crc8_reference(0, buf + off, n));
+			assert_int_equal(crc8_atm(0x5a, buf + off, n), crc8_reference(0x5a, buf + off, n));
+		}
 	assert_int_equal(crc16_ccitt(CRC16_INIT, "123456789", 9), 0x29b1);
 	assert_int_equal(crc8_atm(0, "123456789", 9), 0xf4);
 	/* Continuation gives the same as one pass. */
