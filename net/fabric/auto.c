@@ -10,7 +10,7 @@
  * in ascending order, so two stations that heard the same set agree:
  *
  *  - nodes=N: a station that has heard exactly N stations (itself
- *    included) and no newcomer for AUTO_CONFIRM_NS takes the set as the
+ *    included) and no newcomer for auto_confirm_ms takes the set as the
  *    view.  Every one of the N hears the same N, so all take the same
  *    view.  More than N is an error that names them.
  *  - nodes=auto: only the station with the lowest MAC it has heard
@@ -47,7 +47,6 @@
 #include "net/net.h"
 
 #define AUTO_INTERVAL_NS 50000000ULL		/* a searching station's broadcasts */
-#define AUTO_CONFIRM_NS 300000000ULL		/* nodes=N: N heard, and nobody new since */
 #define AUTO_ANSWER_NS 20000000ULL		/* members: at most one answer per 20 ms */
 #define AUTO_PROGRESS_NS 5000000000ULL
 #define AUTO_LINGER_NS 1000000000ULL		/* a station in error: still heard this long */
@@ -204,7 +203,7 @@ static void phase_input(struct pktbuf *pb)
 }
 
 /* The thread's look at what was heard: decide, or fail with a message.  (irq off) */
-static int auto_step(uint64_t now, uint64_t settle_ns)
+static int auto_step(uint64_t now, uint64_t settle_ns, uint64_t confirm_ns)
 {
 	if (au.nview)
 		return 1;
@@ -225,7 +224,7 @@ static int auto_step(uint64_t now, uint64_t settle_ns)
 		return -E2BIG;
 	}
 	if (au.expect) {
-		if (au.n == au.expect && now - au.last_new >= AUTO_CONFIRM_NS) {
+		if (au.n == au.expect && now - au.last_new >= confirm_ns) {
 			qsort(au.mac, (size_t)au.n, 6, mac_cmp);
 			take_view((const uint8_t (*)[6])au.mac, au.n);
 			return 1;
@@ -246,7 +245,7 @@ static int auto_step(uint64_t now, uint64_t settle_ns)
 
 static int fabric_auto(void)
 {
-	uint64_t start, next_send, next_progress, settle_ns;
+	uint64_t start, next_send, next_progress, settle_ns, confirm_ns;
 	const char *key = arg_str("key", NULL);
 	int id, r;
 
@@ -264,6 +263,7 @@ static int fabric_auto(void)
 	au.on = 1;
 	au.inc = incarnation();
 	settle_ns = (uint64_t)arg_int("auto_settle_ms", 3000) * 1000000ULL;
+	confirm_ns = (uint64_t)arg_int("auto_confirm_ms", 300) * 1000000ULL;
 	if (key) {
 		au.keyed = 1;
 		fab_key_from_text(&au.seal.key, key);
@@ -285,7 +285,7 @@ static int fabric_auto(void)
 	for (;;) {
 		uint64_t now = now_ns();
 		irqflags_t f = irq_save();
-		r = auto_step(now, settle_ns);
+		r = auto_step(now, settle_ns, confirm_ns);
 		irq_restore(f);
 		if (r)
 			break;

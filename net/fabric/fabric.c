@@ -40,6 +40,8 @@ static const struct argspec fabric_args[] = {
 	  "packet buffers the send queues may hold together (default 384 of 1024)" },
 	{ "auto_settle_ms", ARG_INT, 100, 3600000, "node=auto nodes=auto: the cluster is formed "
 	  "after this long without a newcomer (default 3000)" },
+	{ "auto_confirm_ms", ARG_INT, 10, 3600000, "node=auto nodes=N: the cluster is formed once N "
+	  "stations have heard each other and no newcomer for this long (default 300)" },
 	{ "key", ARG_STR, 0, 0, "cluster key (16 to 128 characters, the same on every node): every "
 	  "fabric frame carries a SipHash-2-4 MAC and is taken at most once" },
 	{ NULL, 0, 0, 0, NULL },
