@@ -51,22 +51,6 @@ void netdev_input(struct netdev *nd, struct pktbuf *pb)
 	trace_point(TS_RX_DONE);
 }
 
-int netdev_input_frame(struct netdev *nd, uint8_t *frame, size_t len)
-{
-	int r = 0;
-
-	if (!nd->rx_frame)
-		nd->stats.rx_no_hook++;
-	else if ((r = nd->rx_frame(nd, frame, len)) < 0)
-		nd->stats.rx_no_buffer++;
-	if (r == 0) {
-		nd->stats.rx_frames++;
-		nd->stats.rx_bytes += len;
-	}
-	trace_point(TS_RX_DONE);
-	return r;
-}
-
 void netdev_tx_space(struct netdev *nd)
 {
 	if (nd->tx_waiters.head)

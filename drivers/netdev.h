@@ -38,6 +38,7 @@
 
 #include "drivers/pktbuf.h"
 #include "kernel/sync.h"
+#include "kernel/trace.h"
 
 struct netdev;
 
@@ -154,8 +155,25 @@ void netdev_set_rx(struct netdev *nd, netdev_rx_fn fn, netdev_rx_frame_fn frame_
 /* Hand a received frame up (driver, interrupt context). */
 void netdev_input(struct netdev *nd, struct pktbuf *pb);
 
-/* Hand up a frame in the driver's own memory (see netdev_rx_frame_fn): 0 or -ENOBUFS. */
-int netdev_input_frame(struct netdev *nd, uint8_t *frame, size_t len);
+/*
+ * Hand up a frame in the driver's own memory (see netdev_rx_frame_fn): 0 or
+ * -ENOBUFS.  Inline: it is one step of every such driver's receive loop.
+ */
+static inline int netdev_input_frame(struct netdev *nd, uint8_t *frame, size_t len)
+{
+	int r = 0;
+
+	if (!nd->rx_frame)
+		nd->stats.rx_no_hook++;
+	else if ((r = nd->rx_frame(nd, frame, len)) < 0)
+		nd->stats.rx_no_buffer++;
+	if (r == 0) {
+		nd->stats.rx_frames++;
+		nd->stats.rx_bytes += len;
+	}
+	trace_point(TS_RX_DONE);
+	return r;
+}
 
 /* Wake threads waiting for TX ring space (driver, interrupt context). */
 void netdev_tx_space(struct netdev *nd);

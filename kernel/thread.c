@@ -29,6 +29,8 @@ static struct thread boot_thread;
 static uint8_t boot_fpu[FPU_AREA] __attribute__((aligned(64)));
 static struct thread *idle_thread;
 static struct thread *runq_head[NPRIO], *runq_tail[NPRIO];
+static unsigned runq_mask;	/* bit p: runq_head[p] holds a thread */
+_Static_assert(NPRIO <= 32, "a run queue's bit in runq_mask");
 static volatile int need_resched;
 static struct thread *all_threads;
 static struct thread *zombies;		/* exited detached threads to free */
@@ -124,29 +126,33 @@ static void runq_push(struct thread *t)
 	else
 		runq_head[p] = t;
 	runq_tail[p] = t;
+	runq_mask |= 1u << p;
 }
+
+/* The run queues above the idle level. */
+#define RUNQ_ABOVE_IDLE (~0u << (PRIO_IDLE + 1))
 
 static struct thread *runq_pop(void)
 {
-	for (int p = NPRIO - 1; p > PRIO_IDLE; p--) {
-		struct thread *t = runq_head[p];
-		if (t) {
-			runq_head[p] = t->next;
-			if (!runq_head[p])
-				runq_tail[p] = NULL;
-			t->next = NULL;
-			return t;
-		}
+	unsigned m = runq_mask & RUNQ_ABOVE_IDLE;
+
+	if (!m)
+		return idle_thread;
+	int p = 31 - __builtin_clz(m);	/* the highest priority with a thread */
+	struct thread *t = runq_head[p];
+	runq_head[p] = t->next;
+	if (!runq_head[p]) {
+		runq_tail[p] = NULL;
+		runq_mask &= ~(1u << p);
 	}
-	return idle_thread;
+	t->next = NULL;
+	return t;
 }
 
+/* A thread of priority prio or above (never the idle level) is ready. */
 static int ready_at_or_above(int prio)
 {
-	for (int p = NPRIO - 1; p >= prio && p > PRIO_IDLE; p--)
-		if (runq_head[p])
-			return 1;
-	return 0;
+	return (runq_mask & RUNQ_ABOVE_IDLE & (~0u << prio)) != 0;
 }
 
 /* The lowest page of a stack is an unmapped guard; the canary sits above it. */

@@ -223,34 +223,53 @@ int chan_send(struct chan *c, struct pktbuf *pb, uint8_t proto, size_t len, uint
 	return 0;
 }
 
+/* The template of chan_template, made on first use (and after the link's kind changed). */
+static __attribute__((noinline)) void make_template(struct chan *c)
+{
+	struct fab_hdr h = {
+		.version = FAB_VERSION,
+		.type = FAB_DATA,
+		.flags = FAB_F_NOCRC,
+		.src = (uint16_t)c->cfg.me,
+		.dst = (uint16_t)c->cfg.peer,
+		.session = c->cfg.session,
+	};
+
+	memcpy(c->tmpl, c->cfg.peer_mac, 6);
+	memcpy(c->tmpl + 6, c->cfg.my_mac, 6);
+	c->tmpl[12] = 0x88;
+	c->tmpl[13] = 0xb5;
+	memcpy(c->tmpl + FAB_ETH_HLEN, &h, sizeof h);
+	c->tmpl_ok = 1;
+}
+
 const uint8_t *chan_template(struct chan *c)
+{
+	if (__builtin_expect(!c->tmpl_ok, 0))
+		make_template(c);
+	return c->tmpl;
+}
+
+/* chan_send_in_place's sealed frame (or one with a SACK bitmap to carry): built in full. */
+static __attribute__((noinline)) size_t send_in_place_built(struct chan *c, uint8_t *frame, uint8_t proto,
+							    size_t len, int acknow)
 {
 	struct fab_hdr h;
 
-	if (!c->tmpl_ok) {
-		h = (struct fab_hdr){
-			.version = FAB_VERSION,
-			.type = FAB_DATA,
-			.flags = FAB_F_NOCRC,
-			.src = (uint16_t)c->cfg.me,
-			.dst = (uint16_t)c->cfg.peer,
-			.session = c->cfg.session,
-		};
-		memcpy(c->tmpl, c->cfg.peer_mac, 6);
-		memcpy(c->tmpl + 6, c->cfg.my_mac, 6);
-		c->tmpl[12] = 0x88;
-		c->tmpl[13] = 0xb5;
-		memcpy(c->tmpl + FAB_ETH_HLEN, &h, sizeof h);
-		c->tmpl_ok = 1;
-	}
-	return c->tmpl;
+	header(c, &h, FAB_DATA);
+	if (acknow)
+		h.flags |= FAB_F_ACKNOW;
+	h.proto = proto;
+	h.seq = c->snd_nxt++;
+	h.len = (uint16_t)len;
+	c->snd_tx = c->snd_nxt;
+	return fab_build_sealed(frame, c->cfg.peer_mac, c->cfg.my_mac, &h, c->cfg.seal);
 }
 
 size_t chan_send_in_place(struct chan *c, uint8_t *frame, uint8_t proto, size_t len, int acknow,
 			  uint64_t now)
 {
 	struct chan_tx_slot *t = TXSLOT(c, c->snd_nxt);
-	struct fab_hdr h;
 
 	if (c->snd_una == c->snd_nxt)
 		c->last_heard = now;	/* the silence clock starts with the first outstanding frame */
@@ -261,16 +280,8 @@ size_t chan_send_in_place(struct chan *c, uint8_t *frame, uint8_t proto, size_t 
 	t->refused = 0;
 	t->first_tx = t->last_tx = now;
 	c->stats.tx_data++;
-	if (c->rx_ooo || c->cfg.seal) {
-		header(c, &h, FAB_DATA);
-		if (acknow)
-			h.flags |= FAB_F_ACKNOW;
-		h.proto = proto;
-		h.seq = c->snd_nxt++;
-		h.len = (uint16_t)len;
-		c->snd_tx = c->snd_nxt;
-		return fab_build_sealed(frame, c->cfg.peer_mac, c->cfg.my_mac, &h, c->cfg.seal);
-	}
+	if (c->rx_ooo || c->cfg.seal)
+		return send_in_place_built(c, frame, proto, len, acknow);
 	/*
 	 * Unsealed, and nothing held beyond a gap (no SACK bitmap): the
 	 * headers written straight where they go, as fab_build would (a
@@ -314,13 +325,10 @@ static void rtt_sample(struct chan *c, uint64_t r)
 		c->rto = c->cfg.rto_max_ns;
 }
 
-static void process_ack(struct chan *c, const struct fab_hdr *h, uint64_t now)
+/* process_ack when the frame tells something new. */
+static __attribute__((noinline)) void process_ack_update(struct chan *c, const struct fab_hdr *h, uint64_t now)
 {
 	int progress = 0;
-
-	/* Nothing new (the common case: a frame of a stream, our frames already counted). */
-	if (h->ack == c->snd_una && !h->sack && h->limit == c->snd_limit && c->snd_tx == c->snd_nxt)
-		return;
 
 	/*
 	 * Cumulative: everything before h->ack arrived.  Fields from the wire
@@ -401,6 +409,14 @@ static void process_ack(struct chan *c, const struct fab_hdr *h, uint64_t now)
 	push(c, now);
 }
 
+static inline void process_ack(struct chan *c, const struct fab_hdr *h, uint64_t now)
+{
+	/* Nothing new (the common case: a frame of a stream, our frames already counted). */
+	if (h->ack == c->snd_una && !h->sack && h->limit == c->snd_limit && c->snd_tx == c->snd_nxt)
+		return;
+	process_ack_update(c, h, now);
+}
+
 /* Hand in-order frames to their protocol until one is refused. */
 static void deliver(struct chan *c)
 {
@@ -454,14 +470,31 @@ static struct pktbuf *keep(struct chan *c, const struct fab_hdr *h, const uint8_
 	return pb;
 }
 
-/* 0, or -ENOBUFS: a frame in place that had to be kept and could not be (nothing changed). */
-static int receive_data(struct chan *c, const struct fab_hdr *h, const uint8_t *payload,
-			struct pktbuf *pb, uint64_t now)
+/* receive_data's next frame, refused by its protocol for now: kept (its slot) until resumed. */
+static __attribute__((noinline)) int refused_in_order(struct chan *c, const struct fab_hdr *h,
+						      const uint8_t *payload, struct pktbuf *pb)
+{
+	struct pktbuf *kept;
+
+	c->blocked = 1;
+	c->stats.busy_refusals++;
+	if (!(kept = keep(c, h, payload, pb))) {
+		/* Cannot happen with the caller's reserve; a lossy link's sender resends. */
+		c->rcv_nxt--;
+		return 0;
+	}
+	*RXSLOT(c, h->seq) = kept;
+	return 0;
+}
+
+/* receive_data for every frame but the next one with nothing waiting. */
+static __attribute__((noinline)) int receive_data_other(struct chan *c, const struct fab_hdr *h,
+							const uint8_t *payload, struct pktbuf *pb,
+							uint64_t now)
 {
 	uint32_t s = h->seq;
 	struct pktbuf **slot;
 
-	c->stats.rx_data++;
 	if (seq_lt(s, c->rcv_nxt)) {
 		c->stats.rx_dup++;
 		schedule_ack(c, 1, now);	/* our ack was probably lost */
@@ -476,31 +509,6 @@ static int receive_data(struct chan *c, const struct fab_hdr *h, const uint8_t *
 	if (*slot) {
 		c->stats.rx_dup++;
 		schedule_ack(c, 1, now);
-		goto drop;
-	}
-	if (s == c->rcv_nxt && c->dlv_nxt == s && !c->blocked && !c->rx_ooo) {
-		/*
-		 * The next frame, and nothing waits before it (the common case):
-		 * delivered from where it lies, kept only if its protocol cannot
-		 * take it now.  A buffer for that is there (the caller made sure
-		 * of it for a frame in place), asked for before anything changes.
-		 */
-		struct pktbuf *kept = NULL;
-		c->rcv_nxt++;
-		schedule_ack(c, (h->flags & FAB_F_ACKNOW) != 0, now);
-		if (c->ops->deliver(c->ctx, c->cfg.peer, h->proto, payload, h->len, pb) == -EBUSY) {
-			c->blocked = 1;
-			c->stats.busy_refusals++;
-			if (!(kept = keep(c, h, payload, pb))) {
-				/* Cannot happen with the caller's reserve; a lossy link's sender resends. */
-				c->rcv_nxt--;
-				return 0;
-			}
-			*slot = kept;
-			return 0;
-		}
-		c->dlv_nxt++;
-		c->stats.delivered++;
 		goto drop;
 	}
 	if (!(pb = keep(c, h, payload, pb)))
@@ -526,6 +534,33 @@ static int receive_data(struct chan *c, const struct fab_hdr *h, const uint8_t *
 	}
 	return 0;
 drop:
+	if (pb)
+		pkt_put(pb);
+	return 0;
+}
+
+/* 0, or -ENOBUFS: a frame in place that had to be kept and could not be (nothing changed). */
+static inline int receive_data(struct chan *c, const struct fab_hdr *h, const uint8_t *payload,
+			       struct pktbuf *pb, uint64_t now)
+{
+	uint32_t s = h->seq;
+
+	c->stats.rx_data++;
+	if (__builtin_expect(s != c->rcv_nxt || c->dlv_nxt != s || c->blocked || c->rx_ooo ||
+			     *RXSLOT(c, s), 0))
+		return receive_data_other(c, h, payload, pb, now);
+	/*
+	 * The next frame, and nothing waits before it (the common case):
+	 * delivered from where it lies, kept only if its protocol cannot take
+	 * it now.  A buffer for that is there (the caller made sure of it for
+	 * a frame in place), asked for before anything changes.
+	 */
+	c->rcv_nxt++;
+	schedule_ack(c, (h->flags & FAB_F_ACKNOW) != 0, now);
+	if (c->ops->deliver(c->ctx, c->cfg.peer, h->proto, payload, h->len, pb) == -EBUSY)
+		return refused_in_order(c, h, payload, pb);
+	c->dlv_nxt++;
+	c->stats.delivered++;
 	if (pb)
 		pkt_put(pb);
 	return 0;

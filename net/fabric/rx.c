@@ -123,25 +123,29 @@ void fab_process(struct pktbuf *pb)
 		pkt_put(pb);	/* the channel keeps buffers it is given: it never asks for one */
 }
 
-int fab_process_frame(uint8_t *frame, size_t len)
+/* fab_process_frame for the frames that go up in a pktbuf: node=auto stations, fault injection. */
+static __attribute__((noinline)) int process_frame_copied(uint8_t *frame, size_t len)
 {
 	struct pktbuf *pb;
 
+	if (!(pb = pkt_get()))
+		return -ENOBUFS;
+	memcpy(pb->data, frame, len);
+	pb->len = (uint16_t)len;
+	if (fab.inject)
+		fab_inject(pb);
+	else
+		fab_process(pb);
+	return 0;
+}
+
+int fab_process_frame(uint8_t *frame, size_t len)
+{
 	/* What the channel or a protocol may keep of it needs buffers: without them, later. */
 	if (pkt_free_count() < RX_RESERVE)
 		return -ENOBUFS;
-	/* node=auto stations and fault injection take the frame in a pktbuf. */
-	if (__builtin_expect(fab.inject, 0) || (len > FAB_ETH_HLEN + 1 && frame[FAB_ETH_HLEN + 1] == FAB_AUTO)) {
-		if (!(pb = pkt_get()))
-			return -ENOBUFS;
-		memcpy(pb->data, frame, len);
-		pb->len = (uint16_t)len;
-		if (fab.inject)
-			fab_inject(pb);
-		else
-			fab_process(pb);
-		return 0;
-	}
+	if (__builtin_expect(fab.inject, 0) || (len > FAB_ETH_HLEN + 1 && frame[FAB_ETH_HLEN + 1] == FAB_AUTO))
+		return process_frame_copied(frame, len);
 	fab.ctr.rx_frames++;
 	return fab_receive(frame, len, NULL);
 }
