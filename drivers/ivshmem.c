@@ -122,7 +122,11 @@ struct shm {
 	uint32_t rx_head[MAX_NODES];	/* what it took from each node */
 	struct shm_ring *tx_ring[MAX_NODES];	/* this node's ring to each node */
 	struct shm_ring *rx_ring[MAX_NODES];	/* each node's ring to this one */
-	int next_src;			/* the peer (0..nodes-2, this node left out) the next drain starts at */
+	int peer[MAX_NODES];		/* the other nodes, ascending */
+	int npeers;
+	int next_src;			/* the index in peer[] the next drain starts at */
+	uint64_t window_cyc;		/* WINDOW_NS in TSC cycles */
+	uint64_t spin_cyc;		/* nd.spin_us in TSC cycles */
 	uint64_t no_dest, ring_full, bad_counts, bad_lengths, doorbells;
 	int tx_dst;			/* tx_begin's node, until tx_commit */
 	struct shm_slot *tx_slot;	/* and its slot */
@@ -256,11 +260,9 @@ static int shm_transmit(struct netdev *nd, struct pktbuf *pb)
 /* Frames waiting in any of this node's rings?  (irq off) */
 static int pending(struct shm *sc)
 {
-	for (int src = 0; src < sc->nodes; src++) {
-		if (src == sc->me)
-			continue;
-		struct shm_ring *r = sc->rx_ring[src];
-		if (__atomic_load_n(&r->tail, __ATOMIC_ACQUIRE) != sc->rx_head[src])
+	for (int i = 0; i < sc->npeers; i++) {
+		int src = sc->peer[i];
+		if (__atomic_load_n(&sc->rx_ring[src]->tail, __ATOMIC_ACQUIRE) != sc->rx_head[src])
 			return 1;
 	}
 	return 0;
@@ -275,12 +277,12 @@ static int shm_poll(struct netdev *nd, int budget)
 	if (sc->in_rx)
 		return 0;	/* called from a handler of the frame in rx_frame: not now */
 
-	/* The other nodes in turn, from next_src (a peer's index, this node left out). */
-	for (int k = 0; k < sc->nodes - 1 && n < budget; k++) {
-		int src = sc->next_src + k;
-		if (src >= sc->nodes - 1)
-			src -= sc->nodes - 1;
-		src += src >= sc->me;
+	/* The other nodes in turn, from next_src. */
+	for (int k = 0; k < sc->npeers && n < budget; k++) {
+		int i = sc->next_src + k;
+		if (i >= sc->npeers)
+			i -= sc->npeers;
+		int src = sc->peer[i];
 		struct shm_ring *r = sc->rx_ring[src];
 		uint32_t h = sc->rx_head[src], t = __atomic_load_n(&r->tail, __ATOMIC_ACQUIRE);
 		if (t - h > sc->slots) {
@@ -300,7 +302,7 @@ static int shm_poll(struct netdev *nd, int budget)
 				sc->in_rx = 0;
 				if (r2 < 0) {
 					/* Left in the ring: its producer waits (back-pressure, not loss). */
-					sc->next_src = src - (src > sc->me);
+					sc->next_src = i;
 					return n;
 				}
 				n++;
@@ -313,7 +315,7 @@ static int shm_poll(struct netdev *nd, int budget)
 			__atomic_store_n(&r->head, h, __ATOMIC_RELEASE);
 		}
 	}
-	if (++sc->next_src >= sc->nodes - 1)
+	if (++sc->next_src >= sc->npeers)
 		sc->next_src = 0;
 	return n;
 }
@@ -369,14 +371,17 @@ static void shm_irq_enable(struct netdev *nd, int on)
 
 /*
  * Poll the rings disarmed (interrupts off) until *flag is set (if flag),
- * a thread can run, or the TSC passes until; with extend, each frame
- * handled starts the wait again.  Every WINDOW_NS the node re-arms and
+ * a thread can run, or span TSC cycles have passed (SPAN_FOREVER: never);
+ * with extend, each frame handled starts the wait again.  Every WINDOW_NS the node re-arms and
  * lets interrupts in for a moment (the tick, a wakeup), so that it is
  * armed whenever anything else may run.  Armed again on return.
  */
-static int poll_disarmed(struct shm *sc, volatile int *flag, uint64_t until, int extend)
+#define SPAN_FOREVER (~0ULL)
+
+static int poll_disarmed(struct shm *sc, volatile int *flag, uint64_t span, int extend)
 {
-	uint64_t now = cycles(), window = now + ns_to_cycles(WINDOW_NS);
+	uint64_t now = cycles(), window = now + sc->window_cyc;
+	uint64_t until = span == SPAN_FOREVER ? SPAN_FOREVER : now + span;
 
 	my_ctl(sc)->armed = 0;
 	__atomic_thread_fence(__ATOMIC_SEQ_CST);
@@ -387,7 +392,7 @@ static int poll_disarmed(struct shm *sc, volatile int *flag, uint64_t until, int
 				;
 			/* Handled in the receive path, nothing to run: the wait starts again. */
 			if (extend)
-				until = cycles() + ns_to_cycles(sc->nd.spin_us * 1000ULL);
+				until = cycles() + span;
 			continue;
 		}
 		now = cycles();
@@ -404,7 +409,7 @@ static int poll_disarmed(struct shm *sc, volatile int *flag, uint64_t until, int
 			__asm__ volatile("pause\n\tjmp 1f\n1:\tpause" ::: "memory");
 			cli();
 			my_ctl(sc)->armed = 0;
-			window = now + ns_to_cycles(WINDOW_NS);
+			window = now + sc->window_cyc;
 		}
 		/*
 		 * No pause here: under QEMU's TCG it leaves the translated code
@@ -439,15 +444,17 @@ static void shm_idle(void)
 	if (!sc || sc->nd.polling || sc->nd.wait == NETDEV_WAIT_HALT)
 		return;
 	if (sc->nd.wait == NETDEV_WAIT_SPIN)
-		poll_disarmed(sc, NULL, ~0ULL, 0);
+		poll_disarmed(sc, NULL, SPAN_FOREVER, 0);
 	else
-		poll_disarmed(sc, NULL, cycles() + ns_to_cycles(sc->nd.spin_us * 1000ULL), 1);
+		poll_disarmed(sc, NULL, sc->spin_cyc, 1);
 }
 
 /* netdev ops->poll_wait: a thread waits for *flag, polling as the idle CPU would. */
-static int shm_poll_wait(struct netdev *nd, volatile int *flag, uint64_t until)
+static int shm_poll_wait(struct netdev *nd, volatile int *flag)
 {
-	return poll_disarmed(nd->softc, flag, until, 0);
+	struct shm *sc = nd->softc;
+
+	return poll_disarmed(sc, flag, sc->spin_cyc, 0);
 }
 
 static int shm_set_wait(struct netdev *nd, int mode, unsigned spin_us)
@@ -456,6 +463,7 @@ static int shm_set_wait(struct netdev *nd, int mode, unsigned spin_us)
 		return -EINVAL;
 	nd->wait = mode;
 	nd->spin_us = spin_us;
+	((struct shm *)nd->softc)->spin_cyc = ns_to_cycles(spin_us * 1000ULL);
 	return 0;
 }
 
@@ -539,7 +547,10 @@ static int shm_probe(struct pci_dev *d)
 		struct shm_ring *out = shm_ring(sc->mem, sc->nodes, sc->slots, sc->me, src);
 		sc->tx_ring[src] = out;
 		sc->tx_tail[src] = out->tail;
+		if (src != sc->me)
+			sc->peer[sc->npeers++] = src;
 	}
+	sc->window_cyc = ns_to_cycles(WINDOW_NS);
 	sc->nd.name = "ivshmem";
 	sc->nd.model = sc->model;
 	sc->nd.ops = &shm_ops;
@@ -550,6 +561,7 @@ static int shm_probe(struct pci_dev *d)
 	sc->nd.lines = sc->mem + shm_lines(sc->nodes);
 	sc->nd.wait = wait_mode(arg_str("shm_wait", NULL));
 	sc->nd.spin_us = (unsigned)arg_int("shm_spin_us", SPIN_US_DEFAULT);
+	sc->spin_cyc = ns_to_cycles(sc->nd.spin_us * 1000ULL);
 	sc->nd.mac[0] = 0x02;
 	sc->nd.mac[1] = 0x4e;
 	sc->nd.mac[2] = 0x4f;

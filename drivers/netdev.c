@@ -73,12 +73,13 @@ int netdev_poll(struct netdev *nd)
 	return n;
 }
 
-int netdev_poll_wait(struct netdev *nd, volatile int *flag, uint64_t ns)
+int netdev_poll_wait(struct netdev *nd, volatile int *flag)
 {
-	if (*flag || nd->polling || nd->wait == NETDEV_WAIT_HALT || !nd->ops->poll_wait || ns == 0)
+	if (*flag || nd->polling || nd->wait == NETDEV_WAIT_HALT || !nd->ops->poll_wait ||
+	    nd->spin_us == 0)
 		return *flag;
 	irqflags_t f = irq_save();
-	int r = nd->ops->poll_wait(nd, flag, cycles() + ns_to_cycles(ns));
+	int r = nd->ops->poll_wait(nd, flag);
 	irq_restore(f);
 	return r;
 }

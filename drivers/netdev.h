@@ -77,11 +77,11 @@ struct netdev_ops {
 	/*
 	 * A thread waits for *flag: poll the rings (as the idle CPU would,
 	 * without asking for an interrupt) until *flag is set, another thread
-	 * can run or the TSC passes `until`; ask for interrupts again before
+	 * can run or spin_us have passed; ask for interrupts again before
 	 * returning.  Called with interrupts off.  NULL where polling is not
 	 * cheap.  Return *flag.
 	 */
-	int (*poll_wait)(struct netdev *nd, volatile int *flag, uint64_t until);
+	int (*poll_wait)(struct netdev *nd, volatile int *flag);
 	/*
 	 * Optional: build a frame in place in the transmit ring.  tx_begin
 	 * returns where up to len bytes of one unicast frame to dst go, or
@@ -186,12 +186,12 @@ void netdev_set_polling(struct netdev *nd, int on);
 int netdev_poll(struct netdev *nd);
 
 /*
- * Wait up to ns for *flag by polling the NIC from this thread, if the node
- * waits by polling anyway (wait mode adaptive or spin, and the driver can):
- * the frame that sets *flag is then taken without a switch to the idle
- * thread and back.  Returns *flag (0: not set, sleep as usual).
+ * Wait up to the NIC's spin_us for *flag by polling it from this thread,
+ * if the node waits by polling anyway (wait mode adaptive or spin, and the
+ * driver can): the frame that sets *flag is then taken without a switch
+ * to the idle thread and back.  Returns *flag (0: not set, sleep as usual).
  */
-int netdev_poll_wait(struct netdev *nd, volatile int *flag, uint64_t ns);
+int netdev_poll_wait(struct netdev *nd, volatile int *flag);
 
 /* Print the driver's counters on the console. */
 void netdev_print_stats(const struct netdev *nd);

@@ -270,7 +270,7 @@ unsigned net_wait_spin_us(void)
 
 int net_poll_wait(volatile int *flag)
 {
-	return nd ? netdev_poll_wait(nd, flag, nd->spin_us * 1000ULL) : *flag;
+	return nd ? netdev_poll_wait(nd, flag) : *flag;
 }
 
 void net_print_stats(void)
