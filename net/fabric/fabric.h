@@ -138,6 +138,8 @@ struct fabric_tx {
 int fabric_tx_begin(struct fabric_tx *tx, int dst, uint32_t epoch, uint8_t proto, size_t len,
 		    int flags);
 int fabric_tx_end(struct fabric_tx *tx);
+/* A message begun and not to be sent after all: nothing goes, nothing is kept. */
+void fabric_tx_drop(struct fabric_tx *tx);
 
 /*
  * Zero-copy send: the caller wrote len payload bytes at fabric_payload(pb)

@@ -173,6 +173,14 @@ int fabric_tx_end(struct fabric_tx *tx)
 	return r;
 }
 
+void fabric_tx_drop(struct fabric_tx *tx)
+{
+	if (tx->pb)
+		pkt_put(tx->pb);
+	else
+		irq_restore(tx->irq);	/* the slot was never published */
+}
+
 int fabric_send_at(int dst, uint32_t epoch, uint8_t proto, const void *hdr, size_t hlen,
 		   const void *data, size_t dlen, int flags)
 {

@@ -37,11 +37,14 @@ static void count_refusal(int st)
 	}
 }
 
-static void answer(int src, uint8_t op, uint32_t tag, int status, const void *data, size_t dlen,
-		   int raw)
+/*
+ * The answer to a request: on the reliable channel in tx, begun by serve
+ * for exactly this length before anything changed; raw, as a raw frame.
+ */
+static void answer(struct fabric_tx *tx, int src, uint8_t op, uint32_t tag, int status,
+		   const void *data, size_t dlen, int raw)
 {
 	struct rmem_msg a = { .op = op, .tag = tag, .status = status, .count = (uint32_t)dlen };
-	struct fabric_tx tx;
 
 	if (raw) {
 		a.flags = RM_F_RAW;
@@ -49,15 +52,24 @@ static void answer(int src, uint8_t op, uint32_t tag, int status, const void *da
 		return;
 	}
 	/* Written where it goes (on the shared-memory link, the NIC's slot). */
-	if (fabric_tx_begin(&tx, src, 0, RMEM_PROTO, sizeof a + dlen, FABRIC_NOWAIT) < 0) {
-		rmem_ctr.answers_lost++;
-		return;
-	}
-	memcpy(tx.payload, &a, sizeof a);
+	memcpy(tx->payload, &a, sizeof a);
 	if (dlen)
-		memcpy(tx.payload + sizeof a, data, dlen);
-	if (fabric_tx_end(&tx) < 0)
+		memcpy(tx->payload + sizeof a, data, dlen);
+	if (fabric_tx_end(tx) < 0)
 		rmem_ctr.answers_lost++;
+}
+
+/* The length of the answer's data to m, whose check gave st. */
+static size_t answer_len(const struct rmem_msg *m, int st)
+{
+	if (st != RMS_OK)
+		return 0;
+	switch (m->op) {
+	case RM_READ_REQ: return m->count;
+	case RM_CAS:
+	case RM_FADD: return 8;
+	default: return 0;
+	}
 }
 
 /* A request from src.  Return -EBUSY to be offered it again later. */
@@ -81,20 +93,33 @@ static int serve(int src, const struct rmem_msg *m, const uint8_t *data, int raw
 	 * nothing removes its duplicates: an atomic that came raw could apply
 	 * twice.  Atomics are taken from the reliable channel only.
 	 */
+	struct fabric_tx tx;
+
 	if (raw && (m->op == RM_CAS || m->op == RM_FADD)) {
 		rmem_ctr.refused_unreliable++;
-		answer(src, RM_STATUS, m->tag, RMS_MALFORMED, NULL, 0, raw);
+		answer(&tx, src, RM_STATUS, m->tag, RMS_MALFORMED, NULL, 0, raw);
 		return 0;
 	}
-	/* Nothing changes unless its answer can go: a retry must not apply twice. */
-	if (needs_answer && !raw && !call_can_answer(src))
-		return -EBUSY;
+	/*
+	 * Nothing changes unless its answer can go: a retry must not apply
+	 * twice.  The answer's room is taken first; in a buffer (not the
+	 * NIC's slot) it goes only if the channel has room for it now.
+	 */
+	if (needs_answer && !raw) {
+		if (fabric_tx_begin(&tx, src, 0, RMEM_PROTO, RMEM_HDR_LEN + answer_len(m, st),
+				    FABRIC_NOWAIT) < 0)
+			return -EBUSY;
+		if (tx.pb && !call_can_answer(src)) {
+			fabric_tx_drop(&tx);
+			return -EBUSY;
+		}
+	}
 	/* A message's body: the REQ that follows asks whether it landed (rmem_body_refused). */
 	if (m->op == RM_WRITE && (m->flags & RM_F_BODY) && src >= 0 && src < MAX_NODES)
 		body_refused[src] = st != RMS_OK;
 	if (st != RMS_OK) {
 		count_refusal(st);
-		answer(src, RM_STATUS, m->tag, st, NULL, 0, raw);
+		answer(&tx, src, RM_STATUS, m->tag, st, NULL, 0, raw);
 		return 0;
 	}
 	struct segslot *s = &rmem_segtab.slot[m->seg];
@@ -105,14 +130,14 @@ static int serve(int src, const struct rmem_msg *m, const uint8_t *data, int raw
 		trace_point(TS_MECH_DONE);
 		rmem_ctr.applied_write++;
 		if (m->flags & RM_F_ACK)
-			answer(src, RM_STATUS, m->tag, RMS_OK, NULL, 0, raw);
+			answer(&tx, src, RM_STATUS, m->tag, RMS_OK, NULL, 0, raw);
 		if (m->flags & RM_F_INTR)
 			rmem_arrived(m->seg, m->off, m->count);
 		break;
 	case RM_READ_REQ:
 		rmem_ctr.applied_read++;
 		trace_point(TS_MECH_SEND);
-		answer(src, RM_READ_RESP, m->tag, RMS_OK, target, m->count, raw);
+		answer(&tx, src, RM_READ_RESP, m->tag, RMS_OK, target, m->count, raw);
 		trace_point(TS_MECH_DONE);
 		break;
 	case RM_CAS: {
@@ -124,7 +149,7 @@ static int serve(int src, const struct rmem_msg *m, const uint8_t *data, int raw
 					    __ATOMIC_SEQ_CST);
 		rmem_ctr.applied_atomic++;
 		trace_point(TS_MECH_SEND);
-		answer(src, RM_ATOMIC_RESP, m->tag, RMS_OK, &old, 8, raw);
+		answer(&tx, src, RM_ATOMIC_RESP, m->tag, RMS_OK, &old, 8, raw);
 		trace_point(TS_MECH_DONE);
 		if (m->flags & RM_F_INTR)
 			rmem_arrived(m->seg, m->off, 8);
@@ -136,12 +161,17 @@ static int serve(int src, const struct rmem_msg *m, const uint8_t *data, int raw
 		old = __atomic_fetch_add((uint64_t *)target, add, __ATOMIC_SEQ_CST);
 		rmem_ctr.applied_atomic++;
 		trace_point(TS_MECH_SEND);
-		answer(src, RM_ATOMIC_RESP, m->tag, RMS_OK, &old, 8, raw);
+		answer(&tx, src, RM_ATOMIC_RESP, m->tag, RMS_OK, &old, 8, raw);
 		trace_point(TS_MECH_DONE);
 		if (m->flags & RM_F_INTR)
 			rmem_arrived(m->seg, m->off, 8);
 		break;
 	}
+	default:
+		/* rmem_parse lets no other request by; were one here, its room goes back. */
+		if (needs_answer && !raw)
+			fabric_tx_drop(&tx);
+		break;
 	}
 	return 0;
 }

@@ -187,6 +187,11 @@ int fabric_tx_end(struct fabric_tx *tx)
 	return r;
 }
 
+void fabric_tx_drop(struct fabric_tx *tx)
+{
+	pkt_put(tx->pb);
+}
+
 uint32_t fabric_peer_epoch(int dst)
 {
 	return dst >= 0 && dst < 64 ? host_epoch[dst] : 0;
