@@ -62,6 +62,7 @@
 #include "lib/rpc.h"
 #include "lib/rpc_wire.h"
 #include "net/fabric/fabric.h"
+#include "net/net.h"
 #include "net/rmem/rmem.h"
 
 /* --- the server ------------------------------------------------------------ */
@@ -75,6 +76,7 @@ struct rpc_stack {
 	volatile uint64_t mask;		/* argument frames in, for the expected call */
 	volatile int hdr_new, ctl_new;
 	volatile uint64_t events;
+	volatile int kick;		/* set with each event: what the thread polls the NIC for */
 	volatile uint64_t last_arrival;	/* cycles */
 	/* The stack's thread only. */
 	int owner;			/* node, or -1 */
@@ -115,6 +117,7 @@ static void stack_notify(void *arg, int seg, uint32_t off, uint32_t count)
 	}
 	if (wake) {
 		st->events++;
+		st->kick = 1;
 		waitq_wake_one(&st->wq);
 	}
 }
@@ -374,9 +377,16 @@ static void *stack_main(void *arg)
 		int timed_out = 0;
 		irqflags_t f = irq_save();
 		while (st->events == seen) {
-			/* On the reliable channel a frame is late, never lost: no timeout. */
+			/*
+			 * On the reliable channel a frame is late, never lost: no
+			 * timeout.  Where the node polls its link anyway, this
+			 * thread polls it first (net_poll_wait): the call is then
+			 * taken without a switch to the idle thread and back.
+			 */
 			if (!st->raw || !stack_partial(st)) {
-				waitq_wait(&st->wq);
+				st->kick = 0;
+				if (st->events == seen && !net_poll_wait(&st->kick))
+					waitq_wait(&st->wq);
 				continue;
 			}
 			uint64_t due = st->last_arrival + ns_to_cycles(SACK_NS), now = cycles();

@@ -19,6 +19,7 @@ struct segnote {
 	seg_notify_fn fn;
 	void *fn_arg;
 	volatile uint64_t arrivals;
+	volatile int kick;		/* set by each arrival: what seg_wait polls the NIC for */
 	struct waitq wq;
 };
 

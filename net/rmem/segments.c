@@ -14,6 +14,7 @@
 #include "kernel/x86.h"
 #include "net/fabric/call.h"
 #include "net/rmem/internal.h"
+#include "net/net.h"
 
 _Static_assert(RMEM_MAX_SEGS == SEGTAB_SLOTS && MAX_NODES == SEGTAB_NODES, "table sizes agree");
 
@@ -113,12 +114,24 @@ int seg_ticket(int seg, int node, uint32_t *gen)
 
 long seg_wait(int seg, uint64_t *seen, uint64_t timeout_ns)
 {
-	uint64_t end = cycles() + ns_to_cycles(timeout_ns);
+	uint64_t start = cycles(), end;
 	irqflags_t f = irq_save();
 	struct segslot *s = rmem_seg(seg);
 	struct segnote *n = s ? &rmem_notes[seg] : NULL;
 	long r = -ETIMEDOUT;
 
+	/*
+	 * Where the node polls its link anyway, poll it from this thread
+	 * first (net_poll_wait, as call_wait does): the arrival is then taken
+	 * without a switch to the idle thread and back.  Not for a wait
+	 * shorter than the poll would be.
+	 */
+	if (s && n->arrivals == *seen && timeout_ns >= net_wait_spin_us() * 1000ULL) {
+		n->kick = 0;
+		if (n->arrivals == *seen)
+			net_poll_wait(&n->kick);
+	}
+	end = start + ns_to_cycles(timeout_ns);
 	while (s && s->used && n->arrivals == *seen) {
 		uint64_t now = cycles();
 		if (now >= end)
@@ -198,6 +211,7 @@ void rmem_arrived(int seg, uint32_t off, uint32_t count)
 		return;
 	rmem_ctr.notifications++;
 	n->arrivals++;
+	n->kick = 1;
 	if (n->fn)
 		n->fn(n->fn_arg, seg, off, count);
 	if (n->wq.head)
