@@ -170,18 +170,25 @@ static void refuse(struct req_qtab *t, int status, struct req_rx *out)
 	out->status = status;
 }
 
-void req_rx_enq(struct req_qtab *t, int src, const struct req_msg *m, int can_answer, struct req_rx *out)
+void req_rx_enq(struct req_qtab *t, int src, const struct req_msg *m, int (*can_answer)(int src),
+		struct req_rx *out)
 {
 	struct req_qent *e = find(t, m->addr);
 	int status = admit(e, src, m->gen);
+	int needs;
 
 	out->hold = 0;
 	out->answer = 0;
 	out->status = RQS_OK;
 	out->qid = -1;
 	t->ctr.rx_req++;
-	/* Its answer must be able to go before anything happens. */
-	if (!can_answer && (status != RQS_OK || (m->flags & RQF_ACK) || !req_q_accepting(&e->q))) {
+	/*
+	 * Its answer must be able to go before anything happens.  A REQ that
+	 * is refused, acknowledged or meets a queue not accepting needs one;
+	 * so does one whose queue header turns out damaged (below).
+	 */
+	needs = status != RQS_OK || (m->flags & RQF_ACK) || !e->q.accepting;
+	if (needs && !can_answer(src)) {
 		out->hold = 1;
 		return;
 	}
@@ -200,6 +207,11 @@ void req_rx_enq(struct req_qtab *t, int src, const struct req_msg *m, int can_an
 		refuse(t, RQS_NOSPACE, out);
 		return;
 	case REQ_ENQ_CORRUPT:
+		/* Nothing stored: held if its refusal cannot go now. */
+		if (!needs && !can_answer(src)) {
+			out->hold = 1;
+			return;
+		}
 		refuse(t, RQS_BROKEN, out);
 		return;
 	case REQ_ENQ_NOMEM:

@@ -84,12 +84,14 @@ struct req_rx {
 /*
  * The receive half of REQ (paper, "The Receiver Node"): check the RQ_ENQ
  * m from node src against the table (queue at m->addr, src's right and
- * generation) and, if it passes, perform the enqueue.  can_answer says
- * whether a STATUS can go to src now; a REQ whose verdict needs one that
- * cannot go is held, before anything happens.  Counts every refusal by
- * reason.  Interrupts off: serialized with every other enqueue.
+ * generation) and, if it passes, perform the enqueue.  can_answer(src)
+ * says whether a STATUS can go to src now, asked only of a REQ whose
+ * verdict needs one; such a REQ is held if it cannot go, before anything
+ * happens.  Counts every refusal by reason.  Interrupts off: serialized
+ * with every other enqueue.
  */
-void req_rx_enq(struct req_qtab *t, int src, const struct req_msg *m, int can_answer, struct req_rx *out);
+void req_rx_enq(struct req_qtab *t, int src, const struct req_msg *m, int (*can_answer)(int src),
+		struct req_rx *out);
 
 /* The error a sender reports for a refusal status. */
 int req_status_errno(int status);

@@ -98,7 +98,7 @@ static int req_handler(int src, const uint8_t *payload, size_t len, struct pktbu
 		answer(src, m.tag, RQS_NOBODY);
 		return 0;
 	}
-	req_rx_enq(&req_tab, src, &m, call_can_answer(src), &v);
+	req_rx_enq(&req_tab, src, &m, call_can_answer, &v);
 	if (v.hold)
 		return -EBUSY;
 	trace_point(TS_MECH_DONE);	/* the word is in the queue (or refused) */

@@ -88,6 +88,9 @@ static void check_chain(const struct req_q *q)
 }
 
 /* One RQ_ENQ as the kernel's receive path takes it, with the model's checks. */
+static int answer_ok;
+static int can_answer_now(int src) { (void)src; return answer_ok; }
+
 static void deliver(struct req_msg *m, int src, int can_answer)
 {
 	struct fq *f = NULL;
@@ -105,7 +108,8 @@ static void deliver(struct req_msg *m, int src, int can_answer)
 	int allowed = f && tab.e[f->qid].right[src] && tab.e[f->qid].gen[src] == m->gen;
 	size_t before = f ? req_q_count(&tab.e[f->qid].q) : 0;
 	struct req_rx v;
-	req_rx_enq(&tab, src, m, can_answer, &v);
+	answer_ok = can_answer;
+	req_rx_enq(&tab, src, m, can_answer_now, &v);
 	if (v.qid >= 0) {
 		if (!f || v.qid != f->qid || !allowed)
 			abort();	/* stored without the right, or into the wrong queue */

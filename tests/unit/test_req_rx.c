@@ -71,6 +71,9 @@ static int new_queue(size_t bytes)
 }
 
 /* One RQ_ENQ from src, through the wire format and the receive half. */
+static int answer_ok;
+static int can_answer_now(int src) { (void)src; return answer_ok; }
+
 static struct req_rx rx(int src, uint64_t addr, uint32_t gen, uint32_t word, int flags, int can_answer)
 {
 	struct req_msg m = { 0 }, p;
@@ -83,7 +86,8 @@ static struct req_rx rx(int src, uint64_t addr, uint32_t gen, uint32_t word, int
 	m.word = word;
 	m.tag = 77;
 	assert_int_equal(req_wire_parse((const uint8_t *)&m, sizeof m, &p), 0);
-	req_rx_enq(&tab, src, &p, can_answer, &v);
+	answer_ok = can_answer;
+	req_rx_enq(&tab, src, &p, can_answer_now, &v);
 	return v;
 }
 
@@ -317,7 +321,15 @@ static void corrupt_header_refused_nothing_written(void **state)
 	assert_int_equal(req_qtab_export(&tab, q, "x", -1), 0);
 	uint32_t *b = tab.e[q].q.first;
 	b[0] = 8u << 16 | 0xfff0;	/* tail far past the 32-byte buffer */
-	struct req_rx v = rx(1, addr_of(q), ticket(q, 1), 0xdeadbeef, 0, 1);
+	/* Its refusal cannot go yet: held, nothing written, nothing answered. */
+	struct req_rx v = rx(1, addr_of(q), ticket(q, 1), 0xdeadbeef, 0, 0);
+	assert_true(v.hold);
+	assert_false(v.answer);
+	assert_int_equal(v.qid, -1);
+	assert_int_equal(tab.ctr.rx_corrupt, 0);
+	/* Once it can: refused back. */
+	v = rx(1, addr_of(q), ticket(q, 1), 0xdeadbeef, 0, 1);
+	assert_false(v.hold);
 	assert_int_equal(v.qid, -1);
 	assert_int_equal(v.status, RQS_BROKEN);
 	assert_int_equal(tab.ctr.rx_corrupt, 1);
