@@ -16,6 +16,7 @@
 #include "kernel/x86.h"
 #include "net/deposit/internal.h"
 #include "net/fabric/call.h"
+#include "net/net.h"
 
 /* --- endpoints and connections ------------------------------------------------- */
 
@@ -206,13 +207,26 @@ int dep_on_intr(int vci, dep_intr_fn fn, void *arg)
 
 long dep_intr_wait(int vci, uint64_t *seen, uint64_t timeout_ns)
 {
-	uint64_t end = cycles() + ns_to_cycles(timeout_ns);
+	uint64_t start = cycles(), end;
 	long r = -ETIMEDOUT;
 
 	if (vci < 0 || vci >= DART_MAX_CONN)
 		return -EBADF;
 	irqflags_t f = irq_save();
 	struct conn_note *n = &dep_notes[vci];
+	/*
+	 * Where the node polls its link anyway, poll it from this thread
+	 * first (net_poll_wait, as seg_wait does): the interrupt is then taken
+	 * without a switch to the idle thread and back.  Not for a wait
+	 * shorter than the poll would be.
+	 */
+	if (dep_dart.conn[vci].state != DC_FREE && n->intrs == *seen &&
+	    timeout_ns >= net_wait_spin_us() * 1000ULL) {
+		n->kick = 0;
+		if (n->intrs == *seen)
+			net_poll_wait(&n->kick);
+	}
+	end = start + ns_to_cycles(timeout_ns);
 	while (dep_dart.conn[vci].state != DC_FREE && n->intrs == *seen) {
 		uint64_t now = cycles();
 		if (now >= end)

@@ -204,6 +204,7 @@ static void sink_intr(void *ctx, const struct dart_event *ev)
 
 	(void)ctx;
 	n->intrs++;
+	n->kick = 1;
 	if (n->intr_fn)
 		n->intr_fn(n->intr_arg, ev);
 	if (n->wq.head)

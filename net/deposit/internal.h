@@ -19,6 +19,7 @@ struct conn_note {
 	dep_intr_fn intr_fn;
 	void *intr_arg;
 	volatile uint64_t intrs;
+	volatile int kick;		/* set by each interrupt: what dep_intr_wait polls the NIC for */
 	struct waitq wq;
 	dep_exc_fn exc_fn;
 	void *exc_arg;
