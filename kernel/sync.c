@@ -76,8 +76,15 @@ int waitq_wait_timeout(struct waitq *wq, uint64_t timeout_ns)
 	return curthread->wake_reason;
 }
 
+/*
+ * An empty queue is left at once: a waiter enqueues itself and blocks with
+ * interrupts off, after testing its condition, so a queue seen empty holds
+ * no thread that this wakeup is for.
+ */
 int waitq_wake_one(struct waitq *wq)
 {
+	if (!wq->head)
+		return 0;
 	irqflags_t f = irq_save();
 	struct thread *t = wq->head;
 
@@ -92,6 +99,8 @@ int waitq_wake_one(struct waitq *wq)
 
 int waitq_wake_all(struct waitq *wq)
 {
+	if (!wq->head)
+		return 0;
 	irqflags_t f = irq_save();
 	int n = 0;
 
@@ -155,13 +164,15 @@ void mutex_unlock(struct mutex *m)
 
 	if (m->owner != curthread)
 		panic("mutex %p: unlocked by '%s', which does not hold it", (void *)m, curthread->name);
+	int woke = 0;
 	if (--m->depth == 0) {
 		m->owner = NULL;
-		waitq_wake_one(&m->wq);
+		woke = waitq_wake_one(&m->wq);
 	}
 	irq_restore(f);
 	/* The wakeup above ran with interrupts off: take its preemption now. */
-	sched_maybe_preempt();
+	if (woke)
+		sched_maybe_preempt();
 }
 
 void sem_init(struct sem *s, int64_t count)
