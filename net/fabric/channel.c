@@ -251,8 +251,8 @@ const uint8_t *chan_template(struct chan *c)
 }
 
 /* chan_send_in_place's sealed frame (or one with a SACK bitmap to carry): built in full. */
-static __attribute__((noinline)) size_t send_in_place_built(struct chan *c, uint8_t *frame, uint8_t proto,
-							    size_t len, int acknow)
+static __attribute__((noinline)) size_t send_in_place_built(struct chan *c, uint8_t *frame,
+							    uint8_t proto, size_t len, int acknow)
 {
 	struct fab_hdr h;
 
@@ -326,7 +326,8 @@ static void rtt_sample(struct chan *c, uint64_t r)
 }
 
 /* process_ack when the frame tells something new. */
-static __attribute__((noinline)) void process_ack_update(struct chan *c, const struct fab_hdr *h, uint64_t now)
+static __attribute__((noinline)) void process_ack_update(struct chan *c, const struct fab_hdr *h,
+							 uint64_t now)
 {
 	int progress = 0;
 

@@ -144,7 +144,8 @@ int fab_process_frame(uint8_t *frame, size_t len)
 	/* What the channel or a protocol may keep of it needs buffers: without them, later. */
 	if (pkt_free_count() < RX_RESERVE)
 		return -ENOBUFS;
-	if (__builtin_expect(fab.inject, 0) || (len > FAB_ETH_HLEN + 1 && frame[FAB_ETH_HLEN + 1] == FAB_AUTO))
+	if (__builtin_expect(fab.inject, 0) ||
+	    (len > FAB_ETH_HLEN + 1 && frame[FAB_ETH_HLEN + 1] == FAB_AUTO))
 		return process_frame_copied(frame, len);
 	fab.ctr.rx_frames++;
 	return fab_receive(frame, len, NULL);
