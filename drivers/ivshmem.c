@@ -372,9 +372,10 @@ static void shm_irq_enable(struct netdev *nd, int on)
 /*
  * Poll the rings disarmed (interrupts off) until *flag is set (if flag),
  * a thread can run, or span TSC cycles have passed (SPAN_FOREVER: never);
- * with extend, each frame handled starts the wait again.  Every WINDOW_NS the node re-arms and
- * lets interrupts in for a moment (the tick, a wakeup), so that it is
- * armed whenever anything else may run.  Armed again on return.
+ * with extend, each frame handled starts the wait again.  Every WINDOW_NS
+ * the node re-arms and lets interrupts in for a moment (the tick, a
+ * wakeup), so that it is armed whenever anything else may run.  Armed
+ * again on return.
  */
 #define SPAN_FOREVER (~0ULL)
 
@@ -559,9 +560,8 @@ static int shm_probe(struct pci_dev *d)
 	sc->nd.flags = NETDEV_LOSSLESS;
 	_Static_assert(SHM_LINES == NETDEV_LINES && SHM_CTL == NETDEV_LINE, "the lines netdev.h names");
 	sc->nd.lines = sc->mem + shm_lines(sc->nodes);
-	sc->nd.wait = wait_mode(arg_str("shm_wait", NULL));
-	sc->nd.spin_us = (unsigned)arg_int("shm_spin_us", SPIN_US_DEFAULT);
-	sc->spin_cyc = ns_to_cycles(sc->nd.spin_us * 1000ULL);
+	shm_set_wait(&sc->nd, wait_mode(arg_str("shm_wait", NULL)),
+		     (unsigned)arg_int("shm_spin_us", SPIN_US_DEFAULT));
 	sc->nd.mac[0] = 0x02;
 	sc->nd.mac[1] = 0x4e;
 	sc->nd.mac[2] = 0x4f;

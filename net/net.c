@@ -26,6 +26,15 @@ static unsigned last_type;		/* the slot of the last frame's type */
 
 struct net_stats net_stats;
 
+/* The slot of the handler of type, or -1. */
+static __attribute__((noinline)) int type_slot(uint16_t type)
+{
+	for (int i = 0; i < MAX_TYPES; i++)
+		if (types[i].fn && types[i].type == type)
+			return i;
+	return -1;
+}
+
 int net_register(uint16_t type, ethertype_handler_t fn)
 {
 	irqflags_t f = irq_save();
@@ -51,31 +60,23 @@ int net_register(uint16_t type, ethertype_handler_t fn)
 int net_register_frame(uint16_t type, ethertype_frame_handler_t fn)
 {
 	irqflags_t f = irq_save();
+	int i = type_slot(type);
 
-	for (int i = 0; i < MAX_TYPES; i++) {
-		if (types[i].fn && types[i].type == type) {
-			types[i].frame_fn = fn;
-			irq_restore(f);
-			return 0;
-		}
-	}
+	if (i >= 0)
+		types[i].frame_fn = fn;
 	irq_restore(f);
-	return -ENOENT;
+	return i >= 0 ? 0 : -ENOENT;
 }
 
 int net_unregister(uint16_t type)
 {
 	irqflags_t f = irq_save();
+	int i = type_slot(type);
 
-	for (int i = 0; i < MAX_TYPES; i++) {
-		if (types[i].fn && types[i].type == type) {
-			types[i].fn = NULL;
-			irq_restore(f);
-			return 0;
-		}
-	}
+	if (i >= 0)
+		types[i].fn = NULL;
 	irq_restore(f);
-	return -ENOENT;
+	return i >= 0 ? 0 : -ENOENT;
 }
 
 /* The NIC's receive hook (interrupt context). */
@@ -90,56 +91,41 @@ static void demux(struct netdev *dev, struct pktbuf *pb)
 		return;
 	}
 	type = get_be16(pb->data + 12);
-	for (int i = 0; i < MAX_TYPES; i++) {
-		if (types[i].fn && types[i].type == type) {
-			net_stats.delivered++;
-			types[i].fn(pb);
-			return;
-		}
+	int i = type_slot(type);
+	if (i < 0) {
+		net_stats.unknown_type++;
+		pkt_put(pb);
+		return;
 	}
-	net_stats.unknown_type++;
-	pkt_put(pb);
+	net_stats.delivered++;
+	types[i].fn(pb);
 }
 
-/* demux_frame for a type other than the last one's, or one that keeps a pktbuf. */
-static __attribute__((noinline)) int demux_frame_other(uint8_t *frame, size_t len, uint16_t type)
+/* demux_frame's frame to a handler that keeps what it is given: in a buffer of the pool, or later. */
+static __attribute__((noinline)) int frame_to_pktbuf(int i, const uint8_t *frame, size_t len)
 {
-	struct pktbuf *pb;
+	struct pktbuf *pb = pkt_get();
 
-	for (unsigned i = 0; i < MAX_TYPES; i++) {
-		if (!types[i].fn || types[i].type != type)
-			continue;
-		last_type = i;
-		if (types[i].frame_fn) {
-			int r = types[i].frame_fn(frame, len);
-			if (r == 0)
-				net_stats.delivered++;
-			return r;
-		}
-		/* A handler that keeps what it is given: in a buffer of the pool, or later. */
-		if (!(pb = pkt_get())) {
-			net_stats.no_buffer++;
-			return -ENOBUFS;
-		}
-		memcpy(pb->data, frame, len);
-		pb->len = (uint16_t)len;
-		net_stats.delivered++;
-		types[i].fn(pb);
-		return 0;
+	if (!pb) {
+		net_stats.no_buffer++;
+		return -ENOBUFS;
 	}
-	net_stats.unknown_type++;
+	memcpy(pb->data, frame, len);
+	pb->len = (uint16_t)len;
+	net_stats.delivered++;
+	types[i].fn(pb);
 	return 0;
 }
 
 /*
  * The NIC's hook for a frame in its own memory (interrupt context): 0 or
- * -ENOBUFS.  The type of the last frame first, in a path of its own: a
- * link carries runs of one kind.
+ * -ENOBUFS.  The slot of the last frame's type is tried first: a link
+ * carries runs of one kind.
  */
 static int demux_frame(struct netdev *dev, uint8_t *frame, size_t len)
 {
+	int i = (int)last_type, r;
 	uint16_t type;
-	int r;
 
 	(void)dev;
 	if (len < ETH_HLEN || len > PKT_MAX_FRAME) {
@@ -147,9 +133,16 @@ static int demux_frame(struct netdev *dev, uint8_t *frame, size_t len)
 		return 0;
 	}
 	type = get_be16(frame + 12);
-	if (types[last_type].type != type || !types[last_type].frame_fn || !types[last_type].fn)
-		return demux_frame_other(frame, len, type);
-	if ((r = types[last_type].frame_fn(frame, len)) == 0)
+	if (!types[i].fn || types[i].type != type) {
+		if ((i = type_slot(type)) < 0) {
+			net_stats.unknown_type++;
+			return 0;
+		}
+		last_type = (unsigned)i;
+	}
+	if (!types[i].frame_fn)
+		return frame_to_pktbuf(i, frame, len);
+	if ((r = types[i].frame_fn(frame, len)) == 0)
 		net_stats.delivered++;
 	return r;
 }

@@ -219,23 +219,32 @@ static inline size_t build_raw(uint8_t *frame, struct peer *p, uint8_t proto, si
 	return CHAN_PAYLOAD_OFF + len;
 }
 
-int fabric_raw_send_pb(int dst, uint8_t proto, struct pktbuf *pb, size_t len)
+/* Can a raw frame of len bytes on proto go to dst now?  0, check_send's error, or -EAGAIN. */
+static int raw_check(int dst, uint8_t proto, size_t len)
 {
-	struct peer *p;
+	int r = check_send(dst, proto, len);
+
+	return r < 0 ? r : fab.peers[dst].known ? 0 : -EAGAIN;
+}
+
+/* A raw frame in pb to p (checked): headers, then the NIC. */
+static int raw_xmit_pb(struct peer *p, uint8_t proto, struct pktbuf *pb, size_t len)
+{
+	irqflags_t f = irq_save();
 	int r;
 
-	if ((r = check_send(dst, proto, len)) < 0)
-		return r;
-	p = &fab.peers[dst];
-	if (!p->known)
-		return -EAGAIN;
-	irqflags_t f = irq_save();
 	pb->len = (uint16_t)build_raw(pb->data, p, proto, len);
-	r = fab_xmit(pb);
-	if (r == 0)
+	if ((r = fab_xmit(pb)) == 0)
 		fab.ctr.tx_raw++;
 	irq_restore(f);
 	return r;
+}
+
+int fabric_raw_send_pb(int dst, uint8_t proto, struct pktbuf *pb, size_t len)
+{
+	int r = raw_check(dst, proto, len);
+
+	return r < 0 ? r : raw_xmit_pb(&fab.peers[dst], proto, pb, len);
 }
 
 int fabric_raw_send(int dst, uint8_t proto, const void *data, size_t len)
@@ -245,11 +254,9 @@ int fabric_raw_send(int dst, uint8_t proto, const void *data, size_t len)
 	uint8_t *f;
 	int r;
 
-	if ((r = check_send(dst, proto, len)) < 0)
+	if ((r = raw_check(dst, proto, len)) < 0)
 		return r;
 	p = &fab.peers[dst];
-	if (!p->known)
-		return -EAGAIN;
 	/* Built in the NIC's transmit slot where it has one (the shared-memory link). */
 	irqflags_t fl = irq_save();
 	if ((f = net_tx_begin(p->mac, CHAN_PAYLOAD_OFF + len + (fab.keyed ? FAB_TRAILER_LEN : 0)))) {
@@ -264,9 +271,8 @@ int fabric_raw_send(int dst, uint8_t proto, const void *data, size_t len)
 	irq_restore(fl);
 	if (!(pb = pkt_get()))
 		return -ENOBUFS;
-	if (len <= FAB_MTU)
-		memcpy(fabric_payload(pb), data, len);
-	r = fabric_raw_send_pb(dst, proto, pb, len);
+	memcpy(fabric_payload(pb), data, len);
+	r = raw_xmit_pb(p, proto, pb, len);
 	pkt_put(pb);
 	return r;
 }
