@@ -47,13 +47,24 @@ KCFLAGS := -std=gnu11 -O2 -g -ffreestanding -fno-pic -fno-pie -mno-red-zone \
 	-fno-asynchronous-unwind-tables -fno-common -Wall -Wextra \
 	-Wno-unused-parameter -nostdinc -isystem $(PICOLIBC)/include \
 	-isystem $(GCCINC) -I. -MMD -MP -include kernel/builtins.h
-# make TRACE=0 (after make clean): every file's stage stamps compiled out (kernel/trace.h).
+# make TRACE=0: every file's stage stamps compiled out (kernel/trace.h).
 ifeq ($(TRACE),0)
 KCFLAGS += -DLOCAL_TRACE=0
 endif
 KASFLAGS := -I. -MMD -MP
 KLDFLAGS := -nostdlib -static -z max-page-size=4096 -z noexecstack --build-id=none \
 	-T linker/kernel.ld
+# Link-time optimisation (make LTO=0 turns it off):
+# the hot paths cross files (rmem -> fabric -> channel -> netdev -> driver)
+# and LTO inlines across them; make cost counts 8-18 % fewer instructions.
+LTO      ?= 1
+KLD      := $(LD) $(KLDFLAGS)
+ifeq ($(LTO),1)
+KCFLAGS += -flto
+KLD      := $(CC) -flto=2 -O2 -fno-pic -fno-pie -no-pie -mno-red-zone -mcmodel=small \
+	-fno-omit-frame-pointer -fno-stack-protector -ffreestanding -nostdlib -static \
+	-Wl,-z,max-page-size=4096 -Wl,-z,noexecstack -Wl,--build-id=none -T linker/kernel.ld
+endif
 
 BOOT_OBJS := boot/entry.o
 
@@ -318,7 +329,15 @@ $(BUILD)/gen/font8x16.h: $(GRUB_FONT)
 $(BUILD)/drivers/fbcon.o: KCFLAGS += -I$(BUILD)/gen
 $(BUILD)/drivers/fbcon.o: $(BUILD)/gen/font8x16.h
 
-$(BUILD)/%.o: %.c | $(LIBC)
+# The kernel's flags as last built: objects are rebuilt when they change
+# (make TRACE=0, LTO=0 and back).
+$(BUILD)/kflags: FORCE
+	@mkdir -p $(dir $@)
+	@echo '$(KCFLAGS) $(KLD)' | cmp -s - $@ || echo '$(KCFLAGS) $(KLD)' > $@
+
+FORCE:
+
+$(BUILD)/%.o: %.c $(BUILD)/kflags | $(LIBC)
 	@mkdir -p $(dir $@)
 	@echo "  CC      $<"
 	@$(CC) $(KCFLAGS) -c -o $@ $<
@@ -328,7 +347,7 @@ $(LWIP_USERS): | $(LWIPDIR)/.extracted
 
 # lwIP itself: the kernel flags, the port's headers first.  A static
 # pattern, so that make never thinks it can build other names this way.
-$(addprefix $(BUILD)/,$(LWIP_OBJS)): $(BUILD)/lwip/%.o: $(LWIPDIR)/.extracted | $(LIBC)
+$(addprefix $(BUILD)/,$(LWIP_OBJS)): $(BUILD)/lwip/%.o: $(LWIPDIR)/.extracted $(BUILD)/kflags | $(LIBC)
 	@mkdir -p $(dir $@)
 	@echo "  CC      lwip/$*.c"
 	@$(CC) $(KCFLAGS) $(LWIP_INC) -c -o $@ $(LWIPDIR)/src/$*.c
@@ -345,12 +364,12 @@ $(BUILD)/ksyms-empty.o:
 # Two links: the second carries the symbol table of the first (for
 # backtraces).  .ksyms sits after all code and data, so no address moves;
 # the check below makes sure of it.
-$(BUILD)/now.elf: $(OBJS) $(BUILD)/ksyms-empty.o linker/kernel.ld linker/mksyms.sh $(LIBC)
+$(BUILD)/now.elf: $(OBJS) $(BUILD)/ksyms-empty.o linker/kernel.ld linker/mksyms.sh $(LIBC) $(BUILD)/kflags
 	@echo "  LD      $@"
-	@$(LD) $(KLDFLAGS) -o $@.pass1 $(OBJS) $(BUILD)/ksyms-empty.o $(LIBC) $(LIBGCC)
+	@$(KLD) -o $@.pass1 $(OBJS) $(BUILD)/ksyms-empty.o $(LIBC) $(LIBGCC)
 	@linker/mksyms.sh $@.pass1 > $(BUILD)/ksyms.S
 	@$(CC) -c -o $(BUILD)/ksyms.o $(BUILD)/ksyms.S
-	@$(LD) $(KLDFLAGS) -o $@ $(OBJS) $(BUILD)/ksyms.o $(LIBC) $(LIBGCC)
+	@$(KLD) -o $@ $(OBJS) $(BUILD)/ksyms.o $(LIBC) $(LIBGCC)
 	@nm -n $@.pass1 | grep -i ' t ' > $(BUILD)/syms.pass1
 	@nm -n $@ | grep -i ' t ' > $(BUILD)/syms.pass2
 	@cmp -s $(BUILD)/syms.pass1 $(BUILD)/syms.pass2 || \
@@ -526,7 +545,7 @@ clean:
 distclean:
 	rm -rf $(BUILD)
 
-.PHONY: all deps picolibc lwip run qemu-gdb bench cost trace papers speedup iso netboot unit test clean distclean
+.PHONY: FORCE all deps picolibc lwip run qemu-gdb bench cost trace papers speedup iso netboot unit test clean distclean
 
 # --- fuzzing ---------------------------------------------------------------
 #

@@ -53,6 +53,7 @@ def main():
     last_seq, last_ctr = {}, {}
     retx = 0
     for i, r in enumerate(rows):
+        again = False
         types[r["now.type"]] += 1
         if r["now.version"] != "2":
             bad.append("frame %d: version %s" % (i, r["now.version"]))
@@ -77,7 +78,10 @@ def main():
                 bad.append("frame %d: seq %d skips from %d on %s" % (i, seq, prev, key))
             if prev is not None and seq <= prev:
                 retx += 1	# a frame sent again: lost on the way, or not yet acknowledged
+                again = True
             last_seq[key] = seq if prev is None else max(prev, seq)
+        if again:
+            continue	# its operation is counted once, when first sent
         if r["now.rmem.op"]:
             ops["rmem." + r["now.rmem.op"]] += 1
         if r["now.req.op"]:
