@@ -415,6 +415,21 @@ static inline void process_ack(struct chan *c, const struct fab_hdr *h, uint64_t
 	/* Nothing new (the common case: a frame of a stream, our frames already counted). */
 	if (h->ack == c->snd_una && !h->sack && h->limit == c->snd_limit && c->snd_tx == c->snd_nxt)
 		return;
+	/*
+	 * The answer to the one frame outstanding, sent in place (no buffer
+	 * to free, no round-trip sample), everything sent: what
+	 * process_ack_update would do, in short.
+	 */
+	if (h->ack == c->snd_nxt && h->ack - c->snd_una == 1 && c->snd_tx == c->snd_nxt && !h->sack &&
+	    !TXSLOT(c, c->snd_una)->pb) {
+		c->snd_una = h->ack;
+		if (h->limit - c->snd_una <= c->sndq + c->cfg.window &&
+		    (int32_t)(h->limit - c->snd_limit) > 0)
+			c->snd_limit = h->limit;
+		c->rto_deadline = 0;
+		c->probe_deadline = 0;
+		return;
+	}
 	process_ack_update(c, h, now);
 }
 
