@@ -119,6 +119,7 @@ struct shm {
 	struct pci_msix msix;
 	int vector;
 	uint32_t tx_tail[MAX_NODES];	/* what this node published to each node */
+	uint32_t tx_head[MAX_NODES];	/* each node's head as this node last read it */
 	uint32_t rx_head[MAX_NODES];	/* what it took from each node */
 	struct shm_ring *tx_ring[MAX_NODES];	/* this node's ring to each node */
 	struct shm_ring *rx_ring[MAX_NODES];	/* each node's ring to this one */
@@ -155,17 +156,28 @@ static int mac_node(const struct shm *sc, const uint8_t *mac)
 	return n < sc->nodes ? n : -1;
 }
 
-/* The free slot of the ring to dst, or NULL if it is full.  (irq off) */
+/*
+ * The free slot of the ring to dst, or NULL if it is full.  dst's head
+ * (a line dst writes) is read only when the ring looks full by the head
+ * read last.  (irq off)
+ */
 static struct shm_slot *free_slot(struct shm *sc, int dst)
 {
 	struct shm_ring *r = sc->tx_ring[dst];
-	uint32_t t = sc->tx_tail[dst], h = __atomic_load_n(&r->head, __ATOMIC_ACQUIRE);
+	uint32_t t = sc->tx_tail[dst];
 
-	if (t - h >= sc->slots) {
-		if (t - h > sc->slots)
+	if (__builtin_expect(t - sc->tx_head[dst] >= sc->slots, 0)) {
+		uint32_t h = __atomic_load_n(&r->head, __ATOMIC_ACQUIRE);
+		if (t - h > sc->slots) {
 			sc->bad_counts++;	/* dst wrote a head beyond our tail */
-		sc->ring_full++;
-		return NULL;
+			sc->ring_full++;
+			return NULL;
+		}
+		sc->tx_head[dst] = h;
+		if (t - h == sc->slots) {
+			sc->ring_full++;
+			return NULL;
+		}
 	}
 	return shm_slot(r, sc->slots, t);
 }
@@ -181,10 +193,11 @@ static void publish(struct shm *sc, int dst, struct shm_slot *s, uint32_t len)
 		memset(s->frame + len, 0, ETH_MIN_FRAME - len);
 		len = ETH_MIN_FRAME;
 	}
-	s->len = len;
+	/* The stamp last: the frame is there once it is. */
+	__atomic_store_n(&s->stamp, shm_stamp(t, len), __ATOMIC_RELEASE);
 	sc->tx_tail[dst] = t;
-	__atomic_store_n(&r->tail, t, __ATOMIC_RELEASE);
-	/* The tail must be visible before armed is read (a store then a load). */
+	__atomic_store_n(&r->tail, t, __ATOMIC_RELAXED);
+	/* The stamp must be visible before armed is read (a store then a load). */
 	__atomic_thread_fence(__ATOMIC_SEQ_CST);
 	if (shm_ctl(sc->mem, dst)->armed) {
 		*(volatile uint32_t *)(sc->regs + Doorbell) = (uint32_t)dst << 16;
@@ -257,12 +270,19 @@ static int shm_transmit(struct netdev *nd, struct pktbuf *pb)
 	return r;
 }
 
+/* The stamp of the next frame from src, whether or not it is there yet. */
+static inline uint32_t next_stamp(struct shm *sc, int src)
+{
+	return __atomic_load_n(&shm_slot(sc->rx_ring[src], sc->slots, sc->rx_head[src])->stamp,
+			       __ATOMIC_ACQUIRE);
+}
+
 /* Frames waiting in any of this node's rings?  (irq off) */
 static int pending(struct shm *sc)
 {
 	for (int i = 0; i < sc->npeers; i++) {
 		int src = sc->peer[i];
-		if (__atomic_load_n(&sc->rx_ring[src]->tail, __ATOMIC_ACQUIRE) != sc->rx_head[src])
+		if (shm_stamp_is(next_stamp(sc, src), sc->rx_head[src] + 1))
 			return 1;
 	}
 	return 0;
@@ -284,18 +304,15 @@ static int shm_poll(struct netdev *nd, int budget)
 			i -= sc->npeers;
 		int src = sc->peer[i];
 		struct shm_ring *r = sc->rx_ring[src];
-		uint32_t h = sc->rx_head[src], t = __atomic_load_n(&r->tail, __ATOMIC_ACQUIRE);
-		if (t - h > sc->slots) {
-			/* src's tail is beyond anything it could have published: ignore it. */
-			sc->bad_counts++;
-			continue;
-		}
-		while (h != t && n < budget) {
+		uint32_t h = sc->rx_head[src];
+		while (n < budget) {
 			struct shm_slot *s = shm_slot(r, sc->slots, h);
+			uint32_t stamp = __atomic_load_n(&s->stamp, __ATOMIC_ACQUIRE);
+			if (!shm_stamp_is(stamp, h + 1))
+				break;
 			trace_point(TS_NIC_RX);
-			uint32_t len = s->len;
-			int ok = len >= SHM_FRAME_MIN && len <= SHM_FRAME_MAX;
-			if (ok) {
+			uint32_t len = stamp & 0xffff;
+			if (len >= SHM_FRAME_MIN && len <= SHM_FRAME_MAX) {
 				memcpy(sc->rx_frame, s->frame, len);
 				sc->in_rx = 1;
 				int r2 = netdev_input_frame(nd, sc->rx_frame, len);
@@ -548,6 +565,10 @@ static int shm_probe(struct pci_dev *d)
 		struct shm_ring *out = shm_ring(sc->mem, sc->nodes, sc->slots, sc->me, src);
 		sc->tx_ring[src] = out;
 		sc->tx_tail[src] = out->tail;
+		sc->tx_head[src] = out->head;
+		/* A frame whose stamp went out just before a reboot, but not its tail, may be taken already. */
+		if (out->head - out->tail - 1 < sc->slots)
+			sc->tx_tail[src] = out->head;
 		if (src != sc->me)
 			sc->peer[sc->npeers++] = src;
 	}

@@ -15,9 +15,20 @@
  * A ring has one producer (src) and one consumer (dst), each writing its
  * own cache line: the producer's holds tail, the consumer's head, both
  * free-running 32-bit counts of frames.  Then `slots` slots of SHM_SLOT
- * bytes: a 32-bit frame length, then the frame (an Ethernet frame without
- * FCS, 14..1514 bytes).  Slot i of count n is n & (slots - 1).  A frame is
- * in the ring from the moment tail passes it until head does.
+ * bytes: a 32-bit stamp, then the frame (an Ethernet frame without FCS,
+ * 14..1514 bytes).  Frame n (counting from 0) goes in slot n & (slots - 1);
+ * its stamp, stored after the frame, is shm_stamp(n + 1, length): the low
+ * 16 bits of the count it brings the ring to, and its length.  A frame is
+ * in the ring from the moment its stamp is stored until head passes it;
+ * tail follows the stamps (a producer that reboots continues from it).
+ *
+ * The consumer looks for the next frame in its slot's stamp, not in tail:
+ * the stamp shares a cache line with the frame's first 60 bytes, so a
+ * short frame crosses from one host CPU to the other as one line, and
+ * the poll reads no line the frame does not need.  A stamp left from an
+ * earlier turn of the ring names a count `slots` (or a multiple of it,
+ * below 2^16) lower: it never matches.  The producer reads head only when
+ * the ring looks full by the head it last read.
  *
  * A control block has `armed`, written by its node: nonzero while it
  * waits for a doorbell.  A producer that has published a frame to dst and
@@ -25,7 +36,7 @@
  *
  * Nothing read from the region is trusted: a node validates every count
  * and length another node wrote before it uses it (tail - head <= slots,
- * 14 <= len <= 1514), so another node's bug can cost this node only
+ * 14 <= length <= 1514), so another node's bug can cost this node only
  * frames, never memory outside the region.  Pure: host unit tests build
  * this header as it is.
  */
@@ -58,15 +69,30 @@ struct shm_ring {
 };
 
 struct shm_slot {
-	volatile uint32_t len;
+	volatile uint32_t stamp;	/* shm_stamp(count after this frame, its length) */
 	uint8_t frame[SHM_SLOT - 4];
 };
+
+/* The stamp of the frame of len bytes that brings the ring's count to count. */
+static inline uint32_t shm_stamp(uint32_t count, uint32_t len)
+{
+	return count << 16 | len;
+}
+
+/* Is stamp that of the frame that brings the count to count?  Then its length is stamp & 0xffff. */
+static inline int shm_stamp_is(uint32_t stamp, uint32_t count)
+{
+	return (stamp >> 16) == (count & 0xffff);
+}
 
 _Static_assert(sizeof(struct shm_ctl) == SHM_CTL, "a control block is one cache line");
 _Static_assert(sizeof(struct shm_ring) == SHM_RING_HDR, "a ring's header is two cache lines");
 _Static_assert(offsetof(struct shm_ring, head) == 64, "head on its own cache line");
 _Static_assert(sizeof(struct shm_slot) == SHM_SLOT, "a slot is 2 KiB");
 _Static_assert(4 + SHM_FRAME_MAX <= SHM_SLOT, "a frame fits its slot");
+_Static_assert(SHM_FRAME_MAX < 1 << 16, "a length fits a stamp's low half");
+_Static_assert(SHM_SLOTS_MAX < 1 << 16, "an earlier turn's stamp never matches");
+_Static_assert(SHM_RING_HDR % 64 == 0 && SHM_SLOT % 64 == 0, "a slot starts a cache line");
 
 /* The lines no ring uses: after the control blocks. */
 static inline uint64_t shm_lines(int nodes)

@@ -558,6 +558,14 @@ CASES = [
                     r"^\[n0\] RESULT rejoin node=0 old_op=-\d+ new_op=0 epoch_before=1 "
                     r"epoch_after=2 queued=16 dead=0 ok=1",
                     r"^\[n1\] RESULT rejoin node=1 boot=2 old=0 new=16 misordered=0 ok=1"]),
+    # The same on the shared-memory link: the rebooted node's rings continue where they were.
+    Cluster("fabric-rejoin-shm", app="rejoin", nodes=2, nic="shm", options=["--reboot", "1"],
+            expect=[r"^\[n1\] rejoin: node 1, second boot",
+                    r"^\[n0\] fabric: node 1 rebooted \(incarnation [0-9a-f]{16}\)",
+                    r"^\[n0\] RESULT rejoin node=0 old_op=-\d+ new_op=0 epoch_before=1 "
+                    r"epoch_after=2 queued=16 dead=0 ok=1",
+                    r"^\[n1\] RESULT rejoin node=1 boot=2 old=0 new=16 misordered=0 ok=1",
+                    r"^\[n1\] ivshmem: .* rejected: bad counts 0, bad lengths 0"]),
     Cluster("fabric-rejoin-after-death", app="rejoin", nodes=2, options=["--reboot", "1"],
             args="freeze_ms=3000 peer_timeout_ms=1000",
             expect=[r"^\[n0\] fabric: node 1 stopped answering",
