@@ -41,8 +41,12 @@ LIBGCC   := $(shell $(CC) -print-libgcc-file-name)
 GCCINC   := $(shell $(CC) -print-file-name=include)
 
 # The kernel: freestanding, no red zone (interrupts push onto the current
-# stack), frame pointers for backtraces, picolibc's headers only.
-KCFLAGS := -std=gnu11 -O2 -g -ffreestanding -fno-pic -fno-pie -mno-red-zone \
+# stack), frame pointers for backtraces, picolibc's headers only.  -O3:
+# under QEMU's TCG every return and indirect call is a lookup of the next
+# translated block (a third of the host's time in a spinning round trip
+# on the shared-memory link), so the inlining -O3 adds shows in wall-clock
+# time as well as in instructions (make cost: 5-17 % fewer than -O2).
+KCFLAGS := -std=gnu11 -O3 -g -ffreestanding -fno-pic -fno-pie -mno-red-zone \
 	-mcmodel=small -fno-omit-frame-pointer -fno-stack-protector \
 	-fno-asynchronous-unwind-tables -fno-common -Wall -Wextra \
 	-Wno-unused-parameter -nostdinc -isystem $(PICOLIBC)/include \
@@ -61,7 +65,7 @@ LTO      ?= 1
 KLD      := $(LD) $(KLDFLAGS)
 ifeq ($(LTO),1)
 KCFLAGS += -flto
-KLD      := $(CC) -flto=2 -O2 -fno-pic -fno-pie -no-pie -mno-red-zone -mcmodel=small \
+KLD      := $(CC) -flto=2 -O3 -fno-pic -fno-pie -no-pie -mno-red-zone -mcmodel=small \
 	-fno-omit-frame-pointer -fno-stack-protector -ffreestanding -nostdlib -static \
 	-Wl,-z,max-page-size=4096 -Wl,-z,noexecstack -Wl,--build-id=none -T linker/kernel.ld
 endif

@@ -9,6 +9,9 @@ int samples_init(struct samples *s, size_t cap)
 	s->v = malloc(cap * sizeof *s->v);
 	s->n = 0;
 	s->cap = s->v ? cap : 0;
+	if (!s->v)
+		printf("samples: no memory for %zu samples (%zu KiB): ask for fewer iterations\n", cap,
+		       cap * sizeof *s->v / 1024);
 	return s->v ? 0 : -1;
 }
 
