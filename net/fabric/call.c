@@ -144,9 +144,8 @@ void call_node_reset(int node)
 
 void call_free(struct call *c)
 {
-	irqflags_t f = irq_save();
-	c->tag = 0;
-	irq_restore(f);
+	/* One aligned store: a handler sees the call either taken or free (no interrupt window to close). */
+	__atomic_store_n(&c->tag, 0, __ATOMIC_RELEASE);
 }
 
 /* call_send, to the node's binding epoch only (0: any). */
