@@ -182,10 +182,10 @@ static int count_lost(int timeouts, int spin)
 /*
  * Node 0: timed round trips into s; return how many were lost, or -1.
  * A raw reply later than LOST_TIMEOUT_NS is retried like a lost one but
- * counted as late (*nlate) once it comes, not as lost.
+ * counted as late once it comes (`late`), not as lost.
  */
 static int measure(int reliable, int spin, int iters, int warmup,
-		   struct samples *s, int *nlate)
+		   struct samples *s)
 {
 	static uint32_t seq;
 	int timeouts = 0, errors = 0;
@@ -214,11 +214,7 @@ static int measure(int reliable, int spin, int iters, int warmup,
 			samples_add(s, t1 - t0);
 		i++;
 	}
-	if (reliable)
-		return timeouts;
-	int lost = count_lost(timeouts, spin);
-	*nlate = late;
-	return lost;
+	return reliable ? timeouts : count_lost(timeouts, spin);
 }
 
 static void end_phase(void)
@@ -262,11 +258,10 @@ static int setup(void)
  * return at once.  On node 0, s holds the samples; return lost frames or -1.
  */
 static int ping_phase(int reliable, int spin, int iters, int warmup, size_t frame,
-		      struct samples *s, int *nlate)
+		      struct samples *s)
 {
 	int lost = 0;
 
-	*nlate = 0;
 	if (setup() < 0)
 		return -1;
 	/* A keyed frame's trailer is part of its size. */
@@ -289,7 +284,7 @@ static int ping_phase(int reliable, int spin, int iters, int warmup, size_t fram
 		net_set_wait(spin == W_ADAPTIVE ? NET_WAIT_ADAPTIVE : NET_WAIT_HALT,
 			     (unsigned)arg_int("spin_us", 200));
 	if (node_id == 0) {
-		lost = measure(reliable, spin == W_SPIN, iters, warmup, s, nlate);
+		lost = measure(reliable, spin == W_SPIN, iters, warmup, s);
 		end_phase();
 	} else if (node_id == 1) {
 		echo_phase(spin == W_SPIN);
@@ -355,8 +350,7 @@ static int pingpong_main(void)
 			int n = spin ? (int)arg_int("spin_iters", 300) : iters;
 			if (samples_init(&s, (size_t)n) < 0)
 				return 1;
-			int nlate;
-			int lost = ping_phase(modes[m], waits[w], n, spin ? 10 : warmup, frame, &s, &nlate);
+			int lost = ping_phase(modes[m], waits[w], n, spin ? 10 : warmup, frame, &s);
 			if (node_id == 0) {
 				uint64_t med = samples_quantile(&s, 0.5);
 				result("nic=%s wait=%s mode=%s size=%zu iters=%zu lost=%d median_us=%s "
@@ -364,7 +358,7 @@ static int pingpong_main(void)
 				       net_nic_name(), wait_names[waits[w]], modes[m] ? "reliable" : "raw",
 				       frame, s.n, lost, fmt_us(a, sizeof a, med),
 				       fmt_us(b, sizeof b, samples_quantile(&s, 0.99)), med,
-				       fmt_us(c, sizeof c, samples_quantile(&s, 0.0)), nlate);
+				       fmt_us(c, sizeof c, samples_quantile(&s, 0.0)), late);
 				if (lost < 0 || (int)s.n != n || (modes[m] && lost > 0))
 					failed++;
 			}
@@ -380,8 +374,7 @@ static int pingpong_main(void)
 /* Bench rows: the floor (raw, both wait modes) and the reliable channel. */
 static int sample_ping(const struct bench_opts *o, struct samples *s, int reliable, int wait)
 {
-	int nlate;
-	int lost = ping_phase(reliable, wait, o->iters, wait == W_SPIN ? 10 : o->warmup, 64, s, &nlate);
+	int lost = ping_phase(reliable, wait, o->iters, wait == W_SPIN ? 10 : o->warmup, 64, s);
 	return lost < 0 || (reliable && lost > 0) ? -1 : 0;
 }
 
