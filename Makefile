@@ -65,9 +65,9 @@ LTO      ?= 1
 KLD      := $(LD) $(KLDFLAGS)
 ifeq ($(LTO),1)
 KCFLAGS += -flto
-KLD      := $(CC) -flto=2 -O3 -fno-pic -fno-pie -no-pie -mno-red-zone -mcmodel=small \
-	-fno-omit-frame-pointer -fno-stack-protector -ffreestanding -nostdlib -static \
-	-Wl,-z,max-page-size=4096 -Wl,-z,noexecstack -Wl,--build-id=none -T linker/kernel.ld
+# The link compiles the code: the kernel's -O and code-generation flags, the same as KCFLAGS's.
+KLD      := $(CC) $(filter-out -flto,$(filter -O% -f% -m%,$(KCFLAGS))) -flto=2 -no-pie -nostdlib \
+	-static -Wl,-z,max-page-size=4096 -Wl,-z,noexecstack -Wl,--build-id=none -T linker/kernel.ld
 endif
 
 BOOT_OBJS := boot/entry.o
