@@ -108,7 +108,7 @@ static size_t craft(uint8_t *f, enum kind k, const uint8_t *my_mac, const uint8_
 		h.len = sizeof hl;
 		hl.nodes = (uint16_t)num_nodes;
 		memcpy(hl.mac, my_mac, 6);
-		/* The echo is node 0's own incarnation, not node 1's: the handshake stays open. */
+		/* The echo is no challenge node 1 sent: the handshake stays open. */
 		static uint64_t claims;
 		/* Each claim another incarnation: each asks for an answer. */
 		hl.inc = k == K_HELLO_CLAIM ? 0x5eed5eed00000000ULL + (fabric_incarnation() | 1) + 2 * claims++

@@ -47,7 +47,8 @@ f.h_mac = ProtoField.ether("now.hello.mac", "MAC")
 f.h_known = ProtoField.uint64("now.hello.known", "Bound nodes", base.HEX)
 f.h_lossless = ProtoField.uint64("now.hello.lossless", "Lossless nodes", base.HEX)
 f.h_inc = ProtoField.uint64("now.hello.inc", "Incarnation", base.HEX)
-f.h_echo = ProtoField.uint64("now.hello.echo", "Echoed incarnation", base.HEX)
+f.h_echo = ProtoField.uint64("now.hello.echo", "Echoed challenge", base.HEX)
+f.h_nonce = ProtoField.uint64("now.hello.nonce", "Challenge", base.HEX)
 
 f.a_expect = ProtoField.uint16("now.auto.expect", "Expected nodes (0: auto)")
 f.a_nview = ProtoField.uint16("now.auto.nview", "View size (0: searching)")
@@ -170,7 +171,7 @@ function now.dissector(buf, pinfo, tree)
 	if plen > 0 then
 		local p = buf(HDR, plen)
 		local what
-		if ty == 4 and plen >= 44 then
+		if ty == 4 and plen >= 52 then
 			local h = t:add(now, p, "HELLO")
 			h:add_le(f.h_nodes, p(0, 2))
 			h:add_le(f.h_flags, p(2, 2))
@@ -179,6 +180,7 @@ function now.dissector(buf, pinfo, tree)
 			h:add_le(f.h_lossless, p(20, 8))
 			h:add_le(f.h_inc, p(28, 8))
 			h:add_le(f.h_echo, p(36, 8))
+			h:add_le(f.h_nonce, p(44, 8))
 		elseif ty == 6 and plen >= 24 then
 			local a = t:add(now, p, "AUTO")
 			a:add_le(f.a_expect, p(0, 2))

@@ -3,6 +3,7 @@
  */
 #include "kernel/incarnation.h"
 #include "kernel/node.h"
+#include "kernel/siphash.h"
 #include "kernel/x86.h"
 
 #define RDRAND_TRIES 10		/* Intel DRNG guide 5.2.1 */
@@ -66,47 +67,107 @@ static uint64_t jitter(void)
 	return s;
 }
 
-static void draw(void)
+/*
+ * A hardware value that passes the checks a faulty DRNG fails: never 0,
+ * never all ones (the known RDRAND fault of some CPUs, which then reports
+ * success), never the value drawn before.  Intel's DRNG guide 5.2.1:
+ * retry a failed RDRAND up to 10 times; RDSEED may be empty for a while.
+ */
+static uint64_t last_hw;
+static int hw_refused;
+
+static int hw_ok(uint64_t v)
+{
+	if (v == 0 || v == ~0ULL || v == last_hw) {
+		hw_refused++;
+		return 0;
+	}
+	last_hw = v;
+	return 1;
+}
+
+static int has_rdseed, has_rdrand, probed;
+
+static void probe(void)
 {
 	uint32_t a, b, c, d, max;
-	uint64_t v = 0;
 
+	probed = 1;
 	cpuid(0, 0, &max, &b, &c, &d);
 	if (max >= 7) {
 		cpuid(7, 0, &a, &b, &c, &d);
-		if (b & (1u << 18)) {			/* CPUID.(EAX=7,ECX=0):EBX.RDSEED */
-			for (int i = 0; i < RDSEED_TRIES && !source; i++) {
-				if (rdseed64(&v) && v)
-					source = "rdseed";
-				else
-					cpu_relax();
-			}
+		has_rdseed = (b & (1u << 18)) != 0;	/* CPUID.(EAX=7,ECX=0):EBX.RDSEED */
+	}
+	cpuid(1, 0, &a, &b, &c, &d);
+	has_rdrand = (c & (1u << 30)) != 0;		/* CPUID.01H:ECX.RDRAND */
+}
+
+/* One 64-bit value and where it came from. */
+static uint64_t draw(const char **from)
+{
+	uint64_t v = 0;
+
+	if (!probed)
+		probe();
+	for (int i = 0; has_rdseed && i < RDSEED_TRIES; i++) {
+		if (rdseed64(&v) && hw_ok(v)) {
+			*from = "rdseed";
+			return v;
+		}
+		cpu_relax();
+	}
+	for (int i = 0; has_rdrand && i < RDRAND_TRIES; i++) {
+		if (rdrand64(&v) && hw_ok(v)) {
+			*from = "rdrand";
+			return v;
 		}
 	}
-	if (!source) {
-		cpuid(1, 0, &a, &b, &c, &d);
-		if (c & (1u << 30)) {			/* CPUID.01H:ECX.RDRAND */
-			for (int i = 0; i < RDRAND_TRIES && !source; i++)
-				if (rdrand64(&v) && v)
-					source = "rdrand";
-		}
-	}
-	if (!source) {
-		v = jitter();
-		source = "tsc jitter";
-	}
-	inc = v ? v : 1;
+	*from = "tsc jitter";
+	return jitter() ^ v;
 }
 
 uint64_t incarnation(void)
 {
 	if (!inc) {
 		irqflags_t f = irq_save();
-		if (!inc)
-			draw();
+		if (!inc) {
+			uint64_t v = draw(&source);
+			inc = v ? v : 1;
+		}
 		irq_restore(f);
 	}
 	return inc;
+}
+
+/*
+ * random64: SipHash-2-4 of a counter under a 128-bit key drawn at the
+ * first call from the same sources as the incarnation (a second and third
+ * draw, so that the incarnation, which HELLOs publish, says nothing of it).
+ */
+static struct sipkey rkey;
+static uint64_t rctr;
+static int rkeyed;
+
+uint64_t random64(void)
+{
+	irqflags_t f = irq_save();
+	const char *from;
+	uint64_t v;
+
+	if (!rkeyed) {
+		incarnation();
+		rkey.k0 = draw(&from);
+		rkey.k1 = draw(&from) ^ rdtsc();
+		rkeyed = 1;
+	}
+	v = siphash_word(&rkey, NULL, 0, ++rctr);
+	irq_restore(f);
+	return v ? v : 1;
+}
+
+int incarnation_refused(void)
+{
+	return hw_refused;
 }
 
 const char *incarnation_source(void)

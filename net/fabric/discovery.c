@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "kernel/console.h"
+#include "kernel/incarnation.h"
 #include "kernel/sync.h"
 #include "kernel/timer.h"
 #include "kernel/tsc.h"
@@ -83,6 +84,7 @@ static void send_hello(int dst)
 	hello.inc = fab.inc;
 	if (dst >= 0) {
 		hello.echo = member_echo(&fab.peers[dst].m);
+		hello.nonce = member_nonce(&fab.peers[dst].m);
 		if (member_says_bound(&fab.peers[dst].m))
 			hello.flags |= FAB_HELLO_BOUND;
 	}
@@ -187,8 +189,8 @@ void fab_hello_input(const struct fab_hdr *h, const uint8_t *payload, const uint
 		fab.ctr.rx_foreign_mac++;
 		return;
 	}
-	r = member_hello(&p->m, fab.inc, hello.inc, hello.echo, (hello.flags & FAB_HELLO_BOUND) != 0,
-			 src_mac, h->dst == FAB_BROADCAST);
+	r = member_hello(&p->m, hello.inc, hello.nonce, hello.echo, (hello.flags & FAB_HELLO_BOUND) != 0,
+			 src_mac, h->dst == FAB_BROADCAST, random64());
 	if (r & (MEMBER_INVALID | MEMBER_PAST_INC)) {
 		fab.ctr.hello_bad++;
 		return;

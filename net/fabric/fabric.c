@@ -248,6 +248,10 @@ static int fabric_init(void)
 	       fab.keyed ? "" : crc32c_impl(),
 	       fab.lossless ? ", lossless link (no CRC, acks for credit)" : "",
 	       fab_inject_any() ? ", receive faults: " : "", fab_inject_any() ? desc : "");
+	if (fab.keyed && strcmp(incarnation_source(), "tsc jitter") == 0)
+		printf("fabric: warning: this CPU gave no usable RDSEED or RDRAND; the incarnation and "
+		       "handshake challenges come from TSC jitter, which is not an entropy source%s\n",
+		       incarnation_refused() ? " (it gave values a working DRNG never gives: 0, all ones, repeats)" : "");
 	fab_discovery_start();
 	return 0;
 }

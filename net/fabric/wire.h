@@ -37,7 +37,7 @@
 
 #include "kernel/siphash.h"
 
-#define FAB_VERSION 2
+#define FAB_VERSION 3
 #define FAB_HDR_LEN 32
 #define FAB_ETH_HLEN 14
 #define FAB_FRAME_MAX 1514
@@ -111,11 +111,13 @@ _Static_assert(sizeof(struct fab_hdr) == FAB_HDR_LEN, "fabric header is 32 bytes
 /*
  * HELLO payload: who I am, which boot of me this is, and whom I have
  * bound.  The handshake (net/fabric/member.h) binds (node id, MAC,
- * incarnation): A's HELLO carries inc = A's incarnation; B's answer
- * echoes it (echo = the incarnation B last heard from A); A binds B once
- * B's HELLO echoes A's own incarnation, and says so with
- * FAB_HELLO_BOUND in its next HELLO to B.  A broadcast HELLO echoes
- * nothing (echo = 0); every node answers one with a unicast HELLO.
+ * incarnation): A's unicast HELLO to B carries inc = A's incarnation and
+ * nonce = a random challenge A drew when it first heard this claim of
+ * B's; B's answer echoes it (echo = the challenge B last heard from A)
+ * and carries B's own challenge; A binds B once B's HELLO echoes A's
+ * current challenge, and says so with FAB_HELLO_BOUND in its next HELLO
+ * to B.  A broadcast HELLO echoes nothing and challenges nothing (echo
+ * = nonce = 0); every node answers one with a unicast HELLO.
  */
 struct fab_hello {
 	uint16_t nodes;		/* cluster size the sender was told */
@@ -125,9 +127,10 @@ struct fab_hello {
 	uint64_t known;		/* bit i: the sender has bound node i */
 	uint64_t lossless;	/* bit i: node i said lossless, and so does the sender */
 	uint64_t inc;		/* the sender's incarnation (never 0) */
-	uint64_t echo;		/* the receiver's incarnation as the sender heard it; 0: none */
+	uint64_t echo;		/* the receiver's challenge as the sender heard it; 0: none */
+	uint64_t nonce;		/* the sender's challenge to the receiver (member.h); 0: broadcast */
 } __attribute__((packed));
-_Static_assert(sizeof(struct fab_hello) == 44, "hello payload layout");
+_Static_assert(sizeof(struct fab_hello) == 52, "hello payload layout");
 
 enum {				/* fab_hello.flags */
 	/*
@@ -135,7 +138,7 @@ enum {				/* fab_hello.flags */
 	 * says so, and no fault= is set): it takes frames without a CRC.
 	 */
 	FAB_HELLO_LOSSLESS = 1,
-	/* The sender has bound the receiver with incarnation echo. */
+	/* The sender has bound the receiver (whose challenge it echoes). */
 	FAB_HELLO_BOUND = 2,
 };
 

@@ -117,11 +117,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			memcpy(&hello, payload, sizeof hello);
 			struct member *m = &mem[h.src];
 			uint32_t epoch = m->epoch;
-			unsigned r = member_hello(m, MY_INC, hello.inc, hello.echo,
+			/* A fixed challenge, so that the fuzzer can answer it and reach binding. */
+			unsigned r = member_hello(m, hello.inc, hello.nonce, hello.echo,
 						  (hello.flags & FAB_HELLO_BOUND) != 0, pb->data + 6,
-						  h.dst == FAB_BROADCAST);
+						  h.dst == FAB_BROADCAST, MY_INC);
 			if ((r & MEMBER_BIND) && (m->inc != hello.inc || m->epoch != epoch + 1 ||
-						  hello.echo != MY_INC))
+						  hello.echo != m->chal || h.dst == FAB_BROADCAST))
 				abort();
 			if (!(r & MEMBER_BIND) && m->epoch != epoch)
 				abort();

@@ -41,6 +41,9 @@ uint64_t ns_to_cycles(uint64_t ns) { return ns; }
 uint64_t cycles_to_ns(uint64_t c) { return c; }
 uint64_t incarnation(void) { return node_inc; }
 const char *incarnation_source(void) { return "host"; }
+int incarnation_refused(void) { return 0; }
+/* Distinct, never 0, and not guessable from anything a frame carries (for these tests). */
+uint64_t random64(void) { static uint64_t x = 0x9e3779b97f4a7c15ULL; x = x * 6364136223846793005ULL + 1442695040888963407ULL; return x | 1; }
 void sched_maybe_preempt(void) { }
 void thread_sleep_ns(uint64_t ns) { clock_ns += ns; }
 void call_node_reset(int node) { (void)node; }
@@ -434,6 +437,7 @@ void hn_hello(int k, int broadcast)
 	hello.inc = s->inc;
 	if (!broadcast) {
 		hello.echo = member_echo(&s->m);
+		hello.nonce = member_nonce(&s->m);
 		if (member_says_bound(&s->m))
 			hello.flags |= FAB_HELLO_BOUND;
 		hello.known = member_up(&s->m) ? 1ULL << HN_ME : 0;
@@ -474,9 +478,9 @@ static void to_peer(int k, const uint8_t *data, size_t len)
 		if (keyed && fab_unseal(&s->hello_unseal, data, &h, 0) != FAB_OK)
 			abort();
 		memcpy(&hello, payload, sizeof hello);
-		unsigned r = member_hello(&s->m, s->inc, hello.inc, hello.echo,
+		unsigned r = member_hello(&s->m, hello.inc, hello.nonce, hello.echo,
 					  (hello.flags & FAB_HELLO_BOUND) != 0, data + 6,
-					  h.dst == FAB_BROADCAST);
+					  h.dst == FAB_BROADCAST, random64());
 		if (r & MEMBER_BIND)
 			sim_bind(s, (r & MEMBER_RESET) != 0);
 		if (r & MEMBER_REPLY)

@@ -25,7 +25,7 @@
 
 struct hello_msg {
 	int src, dst;			/* dst -1: broadcast */
-	uint64_t inc, echo;
+	uint64_t inc, echo, nonce;
 	int bound;
 	uint8_t mac[6];
 };
@@ -59,6 +59,7 @@ static void post(int src, int dst)
 	memcpy(m->mac, macs[src], 6);
 	if (dst >= 0) {
 		m->echo = member_echo(&mem[src][dst]);
+		m->nonce = member_nonce(&mem[src][dst]);
 		m->bound = member_says_bound(&mem[src][dst]);
 	}
 }
@@ -82,10 +83,18 @@ static void setup(void)
 		boot(i, 0x1000 + (uint64_t)i * 0x111);
 }
 
+static uint64_t fresh_ctr;
+
+/* The challenges random64 would draw: distinct, never 0. */
+static uint64_t fresh(void)
+{
+	return 0xc4a1000000000000ULL + ++fresh_ctr;
+}
+
 static unsigned hear(int to, const struct hello_msg *m)
 {
-	unsigned r = member_hello(&mem[to][m->src], inc[to], m->inc, m->echo, m->bound, m->mac,
-				  m->dst < 0);
+	unsigned r = member_hello(&mem[to][m->src], m->inc, m->nonce, m->echo, m->bound, m->mac,
+				  m->dst < 0, fresh());
 
 	if (r & MEMBER_BIND)
 		binds[to][m->src]++;
@@ -138,36 +147,50 @@ static void discover(int rounds)
 	}
 }
 
+static struct hello_msg take(void)
+{
+	struct hello_msg m = q[0];
+
+	assert_true(qn > 0);
+	memmove(q, q + 1, (size_t)--qn * sizeof q[0]);
+	return m;
+}
+
 static void handshake_binds_only_when_complete(void **state)
 {
 	(void)state;
 	setup();
-	/* B hears A's broadcast: A is heard, not bound. */
+	/* B hears A's broadcast: A is heard and challenged, not bound. */
 	post(0, -1);
-	struct hello_msg m = q[0];
-	qn = 0;
+	struct hello_msg m = take();
 	assert_int_equal(hear(1, &m), MEMBER_REPLY);
 	assert_int_equal(mem[1][0].inc, 0);
 	assert_int_equal(mem[1][0].heard, inc[0]);
-	/* A hears B's answer, which echoes A: A binds B, and tells it. */
-	m = q[0];
-	qn = 0;
-	assert_int_equal(m.echo, inc[0]);
+	assert_int_not_equal(mem[1][0].chal, 0);
+	/* A hears B's challenge (it echoes nothing yet): A challenges B in turn. */
+	m = take();
+	assert_int_equal(m.nonce, mem[1][0].chal);
+	assert_int_equal(m.echo, 0);
+	assert_int_equal(hear(0, &m), MEMBER_REPLY);
+	assert_int_equal(mem[0][1].inc, 0);
+	/* B hears A's answer to its challenge: B binds A, and tells it. */
+	m = take();
+	assert_int_equal(m.echo, mem[1][0].chal);
 	assert_false(m.bound);
-	unsigned r = hear(0, &m);
+	unsigned r = hear(1, &m);
 	assert_true(r & MEMBER_BIND);
 	assert_false(r & MEMBER_RESET);
-	assert_int_equal(mem[0][1].inc, inc[1]);
-	assert_int_equal(mem[0][1].epoch, 1);
-	assert_false(member_up(&mem[0][1]));	/* B has not bound A yet */
-	/* B hears A's BOUND hello: B binds A, and both are up after B's answer. */
-	m = q[0];
-	qn = 0;
+	assert_int_equal(mem[1][0].inc, inc[0]);
+	assert_int_equal(mem[1][0].epoch, 1);
+	assert_false(member_up(&mem[1][0]));	/* A has not bound B yet */
+	/* A hears B's BOUND hello answering A's challenge: A binds B, both up after A's answer. */
+	m = take();
 	assert_true(m.bound);
-	assert_true(hear(1, &m) & MEMBER_BIND);
-	assert_true(member_up(&mem[1][0]));
-	run(10);
+	assert_int_equal(m.echo, mem[0][1].chal);
+	assert_true(hear(0, &m) & MEMBER_BIND);
 	assert_true(member_up(&mem[0][1]));
+	run(10);
+	assert_true(member_up(&mem[1][0]));
 	assert_int_equal(qn, 0);	/* and the exchange stops */
 }
 
@@ -203,7 +226,7 @@ static void claims_without_handshake_bind_nothing(void **state)
 	(void)state;
 	setup();
 	/* Claiming node 0 with a guessed echo, or none, or no incarnation. */
-	struct hello_msg m = { .src = 0, .dst = 1, .inc = 0xdead, .echo = inc[1] + 1, .bound = 1 };
+	struct hello_msg m = { .src = 0, .dst = 1, .inc = 0xdead, .echo = fresh_ctr + 1, .bound = 1 };
 	memcpy(m.mac, evil, 6);
 	assert_false(hear(1, &m) & MEMBER_BIND);
 	m.echo = 0;
@@ -215,13 +238,13 @@ static void claims_without_handshake_bind_nothing(void **state)
 	discover(5);
 	assert_true(all_up());
 	m.inc = inc[0];
-	m.echo = inc[1];
+	m.echo = mem[1][0].chal;
 	assert_int_equal(hear(1, &m), MEMBER_FOREIGN);
 	assert_int_equal(mem[1][0].inc, inc[0]);
 	assert_memory_equal(mem[1][0].mac, macs[0], 6);
-	/* A new incarnation that never echoes B's is only heard. */
+	/* A new incarnation that never answers B's challenge is only heard. */
 	m.inc = 0xbeef;
-	m.echo = 0x1234;
+	m.echo = mem[1][0].bound_chal;	/* node 0's answer, replaced at its binding */
 	assert_false(hear(1, &m) & (MEMBER_BIND | MEMBER_RESET));
 	assert_int_equal(mem[1][0].inc, inc[0]);
 	assert_int_equal(mem[1][0].epoch, 1);
@@ -236,20 +259,21 @@ static void rebooted_node_is_bound_again_after_both_agree(void **state)
 	/* Node 2 reboots: a new incarnation, nothing remembered. */
 	boot(2, 0x77777777);
 	post(2, -1);
-	struct hello_msg m = q[0];
+	struct hello_msg m = take();
 	qn = 0;
-	/* Node 0 hears it: not reset yet, the old binding stands. */
+	/* Node 0 hears it: challenged, not reset yet, the old binding stands. */
 	assert_int_equal(hear(0, &m), MEMBER_REPLY);
 	assert_int_equal(mem[0][2].inc, 0x1000 + 2 * 0x111);
 	assert_int_equal(mem[0][2].epoch, 1);
-	/* Node 2 hears node 0's echo and binds it; node 0 resets when 2 echoes it. */
-	m = q[0];
-	qn = 0;
-	assert_int_equal(m.echo, 0x77777777);
+	/* Node 2 hears node 0's challenge and challenges it in turn. */
+	m = take();
+	assert_int_equal(m.nonce, mem[0][2].chal);
+	assert_int_equal(m.echo, 0);
 	assert_false(m.bound);
-	assert_true(hear(2, &m) & MEMBER_BIND);
-	m = q[0];
-	qn = 0;
+	assert_false(hear(2, &m) & MEMBER_BIND);
+	/* Node 0 resets when node 2 answers its challenge. */
+	m = take();
+	assert_int_equal(m.echo, mem[0][2].chal);
 	unsigned r = hear(0, &m);
 	assert_true(r & MEMBER_RESET);
 	assert_true(r & MEMBER_BIND);
@@ -267,6 +291,12 @@ static void rebooted_node_is_bound_again_after_both_agree(void **state)
 	drop = 0.3;
 	boot(2, 0x88888888);
 	discover(300);
+	if (!all_up())
+		for (int a = 0; a < N; a++)
+			for (int b = 0; b < N; b++)
+				if (a != b)
+					print_message("%d sees %d: inc %lx heard %lx chal %lx heard_nonce %lx knows %d\n", a, b,
+						      mem[a][b].inc, mem[a][b].heard, mem[a][b].chal, mem[a][b].heard_nonce, mem[a][b].knows_me);
 	assert_true(all_up());
 	for (int a = 0; a < N; a++)
 		if (a != 2) {
@@ -276,8 +306,8 @@ static void rebooted_node_is_bound_again_after_both_agree(void **state)
 }
 
 /*
- * A HELLO recorded from an earlier boot of node 2 (unicast, echoing node
- * 0's incarnation, saying bound), replayed after node 2 rebooted and was
+ * A HELLO recorded from an earlier boot of node 2 (unicast, answering node
+ * 0's challenge, saying bound), replayed after node 2 rebooted and was
  * bound again: it must not take node 0's binding back to the dead
  * incarnation (a reset of the pair's channel toward nobody).
  */
@@ -294,7 +324,7 @@ static void replayed_hello_of_a_past_incarnation_is_refused(void **state)
 	assert_true(all_up());
 	post(2, 0);
 	old = q[--qn];
-	assert_true(old.bound && old.echo == inc[0]);
+	assert_true(old.bound && old.echo == mem[0][2].chal);
 	boot(2, 0x99999999);
 	discover(20);
 	assert_true(all_up());
@@ -303,20 +333,69 @@ static void replayed_hello_of_a_past_incarnation_is_refused(void **state)
 	assert_int_equal(mem[0][2].inc, 0x99999999);
 	assert_int_equal(resets[0][2], 1);
 	assert_int_equal(mem[0][2].epoch, 2);
-	/* Every incarnation of the last MEMBER_PAST reboots stays refused. */
-	for (int i = 0; i < MEMBER_PAST - 1; i++) {
-		boot(2, 0xa0000000 + (uint64_t)i);
+	/* Unkeyed too, the stale answer binds nothing: it answers a challenge long replaced. */
+	mem[0][2].keep_past = 0;
+	assert_false(hear(0, &old) & (MEMBER_BIND | MEMBER_RESET));
+	assert_int_equal(mem[0][2].inc, 0x99999999);
+	run(100);
+	discover(20);
+	assert_true(all_up());
+	assert_int_equal(resets[0][2], 1);
+}
+
+/*
+ * Every HELLO node 2 sent in its first boot, recorded and replayed to
+ * node 0 after node 2 rebooted ten times (more than MEMBER_PAST, so the
+ * list of refused incarnations no longer names it), interleaved with the
+ * real node's traffic: node 0 never binds the dead incarnation again, the
+ * real one stays bound, and both are up once the real HELLOs go on.
+ */
+static void no_past_boot_is_bound_again_however_many_reboots(void **state)
+{
+	static struct hello_msg rec[QMAX];
+	int nrec = 0;
+
+	(void)state;
+	setup();
+	for (int a = 0; a < N; a++)
+		for (int b = 0; b < N; b++)
+			mem[a][b].keep_past = 1;
+	/* Discovery, recording every HELLO node 2 sends (as a station on the wire would). */
+	for (int r = 0; r < 5 && !all_up(); r++) {
+		for (int n = 0; n < N; n++)
+			post(n, -1);
+		while (qn) {
+			if (q[0].src == 2 && nrec < QMAX)
+				rec[nrec++] = q[0];
+			step();
+		}
+	}
+	assert_true(all_up());
+	assert_true(nrec > 2);
+	uint64_t first = inc[2];
+	for (int b = 1; b <= 10; b++) {
+		boot(2, 0xb0000000 + (uint64_t)b);
 		discover(20);
 		assert_true(all_up());
 	}
-	assert_int_equal(hear(0, &old), MEMBER_PAST_INC);
-	assert_true(mem[0][2].inc == 0xa0000000 + MEMBER_PAST - 2);
-	run(100);
-	assert_true(all_up());
-	/* Unkeyed, the real node's HELLO binds it again after a forged claim. */
-	mem[0][2].keep_past = 0;
-	assert_true(hear(0, &old) & MEMBER_RESET);
-	assert_int_equal(mem[0][2].inc, old.inc);
+	assert_int_equal(resets[0][2], 10);
+	for (int k = 0; k < MEMBER_PAST; k++)
+		assert_int_not_equal(mem[0][2].past[k], first);	/* out of the list */
+	uint32_t epoch = mem[0][2].epoch;
+	for (int round = 0; round < 3; round++) {
+		for (int i = 0; i < nrec; i++) {
+			assert_false(hear(0, &rec[i]) & (MEMBER_BIND | MEMBER_RESET));
+			assert_int_equal(mem[0][2].inc, inc[2]);
+			if (i % 3 == 0)
+				run(4);		/* node 0's answers reach the real node 2 */
+		}
+		run(1000);
+		discover(20);
+		assert_true(all_up());
+	}
+	assert_int_equal(mem[0][2].epoch, epoch);
+	assert_int_equal(resets[0][2], 10);
+	assert_int_equal(resets[2][0], 0);
 }
 
 static void pair_tags_differ_per_incarnation(void **state)
@@ -392,6 +471,7 @@ int main(void)
 		cmocka_unit_test(claims_without_handshake_bind_nothing),
 		cmocka_unit_test(rebooted_node_is_bound_again_after_both_agree),
 		cmocka_unit_test(replayed_hello_of_a_past_incarnation_is_refused),
+		cmocka_unit_test(no_past_boot_is_bound_again_however_many_reboots),
 		cmocka_unit_test(pair_tags_differ_per_incarnation),
 		cmocka_unit_test(jitter_fold_spreads_every_bit),
 		cmocka_unit_test(calls_in_flight_fail_on_reset),
