@@ -73,6 +73,12 @@ static void copy_cmdline(const char *s)
 	}
 	memcpy(bootinfo.cmdline, s, n);
 	bootinfo.cmdline[n] = '\0';
+	/*
+	 * The loader's copy is read once, here: zero it, so that a secret on
+	 * the line (the cluster key) lives only where arg_forget can reach.
+	 */
+	for (size_t i = 0; i < n; i++)
+		((volatile char *)s)[i] = 0;
 }
 
 static void add_range(uint64_t base, uint64_t len, uint32_t e820type)

@@ -40,7 +40,21 @@ static int is_space(char ch)
 
 int cmdline_parse(const char *s, struct cmdline *c, char *err, size_t errlen)
 {
-	int bad = 0;
+	return cmdline_parse_secret(s, NULL, c, err, errlen);
+}
+
+/* Is the word w (n bytes) secret=...? */
+static int is_secret_word(const char *w, size_t n, const char *secret)
+{
+	size_t k = secret ? strlen(secret) : 0;
+
+	return secret && n > k && memcmp(w, secret, k) == 0 && w[k] == '=';
+}
+
+int cmdline_parse_secret(const char *s, const char *secret, struct cmdline *c, char *err,
+			 size_t errlen)
+{
+	int bad = 0, after_secret = 0;
 
 	c->n = 0;
 	if (errlen)
@@ -60,6 +74,13 @@ int cmdline_parse(const char *s, struct cmdline *c, char *err, size_t errlen)
 			s++;
 		}
 		end = s;
+		if (!eq && after_secret) {
+			report(err, errlen, "malformed argument after %s=: a %s cannot contain spaces "
+			       "(the word is not shown)", secret, secret);
+			bad++;
+			continue;
+		}
+		after_secret = is_secret_word(w, (size_t)(end - w), secret);
 		if (!eq) {
 			report(err, errlen, "malformed argument '%.*s': expected key=value", (int)(end - w), w);
 			bad++;
@@ -210,6 +231,7 @@ int cmdline_check(const struct cmdline *c, const struct argspec *const *tables, 
 			}
 			break;
 		case ARG_STR:
+		case ARG_SECRET:
 			break;
 		}
 	}
@@ -226,25 +248,39 @@ const char *cmdline_get(const struct cmdline *c, const char *key)
 
 void cmdline_redact(const char *s, const char *key, char *out, size_t n)
 {
-	size_t klen = strlen(key), o = 0;
-	int word_start = 1;
+	size_t o = 0;
+	int hiding = 0;
 
 	if (n == 0)
 		return;
 	while (*s && o + 1 < n) {
-		if (word_start && strncmp(s, key, klen) == 0 && s[klen] == '=') {
-			const char *h = "(hidden)";
-			for (size_t i = 0; i <= klen && o + 1 < n; i++)
-				out[o++] = *s++;
-			while (*h && o + 1 < n)
-				out[o++] = *h++;
-			while (*s && *s != ' ')
-				s++;
-			word_start = 0;
+		const char *w = s, *e = s;
+		int has_eq;
+
+		if (is_space(*s)) {
+			out[o++] = *s++;
 			continue;
 		}
-		word_start = *s == ' ';
-		out[o++] = *s++;
+		while (*e && !is_space(*e))
+			e++;
+		has_eq = memchr(w, '=', (size_t)(e - w)) != NULL;
+		if (is_secret_word(w, (size_t)(e - w), key)) {
+			const char *h = "(hidden)";
+			for (size_t i = 0; i <= strlen(key) && o + 1 < n; i++)
+				out[o++] = w[i];
+			while (*h && o + 1 < n)
+				out[o++] = *h++;
+			hiding = 1;
+		} else if (hiding && !has_eq) {
+			/* The rest of the secret, had it spaces: shown as nothing. */
+			while (o > 0 && is_space(out[o - 1]))
+				o--;
+		} else {
+			hiding = 0;
+			while (w < e && o + 1 < n)
+				out[o++] = *w++;
+		}
+		s = e;
 	}
 	out[o] = '\0';
 }

@@ -30,6 +30,7 @@ enum arg_type {
 	ARG_INT,	/* decimal or 0x hex, within [min, max] */
 	ARG_INT_AUTO,	/* as ARG_INT, or the word "auto" */
 	ARG_STR,	/* any non-empty text; the owner validates it */
+	ARG_SECRET,	/* as ARG_STR, never printed (config_redact, error messages) */
 	ARG_BOOL,	/* 0/1, on/off, yes/no, true/false */
 };
 
@@ -46,6 +47,14 @@ struct argspec {
  * nothing is written there).
  */
 int cmdline_parse(const char *s, struct cmdline *c, char *err, size_t errlen);
+
+/*
+ * As cmdline_parse, for a line where the value of the key named secret
+ * (NULL: none) must not be shown: a malformed word that follows it (the
+ * rest of a value that had spaces in it) is reported without its text.
+ */
+int cmdline_parse_secret(const char *s, const char *secret, struct cmdline *c, char *err,
+			 size_t errlen);
 
 /*
  * Check every key of c against the NULL-terminated list of NULL-terminated
@@ -65,8 +74,11 @@ int cmdline_parse_int(const char *s, long *out);
 
 /*
  * Copy the command line s to out (n bytes, NUL-terminated, truncated to
- * fit) with the value of every word key=... replaced by "(hidden)": a
- * secret (the cluster key) never reaches the console or a log.
+ * fit) with the value of every word key=... replaced by "(hidden)", and
+ * every word without '=' after it too (the rest of a value with spaces in
+ * it, which the parser splits off): a secret (the cluster key) never
+ * reaches the console or a log.  Words are split as the parser splits
+ * them (space, tab, CR, LF).
  */
 void cmdline_redact(const char *s, const char *key, char *out, size_t n);
 

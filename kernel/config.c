@@ -16,6 +16,8 @@ int node_id, num_nodes = 1;
 static int auto_id, auto_expect, identity_set;
 const struct app *current_app;
 static struct cmdline boot_cmdline;
+static char *boot_line;		/* the text config_init read (arg_forget zeroes in it) */
+static size_t boot_len;
 
 extern const struct app *const __apps_start[], *const __apps_end[];
 extern const struct arg_table *const __argtabs_start[], *const __argtabs_end[];
@@ -30,6 +32,61 @@ static const struct argspec kernel_args[] = {
 	  "stays) or poweroff (ACPI S5)" },
 	{ NULL, 0, 0, 0, NULL },
 };
+
+/* The k-th key of a registered table that is ARG_SECRET, or NULL. */
+static const char *secret_key(int k)
+{
+	for (const struct arg_table *const *t = __argtabs_start; t < __argtabs_end; t++)
+		for (const struct argspec *s = (*t)->spec; s && s->key; s++)
+			if (s->type == ARG_SECRET && k-- == 0)
+				return s->key;
+	return NULL;
+}
+
+void config_redact(const char *line, char *out, size_t n)
+{
+	const char *key;
+
+	if (n == 0)
+		return;
+	snprintf(out, n, "%s", line);
+	for (int k = 0; (key = secret_key(k)) != NULL; k++) {
+		char tmp[n];
+		cmdline_redact(out, key, tmp, n);
+		memcpy(out, tmp, n);
+	}
+}
+
+static int word_edge(char c)
+{
+	return c == 0 || c == ' ' || c == '\t' || c == '\r' || c == '\n';
+}
+
+static void zero(volatile char *p, size_t n)
+{
+	while (n--)
+		*p++ = 0;
+}
+
+void arg_forget(const char *key)
+{
+	size_t k = strlen(key);
+
+	for (int i = 0; i < boot_cmdline.n; i++)
+		if (strcmp(boot_cmdline.a[i].key, key) == 0)
+			zero(boot_cmdline.a[i].val, sizeof boot_cmdline.a[i].val);
+	/* And in the text of the line: the value of every word key=... (zeros end no word here). */
+	for (size_t i = 0; i + k < boot_len; i++) {
+		if ((i == 0 || word_edge(boot_line[i - 1])) && strncmp(boot_line + i, key, k) == 0 &&
+		    boot_line[i + k] == '=') {
+			size_t e = i + k + 1;
+			while (e < boot_len && !word_edge(boot_line[e]))
+				e++;
+			zero(boot_line + i + k + 1, e - (i + k + 1));
+			i = e;
+		}
+	}
+}
 
 const struct app *app_find(const char *name)
 {
@@ -85,7 +142,7 @@ static int check_identity(void)
 	return 0;
 }
 
-int config_init(const char *line)
+int config_init(char *line)
 {
 	const struct argspec *tables[MAX_TABLES + 3];
 	const struct arg_table *const *t;
@@ -94,7 +151,9 @@ int config_init(const char *line)
 	long v;
 	int n = 0;
 
-	if (cmdline_parse(line, &boot_cmdline, err, sizeof err)) {
+	boot_line = line;
+	boot_len = strlen(line);
+	if (cmdline_parse_secret(line, secret_key(0), &boot_cmdline, err, sizeof err)) {
 		print_problems(err);
 		return -EINVAL;
 	}

@@ -77,7 +77,7 @@ void kmain(uint32_t kind, uint32_t info)
 	    kind == BOOT_MULTIBOOT2 && !bootinfo.efi)
 		console_enable_vga();	/* a BIOS leaves VGA text mode; UEFI has none */
 	static char shown[sizeof bootinfo.cmdline];
-	cmdline_redact(bootinfo.cmdline, "key", shown, sizeof shown);
+	config_redact(bootinfo.cmdline, shown, sizeof shown);
 	printf("boot: %s loader, command line '%s'%s\n", bootinfo.loader, shown,
 	       bootinfo.cmdline_truncated ? " (truncated)" : "");
 	if (fb->addr)

@@ -34,6 +34,13 @@ int node_set_identity(int id, int nodes);
 
 /* A key's value, already checked against its table; def if absent. */
 const char *arg_str(const char *key, const char *def);
+
+/*
+ * Take a secret's text out of memory once its owner has derived what it
+ * needs: the value of key zeroed in the parsed command line and in the
+ * boot's copy of the line (arg_str gives "" from then on).
+ */
+void arg_forget(const char *key);
 long arg_int(const char *key, long def);
 int arg_bool(const char *key, int def);
 

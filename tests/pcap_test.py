@@ -3,7 +3,7 @@
 
 Runs an app on two nodes with boot/cluster --pcap, then reads node 0's
 capture through tshark and the project's dissector and checks what the
-fields say against what the run must have sent: every frame of version 2;
+fields say against what the run must have sent: every frame of version 3;
 the source node named in the header is the one whose MAC sent it; DATA
 frames go to the other node, with sequence numbers per direction that
 never skip (a step back is a retransmission, counted); with a key every frame carries the trailer, and
@@ -55,7 +55,7 @@ def main():
     for i, r in enumerate(rows):
         again = False
         types[r["now.type"]] += 1
-        if r["now.version"] != "2":
+        if r["now.version"] != "3":
             bad.append("frame %d: version %s" % (i, r["now.version"]))
         mac_node = int(r["eth.src"].split(":")[-1], 16)
         if r["now.type"] != "6" and r["now.src"] != str(mac_node):

@@ -246,7 +246,6 @@ static int auto_step(uint64_t now, uint64_t settle_ns, uint64_t confirm_ns)
 static int fabric_auto(void)
 {
 	uint64_t start, next_send, next_progress, settle_ns, confirm_ns;
-	const char *key = arg_str("key", NULL);
 	int id, r;
 
 	if (!node_auto(&au.expect))
@@ -264,9 +263,8 @@ static int fabric_auto(void)
 	au.inc = incarnation();
 	settle_ns = (uint64_t)arg_int("auto_settle_ms", 3000) * 1000000ULL;
 	confirm_ns = (uint64_t)arg_int("auto_confirm_ms", 300) * 1000000ULL;
-	if (key) {
+	if (fab_cluster_key(&au.seal.key)) {
 		au.keyed = 1;
-		fab_key_from_text(&au.seal.key, key);
 		au.unseal.key = au.seal.key;
 	}
 	memcpy(au.mac[0], net_mac(), 6);

@@ -42,7 +42,7 @@ static const struct argspec fabric_args[] = {
 	  "after this long without a newcomer (default 3000)" },
 	{ "auto_confirm_ms", ARG_INT, 10, 3600000, "node=auto nodes=N: the cluster is formed once N "
 	  "stations have heard each other and no newcomer for this long (default 300)" },
-	{ "key", ARG_STR, 0, 0, "cluster key (16 to 128 characters, the same on every node): every "
+	{ "key", ARG_SECRET, 0, 0, "cluster key (16 to 128 characters, the same on every node): every "
 	  "fabric frame carries a SipHash-2-4 MAC and is taken at most once" },
 	{ NULL, 0, 0, 0, NULL },
 };
@@ -66,6 +66,21 @@ static int fabric_check_args(const struct cmdline *c, char *err, size_t errlen)
 
 static const struct arg_table fabric_argtab = { "fabric", fabric_args, fabric_check_args };
 ARGS_REGISTER(fabric_argtab);
+
+int fab_cluster_key(struct sipkey *k)
+{
+	if (!fab.key_state) {
+		const char *text = arg_str("key", NULL);
+		fab.key_state = text ? 2 : 1;
+		if (text) {
+			fab_key_from_text(&fab.key, text);
+			arg_forget("key");	/* the text is needed no more */
+		}
+	}
+	if (fab.key_state == 2)
+		*k = fab.key;
+	return fab.key_state == 2;
+}
 
 /* --- the channels' link -------------------------------------------------------- */
 
@@ -193,9 +208,8 @@ static int fabric_init(void)
 	if (!fab.peers)
 		return -ENOMEM;
 	fab.inc = incarnation();
-	if (arg_str("key", NULL)) {
+	if (fab_cluster_key(&fab.key)) {
 		fab.keyed = 1;
-		fab_key_from_text(&fab.key, arg_str("key", NULL));
 		fab.hello_seal.key = fab.key;
 		fab.hello_unseal.key = fab.key;
 	}

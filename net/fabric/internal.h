@@ -39,6 +39,7 @@ struct fabric {
 	uint64_t inc;			/* this boot's incarnation */
 	int keyed;			/* key= given: every frame sealed (wire.h) */
 	struct sipkey key;		/* the cluster key */
+	int key_state;			/* fab_cluster_key: 0 not read yet, 1 none, 2 derived */
 	struct fab_seal hello_seal;	/* HELLOs: under the cluster key itself */
 	struct fab_unseal hello_unseal;
 	uint64_t peer_timeout_ns;
@@ -50,6 +51,13 @@ extern struct fabric fab;
 
 /* Hand a built frame to the NIC; a full ring counts as tx_failed.  (irq off) */
 int fab_xmit(struct pktbuf *pb);
+
+/*
+ * The cluster key of key= (fab_key_from_text), derived at the first call
+ * and kept; the text is zeroed then (arg_forget).  1 and *k set, or 0
+ * without a key.
+ */
+int fab_cluster_key(struct sipkey *k);
 
 /* After any channel operation on p: resume, report a death, wake senders.  (irq off) */
 void fab_after_chan_op_slow(struct peer *p);

@@ -85,8 +85,12 @@ struct fab_unseal {
 /*
  * The cluster key from the text of key= (any length; the MAC is as strong
  * as the text is hard to guess), and the key of one direction of a pair:
- * from node src with incarnation src_inc to node dst with dst_inc.
+ * from node src with incarnation src_inc to node dst with dst_inc.  The
+ * cluster key is slow to derive on purpose: 2 * FAB_KEY_ROUNDS SipHashes
+ * (about 10 ms of a node's boot), so that a HELLO sniffed off the wire
+ * lets nobody test passphrases at the speed of three SipHashes a guess.
  */
+#define FAB_KEY_ROUNDS 32768
 void fab_key_from_text(struct sipkey *k, const char *text);
 void fab_pair_key(struct sipkey *out, const struct sipkey *cluster, int src, uint64_t src_inc,
 		  int dst, uint64_t dst_inc);

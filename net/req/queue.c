@@ -51,6 +51,23 @@ static int chain_hdr_ok(const uint32_t *b)
 	       ((uintptr_t)b & (words * 4 - 1)) == 0 && hdr_ok(b, words);
 }
 
+/*
+ * Do the next pointers in the buffers say what the queue's own list of
+ * links says: first -> links[0] -> ... -> links[nlinks - 1] -> none?  Each
+ * pointer is compared before anything is read through it.
+ */
+static int chain_ok(const struct req_q *q)
+{
+	const uint32_t *b = q->first;
+
+	for (unsigned i = 0; i < q->nlinks; i++) {
+		if (req_buf_next(b) != q->links[i])
+			return 0;
+		b = q->links[i];
+	}
+	return req_buf_next(b) == NULL;
+}
+
 /* Entries in buffer b; full tells a full first buffer from an empty one. */
 static uint32_t buf_count(const uint32_t *b, int full)
 {
@@ -72,6 +89,8 @@ int req_q_init(struct req_q *q, void *buf, size_t bytes, const struct req_alloc 
 	q->alloc = *a;
 	q->accepting = 1;
 	q->cap_bytes = REQ_CHAIN_CAP;
+	q->links = q->links_inline;
+	q->links_cap = REQ_LINKS_INLINE;
 	buf_reset(q->first, (uint32_t)(bytes / 4));
 	return 0;
 }
@@ -83,16 +102,35 @@ void req_q_set_cap(struct req_q *q, size_t bytes)
 
 void req_q_destroy(struct req_q *q)
 {
-	uint32_t *b = req_buf_next(q->first);
-
-	while (b) {
-		uint32_t *n = req_buf_next(b);
-		q->alloc.put(q->alloc.ctx, b, (size_t)req_buf_size(b) * 4);
-		b = n;
-	}
+	/* The queue's own list, not the pointers in application memory. */
+	for (unsigned i = 0; i < q->nlinks; i++)
+		q->alloc.put(q->alloc.ctx, q->links[i], (size_t)req_buf_size(q->links[i]) * 4);
+	q->nlinks = 0;
+	if (q->links != q->links_inline)
+		q->alloc.put(q->alloc.ctx, q->links, q->links_cap * sizeof q->links[0]);
+	q->links = q->links_inline;
+	q->links_cap = REQ_LINKS_INLINE;
 	q->chain_bytes = 0;
 	q->first[2] = 0;
 	q->accepting = 0;
+}
+
+/* Room in the list of links for one more: 0, or -ENOMEM. */
+static int links_room(struct req_q *q)
+{
+	uint32_t **nl;
+
+	if (q->nlinks < q->links_cap)
+		return 0;
+	nl = q->alloc.get(q->alloc.ctx, 2 * q->links_cap * sizeof nl[0]);
+	if (!nl)
+		return -ENOMEM;
+	memcpy(nl, q->links, q->nlinks * sizeof nl[0]);
+	if (q->links != q->links_inline)
+		q->alloc.put(q->alloc.ctx, q->links, q->links_cap * sizeof nl[0]);
+	q->links = nl;
+	q->links_cap *= 2;
+	return 0;
 }
 
 enum req_enq_result req_q_enqueue(struct req_q *q, uint32_t data)
@@ -164,7 +202,7 @@ int req_q_overflow(struct req_q *q)
 		q->capped = 1;
 		return -ENOSPC;
 	}
-	nb = q->alloc.get(q->alloc.ctx, nbytes);
+	nb = links_room(q) == 0 ? q->alloc.get(q->alloc.ctx, nbytes) : NULL;
 	if (!nb || ((uintptr_t)nb >> 32)) {
 		if (nb)
 			q->alloc.put(q->alloc.ctx, nb, nbytes);
@@ -184,8 +222,11 @@ int req_q_overflow(struct req_q *q)
 	nb[0] = (uint32_t)(nbytes / 4) << 16 | (REQ_HDR_WORDS + count);
 	nb[1] = (uint32_t)(nbytes / 4) << 16 | REQ_HDR_WORDS;
 	/* Link it right after the first: older copies are further down the chain. */
-	nb[2] = b[2];
+	nb[2] = q->nlinks ? (uint32_t)(uintptr_t)q->links[0] : 0;
 	b[2] = (uint32_t)(uintptr_t)nb;
+	memmove(q->links + 1, q->links, q->nlinks * sizeof q->links[0]);
+	q->links[0] = nb;
+	q->nlinks++;
 	/* "Mark the previously overflowed buffer as empty", then accept again. */
 	buf_reset(b, size);
 	b[2] = (uint32_t)(uintptr_t)nb;
@@ -212,9 +253,13 @@ int req_q_dequeue(struct req_q *q, uint32_t *data)
 			q->corrupt++;
 			return -EIO;
 		}
-		while (req_buf_next(b)) {
-			prev = b;
-			b = req_buf_next(b);
+		if (!chain_ok(q)) {
+			q->corrupt++;
+			return -EIO;
+		}
+		if (q->nlinks) {
+			b = q->links[q->nlinks - 1];
+			prev = q->nlinks > 1 ? q->links[q->nlinks - 2] : q->first;
 		}
 		STEP(q, 2);
 		if (b != q->first && !chain_hdr_ok(b)) {
@@ -227,6 +272,12 @@ int req_q_dequeue(struct req_q *q, uint32_t *data)
 			return 0;	/* EMPTY_QUEUE */
 		/* A drained copy: unlink and free it, then look again. */
 		prev[2] = 0;
+		if (--q->nlinks == 0 && q->links != q->links_inline) {
+			/* The chain drained: its list goes back inline. */
+			q->alloc.put(q->alloc.ctx, q->links, q->links_cap * sizeof q->links[0]);
+			q->links = q->links_inline;
+			q->links_cap = REQ_LINKS_INLINE;
+		}
 		q->chain_bytes -= (size_t)req_buf_size(b) * 4;
 		q->alloc.put(q->alloc.ctx, b, (size_t)req_buf_size(b) * 4);
 		q->buffers_freed++;
@@ -278,7 +329,9 @@ size_t req_q_count(const struct req_q *q)
 {
 	size_t n = 0;
 
-	for (const uint32_t *b = q->first; b; b = req_buf_next(b))
-		n += buf_count(b, b == q->first && q->first_full);
+	n = buf_count(q->first, q->first_full);
+	for (unsigned i = 0; i < q->nlinks; i++)
+		if (chain_hdr_ok(q->links[i]))
+			n += buf_count(q->links[i], 0);
 	return n;
 }

@@ -46,6 +46,15 @@
  */
 #define REQ_CHAIN_CAP (4 * REQ_MAX_BYTES)
 
+/*
+ * The chain's next pointers live in the buffers, which are application
+ * memory: the queue keeps its own list of the copies it linked, in chain
+ * order (inline for the first REQ_LINKS_INLINE, then in an array from the
+ * allocator that doubles as the chain grows), and follows or frees a next
+ * pointer only when it is the one that list says.
+ */
+#define REQ_LINKS_INLINE 8
+
 /* Allocation, supplied by the user of this module (page allocator, malloc). */
 struct req_alloc {
 	/* bytes is a power of two; the result must be aligned to it (or NULL). */
@@ -66,6 +75,9 @@ struct req_q {
 	int capped;			/* closed because a copy would pass cap_bytes */
 	size_t chain_bytes;		/* bytes in the copies linked after the first buffer */
 	size_t cap_bytes;		/* the most chain_bytes may reach (REQ_CHAIN_CAP) */
+	uint32_t **links;		/* the copies linked, newest (after first) to oldest */
+	unsigned nlinks, links_cap;
+	uint32_t *links_inline[REQ_LINKS_INLINE];
 	/* counters */
 	uint64_t enqueued, dequeued, overflows, deferred_overflows, buffers_linked, buffers_freed;
 	uint64_t capped_overflows;	/* overflows that found the chain at its cap */

@@ -609,6 +609,12 @@ CASES = [
             count={r"RESULT rmem-test checks=\d+ failed=0": 4}),
     Cluster("cmdline-short-key", app="hello", nodes=1, args="key=short", status=2,
             expect=[r"cmdline: error: key: 5 characters; a cluster key has 16 to 128"]),
+    # A key with spaces in it: refused, and no word of it on the console.
+    Cluster("cmdline-key-with-spaces", app="hello", nodes=1,
+            args="key=correct-horse-battery staple-words", status=2,
+            expect=[r"command line '.*key=\(hidden\)'", r"malformed argument after key=: a key "
+                    r"cannot contain spaces \(the word is not shown\)"],
+            absent=[r"\[n0\].*staple", r"\[n0\].*correct-horse"]),
     # A hostile station on the switch (boot/hostile, boot/cluster --hostile): malformed
     # frames, frames forged in the nodes' names (DATA, ACK, PROBE, raw remote memory, HELLOs
     # of a forged reboot, barrier releases) and replays of frames it heard.  With a key the

@@ -70,6 +70,8 @@ const char *arg_str(const char *key, const char *def)
 	return def;
 }
 
+void arg_forget(const char *key) { (void)key; }
+
 long arg_int(const char *key, long def)
 {
 	if (strcmp(key, "peer_timeout_ms") == 0)

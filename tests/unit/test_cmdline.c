@@ -225,12 +225,41 @@ static void redact_hides_the_key(void **state)
 	assert_string_equal(out, "node=0 key=(hi");
 	cmdline_redact("anything", "key", out, 1);
 	assert_string_equal(out, "");
+	/* Words split as the parser splits them: tab, CR and LF too. */
+	cmdline_redact("node=1\tkey=s3cret-s3cret-s3cret\rapp=x", "key", out, sizeof out);
+	assert_string_equal(out, "node=1\tkey=(hidden)\rapp=x");
+	cmdline_redact("key=s3cret-s3cret\nnode=1", "key", out, sizeof out);
+	assert_string_equal(out, "key=(hidden)\nnode=1");
+	/* A key with spaces: its later words (no '=') are hidden too. */
+	cmdline_redact("node=0 key=correct horse  battery staple app=hello", "key", out, sizeof out);
+	assert_string_equal(out, "node=0 key=(hidden) app=hello");
+	assert_null(strstr(out, "horse"));
+}
+
+static void parse_errors_never_show_a_secret(void **state)
+{
+	struct cmdline c;
+	char err[512];
+
+	(void)state;
+	assert_int_equal(cmdline_parse_secret("node=0 key=correct horse battery app=hello", "key", &c,
+					      err, sizeof err), 2);
+	assert_null(strstr(err, "horse"));
+	assert_null(strstr(err, "battery"));
+	assert_non_null(strstr(err, "cannot contain spaces"));
+	/* Without the secret's name, the word is shown as before. */
+	assert_int_equal(cmdline_parse("node=0 key=correct horse", &c, err, sizeof err), 1);
+	assert_non_null(strstr(err, "horse"));
+	/* A malformed word elsewhere is still named. */
+	assert_int_equal(cmdline_parse_secret("oops key=abc node=1", "key", &c, err, sizeof err), 1);
+	assert_non_null(strstr(err, "oops"));
 }
 
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(parses_key_values),
+		cmocka_unit_test(parse_errors_never_show_a_secret),
 		cmocka_unit_test(empty_line_is_fine),
 		cmocka_unit_test(rejects_malformed_words),
 		cmocka_unit_test(rejects_duplicates),

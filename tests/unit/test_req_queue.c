@@ -360,6 +360,62 @@ static void corrupted_header_never_writes_outside(void **state)
 }
 
 /*
+ * The next pointers live in the buffers: a stray write there (a pointer to
+ * memory the queue never linked, a link cut, a loop) must never be
+ * followed or freed.  The dequeue refuses (-EIO, counted); the count and
+ * destroy use the queue's own list; put right, the queue goes on in order.
+ */
+static void corrupted_next_pointer_is_never_followed(void **state)
+{
+	(void)state;
+	struct req_q q;
+	uint32_t *b = first_buffer(32), v;
+	uint32_t *foreign = first_buffer(64);	/* a buffer-shaped block the queue never linked */
+	assert_int_equal(req_q_init(&q, b, 32, &alloc), 0);
+	for (uint32_t i = 0; i < 12; i++)	/* two overflows: first -> copy2 -> copy1 */
+		assert_true(req_q_enqueue(&q, i) != REQ_ENQ_CORRUPT);
+	assert_int_equal(q.nlinks, 2);
+	uint32_t *c2 = req_buf_next(b), *c1 = req_buf_next(c2);
+	assert_non_null(c1);
+	memcpy(foreign, c1, 64);		/* a perfect copy of a real header */
+	int live = live_buffers;
+	const uint32_t saved_b = b[2], saved_c2 = c2[2];
+	uint32_t bad[][2] = {
+		{ (uint32_t)(uintptr_t)foreign, saved_c2 },	/* first points elsewhere */
+		{ saved_b, (uint32_t)(uintptr_t)foreign },	/* the middle link redirected */
+		{ saved_b, 0 },					/* the chain cut short */
+		{ saved_b, saved_b },				/* a loop */
+		{ 0, saved_c2 },				/* no chain at all */
+	};
+	for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+		b[2] = bad[i][0];
+		c2[2] = bad[i][1];
+		uint64_t corrupt = q.corrupt;
+		q.dnp = 1;
+		assert_int_equal(req_q_dequeue(&q, &v), -EIO);
+		q.dnp = 0;
+		assert_int_equal(q.corrupt, corrupt + 1);
+		assert_int_equal(live_buffers, live);		/* nothing freed */
+		assert_int_equal(req_q_count(&q), 12);		/* counted from the queue's own list */
+	}
+	/* Put right: every entry in order, every copy freed. */
+	b[2] = saved_b;
+	c2[2] = saved_c2;
+	for (uint32_t i = 0; i < 12; i++) {
+		assert_int_equal(deq(&q, &v), 1);
+		assert_int_equal(v, i);
+	}
+	assert_int_equal(live_buffers, live - 2);
+	/* Destroy frees what the queue linked, whatever the buffers say. */
+	for (uint32_t i = 0; i < 12; i++)
+		req_q_enqueue(&q, i);
+	assert_int_equal(q.nlinks, 2);
+	b[2] = (uint32_t)(uintptr_t)foreign;
+	req_q_destroy(&q);
+	assert_int_equal(live_buffers, live - 2);
+}
+
+/*
  * Item: an overflow copy that cannot be allocated must not leave the
  * queue holding REQs back (the fabric would stall every protocol from
  * their sender): it refuses them as "no space", and the next REQ after
@@ -516,6 +572,7 @@ int main(void)
 		cmocka_unit_test_setup(overflow_cap_holds_back_then_resumes, setup),
 		cmocka_unit_test_setup(cap_below_one_copy, setup),
 		cmocka_unit_test_setup(corrupted_header_never_writes_outside, setup),
+		cmocka_unit_test_setup(corrupted_next_pointer_is_never_followed, setup),
 		cmocka_unit_test_setup(no_memory_refuses_and_recovers, setup),
 		cmocka_unit_test_setup(overflow_at_every_dequeue_step_with_protocol, setup),
 		cmocka_unit_test_setup(without_the_protocol_the_race_breaks_the_queue, setup),

@@ -296,6 +296,11 @@ static void keyed_frames(void **state)
 	fab_key_from_text(&cluster, "sixteen-chars-ok");
 	fab_key_from_text(&other, "sixteen-chars-oj");
 	assert_true(cluster.k0 != other.k0 && cluster.k1 != other.k1);
+	/* The same text, the same key; not the text's plain digest (the slow chain ran). */
+	fab_key_from_text(&wrong.key, "sixteen-chars-ok");
+	assert_true(wrong.key.k0 == cluster.k0 && wrong.key.k1 == cluster.k1);
+	static const struct sipkey h0 = { 0x65646f6e20574f4eULL, 0x302079656b20ULL };
+	assert_true(cluster.k0 != siphash(&h0, "sixteen-chars-ok", 16));
 	fab_pair_key(&seal.key, &cluster, 0, 111, 1, 222);
 	fab_pair_key(&u.key, &cluster, 0, 111, 1, 222);
 	/* Another incarnation of either side, or the other direction, is another key. */
