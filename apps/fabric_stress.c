@@ -222,7 +222,7 @@ static int stress_main(void)
 	fabric_register(APP_PROTO_TEST, stress_handler);
 	if (slow && !thread_create("resumer", resumer, NULL, PRIO_HIGH, 0))
 		return 1;
-	if (fabric_wait_peers(30000000000ULL) < 0)
+	if (fabric_wait_peers(120000000000ULL) < 0)
 		return 1;
 	if (second_boot) {
 		/* The others wait for this before they send to the new incarnation. */
@@ -235,8 +235,11 @@ static int stress_main(void)
 				return 1;
 	}
 	/* A second boot's first barrier was released long ago: node 0 lets it through. */
-	if (fabric_barrier(30000000000ULL) < 0)
+	int br = fabric_barrier(30000000000ULL);
+	if (br < 0) {
+		printf("fabric-stress: the start barrier failed (%d)\n", br);
 		return 1;
+	}
 
 	t0 = cycles();
 	for (int i = 0; i < num_nodes; i++) {

@@ -121,6 +121,8 @@ struct shm {
 	uint32_t tx_tail[MAX_NODES];	/* what this node published to each node */
 	uint32_t tx_head[MAX_NODES];	/* each node's head as this node last read it */
 	uint32_t rx_head[MAX_NODES];	/* what it took from each node */
+	uint32_t suspect[MAX_NODES];	/* shm_repair: where it would go on from (bit 31 set), */
+	uint32_t suspect_at[MAX_NODES];	/* from which head */
 	struct shm_ring *tx_ring[MAX_NODES];	/* this node's ring to each node */
 	struct shm_ring *rx_ring[MAX_NODES];	/* each node's ring to this one */
 	int peer[MAX_NODES];		/* the other nodes, ascending */
@@ -129,6 +131,8 @@ struct shm {
 	uint64_t window_cyc;		/* WINDOW_NS in TSC cycles */
 	uint64_t spin_cyc;		/* nd.spin_us in TSC cycles */
 	uint64_t no_dest, ring_full, bad_counts, bad_lengths, doorbells;
+	uint64_t drain_bounded;		/* drains that stopped at DRAIN_MAX, the rest left */
+	uint64_t heads_restored, slots_skipped;	/* shm_repair */
 	int tx_dst;			/* tx_begin's node, until tx_commit */
 	struct shm_slot *tx_slot;	/* and its slot */
 	int in_rx;			/* a frame is being handed up from rx_frame */
@@ -337,18 +341,37 @@ static int shm_poll(struct netdev *nd, int budget)
 	return n;
 }
 
-/* Disarm, drain, re-arm, and look once more.  (irq off) */
+/*
+ * Disarm, drain, re-arm, and look once more: bounded work.  At most
+ * DRAIN_MAX frames a call, and a pass that takes nothing (the frame at a
+ * ring's head waits for a packet buffer) ends it: a peer that keeps
+ * writing, good frames or bad, cannot hold the node in interrupt context.
+ * What is left is taken at the next doorbell or tick (shm_tick looks).
+ * (irq off)
+ */
+#define DRAIN_MAX (8 * RX_BUDGET)
+
 static void drain(struct shm *sc)
 {
+	int left = DRAIN_MAX;
+
 	for (;;) {
+		int pass = 0, got;
+
 		my_ctl(sc)->armed = 0;
-		while (shm_poll(&sc->nd, RX_BUDGET) == RX_BUDGET)
-			;
+		do {
+			got = shm_poll(&sc->nd, left < RX_BUDGET ? left : RX_BUDGET);
+			pass += got;
+			left -= got;
+		} while (got == RX_BUDGET && left > 0);
 		my_ctl(sc)->armed = 1;
 		__atomic_thread_fence(__ATOMIC_SEQ_CST);
-		if (!pending(sc))
+		/* A frame published before we re-armed rang no doorbell: look again, within the bound. */
+		if (left <= 0 || pass == 0 || !pending(sc))
 			break;
 	}
+	if (left <= 0)
+		sc->drain_bounded++;
 	/* Frames went out of this node's rings: a peer waiting for ring space may go on. */
 	netdev_tx_space(&sc->nd);
 }
@@ -363,6 +386,57 @@ static void shm_intr(void *arg)
 		drain(sc);
 }
 
+/*
+ * The shared memory is writable by any process that can open it: at every
+ * tick, put back what another may have changed in this node's rings.  The
+ * head this node published (the producer reads it for space) is written
+ * again if it moved.  Where the producer's tail and this node's head
+ * disagree with the stamps in the same way at two ticks in a row (never
+ * for longer than the producer takes between its stamp and its tail):
+ * a slot published whose stamp is wrong was damaged, and is skipped; a
+ * producer more than a ring ahead wrote over slots not taken (a moved
+ * head let it), and reading goes on from its oldest; a producer behind
+ * this node's head means the head was wrong, and reading goes back to
+ * the producer's count.  The channel sends again what was lost when the
+ * hole shows (channel.h).  (irq off)
+ */
+static void shm_repair(struct shm *sc)
+{
+	for (int i = 0; i < sc->npeers; i++) {
+		int src = sc->peer[i];
+		struct shm_ring *r = sc->rx_ring[src];
+		uint32_t h = sc->rx_head[src], t, ahead, to;
+
+		if (__atomic_load_n(&r->head, __ATOMIC_RELAXED) != h) {
+			__atomic_store_n(&r->head, h, __ATOMIC_RELEASE);
+			sc->heads_restored++;
+		}
+		t = __atomic_load_n(&r->tail, __ATOMIC_ACQUIRE);
+		ahead = t - h;		/* frames published and not taken, by the producer's count */
+		if (ahead == 0 || (ahead <= sc->slots && shm_stamp_is(next_stamp(sc, src), h + 1))) {
+			sc->suspect[src] = 0;	/* nothing wrong: empty, or the next frame is there */
+			continue;
+		}
+		/*
+		 * Where to go on from, should this still be so at the next tick:
+		 * past a damaged slot; to the producer's oldest slot if it wrote
+		 * over slots not taken (a moved head let it); back to its count
+		 * if this node is ahead of it.
+		 */
+		to = ahead <= sc->slots ? h + 1 : ahead < 0x80000000u ? t - sc->slots : t;
+		if (sc->suspect[src] != (to | 1u << 31) || sc->suspect_at[src] != h) {
+			sc->suspect[src] = to | 1u << 31;
+			sc->suspect_at[src] = h;
+			continue;
+		}
+		sc->suspect[src] = 0;
+		sc->slots_skipped += ahead <= 0x80000000u ? to - h : 0;
+		sc->nd.stats.rx_errors++;
+		sc->rx_head[src] = to;
+		__atomic_store_n(&r->head, to, __ATOMIC_RELEASE);
+	}
+}
+
 /* The tick: a frame whose doorbell never came, and senders waiting for ring space. */
 static void shm_tick(void)
 {
@@ -370,6 +444,7 @@ static void shm_tick(void)
 
 	if (!sc)
 		return;
+	shm_repair(sc);
 	if (!sc->nd.polling && pending(sc))
 		drain(sc);
 	else if (sc->nd.tx_waiters.head)
@@ -405,13 +480,17 @@ static int poll_disarmed(struct shm *sc, volatile int *flag, uint64_t span, int 
 	__atomic_thread_fence(__ATOMIC_SEQ_CST);
 	while (!thread_runnable() && !(flag && *flag)) {
 		trace_point(TS_WAIT);
-		if (pending(sc)) {
-			while (shm_poll(&sc->nd, RX_BUDGET) == RX_BUDGET)
-				;
+		/*
+		 * One pass of at most RX_BUDGET frames, then the clock: a flood,
+		 * or a frame that waits for a packet buffer, neither keeps the
+		 * interrupt window shut nor holds the loop past its span.
+		 */
+		if (pending(sc) && shm_poll(&sc->nd, RX_BUDGET) > 0) {
 			/* Handled in the receive path, nothing to run: the wait starts again. */
 			if (extend)
 				until = cycles() + span;
-			continue;
+			if (thread_runnable() || (flag && *flag))
+				break;
 		}
 		now = cycles();
 		if (now >= until)
@@ -614,8 +693,10 @@ static void shm_exit(void)
 
 	if (sc)
 		printf("ivshmem: doorbells rung %lu, interrupts %lu, ring full %lu, frames for no node %lu, "
-		       "rejected: bad counts %lu, bad lengths %lu\n", sc->doorbells, sc->nd.stats.irqs,
-		       sc->ring_full, sc->no_dest, sc->bad_counts, sc->bad_lengths);
+		       "rejected: bad counts %lu, bad lengths %lu, damaged slots skipped %lu, heads put back %lu, "
+		       "drains cut short %lu\n", sc->doorbells, sc->nd.stats.irqs, sc->ring_full, sc->no_dest,
+		       sc->bad_counts, sc->bad_lengths, sc->slots_skipped, sc->heads_restored,
+		       sc->drain_bounded);
 }
 EXIT_HOOK(ivshmem, shm_exit);
 

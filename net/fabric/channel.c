@@ -45,7 +45,7 @@ void chan_release(struct chan *c)
 	c->rx_ooo = 0;
 	c->dlv_nxt = c->rcv_nxt;
 	c->blocked = 0;
-	c->rto_deadline = c->probe_deadline = 0;
+	c->rto_deadline = c->probe_deadline = c->quiet_deadline = 0;
 	c->ack_pending = 0;
 }
 
@@ -108,6 +108,13 @@ static void header(struct chan *c, struct fab_hdr *h, uint8_t type)
 	fill_ack(c, h);
 }
 
+/* Lossless: frames outstanding; if nothing is acknowledged for rto, the oldest goes again. */
+static inline void quiet_arm(struct chan *c, uint64_t now)
+{
+	c->quiet_interval = c->rto;
+	c->quiet_deadline = now + c->rto;
+}
+
 /* Build (or rebuild, with fresh ack fields) and transmit a queued frame. */
 static void tx_data(struct chan *c, uint32_t seq, uint64_t now)
 {
@@ -117,6 +124,20 @@ static void tx_data(struct chan *c, uint32_t seq, uint64_t now)
 	uint16_t len;
 	int r;
 
+	/* Sent in place: its kept payload into a buffer of its own, now that it goes again. */
+	if (!t->pb) {
+		struct pktbuf *pb = c->ops->alloc(c->ctx);
+		if (!pb) {
+			c->stats.alloc_failures++;
+			return;
+		}
+		memcpy(pb->data + CHAN_PAYLOAD_OFF, c->cfg.kept + (seq & (c->cfg.window - 1)) * CHAN_KEPT_STRIDE,
+		       t->len);
+		memcpy(pb->data + FAB_ETH_HLEN + offsetof(struct fab_hdr, proto), &t->proto, 1);
+		memcpy(pb->data + FAB_ETH_HLEN + offsetof(struct fab_hdr, len), &t->len, 2);
+		pb->data[FAB_ETH_HLEN + offsetof(struct fab_hdr, flags)] = 0;
+		t->pb = pb;
+	}
 	/*
 	 * A retransmission must not rewrite a buffer the NIC may still be
 	 * sending from (drivers reclaim finished descriptors lazily): move the
@@ -151,9 +172,11 @@ static void tx_data(struct chan *c, uint32_t seq, uint64_t now)
 	c->stats.tx_data++;
 	r = c->ops->xmit(c->ctx, t->pb);
 	t->refused = r < 0;
-	/* On a lossless link a frame the NIC took arrives: only a refused one is sent again. */
+	/* On a lossless link a frame the NIC refused goes again soon; a lost one after rto. */
 	if (!c->rto_deadline && (!c->cfg.lossless || r < 0))
 		c->rto_deadline = now + (c->cfg.lossless ? c->cfg.rto_min_ns : c->rto);
+	if (c->cfg.lossless && !c->quiet_deadline)
+		quiet_arm(c, now);
 }
 
 static void send_ctl(struct chan *c, uint8_t type, uint64_t now)
@@ -176,7 +199,14 @@ static void send_ctl(struct chan *c, uint8_t type, uint64_t now)
 		c->stats.tx_ack++;
 	else
 		c->stats.tx_probe++;
-	c->ops->xmit(c->ctx, pb);
+	if (c->ops->xmit(c->ctx, pb) < 0 && type == FAB_ACK) {
+		/*
+		 * The NIC refused it (a ring full of data both ways): the credit
+		 * it carries must still arrive, or both sides wait for it.
+		 */
+		c->ack_pending = 1;
+		c->ack_deadline = now + c->cfg.rto_min_ns / 2;
+	}
 	pkt_put(pb);
 }
 
@@ -250,6 +280,19 @@ const uint8_t *chan_template(struct chan *c)
 	return c->tmpl;
 }
 
+/*
+ * The payload of a frame sent in place, to its kept slot: whole 16-byte
+ * blocks (the slot and the frame's buffer have room for the last one's
+ * tail), inline, two SSE moves a block (trap entry saves the SSE state).
+ */
+typedef uint8_t block16 __attribute__((vector_size(16), aligned(1), may_alias));
+
+static inline void keep_copy(uint8_t *d, const uint8_t *s, size_t n)
+{
+	for (size_t i = 0; i < n; i += 16)
+		*(block16 *)(d + i) = *(const block16 *)(s + i);
+}
+
 /* chan_send_in_place's sealed frame (or one with a SACK bitmap to carry): built in full. */
 static __attribute__((noinline)) size_t send_in_place_built(struct chan *c, uint8_t *frame,
 							    uint8_t proto, size_t len, int acknow)
@@ -271,10 +314,19 @@ size_t chan_send_in_place(struct chan *c, uint8_t *frame, uint8_t proto, size_t 
 {
 	struct chan_tx_slot *t = TXSLOT(c, c->snd_nxt);
 
-	if (c->snd_una == c->snd_nxt)
+	if (c->snd_una == c->snd_nxt) {
 		c->last_heard = now;	/* the silence clock starts with the first outstanding frame */
-	/* Sent once and never again: nothing to keep (no buffer, no round-trip sample). */
+		quiet_arm(c, now);
+	}
+	/*
+	 * No buffer, no round-trip sample: the payload kept where the link's
+	 * memory cannot reach, should the frame be lost there.
+	 */
+	keep_copy(c->cfg.kept + (c->snd_nxt & (c->cfg.window - 1)) * CHAN_KEPT_STRIDE,
+		  frame + CHAN_PAYLOAD_OFF, len);
 	t->pb = NULL;
+	t->proto = proto;
+	t->len = (uint16_t)len;
 	t->tries = 1;
 	t->sacked = 0;
 	t->refused = 0;
@@ -377,17 +429,20 @@ static __attribute__((noinline)) void process_ack_update(struct chan *c, const s
 	 * frames from being built in place until it ran out).
 	 */
 	if (progress && c->snd_una == c->snd_nxt)
-		c->rto_deadline = 0;
+		c->rto_deadline = c->quiet_deadline = 0;
 	else if (progress && !c->cfg.lossless)
 		c->rto_deadline = now + c->rto;
+	else if (progress)
+		quiet_arm(c, now);
 	/*
 	 * Early retransmission of frames still missing below the highest
 	 * SACKed one: at once for a first loss that three later frames
 	 * overtook (TCP's duplicate threshold), else at most once per
-	 * smoothed round trip.  Not on a lossless link: a frame missing
-	 * there is one the NIC refused, which the timer sends again.
+	 * smoothed round trip.  On a lossless link nothing overtakes: a
+	 * frame missing below one that arrived was lost in the link (or
+	 * refused by the NIC), and goes again at once.
 	 */
-	if (h->sack && h->ack - c->snd_una <= c->snd_nxt - c->snd_una && !c->cfg.lossless) {
+	if (h->sack && h->ack - c->snd_una <= c->snd_nxt - c->snd_una) {
 		uint32_t top = h->ack + 32 - (uint32_t)__builtin_clz(h->sack);
 		uint64_t gap = c->srtt ? c->srtt + c->srtt / 4 : c->cfg.rto_min_ns;
 		unsigned above = 0;
@@ -401,7 +456,7 @@ static __attribute__((noinline)) void process_ack_update(struct chan *c, const s
 			}
 			if (t->tries == 0)
 				continue;
-			if ((t->tries == 1 && above >= 3) || now - t->last_tx >= gap) {
+			if ((t->tries == 1 && above >= (c->cfg.lossless ? 1u : 3u)) || now - t->last_tx >= gap) {
 				c->stats.tx_retx_sack++;
 				tx_data(c, s, now);
 			}
@@ -428,6 +483,7 @@ static inline void process_ack(struct chan *c, const struct fab_hdr *h, uint64_t
 			c->snd_limit = h->limit;
 		c->rto_deadline = 0;
 		c->probe_deadline = 0;
+		c->quiet_deadline = 0;
 		return;
 	}
 	process_ack_update(c, h, now);
@@ -641,6 +697,8 @@ uint64_t chan_next_deadline(const struct chan *c)
 		next = c->rto_deadline;
 	if (c->probe_deadline && (!next || c->probe_deadline < next))
 		next = c->probe_deadline;
+	if (c->quiet_deadline && (!next || c->quiet_deadline < next))
+		next = c->quiet_deadline;
 	return next;
 }
 
@@ -686,6 +744,22 @@ uint64_t chan_timer(struct chan *c, uint64_t now)
 		if (c->rto > c->cfg.rto_max_ns)
 			c->rto = c->cfg.rto_max_ns;
 		c->rto_deadline = c->snd_una != c->snd_nxt ? now + c->rto : 0;
+	}
+	if (c->quiet_deadline && now >= c->quiet_deadline) {
+		/*
+		 * Lossless, and nothing acknowledged for a while: the oldest
+		 * frame outstanding was lost in the link, or its ack was.  Sent
+		 * again: the peer takes it, or counts a duplicate and acks.
+		 */
+		c->quiet_deadline = 0;
+		if (c->snd_una != c->snd_nxt && TXSLOT(c, c->snd_una)->tries > 0) {
+			c->stats.rto_events++;
+			c->stats.tx_retx_timeout++;
+			uint64_t interval = c->quiet_interval;
+			tx_data(c, c->snd_una, now);
+			c->quiet_interval = interval * 2 > c->cfg.rto_max_ns ? c->cfg.rto_max_ns : interval * 2;
+			c->quiet_deadline = now + c->quiet_interval;
+		}
 	}
 	if (c->probe_deadline && now >= c->probe_deadline) {
 		send_ctl(c, FAB_PROBE, now);

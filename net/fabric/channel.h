@@ -20,12 +20,16 @@
  *  - A peer from which nothing is heard for dead_ns while frames are
  *    outstanding is declared dead: sends fail with -EHOSTDOWN.
  *  - On a lossless link (chan_set_lossless: the NIC neither drops,
- *    corrupts nor reorders, and the peer agreed) frames carry no CRC, a
- *    frame the NIC took is not retransmitted (only one it refused, after
- *    a tick), and acknowledgements go only for credit: when half the
- *    window was delivered, when asked (FAB_F_ACKNOW), when delivery
- *    resumes, or after ack_delay.  Order, exactly-once delivery, credit
- *    and peer death are as on any link.
+ *    corrupts nor reorders, and the peer agreed) frames carry no CRC and
+ *    acknowledgements go only for credit: when half the window was
+ *    delivered, when asked (FAB_F_ACKNOW), when delivery resumes, or
+ *    after ack_delay.  A frame is still kept until acknowledged (one sent
+ *    in place: its payload copied to cfg.kept), because the link's memory
+ *    is writable by others: a hole the SACK bitmap shows is filled at
+ *    once, and frames unacknowledged for rto are sent again (the oldest,
+ *    with backoff), so that a frame lost in the link stalls nothing.  A
+ *    frame the NIC refused goes again after a tick.  Order, exactly-once
+ *    delivery, credit and peer death are as on any link.
  *
  * Pure logic: time is passed in (nanoseconds); frames leave through
  * ops->xmit and arrive through chan_input.  The kernel glue (fabric.c)
@@ -70,7 +74,14 @@ struct chan_cfg {
 	int lossless;			/* see chan_set_lossless */
 	uint64_t dead_ns;
 	struct fab_seal *seal;		/* keyed: every frame built is sealed with it; else NULL */
+	/*
+	 * window * CHAN_KEPT_STRIDE bytes where a frame sent in place keeps
+	 * its payload until acknowledged; NULL: none is sent in place.
+	 */
+	uint8_t *kept;
 };
+
+#define CHAN_KEPT_STRIDE (FAB_MTU + 16)	/* keep_copy writes whole 16-byte blocks */
 
 struct chan_stats {
 	uint64_t tx_data, tx_retx_timeout, tx_retx_sack, tx_ack, tx_probe;
@@ -84,6 +95,8 @@ struct chan_tx_slot {
 	uint16_t tries;
 	uint8_t sacked;
 	uint8_t refused;		/* the NIC refused its last transmission */
+	uint8_t proto;			/* sent in place (pb NULL): its protocol and length */
+	uint16_t len;
 };
 
 struct chan {
@@ -101,6 +114,7 @@ struct chan {
 	uint64_t srtt, rttvar, rto;
 	uint64_t rto_deadline;			/* 0 = not armed */
 	uint64_t probe_deadline, probe_interval;
+	uint64_t quiet_deadline, quiet_interval;	/* lossless: nothing acknowledged for this long */
 	uint64_t last_heard;
 	int dead;
 
@@ -144,8 +158,8 @@ int chan_send(struct chan *c, struct pktbuf *pb, uint8_t proto, size_t len, uint
 /*
  * A message built in place in the link's own transmit buffer (net.h,
  * net_tx_begin), which sends it as soon as this returns: on a lossless
- * link only, where a frame the NIC took is never sent again, so the
- * channel keeps nothing of it.  chan_can_send_in_place says whether the
+ * link only, where a frame the NIC took is sent again only if lost in
+ * the link, so the channel keeps its payload (cfg.kept), not a buffer.  chan_can_send_in_place says whether the
  * next message may go so now (lossless, credit, room, nothing queued or
  * refused before it); chan_send_in_place takes the len bytes of payload
  * the caller wrote at frame + CHAN_PAYLOAD_OFF, writes the headers (and
@@ -158,8 +172,9 @@ static inline int chan_can_send_in_place(const struct chan *c)
 	 * be sent again (the only reason the timer is armed there), credit,
 	 * and room in the half of the queue blocking senders may use.
 	 */
-	return c->cfg.lossless && !c->dead && c->snd_tx == c->snd_nxt && !c->rto_deadline &&
-	       seq_lt(c->snd_nxt, c->snd_limit) && c->snd_nxt - c->snd_una < c->cfg.window;
+	return c->cfg.lossless && c->cfg.kept && !c->dead && c->snd_tx == c->snd_nxt &&
+	       !c->rto_deadline && seq_lt(c->snd_nxt, c->snd_limit) &&
+	       c->snd_nxt - c->snd_una < c->cfg.window;
 }
 
 size_t chan_send_in_place(struct chan *c, uint8_t *frame, uint8_t proto, size_t len, int acknow,

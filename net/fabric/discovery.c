@@ -21,7 +21,15 @@
 #include "net/fabric/internal.h"
 #include "net/net.h"
 
+/*
+ * Broadcasts: every HELLO_INTERVAL_NS at first, then less often (doubling
+ * up to HELLO_INTERVAL_MAX_NS) while some peer stays silent: a node that
+ * boots later broadcasts itself and is answered at once, so the others'
+ * broadcasts only cover lost frames.  Many nodes broadcasting every 20 ms
+ * to peers not yet up would take the CPU those peers need to boot.
+ */
 #define HELLO_INTERVAL_NS 20000000ULL		/* 20 ms */
+#define HELLO_INTERVAL_MAX_NS 640000000ULL	/* 640 ms */
 /*
  * Answers to one node's HELLOs: a burst of HELLO_BURST, then one per
  * HELLO_REPLY_NS.  A handshake takes three or four; a station flooding
@@ -106,18 +114,22 @@ static int all_discovered(void)
 }
 
 static int hello_armed;
+static uint64_t hello_interval = HELLO_INTERVAL_NS;
 
 static void hello_fire(void *arg)
 {
 	(void)arg;
 	if (all_discovered()) {
 		hello_armed = 0;
+		hello_interval = HELLO_INTERVAL_NS;
 		waitq_wake_all(&discovery_wq);
 		return;
 	}
 	hello_armed = 1;
 	send_hello(-1);
-	timer_arm(&hello_timer, cycles() + ns_to_cycles(HELLO_INTERVAL_NS), hello_fire, NULL);
+	timer_arm(&hello_timer, cycles() + ns_to_cycles(hello_interval), hello_fire, NULL);
+	if (hello_interval < HELLO_INTERVAL_MAX_NS)
+		hello_interval *= 2;
 }
 
 void fab_discovery_start(void)

@@ -242,6 +242,9 @@ static int fabric_init(void)
 			.dead_ns = fab.peer_timeout_ns,
 		};
 		memcpy(cfg.my_mac, net_mac(), 6);
+		/* Frames sent in place keep their payload until acknowledged (channel.h). */
+		if (fab.lossless && i != fab.me)
+			cfg.kept = malloc((size_t)window * CHAN_KEPT_STRIDE);
 		if (fab.keyed) {
 			cfg.seal = &fab.peers[i].tx_seal;	/* its key comes with the binding */
 			fab.peers[i].m.keep_past = 1;

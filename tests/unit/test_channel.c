@@ -161,6 +161,8 @@ static struct pktbuf *alloc(void *ctx)
 
 static const struct chan_ops ops = { xmit, deliver, alloc };
 
+static uint8_t kept[2][CHAN_WIN_MAX * CHAN_KEPT_STRIDE];
+
 static void setup_pair(unsigned window)
 {
 	memset(sides, 0, sizeof sides);
@@ -172,7 +174,7 @@ static void setup_pair(unsigned window)
 		struct chan_cfg cfg = {
 			.me = i, .peer = 1 - i, .session = (uint16_t)(100 + i), .window = window,
 			.rto_init_ns = 5 * MS, .rto_min_ns = 1 * MS, .rto_max_ns = 200 * MS,
-			.ack_delay_ns = 100 * US, .dead_ns = 2000 * MS,
+			.ack_delay_ns = 100 * US, .dead_ns = 2000 * MS, .kept = kept[i],
 		};
 		memset(cfg.my_mac, i + 1, 6);
 		memset(cfg.peer_mac, 2 - i, 6);
@@ -384,6 +386,58 @@ static void lossless_in_place_mixes_with_queued_sends(void **state)
 	assert_true(in_place > 1000);
 	assert_true(link.refused / 13 > 0);
 	assert_int_equal(link.frames_beyond_limit, 0);
+	finish();
+}
+
+/*
+ * A lossless link whose memory others can write: frames lost in the link
+ * (in place or queued), and acks too.  Every message still arrives once
+ * and in order, filled by the SACK at once where a later frame shows the
+ * hole and by the quiet timer where none does (the last frame lost).
+ */
+static void lossless_link_recovers_frames_lost_in_the_link(void **state)
+{
+	uint32_t sent[2] = { 0, 0 };
+	uint64_t in_place = 0, lost_in_place = 0;
+
+	(void)state;
+	setup_pair(16);
+	link.lossless_rx = 1;
+	link.fifo = 1;
+	link.in_place = 1;
+	link.drop = 0.02;
+	for (int i = 0; i < 2; i++)
+		chan_set_lossless(&sides[i].ch, 1);
+	while ((sides[0].got < 3000 || sides[1].got < 3000) && clock_ns < 60000 * MS) {
+		for (int from = 0; from < 2; from++) {
+			while (sent[from] < 3000 && chan_space(&sides[from].ch) > 0) {
+				struct chan *c = &sides[from].ch;
+				size_t len = 4 + (sent[from] * 37) % 200;
+				if (!chan_can_send_in_place(c)) {
+					assert_int_equal(send_one(from, sent[from]++, len), 0);
+					continue;
+				}
+				struct pktbuf *pb = pkt_get();
+				fill(pb->data + CHAN_PAYLOAD_OFF, sent[from]++, len);
+				pb->len = (uint16_t)chan_send_in_place(c, pb->data, 7, len, 0, clock_ns);
+				/* The slot damaged before its consumer read it: the frame is gone. */
+				if (rnd() < 0.02)
+					lost_in_place++;
+				else
+					wire_push(1 - from, pb, link.latency);
+				pkt_put(pb);
+				in_place++;
+			}
+		}
+		pump(20 * US);
+	}
+	for (int i = 0; i < 2; i++) {
+		assert_int_equal(sides[i].got, 3000);
+		assert_int_equal(sides[i].bad_order, 0);
+		assert_true(sides[i].ch.stats.tx_retx_sack + sides[i].ch.stats.tx_retx_timeout > 0);
+	}
+	assert_true(in_place > 500);
+	assert_true(lost_in_place > 0);
 	finish();
 }
 
@@ -746,6 +800,7 @@ int main(void)
 		cmocka_unit_test(lossless_mode_skips_crc_and_timers),
 		cmocka_unit_test(lossless_mode_acks_for_credit),
 		cmocka_unit_test(lossless_in_place_mixes_with_queued_sends),
+		cmocka_unit_test(lossless_link_recovers_frames_lost_in_the_link),
 		cmocka_unit_test(lossy_link_delivers_exactly_once_in_order),
 		cmocka_unit_test(keyed_link_refuses_replays_and_delivers_exactly_once),
 		cmocka_unit_test(sack_refills_a_single_hole_before_timeout),
