@@ -173,6 +173,7 @@ FABRIC_OBJS := \
 	net/fabric/call.o \
 	net/fabric/names.o \
 	net/fabric/auto.o \
+	net/fabric/autoview.o \
 	net/fabric/clock.o
 
 RMEM_OBJS := \
@@ -511,10 +512,12 @@ UNIT_SRCS_call    := net/fabric/call_wire.c
 UNIT_SRCS_member  := net/fabric/member.c net/fabric/wire.c kernel/crc.c kernel/siphash.c kernel/incarnation.c net/fabric/call.c \
 	net/fabric/names.c net/fabric/call_wire.c tests/unit/host_fabric.c tests/unit/host_pktbuf.c
 UNIT_SRCS_pktbuf  := drivers/pktbuf.c
+UNIT_SRCS_autoview := net/fabric/autoview.c net/fabric/wire.c kernel/crc.c kernel/siphash.c
 UNIT_SRCS_shm_ring :=
 UNIT_SRCS_acpi_s5 := kernel/acpi_s5.c
 # The fabric's kernel side, node 1 of four, with simulated peers.
 FABRIC_NODE_SRCS  := net/fabric/fabric.c net/fabric/rx.c net/fabric/discovery.c net/fabric/send.c net/fabric/auto.c \
+	net/fabric/autoview.c \
 	net/fabric/barrier.c net/fabric/member.c net/fabric/channel.c net/fabric/wire.c \
 	net/fabric/inject.c net/fabric/fault.c kernel/crc.c kernel/siphash.c kernel/cmdline.c \
 	tests/unit/host_node.c tests/unit/host_pktbuf.c
@@ -523,7 +526,7 @@ UNIT_SRCS_barrier := net/fabric/barrier.c tests/unit/host_fabric.c tests/unit/ho
 UNIT_SRCS_circuit := apps/circuit_net.c apps/circuit_sim.c apps/circuit_ring.c apps/circuit_cmb.c
 UNIT_SRCS_ising   := apps/ising_core.c
 
-UNIT_TESTS := cmdline acpi_s5 page pktbuf shm_ring channel wire call member barrier fabric_rx rmem rmem_serve rpc_claim rpc_server req_queue req_rx req_remote cell dart mad ising circuit
+UNIT_TESTS := cmdline acpi_s5 page pktbuf shm_ring channel wire call member autoview barrier fabric_rx rmem rmem_serve rpc_claim rpc_server req_queue req_rx req_remote cell dart mad ising circuit
 UNIT_BINS := $(addprefix $(BUILD)/tests/unit_,$(UNIT_TESTS))
 
 $(BUILD)/tests/unit_%: tests/unit/test_%.c $$(UNIT_SRCS_$$*) | deps

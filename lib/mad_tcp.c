@@ -6,22 +6,33 @@
  * No extra message and no extra copy on top of TCP's own.
  *
  * Connections: node i accepts from every higher node and connects to every
- * lower one, at 10.0.0.(j+1) port MAD_TCP_PORT; the connecting side first
- * sends its node id.
+ * lower one, at 10.0.0.(j+1) port MAD_TCP_PORT.  Without a cluster key the
+ * connecting side sends its node id, taken only from that node's address.
+ * With one (lwIP's IP and ARP are not under the key: an address proves
+ * nothing), the two prove it to each other: the accepting side sends a
+ * random challenge, the connecting one its id, a challenge of its own and
+ * a tag under the key over both ids and both challenges, and the accepting
+ * side answers with its own tag (fabric_key_tag, domains "mad-tcp-c" and
+ * "mad-tcp-s").  Every read of the set-up has a time limit
+ * (SETUP_TIMEOUT_MS): an idle or silent connection is closed and the next
+ * one accepted.
  */
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
 
+#include "kernel/incarnation.h"
 #include "kernel/node.h"
 #include "kernel/sync.h"
 #include "kernel/thread.h"
 #include "kernel/tsc.h"
 #include "lib/mad.h"
+#include "net/fabric/fabric.h"
 #include "lwip/sockets.h"
 
 #define MAD_TCP_PORT 5555
 #define CONNECT_TRIES 120		/* half a second apart */
+#define SETUP_TIMEOUT_MS 5000		/* a set-up read waits at most this long */
 
 static int socks[MAX_NODES];
 static struct mutex send_locks[MAX_NODES];
@@ -64,6 +75,89 @@ static void nodelay(int s)
 	setsockopt(s, IPPROTO_TCP, TCP_NODELAY, &on, sizeof on);
 }
 
+/* A time limit on the socket's reads (0: none), for the set-up. */
+static void read_limit(int s, int ms)
+{
+	struct timeval tv = { ms / 1000, (ms % 1000) * 1000 };
+
+	setsockopt(s, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+}
+
+/* What the connecting side proves: its id to the accepting node, over both challenges. */
+struct tcp_proof {
+	uint32_t from, to;
+	uint64_t chal_s, chal_c;
+};
+
+static int tag(const char *domain, uint32_t from, uint32_t to, uint64_t chal_s, uint64_t chal_c,
+	       uint64_t *t)
+{
+	struct tcp_proof p = { from, to, chal_s, chal_c };
+
+	return fabric_key_tag(domain, &p, sizeof p, t);
+}
+
+/*
+ * The connecting side's half (keyed): read the challenge, send id,
+ * challenge and tag, check the answer.  0 or a negative errno.
+ */
+static int prove_connect(int s, uint32_t self, uint32_t to)
+{
+	uint64_t chal_s, chal_c = random64(), t, answer;
+	uint64_t msg[3];
+	int r;
+
+	if ((r = read_all(s, &chal_s, sizeof chal_s)) < 0)
+		return r;
+	if ((r = tag("mad-tcp-c", self, to, chal_s, chal_c, &t)) < 0)
+		return r;
+	msg[0] = self;
+	msg[1] = chal_c;
+	msg[2] = t;
+	if (send(s, msg, sizeof msg, 0) != sizeof msg)
+		return -EIO;
+	if ((r = read_all(s, &answer, sizeof answer)) < 0)
+		return r;
+	if ((r = tag("mad-tcp-s", self, to, chal_s, chal_c, &t)) < 0)
+		return r;
+	return answer == t ? 0 : -EACCES;
+}
+
+/*
+ * The accepting side's half: the peer's id, proven under the key (keyed)
+ * or by its address (not).  The id, or a negative errno.
+ */
+static int prove_accept(int c, const struct sockaddr_in *from, uint32_t self)
+{
+	uint64_t chal_s = random64(), msg[3], t;
+	uint32_t id;
+	int r;
+
+	if (!fabric_keyed()) {
+		if ((r = read_all(c, &id, sizeof id)) < 0)
+			return r;
+		if (from->sin_family != AF_INET || from->sin_addr.s_addr != htonl(0x0a000000u | (id + 1)))
+			return -EACCES;
+		return (int)(id & 0x7fffffff);
+	}
+	if (send(c, &chal_s, sizeof chal_s, 0) != sizeof chal_s)
+		return -EIO;
+	if ((r = read_all(c, msg, sizeof msg)) < 0)
+		return r;
+	if (msg[0] > 0x7fffffff)
+		return -EACCES;
+	id = (uint32_t)msg[0];
+	if ((r = tag("mad-tcp-c", id, self, chal_s, msg[1], &t)) < 0)
+		return r;
+	if (t != msg[2])
+		return -EACCES;
+	if ((r = tag("mad-tcp-s", id, self, chal_s, msg[1], &t)) < 0)
+		return r;
+	if (send(c, &t, sizeof t, 0) != sizeof t)
+		return -EIO;
+	return (int)id;
+}
+
 static int tcp_init(int nodes, int self)
 {
 	struct sockaddr_in sa = { 0 };
@@ -99,38 +193,47 @@ static int tcp_init(int nodes, int self)
 				break;
 			if (connect(s, (struct sockaddr *)&to, sizeof to) == 0) {
 				uint32_t id = (uint32_t)self;
+				int ok;
 				nodelay(s);
-				if (send(s, &id, sizeof id, 0) == sizeof id) {
+				read_limit(s, SETUP_TIMEOUT_MS);
+				if (fabric_keyed())
+					ok = prove_connect(s, id, (uint32_t)j) == 0;
+				else
+					ok = send(s, &id, sizeof id, 0) == sizeof id;
+				if (ok) {
+					read_limit(s, 0);
 					socks[j] = s;
 					r = 0;
 					break;
 				}
+				printf("mad: tcp: node %d did not prove itself; trying again\n", j);
 			}
 			closesocket(s);
 			thread_sleep_ns(500000000ULL);
 		}
 	}
 	/*
-	 * Accept every higher node: one that says its id from its own address
-	 * (10.0.0.(id+1)), so that another station cannot take a node's place
-	 * by naming it first.
+	 * Accept every higher node: one that proves its id (prove_accept), so
+	 * that another station cannot take a node's place by naming it first,
+	 * nor hold the set-up by connecting and saying nothing.
 	 */
 	for (int k = self + 1; k < nodes && r == 0; k++) {
 		struct sockaddr_in from = { 0 };
 		socklen_t fromlen = sizeof from;
-		uint32_t id;
-		int c = accept(ls, (struct sockaddr *)&from, &fromlen);
+		int id, c = accept(ls, (struct sockaddr *)&from, &fromlen);
 		if (c < 0) {
 			r = -errno;
 			break;
 		}
-		if (read_all(c, &id, sizeof id) < 0 || id >= (uint32_t)nodes || id <= (uint32_t)self ||
-		    socks[id] >= 0 || from.sin_family != AF_INET ||
-		    from.sin_addr.s_addr != htonl(0x0a000000u | (id + 1))) {
+		read_limit(c, SETUP_TIMEOUT_MS);
+		id = prove_accept(c, &from, (uint32_t)self);
+		if (id < 0 || id >= nodes || id <= self || socks[id] >= 0) {
+			printf("mad: tcp: a connection that did not prove a node's id (%d); closed\n", id);
 			closesocket(c);
 			k--;		/* not a peer we expect: wait for the real one */
 			continue;
 		}
+		read_limit(c, 0);
 		nodelay(c);
 		socks[id] = c;
 	}

@@ -42,6 +42,8 @@ static const struct argspec fabric_args[] = {
 	  "after this long without a newcomer (default 3000)" },
 	{ "auto_confirm_ms", ARG_INT, 10, 3600000, "node=auto nodes=N: the cluster is formed once N "
 	  "stations have heard each other and no newcomer for this long (default 300)" },
+	{ "auto_timeout_ms", ARG_INT, 1000, 86400000, "node=auto: give up (naming the stations "
+	  "heard) if no agreement is reached in this long (default 300000)" },
 	{ "key", ARG_SECRET, 0, 0, "cluster key (16 to 128 characters, the same on every node): every "
 	  "fabric frame carries a SipHash-2-4 MAC and is taken at most once" },
 	{ NULL, 0, 0, 0, NULL },
@@ -360,6 +362,19 @@ int fabric_on_peer_reset(void (*fn)(int node))
 int fabric_keyed(void)
 {
 	return fab.keyed;
+}
+
+int fabric_key_tag(const char *domain, const void *msg, size_t n, uint64_t *tag)
+{
+	struct siphash st;
+
+	if (!fab.keyed)
+		return -ENOENT;
+	siphash_init(&st, &fab.key);
+	siphash_update(&st, domain, strlen(domain) + 1);
+	siphash_update(&st, msg, n);
+	*tag = siphash_final(&st);
+	return 0;
 }
 
 uint64_t fabric_incarnation(void)

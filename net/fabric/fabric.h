@@ -58,6 +58,14 @@ int fabric_on_peer_reset(void (*fn)(int node));
 /* Has this node a cluster key (every frame sealed)? */
 int fabric_keyed(void);
 
+/*
+ * A tag under the cluster key for what travels outside the fabric's frames
+ * (Madeleine's TCP set-up): SipHash-2-4 of domain (with its NUL) then the
+ * n bytes of msg.  Each use names its own domain, so that no tag of one
+ * passes for another's.  0 and *tag, or -ENOENT without a key.
+ */
+int fabric_key_tag(const char *domain, const void *msg, size_t n, uint64_t *tag);
+
 enum {				/* fabric_send flags */
 	FABRIC_NOWAIT = 1,	/* never sleep: -EAGAIN when the queue is full */
 	FABRIC_ACKNOW = 2,	/* ask the receiver to acknowledge at once */

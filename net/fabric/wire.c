@@ -156,11 +156,15 @@ enum fab_err fab_parse_auto(const uint8_t *frame, size_t n, int keyed, struct fa
 #endif
 	if (h->src != FAB_BROADCAST || h->dst != FAB_BROADCAST || h->session != 0 || h->proto != 0)
 		return FAB_E_FIELD;
+	static const uint8_t bcast[6] = { 0xff, 0xff, 0xff, 0xff, 0xff, 0xff };
+	if (memcmp(frame, bcast, 6) != 0)
+		return FAB_E_FIELD;
 	memcpy(a, fh + FAB_HDR_LEN, sizeof *a);
 	if (memcmp(a->mac, frame + 6, 6) != 0 || (a->mac[0] & 1))
 		return FAB_E_FIELD;
 	if (a->expect > FAB_MAX_NODES || a->nview > FAB_MAX_NODES || a->heard > FAB_MAX_NODES ||
-	    (a->expect && a->nview && a->nview != a->expect) || a->inc == 0)
+	    (a->expect && a->nview && a->nview != a->expect) || a->inc == 0 || a->nonce == 0 ||
+	    a->necho > FAB_MAX_NODES)
 		return FAB_E_FIELD;
 	for (int i = 0; i < a->nview; i++) {
 		if (a->view[i][0] & 1)

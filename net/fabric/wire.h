@@ -147,28 +147,41 @@ enum {				/* fab_hello.flags */
 };
 
 /*
- * AUTO payload (node=auto, net/fabric/auto.c).  A station that has no id
- * yet broadcasts one every 50 ms with nview 0: its MAC, incarnation and
- * the cluster size it expects.  Once the cluster is agreed, its members
- * broadcast the view: every member's MAC, ascending, a node's id being
- * its MAC's index.  The header's src and dst are FAB_BROADCAST, session
- * 0; keyed, the trailer is under the cluster key, as a HELLO's.
+ * AUTO payload (node=auto, net/fabric/auto.c and autoview.h).  A station
+ * that has no id yet broadcasts one every 50 ms with nview 0: its MAC,
+ * incarnation, the cluster size it expects, the nonce it drew at boot and
+ * the nonces it heard from the others (echo[]: a station counts another
+ * only once that one echoes its nonce).  Once the cluster is agreed, its
+ * members broadcast the view: every member's MAC, ascending, a node's id
+ * being its MAC's index.  The Ethernet destination is broadcast, the
+ * header's src and dst are FAB_BROADCAST, session 0; keyed, the trailer
+ * is under the cluster key, as a HELLO's.
  */
+struct fab_auto_echo {
+	uint8_t mac[6];
+	uint16_t pad;
+	uint64_t nonce;		/* the nonce the sender last heard from mac */
+} __attribute__((packed));
+
 struct fab_auto {
 	uint16_t expect;	/* the sender's nodes=; 0: nodes=auto */
 	uint16_t nview;		/* 0: still without an id; else the members in view[] */
-	uint16_t heard;		/* stations the sender has heard, itself included */
-	uint16_t pad;
+	uint16_t heard;		/* stations live for the sender, itself included */
+	uint16_t necho;		/* entries in echo[] */
 	uint8_t mac[6];		/* the sender's (the frame's source) */
 	uint16_t pad2;
 	uint64_t inc;		/* the sender's incarnation */
+	uint64_t nonce;		/* drawn at the sender's boot; never 0 */
 	uint8_t view[FAB_MAX_NODES][6];
+	struct fab_auto_echo echo[FAB_MAX_NODES];
 } __attribute__((packed));
-_Static_assert(sizeof(struct fab_auto) == 408, "auto payload layout");
+_Static_assert(sizeof(struct fab_auto) == 1440, "auto payload layout");
+_Static_assert(sizeof(struct fab_auto) <= FAB_MTU, "an AUTO frame fits");
 
 /*
  * Validate a received AUTO frame: the checks of fab_parse_link that apply,
- * src and dst FAB_BROADCAST, then the payload: its MAC is the frame's
+ * the Ethernet destination broadcast (every station sees the same
+ * frames), src and dst FAB_BROADCAST, then the payload: its MAC is the frame's
  * source, unicast; expect and nview at most FAB_MAX_NODES, nview equal to
  * a non-zero expect; the view strictly ascending, unicast MACs, the
  * sender's among them.  FAB_OK with *a a copy of the payload; the caller

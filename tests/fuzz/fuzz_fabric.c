@@ -117,12 +117,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			memcpy(&hello, payload, sizeof hello);
 			struct member *m = &mem[h.src];
 			uint32_t epoch = m->epoch;
-			/* A fixed challenge, so that the fuzzer can answer it and reach binding. */
+			/* A fixed challenge, so that the fuzzer can answer it and reach binding
+			 * (a binding answers the challenge in force, then kept as bound_chal). */
 			unsigned r = member_hello(m, hello.inc, hello.nonce, hello.echo,
 						  (hello.flags & FAB_HELLO_BOUND) != 0, pb->data + 6,
 						  h.dst == FAB_BROADCAST, MY_INC);
 			if ((r & MEMBER_BIND) && (m->inc != hello.inc || m->epoch != epoch + 1 ||
-						  hello.echo != m->chal || h.dst == FAB_BROADCAST))
+						  hello.echo != m->bound_chal || h.dst == FAB_BROADCAST))
 				abort();
 			if (!(r & MEMBER_BIND) && m->epoch != epoch)
 				abort();

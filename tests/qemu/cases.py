@@ -528,9 +528,20 @@ CASES = [
     # window is wide here so that a third booting late on a loaded host is heard first.)
     Cluster("auto-too-many", app="hello", nodes=3, args="node=auto nodes=2 auto_confirm_ms=5000",
             status=2, timeout=60,
-            expect=[r"auto: error: more stations with node=auto nodes=2 than 2: "
-                    r"02:4e:4f:57:00:0\d 02:4e:4f:57:00:0\d and more"],
+            expect=[r"auto: error: more stations with node=auto nodes=2 than 2; live: "
+                    r"02:4e:4f:57:00:0\d 02:4e:4f:57:00:0\d 02:4e:4f:57:00:0\d"],
             absent=[r"of 3 \(MAC order\)"]),
+    # Fewer stations than nodes= says: after auto_timeout_ms, an error naming those heard.
+    Cluster("auto-timeout", app="hello", nodes=2, args="node=auto nodes=3 auto_timeout_ms=3000",
+            status=2, timeout=60,
+            expect=[r"auto: error: no agreement after 3 s \(auto_timeout_ms\); 2 of the expected "
+                    r"stations live; live: 02:4e:4f:57:00:0\d 02:4e:4f:57:00:0\d; heard but never "
+                    r"answering: none"]),
+    # Madeleine over TCP with a key: each connection proves its node id under the key.
+    Cluster("mad-test-2-tcp-keyed", app="mad-test", nodes=2, args="driver=tcp",
+            options=["--key", "random"], timeout=120,
+            count={r"RESULT mad-test driver=tcp messages=\d+ bytes=\d+ failures=0": 2},
+            absent=[r"did not prove"]),
     Cluster("auto-needs-count", app="hello", nodes=1, args="node=auto nodes=auto", status=0,
             timeout=60, expect=[r"auto: node 0 of 1 \(MAC order\)", r"hello from node 0 of 1"]),
     Cluster("auto-bad-args", app="hello", nodes=1, args="nodes=auto node=0", status=2, timeout=60,

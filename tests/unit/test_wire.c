@@ -430,9 +430,24 @@ static void auto_frames(void **state)
 	a.heard = 1;
 	a.inc = 0x1234;
 	memcpy(a.mac, mac_a, 6);
+	/* A nonce is required, and an echo list of at most FAB_MAX_NODES. */
+	n = build_auto(frame, &a, NULL);
+	assert_int_equal(fab_parse_auto(frame, n, 0, &h, &got), FAB_E_FIELD);
+	a.nonce = 0x5678;
+	a.necho = FAB_MAX_NODES + 1;
+	n = build_auto(frame, &a, NULL);
+	assert_int_equal(fab_parse_auto(frame, n, 0, &h, &got), FAB_E_FIELD);
+	a.necho = 1;
+	memcpy(a.echo[0].mac, mac_b, 6);
+	a.echo[0].nonce = 0x9abc;
 	n = build_auto(frame, &a, NULL);
 	assert_int_equal(fab_parse_auto(frame, n, 0, &h, &got), FAB_OK);
 	assert_memory_equal(got.mac, mac_a, 6);
+	assert_int_equal(got.echo[0].nonce, 0x9abc);
+	/* Broadcast only: a frame sent to one station could tell it a view the others never see. */
+	memcpy(frame, mac_b, 6);
+	assert_int_equal(fab_parse_auto(frame, n, 0, &h, &got), FAB_E_FIELD);
+	n = build_auto(frame, &a, NULL);
 	/* Not a frame for the node's own parser. */
 	assert_int_equal(fab_parse(frame, n, 0, 4, &h, (const uint8_t **)&(const uint8_t *){ 0 }),
 			 FAB_E_TYPE);
