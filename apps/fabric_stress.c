@@ -37,8 +37,11 @@ struct msg_hdr {
 } __attribute__((packed));
 
 #define CMOS_STRESS_REBOOT 0x41	/* CMOS byte: the reboot= node's next boot is its second */
+#define CMOS_STRESS_BOOTS 0x42	/* CMOS byte: reboots= boots made so far */
 #define STRESS_REBOOT_MAGIC 0xc3
 #define SEQ_READY 0xffffffffu		/* a rebooted node's "send to me again" */
+#define SEQ_BOOT 0xfffffffeu		/* reboots=: a message of a boot that then resets */
+#define BOOT_MSGS 5			/* of those, to each peer per boot */
 
 static int count, slow, reboot_node = -1;
 static volatile uint32_t expect[MAX_NODES], got[MAX_NODES], epoch_seen[MAX_NODES];
@@ -46,6 +49,7 @@ static volatile int ready_from[MAX_NODES];
 static volatile uint64_t received, old_received, lost_corrupt, dups, misordered, refusals;
 static volatile uint64_t sent_total;
 static volatile unsigned restarts;
+static volatile uint64_t boot_msgs;	/* SEQ_BOOT messages taken (a replay taken would add one) */
 static volatile int blocked;
 static struct waitq done_wq = WAITQ_INIT, resume_wq = WAITQ_INIT;
 static volatile int senders_failed;
@@ -89,6 +93,10 @@ static int stress_handler(int src, const uint8_t *p, size_t len, struct pktbuf *
 	}
 	if (h.seq == SEQ_READY && len == sizeof h) {
 		ready_from[src] = 1;
+		return 0;
+	}
+	if (h.seq == SEQ_BOOT && len == sizeof h) {
+		boot_msgs++;
 		return 0;
 	}
 	/* A new incarnation of src: it owes everything from the first message again. */
@@ -201,6 +209,8 @@ static const struct argspec stress_args[] = {
 	{ "slow", ARG_BOOL, 0, 0, "receivers refuse now and then (back-pressure), default off" },
 	{ "reboot", ARG_INT, 1, MAX_NODES - 1,
 	  "this node resets itself halfway (with boot/cluster --reboot I), default none" },
+	{ "reboots", ARG_INT, 1, 100, "with reboot=I: node I instead resets this many times once "
+	  "bound, before the streams, then streams with its last incarnation" },
 	{ NULL, 0, 0, 0, NULL },
 };
 
@@ -224,6 +234,43 @@ static int stress_main(void)
 		return 1;
 	if (fabric_wait_peers(120000000000ULL) < 0)
 		return 1;
+	int reboots = (int)arg_int("reboots", 0);
+	if (reboots && node_id == reboot_node) {
+		/* Bound by every peer (wait_peers): each boot is one they bind, then replace. */
+		int k = cmos_read(CMOS_STRESS_BOOTS);
+		if (k < reboots) {
+			/* A few messages each boot, acknowledged: what a replay of this boot would repeat. */
+			struct msg_hdr bm = { (uint16_t)node_id, 0, SEQ_BOOT, sizeof bm };
+			for (int i = 0; i < num_nodes; i++)
+				for (int m = 0; i != node_id && m < BOOT_MSGS; m++)
+					if (fabric_send(i, APP_PROTO_TEST, &bm, sizeof bm, NULL, 0, 0) < 0)
+						return 1;
+			for (int i = 0; i < num_nodes; i++)
+				if (i != node_id && fabric_flush(i, 10000000000ULL) < 0)
+					return 1;
+			cmos_write(CMOS_STRESS_BOOTS, (uint8_t)(k + 1));
+			printf("fabric-stress: node %d, boot %d of %d (incarnation %016lx): resets\n", node_id,
+			       k + 1, reboots + 1, fabric_incarnation());
+			machine_reset();
+		}
+		cmos_write(CMOS_STRESS_BOOTS, 0);
+		printf("fabric-stress: node %d, boot %d of %d (incarnation %016lx): streams\n", node_id,
+		       k + 1, reboots + 1, fabric_incarnation());
+	}
+	if (reboots) {
+		/* The last incarnation says READY; the others wait for it before the barrier. */
+		if (node_id == reboot_node) {
+			struct msg_hdr ready = { (uint16_t)node_id, 0, SEQ_READY, sizeof ready };
+			for (int i = 0; i < num_nodes; i++)
+				if (i != node_id &&
+				    fabric_send(i, APP_PROTO_TEST, &ready, sizeof ready, NULL, 0, 0) < 0)
+					return 1;
+		} else if (wait_ready(reboot_node) < 0) {
+			printf("fabric-stress: n%d never said READY after its reboots\n", reboot_node);
+			return 1;
+		}
+		reboot_node = -1;	/* no reset halfway: every stream is to the last incarnation */
+	}
 	if (second_boot) {
 		/* The others wait for this before they send to the new incarnation. */
 		struct msg_hdr ready = { (uint16_t)node_id, 0, SEQ_READY, sizeof ready };
@@ -235,7 +282,7 @@ static int stress_main(void)
 				return 1;
 	}
 	/* A second boot's first barrier was released long ago: node 0 lets it through. */
-	int br = fabric_barrier(30000000000ULL);
+	int br = fabric_barrier(reboots ? 120000000000ULL : 30000000000ULL);
 	if (br < 0) {
 		printf("fabric-stress: the start barrier failed (%d)\n", br);
 		return 1;
@@ -295,6 +342,8 @@ static int stress_main(void)
 	       c.retransmits, refusals, c.send_waits, elapsed, reboot_node < 0 ? "" : "");
 	if (reboot_node >= 0)
 		result("reboot node=%d restarts=%u old_received=%lu", reboot_node, restarts, old_received);
+	if (reboots)
+		result("reboots=%d boot_msgs=%lu", reboots, boot_msgs);
 	return lost || dups || misordered || senders_failed ? 1 : 0;
 }
 

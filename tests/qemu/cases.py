@@ -537,6 +537,21 @@ CASES = [
             expect=[r"auto: error: no agreement after 3 s \(auto_timeout_ms\); 2 of the expected "
                     r"stations live; live: 02:4e:4f:57:00:0\d 02:4e:4f:57:00:0\d; heard but never "
                     r"answering: none"]),
+    # A keyed cluster and a station that recorded every frame of the first boots (HELLOs and
+    # DATA of node 3's first incarnation among them): node 3 reboots ten times, more than the
+    # refused list remembers, and the station replays the first boots' frames from then on.
+    # Nothing of a past boot is taken (each peer took exactly the 50 boot messages sent
+    # live), node 3 stays bound to its last incarnation (10 rebinds a peer), nothing is lost.
+    Cluster("hostile-past-boot-keyed-virtio", app="fabric-stress", nodes=4, timeout=240,
+            args="reboot=3 reboots=10 count=1000",
+            options=["--key", "random", "--reboot", "3",
+                     "--hostile=--kinds replay --past 10 --rate 500"],
+            expect=[r"cluster: hostile: sent [1-9]\d* frames .*replay [1-9]\d*\), heard \d+, "
+                    r"past frames kept [1-9]", r"^\[n3\] fabric-stress: node 3, boot 11 of 11"],
+            count={r"RESULT fabric-stress sent=3000 received=3000 lost=0 dup=0 misordered=0": 4,
+                   r"^\[n[012]\] RESULT fabric-stress reboots=10 boot_msgs=50$": 3,
+                   r"^\[n[012]\] fabric: node 3 rebooted": 30,
+                   r"^\[n[012]\] fabric: rejected: .* rebinds 10, ": 3}),
     # Madeleine over TCP with a key: each connection proves its node id under the key.
     Cluster("mad-test-2-tcp-keyed", app="mad-test", nodes=2, args="driver=tcp",
             options=["--key", "random"], timeout=120,
