@@ -244,7 +244,8 @@ LWIP_OBJS := \
 
 # Objects that include lwIP headers: the port's and the apps' using sockets.
 LWIP_INC := -I net/lwip -I $(LWIPDIR)/src/include
-LWIP_USERS := $(addprefix $(BUILD)/,$(LWIP_PORT_OBJS) apps/tcp_echo.o apps/lwip_pin.o apps/ops_tcp.o lib/mad_tcp.o)
+LWIP_USERS := $(addprefix $(BUILD)/,$(LWIP_PORT_OBJS) apps/tcp_echo.o apps/lwip_pin.o apps/ops_tcp.o lib/mad_tcp.o \
+	apps/mad_test.o)
 
 OBJS := $(addprefix $(BUILD)/,$(BOOT_OBJS) $(KERNEL_OBJS) $(DRIVER_OBJS) $(NET_OBJS) \
 	$(FABRIC_OBJS) $(RMEM_OBJS) $(REQ_OBJS) $(DEPOSIT_OBJS) $(LWIP_PORT_OBJS) $(LWIP_OBJS) $(LIB_OBJS) $(APP_OBJS))

@@ -31,6 +31,11 @@ uint64_t incarnation_fold(uint64_t s, uint64_t v)
 	return a ^ (a >> 31);
 }
 
+int incarnation_value_ok(uint64_t v, uint64_t before)
+{
+	return v != 0 && v != ~0ULL && v != before;
+}
+
 #ifndef HOST_TEST
 static uint64_t inc;
 static const char *source;
@@ -78,7 +83,7 @@ static int hw_refused;
 
 static int hw_ok(uint64_t v)
 {
-	if (v == 0 || v == ~0ULL || v == last_hw) {
+	if (!incarnation_value_ok(v, last_hw)) {
 		hw_refused++;
 		return 0;
 	}

@@ -24,6 +24,13 @@ uint64_t incarnation(void);
 /* Where it came from: "rdseed", "rdrand" or "tsc jitter". */
 const char *incarnation_source(void);
 
+/*
+ * Is v, drawn from RDSEED or RDRAND right after before, a value a working
+ * DRNG gives?  Not 0, not all ones (the RDRAND fault of some CPUs, which
+ * report success), not a repeat.  Pure logic.
+ */
+int incarnation_value_ok(uint64_t v, uint64_t before);
+
 /* Hardware values refused so far (0, all ones, a repeat). */
 int incarnation_refused(void);
 

@@ -552,11 +552,17 @@ CASES = [
                    r"^\[n[012]\] RESULT fabric-stress reboots=10 boot_msgs=50$": 3,
                    r"^\[n[012]\] fabric: node 3 rebooted": 30,
                    r"^\[n[012]\] fabric: rejected: .* rebinds 10, ": 3}),
-    # Madeleine over TCP with a key: each connection proves its node id under the key.
-    Cluster("mad-test-2-tcp-keyed", app="mad-test", nodes=2, args="driver=tcp",
-            options=["--key", "random"], timeout=120,
-            count={r"RESULT mad-test driver=tcp messages=\d+ bytes=\d+ failures=0": 2},
-            absent=[r"did not prove"]),
+    # Madeleine over TCP: each connection proves its node id (under the key, with one), and
+    # a silent connection or one that claims another node's id is closed, the set-up goes on.
+    Cluster("mad-test-3-tcp-keyed-intruder", app="mad-test", nodes=3, args="driver=tcp intrude=1",
+            options=["--key", "random"], timeout=180,
+            expect=[r"^\[n2\] mad-test: intruding with connections \d+ \(silent\) and \d+"],
+            count={r"RESULT mad-test driver=tcp messages=\d+ bytes=\d+ failures=0": 3,
+                   r"^\[n0\] mad: tcp: a connection that did not prove a node's id": 2}),
+    Cluster("mad-test-3-tcp-intruder", app="mad-test", nodes=3, args="driver=tcp intrude=1",
+            timeout=180,
+            count={r"RESULT mad-test driver=tcp messages=\d+ bytes=\d+ failures=0": 3,
+                   r"^\[n0\] mad: tcp: a connection that did not prove a node's id": 2}),
     Cluster("auto-needs-count", app="hello", nodes=1, args="node=auto nodes=auto", status=0,
             timeout=60, expect=[r"auto: node 0 of 1 \(MAC order\)", r"hello from node 0 of 1"]),
     Cluster("auto-bad-args", app="hello", nodes=1, args="nodes=auto node=0", status=2, timeout=60,
@@ -648,6 +654,11 @@ CASES = [
             count={r"RESULT rmem-test checks=\d+ failed=0": 4}),
     Cluster("cmdline-short-key", app="hello", nodes=1, args="key=short", status=2,
             expect=[r"cmdline: error: key: 5 characters; a cluster key has 16 to 128"]),
+    # A keyed node without RDSEED and RDRAND says that its randomness is TSC jitter.
+    Cluster("keyed-without-drng", app="hello", nodes=2, timeout=60,
+            options=["--key", "random", "--qemu-arg=-cpu", "--qemu-arg=max,rdrand=off,rdseed=off"],
+            count={r"incarnation [0-9a-f]+ \(tsc jitter\)": 2,
+                   r"fabric: warning: this CPU gave no usable RDSEED or RDRAND": 2}),
     # A key with spaces in it: refused, and no word of it on the console.
     Cluster("cmdline-key-with-spaces", app="hello", nodes=1,
             args="key=correct-horse-battery staple-words", status=2,

@@ -426,6 +426,17 @@ static void jitter_fold_spreads_every_bit(void **state)
 	}
 }
 
+/* The DRNG's values a faulty CPU gives are refused: 0, all ones, a repeat. */
+static void faulty_drng_values_are_refused(void **state)
+{
+	(void)state;
+	assert_false(incarnation_value_ok(0, 5));
+	assert_false(incarnation_value_ok(~0ULL, 5));
+	assert_false(incarnation_value_ok(0x1234, 0x1234));
+	assert_true(incarnation_value_ok(0x1234, 0x1235));
+	assert_true(incarnation_value_ok(0x8000000000000000ULL, 0));
+}
+
 /* --- calls in flight to a node that rebooted -------------------------------------------- */
 
 static void calls_in_flight_fail_on_reset(void **state)
@@ -474,6 +485,7 @@ int main(void)
 		cmocka_unit_test(no_past_boot_is_bound_again_however_many_reboots),
 		cmocka_unit_test(pair_tags_differ_per_incarnation),
 		cmocka_unit_test(jitter_fold_spreads_every_bit),
+		cmocka_unit_test(faulty_drng_values_are_refused),
 		cmocka_unit_test(calls_in_flight_fail_on_reset),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
