@@ -131,6 +131,7 @@ APP_OBJS := \
 	apps/fabric_junk.o \
 	apps/peer_timeout.o \
 	apps/rejoin.o \
+	apps/rx_starve.o \
 	apps/rmem_test.o \
 	apps/rpc_test.o \
 	apps/mad_test.o \
