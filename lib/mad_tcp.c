@@ -13,9 +13,10 @@
  * random challenge, the connecting one its id, a challenge of its own and
  * a tag under the key over both ids and both challenges, and the accepting
  * side answers with its own tag (fabric_key_tag, domains "mad-tcp-c" and
- * "mad-tcp-s").  Every read of the set-up has a time limit
- * (SETUP_TIMEOUT_MS): an idle or silent connection is closed and the next
- * one accepted.
+ * "mad-tcp-s").  Every read of the set-up has a time limit (the accepting
+ * side SETUP_TIMEOUT_MS; the connecting side, which may wait in the queue
+ * behind such connections, CONNECT_TIMEOUT_MS): an idle or silent
+ * connection is closed and the next one accepted.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -32,7 +33,8 @@
 
 #define MAD_TCP_PORT 5555
 #define CONNECT_TRIES 120		/* half a second apart */
-#define SETUP_TIMEOUT_MS 5000		/* a set-up read waits at most this long */
+#define SETUP_TIMEOUT_MS 5000		/* the accepting side's set-up reads wait at most this long */
+#define CONNECT_TIMEOUT_MS 30000	/* the connecting side's: it may queue behind silent ones */
 
 static int socks[MAX_NODES];
 static struct mutex send_locks[MAX_NODES];
@@ -195,7 +197,7 @@ static int tcp_init(int nodes, int self)
 				uint32_t id = (uint32_t)self;
 				int ok;
 				nodelay(s);
-				read_limit(s, SETUP_TIMEOUT_MS);
+				read_limit(s, CONNECT_TIMEOUT_MS);
 				if (fabric_keyed())
 					ok = prove_connect(s, id, (uint32_t)j) == 0;
 				else
