@@ -448,8 +448,20 @@ KEY ?=
 $(BUILD)/now-keyed.iso: KEY = iso-test-key-0123456789
 $(BUILD)/now-keyed.iso: CMDLINE = node=0 nodes=1 app=hello
 
-$(BUILD)/now.iso $(BUILD)/now-keyed.iso: $(BUILD)/now.elf boot/grub.cfg.in
-	@echo "  ISO     $@"
+# The menu's values as last written (CMDLINE, and a digest of KEY, never the key):
+# an ISO or a netboot directory is made again whenever they change.
+%.menu: FORCE
+	@mkdir -p $(dir $@)
+	@printf '%s\n%s\n' '$(CMDLINE)' "$$(printf '%s' '$(KEY)' | sha256sum)" | cmp -s - $@ || \
+		printf '%s\n%s\n' '$(CMDLINE)' "$$(printf '%s' '$(KEY)' | sha256sum)" > $@
+
+.PRECIOUS: %.menu
+
+# What the menu's default entry boots, as it will be shown (the key hidden).
+MENU_SHOWN = $(CMDLINE)$(if $(KEY), key=(hidden))
+
+$(BUILD)/%.iso: $(BUILD)/now.elf boot/grub.cfg.in $(BUILD)/%.iso.menu
+	@echo "  ISO     $@: menu '$(MENU_SHOWN)'"
 	@rm -rf $@.d && mkdir -p $@.d/boot/grub
 	@cp $(BUILD)/now.elf $@.d/boot/now.elf
 	@sed -e 's|@CMDLINE@|$(CMDLINE)|g' -e 's|@KEY@|$(KEY)|g' boot/grub.cfg.in > $@.d/boot/grub/grub.cfg
@@ -469,8 +481,10 @@ NETBOOT_DIR ?= $(BUILD)/netboot
 $(BUILD)/netboot-test: CMDLINE = node=auto nodes=2 app=fabric-stress count=300
 $(BUILD)/netboot-test: KEY =
 
+$(NETBOOT_DIR): $(NETBOOT_DIR).menu
+$(BUILD)/netboot-test: $(BUILD)/netboot-test.menu
 $(NETBOOT_DIR) $(BUILD)/netboot-test: $(BUILD)/now.elf boot/grub.cfg.in
-	@echo "  NETBOOT $@"
+	@echo "  NETBOOT $@: menu '$(MENU_SHOWN)'"
 	@rm -rf $@ && mkdir -p $@/boot/grub
 	@for p in i386-pc x86_64-efi; do \
 		grub-mknetdir --net-directory=$@ --subdir=boot/grub -d /usr/lib/grub/$$p \

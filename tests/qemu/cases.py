@@ -216,6 +216,22 @@ CASES = [
             needs=("qemu-system-x86_64", "vde_switch", "apt-get")),
     Command("bench/unknown-run", ["{root}/boot/bench", "--nics", "e1000,token-ring"], status=2,
             expect=[r"token-ring: not one of virtio, e1000, e1000e, shm, shm-halt"]),
+    # An ISO follows its command line: made again when CMDLINE or KEY change, not otherwise.
+    Command("iso/menu-follows-cmdline", ["bash", "-c",
+            "b=$(realpath --relative-to={root} {build}); "
+            "m() {{ make -s -C {root} BUILD=$b $b/tests/menu.iso \"$@\"; }}; "
+            "cfg={build}/tests/menu.iso.d/boot/grub/grub.cfg; "
+            "m CMDLINE='node=auto nodes=8 app=ising' && grep -q 'nodes=8 app=ising' $cfg && "
+            "out=$(m CMDLINE='node=auto nodes=8 app=ising') && [ -z \"$out\" ] && "
+            "echo 'same values: nothing made' && "
+            "m CMDLINE='node=0 nodes=1 app=circuit' KEY=menu-test-key-0123456 && "
+            "grep -q 'nodes=1 app=circuit' $cfg && grep -q 'now_key=\"menu-test-key-0123456\"' $cfg && "
+            "rm -rf {build}/tests/menu.iso* && echo 'menu follows'"],
+            expect=[r"ISO .*menu\.iso: menu 'node=auto nodes=8 app=ising'$",
+                    r"same values: nothing made",
+                    r"ISO .*menu\.iso: menu 'node=0 nodes=1 app=circuit key=\(hidden\)'$",
+                    r"^menu follows$"],
+            absent=[r"menu-test-key"]),
     Command("check/layers", ["{root}/tests/layers.sh"], expect=[r"every one along an allowed arrow"]),
     Command("check/layers-selftest", ["{root}/tests/layers_test.sh"], expect=[r"layers self-test: \d+ passed, 0 failed"]),
     Command("check/grub-multiboot2", ["grub-file", "--is-x86-multiboot2", "{build}/now.elf"],
