@@ -2,6 +2,8 @@
  * LAPIC timer (Intel SDM vol. 3, 10.5.4) in one-shot mode with divide-by-1.
  */
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 
 #include "kernel/apic.h"
 #include "kernel/panic.h"
@@ -76,20 +78,72 @@ static void timer_irq(void *arg)
 	in_timer_irq = 0;
 }
 
+/*
+ * One calibration window of the LAPIC timer against the TSC: each read of
+ * the timer's count is bracketed by two TSC reads, and the window counts
+ * from midpoint to midpoint.  *slack: the brackets' width, what a host
+ * that stopped this CPU during a read adds to the error.
+ */
+static uint64_t lapic_window(uint64_t window, uint64_t *slack)
+{
+	uint64_t a0, a1, b0, b1;
+	uint32_t c0, c1;
+
+	lapic_timer_oneshot(0xffffffffu);
+	a0 = cycles();
+	c0 = lapic_timer_current();
+	a1 = cycles();
+	while (cycles() - a1 < window)
+		cpu_relax();
+	b0 = cycles();
+	c1 = lapic_timer_current();
+	b1 = cycles();
+	lapic_timer_stop();
+	*slack = (a1 - a0) + (b1 - b0);
+	return (uint64_t)(c0 - c1) * tsc_hz / ((b0 + b1) / 2 - (a0 + a1) / 2);
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+#define LAPIC_WINDOWS 5
+
+/*
+ * The LAPIC timer's rate: the median of LAPIC_WINDOWS windows of 2 ms,
+ * leaving out those whose reads were held up (a busy host: one window
+ * alone once gave four times the true rate).  Said if they disagree.
+ */
+static uint64_t lapic_calibrate(void)
+{
+	const uint64_t window = ns_to_cycles(2000000);
+	uint64_t hz[LAPIC_WINDOWS], all[LAPIC_WINDOWS], slack;
+	int n = 0;
+
+	for (int i = 0; i < LAPIC_WINDOWS; i++) {
+		all[i] = lapic_window(window, &slack);
+		if (slack < window / 100)
+			hz[n++] = all[i];
+	}
+	if (n < 3) {
+		memcpy(hz, all, sizeof hz);
+		n = LAPIC_WINDOWS;
+	}
+	qsort(hz, (size_t)n, sizeof hz[0], cmp_u64);
+	uint64_t med = hz[n / 2];
+	if (hz[n - 1] - hz[0] > med / 50)
+		printf("timer: lapic timer calibration windows disagree (%lu..%lu Hz over %d windows); "
+		       "taking the median, %lu Hz\n", hz[0], hz[n - 1], n, med);
+	return med;
+}
+
 void timer_init(void)
 {
-	const uint64_t window = ns_to_cycles(5000000);	/* 5 ms */
-	uint64_t t0, t1;
-	uint32_t left;
-
 	lapic_timer_setup(VEC_TIMER);
-	lapic_timer_oneshot(0xffffffffu);
-	t0 = cycles();
-	while ((t1 = cycles()) - t0 < window)
-		cpu_relax();
-	left = lapic_timer_current();
-	lapic_timer_stop();
-	lapic_timer_hz = (uint64_t)(0xffffffffu - left) * tsc_hz / (t1 - t0);
+	lapic_timer_hz = lapic_calibrate();
 	if (lapic_timer_hz < 1000000)
 		panic("timer: LAPIC timer runs at %lu Hz; cannot drive the tick", lapic_timer_hz);
 
