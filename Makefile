@@ -394,9 +394,18 @@ NIC     ?= virtio
 ARGS    ?=
 CLUSTER ?=
 
+# make run ends on the cluster's own status and what it means (boot/cluster's
+# exit status; GNU make itself then exits 2 on any failure, with "Error N").
 run: $(BUILD)/now.elf
 	@boot/cluster --nodes $(NODES) --nic $(NIC) $(if $(APP),--app $(APP)) \
-		$(if $(ARGS),--args "$(ARGS)") $(CLUSTER)
+		$(if $(ARGS),--args "$(ARGS)") $(CLUSTER); s=$$?; \
+	case $$s in 0) m="every node's app succeeded";; 1) m="an app failed";; \
+		2) m="a command line was rejected, or the launcher's options or host";; \
+		3) m="a node took an exception or panicked (the console shows where)";; \
+		124) m="timeout: nodes were still running";; 130) m="interrupted";; \
+		255) m="a node stopped without a status (reset, triple fault, QEMU error, killed)";; \
+		*) m="see boot/cluster --help, exit status";; esac; \
+	echo "make run: cluster status $$s: $$m"; exit $$s
 
 # Speedup table of a parallel app over 1, 2, 4 and 8 nodes (boot/speedup --help).
 speedup: $(BUILD)/now.elf

@@ -188,8 +188,9 @@ CASES = [
             expect=[r"where the time goes on shm", r"where the time goes on e1000"] +
                    [r"  %s +sum of the step medians: \d+ ns" % op
                     for op in ("write", "read", "cas", "req", "deposit")] +
-                   [r"  req +n1\.mech_rx +n1\.mech_done +\d+ +\d+",
-                    r"  cas +n1\.nic_tx +n0\.nic_rx +\d+ +\d+  \(between the nodes\)",
+                   [r"  req +n1\.mech_rx +n1\.mech_done +\d+ +\d+ +10$",
+                    r"  deposit +n1\.mech_rx +n1\.mech_done +\d+ +\d+ +10$",
+                    r"  cas +n1\.nic_tx +n0\.nic_rx +\d+ +\d+ +10  \(between the nodes\)",
                     r"clocks aligned by the fabric within \d+ ns", r"bench: wrote .*trace\.json"]),
     # A stages run that fails fails make trace, and says where its logs are.
     Command("trace/failed-run", ["{root}/boot/bench", "--trace-only", "--stages", "shm", "--ops",
@@ -216,6 +217,13 @@ CASES = [
             needs=("qemu-system-x86_64", "vde_switch", "apt-get")),
     Command("bench/unknown-run", ["{root}/boot/bench", "--nics", "e1000,token-ring"], status=2,
             expect=[r"token-ring: not one of virtio, e1000, e1000e, shm, shm-halt"]),
+    # make run names the cluster's status and what it means; make itself exits 2.
+    Command("run/status-line", ["bash", "-c",
+            "b=$(realpath --relative-to={root} {build}); "
+            "make -s -C {root} BUILD=$b run APP=fault ARGS=kind=ud NODES=1 2>&1 | tail -2; "
+            "echo \"make exit ${{PIPESTATUS[0]}}\""], timeout=120,
+            expect=[r"^make run: cluster status 3: a node took an exception or panicked",
+                    r"Error 3$", r"^make exit 2$"]),
     # An ISO follows its command line: made again when CMDLINE or KEY change, not otherwise.
     Command("iso/menu-follows-cmdline", ["bash", "-c",
             "b=$(realpath --relative-to={root} {build}); "
@@ -334,15 +342,26 @@ CASES = [
     Cluster("hang-timeout", app="fault", args="kind=hang", nodes=2, timeout=8, status=124,
             expect=[r"timeout after 8"]),
 
-    # The command line is untrusted: every problem is named, the node stops.
+    # The command line is untrusted: every problem is named, the node stops (the launcher's
+    # own check of the image's apps and keys is off here, so that the kernel's is tested).
     Cluster("cmdline-unknown-key", app="hello", args="colour=red", status=2,
+            options=["--no-image-check"],
             expect=[r"cmdline: error: unknown key 'colour'", r"cmdline: rejected"],
             absent=[r"hello from node"]),
     Cluster("cmdline-malformed", app="hello", args="justaword grid=", status=2,
+            options=["--no-image-check"],
             expect=[r"malformed argument 'justaword': expected key=value",
                     r"key 'grid' has an empty value"]),
-    Cluster("cmdline-bad-app", app="nosuchapp", status=2,
+    Cluster("cmdline-bad-app", app="nosuchapp", status=2, options=["--no-image-check"],
             expect=[r"app=nosuchapp: no such app", r"selftest"]),
+    # The launcher reads the image's apps and keys: an unknown one is named once, no node boots.
+    Cluster("launcher-unknown-app", app="nosuchapp", nodes=4, status=2,
+            expect=[r"^cluster: error: no app 'nosuchapp' in build/now\.elf; its apps: .*\bhello\b.*\bselftest\b"],
+            absent=[r"NOW node kernel", r"\[n\d\]"]),
+    Cluster("launcher-unknown-key", app="fabric-stress", nodes=2, args="count=5 colour=red", status=2,
+            expect=[r"^cluster: error: unknown key 'colour'; the kernel's keys: node nodes app .*; "
+                    r"app fabric-stress's: count slow reboot reboots$"],
+            absent=[r"NOW node kernel"]),
     Cluster("cmdline-bad-value", app="hello", args="peer_timeout_ms=abc", status=2,
             expect=[r"peer_timeout_ms=abc: not an integer"]),
     Cluster("cmdline-out-of-range", app="hello", args="peer_timeout_ms=5", status=2,
@@ -350,6 +369,7 @@ CASES = [
     Cluster("cmdline-duplicate", app="hello", args="node=0 node=3", status=2,
             expect=[r"key 'node' is given more than once"]),
     Cluster("cmdline-app-arg-wrong-app", app="hello", args="kind=ud", status=2,
+            options=["--no-image-check"],
             expect=[r"unknown key 'kind'", r"app 'hello' keys: none"]),
 
     # TCP over lwIP: node 0 echoes 1 B..64 KiB through node 1, every byte checked.
