@@ -276,13 +276,25 @@ $(APT_DIR)/lists/.updated:
 		{ cat $(APT_DIR)/update.log; echo "error: cannot read the Debian source index ($(DEB_MIRROR)); see above" >&2; exit 1; }
 	@touch $@
 
-# fetch <debian-source-spec> <tarball> <sha256>
+# fetch <debian-source-spec> <tarball> <sha256>: the pinned Debian revision, or,
+# when the index no longer has it (Debian published an update), any revision of
+# the same upstream version: its upstream tarball is the same file, and the
+# sha256 says so.
 define fetch
 	@mkdir -p $(DL)
 	@if [ ! -f $(DL)/$(2) ]; then \
 		echo "  FETCH   $(2)"; \
-		cd $(DL) && apt-get $(APT_OPTS) -q source --download-only --tar-only $(1) > fetch.log 2>&1 || \
-		{ cat fetch.log; echo "error: apt-get source $(1) failed" >&2; exit 1; }; \
+		cd $(DL) && if ! apt-get $(APT_OPTS) -q source --download-only --tar-only $(1) > fetch.log 2>&1; then \
+			pkg=$$(echo '$(1)' | cut -d= -f1); up=$$(echo '$(1)' | cut -d= -f2 | sed 's/-[^-]*$$//'); \
+			v=$$(apt-cache $(APT_OPTS) showsrc $$pkg 2>/dev/null | sed -n 's/^Version: //p' | \
+				while read x; do [ "$${x%-*}" = "$$up" ] && echo "$$x"; done | head -1); \
+			if [ -z "$$v" ]; then cat fetch.log; \
+				echo "error: Debian $(DEB_SUITE) has no $$pkg of upstream version $$up (pinned $(1)); its versions:" \
+				$$(apt-cache $(APT_OPTS) showsrc $$pkg 2>/dev/null | sed -n 's/^Version: //p') >&2; exit 1; fi; \
+			echo "  FETCH   $(2): $(1) is gone from the index; taking $$pkg=$$v (the same upstream)"; \
+			apt-get $(APT_OPTS) -q source --download-only --tar-only $$pkg=$$v > fetch.log 2>&1 || \
+			{ cat fetch.log; echo "error: apt-get source $$pkg=$$v failed" >&2; exit 1; }; \
+		fi; \
 	fi
 	@echo "$(3)  $(DL)/$(2)" | sha256sum -c --quiet - || \
 		{ echo "error: $(DL)/$(2) does not match its sha256; delete it and retry" >&2; exit 1; }

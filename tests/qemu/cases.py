@@ -217,6 +217,15 @@ CASES = [
             needs=("qemu-system-x86_64", "vde_switch", "apt-get")),
     Command("bench/unknown-run", ["{root}/boot/bench", "--nics", "e1000,token-ring"], status=2,
             expect=[r"token-ring: not one of virtio, e1000, e1000e, shm, shm-halt"]),
+    # The lwIP fetch takes another Debian revision of the pinned upstream when the pinned one is
+    # gone from the index (the same upstream tarball, its sha256 checked), and says so.
+    Command("deps/fetch-other-revision", ["bash", "-c",
+            "b=$(realpath --relative-to={root} {build}); d={build}/tests/dl-revision; "
+            "rm -rf $d && mkdir -p $d && cp {build}/dl/picolibc_*.orig.tar.* $d/ && "
+            "make -s -C {root} BUILD=$b DL=$d LWIP_DEB=lwip=2.2.1+dfsg1-1+deb13u99 "
+            "$d/lwip_2.2.1+dfsg1.orig.tar.xz && ls $d && rm -rf $d"], timeout=300,
+            expect=[r"lwip=2\.2\.1\+dfsg1-1\+deb13u99 is gone from the index; taking lwip=2\.2\.1\+dfsg1-",
+                    r"^lwip_2\.2\.1\+dfsg1\.orig\.tar\.xz$"]),
     # make run names the cluster's status and what it means; make itself exits 2.
     Command("run/status-line", ["bash", "-c",
             "b=$(realpath --relative-to={root} {build}); "
