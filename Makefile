@@ -9,8 +9,10 @@
 #   make cost         instructions per operation and stage (QEMU -icount), against tests/cost/budgets
 #   make qemu-gdb     one node waiting for gdb on :1234
 #   make deps         check (as root: install) the Debian packages needed
-#   make clean        remove build products (keeps downloads and picolibc)
+#   make clean        remove build products (keeps downloads, picolibc and build/bench's results)
+#   make clean-bench  remove build/bench (make bench's results and plots)
 #   make distclean    remove build/ entirely
+#   make help         this list
 
 SHELL   := /bin/bash
 BUILD   := build
@@ -585,12 +587,23 @@ test: $(BUILD)/now.elf $(BUILD)/now.iso $(BUILD)/now-keyed.iso $(BUILD)/netboot-
 clean:
 	rm -rf $(BUILD)/boot $(BUILD)/kernel $(BUILD)/drivers $(BUILD)/net $(BUILD)/lib \
 		$(BUILD)/lwip $(BUILD)/apps $(BUILD)/tests $(BUILD)/iso $(BUILD)/*.o $(BUILD)/*.S \
-		$(BUILD)/now.elf* $(BUILD)/now.iso $(BUILD)/syms.* $(BUILD)/bench
+		$(BUILD)/now.elf* $(BUILD)/now.iso* $(BUILD)/now-keyed.iso* $(BUILD)/syms.* \
+		$(BUILD)/netboot* $(BUILD)/kflags
+
+# make bench's results outlive make clean: a separate target removes them.
+clean-bench:
+	rm -rf $(BUILD)/bench
+
+help:
+	@sed -n 's/^#   make/make/p' Makefile
+	@echo "variables: APP= NODES= NIC= ARGS= CLUSTER= (run); CMDLINE= KEY= (iso, netboot);"
+	@echo "  BENCH_ITERS= BENCH_NICS= PEERS=1 (bench); TRACE=0 LTO=0 (the kernel's build)"
 
 distclean:
 	rm -rf $(BUILD)
 
-.PHONY: FORCE all deps picolibc lwip run qemu-gdb bench cost trace papers speedup iso netboot unit test clean distclean
+.PHONY: FORCE all deps picolibc lwip run qemu-gdb bench cost trace papers speedup iso netboot unit test clean \
+	clean-bench distclean help
 
 # --- fuzzing ---------------------------------------------------------------
 #

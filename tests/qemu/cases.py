@@ -226,6 +226,10 @@ CASES = [
             "$d/lwip_2.2.1+dfsg1.orig.tar.xz && ls $d && rm -rf $d"], timeout=300,
             expect=[r"lwip=2\.2\.1\+dfsg1-1\+deb13u99 is gone from the index; taking lwip=2\.2\.1\+dfsg1-",
                     r"^lwip_2\.2\.1\+dfsg1\.orig\.tar\.xz$"]),
+    # make help: every target the Makefile's header lists.
+    Command("make/help", ["make", "-s", "-C", "{root}", "help"],
+            expect=[r"^make run +boot a cluster", r"^make test ", r"^make clean-bench ",
+                    r"^variables: APP="]),
     # make run names the cluster's status and what it means; make itself exits 2.
     Command("run/status-line", ["bash", "-c",
             "b=$(realpath --relative-to={root} {build}); "
