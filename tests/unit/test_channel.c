@@ -331,6 +331,46 @@ static void lossless_mode_skips_crc_and_timers(void **state)
 }
 
 /*
+ * 3000 messages each way on a lossless pair: built in place in the NIC's
+ * slot (a buffer the wire copies, as the ring's consumer would) whenever
+ * the channel allows it, queued otherwise; a frame built in place is lost
+ * in the link (its slot damaged before it was read) with probability lose.
+ * The protocols take again what they refused, as the fabric offers it at
+ * its tick.
+ */
+static void stream_lossless(double lose, uint64_t *in_place, uint64_t *lost)
+{
+	uint32_t sent[2] = { 0, 0 };
+
+	while ((sides[0].got < 3000 || sides[1].got < 3000) && clock_ns < 60000 * MS) {
+		for (int from = 0; from < 2; from++) {
+			while (sent[from] < 3000 && chan_space(&sides[from].ch) > 0) {
+				struct chan *c = &sides[from].ch;
+				size_t len = 4 + (sent[from] * 37) % 200;
+				if (!chan_can_send_in_place(c)) {
+					assert_int_equal(send_one(from, sent[from]++, len), 0);
+					continue;
+				}
+				struct pktbuf *pb = pkt_get();
+				fill(pb->data + CHAN_PAYLOAD_OFF, sent[from]++, len);
+				pb->len = (uint16_t)chan_send_in_place(c, pb->data, 7, len, 0, clock_ns);
+				assert_int_equal(pb->len, CHAN_PAYLOAD_OFF + len);
+				if (lose > 0 && rnd() < lose)
+					++*lost;
+				else
+					wire_push(1 - from, pb, link.latency);
+				pkt_put(pb);
+				++*in_place;
+			}
+		}
+		pump(20 * US);
+		for (int i = 0; i < 2; i++)
+			if (sides[i].ch.blocked)
+				chan_resume(&sides[i].ch, clock_ns);
+	}
+}
+
+/*
  * Messages built in place in the NIC's slot (chan_send_in_place) whenever
  * the channel allows it, queued otherwise (behind a frame the NIC refused,
  * beyond the peer's credit), and every other frame handed up in place to
@@ -339,7 +379,6 @@ static void lossless_mode_skips_crc_and_timers(void **state)
  */
 static void lossless_in_place_mixes_with_queued_sends(void **state)
 {
-	uint32_t sent[2] = { 0, 0 };
 	uint64_t in_place = 0;
 
 	(void)state;
@@ -352,31 +391,7 @@ static void lossless_in_place_mixes_with_queued_sends(void **state)
 		chan_set_lossless(&sides[i].ch, 1);
 		sides[i].busy_rate = 0.1;
 	}
-	while ((sides[0].got < 3000 || sides[1].got < 3000) && clock_ns < 60000 * MS) {
-		for (int from = 0; from < 2; from++) {
-			while (sent[from] < 3000 && chan_space(&sides[from].ch) > 0) {
-				struct chan *c = &sides[from].ch;
-				size_t len = 4 + (sent[from] * 37) % 200;
-				if (!chan_can_send_in_place(c)) {
-					assert_int_equal(send_one(from, sent[from]++, len), 0);
-					continue;
-				}
-				/* The NIC's slot: a buffer the wire copies, as the ring's consumer would. */
-				struct pktbuf *pb = pkt_get();
-				fill(pb->data + CHAN_PAYLOAD_OFF, sent[from]++, len);
-				pb->len = (uint16_t)chan_send_in_place(c, pb->data, 7, len, 0, clock_ns);
-				assert_int_equal(pb->len, CHAN_PAYLOAD_OFF + len);
-				wire_push(1 - from, pb, link.latency);
-				pkt_put(pb);
-				in_place++;
-			}
-		}
-		pump(20 * US);
-		/* The protocols take again what they refused, as the fabric offers it at its tick. */
-		for (int i = 0; i < 2; i++)
-			if (sides[i].ch.blocked)
-				chan_resume(&sides[i].ch, clock_ns);
-	}
+	stream_lossless(0, &in_place, NULL);
 	for (int i = 0; i < 2; i++) {
 		assert_int_equal(sides[i].got, 3000);
 		assert_int_equal(sides[i].bad_order, 0);
@@ -397,7 +412,6 @@ static void lossless_in_place_mixes_with_queued_sends(void **state)
  */
 static void lossless_link_recovers_frames_lost_in_the_link(void **state)
 {
-	uint32_t sent[2] = { 0, 0 };
 	uint64_t in_place = 0, lost_in_place = 0;
 
 	(void)state;
@@ -408,29 +422,7 @@ static void lossless_link_recovers_frames_lost_in_the_link(void **state)
 	link.drop = 0.02;
 	for (int i = 0; i < 2; i++)
 		chan_set_lossless(&sides[i].ch, 1);
-	while ((sides[0].got < 3000 || sides[1].got < 3000) && clock_ns < 60000 * MS) {
-		for (int from = 0; from < 2; from++) {
-			while (sent[from] < 3000 && chan_space(&sides[from].ch) > 0) {
-				struct chan *c = &sides[from].ch;
-				size_t len = 4 + (sent[from] * 37) % 200;
-				if (!chan_can_send_in_place(c)) {
-					assert_int_equal(send_one(from, sent[from]++, len), 0);
-					continue;
-				}
-				struct pktbuf *pb = pkt_get();
-				fill(pb->data + CHAN_PAYLOAD_OFF, sent[from]++, len);
-				pb->len = (uint16_t)chan_send_in_place(c, pb->data, 7, len, 0, clock_ns);
-				/* The slot damaged before its consumer read it: the frame is gone. */
-				if (rnd() < 0.02)
-					lost_in_place++;
-				else
-					wire_push(1 - from, pb, link.latency);
-				pkt_put(pb);
-				in_place++;
-			}
-		}
-		pump(20 * US);
-	}
+	stream_lossless(0.02, &in_place, &lost_in_place);
 	for (int i = 0; i < 2; i++) {
 		assert_int_equal(sides[i].got, 3000);
 		assert_int_equal(sides[i].bad_order, 0);
