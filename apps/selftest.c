@@ -20,6 +20,7 @@
 #include "kernel/thread.h"
 #include "kernel/timer.h"
 #include "kernel/tsc.h"
+#include "kernel/vm.h"
 #include "kernel/x86.h"
 
 extern const struct selftest __selftests_start[], __selftests_end[];
@@ -528,6 +529,41 @@ static const struct argspec selftest_args[] = {
 	{ "only", ARG_STR, 0, 0, "run only the test with this name" },
 	{ NULL, 0, 0, 0, NULL },
 };
+
+/*
+ * Device memory above 4 GiB (a UEFI PC's 64-bit BARs): mapped where it is
+ * below 2^47, at the top of the address space from 2^47 to 2^48, refused
+ * past the CPU's physical address width.  Only the tables are looked at:
+ * nothing answers at these addresses.
+ */
+SELFTEST(vm_map_above_4g)
+{
+	int bits = vm_phys_bits();
+	uint64_t top = bits >= 64 ? ~0ULL : 1ULL << bits;
+	/* Astride two 2 MiB pages, under a PML4 entry of its own from 512 GiB. */
+	uint64_t phys = (top > (1ULL << 40) ? (1ULL << 40) : top) - 0x300000 + 0x123;
+	volatile uint8_t *p = vm_map_mmio(phys, 0x200000);
+
+	CHECK(p == (volatile uint8_t *)(uintptr_t)phys);
+	CHECK(vm_translate((uintptr_t)p) == phys);
+	CHECK(vm_translate((uintptr_t)p + 0x1fffff) == phys + 0x1fffff);
+	CHECK(vm_map_mmio(phys, 0x200000) == p);		/* again: the same */
+	CHECK(vm_map_mmio(top - 0x1000, 0x2000) == NULL);	/* past the CPU's width */
+	CHECK(vm_map_mmio(VM_LOW_TOP - 0x1000, 0x2000) == NULL);	/* astride the halves */
+	CHECK(vm_map_mmio(phys, 0) == NULL);
+	CHECK(vm_map_mmio(~0ULL - 0xfff, 0x2000) == NULL);	/* wraps */
+	CHECK(vm_map_mmio(0xfee00000, 0x1000) == (void *)0xfee00000);	/* mapped at boot */
+	if (bits >= 48) {
+		uint64_t hi = VM_LOW_TOP + 0x40000000 + 0x456;
+		p = vm_map_mmio(hi, 0x1000);
+		CHECK(p == (volatile uint8_t *)(uintptr_t)(hi + VM_HIGH_OFFSET));
+		CHECK((uintptr_t)p >= 0xffff800000000000ULL);
+		CHECK(vm_translate((uintptr_t)p) == hi);
+	} else {
+		CHECK(vm_map_mmio(VM_LOW_TOP + 0x40000000, 0x1000) == NULL);
+	}
+	return NULL;
+}
 
 static int selftest_main(void)
 {

@@ -45,7 +45,6 @@
 #include "kernel/trap.h"
 #include "kernel/trace.h"
 #include "kernel/tsc.h"
-#include "kernel/vm.h"
 #include "kernel/x86.h"
 
 #define E1000_DEBUG 0		/* 1: LTRACEF prints */
@@ -568,16 +567,17 @@ static int e1000_probe(struct pci_dev *d)
 
 	if (netdev_get())
 		return -EBUSY;		/* netdev has room for one NIC */
-	if (pci_bar(d, 0, &bar) < 0 || bar.io)
+	if (pci_bar(d, 0, &bar) < 0 || bar.io || bar.size > UINT32_MAX)
 		return -ENODEV;
-	if (vm_map_mmio(bar.addr, bar.size) < 0)
+	volatile uint8_t *regs = pci_map_bar(d, 0, 0, (uint32_t)bar.size);
+	if (!regs)
 		return -ENOMEM;
 	c = calloc(1, sizeof *c);
 	if (!c)
 		return -ENOMEM;
 	c->pci = d;
 	c->model = model_of(d);
-	c->regs = (volatile uint32_t *)(uintptr_t)bar.addr;
+	c->regs = (volatile uint32_t *)regs;
 	pci_enable(d);
 
 	if ((r = e1000_reset(c)) < 0)

@@ -41,7 +41,8 @@
  *
  * The ivshmem ID (IVPosition) must be this node's id: boot/cluster gives
  * node i its own server socket, whose clients get ID i, so that the
- * doorbell of node j is ID j.
+ * doorbell of node j is ID j.  With node=auto nodes=N (one menu for every
+ * PC of a netbooted room) the node takes that ID as its id.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -60,7 +61,6 @@
 #include "kernel/trace.h"
 #include "kernel/tsc.h"
 #include "kernel/trap.h"
-#include "kernel/vm.h"
 #include "kernel/x86.h"
 
 enum {				/* BAR0 registers (ivshmem-spec, "PCI device registers") */
@@ -593,28 +593,40 @@ static int shm_probe(struct pci_dev *d)
 
 	if (netdev_get())
 		return -EBUSY;
-	if (node_auto(NULL)) {
-		/* Its slots are the nodes' ids, which the ivshmem server's peer ids must match. */
-		printf("ivshmem: node=auto is for Ethernet; on the shared-memory link give node= "
-		       "and nodes=\n");
-		return -EINVAL;
-	}
 	sc = calloc(1, sizeof *sc);
 	if (!sc)
 		return -ENOMEM;
 	sc->pci = d;
-	sc->me = node_id;
-	sc->nodes = num_nodes;
 	pci_enable(d);
 	sc->regs = pci_map_bar(d, 0, 0, RegsLen);
-	if (!sc->regs || pci_bar(d, 2, &mem) < 0 || mem.io || vm_map_mmio(mem.addr, mem.size) < 0) {
+	if (pci_bar(d, 2, &mem) < 0 || mem.io || mem.size > UINT32_MAX)
+		mem.size = 0;
+	sc->mem = mem.size ? (uint8_t *)pci_map_bar(d, 2, 0, (uint32_t)mem.size) : NULL;
+	if (!sc->regs || !sc->mem) {
 		printf("ivshmem: %02x:%02x.%d: registers or shared memory cannot be mapped\n", d->bus,
 		       d->dev, d->fn);
 		goto free;
 	}
-	sc->mem = (uint8_t *)(uintptr_t)mem.addr;
 	sc->size = mem.size;
-	int id = (int)*(volatile uint32_t *)(sc->regs + IVPosition);
+	int id = (int)*(volatile uint32_t *)(sc->regs + IVPosition), expect;
+	if (node_auto(&expect)) {
+		/*
+		 * The slots are the nodes' ids and the server's peer ids match them
+		 * (boot/cluster gives node i the socket whose peers get ID i): with
+		 * node=auto the id is the device's own, the count the one given.
+		 */
+		if (!expect) {
+			printf("ivshmem: node=auto on the shared-memory link takes its id from the "
+			       "server (ID %d) but needs nodes=<count>, not nodes=auto\n", id);
+			r = -EINVAL;
+			goto free;
+		}
+		if ((r = node_set_identity(id, expect)) < 0)
+			goto free;
+		printf("auto: node %d of %d (the shared-memory server's peer id)\n", id, expect);
+	}
+	sc->me = node_id;
+	sc->nodes = num_nodes;
 	if (id != sc->me) {
 		printf("ivshmem: this device has ID %d but the node is %d: each node needs its own "
 		       "server socket (boot/cluster --nic shm)\n", id, sc->me);

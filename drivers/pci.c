@@ -5,6 +5,7 @@
 #include <errno.h>
 #include <stdio.h>
 
+#include "boot/boot.h"
 #include "drivers/pci.h"
 #include "kernel/apic.h"
 #include "kernel/init.h"
@@ -234,17 +235,24 @@ void pci_enable(const struct pci_dev *d)
 	pci_write16(d, PciCommand, cmd | PciCmdIo | PciCmdMem | PciCmdMaster);
 }
 
-volatile uint8_t *pci_map_bar(const struct pci_dev *d, int bar, uint32_t offset, uint32_t length)
+volatile uint8_t *pci_map_bar(struct pci_dev *d, int bar, uint32_t offset, uint32_t length)
 {
 	struct pci_bar b;
 
-	if (bar > 5 || pci_bar(d, bar, &b) < 0 || b.io || b.addr == 0)
+	if (bar < 0 || bar > 5 || pci_bar(d, bar, &b) < 0 || b.io || b.addr == 0)
 		return NULL;
 	if ((uint64_t)offset + length > b.size)
 		return NULL;
-	if (vm_map_mmio(b.addr, b.size) < 0)
-		return NULL;
-	return (volatile uint8_t *)(uintptr_t)(b.addr + offset);
+	volatile uint8_t *p = vm_map_mmio(b.addr, b.size);
+	/* Said once a BAR: where the firmware put it, when that is above 4 GiB or unmappable. */
+	if ((!p || b.addr + b.size > BOOT_MAPPED_BYTES) && !(d->bars_said & (1 << bar))) {
+		d->bars_said |= (uint8_t)(1 << bar);
+		printf("pci: %02x:%02x.%d bar%d at %#lx, %lu KiB: %s\n", d->bus, d->dev, d->fn, bar,
+		       b.addr, b.size >> 10, p ? "mapped above 4 GiB" :
+		       "cannot be mapped (beyond the CPU's physical addresses or 256 TiB, "
+		       "or no memory for page tables)");
+	}
+	return p ? p + offset : NULL;
 }
 
 enum {				/* MSI-X capability, PCI 3.0 §6.8.2 */

@@ -17,6 +17,7 @@ struct pci_dev {
 	uint8_t irq_line, irq_pin;
 	uint16_t subsys_vendor, subsys_id;
 	const char *driver;		/* name of the driver that claimed it */
+	uint8_t bars_said;		/* BARs whose place above 4 GiB was printed */
 	void *softc;
 };
 
@@ -58,10 +59,12 @@ int pci_bar(const struct pci_dev *d, int i, struct pci_bar *bar);
 int pci_find_cap(const struct pci_dev *d, uint8_t id, int start);
 
 /*
- * Map length bytes at offset of memory BAR bar (uncached, for registers).
- * NULL if the BAR is not memory or the range lies outside it.
+ * Map memory BAR bar (uncached) wherever the firmware put it, above 4 GiB
+ * included, and return the address of its byte at offset.  NULL if the BAR
+ * is not memory, [offset, offset+length) lies outside it, or it cannot be
+ * mapped (said on the console).
  */
-volatile uint8_t *pci_map_bar(const struct pci_dev *d, int bar, uint32_t offset, uint32_t length);
+volatile uint8_t *pci_map_bar(struct pci_dev *d, int bar, uint32_t offset, uint32_t length);
 
 /* MSI-X (PCI 3.0 §6.8.2): a function's table, mapped. */
 struct pci_msix {

@@ -86,33 +86,86 @@ int vm_is_guard(uintptr_t va)
 	return (((uint64_t *)(uintptr_t)(pde & PTE_ADDR))[(va >> 12) & 511] & PTE_GUARD) != 0;
 }
 
-int vm_map_mmio(uint64_t phys, uint64_t len)
+/* The table an entry points to, made (empty) if the entry is absent. */
+static uint64_t *table_of(uint64_t *e)
 {
-	uint64_t *pdpt = (uint64_t *)(uintptr_t)(boot_pml4[0] & PTE_ADDR);
+	if (!(*e & PTE_P)) {
+		uint64_t *t = page_alloc(0);
+		if (!t)
+			return NULL;
+		memset(t, 0, PAGE_SIZE);
+		*e = (uintptr_t)t | PTE_P | PTE_W;
+	}
+	return (uint64_t *)(uintptr_t)(*e & PTE_ADDR);
+}
+
+int vm_phys_bits(void)
+{
+	uint32_t a, b, c, d;
+
+	cpuid(0x80000000, 0, &a, &b, &c, &d);
+	if (a < 0x80000008)
+		return 36;		/* SDM vol. 3, 4.1.4: no leaf, 36 bits */
+	cpuid(0x80000008, 0, &a, &b, &c, &d);
+	return a & 0xff;
+}
+
+/*
+ * Device memory above the boot map: below 2^47 (the lower canonical half)
+ * at its own address, as below 4 GiB; from 2^47 up to 2^48 in the upper
+ * half, at phys + VM_HIGH_OFFSET (nothing else lives there).  2 MiB pages,
+ * uncached (SDM vol. 3, 4.5, table 4-17).  Mapping the same range twice
+ * writes the same entries.
+ */
+void *vm_map_mmio(uint64_t phys, uint64_t len)
+{
 	uint64_t end = phys + len;
 
+	if (len == 0 || end < phys)
+		return NULL;
 	if (end <= BOOT_MAPPED_BYTES)
-		return 0;		/* already mapped (and uncached from 3 GiB) */
-	if (end > (512ULL << 30))
-		return -EINVAL;		/* beyond the first PML4 entry */
+		return (void *)(uintptr_t)phys;	/* mapped at boot, uncached from 3 GiB */
+	if (end > VM_PHYS_TOP || (vm_phys_bits() < 64 && end > 1ULL << vm_phys_bits()))
+		return NULL;
+	uint64_t off = phys >= VM_LOW_TOP ? VM_HIGH_OFFSET : 0;
+	if (phys < VM_LOW_TOP && end > VM_LOW_TOP)
+		return NULL;			/* astride the two halves */
 	irqflags_t f = irq_save();
 	for (uint64_t a = phys & ~0x1fffffULL; a < end; a += 0x200000) {
-		if (a < BOOT_MAPPED_BYTES)
+		uint64_t va = a + off;
+		if (va < BOOT_MAPPED_BYTES)
 			continue;
-		uint64_t *pe = &pdpt[a >> 30];
-		if (!(*pe & PTE_P)) {
-			uint64_t *pd = page_alloc(0);
-			if (!pd) {
-				irq_restore(f);
-				return -EINVAL;
-			}
-			memset(pd, 0, PAGE_SIZE);
-			*pe = (uintptr_t)pd | PTE_P | PTE_W;
+		uint64_t *pdpt = table_of(&boot_pml4[(va >> 39) & 511]);
+		uint64_t *pd = pdpt ? table_of(&pdpt[(va >> 30) & 511]) : NULL;
+		if (!pd) {
+			irq_restore(f);
+			return NULL;
 		}
-		uint64_t *pd = (uint64_t *)(uintptr_t)(*pe & PTE_ADDR);
-		pd[(a >> 21) & 511] = a | PTE_P | PTE_W | PTE_PS | PTE_PCD | PTE_PWT;
+		pd[(va >> 21) & 511] = a | PTE_P | PTE_W | PTE_PS | PTE_PCD | PTE_PWT;
 	}
 	write_cr3(read_cr3());
 	irq_restore(f);
-	return 0;
+	return (void *)(uintptr_t)(phys + off);
+}
+
+uint64_t vm_translate(uintptr_t va)
+{
+	uint64_t e = boot_pml4[(va >> 39) & 511];
+
+	if (!(e & PTE_P))
+		return VM_NO_PAGE;
+	e = ((uint64_t *)(uintptr_t)(e & PTE_ADDR))[(va >> 30) & 511];
+	if (!(e & PTE_P))
+		return VM_NO_PAGE;
+	if (e & PTE_PS)
+		return (e & PTE_ADDR & ~0x3fffffffULL) | (va & 0x3fffffff);
+	e = ((uint64_t *)(uintptr_t)(e & PTE_ADDR))[(va >> 21) & 511];
+	if (!(e & PTE_P))
+		return VM_NO_PAGE;
+	if (e & PTE_PS)
+		return (e & PTE_ADDR & ~0x1fffffULL) | (va & 0x1fffff);
+	e = ((uint64_t *)(uintptr_t)(e & PTE_ADDR))[(va >> 12) & 511];
+	if (!(e & PTE_P))
+		return VM_NO_PAGE;
+	return (e & PTE_ADDR) | (va & 0xfff);
 }

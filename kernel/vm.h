@@ -1,7 +1,8 @@
 /*
  * The one address space: identity mapping built by boot/entry.S (2 MiB
  * pages below 4 GiB), refined here with 4 KiB pages where a guard page is
- * needed, and extended for device memory above 4 GiB.
+ * needed, and extended for device memory above 4 GiB (2^47 up in the
+ * upper half).
  */
 #ifndef KERNEL_VM_H
 #define KERNEL_VM_H
@@ -15,7 +16,24 @@ int vm_remap_page(uintptr_t va);
 /* Nonzero if va lies in a page vm_unmap_page() removed. */
 int vm_is_guard(uintptr_t va);
 
-/* Identity-map [phys, phys+len) uncached for a device; 0 or -EINVAL. */
-int vm_map_mmio(uint64_t phys, uint64_t len);
+/* Device memory the kernel can map: below 2^48, the 4-level limit. */
+#define VM_PHYS_TOP (1ULL << 48)
+#define VM_LOW_TOP (1ULL << 47)			/* the lower canonical half */
+#define VM_HIGH_OFFSET 0xffff000000000000ULL	/* 2^47..2^48 seen at the top */
+
+/*
+ * Map [phys, phys+len) uncached for a device wherever the firmware put it
+ * (above 4 GiB included) and return the address to use; NULL if it lies
+ * beyond VM_PHYS_TOP or the CPU's physical address width, or page-table
+ * memory ran out.
+ */
+void *vm_map_mmio(uint64_t phys, uint64_t len);
+
+/* The CPU's physical address width in bits (CPUID 0x80000008). */
+int vm_phys_bits(void);
+
+/* The physical address va is mapped to, or VM_NO_PAGE (a page-table walk). */
+#define VM_NO_PAGE (~0ULL)
+uint64_t vm_translate(uintptr_t va);
 
 #endif

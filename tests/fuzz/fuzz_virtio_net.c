@@ -82,7 +82,7 @@ int pci_find_cap(const struct pci_dev *d, uint8_t id, int start)
 	(void)d, (void)id, (void)start;
 	return 0;
 }
-volatile uint8_t *pci_map_bar(const struct pci_dev *d, int bar, uint32_t offset, uint32_t length)
+volatile uint8_t *pci_map_bar(struct pci_dev *d, int bar, uint32_t offset, uint32_t length)
 {
 	(void)d, (void)bar, (void)offset, (void)length;
 	return NULL;

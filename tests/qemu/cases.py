@@ -330,7 +330,7 @@ CASES = [
 
     # The in-kernel tests of the core.
     Cluster("selftest", app="selftest", nodes=1, timeout=120,
-            expect=[r"RESULT selftest passed=\d+ failed=0"],
+            expect=[r"RESULT selftest passed=\d+ failed=0", r"selftest: vm_map_above_4g ok"],
             absent=[r"FAILED", r"EXCEPTION", r"PANIC"]),
 
     # Failures are reported, with a status.
@@ -551,6 +551,21 @@ CASES = [
             options=["--netboot", "{build}/netboot-test", "--firmware", "uefi", "--machine", "q35"],
             expect=[r"^\[n%d\] auto: node %d of 2 \(MAC order\)" % (i, i) for i in range(2)],
             count={r"RESULT fabric-stress sent=300 received=300 lost=0 dup=0 misordered=0": 2}),
+    # OVMF puts 64-bit BARs above 4 GiB (virtio-net's BAR4, ivshmem's shared memory): mapped
+    # there; on shm the menu's node=auto takes the server's peer id.
+    Cluster("netboot-uefi-q35-virtio", nodes=2, nic="virtio", timeout=200,
+            options=["--netboot", "{build}/netboot-test", "--firmware", "uefi", "--machine", "q35"],
+            expect=[r"^\[n%d\] pci: 00:\w+\.\d bar4 at 0x[0-9a-f]{9,}, \d+ KiB: mapped above 4 GiB" % i
+                    for i in range(2)] +
+                   [r"^\[n%d\] auto: node %d of 2 \(MAC order\)" % (i, i) for i in range(2)],
+            count={r"RESULT fabric-stress sent=300 received=300 lost=0 dup=0 misordered=0": 2}),
+    Cluster("netboot-uefi-q35-shm", nodes=2, nic="shm", timeout=200,
+            options=["--netboot", "{build}/netboot-test", "--firmware", "uefi", "--machine", "q35"],
+            expect=[r"^\[n%d\] pci: 00:\w+\.\d bar2 at 0x[0-9a-f]{9,}, \d+ KiB: mapped above 4 GiB" % i
+                    for i in range(2)] +
+                   [r"^\[n%d\] auto: node %d of 2 \(the shared-memory server's peer id\)" % (i, i)
+                    for i in range(2)],
+            count={r"RESULT fabric-stress sent=300 received=300 lost=0 dup=0 misordered=0": 2}),
     # A captured run (boot/cluster --pcap) decoded by tshark with boot/now-fabric.lua.
     Command("pcap/rmem-test-e1000", ["python3", "{root}/tests/pcap_test.py"], timeout=180,
             expect=[r"pcap: [1-9]\d* fabric frames decoded", r"pcap: 0 problems"],
@@ -626,9 +641,16 @@ CASES = [
             timeout=60, expect=[r"auto: node 0 of 1 \(MAC order\)", r"hello from node 0 of 1"]),
     Cluster("auto-bad-args", app="hello", nodes=1, args="nodes=auto node=0", status=2, timeout=60,
             expect=[r"cmdline: error: nodes=auto goes with node=auto"]),
-    Cluster("auto-shm-refused", app="hello", nodes=2, nic="shm", args="node=auto nodes=2",
+    # On the shared-memory link node=auto takes the server's peer id; the count must be given.
+    Cluster("auto-shm", app="fabric-stress", nodes=2, nic="shm",
+            args="node=auto nodes=2 count=200", timeout=60,
+            expect=[r"^\[n%d\] auto: node %d of 2 \(the shared-memory server's peer id\)" % (i, i)
+                    for i in range(2)],
+            count={r"RESULT fabric-stress sent=200 received=200 lost=0 dup=0 misordered=0": 2}),
+    Cluster("auto-shm-needs-count", app="hello", nodes=2, nic="shm", args="node=auto nodes=auto",
             status=2, timeout=60,
-            expect=[r"auto: error: node=auto is for Ethernet|ivshmem: node=auto"]),
+            expect=[r"ivshmem: node=auto on the shared-memory link takes its id from the server "
+                    r"\(ID [01]\) but needs nodes=<count>"]),
 ] + [
     # The reliable channel: exactly once, in order, under faults and back-pressure.
     Cluster("fabric-stress-4", app="fabric-stress", nodes=4,
@@ -1012,6 +1034,15 @@ CASES = [
                     r"mem: \d+ MiB usable, .* \(EFI memory map\)",
                     r"e1000: 00:\w+\.\d 82574L, msi vector", r"auto: node 0 of 1 \(MAC order\)",
                     r"hello from node 0 of 1", r"node exits with status 0"],
+            needs=("qemu-system-x86_64", "/usr/share/OVMF/OVMF_CODE.fd")),
+    # virtio-net on a UEFI PC: OVMF puts its 64-bit BAR4 above 4 GiB, where the kernel maps it.
+    Command("qemu/iso-uefi-q35-virtio", QEMU_ISO_UEFI[:-4] + [
+                "-device", "virtio-net-pci,netdev=n0,romfile=", "-cdrom", "{build}/now.iso"],
+            status=1, timeout=120,
+            expect=[r"pci: 00:\w+\.\d bar4 at 0x[0-9a-f]{9,}, \d+ KiB: mapped above 4 GiB",
+                    r"net: virtio-net \(pci .*\) mac \S+ link up", r"auto: node 0 of 1 \(MAC order\)",
+                    r"hello from node 0 of 1", r"node exits with status 0"],
+            absent=[r"driver virtio-net failed", r"no supported NIC"],
             needs=("qemu-system-x86_64", "/usr/share/OVMF/OVMF_CODE.fd")),
     # Under UEFI there is no VGA text mode: the console is drawn on the GOP framebuffer, and
     # read back off a screendump glyph by glyph.
