@@ -1006,6 +1006,9 @@ CASES = [
     # timeout, grace, Ctrl-C cleanup, pinning, tap namespace).
     Command("launcher/suite", ["bash", "{root}/tests/launcher_test.sh"], timeout=400,
             expect=[r"launcher tests: \d+ passed, 0 failed"]),
+    # Every example of boot/cluster --help runs as written and ends well.
+    Command("launcher/help-examples", ["python3", "{root}/tests/help_examples.py", "boot/cluster"],
+            timeout=240, expect=[r"help-examples: (\d+) of \1 ran as written"]),
 
     # The same kernel from GRUB: the ISO boots to hello.
     # The menu's default entry is node=auto nodes=auto: alone on its segment, node 0 of 1.

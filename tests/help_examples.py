@@ -1,0 +1,89 @@
+#!/usr/bin/env python3
+"""Run every example of a launcher's --help exactly as written.
+
+usage: tests/help_examples.py [--wait-secs S] SCRIPT
+
+SCRIPT is run with --help from the project root; each example line of its
+"examples:" section (an indented line that starts with the script's own
+path) is run as written, from the root.  An example must end with status 0,
+except one with --gdb: it waits for a debugger by design, so it must say so
+within S seconds (default 20) and is then stopped.  Prints one line per
+example and ends with "help-examples: N of M ran as written"; exit status 0
+iff all did.
+"""
+import argparse
+import os
+import shlex
+import signal
+import subprocess
+import sys
+import time
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def examples(script):
+    out = subprocess.run([script, "--help"], cwd=ROOT, capture_output=True, text=True,
+                         check=True).stdout
+    lines, inside = [], False
+    for line in out.splitlines():
+        if line.rstrip() == "examples:":
+            inside = True
+        elif inside and line and not line[0].isspace():
+            break
+        elif inside and line.strip().startswith(script + " "):
+            lines.append(line.strip())
+    return lines
+
+
+def run_gdb_example(argv, wait):
+    p = subprocess.Popen(argv, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                         start_new_session=True)
+    os.set_blocking(p.stdout.fileno(), False)
+    seen, end = b"", time.monotonic() + wait
+    while time.monotonic() < end and b"waits for gdb" not in seen and p.poll() is None:
+        time.sleep(0.2)
+        try:
+            seen += os.read(p.stdout.fileno(), 65536)
+        except BlockingIOError:
+            pass
+    ok = b"waits for gdb" in seen and p.poll() is None
+    if p.poll() is None:
+        os.killpg(p.pid, signal.SIGTERM)
+        p.wait(timeout=30)
+    p.stdout.close()
+    if not ok:
+        sys.stdout.write(seen.decode(errors="replace")[-3000:])
+    return ok, "said it waits for gdb, then stopped" if ok else "never said it waits for gdb"
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("script", help="the launcher, relative to the project root (boot/cluster)")
+    ap.add_argument("--wait-secs", type=float, default=20.0,
+                    help="how long a --gdb example has to say it waits (default 20)")
+    a = ap.parse_args()
+    ex = examples(a.script)
+    if not ex:
+        print(f"help-examples: {a.script} --help has no examples", flush=True)
+        return 1
+    good = 0
+    for line in ex:
+        argv = shlex.split(line)
+        t0 = time.monotonic()
+        if "--gdb" in argv:
+            ok, why = run_gdb_example(argv, a.wait_secs)
+        else:
+            r = subprocess.run(argv, cwd=ROOT, capture_output=True, text=True)
+            ok, why = r.returncode == 0, f"status {r.returncode}"
+            if not ok:
+                sys.stdout.write((r.stdout + r.stderr)[-3000:])
+        good += ok
+        print(f"help-examples: {'ok' if ok else 'FAILED'} {line} ({why}, "
+              f"{time.monotonic() - t0:.1f} s)", flush=True)
+    print(f"help-examples: {good} of {len(ex)} ran as written", flush=True)
+    return 0 if good == len(ex) else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
