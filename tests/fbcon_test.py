@@ -14,6 +14,7 @@ import re
 import socket
 import subprocess
 import sys
+import shutil
 import tempfile
 import time
 
@@ -84,6 +85,19 @@ def main():
     iso, texts = sys.argv[1], sys.argv[2:] or ["hello from node 0 of 1"]
     font = load_font()
     tmp = tempfile.mkdtemp(prefix="now-fbcon-")
+    status = 1
+    try:
+        status = check(iso, texts, font, tmp)
+    finally:
+        if status == 0:
+            shutil.rmtree(tmp, ignore_errors=True)
+        else:
+            print("fbcon: the serial log and the screen are kept in " + tmp)
+    return status
+
+
+def check(iso, texts, font, tmp):
+    """Boot the ISO under OVMF, take a screendump once it halts, find each text on it."""
     sock, dump = os.path.join(tmp, "mon.sock"), os.path.join(tmp, "screen.ppm")
     argv = ["qemu-system-x86_64", "-machine", "q35", "-accel", "tcg", "-m", "128",
             "-bios", OVMF, "-display", "none", "-vga", "std", "-no-reboot",

@@ -17,6 +17,7 @@ import collections
 import os
 import subprocess
 import sys
+import shutil
 import tempfile
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -25,12 +26,25 @@ FIELDS = ["eth.src", "now.version", "now.type", "now.proto", "now.src", "now.dst
 
 
 def main():
+    """Run the check in a temporary folder: removed when it passes, kept (and named) if not."""
+    tmp = tempfile.mkdtemp(prefix="now-pcap-")
+    status = 1
+    try:
+        status = check(tmp)
+    finally:
+        if status == 0:
+            shutil.rmtree(tmp, ignore_errors=True)
+        else:
+            print("pcap: the captures are kept in " + tmp)
+    return status
+
+
+def check(tmp):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--key", action="store_true", help="run with a cluster key")
     ap.add_argument("--app", default="rmem-test")
     ap.add_argument("--nic", default="e1000")
     args = ap.parse_args()
-    tmp = tempfile.mkdtemp(prefix="now-pcap-")
     cmd = [os.path.join(ROOT, "boot", "cluster"), "-n", "2", "-a", args.app, "--nic", args.nic,
            "--pcap", tmp, "-q"] + (["--key", "random"] if args.key else [])
     p = subprocess.run(cmd, stdin=subprocess.DEVNULL, capture_output=True, text=True)

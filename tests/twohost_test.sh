@@ -26,6 +26,7 @@ a=nowhostA-$$ b=nowhostB-$$
 cleanup() {
 	ip netns delete "$a" 2>/dev/null
 	ip netns delete "$b" 2>/dev/null
+	rm -f "/tmp/twohost-$$-a.log" "/tmp/twohost-$$-b.log"
 }
 trap cleanup EXIT
 set -e
