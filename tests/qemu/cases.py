@@ -1019,6 +1019,10 @@ CASES = [
     # timeout, grace, Ctrl-C cleanup, pinning, tap namespace).
     Command("launcher/suite", ["bash", "{root}/tests/launcher_test.sh"], timeout=400,
             expect=[r"launcher tests: \d+ passed, 0 failed"]),
+    # The README's keys and apps are the kernel image's own (its argument tables, its apps).
+    Command("check/readme-keys", ["python3", "{root}/tests/readme_keys.py", "{root}/README.md",
+                                  "{build}/now.elf"],
+            expect=[r"readme-keys: \d+ keys, \d+ apps, the same in both"]),
     # Every example of boot/cluster --help runs as written and ends well.
     Command("launcher/help-examples", ["python3", "{root}/tests/help_examples.py", "boot/cluster"],
             timeout=240, expect=[r"help-examples: (\d+) of \1 ran as written"]),
