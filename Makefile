@@ -83,6 +83,7 @@ KERNEL_OBJS := \
 	kernel/acpi.o \
 	kernel/acpi_s5.o \
 	kernel/apic.o \
+	kernel/calib.o \
 	kernel/tsc.o \
 	kernel/timer.o \
 	kernel/page.o \
@@ -554,6 +555,7 @@ UNIT_SRCS_pktbuf  := drivers/pktbuf.c
 UNIT_SRCS_autoview := net/fabric/autoview.c net/fabric/wire.c kernel/crc.c kernel/siphash.c
 UNIT_SRCS_shm_ring :=
 UNIT_SRCS_acpi_s5 := kernel/acpi_s5.c
+UNIT_SRCS_calib   := kernel/calib.c
 # The fabric's kernel side, node 1 of four, with simulated peers.
 FABRIC_NODE_SRCS  := net/fabric/fabric.c net/fabric/rx.c net/fabric/discovery.c net/fabric/send.c net/fabric/auto.c \
 	net/fabric/autoview.c \
@@ -565,7 +567,7 @@ UNIT_SRCS_barrier := net/fabric/barrier.c tests/unit/host_fabric.c tests/unit/ho
 UNIT_SRCS_circuit := apps/circuit_net.c apps/circuit_sim.c apps/circuit_ring.c apps/circuit_cmb.c
 UNIT_SRCS_ising   := apps/ising_core.c
 
-UNIT_TESTS := cmdline acpi_s5 page pktbuf shm_ring channel wire call member autoview barrier fabric_rx rmem rmem_serve rpc_claim rpc_server req_queue req_rx req_remote cell dart mad ising circuit
+UNIT_TESTS := cmdline acpi_s5 calib page pktbuf shm_ring channel wire call member autoview barrier fabric_rx rmem rmem_serve rpc_claim rpc_server req_queue req_rx req_remote cell dart mad ising circuit
 UNIT_BINS := $(addprefix $(BUILD)/tests/unit_,$(UNIT_TESTS))
 
 $(BUILD)/tests/unit_%: tests/unit/test_%.c $$(UNIT_SRCS_$$*) | deps

@@ -2,10 +2,9 @@
  * LAPIC timer (Intel SDM vol. 3, 10.5.4) in one-shot mode with divide-by-1.
  */
 #include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
 
 #include "kernel/apic.h"
+#include "kernel/calib.h"
 #include "kernel/panic.h"
 #include "kernel/thread.h"
 #include "kernel/timer.h"
@@ -103,13 +102,6 @@ static uint64_t lapic_window(uint64_t window, uint64_t *slack)
 	return (uint64_t)(c0 - c1) * tsc_hz / ((b0 + b1) / 2 - (a0 + a1) / 2);
 }
 
-static int cmp_u64(const void *a, const void *b)
-{
-	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-
-	return x < y ? -1 : x > y;
-}
-
 #define LAPIC_WINDOWS 5
 
 /*
@@ -120,24 +112,16 @@ static int cmp_u64(const void *a, const void *b)
 static uint64_t lapic_calibrate(void)
 {
 	const uint64_t window = ns_to_cycles(2000000);
-	uint64_t hz[LAPIC_WINDOWS], all[LAPIC_WINDOWS], slack;
-	int n = 0;
+	uint64_t hz[LAPIC_WINDOWS], slack[LAPIC_WINDOWS];
+	struct calib c;
 
-	for (int i = 0; i < LAPIC_WINDOWS; i++) {
-		all[i] = lapic_window(window, &slack);
-		if (slack < window / 100)
-			hz[n++] = all[i];
-	}
-	if (n < 3) {
-		memcpy(hz, all, sizeof hz);
-		n = LAPIC_WINDOWS;
-	}
-	qsort(hz, (size_t)n, sizeof hz[0], cmp_u64);
-	uint64_t med = hz[n / 2];
-	if (hz[n - 1] - hz[0] > med / 50)
+	for (int i = 0; i < LAPIC_WINDOWS; i++)
+		hz[i] = lapic_window(window, &slack[i]);
+	calib_pick(hz, slack, LAPIC_WINDOWS, window / 100, 50, &c);
+	if (c.disagree)
 		printf("timer: lapic timer calibration windows disagree (%lu..%lu Hz over %d windows); "
-		       "taking the median, %lu Hz\n", hz[0], hz[n - 1], n, med);
-	return med;
+		       "taking the median, %lu Hz\n", c.lo, c.hi, c.kept, c.hz);
+	return c.hz;
 }
 
 void timer_init(void)

@@ -9,6 +9,7 @@
 #include <stdio.h>
 
 #include "kernel/acpi.h"
+#include "kernel/calib.h"
 #include "kernel/tsc.h"
 #include "kernel/x86.h"
 
@@ -95,21 +96,16 @@ static int sane(uint64_t hz)
  */
 static uint64_t median_of(uint64_t (*window)(void), const char *what)
 {
-	uint64_t hz[CAL_WINDOWS], t;
+	uint64_t hz[CAL_WINDOWS];
+	struct calib c;
 
-	for (int i = 0; i < CAL_WINDOWS; i++) {
+	for (int i = 0; i < CAL_WINDOWS; i++)
 		hz[i] = window();
-		for (int j = i; j > 0 && hz[j] < hz[j - 1]; j--) {
-			t = hz[j];
-			hz[j] = hz[j - 1];
-			hz[j - 1] = t;
-		}
-	}
-	uint64_t med = hz[CAL_WINDOWS / 2];
-	if (sane(med) && hz[CAL_WINDOWS - 1] - hz[0] > med / 100)
+	calib_pick(hz, NULL, CAL_WINDOWS, 0, 100, &c);
+	if (sane(c.hz) && c.disagree)
 		printf("tsc: calibration windows against the %s disagree (%lu..%lu Hz); taking the "
-		       "median, %lu Hz\n", what, hz[0], hz[CAL_WINDOWS - 1], med);
-	return med;
+		       "median, %lu Hz\n", what, c.lo, c.hi, c.hz);
+	return c.hz;
 }
 
 static void set_hz(uint64_t hz)
