@@ -197,6 +197,26 @@ CASES = [
                                  "nosuchop", "--stage-iters", "2",
                                  "--out", "{build}/tests/trace-fail/trace.json"], status=1, timeout=120,
             expect=[r"bench: the stages run on shm failed \(status 2\); its logs are "]),
+    # Each paper named by its own title and report number; the figures where the paper has them.
+    Command("papers/titles", ["{root}/boot/papers", "--list"],
+            expect=[r"^Remote memory \(Thekkath, Levy, Lazowska: Efficient Support for "
+                    r"Multicomputing on ATM Networks, UW TR 93-04-03, 1993\)$",
+                    r"^Remote enqueue \(Markatos, Katevenis, Vatsolaki: The Remote Enqueue "
+                    r"Operation on Networks of Workstations, FORTH-ICS\)$",
+                    r"^Madeleine \(Bouge, Mehaut, Namyst: Madeleine: An Efficient and Portable "
+                    r"Communication Interface for RPC-based Multithreaded Environments, INRIA "
+                    r"RR-3845, 1999\)$",
+                    r"^Hybrid deposit \(Osborne: A Hybrid Deposit Model for Low Overhead "
+                    r"Communication in High Speed LANs, MERL TR94-02c, 1994\)$",
+                    r"^  WRITE 40 B, one way +Table 2 +37 us",
+                    r"^  READ 40 B, round trip, no switch +2\.3 +45 us",
+                    r"^  RPC Simple +Table 4 +93 us",
+                    r"^  raw BIP message of 4 bytes +3\.2 +5\.5 us",
+                    r"^  Madeleine's overhead over BIP \(8 - 5\.5\) +3\.2 +2\.5 us",
+                    r"^  null message, Madeleine over SISCI/SCI +3\.4 +5\.4 us",
+                    r"^  Figure 6's RPC, 1 KiB array, over TCP +Figures 6, 8",
+                    r"^  32 B remote write, round trip +5 +49 us"],
+            absent=[r"separating data", r"overhead over BIP +3\.2 +10 us"]),
     # make papers: every figure of the four papers beside ours on e1000 and shm, none missing.
     Command("papers/smoke", ["{root}/boot/papers", "--iters", "20",
                              "--out", "{build}/tests/papers/papers.json"], timeout=300,
