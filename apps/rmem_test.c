@@ -192,7 +192,7 @@ static void ops_checks(int target)
 		EXPECT(r == 0 && old == 42, "fadd: %d old %lu", r, old);
 		r = rmem_cas(rc, 56, 50, 0, &old);
 		EXPECT(r == 0 && old == 50, "cas back to 0: %d old %lu", r, old);
-		EXPECT(rmem_cas(rc, 4, 0, 1, &old) == -EINVAL, "misaligned cas refused locally");
+		EXPECT(rmem_cas(rc, 4, 0, 1, &old) == -EINVAL, "misaligned cas refused by the target");
 		EXPECT(rmem_fadd(rd, 0, 1, &old) == -EACCES, "fadd without the atomic right refused locally");
 	}
 	rmem_release(rd);

@@ -406,10 +406,13 @@ static int atomic_start(int rd, uint8_t op, uint32_t off, const void *data, size
 	struct call *c;
 	int r;
 
+	/*
+	 * No alignment test here: the word must be aligned at the target, and
+	 * only the target knows where its segment starts (proto.c refuses a
+	 * misaligned address with RMS_ALIGN, -EINVAL here).
+	 */
 	if ((r = desc_check(d, off, 8, RMEM_A)) < 0)
 		return r;
-	if (off & 7)
-		return -EINVAL;
 	if (!(c = call_new(RMEM_PROTO, RK_ATOMIC, d->node)))
 		return -EAGAIN;
 	msg_init(&m, d, op, off, 8, flags & RMEM_INTR);

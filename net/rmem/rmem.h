@@ -205,9 +205,11 @@ int rmem_read_poll(int h);
 int rmem_read_wait(int h, uint64_t timeout_ns);
 
 /*
- * Compare-and-swap on the 8-byte word at off (8-aligned): if it holds
- * expect, store desired.  *old gets the value found.  Always reliable;
- * blocks until the answer.  0 or a negative error as for rmem_write.
+ * Compare-and-swap on the 8-byte word at off: if it holds expect, store
+ * desired.  *old gets the value found.  The word's address at the target
+ * must be 8-aligned (the segment may start anywhere: the target decides,
+ * -EINVAL if not).  Always reliable; blocks until the answer.  0 or a
+ * negative error as for rmem_write.
  */
 int rmem_cas(int rd, uint32_t off, uint64_t expect, uint64_t desired, uint64_t *old);
 
@@ -226,7 +228,7 @@ int rmem_cas(int rd, uint32_t off, uint64_t expect, uint64_t desired, uint64_t *
 int rmem_cas_settled(int rd, uint32_t off, uint64_t expect, uint64_t desired, uint64_t *old,
 		     int tries);
 
-/* Fetch-and-add on the 8-byte word at off; *old gets the previous value. */
+/* Fetch-and-add on the 8-byte word at off (aligned as for rmem_cas); *old gets the previous value. */
 int rmem_fadd(int rd, uint32_t off, uint64_t add, uint64_t *old);
 
 /*

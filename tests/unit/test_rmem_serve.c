@@ -323,10 +323,54 @@ static void write_block_sync_all_applied(void **state)
 	assert_int_equal(host_frames(), 0);
 }
 
+/* Every frame this node sent handed to its own receive half, as node 2 would take it. */
+static void pump_all(void)
+{
+	struct host_frame f;
+
+	while (host_frame_take(&f) == 0)
+		assert_int_equal(rmem_receive(PEER, f.data, f.len, f.raw), 0);
+}
+
+/*
+ * An atomic needs an aligned word at the target, wherever the segment
+ * starts: on a segment based 4 mod 8 the word at offset 4 is aligned and
+ * the one at offset 0 is not.  The issuer knows offsets only, so the
+ * target decides.
+ */
+static void atomics_on_a_segment_based_4_mod_8(void **state)
+{
+	uint64_t old = 1, word;
+	uint32_t gen;
+
+	(void)state;
+	int seg = seg_export_for("odd", remote + 4, 256, PEER, RMEM_ALL);
+	assert_true(seg >= 0);
+	assert_int_equal(seg_ticket(seg, PEER, &gen), 0);
+	int rd = rmem_attach(PEER, seg, gen, 256, RMEM_ALL);
+	assert_true(rd >= 0);
+	host_pump = pump_all;
+	assert_int_equal(rmem_cas(rd, 4, 0, 77, &old), 0);
+	assert_int_equal(old, 0);
+	memcpy(&word, remote + 8, 8);
+	assert_int_equal(word, 77);
+	assert_int_equal(rmem_fadd(rd, 12, 5, &old), 0);
+	memcpy(&word, remote + 16, 8);
+	assert_int_equal(word, 5);
+	/* Offset 0 is address 4 mod 8: refused by the target, nothing changed. */
+	assert_int_equal(rmem_cas(rd, 0, 0, 99, &old), -EINVAL);
+	assert_int_equal(rmem_ctr.refused_align, 1);
+	memcpy(&word, remote + 4, 8);
+	assert_int_equal(word, 77ULL << 32);
+	host_pump = NULL;
+	rmem_release(rd);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup(raw_atomics_are_refused, setup),
+		cmocka_unit_test_setup(atomics_on_a_segment_based_4_mod_8, setup),
 		cmocka_unit_test_setup(read_answer_never_lands_in_a_reexported_slot, setup),
 		cmocka_unit_test_setup(read_answer_lands_in_its_segment, setup),
 		cmocka_unit_test_setup(descriptor_of_a_rebooted_node_is_refused, setup),
