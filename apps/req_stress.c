@@ -112,11 +112,13 @@ static void check_order(uint64_t *lost, uint64_t *dup, uint64_t *fifo)
  * A destroy (and a create on the same slot) while a dequeue runs on the
  * queue: the dequeuer sleeps inside its dequeue (a test hook between the
  * dequeue's steps), holding the queue's lock.  The destroy must wait for
- * it: the dequeue finishes on the queue it started on (empty: 0), and
- * its unlock finds the lock it took.
+ * it: the dequeue finishes on the queue it started on and takes the word
+ * put in before it (a destroy that did not wait would re-create the queue
+ * under it, empty), and its unlock finds the lock it took.
  */
 static struct sem dd_started;
 static int dd_q = -1, dd_got = -2;
+static uint32_t dd_word;
 
 static void dd_hook(struct req_q *q, int step)
 {
@@ -157,8 +159,7 @@ static void pause_hook(struct req_q *q, int step)
 static void *dd_dequeuer(void *arg)
 {
 	(void)arg;
-	uint32_t w;
-	dd_got = req_dequeue(dd_q, &w);
+	dd_got = req_dequeue(dd_q, &dd_word);
 	return NULL;
 }
 
@@ -171,6 +172,7 @@ static void destroy_during_dequeue(void)
 	EXPECT(dd_q >= 0, "queue for destroy-during-dequeue: %d", dd_q);
 	if (dd_q < 0)
 		return;
+	EXPECT(req_test_enqueue(dd_q, 0xdd5eed) == 0, "a word in the queue");
 	EXPECT(req_test_dequeue_hook(dd_q, dd_hook) == 0, "hook");
 	struct thread *t = thread_create("dd-dequeuer", dd_dequeuer, NULL, PRIO_NORMAL, 0);
 	EXPECT(t != NULL, "thread");
@@ -182,7 +184,8 @@ static void destroy_during_dequeue(void)
 	int q2 = req_create_at(buf, sizeof buf);
 	thread_join(t);
 	EXPECT(r == 0, "destroy: %d", r);
-	EXPECT(dd_got == 0, "the running dequeue: %d", dd_got);
+	EXPECT(dd_got == 1 && dd_word == 0xdd5eed, "the running dequeue: %d, word %#x (want 1, "
+	       "0xdd5eed)", dd_got, dd_word);
 	uint32_t w;
 	EXPECT(q2 >= 0 && req_dequeue(q2, &w) == 0, "the new queue is not empty");
 	if (q2 >= 0)

@@ -5,7 +5,6 @@
 #include <errno.h>
 #include <stdio.h>
 
-#include "boot/boot.h"
 #include "drivers/pci.h"
 #include "kernel/apic.h"
 #include "kernel/init.h"
@@ -245,7 +244,7 @@ volatile uint8_t *pci_map_bar(struct pci_dev *d, int bar, uint32_t offset, uint3
 		return NULL;
 	volatile uint8_t *p = vm_map_mmio(b.addr, b.size);
 	/* Said once a BAR: where the firmware put it, when that is above 4 GiB or unmappable. */
-	if ((!p || b.addr + b.size > BOOT_MAPPED_BYTES) && !(d->bars_said & (1 << bar))) {
+	if ((!p || b.addr + b.size > (1ULL << 32)) && !(d->bars_said & (1 << bar))) {
 		d->bars_said |= (uint8_t)(1 << bar);
 		printf("pci: %02x:%02x.%d bar%d at %#lx, %lu KiB: %s\n", d->bus, d->dev, d->fn, bar,
 		       b.addr, b.size >> 10, p ? "mapped above 4 GiB" :
