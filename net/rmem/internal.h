@@ -40,12 +40,19 @@ struct read_dest {
 
 /*
  * A SYNC write's record, in its call: every piece of the train carries the
- * call's tag and asks for an answer; the call is done when the last of
- * pending answers came, with the first refusal among them.
+ * call's tag and asks for an answer; the call is done when each of its
+ * pieces has answered (pending counts down, seen marks them by offset: an
+ * answer to a piece already answered is a duplicate), with the first
+ * refusal among them.
  */
+#define RMEM_TRAIN_MAX 128		/* pieces a call waits for at once */
+
 struct write_train {
 	uint32_t pending;
 	int first;			/* enum rmem_status */
+	uint32_t off0;			/* the first piece's offset */
+	uint32_t pieces;
+	uint64_t seen[RMEM_TRAIN_MAX / 64];
 };
 
 extern struct segtab rmem_segtab;

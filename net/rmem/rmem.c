@@ -271,57 +271,92 @@ int rmem_write(int rd, uint32_t off, const void *src, uint32_t count, int flags)
 	if (!(c = call_new(RMEM_PROTO, RK_STATUS, d->node)))
 		return -EAGAIN;
 	struct write_train *w = (struct write_train *)c->priv;
-	w->pending = 1;
+	w->pending = w->pieces = 1;
+	w->off0 = off;
 	m.tag = c->tag;
 	m.flags |= RM_F_ACK;
 	return call_run(c, &m, sizeof m, src, count, send_flags(flags), CALL_WAIT_NS);
 }
 
-int rmem_write_block(int rd, uint32_t off, const void *src, size_t count, int flags)
+/*
+ * One SYNC call for up to RMEM_TRAIN_MAX pieces of a block: all sent, then
+ * every answer awaited.  0 with *refusal the first piece's refusal (0 if
+ * none), or the call's own error (sending, a timeout, the peer gone).
+ */
+static int write_train(struct desc *d, uint32_t off, const uint8_t *p, size_t count, int flags,
+		       int last, int *refusal)
 {
-	struct desc *d = desc_get(rd);
-	const uint8_t *p = src;
-	struct call *c = NULL;
+	struct call *c;
 	struct rmem_msg m;
 	int r;
 
-	if ((r = local_check(d, off, count, RMEM_W)) < 0)
-		return r;
-	if (flags & RMEM_SYNC) {
-		/* One call for the train: each piece answers, any refusal is the verdict. */
-		if (!(c = call_new(RMEM_PROTO, RK_STATUS, d->node)))
-			return -EAGAIN;
-		struct write_train *w = (struct write_train *)c->priv;
-		w->pending = (uint32_t)((count + RMEM_MAX_XFER - 1) / RMEM_MAX_XFER);
-	}
+	if (!(c = call_new(RMEM_PROTO, RK_STATUS, d->node)))
+		return -EAGAIN;
+	struct write_train *w = (struct write_train *)c->priv;
+	w->pending = w->pieces = (uint32_t)((count + RMEM_MAX_XFER - 1) / RMEM_MAX_XFER);
+	w->off0 = off;
 	while (count) {
 		uint32_t n = count > RMEM_MAX_XFER ? RMEM_MAX_XFER : (uint32_t)count;
-		/* Only the last piece notifies: it arrives last (in order). */
-		int fl = count > n ? (flags & (RMEM_UNRELIABLE | RMEM_SYNC)) : flags;
-		if (!c) {
-			r = rmem_write(rd, off, p, n, fl);
-		} else {
-			msg_init(&m, d, RM_WRITE, off, n, fl);
-			m.tag = c->tag;
-			m.flags |= RM_F_ACK;
-			r = call_post(c, &m, sizeof m, p, n, send_flags(fl));
-		}
-		if (r < 0) {
-			if (c)
-				call_free(c);
+		/* Only the block's last piece notifies: it arrives last (in order). */
+		int fl = count > n || !last ? (flags & (RMEM_UNRELIABLE | RMEM_SYNC)) : flags;
+		msg_init(&m, d, RM_WRITE, off, n, fl);
+		m.tag = c->tag;
+		m.flags |= RM_F_ACK;
+		if ((r = call_post(c, &m, sizeof m, p, n, send_flags(fl))) < 0) {
+			call_free(c);
 			return r;
 		}
 		off += n;
 		p += n;
 		count -= n;
 	}
-	if (!c)
-		return 0;
 	trace_point(TS_MECH_SEND);
 	if ((r = call_wait(c, CALL_WAIT_NS)) == 0)
-		r = c->status;
+		*refusal = c->status;
 	call_free(c);
 	return r;
+}
+
+int rmem_write_block(int rd, uint32_t off, const void *src, size_t count, int flags)
+{
+	struct desc *d = desc_get(rd);
+	const uint8_t *p = src;
+	int r, verdict = 0;
+
+	if ((r = local_check(d, off, count, RMEM_W)) < 0)
+		return r;
+	if (flags & RMEM_SYNC) {
+		/*
+		 * Trains of RMEM_TRAIN_MAX pieces, one call each: every piece
+		 * answers, any refusal is the verdict, and the rest still goes
+		 * (as the asynchronous block does).  An error of the call itself
+		 * (a timeout, the peer gone) ends the block.
+		 */
+		const size_t train = (size_t)RMEM_TRAIN_MAX * RMEM_MAX_XFER;
+		while (count) {
+			size_t n = count > train ? train : count;
+			int refusal = 0;
+			if ((r = write_train(d, off, p, n, flags, n == count, &refusal)) < 0)
+				return r;
+			if (refusal < 0 && !verdict)
+				verdict = refusal;
+			off += (uint32_t)n;
+			p += n;
+			count -= n;
+		}
+		return verdict;
+	}
+	while (count) {
+		uint32_t n = count > RMEM_MAX_XFER ? RMEM_MAX_XFER : (uint32_t)count;
+		/* Only the last piece notifies: it arrives last (in order). */
+		int fl = count > n ? (flags & RMEM_UNRELIABLE) : flags;
+		if ((r = rmem_write(rd, off, p, n, fl)) < 0)
+			return r;
+		off += n;
+		p += n;
+		count -= n;
+	}
+	return 0;
 }
 
 int rmem_read(int rs, uint32_t soff, uint32_t count, int lseg, uint32_t doff, int flags)

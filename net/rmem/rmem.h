@@ -268,6 +268,7 @@ struct rmem_counters {
 	/* issuer side */
 	uint64_t errors_reported;	/* refusals that came back */
 	uint64_t responses_unmatched;	/* READ/atomic answers nobody asked for */
+	uint64_t answers_duplicate;	/* a SYNC write's piece answered again (a doubled raw frame) */
 	uint64_t answers_lost;		/* answers the fabric refused to queue (target side) */
 	uint64_t notifications;
 };

@@ -41,10 +41,12 @@ static void count_refusal(int st)
  * The answer to a request: on the reliable channel in tx, begun by serve
  * for exactly this length before anything changed; raw, as a raw frame.
  */
-static void answer(struct fabric_tx *tx, int src, uint8_t op, uint32_t tag, int status,
+static void answer(struct fabric_tx *tx, int src, uint8_t op, const struct rmem_msg *m, int status,
 		   const void *data, size_t dlen, int raw)
 {
-	struct rmem_msg a = { .op = op, .tag = tag, .status = status, .count = (uint32_t)dlen };
+	/* The request's offset goes back with it: a SYNC write's pieces are told apart by it. */
+	struct rmem_msg a = { .op = op, .tag = m->tag, .off = m->off, .status = status,
+			      .count = (uint32_t)dlen };
 
 	if (raw) {
 		a.flags = RM_F_RAW;
@@ -97,7 +99,7 @@ static int serve(int src, const struct rmem_msg *m, const uint8_t *data, int raw
 
 	if (raw && (m->op == RM_CAS || m->op == RM_FADD)) {
 		rmem_ctr.refused_unreliable++;
-		answer(&tx, src, RM_STATUS, m->tag, RMS_MALFORMED, NULL, 0, raw);
+		answer(&tx, src, RM_STATUS, m, RMS_MALFORMED, NULL, 0, raw);
 		return 0;
 	}
 	/*
@@ -119,7 +121,7 @@ static int serve(int src, const struct rmem_msg *m, const uint8_t *data, int raw
 		body_refused[src] = st != RMS_OK;
 	if (st != RMS_OK) {
 		count_refusal(st);
-		answer(&tx, src, RM_STATUS, m->tag, st, NULL, 0, raw);
+		answer(&tx, src, RM_STATUS, m, st, NULL, 0, raw);
 		return 0;
 	}
 	struct segslot *s = &rmem_segtab.slot[m->seg];
@@ -130,14 +132,14 @@ static int serve(int src, const struct rmem_msg *m, const uint8_t *data, int raw
 		trace_point(TS_MECH_DONE);
 		rmem_ctr.applied_write++;
 		if (m->flags & RM_F_ACK)
-			answer(&tx, src, RM_STATUS, m->tag, RMS_OK, NULL, 0, raw);
+			answer(&tx, src, RM_STATUS, m, RMS_OK, NULL, 0, raw);
 		if (m->flags & RM_F_INTR)
 			rmem_arrived(m->seg, m->off, m->count);
 		break;
 	case RM_READ_REQ:
 		rmem_ctr.applied_read++;
 		trace_point(TS_MECH_SEND);
-		answer(&tx, src, RM_READ_RESP, m->tag, RMS_OK, target, m->count, raw);
+		answer(&tx, src, RM_READ_RESP, m, RMS_OK, target, m->count, raw);
 		trace_point(TS_MECH_DONE);
 		break;
 	case RM_CAS: {
@@ -149,7 +151,7 @@ static int serve(int src, const struct rmem_msg *m, const uint8_t *data, int raw
 					    __ATOMIC_SEQ_CST);
 		rmem_ctr.applied_atomic++;
 		trace_point(TS_MECH_SEND);
-		answer(&tx, src, RM_ATOMIC_RESP, m->tag, RMS_OK, &old, 8, raw);
+		answer(&tx, src, RM_ATOMIC_RESP, m, RMS_OK, &old, 8, raw);
 		trace_point(TS_MECH_DONE);
 		if (m->flags & RM_F_INTR)
 			rmem_arrived(m->seg, m->off, 8);
@@ -161,7 +163,7 @@ static int serve(int src, const struct rmem_msg *m, const uint8_t *data, int raw
 		old = __atomic_fetch_add((uint64_t *)target, add, __ATOMIC_SEQ_CST);
 		rmem_ctr.applied_atomic++;
 		trace_point(TS_MECH_SEND);
-		answer(&tx, src, RM_ATOMIC_RESP, m->tag, RMS_OK, &old, 8, raw);
+		answer(&tx, src, RM_ATOMIC_RESP, m, RMS_OK, &old, 8, raw);
 		trace_point(TS_MECH_DONE);
 		if (m->flags & RM_F_INTR)
 			rmem_arrived(m->seg, m->off, 8);
@@ -231,8 +233,22 @@ static void complete(int src, const struct rmem_msg *m, const uint8_t *data)
 		break;
 	case RM_STATUS:
 		if (c->kind == RK_STATUS) {
-			/* A SYNC write's pieces each answer; the first refusal is its verdict. */
+			/*
+			 * A SYNC write's pieces each answer, once: a piece is known by
+			 * its offset, and a second answer to it (a raw frame the network
+			 * doubled) counts for nothing.  The first refusal is the verdict.
+			 */
 			struct write_train *w = (struct write_train *)c->priv;
+			uint32_t at = m->off - w->off0, i = at / RMEM_MAX_XFER;
+			if (m->off < w->off0 || at % RMEM_MAX_XFER || i >= w->pieces) {
+				rmem_ctr.responses_unmatched++;
+				return;
+			}
+			if (w->seen[i / 64] & (1ULL << (i % 64))) {
+				rmem_ctr.answers_duplicate++;
+				return;
+			}
+			w->seen[i / 64] |= 1ULL << (i % 64);
 			if (st != RMS_OK) {
 				rmem_ctr.errors_reported++;
 				if (w->first == RMS_OK)
@@ -361,7 +377,7 @@ void rmem_print_stats(void)
 	       c.refused_rights, c.refused_bounds, c.refused_inhibit, c.refused_align,
 	       c.refused_malformed);
 	printf("rmem: refused raw atomics %lu, errors reported back %lu, unmatched answers %lu, "
-	       "notifications %lu, answers lost %lu\n",
-	       c.refused_unreliable, c.errors_reported, c.responses_unmatched, c.notifications,
-	       c.answers_lost);
+	       "duplicate answers %lu, notifications %lu, answers lost %lu\n",
+	       c.refused_unreliable, c.errors_reported, c.responses_unmatched, c.answers_duplicate,
+	       c.notifications, c.answers_lost);
 }

@@ -26,7 +26,7 @@
 #define SELF 0
 #define PEER 2
 
-static _Alignas(8) uint8_t remote[8192];	/* the "remote" segment (node 2's view) */
+static _Alignas(8) uint8_t remote[(RMEM_TRAIN_MAX + 4) * RMEM_MAX_XFER];	/* the "remote" segment (node 2's view) */
 static _Alignas(8) uint8_t local[256], local2[256];
 
 static int setup(void **state)
@@ -254,7 +254,7 @@ static void descriptor_of_a_rebooted_node_is_refused(void **state)
  * `inhibit_at` (0, 1, ...) the target segment is write-inhibited, after it
  * released again.
  */
-static int pump_seg, pump_n, inhibit_at = -1;
+static int pump_seg, pump_n, inhibit_at = -1, pump_double;
 
 static void pump(void)
 {
@@ -267,6 +267,9 @@ static void pump(void)
 		if (request)
 			seg_inhibit(pump_seg, pump_n == inhibit_at);
 		assert_int_equal(rmem_receive(PEER, f.data, f.len, f.raw), 0);
+		/* A raw request the network doubled: served twice, answered twice. */
+		if (pump_double && f.raw && request)
+			assert_int_equal(rmem_receive(PEER, f.data, f.len, f.raw), 0);
 		if (request) {
 			seg_inhibit(pump_seg, 0);
 			pump_n++;
@@ -274,7 +277,7 @@ static void pump(void)
 	}
 }
 
-static void write_block_sync(int refuse, int *r, uint8_t *src, size_t count)
+static void write_block_sync_flags(int refuse, int *r, uint8_t *src, size_t count, int flags)
 {
 	uint32_t gen;
 	int seg = export_remote(RMEM_RW, &gen);
@@ -287,9 +290,54 @@ static void write_block_sync(int refuse, int *r, uint8_t *src, size_t count)
 	pump_n = 0;
 	inhibit_at = refuse;
 	host_pump = pump;
-	*r = rmem_write_block(rd, 0, src, count, RMEM_SYNC);
+	*r = rmem_write_block(rd, 0, src, count, flags);
 	host_pump = NULL;
+	pump_double = 0;
 	rmem_release(rd);
+}
+
+static void write_block_sync(int refuse, int *r, uint8_t *src, size_t count)
+{
+	write_block_sync_flags(refuse, r, src, count, RMEM_SYNC);
+}
+
+/*
+ * SYNC + UNRELIABLE with every raw request doubled: each piece answers
+ * twice.  The call counts pieces, not answers, so it ends only once the
+ * last piece answered, and that piece's refusal is the block's verdict.
+ */
+static void write_block_sync_unreliable_doubled(void **state)
+{
+	static uint8_t src[3 * RMEM_MAX_XFER];
+	int r;
+
+	(void)state;
+	pump_double = 1;
+	write_block_sync_flags(2, &r, src, sizeof src, RMEM_SYNC | RMEM_UNRELIABLE);
+	assert_int_equal(r, -EROFS);
+	assert_memory_equal(remote, src, 2 * RMEM_MAX_XFER);
+	for (size_t i = 2 * RMEM_MAX_XFER; i < 3 * RMEM_MAX_XFER; i++)
+		assert_int_equal(remote[i], 0);
+	/* Pieces 0 and 1 answered twice before the last answered; its second finds no call. */
+	assert_int_equal(rmem_ctr.answers_duplicate, 2);
+	assert_int_equal(host_frames(), 0);
+}
+
+/* A block longer than one train: each train's pieces answer, the refusal in the second counts. */
+static void write_block_sync_many_trains(void **state)
+{
+	static uint8_t src[RMEM_TRAIN_MAX * RMEM_MAX_XFER + 3 * RMEM_MAX_XFER];
+	int r;
+
+	(void)state;
+	write_block_sync(RMEM_TRAIN_MAX + 1, &r, src, sizeof src);
+	assert_int_equal(r, -EROFS);
+	assert_int_equal(pump_n, RMEM_TRAIN_MAX + 3);
+	assert_memory_equal(remote, src, (RMEM_TRAIN_MAX + 1) * RMEM_MAX_XFER);
+	for (size_t i = 0; i < RMEM_MAX_XFER; i++)
+		assert_int_equal(remote[(RMEM_TRAIN_MAX + 1) * RMEM_MAX_XFER + i], 0);
+	assert_memory_equal(remote + (RMEM_TRAIN_MAX + 2) * RMEM_MAX_XFER,
+			    src + (RMEM_TRAIN_MAX + 2) * RMEM_MAX_XFER, RMEM_MAX_XFER);
 }
 
 /* A piece refused in mid-train is the block's verdict, not lost. */
@@ -371,6 +419,8 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup(raw_atomics_are_refused, setup),
 		cmocka_unit_test_setup(atomics_on_a_segment_based_4_mod_8, setup),
+		cmocka_unit_test_setup(write_block_sync_unreliable_doubled, setup),
+		cmocka_unit_test_setup(write_block_sync_many_trains, setup),
 		cmocka_unit_test_setup(read_answer_never_lands_in_a_reexported_slot, setup),
 		cmocka_unit_test_setup(read_answer_lands_in_its_segment, setup),
 		cmocka_unit_test_setup(descriptor_of_a_rebooted_node_is_refused, setup),
