@@ -109,12 +109,13 @@ static void check_order(uint64_t *lost, uint64_t *dup, uint64_t *fifo)
 }
 
 /*
- * A destroy (and a create on the same slot) while a dequeue runs on the
- * queue: the dequeuer sleeps inside its dequeue (a test hook between the
- * dequeue's steps), holding the queue's lock.  The destroy must wait for
- * it: the dequeue finishes on the queue it started on and takes the word
- * put in before it (a destroy that did not wait would re-create the queue
- * under it, empty), and its unlock finds the lock it took.
+ * A destroy (and a create after it) while a dequeue runs on the queue,
+ * "doomed", which holds the one word node 1 put in: the dequeuer sleeps
+ * inside its dequeue (a test hook between the dequeue's steps), holding
+ * the queue's lock.  The destroy must wait for it: the dequeue finishes on
+ * the queue it started on and takes that word (a destroy that did not
+ * wait would free the queue under it), and its unlock finds the lock it
+ * took.
  */
 static struct sem dd_started;
 static int dd_q = -1, dd_got = -2;
@@ -163,16 +164,10 @@ static void *dd_dequeuer(void *arg)
 	return NULL;
 }
 
-static void destroy_during_dequeue(void)
+static void destroy_during_dequeue(int q)
 {
-	static uint8_t buf[64] __attribute__((aligned(64)));
-
 	sem_init(&dd_started, 0);
-	dd_q = req_create_at(buf, sizeof buf);
-	EXPECT(dd_q >= 0, "queue for destroy-during-dequeue: %d", dd_q);
-	if (dd_q < 0)
-		return;
-	EXPECT(req_test_enqueue(dd_q, 0xdd5eed) == 0, "a word in the queue");
+	dd_q = q;
 	EXPECT(req_test_dequeue_hook(dd_q, dd_hook) == 0, "hook");
 	struct thread *t = thread_create("dd-dequeuer", dd_dequeuer, NULL, PRIO_NORMAL, 0);
 	EXPECT(t != NULL, "thread");
@@ -181,12 +176,13 @@ static void destroy_during_dequeue(void)
 	sem_wait(&dd_started);
 	/* The dequeuer holds the lock and sleeps inside its dequeue. */
 	int r = req_destroy(dd_q);
-	int q2 = req_create_at(buf, sizeof buf);
+	uint32_t w;
+	EXPECT(req_dequeue(dd_q, &w) == -EBADF, "a dequeue of the destroyed queue");
+	int q2 = req_create(64);
 	thread_join(t);
 	EXPECT(r == 0, "destroy: %d", r);
-	EXPECT(dd_got == 1 && dd_word == 0xdd5eed, "the running dequeue: %d, word %#x (want 1, "
-	       "0xdd5eed)", dd_got, dd_word);
-	uint32_t w;
+	EXPECT(dd_got == 1 && dd_word == 1, "the running dequeue: %d, word %u (want 1, the one REQ "
+	       "into doomed)", dd_got, dd_word);
 	EXPECT(q2 >= 0 && req_dequeue(q2, &w) == 0, "the new queue is not empty");
 	if (q2 >= 0)
 		req_destroy(q2);
@@ -217,10 +213,8 @@ static void refusals(void)
 	} else if (node_id == 0) {
 		int q = doomed;
 		fabric_barrier(60000000000ULL);
-		uint32_t w;
-		EXPECT(req_dequeue(q, &w) == 1 && w == 1, "the one REQ into doomed");
-		EXPECT(req_dequeue(q, &w) == 0, "only one REQ into doomed");
-		req_destroy(q);
+		/* Its one word is taken by a dequeue that a destroy meets half done. */
+		destroy_during_dequeue(q);
 		fabric_barrier(60000000000ULL);
 	} else {
 		fabric_barrier(60000000000ULL);
@@ -282,8 +276,35 @@ static void rights(void)
 /*
  * Message-arrival notification: node 1 writes 50 message bodies into node
  * 0's segment and REQs each one's offset into node 0's notification
- * queue; node 0 polls the queue and finds each body complete.
+ * queue; node 0 polls the queue and finds each body complete.  Then two
+ * threads of node 1 send at once: A's body is refused and A stops between
+ * its body and its notification (a test hook) while B sends a good
+ * message.  Node 0 must see B's message only: A's notification refused.
  */
+static struct sem ab_in_a;
+static int ab_rd = -1, ab_rq = -1, ab_r = -2;
+static uint32_t ab_off;
+
+static void ab_hook(void)
+{
+	static int once;
+
+	if (!once) {
+		once = 1;
+		sem_post(&ab_in_a);
+		thread_sleep_ns(50000000);	/* thread B tries to send meanwhile */
+	}
+}
+
+static void *ab_sender(void *arg)
+{
+	static uint8_t body[40];
+
+	(void)arg;
+	memset(body, 0xaa, sizeof body);
+	ab_r = reqmsg_send(ab_rd, ab_off, body, sizeof body, ab_rq);
+	return NULL;
+}
 static void notifications(void)
 {
 	static uint8_t inbox[4096];
@@ -316,6 +337,32 @@ static void notifications(void)
 			EXPECT(r == -ESTALE, "the refused body's verdict: %d, not -ESTALE", r);
 			r = req_sync(rq, 30000000000ULL);
 			EXPECT(r == -ENODATA, "the notification of a refused body: %d, not -ENODATA", r);
+			/* Two threads at once: A's refused body, then B's good message. */
+			sem_init(&ab_in_a, 0);
+			ab_rd = rmem_import(0, "inbox");
+			ab_rq = req_import(0, "notify");
+			ab_off = (MSGS + 1) * LEN;
+			EXPECT(ab_rd >= 0 && ab_rq >= 0 && rmem_test_forge(ab_rd, -1, 0x7ffffff0, -1, -1) == 0,
+			       "thread A's descriptors %d %d", ab_rd, ab_rq);
+			req_test_body_hook(ab_hook);
+			struct thread *a = thread_create("msg-a", ab_sender, NULL, PRIO_NORMAL, 0);
+			EXPECT(a != NULL, "thread A");
+			if (a) {
+				sem_wait(&ab_in_a);
+				for (int i = 0; i < LEN; i++)
+					body[i] = (uint8_t)((MSGS + 2) * 7 + i);
+				int rdb = rmem_import(0, "inbox");	/* rd is stale (forged above) */
+				r = reqmsg_send(rdb, (MSGS + 2) * LEN, body, LEN, rq);
+				EXPECT(r == 0, "thread B's message: %d", r);
+				thread_join(a);
+				EXPECT(ab_r == 0, "thread A's message: %d", ab_r);
+				r = req_sync(ab_rq, 30000000000ULL);
+				EXPECT(r == -ENODATA, "thread A's notification: %d, not -ENODATA", r);
+				EXPECT(rmem_sync(ab_rd, 30000000000ULL) == -ESTALE, "thread A's body");
+				EXPECT(req_sync(rq, 30000000000ULL) == 0 && rmem_sync(rdb, 30000000000ULL) == 0,
+				       "thread B's message");
+			}
+			req_test_body_hook(NULL);
 			/* Body and queue on different nodes: refused before anything is sent. */
 			if (num_nodes > 2) {
 				int other = req_handle(2, 0x100000, 1);
@@ -326,21 +373,22 @@ static void notifications(void)
 	} else if (node_id == 0) {
 		int got = 0, bad = 0;
 		uint64_t end = cycles() + ns_to_cycles(30000000000ULL);
-		while (got < MSGS && cycles() < end) {
+		/* The 50, then thread B's (message MSGS + 2): never thread A's (MSGS + 1). */
+		while (got < MSGS + 1 && cycles() < end) {
 			uint32_t off;
 			if (reqmsg_poll(nq, &off) != 1) {
 				req_wait(nq, 100000000);
 				continue;
 			}
-			int m = (int)off / LEN;
+			int m = (int)off / LEN, want = got < MSGS ? got : MSGS + 2;
 			/* The body is complete when its notification is there. */
 			for (int i = 0; i < LEN; i++)
 				if (inbox[off + (uint32_t)i] != (uint8_t)(m * 7 + i))
 					bad++;
-			EXPECT(m == got, "notification %d out of order (%d)", m, got);
+			EXPECT(m == want, "notification of message %d where %d was due", m, want);
 			got++;
 		}
-		EXPECT(got == MSGS && bad == 0, "%d notifications, %d bad bytes", got, bad);
+		EXPECT(got == MSGS + 1 && bad == 0, "%d notifications, %d bad bytes", got, bad);
 	}
 	fabric_barrier(60000000000ULL);
 	if (node_id == 0) {
@@ -366,7 +414,6 @@ static int req_stress_main(void)
 	if (!fabric_ready() || fabric_wait_peers(60000000000ULL) < 0)
 		return 1;
 	if (node_id == 0) {
-		destroy_during_dequeue();
 		qid = req_create((size_t)arg_int("bytes", 32));
 		cap = arg_int("cap", 0);
 		if (qid >= 0 && cap > 0)

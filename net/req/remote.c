@@ -23,6 +23,7 @@
 
 #include "kernel/init.h"
 #include "kernel/node.h"
+#include "kernel/thread.h"
 #include "kernel/trace.h"
 #include "kernel/trap.h"
 #include "kernel/x86.h"
@@ -245,7 +246,32 @@ int req_sync(int rq, uint64_t timeout_ns)
  * did not land, and the sender does not wait a round trip.  Body and queue
  * must be on the same node: one channel orders them, and the notification
  * names an offset in that node's segment.
+ *
+ * The receiver remembers one verdict per sender, the last body's: so a
+ * body and its notification go together, no other message's body between
+ * them on the channel.  Threads sending messages to one node take turns
+ * (msg_busy, from the body to its notification); without it thread A's
+ * refused body, thread B's body and B's notification, then A's
+ * notification would announce A's body.  The turn is a flag taken by an
+ * atomic exchange, a handful of instructions when nobody else sends to
+ * that node; a thread that finds it taken sleeps 20 us at a time (the
+ * holder may itself wait for the channel's credit).
  */
+static uint8_t msg_busy[MAX_NODES];
+
+/* Wait for node's turn, which another thread holds: out of the common path. */
+static __attribute__((noinline, cold)) void msg_turn_wait(int node)
+{
+	while (__atomic_exchange_n(&msg_busy[node], 1, __ATOMIC_ACQUIRE))
+		thread_sleep_ns(20000);
+}
+static void (*body_hook)(void);
+
+void req_test_body_hook(void (*fn)(void))
+{
+	body_hook = fn;
+}
+
 int reqmsg_send(int rd, uint32_t off, const void *body, uint32_t len, int rq)
 {
 	int node, r;
@@ -256,9 +282,17 @@ int reqmsg_send(int rd, uint32_t off, const void *body, uint32_t len, int rq)
 		return r;
 	if (node != rqs[rq].node)
 		return -EXDEV;
-	if ((r = rmem_write(rd, off, body, len, RMEM_BODY)) < 0)
-		return r;
-	return enqueue(rq, off, 0, RQF_BODY);
+	if (node < 0 || node >= MAX_NODES)
+		return -EBADF;
+	if (__atomic_exchange_n(&msg_busy[node], 1, __ATOMIC_ACQUIRE))
+		msg_turn_wait(node);
+	if ((r = rmem_write(rd, off, body, len, RMEM_BODY)) == 0) {
+		if (body_hook)
+			body_hook();
+		r = enqueue(rq, off, 0, RQF_BODY);
+	}
+	__atomic_store_n(&msg_busy[node], 0, __ATOMIC_RELEASE);
+	return r;
 }
 
 int reqmsg_poll(int qid, uint32_t *off)

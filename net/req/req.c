@@ -336,27 +336,6 @@ int req_test_dequeue_hook(int qid, void (*fn)(struct req_q *q, int step))
 	return ok ? 0 : -EBADF;
 }
 
-int req_test_enqueue(int qid, uint32_t word)
-{
-	irqflags_t f = irq_save();
-	int r = -EBADF;
-	if (valid(qid)) {
-		switch (req_q_enqueue(&req_tab.e[qid].q, word)) {
-		case REQ_ENQ_REFUSED:
-		case REQ_ENQ_NOSPACE:
-			r = -ENOSPC;
-			break;
-		case REQ_ENQ_CORRUPT:
-			r = -EIO;
-			break;
-		default:
-			r = 0;
-		}
-	}
-	irq_restore(f);
-	return r;
-}
-
 int req_notify(int qid, void (*fn)(void *arg, int qid, uint32_t word), void *arg)
 {
 	irqflags_t f = irq_save();

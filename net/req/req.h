@@ -165,12 +165,9 @@ void req_counters(struct req_counters *out);
 struct req_q;
 int req_test_dequeue_hook(int qid, void (*fn)(struct req_q *q, int step));
 
-/*
- * For tests only: put word in qid as an arriving REQ is put (interrupts
- * off, the receiver's sequence of queue.c).  0 if stored, -ENOSPC if the
- * queue takes nothing now, -EIO if its header is damaged, -EBADF.
- */
-int req_test_enqueue(int qid, uint32_t word);
+
+/* For tests only: fn runs in reqmsg_send between a body and its notification (may sleep). */
+void req_test_body_hook(void (*fn)(void));
 void req_print_stats(void);
 
 /*
