@@ -14,13 +14,15 @@
  *  - bandwidth: 4 MiB as 16 messages of 256 KiB, one way.
  * Node 1 answers in its bench thread, node 0 times.  Every message
  * received is checked: the header (length and message number) in the
- * handler, and the array against the sender's pattern, the message number
- * stamped in its first word; a message that differs fails the run.  The
- * array is compared outside what is timed (node 0 after its clock
- * stopped, node 1 after its answer went: comparing 64 KiB costs more than
- * moving it under TCG), every byte in the ping-pongs; in the bandwidth
- * run, whose messages follow each other, the first and last messages
- * whole and the others at every 64th byte and the stamp.
+ * handler, and the array, every byte, against the sender's pattern, which
+ * differs from one message to the next at every byte (a body left from an
+ * earlier message in the reused receive array fails), the message number
+ * also stamped in its first word; a message that differs fails the run.
+ * The arrays are made and compared outside what is timed (node 0 after
+ * its clock stopped, node 1 after its answer went: comparing 64 KiB costs
+ * more than moving it under TCG); in the bandwidth run, whose messages
+ * follow each other, each of the 16 messages has buffers of its own on
+ * both sides, made before and compared after.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -46,19 +48,30 @@ static uint32_t cur_seq;			/* the number of the message in flight */
 static unsigned long checked, bad;
 static int unchecked;				/* rxarr holds an array not compared yet */
 
-/* Byte i of every array node `node` sends (the first word is the message number). */
-static void pattern(uint8_t *b, size_t n, int node)
+/*
+ * Byte i of message seq that node `node` sends (the first word is then
+ * stamped with seq): two messages differ at every byte unless their
+ * numbers are 65536 apart.
+ */
+static void pattern(uint8_t *b, size_t n, int node, uint32_t seq)
 {
+	uint8_t m = (uint8_t)(seq * 167 + (seq >> 8) * 59 + (uint32_t)node * 101 + 1);
+
 	for (size_t i = 0; i < n; i++)
-		b[i] = (uint8_t)(i * 31 + (i >> 8) + (size_t)node * 101 + 1);
+		b[i] = (uint8_t)(i * 31 + (i >> 8) + m);
 }
 
 /* Aim the buffers at messages of len bytes between node 0 and node 1. */
 static void set_len(size_t len)
 {
 	cur_len = len;
-	pattern(arr, len, node_id);
-	pattern(peerarr, len, !node_id);
+}
+
+/* What this node sends as message seq, and what it expects from the other. */
+static void make_arrays(uint32_t seq)
+{
+	pattern(arr, cur_len, node_id, seq);
+	pattern(peerarr, cur_len, !node_id, seq);
 }
 
 /* Figure 6's generic handler: the header EXPRESS, the array CHEAPER; both checked. */
@@ -83,11 +96,8 @@ static int handler(int src)
 	return r ? r : d;
 }
 
-/*
- * Compare the array the handler took with what message cur_seq must hold
- * (every byte, or with sparse the stamp and every 64th byte).  0 or -EPROTO.
- */
-static int check_array(int sparse)
+/* Compare the array the handler took with what message cur_seq must hold.  0 or -EPROTO. */
+static int check_array(void)
 {
 	uint32_t stamp = cur_seq;
 	size_t k = cur_len < sizeof stamp ? cur_len : sizeof stamp;
@@ -96,12 +106,7 @@ static int check_array(int sparse)
 	if (!unchecked)
 		return 0;
 	unchecked = 0;
-	if (sparse) {
-		for (size_t i = k; ok && i < cur_len; i += 64)
-			ok = rxarr[i] == peerarr[i];
-	} else {
-		ok = ok && memcmp(rxarr + k, peerarr + k, cur_len - k) == 0;
-	}
+	ok = ok && memcmp(rxarr + k, peerarr + k, cur_len - k) == 0;
 	checked++;
 	if (ok)
 		return 0;
@@ -150,6 +155,8 @@ static int pingpong(const char *drv, int null, size_t len, const struct bench_op
 	set_len(len);
 	for (int i = 0; i < n; i++) {
 		cur_seq = (uint32_t)i;
+		if (!null)
+			make_arrays(cur_seq);
 		if (node_id == 0) {
 			uint64_t t0 = cycles();
 			if (send_one(ch, 1) < 0 || mad_recvbuf_receive_on(ch, handler, WAIT_NS) < 0)
@@ -157,11 +164,11 @@ static int pingpong(const char *drv, int null, size_t len, const struct bench_op
 			uint64_t t1 = cycles();
 			if (i >= o->warmup)
 				samples_add(s, t1 - t0);
-			if (check_array(0) < 0)
+			if (check_array() < 0)
 				return -1;
 		} else {
 			if (mad_recvbuf_receive_on(ch, handler, WAIT_NS) < 0 || send_one(ch, 0) < 0 ||
-			    check_array(0) < 0)
+			    check_array() < 0)
 				return -1;
 		}
 	}
@@ -206,10 +213,17 @@ RPC_ROW(rpc_cell_1k, "cell", 1024, 2000);
 RPC_ROW(rpc_cell_16k, "cell", 16384, 500);
 RPC_ROW(rpc_cell_64k, "cell", 65536, 100);
 
-/* One way: BW_MSGS messages of MAXARR bytes, then a null answer. */
+/*
+ * One way: BW_MSGS messages of MAXARR bytes, then a null answer.  Each
+ * message has a buffer of its own on each side (4 MiB a side), made before
+ * the clock starts and compared, every byte, after it stopped.
+ */
+static uint8_t *bwbuf[BW_MSGS];
+
 static int bandwidth(const char *drv)
 {
 	struct mad_channel *ch = channel(drv);
+	uint8_t *keep_arr = arr, *keep_rx = rxarr;
 	int r = 0;
 
 	if (!ch)
@@ -219,14 +233,30 @@ static int bandwidth(const char *drv)
 	if (node_id > 1)
 		return fabric_barrier(120000000000ULL) < 0 ? -1 : 0;
 	set_len(MAXARR);
+	for (int i = 0; i < BW_MSGS && r == 0; i++) {
+		if (!bwbuf[i] && !(bwbuf[i] = malloc(MAXARR))) {
+			printf("mad-pingpong: no memory for the bandwidth run's buffers (%d of %d KiB)\n",
+			       i * (MAXARR >> 10), BW_MSGS * (MAXARR >> 10));
+			r = -1;
+		} else if (node_id == 0) {
+			pattern(bwbuf[i], MAXARR, 0, (uint32_t)i);
+		}
+	}
 	uint64_t t0 = cycles();
 	for (int i = 0; i < BW_MSGS && r == 0; i++) {
 		cur_null = 0;
 		cur_seq = (uint32_t)i;
-		r = node_id == 0 ? send_one(ch, 1) : mad_recvbuf_receive_on(ch, handler, WAIT_NS);
-		if (r == 0 && node_id == 1)
-			r = check_array(i > 0 && i < BW_MSGS - 1);
+		if (node_id == 0) {
+			arr = bwbuf[i];
+			r = send_one(ch, 1);
+		} else {
+			rxarr = bwbuf[i];
+			r = mad_recvbuf_receive_on(ch, handler, WAIT_NS);
+			unchecked = 0;		/* compared below */
+		}
 	}
+	arr = keep_arr;
+	rxarr = keep_rx;
 	cur_null = 1;
 	if (r == 0)
 		r = node_id == 0 ? mad_recvbuf_receive_on(ch, handler, WAIT_NS) : send_one(ch, 0);
@@ -235,6 +265,16 @@ static int bandwidth(const char *drv)
 		uint64_t kbps = (uint64_t)BW_MSGS * MAXARR * 1000000ULL / (ns ? ns : 1);
 		result("row=mad-bw-%s nic=%s bytes=%d ms=%lu mb_per_s=%lu.%02lu base=-", drv,
 		       net_nic_name(), BW_MSGS * MAXARR, ns / 1000000, kbps / 1000, kbps % 1000 / 10);
+	}
+	/* Node 1: every message, every byte. */
+	for (int i = 0; i < BW_MSGS && r == 0 && node_id == 1; i++) {
+		cur_null = 0;
+		cur_seq = (uint32_t)i;
+		pattern(peerarr, MAXARR, 0, (uint32_t)i);
+		rxarr = bwbuf[i];
+		unchecked = 1;
+		r = check_array();
+		rxarr = keep_rx;
 	}
 	return fabric_barrier(120000000000ULL) < 0 || r < 0 ? -1 : 0;
 }

@@ -957,6 +957,26 @@ CASES = [
             expect=[r"RESULT mad-pingpong row=mad-bw-rmem .* mb_per_s=\d+\.\d+",
                     r"RESULT mad-pingpong driver=rmem size=262144 .* checked=[1-9]\d* bad=0"],
             absent=[r"FAILED"]),
+    # The other three drivers too, each on another link: every array checked byte for byte,
+    # each message's pattern its own (a body left from an earlier message fails).
+    Cluster("mad-pingpong-2-tcp-e1000", app="mad-pingpong", nodes=2, nic="e1000",
+            args="driver=tcp iters=20", timeout=180,
+            count={r"RESULT mad-pingpong driver=tcp size=\d+ median_us=\S+ p99_us=\S+ n=\d+ checked=\d+ bad=0": 8},
+            expect=[r"RESULT mad-pingpong row=mad-bw-tcp .* mb_per_s=\d+\.\d+",
+                    r"RESULT mad-pingpong driver=tcp size=262144 .* checked=[1-9]\d* bad=0"],
+            absent=[r"FAILED"]),
+    Cluster("mad-pingpong-2-req-shm", app="mad-pingpong", nodes=2, nic="shm",
+            args="driver=req iters=20", timeout=180,
+            count={r"RESULT mad-pingpong driver=req size=\d+ median_us=\S+ p99_us=\S+ n=\d+ checked=\d+ bad=0": 8},
+            expect=[r"RESULT mad-pingpong row=mad-bw-req .* mb_per_s=\d+\.\d+",
+                    r"RESULT mad-pingpong driver=req size=262144 .* checked=[1-9]\d* bad=0"],
+            absent=[r"FAILED"]),
+    Cluster("mad-pingpong-2-cell-virtio", app="mad-pingpong", nodes=2, nic="virtio",
+            args="driver=cell iters=20", timeout=180,
+            count={r"RESULT mad-pingpong driver=cell size=\d+ median_us=\S+ p99_us=\S+ n=\d+ checked=\d+ bad=0": 8},
+            expect=[r"RESULT mad-pingpong row=mad-bw-cell .* mb_per_s=\d+\.\d+",
+                    r"RESULT mad-pingpong driver=cell size=262144 .* checked=[1-9]\d* bad=0"],
+            absent=[r"FAILED"]),
     # The Ising optimizer (remote-memory paper 3.2.1): rows split over the nodes, boundary
     # spins by remote WRITE, neighbours in step by compare-and-swap; node 0 checks the
     # energy and every spin against the same optimizer alone on one node, bit for bit.
