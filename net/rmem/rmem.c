@@ -221,12 +221,14 @@ static int send_flags(int flags)
  * the reliable channel, written where it goes (fabric_tx_begin: on the
  * shared-memory link the NIC's slot).
  */
-static inline int send_msg(int node, uint32_t epoch, const struct rmem_msg *m, const void *data, size_t dlen)
+static inline int send_msg(int node, uint32_t epoch, const struct rmem_msg *m, const void *data, size_t dlen,
+			   int nowait)
 {
 	struct fabric_tx tx;
 	int r;
 
-	r = fabric_tx_begin(&tx, node, epoch, RMEM_PROTO, sizeof *m + dlen, in_irq ? FABRIC_NOWAIT : 0);
+	r = fabric_tx_begin(&tx, node, epoch, RMEM_PROTO, sizeof *m + dlen,
+			    in_irq || nowait ? FABRIC_NOWAIT : 0);
 	if (r < 0)
 		return r;
 	memcpy(tx.payload, m, sizeof *m);
@@ -243,7 +245,7 @@ static int post(struct call *c, uint32_t epoch, const struct rmem_msg *m, const 
 		c->epoch = epoch;
 		return call_post(c, m, sizeof *m, data, dlen, CALL_RAW);
 	}
-	return send_msg(c->node, epoch, m, data, dlen);
+	return send_msg(c->node, epoch, m, data, dlen, 0);
 }
 
 int rmem_write(int rd, uint32_t off, const void *src, uint32_t count, int flags)
@@ -253,6 +255,8 @@ int rmem_write(int rd, uint32_t off, const void *src, uint32_t count, int flags)
 	struct call *c;
 	int r;
 
+	if ((flags & RMEM_NOWAIT) && (flags & RMEM_SYNC))
+		return -EINVAL;
 	/* A SYNC write's call is for the node's current incarnation: ask of the descriptor's first. */
 	r = flags & RMEM_SYNC ? local_check(d, off, count, RMEM_W) : desc_check(d, off, count, RMEM_W);
 	if (r < 0)
@@ -266,7 +270,15 @@ int rmem_write(int rd, uint32_t off, const void *src, uint32_t count, int flags)
 		m.tag = call_sink_tag(d->sink);
 		if (flags & RMEM_UNRELIABLE)
 			return call_sink_send(d->sink, RMEM_PROTO, &m, sizeof m, src, count, CALL_RAW);
-		return send_msg(d->node, call_sink_epoch(d->sink), &m, src, count);
+		if (!(flags & RMEM_NOWAIT))
+			return send_msg(d->node, call_sink_epoch(d->sink), &m, src, count, 0);
+		/* Paper 2.1: the FIFO overflowed; the issuer hears of it at once. */
+		if ((r = send_msg(d->node, call_sink_epoch(d->sink), &m, src, count, 1)) == -ENOBUFS ||
+		    r == -EAGAIN) {
+			rmem_ctr.fifo_overflows++;
+			r = -EAGAIN;
+		}
+		return r;
 	}
 	if (!(c = call_new(RMEM_PROTO, RK_STATUS, d->node)))
 		return -EAGAIN;

@@ -58,6 +58,19 @@ enum {
 	 * did not land.
 	 */
 	RMEM_BODY = 8,
+	/*
+	 * Paper 2.1: "If the network cannot be immediately accessed, the
+	 * co-processor buffers the data in an internal FIFO, delivering an
+	 * exception should the FIFO overflow."  The channel's window to the
+	 * target and the packet pool are that FIFO.  Without this flag an
+	 * asynchronous WRITE that finds them full waits for room, which is
+	 * what the exception's handler has to do with data it cannot drop;
+	 * with it the WRITE returns -EAGAIN at once, nothing sent, and the
+	 * overflow is counted (rmem_counters: fifo_overflows).  Not with
+	 * RMEM_SYNC (which waits anyway) nor RMEM_UNRELIABLE (raw frames
+	 * take no window).
+	 */
+	RMEM_NOWAIT = 16,
 };
 
 /* Largest WRITE or READ carried by one frame. */
@@ -173,8 +186,10 @@ int rmem_desc_info(int rd, int *node, size_t *size, int *rights);
  * off of the remote segment.  Returns once the operation is handed to the
  * fabric (RMEM_SYNC: once the target applied or refused it).  Counts up to
  * RMEM_MAX_XFER.  0, or -EBADF, -EINVAL (bounds, count), -EACCES (no write
- * right in the descriptor), and with RMEM_SYNC the target's refusal
- * (-ESTALE revoked, -EACCES, -EROFS inhibited, -ERANGE bounds, -ENOENT).
+ * right in the descriptor), -EAGAIN with RMEM_NOWAIT (no room to the
+ * target now: the paper's FIFO overflow exception), and with RMEM_SYNC the
+ * target's refusal (-ESTALE revoked, -EACCES, -EROFS inhibited, -ERANGE
+ * bounds, -ENOENT).
  */
 int rmem_write(int rd, uint32_t off, const void *src, uint32_t count, int flags);
 
@@ -182,7 +197,8 @@ int rmem_write(int rd, uint32_t off, const void *src, uint32_t count, int flags)
  * Block write: any count, as a train of WRITEs.  Same results; with
  * RMEM_SYNC it returns once the target applied or refused every piece,
  * and a refusal of any piece (a revoke or write inhibit in mid-train) is
- * the result.
+ * the result.  With RMEM_NOWAIT the train stops at the first piece that
+ * finds no room (-EAGAIN): the pieces before it went.
  */
 int rmem_write_block(int rd, uint32_t off, const void *src, size_t count, int flags);
 
@@ -269,6 +285,7 @@ struct rmem_counters {
 	uint64_t errors_reported;	/* refusals that came back */
 	uint64_t responses_unmatched;	/* READ/atomic answers nobody asked for */
 	uint64_t answers_duplicate;	/* a SYNC write's piece answered again (a doubled raw frame) */
+	uint64_t fifo_overflows;	/* RMEM_NOWAIT writes that found no room (paper 2.1's exception) */
 	uint64_t answers_lost;		/* answers the fabric refused to queue (target side) */
 	uint64_t notifications;
 };

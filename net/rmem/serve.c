@@ -377,7 +377,7 @@ void rmem_print_stats(void)
 	       c.refused_rights, c.refused_bounds, c.refused_inhibit, c.refused_align,
 	       c.refused_malformed);
 	printf("rmem: refused raw atomics %lu, errors reported back %lu, unmatched answers %lu, "
-	       "duplicate answers %lu, notifications %lu, answers lost %lu\n",
+	       "duplicate answers %lu, notifications %lu, answers lost %lu, fifo overflows %lu\n",
 	       c.refused_unreliable, c.errors_reported, c.responses_unmatched, c.answers_duplicate,
-	       c.notifications, c.answers_lost);
+	       c.notifications, c.answers_lost, c.fifo_overflows);
 }

@@ -156,9 +156,10 @@ int fabric_raw_send_pb(int dst, uint8_t proto, struct pktbuf *pb, size_t len)
 int fabric_send_at(int dst, uint32_t epoch, uint8_t proto, const void *hdr, size_t hlen,
 		   const void *data, size_t dlen, int flags)
 {
-	(void)flags;
 	if (epoch && epoch != host_epoch[dst])
 		return -ECONNRESET;
+	if ((flags & FABRIC_NOWAIT) && !host_can_send)
+		return -EAGAIN;		/* the window full: a waiting sender would sleep here */
 	return enqueue(dst, proto, 0, hdr, hlen, data, dlen);
 }
 

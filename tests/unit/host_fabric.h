@@ -53,7 +53,7 @@ extern int host_threads;
 /* What fabric_peer_epoch answers for each node (0 after host_fabric_reset). */
 extern uint32_t host_epoch[64];
 
-/* What fabric_can_send answers (1 by default). */
+/* What fabric_can_send answers (1 by default); 0 also fails a FABRIC_NOWAIT send, -EAGAIN. */
 extern int host_can_send;
 
 /*

@@ -414,6 +414,33 @@ static void atomics_on_a_segment_based_4_mod_8(void **state)
 	rmem_release(rd);
 }
 
+/*
+ * Paper 2.1: a WRITE that finds the FIFO (the channel's window, the packet
+ * pool) full raises an exception at the issuer.  With RMEM_NOWAIT: -EAGAIN
+ * at once, nothing sent, counted; with room, sent.  Not with RMEM_SYNC.
+ */
+static void nowait_write_overflow_is_the_papers_exception(void **state)
+{
+	uint32_t gen;
+
+	(void)state;
+	int seg = export_remote(RMEM_RW, &gen);
+	int rd = rmem_attach(PEER, seg, gen, sizeof remote, RMEM_RW);
+	assert_true(rd >= 0);
+	host_can_send = 0;
+	assert_int_equal(rmem_write(rd, 0, "abcdefgh", 8, RMEM_NOWAIT), -EAGAIN);
+	assert_int_equal(rmem_ctr.fifo_overflows, 1);
+	assert_int_equal(host_frames(), 0);
+	assert_int_equal(rmem_write(rd, 0, "abcdefgh", 8, RMEM_NOWAIT | RMEM_SYNC), -EINVAL);
+	host_can_send = 1;
+	assert_int_equal(rmem_write(rd, 0, "abcdefgh", 8, RMEM_NOWAIT), 0);
+	assert_int_equal(host_frames(), 1);
+	pump_all();
+	assert_memory_equal(remote, "abcdefgh", 8);
+	assert_int_equal(rmem_ctr.fifo_overflows, 1);
+	rmem_release(rd);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -421,6 +448,7 @@ int main(void)
 		cmocka_unit_test_setup(atomics_on_a_segment_based_4_mod_8, setup),
 		cmocka_unit_test_setup(write_block_sync_unreliable_doubled, setup),
 		cmocka_unit_test_setup(write_block_sync_many_trains, setup),
+		cmocka_unit_test_setup(nowait_write_overflow_is_the_papers_exception, setup),
 		cmocka_unit_test_setup(read_answer_never_lands_in_a_reexported_slot, setup),
 		cmocka_unit_test_setup(read_answer_lands_in_its_segment, setup),
 		cmocka_unit_test_setup(descriptor_of_a_rebooted_node_is_refused, setup),
