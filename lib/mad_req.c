@@ -236,7 +236,9 @@ static int deposit(struct peer *p, struct iovcur *c, size_t n)
 			iovcur_skip(c, k);
 		else
 			iovcur_gather(c, src = p->stage, k);
-		r = rmem_write(p->ring_rd, pos, src, (uint32_t)k, 0);
+		/* The chunk is a body: its word is refused if any of its WRITEs was (req.h). */
+		if ((r = rmem_write(p->ring_rd, pos, src, (uint32_t)k, RMEM_BODY)) < 0)
+			break;
 		p->wp += k;
 		n -= k;
 	}
@@ -258,8 +260,24 @@ static int tx_push(struct peer *p)
 		size_t n = p->tx_left < CHUNK ? p->tx_left : CHUNK;
 		if (n > room)
 			n = room;
+		/*
+		 * A chunk and its word go together (no other body to that node
+		 * between them), and only whole: a WRITE that fails here puts
+		 * the write pointer and the message back where the chunk began
+		 * and announces nothing, so the stream stays in step.
+		 */
+		uint64_t wp0 = p->wp;
+		struct iovcur c0 = p->txc;
+		if ((r = reqmsg_begin(p->rq)) < 0)
+			break;
 		if ((r = deposit(p, &p->txc, n)) == 0)
-			r = req_enqueue(p->rq, WORD(me, n), 0);
+			r = req_enqueue_body(p->rq, WORD(me, n));
+		reqmsg_end(p->rq);
+		if (r < 0) {
+			p->wp = wp0;
+			p->txc = c0;
+			break;
+		}
 		p->tx_left -= n;
 		p->tx_since = cycles();
 	}
@@ -281,6 +299,15 @@ static int req_send_post(int dest, const struct mad_iovec *iov, int count)
 	if (!p)
 		return -EINVAL;
 	mutex_lock(&p->lock);
+	/*
+	 * A chunk of an earlier message refused by the receiver (its ring
+	 * revoked, its node rebooted): the chunk's word was refused with it,
+	 * so nothing false was announced; the sender hears of it here.
+	 */
+	if ((r = req_take_error(p->rq)) < 0 || (r = rmem_take_error(p->ring_rd)) < 0) {
+		mutex_unlock(&p->lock);
+		return r;
+	}
 	iovcur_init(&p->txc, iov, count);
 	p->tx_left = iov_total(iov, count);
 	p->tx_since = cycles();

@@ -297,6 +297,17 @@ int call_fence(int node, uint64_t timeout_ns)
 	return call_run(c, &m, sizeof m, NULL, 0, 0, timeout_ns);
 }
 
+int call_sink_take(int s)
+{
+	if (s < 0 || s >= CALL_MAX_SINKS || !sinks[s].used)
+		return -EBADF;
+	irqflags_t f = irq_save();
+	int r = sinks[s].error;
+	sinks[s].error = 0;
+	irq_restore(f);
+	return r;
+}
+
 int call_sync(int s, uint64_t timeout_ns)
 {
 	int r;

@@ -153,6 +153,9 @@ static inline int call_tag_is_sink(uint32_t tag) { return (tag & 0x80000000u) !=
  */
 int call_sink_error(uint8_t proto, int node, uint32_t tag, int err);
 
+/* The first refusal s received so far, cleared (0 if none), without waiting; or -EBADF. */
+int call_sink_take(int s);
+
 /*
  * Wait until s's node has taken everything sent to it before this call,
  * then return and clear the first refusal s received since the last call

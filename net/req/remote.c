@@ -95,6 +95,7 @@ static int req_handler(int src, const uint8_t *payload, size_t len, struct pktbu
 	if ((m.flags & RQF_BODY) && rmem_body_refused(src)) {
 		if (!call_can_answer(src))
 			return -EBUSY;
+		rmem_body_take(src);
 		req_tab.ctr.rx_nobody++;
 		answer(src, m.tag, RQS_NOBODY);
 		return 0;
@@ -225,6 +226,13 @@ int req_enqueue(int rq, uint32_t word, int sync)
 	return enqueue(rq, word, sync, 0);
 }
 
+int req_take_error(int rq)
+{
+	if (rq < 0 || rq >= REQ_MAX_REMOTE || !rqs[rq].used)
+		return -EBADF;
+	return call_sink_take(rqs[rq].sink);
+}
+
 int req_sync(int rq, uint64_t timeout_ns)
 {
 	if (rq < 0 || rq >= REQ_MAX_REMOTE || !rqs[rq].used)
@@ -272,6 +280,32 @@ void req_test_body_hook(void (*fn)(void))
 	body_hook = fn;
 }
 
+int reqmsg_begin(int rq)
+{
+	if (rq < 0 || rq >= REQ_MAX_REMOTE || !rqs[rq].used)
+		return -EBADF;
+	int node = rqs[rq].node;
+	if (node < 0 || node >= MAX_NODES)
+		return -EBADF;
+	if (__atomic_exchange_n(&msg_busy[node], 1, __ATOMIC_ACQUIRE))
+		msg_turn_wait(node);
+	return 0;
+}
+
+int req_enqueue_body(int rq, uint32_t word)
+{
+	if (body_hook)
+		body_hook();
+	return enqueue(rq, word, 0, RQF_BODY);
+}
+
+void reqmsg_end(int rq)
+{
+	if (rq >= 0 && rq < REQ_MAX_REMOTE && rqs[rq].used && rqs[rq].node >= 0 &&
+	    rqs[rq].node < MAX_NODES)
+		__atomic_store_n(&msg_busy[rqs[rq].node], 0, __ATOMIC_RELEASE);
+}
+
 int reqmsg_send(int rd, uint32_t off, const void *body, uint32_t len, int rq)
 {
 	int node, r;
@@ -284,6 +318,7 @@ int reqmsg_send(int rd, uint32_t off, const void *body, uint32_t len, int rq)
 		return -EXDEV;
 	if (node < 0 || node >= MAX_NODES)
 		return -EBADF;
+	/* reqmsg_begin, req_enqueue_body and reqmsg_end, written out: the common path. */
 	if (__atomic_exchange_n(&msg_busy[node], 1, __ATOMIC_ACQUIRE))
 		msg_turn_wait(node);
 	if ((r = rmem_write(rd, off, body, len, RMEM_BODY)) == 0) {

@@ -100,6 +100,9 @@ int req_enqueue(int rq, uint32_t word, int sync);
  */
 int req_sync(int rq, uint64_t timeout_ns);
 
+/* The first refusal rq's node reported so far, cleared (0 if none), without waiting. */
+int req_take_error(int rq);
+
 /*
  * Dequeue one word (the paper's dequeue: do-not-preempt-me set, the
  * queue's lock held, space asked for if an overflow struck meanwhile).
@@ -166,7 +169,7 @@ struct req_q;
 int req_test_dequeue_hook(int qid, void (*fn)(struct req_q *q, int step));
 
 
-/* For tests only: fn runs in reqmsg_send between a body and its notification (may sleep). */
+/* For tests only: fn runs between a body and its notification (req_enqueue_body; may sleep). */
 void req_test_body_hook(void (*fn)(void));
 void req_print_stats(void);
 
@@ -181,6 +184,20 @@ void req_print_stats(void);
  * on different nodes), -EBADF, or an error sending.
  */
 int reqmsg_send(int rd, uint32_t off, const void *body, uint32_t len, int rq);
+
+/*
+ * reqmsg_send's parts, for a body of several WRITEs (Madeleine's message
+ * stream): reqmsg_begin takes this node's turn to rq's node (threads
+ * sending bodies to one node take turns, so that no other body comes
+ * between a body and its notification), the body goes as rmem_write(...,
+ * RMEM_BODY) to a segment of that node, req_enqueue_body announces it with
+ * word (refused, -ENODATA in rq's sink, if any WRITE of the body was), and
+ * reqmsg_end gives the turn back.  begin: 0 or -EBADF; enqueue_body: as
+ * req_enqueue without sync.
+ */
+int reqmsg_begin(int rq);
+int req_enqueue_body(int rq, uint32_t word);
+void reqmsg_end(int rq);
 
 /*
  * Poll the notification queue: if a message arrived, return 1 with its

@@ -536,6 +536,13 @@ int rmem_fadd(int rd, uint32_t off, uint64_t add, uint64_t *old)
 	return rmem_fadd_flags(rd, off, add, old, 0);
 }
 
+int rmem_take_error(int rd)
+{
+	struct desc *d = desc_get(rd);
+
+	return d ? call_sink_take(d->sink) : -EBADF;
+}
+
 int rmem_sync(int rd, uint64_t timeout_ns)
 {
 	struct desc *d = desc_get(rd);

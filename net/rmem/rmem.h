@@ -52,10 +52,10 @@ enum {
 	RMEM_UNRELIABLE = 4,		/* raw frames: may be lost or reordered */
 	/*
 	 * The body of a message whose notification follows on the same
-	 * channel (reqmsg_send): the target remembers whether it refused it,
-	 * and the notification that follows is refused with it
-	 * (rmem_body_refused), so that no message is announced whose body
-	 * did not land.
+	 * channel (reqmsg_send, req_body_enqueue): the target remembers
+	 * whether it refused any of it, and the notification that follows is
+	 * refused with it (rmem_body_refused), so that no message is
+	 * announced whose body did not land.
 	 */
 	RMEM_BODY = 8,
 	/*
@@ -266,12 +266,18 @@ int rmem_fadd_flags(int rd, uint32_t off, uint64_t add, uint64_t *old, int flags
  */
 int rmem_sync(int rd, uint64_t timeout_ns);
 
+/* The first refusal the target reported for rd so far, cleared (0 if none), without waiting. */
+int rmem_take_error(int rd);
+
 /*
- * Receive side (interrupts off): whether the last RMEM_BODY WRITE from
- * node src was refused.  The body and the REQ announcing it travel in
- * order on one channel, so a REQ marked as following a body asks this.
+ * Receive side (interrupts off): whether an RMEM_BODY WRITE from node src
+ * was refused since the last rmem_body_take(src).  A body (one WRITE or
+ * several) and the REQ announcing it travel in order on one channel, with
+ * no other body from src between them (req.h, reqmsg_send): a REQ marked
+ * as following a body asks this, and takes the verdict once it is done.
  */
 int rmem_body_refused(int src);
+void rmem_body_take(int src);
 
 /* --- setup and accounting ------------------------------------------------ */
 

@@ -75,11 +75,28 @@ static size_t answer_len(const struct rmem_msg *m, int st)
 }
 
 /* A request from src.  Return -EBUSY to be offered it again later. */
-static uint8_t body_refused[MAX_NODES];	/* the last RMEM_BODY WRITE from each node */
+/*
+ * Whether a body WRITE (RMEM_BODY) from each node was refused since that
+ * node's last notification took the verdict: a body of several WRITEs is
+ * refused if any of them was.  The notification that follows asks and
+ * clears it (rmem_body_take); a new incarnation of the node starts clear.
+ */
+static uint8_t body_refused[MAX_NODES];
 
 int rmem_body_refused(int src)
 {
 	return src >= 0 && src < MAX_NODES && body_refused[src];
+}
+
+void rmem_body_take(int src)
+{
+	if (src >= 0 && src < MAX_NODES)
+		body_refused[src] = 0;
+}
+
+static void body_peer_reset(int node)
+{
+	rmem_body_take(node);
 }
 
 static int serve(int src, const struct rmem_msg *m, const uint8_t *data, int raw)
@@ -116,9 +133,9 @@ static int serve(int src, const struct rmem_msg *m, const uint8_t *data, int raw
 			return -EBUSY;
 		}
 	}
-	/* A message's body: the REQ that follows asks whether it landed (rmem_body_refused). */
-	if (m->op == RM_WRITE && (m->flags & RM_F_BODY) && src >= 0 && src < MAX_NODES)
-		body_refused[src] = st != RMS_OK;
+	/* A message's body: the REQ that follows asks whether all of it landed (rmem_body_refused). */
+	if (m->op == RM_WRITE && (m->flags & RM_F_BODY) && st != RMS_OK && src >= 0 && src < MAX_NODES)
+		body_refused[src] = 1;
 	if (st != RMS_OK) {
 		count_refusal(st);
 		answer(&tx, src, RM_STATUS, m, st, NULL, 0, raw);
@@ -293,8 +310,6 @@ static int write_fast(int src, const struct rmem_msg *m, const uint8_t *data, si
 	if (!s->used || s->gen[src] != m->gen || !(s->rights[src] & RMEM_W) || s->inhibit ||
 	    (uint64_t)m->off + m->count > s->size)
 		return 0;
-	if ((m->flags & RM_F_BODY) && src < MAX_NODES)
-		body_refused[src] = 0;
 	memcpy(s->base + m->off, data, m->count);
 	trace_point(TS_MECH_DONE);
 	rmem_ctr.applied_write++;
@@ -351,7 +366,8 @@ static int rmem_init(void)
 		return -ENODEV;
 	if ((r = fabric_register(RMEM_PROTO, rmem_handler)) < 0 ||
 	    (r = fabric_register_raw(RMEM_PROTO, rmem_raw_handler)) < 0 ||
-	    (r = names_register(NAME_SEGMENT, rmem_seg_resolve)) < 0)
+	    (r = names_register(NAME_SEGMENT, rmem_seg_resolve)) < 0 ||
+	    (r = fabric_on_peer_reset(body_peer_reset)) < 0)
 		return r;
 	segtab_init(&rmem_segtab, node_id);
 	rmem_ready = 1;
