@@ -40,6 +40,7 @@
 #include "kernel/tsc.h"
 #include "lib/mad.h"
 #include "lwip/sockets.h"
+#include "net/fabric/call.h"
 #include "net/fabric/fabric.h"
 #include "net/req/req.h"
 
@@ -438,6 +439,8 @@ static const struct argspec mad_test_args[] = {
 	{ "big", ARG_INT, 0, 16 << 20, "size of the largest message, to the next node (default 1 MiB)" },
 	{ "rounds", ARG_INT, 1, 1000, "times the whole set is sent (default 1)" },
 	{ "forge", ARG_INT, 0, 1, "1: node 2 forges a REQ word naming node 0 (driver=req, 3+ nodes)" },
+	{ "refuse", ARG_BOOL, 0, 0, "driver=req: at the end node 1 refuses node 0's next chunk "
+	  "(its ring write-inhibited): never announced, and node 0's next send says so" },
 	{ "intrude", ARG_BOOL, 0, 0, "driver=tcp: the last node first opens two connections to node "
 	  "0's port that prove nothing (one silent, one claiming node 1), default off" },
 	{ NULL, 0, 0, 0, NULL },
@@ -481,6 +484,40 @@ static void intrude(void)
 	} else {
 		uint32_t id = 1;
 		send(s[1], &id, sizeof id, 0);
+	}
+}
+
+/*
+ * refuse=1: node 1 write-inhibits the ring node 0 deposits into, and node
+ * 0 sends a message.  Its chunk's WRITEs are refused, so its word is
+ * refused too: node 1 takes no word, and no message that was not written
+ * reaches its server.  Node 0's next send reports the refusal.  The pair's
+ * stream is broken from then on: this is the last thing node 0 sends to
+ * node 1.
+ */
+static void refused_chunk(void)
+{
+	long words = node_id == 1 ? mad_req_test_words(0) : 0;
+	int got = got_from[0];
+
+	if (node_id == 1)
+		EXPECT(mad_req_test_inhibit(0, 1) == 0, "inhibit node 0's ring");
+	EXPECT(fabric_barrier(60000000000ULL) == 0, "barrier before the refused chunk");
+	if (node_id == 0) {
+		EXPECT(send_strings(1, 5000) == 0, "the message whose chunk is refused goes");
+		/* Everything sent to node 1 taken, its refusals back here. */
+		EXPECT(call_fence(1, 30000000000ULL) == 0, "fence to node 1");
+		int r = send_strings(1, 5001);
+		EXPECT(r == -ENODATA || r == -EROFS, "the next send to node 1: %d, not the refusal", r);
+	}
+	EXPECT(fabric_barrier(60000000000ULL) == 0, "barrier after the refused chunk");
+	if (node_id == 1) {
+		thread_sleep_ns(200000000);	/* the server takes whatever came */
+		EXPECT(mad_req_test_words(0) == words, "%ld words taken for a refused chunk",
+		       mad_req_test_words(0) - words);
+		EXPECT(got_from[0] == got, "%d messages from node 0 after its refused chunk",
+		       got_from[0] - got);
+		printf("mad-test: node 0's refused chunk: no word taken, no message\n");
 	}
 }
 
@@ -564,6 +601,8 @@ static int mad_test_main(void)
 	EXPECT(done_from == num_nodes - 1, "only %d of %d nodes finished sending", done_from, num_nodes - 1);
 	EXPECT(misuse_seen == 4 * (num_nodes - 1) * rounds, "%d misuse messages handled, %d expected",
 	       misuse_seen, 4 * (num_nodes - 1) * rounds);
+	if (arg_bool("refuse", 0) && strcmp(mad_driver_name(), "req") == 0)
+		refused_chunk();
 	stop_server = 1;
 	thread_join(srv);
 	/* No node withdraws its driver while another may still write into it. */

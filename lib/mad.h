@@ -168,6 +168,14 @@ struct mad_stats {
 };
 void mad_stats(struct mad_stats *out);
 
+/*
+ * For tests only, on the req driver: write-inhibit the ring node deposits
+ * into here (its chunk WRITEs are then refused); how many words (chunk
+ * announcements) this node has taken from node.  0 / the count, or -EINVAL.
+ */
+int mad_req_test_inhibit(int node, int on);
+long mad_req_test_words(int node);
+
 /* --- the message description (pure; host tests drive it) --------------------- */
 
 #define MAD_MAX_PACKS 64

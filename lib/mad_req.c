@@ -58,6 +58,7 @@ struct peer {
 	uint64_t rp, reported;		/* bytes consumed; last told to the peer */
 	uint64_t avail;			/* announced by words, not yet consumed */
 	uint64_t skip;			/* bytes of a bad message still to throw away */
+	uint64_t words;			/* words taken from the peer's queue */
 	int rp_rd;			/* the peer's control word for us */
 	/* sending to the peer */
 	volatile uint64_t *peer_rp;	/* the peer's read pointer, written by it */
@@ -356,6 +357,22 @@ static void req_send_wait(int dest)
 	irq_restore(f);
 }
 
+/* --- for tests ------------------------------------------------------------------------ */
+
+int mad_req_test_inhibit(int node, int on)
+{
+	struct peer *p = node >= 0 && node < MAX_NODES ? peers[node] : NULL;
+
+	return p && p->ring_seg >= 0 ? seg_inhibit(p->ring_seg, on) : -EINVAL;
+}
+
+long mad_req_test_words(int node)
+{
+	struct peer *p = node >= 0 && node < MAX_NODES ? peers[node] : NULL;
+
+	return p ? (long)p->words : -EINVAL;
+}
+
 /* --- receiving ------------------------------------------------------------------------ */
 
 /*
@@ -387,6 +404,7 @@ static void take_words(void)
 					continue;
 				}
 				p->avail += len;
+				p->words++;
 			}
 		}
 	}

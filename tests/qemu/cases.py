@@ -653,6 +653,13 @@ CASES = [
             expect=[r"^\[n2\] mad-test: intruding with connections \d+ \(silent\) and \d+"],
             count={r"RESULT mad-test driver=tcp messages=\d+ bytes=\d+ failures=0": 3,
                    r"^\[n0\] mad: tcp: a connection that did not prove a node's id": 2}),
+    # A chunk the receiver refuses (its ring write-inhibited) is never announced, and the
+    # sender's next send says so (issue 25, defect 5).
+    Cluster("mad-test-2-req-refused-chunk", app="mad-test", nodes=2, nic="e1000",
+            args="driver=req refuse=1 big=0", timeout=180,
+            expect=[r"^\[n1\] mad-test: node 0's refused chunk: no word taken, no message"],
+            count={r"RESULT mad-test driver=req messages=\d+ bytes=\d+ failures=0": 2},
+            absent=[r"FAILED"]),
     Cluster("mad-test-3-tcp-intruder", app="mad-test", nodes=3, args="driver=tcp intrude=1",
             timeout=180,
             count={r"RESULT mad-test driver=tcp messages=\d+ bytes=\d+ failures=0": 3,
