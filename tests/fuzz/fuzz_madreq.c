@@ -228,6 +228,11 @@ int reqmsg_begin(int q)
 	return 0;
 }
 void reqmsg_end(int q) { (void)q; }
+int seg_inhibit(int seg, int on)
+{
+	(void)seg, (void)on;
+	return 0;
+}
 int req_take_error(int q)
 {
 	(void)q;
