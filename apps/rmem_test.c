@@ -190,21 +190,23 @@ static void ops_checks(int target)
 		enum { WORDS = 128, AT = 2048 };
 		static uint64_t want[WORDS];
 		struct rmem_counters c0, c1;
-		int went = 0, over = 0;
+		int went = 0, over = 0, err = 0;
 		rmem_counters(&c0);
 		memset(want, 0, sizeof want);
 		rmem_write(rd, AT, want, WORDS * 8, RMEM_SYNC);
-		for (int i = 0; i < 100000 && !over; i++) {
+		for (int i = 0; i < 100000 && !over && !err; i++) {
 			uint64_t v = (uint64_t)i + 1;
 			r = rmem_write(rd, AT + (uint32_t)(i % WORDS) * 8, &v, 8, RMEM_NOWAIT);
 			if (r == 0) {
 				want[i % WORDS] = v;
 				went++;
+			} else if (r == -EAGAIN) {
+				over = 1;
 			} else {
-				over = r == -EAGAIN;
-				EXPECT(over, "nowait write: %d", r);
+				err = r;	/* the burst ends at any other error */
 			}
 		}
+		EXPECT(!err, "nowait write: %d", err);
 		rmem_counters(&c1);
 		EXPECT(over && c1.fifo_overflows == c0.fifo_overflows + 1,
 		       "no FIFO overflow after %d nowait writes (counted %lu)", went,
