@@ -43,6 +43,7 @@
 #include "net/fabric/call.h"
 #include "net/fabric/fabric.h"
 #include "net/req/req.h"
+#include "net/rmem/rmem.h"
 
 enum { SVC_STRINGS = 1, SVC_MODES = 2, SVC_MULTI = 3, SVC_MISUSE = 4, SVC_DONE = 5 };
 
@@ -608,6 +609,12 @@ static int mad_test_main(void)
 	/* No node withdraws its driver while another may still write into it. */
 	EXPECT(fabric_barrier(120000000000ULL) == 0, "final barrier");
 	mad_stats(&st);
+	if (strcmp(mad_driver_name(), "req") == 0) {
+		struct rmem_counters rc;
+		rmem_counters(&rc);
+		printf("mad-test: node %d: %lu chunk WRITEs found no room to queue and went again later\n",
+		       node_id, (unsigned long)rc.fifo_overflows);
+	}
 	const char *used = mad_driver_name();
 	mad_exit();
 	double secs = (double)cycles_to_ns(cycles() - t0) / 1e9;

@@ -31,9 +31,13 @@
  * vectors and the memory they name stay the caller's until send_poll
  * returns nonzero; between polls mad_sendbuf_send waits in the driver's
  * send_wait (until a poll could make progress) or, without one, yields.
- *  - req: asynchronous.  send_post deposits what the receiver's ring has
- *    room for and returns; send_poll deposits more as room frees (a message
- *    larger than the ring gets "not yet" answers, mad_stats send_pending).
+ *  - req: asynchronous.  send_post deposits what the receiver's ring and
+ *    the frames queued to go have room for and returns, never waiting for
+ *    credit (RMEM_NOWAIT, req_enqueue_body); send_poll deposits more as room
+ *    frees (a message larger than the ring gets "not yet" answers,
+ *    mad_stats send_pending).  It waits only for its turn, while another
+ *    thread's message to the same node is still being sent (the peer's
+ *    lock, held from post to the last poll, keeps messages whole).
  *  - tcp: send_post blocks its thread in lwip_writev until lwIP's send
  *    buffer took the whole message (lwIP sockets have no completion to
  *    poll); send_poll returns 1.

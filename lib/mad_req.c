@@ -70,6 +70,7 @@ struct peer {
 	struct iovcur txc;		/* the message being sent: what is left of it */
 	size_t tx_left;
 	uint64_t tx_since;		/* when the ring last had room for it */
+	int tx_nospace;			/* the last chunk found no room among the frames queued to go */
 	uint8_t stage[RMEM_MAX_XFER] __attribute__((aligned(16)));
 };
 
@@ -238,7 +239,8 @@ static int deposit(struct peer *p, struct iovcur *c, size_t n)
 		else
 			iovcur_gather(c, src = p->stage, k);
 		/* The chunk is a body: its word is refused if any of its WRITEs was (req.h). */
-		if ((r = rmem_write(p->ring_rd, pos, src, (uint32_t)k, RMEM_BODY)) < 0)
+		/* Never waits (madeleine paper 2.2: post "returns without blocking"). */
+		if ((r = rmem_write(p->ring_rd, pos, src, (uint32_t)k, RMEM_BODY | RMEM_NOWAIT)) < 0)
 			break;
 		p->wp += k;
 		n -= k;
@@ -277,6 +279,11 @@ static int tx_push(struct peer *p)
 		if (r < 0) {
 			p->wp = wp0;
 			p->txc = c0;
+			if (r == -EAGAIN) {
+				/* The frames queued to go have no room: the chunk again later. */
+				p->tx_nospace = 1;
+				return 0;
+			}
 			break;
 		}
 		p->tx_left -= n;
@@ -348,8 +355,15 @@ static int req_send_poll(int dest)
 static void req_send_wait(int dest)
 {
 	struct peer *p = dest >= 0 && dest < MAX_NODES ? peers[dest] : NULL;
-	irqflags_t f = irq_save();
 
+	if (p && p->tx_nospace) {
+		/* Until acknowledgements free room to queue frames: 10 ms at most. */
+		p->tx_nospace = 0;
+		for (int i = 0; i < 100 && !fabric_can_send(dest); i++)
+			thread_sleep_ns(100000);
+		return;
+	}
+	irqflags_t f = irq_save();
 	tx_kick = 0;
 	if (p && p->wp - *p->peer_rp >= RING && !net_poll_wait(&tx_kick) &&
 	    p->wp - *p->peer_rp >= RING)

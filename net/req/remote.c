@@ -181,6 +181,7 @@ int req_handle(int node, uintptr_t addr, uint32_t gen)
 	return new_handle(node, addr, gen);
 }
 
+/* sync: 1 wait for the answer, 0 hand it to the fabric, -1 the same but never wait (-EAGAIN). */
 static int enqueue(int rq, uint32_t word, int sync, uint8_t flags)
 {
 	struct req_msg m = { 0 };
@@ -196,7 +197,7 @@ static int enqueue(int rq, uint32_t word, int sync, uint8_t flags)
 	m.gen = h->gen;
 	m.word = word;
 	trace_point(TS_MECH_SEND);
-	if (!sync) {
+	if (sync <= 0) {
 		/*
 		 * A refusal comes back to the handle's sink.  Written where it
 		 * goes (fabric_tx_begin), to the incarnation the handle was
@@ -206,9 +207,9 @@ static int enqueue(int rq, uint32_t word, int sync, uint8_t flags)
 		int r;
 		m.tag = call_sink_tag(h->sink);
 		r = fabric_tx_begin(&tx, h->node, call_sink_epoch(h->sink), REQ_PROTO, sizeof m,
-				    in_irq ? FABRIC_NOWAIT : 0);
+				    in_irq || sync < 0 ? FABRIC_NOWAIT : 0);
 		if (r < 0)
-			return r;
+			return r == -ENOBUFS ? -EAGAIN : r;
 		memcpy(tx.payload, &m, sizeof m);
 		return fabric_tx_end(&tx);
 	}
@@ -296,7 +297,7 @@ int req_enqueue_body(int rq, uint32_t word)
 {
 	if (body_hook)
 		body_hook();
-	return enqueue(rq, word, 0, RQF_BODY);
+	return enqueue(rq, word, -1, RQF_BODY);
 }
 
 void reqmsg_end(int rq)

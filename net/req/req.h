@@ -193,7 +193,10 @@ int reqmsg_send(int rd, uint32_t off, const void *body, uint32_t len, int rq);
  * RMEM_BODY) to a segment of that node, req_enqueue_body announces it with
  * word (refused, -ENODATA in rq's sink, if any WRITE of the body was), and
  * reqmsg_end gives the turn back.  begin: 0 or -EBADF; enqueue_body: as
- * req_enqueue without sync.
+ * req_enqueue without sync, but it never waits: -EAGAIN when the frames
+ * queued to go have no room for it now (paper: the enqueue "can return
+ * control ... as soon as the data to be enqueued have been entered in the
+ * sender's network interface").
  */
 int reqmsg_begin(int rq);
 int req_enqueue_body(int rq, uint32_t word);

@@ -61,14 +61,16 @@ enum {
 	/*
 	 * Paper 2.1: "If the network cannot be immediately accessed, the
 	 * co-processor buffers the data in an internal FIFO, delivering an
-	 * exception should the FIFO overflow."  The channel's window to the
-	 * target and the packet pool are that FIFO.  Without this flag an
-	 * asynchronous WRITE that finds them full waits for room, which is
-	 * what the exception's handler has to do with data it cannot drop;
-	 * with it the WRITE returns -EAGAIN at once, nothing sent, and the
-	 * overflow is counted (rmem_counters: fifo_overflows).  Not with
-	 * RMEM_SYNC (which waits anyway) nor RMEM_UNRELIABLE (raw frames
-	 * take no window).
+	 * exception should the FIFO overflow."  The frames queued to go
+	 * (beyond the channel's window, up to the send queues' share of the
+	 * packet pool, fabric_tx_bufs) are that FIFO.  Without this flag an
+	 * asynchronous WRITE waits for the window instead of queueing, and
+	 * for room in the share, which is what the exception's handler has to
+	 * do with data it cannot drop; with it the WRITE is queued without
+	 * waiting, or, the share full, returns -EAGAIN at once, nothing sent,
+	 * the overflow counted (rmem_counters: fifo_overflows).  Not with
+	 * RMEM_SYNC (which waits anyway) nor RMEM_UNRELIABLE (raw frames take
+	 * no window).
 	 */
 	RMEM_NOWAIT = 16,
 };
