@@ -17,6 +17,9 @@
  *  - messages the receiver deliberately unpacks wrongly (wrong length,
  *    wrong mode, too few unpacks, an unpack after receive_data): each
  *    must be refused with -EPROTO, and the next message must be intact;
+ *  - one message packed once and sent to every other node (SND_LATER to
+ *    many, paper 2.1.1), its SND_LATER word set to each destination before
+ *    its send (mad_sendbuf_resend);
  *  - a last message with the number it sent, which the receiver compares
  *    with the number it got (none lost, none doubled).
  * With forge=1 (driver=req, 3 nodes or more) node 2 first tries to import
@@ -45,7 +48,7 @@
 #include "net/req/req.h"
 #include "net/rmem/rmem.h"
 
-enum { SVC_STRINGS = 1, SVC_MODES = 2, SVC_MULTI = 3, SVC_MISUSE = 4, SVC_DONE = 5 };
+enum { SVC_STRINGS = 1, SVC_MODES = 2, SVC_MULTI = 3, SVC_MISUSE = 4, SVC_DONE = 5, SVC_LATER = 6 };
 
 static volatile int done_from, expect_misuse;
 static int got_from[64];
@@ -271,6 +274,56 @@ static int svc_done(int src)
 	return 0;
 }
 
+/*
+ * SND_LATER to many (paper 2.1.1): one message packed once and sent to
+ * every other node, its SND_LATER word changed to the destination before
+ * each send (mad_sendbuf_resend); each receiver must find its own id there,
+ * and the SND_SAFER and SND_CHEAPER data as packed.
+ */
+enum { LATER_BODY = 2000 };
+static volatile int later_seen;
+
+static int svc_later(int src)
+{
+	uint32_t to = ~0u, from = ~0u;
+	static uint8_t body[LATER_BODY];
+	int r = mad_recvbuf_unpack_byte(MAD_SND_LATER | MAD_RECV_EXPRESS, &to, sizeof to);
+
+	r |= mad_recvbuf_unpack_byte(MAD_SND_SAFER | MAD_RECV_EXPRESS, &from, sizeof from);
+	r |= mad_recvbuf_unpack_byte(MAD_SND_CHEAPER | MAD_RECV_CHEAPER, body, sizeof body);
+	r |= mad_recvbuf_receive_data();
+	EXPECT(r == 0 && to == (uint32_t)node_id && from == (uint32_t)src &&
+		       check_fill(body, sizeof body, 4242u + (uint32_t)src) < 0,
+	       "SND_LATER message from node %d: %d, to %u, from %u", src, r, to, from);
+	later_seen++;
+	return 0;
+}
+
+static int send_later_to_all(uint32_t *sent)
+{
+	static uint32_t to, from;
+	static uint8_t body[LATER_BODY];
+	int first = (node_id + 1) % num_nodes, r;
+
+	from = (uint32_t)node_id;
+	fill(body, sizeof body, 4242u + (uint32_t)node_id);
+	to = (uint32_t)first;
+	r = mad_rpc_begin(first, SVC_LATER);
+	r |= mad_sendbuf_pack_byte(MAD_SND_LATER | MAD_RECV_EXPRESS, &to, sizeof to);
+	r |= mad_sendbuf_pack_byte(MAD_SND_SAFER | MAD_RECV_EXPRESS, &from, sizeof from);
+	r |= mad_sendbuf_pack_byte(MAD_SND_CHEAPER | MAD_RECV_CHEAPER, body, sizeof body);
+	from = ~0u;			/* SND_SAFER: the value packed goes, not this one */
+	r |= mad_sendbuf_send();
+	sent[first]++;
+	for (int k = 2; k < num_nodes && r == 0; k++) {
+		int dest = (node_id + k) % num_nodes;
+		to = (uint32_t)dest;	/* SND_LATER: read again by each send */
+		r = mad_sendbuf_resend(dest);
+		sent[dest]++;
+	}
+	return r;
+}
+
 static int last_svc;
 
 /* Count every message but the last per source (dispatch is the library's). */
@@ -284,6 +337,7 @@ static int s_modes(int src) { counted(src); last_svc = SVC_MODES; return svc_mod
 static int s_multi(int src) { counted(src); last_svc = SVC_MULTI; return svc_multi(src); }
 static int s_misuse(int src) { counted(src); last_svc = SVC_MISUSE; return svc_misuse(src); }
 static int s_done(int src) { last_svc = SVC_DONE; return svc_done(src); }
+static int s_later(int src) { counted(src); last_svc = SVC_LATER; return svc_later(src); }
 
 static volatile int stop_server;
 
@@ -549,6 +603,7 @@ static int mad_test_main(void)
 	mad_rpc_register(SVC_MULTI, s_multi);
 	mad_rpc_register(SVC_MISUSE, s_misuse);
 	mad_rpc_register(SVC_DONE, s_done);
+	mad_rpc_register(SVC_LATER, s_later);
 	srv = thread_create("mad-server", server, NULL, PRIO_NORMAL, 0);
 	local_misuse();
 	if (arg_int("forge", 0) && num_nodes >= 3)
@@ -591,6 +646,7 @@ static int mad_test_main(void)
 			sent[dest] += 2;
 		}
 	}
+	EXPECT(send_later_to_all(sent) == 0, "one SND_LATER message to every node");
 	for (int k = 1; k < num_nodes; k++) {
 		int dest = (node_id + k) % num_nodes;
 		EXPECT(send_done(dest, sent[dest]) == 0, "done to node %d", dest);
@@ -602,6 +658,8 @@ static int mad_test_main(void)
 	EXPECT(done_from == num_nodes - 1, "only %d of %d nodes finished sending", done_from, num_nodes - 1);
 	EXPECT(misuse_seen == 4 * (num_nodes - 1) * rounds, "%d misuse messages handled, %d expected",
 	       misuse_seen, 4 * (num_nodes - 1) * rounds);
+	EXPECT(later_seen == num_nodes - 1, "%d SND_LATER messages, %d expected", later_seen,
+	       num_nodes - 1);
 	if (arg_bool("refuse", 0) && strcmp(mad_driver_name(), "req") == 0)
 		refused_chunk();
 	stop_server = 1;

@@ -156,8 +156,14 @@ int mad_init(const char *name)
 	return 0;
 }
 
+struct sendstate;
+static __thread struct sendstate *snd;
+static void free_copies(void);
+
 void mad_exit(void)
 {
+	if (snd)
+		free_copies();		/* the calling thread's last message's SND_SAFER copies */
 	mutex_lock(&open_lock);
 	for (int i = 0; i < NDRIVERS; i++) {
 		if (chans[i].open && chans[i].drv->exit)
@@ -197,11 +203,10 @@ struct sendstate {
 	unsigned nlater;
 	struct mad_iovec iov[MAD_MAX_PACKS + 1];
 	unsigned niov;
-	void *copies[MAD_MAX_PACKS];		/* SND_SAFER copies, freed after the send */
+	void *copies[MAD_MAX_PACKS];		/* SND_SAFER copies, freed at the next init */
 	unsigned ncopies;
+	int sent;				/* the message went and may go again (resend) */
 };
-
-static __thread struct sendstate *snd;
 
 static void free_copies(void)
 {
@@ -252,6 +257,7 @@ int mad_sendbuf_init_on(struct mad_channel *ch, int dest)
 		return send_misuse("%s: a message is already being built in this thread",
 				   "sendbuf_init");
 	snd->active = 1;
+	snd->sent = 0;
 	snd->ch = ch;
 	snd->dest = dest;
 	snd->error = 0;
@@ -327,19 +333,16 @@ int mad_sendbuf_pack_u64(int mode, const uint64_t *ptr, size_t n)
 	return pack(mode, ptr, n * sizeof(uint64_t));
 }
 
-int mad_sendbuf_send(void)
+/*
+ * Send the message built in snd to snd->dest: the header written now, the
+ * SND_LATER data read now (paper 2.1.1).
+ */
+static int transmit(void)
 {
 	struct mad_wire_hdr h;
 	size_t dlen;
 	int r;
 
-	if (!snd || !snd->active)
-		return send_misuse("%s without sendbuf_init", "sendbuf_send");
-	snd->active = 0;
-	if (snd->error) {
-		free_copies();
-		return snd->error;		/* a misused message is not sent */
-	}
 	h.magic = MAD_MAGIC;
 	h.npacks = (uint16_t)snd->npacks;
 	h.src = (uint16_t)node_id;
@@ -362,12 +365,38 @@ int mad_sendbuf_send(void)
 		else
 			thread_yield();
 	}
-	free_copies();
 	if (r < 0)
 		return r;
 	stats.sent++;
 	stats.bytes_sent += snd->iov[0].len + snd->body_len;
 	return 0;
+}
+
+int mad_sendbuf_send(void)
+{
+	int r;
+
+	if (!snd || !snd->active)
+		return send_misuse("%s without sendbuf_init", "sendbuf_send");
+	snd->active = 0;
+	if (snd->error) {
+		free_copies();
+		return snd->error;		/* a misused message is not sent */
+	}
+	if ((r = transmit()) == 0)
+		snd->sent = 1;
+	return r;
+}
+
+int mad_sendbuf_resend(int dest)
+{
+	if (!snd || !snd->sent || snd->active)
+		return send_misuse("%s without a message sent by sendbuf_send since sendbuf_init",
+				   "sendbuf_resend");
+	if (dest < 0 || dest >= num_nodes || dest == node_id)
+		return -EINVAL;
+	snd->dest = dest;
+	return transmit();
 }
 
 /* --- receiving ------------------------------------------------------------------------ */

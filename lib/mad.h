@@ -135,6 +135,19 @@ int mad_sendbuf_pack_int(int mode, const int *ptr, size_t n);
 int mad_sendbuf_pack_u64(int mode, const uint64_t *ptr, size_t n);
 int mad_sendbuf_send(void);
 
+/*
+ * Send the message that mad_sendbuf_send just sent again, to dest (paper
+ * 2.1.1, SND_LATER: "useful when a message is to be sent to various
+ * destinations with only minor variations.  In this case, the data can be
+ * packed only once and their values can be updated between the send
+ * operations").  SND_LATER data is read again now; SND_SAFER data is the
+ * copy taken at pack time (kept until the next mad_sendbuf_init);
+ * SND_CHEAPER data must still be there.  As many times as wanted, until
+ * the next mad_sendbuf_init.  0, -EINVAL (dest), -EPROTO (nothing sent to
+ * send again), or the driver's error.
+ */
+int mad_sendbuf_resend(int dest);
+
 /* --- receiving (section 2.1.2) ---------------------------------------------- */
 
 /*

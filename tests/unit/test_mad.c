@@ -308,6 +308,61 @@ static void test_two_strings(void **state)
 	free(received[1]);
 }
 
+/*
+ * SND_LATER to many (paper 2.1.1): a message packed once goes again after
+ * a change of its SND_LATER value; each copy carries the value of its own
+ * send, the SND_SAFER value stays what was packed.
+ */
+static int later_val, safer_val, got_later, got_safer;
+
+static int empty_handler(int src)
+{
+	(void)src;
+	return mad_recvbuf_receive_data();
+}
+
+static int later_handler(int src)
+{
+	(void)src;
+	assert_int_equal(mad_recvbuf_unpack_int(MAD_SND_LATER | MAD_RECV_EXPRESS, &got_later, 1), 0);
+	assert_int_equal(mad_recvbuf_unpack_int(MAD_SND_SAFER | MAD_RECV_CHEAPER, &got_safer, 1), 0);
+	return mad_recvbuf_receive_data();
+}
+
+static void test_later_to_many(void **state)
+{
+	(void)state;
+	/* A resend while a message is being built is misuse: that message is not sent. */
+	assert_int_equal(mad_sendbuf_init(1), 0);
+	assert_int_equal(mad_sendbuf_resend(1), -EPROTO);
+	assert_int_equal(mad_sendbuf_send(), -EPROTO);
+	assert_int_equal(mad_sendbuf_resend(1), -EPROTO);	/* it never went */
+	assert_int_equal(mad_sendbuf_init(1), 0);
+	later_val = 10;
+	safer_val = 77;
+	assert_int_equal(mad_sendbuf_pack_int(MAD_SND_LATER | MAD_RECV_EXPRESS, &later_val, 1), 0);
+	assert_int_equal(mad_sendbuf_pack_int(MAD_SND_SAFER | MAD_RECV_CHEAPER, &safer_val, 1), 0);
+	safer_val = 78;
+	later_val = 11;
+	assert_int_equal(mad_sendbuf_send(), 0);
+	assert_int_equal(receive(later_handler), 0);
+	assert_int_equal(got_later, 11);
+	assert_int_equal(got_safer, 77);
+	for (int v = 12; v < 15; v++) {
+		later_val = v;
+		assert_int_equal(mad_sendbuf_resend(1), 0);
+		assert_int_equal(receive(later_handler), 0);
+		assert_int_equal(got_later, v);
+		assert_int_equal(got_safer, 77);
+	}
+	assert_int_equal(mad_sendbuf_resend(0), -EINVAL);	/* itself */
+	assert_int_equal(mad_sendbuf_resend(2), -EINVAL);	/* no such node */
+	/* A new message ends the old one's resends. */
+	assert_int_equal(mad_sendbuf_init(1), 0);
+	assert_int_equal(mad_sendbuf_send(), 0);
+	assert_int_equal(receive(empty_handler), 0);
+}
+
 /* --- the modes ------------------------------------------------------------------- */
 
 static int cur_mode;
@@ -675,6 +730,7 @@ int main(void)
 		cmocka_unit_test(test_hdr_check),
 		cmocka_unit_test(test_match_unpack),
 		cmocka_unit_test_setup_teardown(test_two_strings, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_later_to_many, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_modes, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_express_in_body, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_recv_misuse, setup, teardown),
