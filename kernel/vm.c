@@ -125,7 +125,8 @@ void *vm_map_mmio(uint64_t phys, uint64_t len)
 		return NULL;
 	if (end <= BOOT_MAPPED_BYTES)
 		return (void *)(uintptr_t)phys;	/* mapped at boot, uncached from 3 GiB */
-	if (end > VM_PHYS_TOP || (vm_phys_bits() < 64 && end > 1ULL << vm_phys_bits()))
+	int bits = vm_phys_bits();
+	if (end > VM_PHYS_TOP || (bits < 64 && end > 1ULL << bits))
 		return NULL;
 	uint64_t off = phys >= VM_LOW_TOP ? VM_HIGH_OFFSET : 0;
 	if (phys < VM_LOW_TOP && end > VM_LOW_TOP)

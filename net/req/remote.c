@@ -274,6 +274,27 @@ static __attribute__((noinline, cold)) void msg_turn_wait(int node)
 	while (__atomic_exchange_n(&msg_busy[node], 1, __ATOMIC_ACQUIRE))
 		thread_sleep_ns(20000);
 }
+
+static inline void turn_take(int node)
+{
+	if (__atomic_exchange_n(&msg_busy[node], 1, __ATOMIC_ACQUIRE))
+		msg_turn_wait(node);
+}
+
+static inline void turn_give(int node)
+{
+	__atomic_store_n(&msg_busy[node], 0, __ATOMIC_RELEASE);
+}
+
+/* The node of handle rq, or -EBADF. */
+static int rq_node(int rq)
+{
+	if (rq < 0 || rq >= REQ_MAX_REMOTE || !rqs[rq].used || rqs[rq].node < 0 ||
+	    rqs[rq].node >= MAX_NODES)
+		return -EBADF;
+	return rqs[rq].node;
+}
+
 static void (*body_hook)(void);
 
 void req_test_body_hook(void (*fn)(void))
@@ -281,53 +302,51 @@ void req_test_body_hook(void (*fn)(void))
 	body_hook = fn;
 }
 
+/* The notification of a body just written (sync as for enqueue). */
+static inline int body_notify(int rq, uint32_t word, int sync)
+{
+	if (body_hook)
+		body_hook();
+	return enqueue(rq, word, sync, RQF_BODY);
+}
+
 int reqmsg_begin(int rq)
 {
-	if (rq < 0 || rq >= REQ_MAX_REMOTE || !rqs[rq].used)
-		return -EBADF;
-	int node = rqs[rq].node;
-	if (node < 0 || node >= MAX_NODES)
-		return -EBADF;
-	if (__atomic_exchange_n(&msg_busy[node], 1, __ATOMIC_ACQUIRE))
-		msg_turn_wait(node);
+	int node = rq_node(rq);
+
+	if (node < 0)
+		return node;
+	turn_take(node);
 	return 0;
 }
 
 int req_enqueue_body(int rq, uint32_t word)
 {
-	if (body_hook)
-		body_hook();
-	return enqueue(rq, word, -1, RQF_BODY);
+	return body_notify(rq, word, -1);
 }
 
 void reqmsg_end(int rq)
 {
-	if (rq >= 0 && rq < REQ_MAX_REMOTE && rqs[rq].used && rqs[rq].node >= 0 &&
-	    rqs[rq].node < MAX_NODES)
-		__atomic_store_n(&msg_busy[rqs[rq].node], 0, __ATOMIC_RELEASE);
+	int node = rq_node(rq);
+
+	if (node >= 0)
+		turn_give(node);
 }
 
 int reqmsg_send(int rd, uint32_t off, const void *body, uint32_t len, int rq)
 {
-	int node, r;
+	int node = rq_node(rq), dnode, r;
 
-	if (rq < 0 || rq >= REQ_MAX_REMOTE || !rqs[rq].used)
-		return -EBADF;
-	if ((r = rmem_desc_info(rd, &node, NULL, NULL)) < 0)
+	if (node < 0)
+		return node;
+	if ((r = rmem_desc_info(rd, &dnode, NULL, NULL)) < 0)
 		return r;
-	if (node != rqs[rq].node)
+	if (dnode != node)
 		return -EXDEV;
-	if (node < 0 || node >= MAX_NODES)
-		return -EBADF;
-	/* reqmsg_begin, req_enqueue_body and reqmsg_end, written out: the common path. */
-	if (__atomic_exchange_n(&msg_busy[node], 1, __ATOMIC_ACQUIRE))
-		msg_turn_wait(node);
-	if ((r = rmem_write(rd, off, body, len, RMEM_BODY)) == 0) {
-		if (body_hook)
-			body_hook();
-		r = enqueue(rq, off, 0, RQF_BODY);
-	}
-	__atomic_store_n(&msg_busy[node], 0, __ATOMIC_RELEASE);
+	turn_take(node);
+	if ((r = rmem_write(rd, off, body, len, RMEM_BODY)) == 0)
+		r = body_notify(rq, off, 0);
+	turn_give(node);
 	return r;
 }
 

@@ -94,10 +94,6 @@ void rmem_body_take(int src)
 		body_refused[src] = 0;
 }
 
-static void body_peer_reset(int node)
-{
-	rmem_body_take(node);
-}
 
 static int serve(int src, const struct rmem_msg *m, const uint8_t *data, int raw)
 {
@@ -367,7 +363,7 @@ static int rmem_init(void)
 	if ((r = fabric_register(RMEM_PROTO, rmem_handler)) < 0 ||
 	    (r = fabric_register_raw(RMEM_PROTO, rmem_raw_handler)) < 0 ||
 	    (r = names_register(NAME_SEGMENT, rmem_seg_resolve)) < 0 ||
-	    (r = fabric_on_peer_reset(body_peer_reset)) < 0)
+	    (r = fabric_on_peer_reset(rmem_body_take)) < 0)
 		return r;
 	segtab_init(&rmem_segtab, node_id);
 	rmem_ready = 1;

@@ -960,31 +960,19 @@ CASES = [
             expect=[r"I received the strings", r"\[n1\] mad-req: a word naming node 0 on node 2's queue: refused"],
             absent=[r"FAILED", r"malformed", r"out of step"],
             count={r"RESULT mad-test driver=req messages=138 bytes=\d+ failures=0 misuse=15": 3}),
-    Cluster("mad-pingpong-2-rmem", app="mad-pingpong", nodes=2, args="driver=rmem iters=40", timeout=180,
-            count={r"RESULT mad-pingpong driver=rmem size=\d+ median_us=\S+ p99_us=\S+ n=\d+ checked=\d+ bad=0": 8},
-            expect=[r"RESULT mad-pingpong row=mad-bw-rmem .* mb_per_s=\d+\.\d+",
-                    r"RESULT mad-pingpong driver=rmem size=262144 .* checked=[1-9]\d* bad=0"],
-            absent=[r"FAILED"]),
-    # The other three drivers too, each on another link: every array checked byte for byte,
-    # each message's pattern its own (a body left from an earlier message fails).
-    Cluster("mad-pingpong-2-tcp-e1000", app="mad-pingpong", nodes=2, nic="e1000",
-            args="driver=tcp iters=20", timeout=180,
-            count={r"RESULT mad-pingpong driver=tcp size=\d+ median_us=\S+ p99_us=\S+ n=\d+ checked=\d+ bad=0": 8},
-            expect=[r"RESULT mad-pingpong row=mad-bw-tcp .* mb_per_s=\d+\.\d+",
-                    r"RESULT mad-pingpong driver=tcp size=262144 .* checked=[1-9]\d* bad=0"],
-            absent=[r"FAILED"]),
-    Cluster("mad-pingpong-2-req-shm", app="mad-pingpong", nodes=2, nic="shm",
-            args="driver=req iters=20", timeout=180,
-            count={r"RESULT mad-pingpong driver=req size=\d+ median_us=\S+ p99_us=\S+ n=\d+ checked=\d+ bad=0": 8},
-            expect=[r"RESULT mad-pingpong row=mad-bw-req .* mb_per_s=\d+\.\d+",
-                    r"RESULT mad-pingpong driver=req size=262144 .* checked=[1-9]\d* bad=0"],
-            absent=[r"FAILED"]),
-    Cluster("mad-pingpong-2-cell-virtio", app="mad-pingpong", nodes=2, nic="virtio",
-            args="driver=cell iters=20", timeout=180,
-            count={r"RESULT mad-pingpong driver=cell size=\d+ median_us=\S+ p99_us=\S+ n=\d+ checked=\d+ bad=0": 8},
-            expect=[r"RESULT mad-pingpong row=mad-bw-cell .* mb_per_s=\d+\.\d+",
-                    r"RESULT mad-pingpong driver=cell size=262144 .* checked=[1-9]\d* bad=0"],
-            absent=[r"FAILED"]),
+] + [
+    # Each driver on a link of its own: every array checked byte for byte, each message's
+    # pattern its own (a body left from an earlier message fails).
+    Cluster("mad-pingpong-2-%s%s" % (d, "-" + nic if nic != "virtio" or d != "rmem" else ""),
+            app="mad-pingpong", nodes=2, nic=nic, args="driver=%s iters=%d" % (d, iters),
+            timeout=180,
+            count={r"RESULT mad-pingpong driver=%s size=\d+ median_us=\S+ p99_us=\S+ n=\d+ "
+                   r"checked=\d+ bad=0" % d: 8},
+            expect=[r"RESULT mad-pingpong row=mad-bw-%s .* mb_per_s=\d+\.\d+" % d,
+                    r"RESULT mad-pingpong driver=%s size=262144 .* checked=[1-9]\d* bad=0" % d],
+            absent=[r"FAILED"])
+    for (d, nic, iters) in [("rmem", "virtio", 40), ("tcp", "e1000", 20), ("req", "shm", 20),
+                            ("cell", "virtio", 20)]
     # The Ising optimizer (remote-memory paper 3.2.1): rows split over the nodes, boundary
     # spins by remote WRITE, neighbours in step by compare-and-swap; node 0 checks the
     # energy and every spin against the same optimizer alone on one node, bit for bit.
