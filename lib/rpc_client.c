@@ -1,8 +1,9 @@
 /*
- * RPC over protected remote memory, the client: bind (claim an argument
- * stack with compare-and-swap), call, unbind.  The layout and the design
- * are in rpc_wire.h and rpc_server.c.  See rpc.h; the remote-memory
- * paper, section 3.1.
+ * RPC over protected remote memory, the client: bind (import the stacks,
+ * register), call (claim a free stack with compare-and-swap, build the
+ * frame on it, give it back), unbind; and call-by-reference.  The layout
+ * and the design are in rpc_wire.h and rpc_server.c.  See rpc.h; the
+ * remote-memory paper, section 3.1.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -20,101 +21,196 @@
 #include "net/fabric/fabric.h"
 #include "net/rmem/rmem.h"
 
-/* --- the client ------------------------------------------------------------- */
+#define CAS_TRIES 4		/* asks of a claim whose answer is late */
+#define STACK_WAIT_NS 1000000ULL	/* every stack taken: look again after this, doubling */
+#define STACK_WAIT_MAX_NS 20000000ULL
 
-/* Wait up to timeout_ns for a reply not consumed yet; copy it.  0 or -ETIMEDOUT. */
-static int reply_wait(struct rpc_binding *b, struct reply *r, uint64_t timeout_ns)
+#define STAT(b, f, n) __atomic_fetch_add(&(b)->stats.f, (uint64_t)(n), __ATOMIC_RELAXED)
+
+/* A token only this call writes into an owner word. */
+static uint64_t new_token(void)
+{
+	static uint32_t nonce;
+
+	return (uint64_t)(node_id + 1) << 32 | __atomic_add_fetch(&nonce, 1, __ATOMIC_RELAXED);
+}
+
+static struct reply *slot(const struct rpc_binding *b, int k)
+{
+	return (struct reply *)((uint8_t *)b->reply + (size_t)k * REPLY_SLOT);
+}
+
+/*
+ * Wait up to timeout_ns for a reply in stack k's slot newer than *gen;
+ * copy it.  0 or -ETIMEDOUT.  *seen is the caller's own count of the
+ * segment's notifications: several threads may wait on one binding.
+ */
+static int reply_wait(const struct rpc_binding *b, int k, uint32_t *gen, uint64_t *seen, struct reply *r,
+		      uint64_t timeout_ns)
 {
 	uint64_t end = cycles() + ns_to_cycles(timeout_ns);
 
 	for (;;) {
 		irqflags_t f = irq_save();
-		memcpy(r, b->reply, sizeof *r);
+		memcpy(r, slot(b, k), sizeof *r);
 		irq_restore(f);
 		/* A damaged raw reply is a lost one (reliable ones carry no CRC of their own). */
-		if (r->gen != b->reply_gen && (!(b->flags & RPC_UNRELIABLE) || r->crc == reply_crc(r))) {
-			b->reply_gen = r->gen;
+		if (r->gen != *gen && (!(b->flags & RPC_UNRELIABLE) || r->crc == reply_crc(r))) {
+			*gen = r->gen;
 			return 0;
 		}
 		uint64_t now = cycles();
 		if (now >= end)
 			return -ETIMEDOUT;
-		seg_wait(b->rseg, &b->seen, cycles_to_ns(end - now));
+		seg_wait(b->rseg, seen, cycles_to_ns(end - now));
 	}
 }
 
-/* Wait for a binding reply of kind. */
-static int ctl_wait(struct rpc_binding *b, uint32_t kind)
+static uint32_t slot_gen(const struct rpc_binding *b, int k)
 {
-	uint64_t end = cycles() + ns_to_cycles(BIND_NS);
-	struct reply r;
-
-	while (cycles() < end) {
-		if (fabric_peer_dead(b->server))
-			return -EHOSTDOWN;
-		if (reply_wait(b, &r, SLICE_NS) == 0 && r.kind == kind)
-			return 0;
-	}
-	return -ETIMEDOUT;
+	irqflags_t f = irq_save();
+	uint32_t g = slot(b, k)->gen;
+	irq_restore(f);
+	return g;
 }
 
-static int ctl_send(struct rpc_binding *b, uint32_t op, const char *reply)
+int rpc_stack_claim(struct rpc_binding *b, uint64_t token)
 {
-	struct ctl c = { 0 };
+	uint32_t start = __atomic_load_n(&b->hint, __ATOMIC_RELAXED);
 
-	c.op = op;
-	c.node = (uint32_t)node_id;
-	c.flags = (uint32_t)b->flags;
-	if (reply)
-		strncpy(c.reply, reply, sizeof c.reply - 1);
-	return rmem_write(b->rd, REQ_OFF, (const uint8_t *)&c + REQ_OFF,
-			  (uint32_t)(offsetof(struct ctl, pad) - REQ_OFF), RMEM_INTR);
-}
-
-#define CAS_TRIES 4		/* asks of a claim or release whose answer is late */
-
-/*
- * Import and claim a free stack of service on node: 0 with b->rd, b->stack
- * set.  The claim is a CAS of the owner word from 0 to this binding's
- * token; a CAS whose answer is late may still land, so its outcome is
- * settled (rmem_cas_settled) before the stack is let go: otherwise a stack
- * this client holds would be lost to everyone.
- */
-int rpc_stack_claim(struct rpc_binding *b, int node, const char *service, uint64_t token)
-{
-	char name[RMEM_NAME_MAX];
-	int found = 0;
-
-	for (int k = 0; k < RPC_MAX_STACKS; k++) {
+	for (int i = 0; i < b->nstacks; i++) {
+		int k = (int)((start + (uint32_t)i) % (uint32_t)b->nstacks);
 		uint64_t old = 1;
-		snprintf(name, sizeof name, "rpc.%s.%d", service, k);
-		int rd = rmem_import(node, name);
-		if (rd == -ENOENT)
-			break;
-		found = 1;
-		if (rd == -EACCES)
-			continue;		/* bound: only its owner has rights */
-		if (rd < 0)
-			return rd;
-		/* 3.1.1: stacks are "imported by clients at bind time"; the CAS makes one ours. */
-		int r = rmem_cas_settled(rd, CTL_OFF, 0, token, &old, CAS_TRIES);
+		/*
+		 * 3.1.1: "the client stub picks an available stack".  A CAS
+		 * whose answer is late may still land: its outcome is settled
+		 * (rmem_cas_settled) before the stack is passed over, or a
+		 * stack claimed by nobody who knows it would be lost to all.
+		 * RMEM_INTR: the server gives the claimer's node alone the
+		 * right to write the stack.
+		 */
+		int r = rmem_cas_settled(b->rd[k], CTL_OFF, 0, token, &old, CAS_TRIES, RMEM_INTR);
 		if (r == 0 && old == 0) {
-			b->rd = rd;
-			b->stack = k;
-			return 0;
+			/* The next call of this binding tries the next stack: concurrent ones spread. */
+			__atomic_store_n(&b->hint, (uint32_t)(k + 1), __ATOMIC_RELAXED);
+			return k;
 		}
-		rmem_release(rd);
 		if (r == -ETIMEDOUT || r == -EHOSTDOWN)
 			return r;	/* the stack may be ours: claim no second one */
+		/* Taken, or write-protected while its procedure runs (-EROFS): the next. */
+		if (r != 0 && r != -EROFS)
+			return r;
+		STAT(b, claims_lost, 1);
 	}
-	return found ? -EBUSY : -ENOENT;
+	return -EBUSY;
+}
+
+/* Claim a stack, waiting while all are taken, until end (cycles). */
+static int stack_get(struct rpc_binding *b, uint64_t token, uint64_t end)
+{
+	uint64_t wait = STACK_WAIT_NS;
+	int waited = 0;
+
+	for (;;) {
+		int k = rpc_stack_claim(b, token);
+		if (k != -EBUSY)
+			return k;
+		if (!waited++)
+			STAT(b, stack_waits, 1);
+		if (fabric_peer_dead(b->server))
+			return -EHOSTDOWN;
+		if (cycles() >= end)
+			return -ETIMEDOUT;
+		thread_sleep_ns(wait);
+		wait = wait * 2 < STACK_WAIT_MAX_NS ? wait * 2 : STACK_WAIT_MAX_NS;
+	}
+}
+
+/*
+ * Give stack k back: its owner word to 0 (RMEM_INTR: the server opens the
+ * stack to every node's claim again).  The WRITE follows the call's
+ * frames on the reliable channel; nothing waits for it.  A frame of the
+ * call still in flight as a raw frame is told from the next caller's by
+ * the call's number and CRC.
+ */
+static void stack_put(struct rpc_binding *b, int k)
+{
+	static const uint64_t zero;
+	int r = rmem_write(b->rd[k], CTL_OFF, &zero, 8, RMEM_INTR);
+
+	if (r < 0)
+		LTRACEF("stack %d of node %d not given back: %d\n", k, b->server, r);
+}
+
+/*
+ * A binding request on a stack claimed for it: the server answers in the
+ * stack's reply slot.  0 (with the reply in *rep) or an error.
+ */
+static int ctl_exchange(struct rpc_binding *b, const struct ctl *c, uint32_t kind, struct reply *rep)
+{
+	uint64_t end = cycles() + ns_to_cycles(BIND_NS), seen = 0;
+	int k = stack_get(b, new_token(), end), r;
+
+	if (k < 0)
+		return k;
+	uint32_t gen = slot_gen(b, k);
+	r = rmem_write(b->rd[k], REQ_OFF, (const uint8_t *)c + REQ_OFF, CTL_LEN, RMEM_INTR);
+	while (r == 0) {
+		if (fabric_peer_dead(b->server)) {
+			r = -EHOSTDOWN;
+			break;
+		}
+		if (cycles() >= end) {
+			r = -ETIMEDOUT;
+			break;
+		}
+		if (reply_wait(b, k, &gen, &seen, rep, SLICE_NS) == 0 && rep->kind == kind)
+			break;
+	}
+	stack_put(b, k);
+	return r;
+}
+
+/* Import every stack of service on node, waiting until end for the first.  0 or -errno. */
+static int stacks_import(struct rpc_binding *b, const char *service, uint64_t end)
+{
+	char name[RMEM_NAME_MAX];
+
+	for (int k = 0; k < RPC_MAX_STACKS; k++) {
+		snprintf(name, sizeof name, "rpc.%s.%d", service, k);
+		int rd;
+		for (;;) {
+			rd = rmem_import(b->server, name);
+			if (rd != -ENOENT || k > 0 || cycles() >= end)
+				break;
+			thread_sleep_ns(10000000);	/* the service is not up yet */
+		}
+		if (rd == -ENOENT && k > 0)
+			break;
+		if (rd < 0)
+			return rd;
+		/* A free stack grants claims only; a claim brings the right to write it. */
+		rmem_desc_expect(rd, RMEM_RW);
+		b->rd[k] = rd;
+		b->nstacks = k + 1;
+	}
+	return 0;
+}
+
+static void stacks_release(struct rpc_binding *b)
+{
+	for (int k = 0; k < b->nstacks; k++)
+		rmem_release(b->rd[k]);
+	b->nstacks = 0;
 }
 
 int rpc_bind(struct rpc_binding *b, int node, const char *service, int flags, uint64_t timeout_ns)
 {
-	static uint32_t nonce, names;
+	static uint32_t names;
 	char rname[RMEM_NAME_MAX];
 	uint64_t end = cycles() + ns_to_cycles(timeout_ns);
+	struct ctl c = { 0 };
+	struct reply rep;
 	int r;
 
 	if (!service || !service[0] || strlen(service) >= RPC_SERVICE_MAX || node < 0 ||
@@ -123,45 +219,39 @@ int rpc_bind(struct rpc_binding *b, int node, const char *service, int flags, ui
 	memset(b, 0, sizeof *b);
 	b->server = node;
 	b->flags = flags;
-	b->rd = -1;
+	b->hint = (uint32_t)node_id;
 	b->reply = calloc(1, REPLY_SEG);
 	if (!b->reply)
 		return -ENOMEM;
 	snprintf(rname, sizeof rname, "rpc-r%u", __atomic_fetch_add(&names, 1, __ATOMIC_RELAXED));
-	b->rseg = seg_export(rname, b->reply, REPLY_SEG, 0);
+	/* Only the server may write our reply segment. */
+	b->rseg = seg_export_for(rname, b->reply, REPLY_SEG, node, RMEM_W);
 	if (b->rseg < 0) {
 		r = b->rseg;
 		goto free;
 	}
-	/* Only the server may write our reply segment. */
-	seg_grant(b->rseg, node, RMEM_W);
 	seg_notify(b->rseg, 1, NULL, NULL);
-
-	uint64_t token = (uint64_t)(node_id + 1) << 32 |
-			 (__atomic_add_fetch(&nonce, 1, __ATOMIC_RELAXED) & 0xffffffffu);
-	for (;;) {
-		r = rpc_stack_claim(b, node, service, token);
-		if (r != -ENOENT || cycles() >= end)
-			break;
-		thread_sleep_ns(10000000);	/* the service is not up yet */
+	/* 3.1.1: stacks "are then imported by clients at bind time". */
+	if ((r = stacks_import(b, service, end)) < 0)
+		goto release;
+	c.op = CTL_BIND;
+	c.node = (uint32_t)node_id;
+	c.flags = (uint32_t)flags;
+	strncpy(c.reply, rname, sizeof c.reply - 1);
+	if ((r = ctl_exchange(b, &c, R_BOUND, &rep)) < 0)
+		goto release;
+	if (rep.status < 0) {
+		r = rep.status;
+		goto release;
 	}
-	if (r < 0)
-		goto unexport;
-	if ((r = ctl_send(b, CTL_BIND, rname)) < 0 || (r = ctl_wait(b, R_BOUND)) < 0)
-		goto unclaim;
+	b->id = (uint32_t)rep.result;
+	b->secret = rep.mask;
+	b->hint = (uint32_t)(node_id + b->id);
 	return 0;
 
-unclaim:
-	{
-		/* The server may yet bind us: ask it to let go, and free the word if it did not. */
-		uint64_t old;
-		ctl_send(b, CTL_UNBIND, NULL);
-		/* Asking again is harmless: once the word is not our token nothing changes. */
-		for (int i = 0; i < CAS_TRIES && rmem_cas(b->rd, CTL_OFF, token, 0, &old) == -ETIMEDOUT; i++)
-			;
-		rmem_release(b->rd);
-	}
-unexport:
+release:
+	/* A registration the server made after we stopped waiting lapses when its reply segment goes. */
+	stacks_release(b);
 	seg_unexport(b->rseg);
 free:
 	free(b->reply);
@@ -169,18 +259,18 @@ free:
 	return r;
 }
 
-/* Write frame i of n of the call (n - 1 is the header frame, hdrbuf). */
-static int frame_write(struct rpc_binding *b, const uint8_t *args, size_t len, const uint8_t *hdrbuf,
+/* Write frame i of n of the call on stack k (n - 1 is the header frame, hdrbuf). */
+static int frame_write(struct rpc_binding *b, int k, const uint8_t *args, size_t len, const uint8_t *hdrbuf,
 		       unsigned i, unsigned n)
 {
 	int fl = RMEM_INTR | (b->flags & RPC_UNRELIABLE ? RMEM_UNRELIABLE : 0), r;
 
 	if (i == n - 1) {
 		size_t first = len < FIRST ? len : FIRST;
-		r = rmem_write(b->rd, HDR_OFF, hdrbuf, (uint32_t)(sizeof(struct call_hdr) + first), fl);
+		r = rmem_write(b->rd[k], HDR_OFF, hdrbuf, (uint32_t)(sizeof(struct call_hdr) + first), fl);
 	} else {
 		size_t off = FIRST + (size_t)i * FRAME, cnt = len - off < FRAME ? len - off : FRAME;
-		r = rmem_write(b->rd, (uint32_t)(ARGS_OFF + off), args + off, (uint32_t)cnt, fl);
+		r = rmem_write(b->rd[k], (uint32_t)(ARGS_OFF + off), args + off, (uint32_t)cnt, fl);
 	}
 	/* A raw frame the NIC could not take now is just a lost frame. */
 	if (r < 0 && (b->flags & RPC_UNRELIABLE) && (r == -EAGAIN || r == -ENOBUFS))
@@ -188,46 +278,27 @@ static int frame_write(struct rpc_binding *b, const uint8_t *args, size_t len, c
 	return r;
 }
 
-int rpc_call(struct rpc_binding *b, uint32_t proc, const void *args, size_t len, uint64_t *result)
+/* The call on stack k, from its frames to its answer (3.1.2). */
+static int call_on(struct rpc_binding *b, int k, const uint8_t *a, size_t len, const void *frame,
+		   const struct call_hdr *h, uint64_t end, uint64_t *result)
 {
-	struct {
-		struct call_hdr h;
-		uint8_t first[FIRST];
-	} fr;
-	const uint8_t *a = args;
-	unsigned n = frames_for(len);
+	unsigned n = h->nframes;
 	int unreliable = b->flags & RPC_UNRELIABLE, r;
-
-	if (!b->reply || (len && !args))
-		return -EINVAL;
-	if (len > RPC_ARGS_MAX)
-		return -EMSGSIZE;
-	if (proc >= RPC_MAX_PROCS)
-		return -ENOSYS;
-	memset(&fr.h, 0, sizeof fr.h);
-	fr.h.seq = ++b->seq;
-	fr.h.proc = proc;
-	fr.h.len = (uint32_t)len;
-	fr.h.nframes = (uint16_t)n;
-	if (unreliable) {
-		fr.h.flags = HF_CRC;
-		fr.h.crc = call_crc(&fr.h, a);
-	}
-	if (len)
-		memcpy(fr.first, a, len < FIRST ? len : FIRST);
+	uint32_t gen = slot_gen(b, k);
+	uint64_t seen = 0;
 
 	/* 3.1.2: N frames without waiting, the one with the flag last. */
 	for (unsigned i = 0; i < n; i++)
-		if ((r = frame_write(b, a, len, (const uint8_t *)&fr, i, n)) < 0)
+		if ((r = frame_write(b, k, a, len, frame, i, n)) < 0)
 			return r;
-	b->stats.frames += n;
-	b->stats.calls++;
+	STAT(b, frames, n);
+	STAT(b, calls, 1);
 
-	uint64_t end = cycles() + ns_to_cycles(CALL_NS), wait = unreliable ? POKE_NS : SLICE_NS;
+	uint64_t wait = unreliable ? POKE_NS : SLICE_NS;
 	for (;;) {
 		struct reply rep;
-		if (reply_wait(b, &rep, wait) == 0) {
-			if (rep.seq != fr.h.seq)
+		if (reply_wait(b, k, &gen, &seen, &rep, wait) == 0) {
+			if (rep.seq != h->seq)
 				continue;
 			if (rep.kind == R_RESULT) {
 				if (result)
@@ -237,13 +308,13 @@ int rpc_call(struct rpc_binding *b, uint32_t proc, const void *args, size_t len,
 			if (rep.kind == R_MASK) {
 				/* 3.1.2: "The source then rewrites only the missing cells." */
 				uint64_t missing = all_frames(n) & ~rep.mask;
-				b->stats.masks++;
+				STAT(b, masks, 1);
 				for (unsigned i = 0; i < n; i++) {
 					if (!(missing & 1ULL << i))
 						continue;
-					if ((r = frame_write(b, a, len, (const uint8_t *)&fr, i, n)) < 0)
+					if ((r = frame_write(b, k, a, len, frame, i, n)) < 0)
 						return r;
-					b->stats.rewritten++;
+					STAT(b, rewritten, 1);
 				}
 				wait = unreliable ? POKE_NS : SLICE_NS;
 			}
@@ -255,28 +326,110 @@ int rpc_call(struct rpc_binding *b, uint32_t proc, const void *args, size_t len,
 			return -ETIMEDOUT;
 		if (unreliable) {
 			/* Nothing heard: the header frame again draws a mask or the kept result. */
-			b->stats.timeouts++;
-			if ((r = frame_write(b, a, len, (const uint8_t *)&fr, n - 1, n)) < 0)
+			STAT(b, timeouts, 1);
+			if ((r = frame_write(b, k, a, len, frame, n - 1, n)) < 0)
 				return r;
 			wait = wait * 2 < POKE_MAX_NS ? wait * 2 : POKE_MAX_NS;
 		}
 	}
 }
 
+int rpc_call(struct rpc_binding *b, uint32_t proc, const void *args, size_t len, uint64_t *result)
+{
+	struct {
+		struct call_hdr h;
+		uint8_t first[FIRST];
+	} fr;
+	const uint8_t *a = args;
+	uint64_t end;
+	int k, r;
+
+	if (!b->reply || (len && !args))
+		return -EINVAL;
+	if (len > RPC_ARGS_MAX)
+		return -EMSGSIZE;
+	if (proc >= RPC_MAX_PROCS)
+		return -ENOSYS;
+	end = cycles() + ns_to_cycles(CALL_NS);
+	if ((k = stack_get(b, new_token(), end)) < 0)
+		return k;
+	memset(&fr.h, 0, sizeof fr.h);
+	/* Numbered once the stack is ours: the numbers in flight stay within the server's window. */
+	fr.h.seq = __atomic_add_fetch(&b->seq, 1, __ATOMIC_RELAXED);
+	fr.h.proc = proc;
+	fr.h.len = (uint32_t)len;
+	fr.h.nframes = (uint16_t)frames_for(len);
+	fr.h.bind = b->id;
+	fr.h.secret = b->secret;
+	/*
+	 * Raw frames, and a call of several frames, carry a CRC: a stale raw
+	 * frame (duplicated or held up past its call, perhaps another
+	 * binding's on the same stack) is then never taken for one of ours.
+	 */
+	if ((b->flags & RPC_UNRELIABLE) || fr.h.nframes > 1) {
+		fr.h.flags = HF_CRC;
+		fr.h.crc = call_crc(&fr.h, a);
+	}
+	if (len)
+		memcpy(fr.first, a, len < FIRST ? len : FIRST);
+	r = call_on(b, k, a, len, &fr, &fr.h, end, result);
+	/* After -ETIMEDOUT the call may still run: the stack is write-protected until it ends. */
+	stack_put(b, k);
+	return r;
+}
+
 int rpc_unbind(struct rpc_binding *b)
 {
+	struct ctl c = { 0 };
+	struct reply rep;
 	int r;
 
 	if (!b->reply)
 		return -EINVAL;
-	r = ctl_send(b, CTL_UNBIND, NULL);
-	if (r == 0)
-		r = ctl_wait(b, R_UNBOUND);
-	rmem_release(b->rd);
+	c.op = CTL_UNBIND;
+	c.node = (uint32_t)node_id;
+	c.bind = b->id;
+	c.secret = b->secret;
+	r = ctl_exchange(b, &c, R_UNBOUND, &rep);
+	if (r == 0 && rep.status < 0)
+		r = rep.status;
+	stacks_release(b);
 	seg_unexport(b->rseg);
 	free(b->reply);
 	b->reply = NULL;
-	b->rd = -1;
 	return r;
 }
 
+/* --- call-by-reference: the client's half ------------------------------------------ */
+
+int rpc_ref_make(const struct rpc_binding *b, struct rpc_ref *ref, void *buf, size_t len, int rights)
+{
+	static uint32_t names;
+	char name[RMEM_NAME_MAX];
+	uint32_t gen;
+
+	if (!b->reply || !ref || !buf || len == 0 || len > UINT32_MAX || !rights || (rights & ~RMEM_RW))
+		return -EINVAL;
+	snprintf(name, sizeof name, "rpc-a%u", __atomic_fetch_add(&names, 1, __ATOMIC_RELAXED));
+	/* The server alone, with the rights asked: the client's node checks every access. */
+	int seg = seg_export_for(name, buf, len, b->server, rights);
+	if (seg < 0)
+		return seg;
+	seg_ticket(seg, b->server, &gen);
+	ref->seg = seg;
+	ref->gen = gen;
+	ref->len = (uint32_t)len;
+	ref->rights = (uint32_t)rights;
+	return 0;
+}
+
+int rpc_ref_drop(struct rpc_ref *ref)
+{
+	int r;
+
+	if (!ref || ref->seg < 0)
+		return -EINVAL;
+	r = seg_unexport(ref->seg);
+	ref->seg = -1;
+	return r;
+}

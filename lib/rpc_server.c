@@ -4,11 +4,14 @@
  * rpc.h; the remote-memory paper, section 3.1.
  *
  * An argument stack (one segment):
- *	  0  owner word (8): 0 = free; claimed by the client with rmem_cas
- *	  8  binding request: op, node, reply segment name (client, RMEM_INTR)
- *	 64  call header (32): the flag word (call number), proc, len, frames, CRC
+ *	  0  owner word (8): 0 = free; claimed for one call (or one binding
+ *	     request) by the caller with rmem_cas, given back with a WRITE of 0
+ *	  8  binding request: op, node, reply segment name or binding (RMEM_INTR)
+ *	 64  call header (32): the flag word (call number), proc, len, frames,
+ *	     CRC, binding and its secret
  *	 96  arguments, contiguous, as a local call would see them
- * A client's reply segment holds one struct reply, written by the server.
+ * A client's reply segment holds one struct reply per stack (the answer to
+ * a call on stack k lands in slot k), written by the server.
  *
  * Choices where the paper leaves one (DESIGN.md asks for them here):
  *  - The flag word is the call number in the header.  The header frame
@@ -44,9 +47,31 @@
  *    CRC-32C of its header and arguments, checked before the procedure
  *    runs; on a mismatch the server asks for every frame again.  A raw
  *    reply carries its own CRC.
- *  - After binding, only the owner's node keeps rights on the stack
- *    (seg_grant), so nobody else can write into it; unbinding revokes the
- *    owner (its descriptors go stale) and opens the stack to all again.
+ *  - 3.1.1 has the client pick "an available stack" per call; it takes
+ *    one with a compare-and-swap on the owner word and gives it back when
+ *    its answer is in.  A binding is the server's record of the client
+ *    (RPC_MAX_BINDINGS per service): where its answers go, and a secret
+ *    drawn at binding that each call's header must carry, so that no node
+ *    has its calls answered into another's reply segment.  A free stack
+ *    may be claimed by every node and written by none; the claim (its
+ *    compare-and-swap carries RMEM_INTR) gives the claimer's node alone
+ *    the right to write it until it gives the stack back, so no other
+ *    node reaches a call being built; the write inhibit protects the
+ *    call while it runs, as the paper has it.
+ *  - At most once with calls of one binding on any stack: the binding
+ *    keeps the window of the last SEEN_WINDOW call numbers run.  A number
+ *    in it is answered from the result its stack kept, if that stack's
+ *    last call was it (a raw client's header written again), and never
+ *    runs again; a number older than the window is refused (counted as
+ *    stale; its caller's own timeout ends the call).
+ *  - A call of several frames carries the CRC too, also on the reliable
+ *    channel: stacks are shared, so a stale raw frame of another binding
+ *    could land amid its arguments.
+ *  - Call-by-reference (rpc_ref_read, rpc_ref_write) reaches the caller's
+ *    memory by the segment number and generation in the reference
+ *    (rmem_attach, no name service): the caller's node checks the rights
+ *    and bounds it exported, and a reference is only ever used on the
+ *    node of the binding whose call is running.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -54,6 +79,7 @@
 #include <string.h>
 
 #include "kernel/crc.h"
+#include "kernel/incarnation.h"
 #include "kernel/node.h"
 #include "kernel/sync.h"
 #include "kernel/thread.h"
@@ -67,31 +93,105 @@
 
 /* --- the server ------------------------------------------------------------ */
 
+/* A binding: a client registered with the service (3.1.1, "at bind time"). */
+struct rpc_bound {
+	int used;
+	int node;
+	int reply_rd;
+	int raw;			/* its calls come as raw frames: answer so */
+	uint64_t secret;
+	struct seen seen;		/* at most once across the stacks */
+	int running;			/* its calls running now (unbinding waits for none) */
+};
+
 struct rpc_stack {
 	struct rpc_server *srv;
 	int k, seg;
 	uint8_t *base;
 	struct waitq wq;
 	/* Set by the notify callback (receive path); the thread reads them with interrupts off. */
-	volatile uint64_t mask;		/* argument frames in, for the expected call */
+	volatile uint64_t mask;		/* argument frames in */
 	volatile int hdr_new, ctl_new;
 	volatile uint64_t events;
 	volatile int kick;		/* set with each event: what the thread polls the NIC for */
 	volatile uint64_t last_arrival;	/* cycles */
 	/* The stack's thread only. */
-	int owner;			/* node, or -1 */
-	int reply_rd;
-	int raw;			/* the owner's calls come as raw frames: answer so */
-	uint32_t expected;		/* the next call number */
-	volatile int hdr_seen;		/* the expected call's header is in (read by the callback) */
-	struct call_hdr cur;		/* ... and here it is */
+	volatile int hdr_seen;		/* a call's header is in (read by the callback) ... */
+	struct call_hdr cur;		/* ... here it is ... */
+	struct rpc_bound *cur_b;	/* ... and its binding */
 	int tries;			/* masks written on timeouts since the last progress */
-	uint32_t gen;
-	uint32_t last_seq;		/* the last call run, and its answer */
+	uint32_t gen;			/* replies written from this stack */
+	struct rpc_bound *last_b;	/* the last call run here, and its answer */
+	uint32_t last_seq;
 	int32_t last_status;
 	uint64_t last_result;
+	int run_node;			/* the node whose call runs now */
+	int ref_seg;			/* call-by-reference: READs land here (-1: none yet) */
+	uint8_t *ref_buf;
 	struct rpc_server_stats st;
 };
+
+/* The stack whose procedure this thread runs (call-by-reference). */
+static __thread struct rpc_stack *running_here;
+
+/* The 64-bit number a header's 32-bit one stands for: the nearest to the highest run. */
+static uint64_t seen_extend(const struct seen *w, uint32_t seq)
+{
+	return w->top + (uint64_t)(int64_t)(int32_t)(seq - (uint32_t)w->top);
+}
+
+int seen_check(const struct seen *w, uint32_t seq)
+{
+	uint64_t s = seen_extend(w, seq);
+
+	if ((int64_t)s <= 0)
+		return SEEN_OLD;		/* numbers start at 1 */
+	if (s > w->top)
+		return s - w->top <= SEEN_AHEAD ? SEEN_NEW : SEEN_OLD;
+	if (w->top - s >= SEEN_WINDOW)
+		return SEEN_OLD;
+	return w->bits[s % SEEN_WINDOW / 64] >> (s % 64) & 1 ? SEEN_DONE : SEEN_NEW;
+}
+
+void seen_mark(struct seen *w, uint32_t seq)
+{
+	uint64_t s = seen_extend(w, seq);
+
+	if (s > w->top) {
+		/* The window moves up: the numbers it leaves behind are cleared for the new ones. */
+		if (s - w->top >= SEEN_WINDOW)
+			memset(w->bits, 0, sizeof w->bits);
+		else
+			for (uint64_t t = w->top + 1; t != s; t++)
+				w->bits[t % SEEN_WINDOW / 64] &= ~(1ULL << (t % 64));
+		w->top = s;
+	}
+	w->bits[s % SEEN_WINDOW / 64] |= 1ULL << (s % 64);
+}
+
+/* The node a token names ((node + 1) << 32 | nonce), or -1. */
+static int token_node(uint64_t token)
+{
+	uint32_t n = (uint32_t)(token >> 32);
+
+	return n == 0 || n > (uint32_t)num_nodes ? -1 : (int)n - 1;
+}
+
+/*
+ * The owner word changed (a claim or a release, both with RMEM_INTR; irq):
+ * a claimed stack may be written by its claimer's node alone, a free one
+ * by nobody; every node keeps the right to claim it (a compare-and-swap).
+ * A token naming no node leaves the stack closed to writes.
+ */
+static void owner_rights(struct rpc_stack *st)
+{
+	uint64_t owner = __atomic_load_n((uint64_t *)(st->base + CTL_OFF), __ATOMIC_SEQ_CST);
+	int node = token_node(owner);
+
+	seg_grant(st->seg, -1, RMEM_A);
+	if (owner && node >= 0 && node < num_nodes && node != node_id)
+		seg_grant(st->seg, node, RMEM_ALL);
+}
 
 /* The receive path (irq): note what arrived; wake the thread when it has work. */
 static void stack_notify(void *arg, int seg, uint32_t off, uint32_t count)
@@ -101,6 +201,10 @@ static void stack_notify(void *arg, int seg, uint32_t off, uint32_t count)
 
 	(void)seg;
 	(void)count;
+	if (off == CTL_OFF) {
+		owner_rights(st);
+		return;
+	}
 	st->last_arrival = cycles();
 	if (off == HDR_OFF) {
 		st->hdr_new = 1;
@@ -123,22 +227,29 @@ static void stack_notify(void *arg, int seg, uint32_t off, uint32_t count)
 }
 
 /*
- * One WRITE into the owner's reply segment; answers to calls travel as the
- * calls did (raw frames for an RPC_UNRELIABLE client: a lost one is found
- * by the client's timeout), binding answers always reliably.
+ * One WRITE into stack st's slot of b's reply segment; answers to calls
+ * travel as the calls did (raw frames for an RPC_UNRELIABLE client: a lost
+ * one is found by the client's timeout), binding answers always reliably.
  */
-static void reply_write(struct rpc_stack *st, uint32_t seq, uint32_t kind, int32_t status,
-			uint64_t mask, uint64_t result)
+static void reply_write_rd(struct rpc_stack *st, int rd, int raw_client, uint32_t seq, uint32_t kind,
+			   int32_t status, uint64_t mask, uint64_t result)
 {
 	struct reply r = { seq, kind, ++st->gen, status, mask, result, 0, 0 };
-	int raw = st->raw && (kind == R_RESULT || kind == R_MASK);
+	int raw = raw_client && (kind == R_RESULT || kind == R_MASK);
 
-	if (st->raw)
+	if (raw_client)
 		r.crc = reply_crc(&r);
-	int e = rmem_write(st->reply_rd, 0, &r, sizeof r, RMEM_INTR | (raw ? RMEM_UNRELIABLE : 0));
+	int e = rmem_write(rd, (uint32_t)st->k * REPLY_SLOT, &r, sizeof r,
+			   RMEM_INTR | (raw ? RMEM_UNRELIABLE : 0));
 
 	if (e < 0)
-		LTRACEF("%s.%d: reply to node %d failed: %d\n", st->srv->service, st->k, st->owner, e);
+		LTRACEF("%s.%d: reply failed: %d\n", st->srv->service, st->k, e);
+}
+
+static void reply_write(struct rpc_stack *st, const struct rpc_bound *b, uint32_t seq, uint32_t kind,
+			int32_t status, uint64_t mask, uint64_t result)
+{
+	reply_write_rd(st, b->reply_rd, b->raw, seq, kind, status, mask, result);
 }
 
 /* Drop what arrived of a call that is not complete. */
@@ -147,6 +258,7 @@ static void partial_reset(struct rpc_stack *st)
 	irqflags_t f = irq_save();
 	st->mask = 0;
 	st->hdr_seen = 0;
+	st->cur_b = NULL;
 	st->tries = 0;
 	irq_restore(f);
 }
@@ -154,55 +266,76 @@ static void partial_reset(struct rpc_stack *st)
 /* 3.1.2: write the mask of frames received into the client; it rewrites the rest. */
 static void mask_write(struct rpc_stack *st, uint64_t have, unsigned n)
 {
-	if (n)
-		st->st.frames_missing += (uint64_t)__builtin_popcountll(all_frames(n) & ~have);
+	st->st.frames_missing += (uint64_t)__builtin_popcountll(all_frames(n) & ~have);
 	st->st.masks++;
 	st->last_arrival = cycles();
-	reply_write(st, st->expected, R_MASK, 0, have, 0);
+	reply_write(st, st->cur_b, st->cur.seq, R_MASK, 0, have, 0);
 }
 
 static void do_bind(struct rpc_stack *st, const struct ctl *c)
 {
-	int node = (int)(c->owner >> 32) - 1, rd;
+	struct rpc_server *s = st->srv;
+	int node = token_node(c->owner), rd, id = -1;
 	char name[RMEM_NAME_MAX];
 
-	if (st->owner >= 0 || node < 0 || node >= num_nodes || node == node_id || (int)c->node != node)
+	/* The binding request of the stack's claimer, naming its own node. */
+	if (node < 0 || node >= num_nodes || node == node_id || (int)c->node != node)
 		return;
 	memcpy(name, c->reply, sizeof name);
 	name[sizeof name - 1] = '\0';
 	rd = rmem_import(node, name);
-	if (rd < 0) {
-		/* Nobody to answer: give the stack back. */
-		__atomic_store_n((uint64_t *)(st->base + CTL_OFF), 0, __ATOMIC_SEQ_CST);
+	if (rd < 0)
+		return;			/* nobody to answer: the client's wait ends it */
+	for (int i = 0; i < RPC_MAX_BINDINGS && id < 0; i++)
+		if (!s->bound[i].used)
+			id = i;
+	if (id < 0) {
+		st->st.refused++;
+		reply_write_rd(st, rd, 0, 0, R_BOUND, -EBUSY, 0, 0);
+		rmem_release(rd);
 		return;
 	}
-	/* Only the owner may write its stack from now on. */
-	seg_grant(st->seg, -1, 0);
-	seg_grant(st->seg, node, RMEM_ALL);
-	st->owner = node;
-	st->reply_rd = rd;
-	st->raw = !!(c->flags & RPC_UNRELIABLE);
-	st->expected = 1;
-	st->last_seq = 0;
-	partial_reset(st);
+	struct rpc_bound *b = &s->bound[id];
+	memset(b, 0, sizeof *b);
+	b->used = 1;
+	b->node = node;
+	b->reply_rd = rd;
+	b->raw = !!(c->flags & RPC_UNRELIABLE);
+	b->secret = random64();
 	st->st.binds++;
-	reply_write(st, 0, R_BOUND, 0, 0, 0);
+	reply_write(st, b, 0, R_BOUND, 0, b->secret, (uint64_t)id);
+}
+
+/* The binding a header or request names, if its secret and node match. */
+static struct rpc_bound *bound_find(struct rpc_server *s, uint32_t id, uint64_t secret)
+{
+	if (id >= RPC_MAX_BINDINGS || !s->bound[id].used || s->bound[id].secret != secret)
+		return NULL;
+	return &s->bound[id];
 }
 
 static void do_unbind(struct rpc_stack *st, const struct ctl *c)
 {
-	if (st->owner < 0 || (int)c->node != st->owner)
+	struct rpc_bound *b = bound_find(st->srv, c->bind, c->secret);
+
+	if (!b || b->node != (int)c->node || b->node != token_node(c->owner)) {
+		st->st.forged++;
 		return;
-	/* The old owner's descriptors go stale; everyone may claim the stack again. */
-	seg_revoke(st->seg, st->owner);
-	seg_grant(st->seg, -1, RMEM_ALL);
-	reply_write(st, 0, R_UNBOUND, 0, 0, 0);
-	rmem_release(st->reply_rd);
-	st->owner = -1;
-	st->reply_rd = -1;
-	partial_reset(st);
+	}
+	if (b->running) {
+		/* A call of its own still runs on another stack: the client has to wait for it. */
+		reply_write(st, b, 0, R_UNBOUND, -EBUSY, 0, 0);
+		return;
+	}
+	reply_write(st, b, 0, R_UNBOUND, 0, 0, 0);
+	/* Answers kept on stacks for this binding are nobody's now. */
+	for (int k = 0; k < st->srv->nstacks; k++)
+		if (st->srv->stacks[k].last_b == b)
+			st->srv->stacks[k].last_b = NULL;
+	rmem_release(b->reply_rd);
+	b->used = 0;
+	b->secret = 0;
 	st->st.unbinds++;
-	__atomic_store_n((uint64_t *)(st->base + CTL_OFF), 0, __ATOMIC_SEQ_CST);
 }
 
 static void ctl_handle(struct rpc_stack *st)
@@ -219,13 +352,14 @@ static void ctl_handle(struct rpc_stack *st)
 }
 
 /*
- * Run the expected call, whose frames are all in.  While the stack is
- * write-inhibited no WRITE lands and no notification comes, so its state
- * needs no interrupt masking here.
+ * Run the call whose header is st->cur, its frames all in.  While the
+ * stack is write-inhibited no WRITE lands and no notification comes, so
+ * its state needs no interrupt masking here.
  */
 static void call_run(struct rpc_stack *st)
 {
 	struct call_hdr h;
+	struct rpc_bound *b = st->cur_b;
 	const uint8_t *args = st->base + ARGS_OFF;
 	uint64_t result = 0;
 	int status;
@@ -239,27 +373,48 @@ static void call_run(struct rpc_stack *st)
 		 * the client wrote (damaged, or a stale raw frame): which one is
 		 * unknown, so every frame counts as missing.
 		 */
-		unsigned n = st->cur.nframes;
 		st->mask = 0;
-		st->hdr_seen = 0;
 		st->st.bad_frames++;
 		seg_inhibit(st->seg, 0);
-		mask_write(st, 0, n);
+		mask_write(st, 0, st->cur.nframes);
 		return;
 	}
 	rpc_proc_fn fn = h.proc < RPC_MAX_PROCS ? st->srv->procs[h.proc] : NULL;
+	irqflags_t f = irq_save();
+	if (!b->used || b->secret != h.secret || seen_check(&b->seen, h.seq) != SEEN_NEW) {
+		/*
+		 * Unbound since its header came, or the same number ran on
+		 * another stack meanwhile (no client sends one call to two
+		 * stacks): it does not run.
+		 */
+		irq_restore(f);
+		st->st.repeats++;
+		partial_reset(st);
+		seg_inhibit(st->seg, 0);
+		return;
+	}
+	seen_mark(&b->seen, h.seq);	/* run now: never again, whichever stack it comes to */
+	b->running++;
+	irq_restore(f);
+	st->run_node = b->node;
+	running_here = st;
 	status = fn ? fn(args, h.len, &result) : -ENOSYS;
+	running_here = NULL;
 	st->mask = 0;
 	st->hdr_seen = 0;
+	st->cur_b = NULL;
 	st->tries = 0;
+	st->last_b = b;
 	st->last_seq = h.seq;
 	st->last_status = status;
 	st->last_result = result;
-	st->expected = h.seq + 1;
 	st->st.calls++;
-	/* Writable again before the result goes: the client's next call may follow at once. */
+	/* Writable again before the result goes: the client gives the stack back at once. */
 	seg_inhibit(st->seg, 0);
-	reply_write(st, h.seq, R_RESULT, status, 0, result);
+	reply_write(st, b, h.seq, R_RESULT, status, 0, result);
+	f = irq_save();
+	b->running--;
+	irq_restore(f);
 }
 
 /* What the thread saw when it woke, copied with interrupts off. */
@@ -269,6 +424,41 @@ struct wake {
 	uint64_t mask;
 };
 
+/* A header frame landed: make it the stack's call, answer it from what was kept, or pass it over. */
+static void header_take(struct rpc_stack *st, const struct call_hdr *h)
+{
+	struct rpc_bound *b = bound_find(st->srv, h->bind, h->secret);
+
+	/* Whatever header was there is overwritten: it counts as missing again. */
+	st->hdr_seen = 0;
+	st->cur_b = NULL;
+	if (!b) {
+		st->st.forged++;
+		return;
+	}
+	switch (seen_check(&b->seen, h->seq)) {
+	case SEEN_OLD:
+		st->st.stale++;
+		return;
+	case SEEN_DONE:
+		if (st->last_b == b && st->last_seq == h->seq) {
+			/* At most once: answer a repeated call from what was kept. */
+			st->st.repeats++;
+			reply_write(st, b, h->seq, R_RESULT, st->last_status, 0, st->last_result);
+		}
+		return;
+	}
+	if (h->len > RPC_ARGS_MAX || h->nframes != frames_for(h->len)) {
+		/* Malformed (or a raw frame damaged): as good as lost. */
+		st->st.bad_frames++;
+		return;
+	}
+	st->cur = *h;
+	st->cur_b = b;
+	st->hdr_seen = 1;
+	st->tries = 0;
+}
+
 /*
  * A header frame arrived, or a quiet spell mid-call ended, or an argument
  * frame came after the header: run the call if it is complete, else write
@@ -276,49 +466,23 @@ struct wake {
  */
 static void call_progress(struct rpc_stack *st, const struct wake *w)
 {
-	uint64_t have = w->mask;
-
-	if (st->owner < 0) {
-		partial_reset(st);
+	if (w->hdr)
+		header_take(st, &w->h);
+	if (!st->hdr_seen) {
+		/* Argument frames with no header: the header's own arrival decides. */
+		if (w->timed_out && ++st->tries > SACK_TRIES)
+			partial_reset(st);
 		return;
 	}
-	if (w->hdr) {
-		const struct call_hdr *h = &w->h;
-		if (h->seq == st->expected) {
-			if (h->len > RPC_ARGS_MAX || h->nframes != frames_for(h->len)) {
-				/* Malformed (or a raw frame damaged): as good as lost. */
-				st->st.bad_frames++;
-				st->hdr_seen = 0;
-			} else {
-				st->cur = *h;
-				st->hdr_seen = 1;
-				st->tries = 0;
-			}
-		} else {
-			/* Our header (if any) was overwritten: it counts as missing again. */
-			st->hdr_seen = 0;
-			if (h->seq == st->last_seq && h->seq + 1 == st->expected) {
-				/* At most once: answer a repeated call from what was kept. */
-				st->st.repeats++;
-				reply_write(st, h->seq, R_RESULT, st->last_status, 0, st->last_result);
-				return;
-			}
-		}
+	unsigned n = st->cur.nframes;
+	uint64_t have = (w->mask | 1ULL << (n - 1)) & all_frames(n);
+	if (have == all_frames(n)) {
+		call_run(st);
+		return;
 	}
-	if (st->hdr_seen) {
-		unsigned n = st->cur.nframes;
-		have = (have | 1ULL << (n - 1)) & all_frames(n);
-		if (have == all_frames(n)) {
-			call_run(st);
-			return;
-		}
-		if (w->hdr || w->timed_out) {
-			st->tries += w->timed_out;
-			mask_write(st, have, n);
-		}
-	} else if (w->timed_out && have) {
-		st->tries++;
-		mask_write(st, have, 0);
+	if (w->hdr || w->timed_out) {
+		st->tries += w->timed_out;
+		mask_write(st, have, n);
 	}
 	if (st->tries > SACK_TRIES)
 		partial_reset(st);	/* the client's timeout starts it again */
@@ -346,15 +510,8 @@ static void stack_step(struct rpc_stack *st, int timed_out, irqflags_t f)
 		memcpy(&w.h, st->base + HDR_OFF, sizeof w.h);
 	w.mask = st->mask;
 	irq_restore(f);
-	if (w.ctl) {
-		int owner = st->owner;
+	if (w.ctl)
 		ctl_handle(st);
-		if (st->owner != owner) {
-			/* A header or frames that came before the (un)binding are not the owner's. */
-			w.hdr = 0;
-			w.mask = 0;
-		}
-	}
 	if (w.hdr || w.timed_out || stack_partial(st))
 		call_progress(st, &w);
 }
@@ -383,7 +540,7 @@ static void *stack_main(void *arg)
 			 * thread polls it first (net_poll_wait): the call is then
 			 * taken without a switch to the idle thread and back.
 			 */
-			if (!st->raw || !stack_partial(st)) {
+			if (!st->hdr_seen || !st->cur_b->raw) {
 				st->kick = 0;
 				if (st->events == seen && !net_poll_wait(&st->kick))
 					waitq_wait(&st->wq);
@@ -429,21 +586,22 @@ int rpc_serve(struct rpc_server *s, int nstacks)
 		return -EINVAL;
 	if (s->stacks)
 		return -EBUSY;
+	s->bound = calloc(RPC_MAX_BINDINGS, sizeof *s->bound);
 	s->stacks = calloc((size_t)nstacks, sizeof *s->stacks);
-	if (!s->stacks)
+	if (!s->stacks || !s->bound)
 		return -ENOMEM;
 	for (int k = 0; k < nstacks; k++) {
 		struct rpc_stack *st = &s->stacks[k];
 		st->srv = s;
 		st->k = k;
-		st->owner = -1;
-		st->reply_rd = -1;
+		st->ref_seg = -1;
 		st->base = calloc(1, RPC_STACK_SIZE);
 		if (!st->base)
 			return -ENOMEM;
 		/* 3.1.1: "The server exports each stack as a separate segment." */
 		snprintf(name, sizeof name, "rpc.%s.%d", s->service, k);
-		st->seg = seg_export(name, st->base, RPC_STACK_SIZE, RMEM_ALL);
+		/* Free: every node may claim it (RMEM_A), none write it (owner_rights). */
+		st->seg = seg_export(name, st->base, RPC_STACK_SIZE, RMEM_A);
 		if (st->seg < 0)
 			return st->seg;
 		seg_notify(st->seg, 1, stack_notify, st);
@@ -467,8 +625,84 @@ void rpc_server_stats(const struct rpc_server *s, struct rpc_server_stats *out)
 		out->masks += t->masks;
 		out->frames_missing += t->frames_missing;
 		out->bad_frames += t->bad_frames;
+		out->forged += t->forged;
+		out->stale += t->stale;
 		out->binds += t->binds;
 		out->unbinds += t->unbinds;
+		out->refused += t->refused;
 	}
 }
 
+/* --- call-by-reference: the server's half (3.1.1) ------------------------------------ */
+
+#define REF_WAIT_NS 10000000000ULL
+
+int rpc_ref_read(const struct rpc_ref *ref, uint32_t off, size_t len, const void **data)
+{
+	struct rpc_stack *st = running_here;
+	char name[RMEM_NAME_MAX];
+	int h[RPC_REF_MAX / RMEM_MAX_XFER + 1], n = 0, r = 0;
+
+	if (!st)
+		return -EPERM;
+	if (!ref || !data || len == 0 || len > RPC_REF_MAX || !(ref->rights & RMEM_R))
+		return -EINVAL;
+	if ((uint64_t)off + len > ref->len)
+		return -ERANGE;
+	if (st->ref_seg < 0) {
+		/* The landing area for READs: exported to nobody. */
+		st->ref_buf = malloc(RPC_REF_MAX);
+		if (!st->ref_buf)
+			return -ENOMEM;
+		snprintf(name, sizeof name, "rpc-ref.%s.%d", st->srv->service, st->k);
+		st->ref_seg = seg_export(name, st->ref_buf, RPC_REF_MAX, 0);
+		if (st->ref_seg < 0) {
+			r = st->ref_seg;
+			free(st->ref_buf);
+			st->ref_buf = NULL;
+			return r;
+		}
+	}
+	int rd = rmem_attach(st->run_node, ref->seg, ref->gen, ref->len, RMEM_R);
+	if (rd < 0)
+		return rd;
+	/* Every piece asked at once; then the answers. */
+	for (size_t at = 0; at < len; at += RMEM_MAX_XFER) {
+		uint32_t cnt = len - at < RMEM_MAX_XFER ? (uint32_t)(len - at) : RMEM_MAX_XFER;
+		int hh = rmem_read(rd, off + (uint32_t)at, cnt, st->ref_seg, (uint32_t)at, 0);
+		if (hh < 0) {
+			r = hh;
+			break;
+		}
+		h[n++] = hh;
+	}
+	for (int i = 0; i < n; i++) {
+		int e = rmem_read_wait(h[i], REF_WAIT_NS);
+		if (e < 0 && r == 0)
+			r = e;
+	}
+	rmem_release(rd);
+	if (r == 0)
+		*data = st->ref_buf;
+	return r;
+}
+
+int rpc_ref_write(const struct rpc_ref *ref, uint32_t off, const void *src, size_t len)
+{
+	struct rpc_stack *st = running_here;
+
+	if (!st)
+		return -EPERM;
+	if (!ref || (len && !src) || !(ref->rights & RMEM_W))
+		return -EINVAL;
+	if ((uint64_t)off + len > ref->len)
+		return -ERANGE;
+	if (len == 0)
+		return 0;
+	int rd = rmem_attach(st->run_node, ref->seg, ref->gen, ref->len, RMEM_W);
+	if (rd < 0)
+		return rd;
+	int r = rmem_write_block(rd, off, src, len, RMEM_SYNC);
+	rmem_release(rd);
+	return r;
+}

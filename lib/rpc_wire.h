@@ -33,23 +33,25 @@
 #define SLICE_NS 100000000ULL		/* client, reliable: look at the peer this often */
 
 struct ctl {
-	uint64_t owner;			/* 0 free, else (node + 1) << 32 | nonce */
+	uint64_t owner;			/* 0 free, else the caller's token: (node + 1) << 32 | nonce */
 	uint32_t op;			/* CTL_BIND, CTL_UNBIND */
 	uint32_t node;
-	char reply[RMEM_NAME_MAX];	/* the client's reply segment */
-	uint32_t flags;			/* the client's RPC_* flags */
-	uint8_t pad[12];
+	char reply[RMEM_NAME_MAX];	/* bind: the client's reply segment */
+	uint32_t flags;			/* bind: the client's RPC_* flags */
+	uint32_t bind;			/* unbind: the binding */
+	uint64_t secret;		/* unbind: its secret */
 };
 enum { CTL_BIND = 1, CTL_UNBIND = 2 };
 
 struct call_hdr {
-	uint32_t seq;			/* the flag word */
+	uint32_t seq;			/* the flag word: the call's number in its binding */
 	uint32_t proc;
 	uint32_t len;
 	uint16_t nframes;
 	uint16_t flags;
 	uint32_t crc;			/* HF_CRC: CRC-32C of header (crc 0) and arguments */
-	uint32_t pad[3];
+	uint32_t bind;			/* the binding the call is made on ... */
+	uint64_t secret;		/* ... and the secret the server gave it */
 };
 enum { HF_CRC = 1 };
 
@@ -64,12 +66,15 @@ struct reply {
 	uint32_t pad;
 };
 enum { R_BOUND = 1, R_UNBOUND, R_RESULT, R_MASK };
+/* R_BOUND: status 0 or -EBUSY (no binding free), result the binding, mask its secret. */
 
 _Static_assert(sizeof(struct ctl) == HDR_OFF - CTL_OFF, "control block fills the stack's first 64 bytes");
 _Static_assert(sizeof(struct call_hdr) == ARGS_OFF - HDR_OFF, "arguments follow the header");
 _Static_assert(sizeof(struct reply) == 40, "a reply is one small WRITE");
-#define REPLY_SEG 64
+#define REPLY_SLOT 64			/* a reply segment: one slot per stack of the service */
+#define REPLY_SEG (REPLY_SLOT * RPC_MAX_STACKS)
 _Static_assert(offsetof(struct ctl, op) == REQ_OFF, "binding request offset");
+#define CTL_LEN ((uint32_t)(sizeof(struct ctl) - REQ_OFF))	/* a binding request, one WRITE */
 _Static_assert(1 + (RPC_ARGS_MAX - FIRST + FRAME - 1) / FRAME <= MAX_FRAMES, "a mask covers every frame");
 
 /* Frames a call of len argument bytes takes. */
@@ -103,7 +108,30 @@ static inline uint32_t reply_crc(const struct reply *r)
 struct rpc_server;
 int rpc_stack_step(struct rpc_server *s, int k, int timed_out);
 
-/* The client's claim of a free stack (rpc_client.c); host tests drive it. */
-int rpc_stack_claim(struct rpc_binding *b, int node, const char *service, uint64_t token);
+/*
+ * The client's claim of a free stack of b's service (rpc_client.c): a
+ * compare-and-swap of its owner word from 0 to token on each stack in
+ * turn from b->hint.  The stack's number, or -EBUSY (every stack taken),
+ * -ETIMEDOUT / -EHOSTDOWN (a claim whose outcome stays unknown: no second
+ * one is made), or an rmem error.  Host tests drive it.
+ */
+int rpc_stack_claim(struct rpc_binding *b, uint64_t token);
+
+/*
+ * At most once across a binding's stacks (rpc_server.c): a call number
+ * never run, not older than the window and not more than SEEN_AHEAD
+ * beyond the highest run is new; any other is refused.  Numbers are
+ * counted on in 64 bits from the 32 of the header (the one nearest the
+ * highest run), so none comes round again.  Host tests drive it.
+ */
+enum { SEEN_NEW, SEEN_DONE, SEEN_OLD };
+#define SEEN_WINDOW 128
+#define SEEN_AHEAD 1024			/* a client's numbers in flight or lost before sending */
+struct seen {
+	uint64_t top;			/* the highest call number run */
+	uint64_t bits[SEEN_WINDOW / 64];	/* bit seq % WINDOW: seq ran */
+};
+int seen_check(const struct seen *w, uint32_t seq);
+void seen_mark(struct seen *w, uint32_t seq);
 
 #endif

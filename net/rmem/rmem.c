@@ -151,6 +151,18 @@ int rmem_desc_info(int rd, int *node, size_t *size, int *rights)
 	return 0;
 }
 
+int rmem_desc_expect(int rd, int rights)
+{
+	struct desc *d = desc_get(rd);
+
+	if (!d)
+		return -EBADF;
+	if (rights & ~RMEM_ALL)
+		return -EINVAL;
+	d->rights |= rights;
+	return 0;
+}
+
 int rmem_test_forge(int rd, int seg, int64_t gen, int64_t size, int rights)
 {
 	struct desc *d = desc_get(rd);
@@ -513,13 +525,13 @@ int rmem_cas(int rd, uint32_t off, uint64_t expect, uint64_t desired, uint64_t *
 }
 
 int rmem_cas_settled(int rd, uint32_t off, uint64_t expect, uint64_t desired, uint64_t *old,
-		     int tries)
+		     int tries, int flags)
 {
-	int r = rmem_cas(rd, off, expect, desired, old);
+	int r = rmem_cas_flags(rd, off, expect, desired, old, flags);
 
 	/* The channel serves requests in order: the second is served after the first. */
 	while (r == -ETIMEDOUT && --tries > 0) {
-		r = rmem_cas(rd, off, desired, desired, old);
+		r = rmem_cas_flags(rd, off, desired, desired, old, flags);
 		if (r == 0 && *old == desired)
 			*old = expect;		/* the first one landed */
 	}

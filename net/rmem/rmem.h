@@ -174,6 +174,16 @@ int rmem_attach(int node, int seg, uint32_t gen, size_t size, int rights);
 int rmem_release(int rd);
 
 /*
+ * Let descriptor rd issue operations needing `rights` beyond those its
+ * segment granted this node at import: for a segment whose exporter
+ * grants them later (seg_grant keeps the generation, so the descriptor
+ * stays good).  Only the issuer's own check is widened; the target still
+ * checks every operation against what it grants at that moment.  0 or
+ * -EBADF, -EINVAL.
+ */
+int rmem_desc_expect(int rd, int rights);
+
+/*
  * Size, rights and node of a descriptor; 0 or -EBADF.
  *
  * A descriptor names a segment of the incarnation of its node it was
@@ -241,10 +251,10 @@ int rmem_cas(int rd, uint32_t off, uint64_t expect, uint64_t desired, uint64_t *
  * first CAS put it there, which holds when desired is a value only this
  * caller writes (a token).  0 with *old as rmem_cas would give (expect if
  * it landed), or -EHOSTDOWN, a refusal, or -ETIMEDOUT after `tries`
- * unanswered asks.
+ * unanswered asks.  flags: RMEM_INTR notifies the target of each ask.
  */
 int rmem_cas_settled(int rd, uint32_t off, uint64_t expect, uint64_t desired, uint64_t *old,
-		     int tries);
+		     int tries, int flags);
 
 /* Fetch-and-add on the 8-byte word at off (aligned as for rmem_cas); *old gets the previous value. */
 int rmem_fadd(int rd, uint32_t off, uint64_t add, uint64_t *old);

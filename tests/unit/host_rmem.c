@@ -4,6 +4,8 @@
  */
 #include <string.h>
 
+#include "kernel/incarnation.h"
+
 #include "net/rmem/internal.h"
 #include "tests/unit/host_fabric.h"
 
@@ -14,4 +16,13 @@ void host_rmem_reset(int self, int nodes)
 	memset(rmem_notes, 0, sizeof rmem_notes);
 	memset(&rmem_ctr, 0, sizeof rmem_ctr);
 	rmem_ready = 1;
+}
+
+/* The kernel's random64 (kernel/incarnation.c): distinct, never 0, the same every run. */
+uint64_t random64(void)
+{
+	static uint64_t x = 0x2545f4914f6cdd1dULL;
+
+	x = x * 6364136223846793005ULL + 1442695040888963407ULL;
+	return x | 1;
 }

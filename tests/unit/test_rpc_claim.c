@@ -1,6 +1,6 @@
 /*
- * Host unit tests of the RPC client's stack claim (lib/rpc_client.c,
- * rpc_stack_claim) over the kernel's remote memory and request/answer
+ * Host unit tests of the RPC client's stack claim for a call
+ * (lib/rpc_client.c, rpc_stack_claim) over the kernel's remote memory and request/answer
  * code on the fake fabric boundary of host_fabric.c.  This process is
  * node 0 and plays the server, node 2, too: the two argument stacks
  * "rpc.svc.0" and "rpc.svc.1" are exported here for node 2, and every
@@ -16,11 +16,13 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <string.h>
 
 #include <cmocka.h>
 
 #include "kernel/init.h"
+#include "lib/rpc.h"
 #include "lib/rpc_wire.h"
 #include "net/rmem/internal.h"
 #include "net/rmem/proto.h"
@@ -104,32 +106,58 @@ static uint64_t owner(const uint8_t *stack)
 	return w;
 }
 
-/* The claim as it should go: the first free stack is ours. */
+/* A binding to node 2's two stacks, as rpc_bind imports them. */
+static void binding(struct rpc_binding *b)
+{
+	memset(b, 0, sizeof *b);
+	b->server = PEER;
+	for (int k = 0; k < 2; k++) {
+		char name[RMEM_NAME_MAX];
+		snprintf(name, sizeof name, "rpc.svc.%d", k);
+		b->rd[k] = rmem_import(PEER, name);
+		assert_true(b->rd[k] >= 0);
+	}
+	b->nstacks = 2;
+}
+
+static void unbinding(struct rpc_binding *b)
+{
+	for (int k = 0; k < b->nstacks; k++)
+		rmem_release(b->rd[k]);
+}
+
+/* The claim as it should go: the first free stack is ours, and the next call tries the next. */
 static void claim_takes_the_first_free_stack(void **state)
 {
-	struct rpc_binding b = { 0 };
+	struct rpc_binding b;
 
 	(void)state;
-	assert_int_equal(rpc_stack_claim(&b, PEER, "svc", TOKEN), 0);
-	assert_int_equal(b.stack, 0);
+	binding(&b);
+	assert_int_equal(rpc_stack_claim(&b, TOKEN), 0);
 	assert_true(owner(stack0) == TOKEN);
 	assert_true(owner(stack1) == 0);
-	rmem_release(b.rd);
+	assert_int_equal(b.hint, 1);
+	assert_int_equal(rpc_stack_claim(&b, TOKEN + 1), 1);
+	assert_true(owner(stack1) == TOKEN + 1);
+	/* Both taken: -EBUSY, and the client counts what it found taken. */
+	assert_int_equal(rpc_stack_claim(&b, TOKEN + 2), -EBUSY);
+	assert_int_equal(b.stats.claims_lost, 2);
+	unbinding(&b);
 }
 
 /* A taken stack is passed over. */
 static void claim_passes_a_taken_stack(void **state)
 {
-	struct rpc_binding b = { 0 };
+	struct rpc_binding b;
 	uint64_t other = 0x0000000300000007ULL;
 
 	(void)state;
+	binding(&b);
 	memcpy(stack0 + CTL_OFF, &other, 8);
-	assert_int_equal(rpc_stack_claim(&b, PEER, "svc", TOKEN), 0);
-	assert_int_equal(b.stack, 1);
+	assert_int_equal(rpc_stack_claim(&b, TOKEN), 1);
 	assert_true(owner(stack0) == other);
 	assert_true(owner(stack1) == TOKEN);
-	rmem_release(b.rd);
+	unbinding(&b);
 }
 
 /*
@@ -139,17 +167,17 @@ static void claim_passes_a_taken_stack(void **state)
  */
 static void late_answer_keeps_the_claim(void **state)
 {
-	struct rpc_binding b = { 0 };
+	struct rpc_binding b;
 
 	(void)state;
+	binding(&b);
 	hold_first = 1;
-	assert_int_equal(rpc_stack_claim(&b, PEER, "svc", TOKEN), 0);
-	assert_int_equal(b.stack, 0);
+	assert_int_equal(rpc_stack_claim(&b, TOKEN), 0);
 	assert_true(owner(stack0) == TOKEN);
 	assert_true(owner(stack1) == 0);
 	assert_int_equal(cas_seen, 2);
 	assert_int_equal(have_held, 0);
-	rmem_release(b.rd);
+	unbinding(&b);
 }
 
 int main(void)

@@ -17,6 +17,7 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <string.h>
 
 #include <cmocka.h>
@@ -35,10 +36,13 @@
 #define TOKEN ((uint64_t)(CLIENT + 1) << 32 | 0x99)
 
 static struct rpc_server srv;
-static _Alignas(8) uint8_t reply_mem[256];
+static _Alignas(8) uint8_t reply_mem[REPLY_SEG];
 static int ran;				/* procedure runs */
 static uint8_t seen_args[RPC_ARGS_MAX];
 static size_t seen_len;
+static int stack_no;			/* the stack client_write_only writes */
+static uint32_t bind_id;		/* the last binding made, and its secret */
+static uint64_t bind_secret;
 
 /*
  * The server's stacks live as long as the node (there is no rpc_unserve);
@@ -65,6 +69,31 @@ static int sum_proc(const void *argp, size_t len, uint64_t *result)
 	return 0;
 }
 
+/*
+ * Procedure 2, by reference: the arguments are a reference; read its 8
+ * bytes, write them back reversed at offset 8, the sum as the result.
+ */
+static int ref_proc(const void *argp, size_t len, uint64_t *result)
+{
+	struct rpc_ref ref;
+	const uint8_t *d;
+	uint8_t back[8];
+
+	ran++;
+	if (len != sizeof ref)
+		return -EINVAL;
+	memcpy(&ref, argp, sizeof ref);
+	int r = rpc_ref_read(&ref, 0, 8, (const void **)&d);
+	if (r < 0)
+		return r;
+	*result = 0;
+	for (int i = 0; i < 8; i++) {
+		*result += d[i];
+		back[i] = d[7 - i];
+	}
+	return rpc_ref_write(&ref, 8, back, 8);
+}
+
 /* Every frame to node 1 goes to this node's receive code as node 1's. */
 static void pump(void)
 {
@@ -85,10 +114,12 @@ static int setup(void **state)
 	host_pump = pump;
 	memset(reply_mem, 0, sizeof reply_mem);
 	ran = 0;
+	stack_no = 0;
 	assert_true(seg_export_for("rpc-r0", reply_mem, sizeof reply_mem, CLIENT, RMEM_W) >= 0);
 	assert_int_equal(rpc_server_init(&srv, "svc"), 0);
 	assert_int_equal(rpc_register(&srv, 1, sum_proc), 0);
-	assert_int_equal(rpc_serve(&srv, 1), 0);
+	assert_int_equal(rpc_register(&srv, 2, ref_proc), 0);
+	assert_int_equal(rpc_serve(&srv, 2), 0);
 	return 0;
 }
 
@@ -107,11 +138,13 @@ static int teardown(void **state)
 static int client_write_only(int src, uint32_t off, const void *data, uint32_t len)
 {
 	static uint8_t b[RMEM_HDR_LEN + RMEM_MAX_XFER];
-	int seg = segtab_find(&rmem_segtab, "rpc.svc.0");
+	char name[RMEM_NAME_MAX];
 	struct rmem_msg m = { 0 };
 	struct host_frame f;
 	uint32_t gen;
 
+	snprintf(name, sizeof name, "rpc.svc.%d", stack_no);
+	int seg = segtab_find(&rmem_segtab, name);
 	assert_true(seg >= 0);
 	assert_int_equal(seg_ticket(seg, src, &gen), 0);
 	m.op = RM_WRITE;
@@ -132,57 +165,119 @@ static int client_write_only(int src, uint32_t off, const void *data, uint32_t l
 	return m.status;
 }
 
+/*
+ * The claim of the current stack by node src (its compare-and-swap of the
+ * owner word from 0, with RMEM_INTR as the client's are); the old value,
+ * or -1 if refused.
+ */
+static int64_t claim(int src)
+{
+	static uint8_t b[RMEM_HDR_LEN + 16];
+	char name[RMEM_NAME_MAX];
+	struct rmem_msg m = { 0 };
+	struct host_frame f;
+	uint64_t cmp[2] = { 0, (uint64_t)(src + 1) << 32 | 0x99 }, old;
+	uint32_t gen;
+
+	snprintf(name, sizeof name, "rpc.svc.%d", stack_no);
+	int seg = segtab_find(&rmem_segtab, name);
+	assert_true(seg >= 0);
+	assert_int_equal(seg_ticket(seg, src, &gen), 0);
+	m.op = RM_CAS;
+	m.flags = RM_F_INTR;
+	m.seg = (uint16_t)seg;
+	m.gen = gen;
+	m.count = 8;
+	m.tag = 0x66;
+	memcpy(b, &m, sizeof m);
+	memcpy(b + sizeof m, cmp, 16);
+	assert_int_equal(rmem_receive(src, b, sizeof b, 0), 0);
+	assert_int_equal(host_frame_take(&f), 0);
+	memcpy(&m, f.data, sizeof m);
+	if (m.op != RM_ATOMIC_RESP)
+		return -1;
+	memcpy(&old, f.data + sizeof m, 8);
+	return (int64_t)old;
+}
+
 /* The WRITE, then the stack's thread runs once. */
 static int client_write(int src, uint32_t off, const void *data, uint32_t len)
 {
 	int st = client_write_only(src, off, data, len);
 
-	assert_int_equal(rpc_stack_step(&srv, 0, 0), 0);
+	assert_int_equal(rpc_stack_step(&srv, stack_no, 0), 0);
 	pump();
 	return st;
+}
+
+/* Node src gives the current stack back: its owner word to 0 (RMEM_INTR). */
+static int release(int src)
+{
+	static const uint64_t zero;
+
+	return client_write(src, CTL_OFF, &zero, 8);
 }
 
 static struct reply last_reply(void)
 {
 	struct reply r;
 
-	memcpy(&r, reply_mem, sizeof r);
+	memcpy(&r, reply_mem + stack_no * REPLY_SLOT, sizeof r);
 	return r;
 }
 
-/* The client's bind: the owner word (its CAS, done here as a WRITE), then the request. */
-static void bind(void)
+/* A binding request from node src on the current stack: the owner word (its CAS, done here as a WRITE), then the request. */
+static struct reply ctl(int src, uint32_t op, uint32_t id, uint64_t secret)
 {
 	struct ctl c = { 0 };
 
-	c.owner = TOKEN;
-	assert_int_equal(client_write(CLIENT, CTL_OFF, &c.owner, 8), RMS_OK);
-	c.op = CTL_BIND;
-	c.node = CLIENT;
+	int64_t o = claim(src);
+	assert_true(o == 0 || o == (int64_t)((uint64_t)(src + 1) << 32 | 0x99));	/* free, or src's already */
+	c.op = op;
+	c.node = (uint32_t)src;
+	c.bind = id;
+	c.secret = secret;
 	strcpy(c.reply, "rpc-r0");
-	assert_int_equal(client_write(CLIENT, REQ_OFF, (uint8_t *)&c + REQ_OFF,
-				      (uint32_t)(offsetof(struct ctl, pad) - REQ_OFF)),
-			 RMS_OK);
-	struct reply r = last_reply();
-	assert_int_equal(r.kind, R_BOUND);
+	assert_int_equal(client_write(src, REQ_OFF, (uint8_t *)&c + REQ_OFF, CTL_LEN), RMS_OK);
+	assert_int_equal(release(src), RMS_OK);
+	return last_reply();
 }
 
-/* One call of len argument bytes, numbered seq, in one header frame. */
-static int call(int src, uint32_t seq, const uint8_t *args, uint32_t len, uint16_t nframes)
+static void bind(void)
+{
+	struct reply r = ctl(CLIENT, CTL_BIND, 0, 0);
+
+	assert_int_equal(r.kind, R_BOUND);
+	assert_int_equal(r.status, 0);
+	bind_id = (uint32_t)r.result;
+	bind_secret = r.mask;
+}
+
+/* One call of len argument bytes, numbered seq, in one header frame, on the current stack. */
+static int call_as(int src, uint32_t proc, uint32_t seq, uint64_t secret, const uint8_t *args, uint32_t len,
+		   uint16_t nframes)
 {
 	uint8_t frame[sizeof(struct call_hdr) + RPC_ARGS_MAX];
 	struct call_hdr h = { 0 };
 
 	h.seq = seq;
-	h.proc = 1;
+	h.proc = proc;
 	h.len = len;
 	h.nframes = nframes;
+	h.bind = bind_id;
+	h.secret = secret;
+	claim(src);		/* the stack may be src's already */
 	memcpy(frame, &h, sizeof h);
 	memcpy(frame + sizeof h, args, len);
 	return client_write(src, HDR_OFF, frame, (uint32_t)(sizeof h + len));
 }
 
-/* Bind, then a call: the procedure sees the arguments, the result lands in the reply. */
+static int call(int src, uint32_t seq, const uint8_t *args, uint32_t len, uint16_t nframes)
+{
+	return call_as(src, 1, seq, bind_secret, args, len, nframes);
+}
+
+/* Bind, then a call: the procedure sees the arguments, the result lands in the stack's reply slot. */
 static void bind_and_call(void **state)
 {
 	uint8_t args[16];
@@ -191,6 +286,7 @@ static void bind_and_call(void **state)
 	bind();
 	for (int i = 0; i < 16; i++)
 		args[i] = (uint8_t)(i + 1);
+	stack_no = 1;
 	assert_int_equal(call(CLIENT, 1, args, 16, 1), RMS_OK);
 	assert_int_equal(ran, 1);
 	assert_int_equal(seen_len, 16);
@@ -202,20 +298,48 @@ static void bind_and_call(void **state)
 	assert_int_equal(r.result, 136);
 }
 
-/* After binding only the owner may write the stack: a third node is refused, nothing runs. */
-static void bound_stack_refuses_others(void **state)
+/* A header without the binding's secret, from any node, runs nothing; the right one runs. */
+static void wrong_secret_runs_nothing(void **state)
 {
 	uint8_t args[8] = { 9, 9, 9, 9, 9, 9, 9, 9 };
+	struct rpc_server_stats st;
 
 	(void)state;
 	bind();
-	assert_int_not_equal(call(THIRD, 1, args, 8, 1), RMS_OK);
+	assert_int_equal(call_as(THIRD, 1, 1, bind_secret ^ 1, args, 8, 1), RMS_OK);
+	assert_int_equal(release(THIRD), RMS_OK);
+	assert_int_equal(call_as(CLIENT, 1, 1, bind_secret + 1, args, 8, 1), RMS_OK);
 	assert_int_equal(ran, 0);
+	rpc_server_stats(&srv, &st);
+	assert_int_equal(st.forged, 2);
 	assert_int_equal(call(CLIENT, 1, args, 8, 1), RMS_OK);
 	assert_int_equal(ran, 1);
 }
 
-/* A repeated call number is answered from the kept result: at most once. */
+/*
+ * A stack's rights follow its owner word: free, nobody may write it; once
+ * claimed, its claimer's node alone; given back, nobody again.  Every
+ * node may try a claim.
+ */
+static void stack_rights_follow_the_claim(void **state)
+{
+	uint8_t args[8] = { 1 };
+
+	(void)state;
+	bind();
+	assert_int_equal(client_write(THIRD, ARGS_OFF, args, 8), RMS_RIGHTS);
+	assert_true(claim(CLIENT) == 0);
+	assert_int_equal(client_write(CLIENT, ARGS_OFF, args, 8), RMS_OK);
+	assert_int_equal(client_write(THIRD, ARGS_OFF, args, 8), RMS_RIGHTS);
+	assert_true(claim(THIRD) == ((uint64_t)(CLIENT + 1) << 32 | 0x99));	/* taken: the CAS fails */
+	assert_int_equal(client_write(THIRD, ARGS_OFF, args, 8), RMS_RIGHTS);
+	assert_int_equal(release(CLIENT), RMS_OK);
+	assert_int_equal(client_write(CLIENT, ARGS_OFF, args, 8), RMS_RIGHTS);
+	assert_true(claim(THIRD) == 0);
+	assert_int_equal(client_write(THIRD, ARGS_OFF, args, 8), RMS_OK);
+}
+
+/* A repeated call number on its stack is answered from the kept result: at most once. */
 static void repeated_call_runs_once(void **state)
 {
 	uint8_t args[4] = { 1, 2, 3, 4 };
@@ -236,6 +360,33 @@ static void repeated_call_runs_once(void **state)
 	assert_int_equal(st.calls, 1);
 }
 
+/*
+ * The stacks are shared, at most once is not per stack: a number that ran
+ * on stack 0 never runs on stack 1, and a number older than the window
+ * does not run at all.
+ */
+static void call_number_runs_once_across_stacks(void **state)
+{
+	uint8_t args[4] = { 1, 2, 3, 4 };
+	struct rpc_server_stats st;
+
+	(void)state;
+	bind();
+	assert_int_equal(call(CLIENT, 1, args, 4, 1), RMS_OK);
+	stack_no = 1;
+	assert_int_equal(call(CLIENT, 1, args, 4, 1), RMS_OK);
+	assert_int_equal(ran, 1);
+	assert_int_equal(call(CLIENT, 3, args, 4, 1), RMS_OK);		/* out of order is fine */
+	assert_int_equal(call(CLIENT, 2, args, 4, 1), RMS_OK);
+	assert_int_equal(ran, 3);
+	assert_int_equal(call(CLIENT, 4 + SEEN_WINDOW, args, 4, 1), RMS_OK);
+	assert_int_equal(call(CLIENT, 4, args, 4, 1), RMS_OK);		/* fell out of the window */
+	assert_int_equal(ran, 4);
+	rpc_server_stats(&srv, &st);
+	assert_int_equal(st.stale, 1);
+	assert_int_equal(st.repeats, 0);
+}
+
 /* A header whose frame count does not match its length, or too long: no call. */
 static void malformed_header_runs_nothing(void **state)
 {
@@ -252,56 +403,137 @@ static void malformed_header_runs_nothing(void **state)
 	assert_int_equal(ran, 1);
 }
 
-/* A call before any binding, or a call number out of turn, runs nothing. */
-static void unbound_or_out_of_turn_runs_nothing(void **state)
+/* A call before any binding, or on one unbound, runs nothing. */
+static void unbound_runs_nothing(void **state)
 {
 	uint8_t args[8] = { 0 };
 
 	(void)state;
-	assert_int_equal(call(CLIENT, 1, args, 8, 1), RMS_OK);
+	bind_id = 0;
+	assert_int_equal(call_as(CLIENT, 1, 1, 0, args, 8, 1), RMS_OK);
 	assert_int_equal(ran, 0);
 	bind();
-	assert_int_equal(call(CLIENT, 5, args, 8, 1), RMS_OK);
-	assert_int_equal(ran, 0);
 	assert_int_equal(call(CLIENT, 1, args, 8, 1), RMS_OK);
+	assert_int_equal(ran, 1);
+	/* An unbinding with the wrong secret is refused; with the right one the calls stop. */
+	struct reply r = ctl(CLIENT, CTL_UNBIND, bind_id, bind_secret ^ 4);
+	assert_int_equal(r.kind, R_RESULT);	/* no answer: the last reply stays */
+	r = ctl(CLIENT, CTL_UNBIND, bind_id, bind_secret);
+	assert_int_equal(r.kind, R_UNBOUND);
+	assert_int_equal(r.status, 0);
+	assert_int_equal(call(CLIENT, 2, args, 8, 1), RMS_OK);
 	assert_int_equal(ran, 1);
 }
 
 /*
- * A call another node wrote into the free stack, still unseen when the
- * client's binding request arrives (the thread wakes once for both), is
- * not the owner's: it does not run.  The owner's own call 1 does.
+ * Bindings hold no stack: RPC_MAX_BINDINGS of them over two stacks, each
+ * served; one more is refused with -EBUSY, and once one unbinds it fits.
  */
-static void call_before_binding_is_not_the_owners(void **state)
+static void bindings_outnumber_stacks(void **state)
 {
-	uint8_t frame[sizeof(struct call_hdr) + 8];
-	uint8_t mine[8] = { 1, 1, 1, 1, 1, 1, 1, 1 };
-	struct call_hdr h = { 0 };
-	struct ctl c = { 0 };
+	uint8_t args[4] = { 1, 1, 1, 1 };
+	uint32_t first = 0;
+	uint64_t first_secret = 0;
 
 	(void)state;
-	h.seq = 1;
-	h.proc = 1;
-	h.len = 8;
-	h.nframes = 1;
-	memcpy(frame, &h, sizeof h);
-	memset(frame + sizeof h, 9, 8);
-	assert_int_equal(client_write_only(THIRD, HDR_OFF, frame, sizeof frame), RMS_OK);
-	c.owner = TOKEN;
-	assert_int_equal(client_write_only(CLIENT, CTL_OFF, &c.owner, 8), RMS_OK);
-	c.op = CTL_BIND;
-	c.node = CLIENT;
-	strcpy(c.reply, "rpc-r0");
-	assert_int_equal(client_write_only(CLIENT, REQ_OFF, (uint8_t *)&c + REQ_OFF,
-					   (uint32_t)(offsetof(struct ctl, pad) - REQ_OFF)),
-			 RMS_OK);
-	assert_int_equal(rpc_stack_step(&srv, 0, 0), 0);
-	pump();
-	assert_int_equal(last_reply().kind, R_BOUND);
-	assert_int_equal(ran, 0);
-	assert_int_equal(call(CLIENT, 1, mine, 8, 1), RMS_OK);
-	assert_int_equal(ran, 1);
-	assert_memory_equal(seen_args, mine, 8);
+	for (int i = 0; i < RPC_MAX_BINDINGS; i++) {
+		stack_no = i % 2;
+		bind();
+		if (i == 0) {
+			first = bind_id;
+			first_secret = bind_secret;
+		}
+		assert_int_equal(call(CLIENT, 1, args, 4, 1), RMS_OK);
+		assert_int_equal(ran, i + 1);
+		assert_int_equal(last_reply().result, 4);
+	}
+	struct reply r = ctl(CLIENT, CTL_BIND, 0, 0);
+	assert_int_equal(r.kind, R_BOUND);
+	assert_int_equal(r.status, -EBUSY);
+	r = ctl(CLIENT, CTL_UNBIND, first, first_secret);
+	assert_int_equal(r.kind, R_UNBOUND);
+	bind();
+	assert_int_equal(bind_id, first);
+	assert_true(bind_secret != first_secret);
+}
+
+/*
+ * Call-by-reference (3.1.1): the procedure reads the caller's memory
+ * through the reference and writes its answer there; the caller's node
+ * enforces what it exported, whatever the reference claims.
+ */
+static void call_by_reference(void **state)
+{
+	static _Alignas(8) uint8_t mem[16] = { 1, 2, 3, 4, 5, 6, 7, 8 };
+	struct rpc_ref ref = { 0 };
+	uint32_t gen;
+	const void *d;
+
+	(void)state;
+	assert_int_equal(rpc_ref_read(&ref, 0, 8, &d), -EPERM);	/* outside a procedure */
+	bind();
+	/* This node plays the client too: the READs come back to it as node 1's. */
+	ref.seg = seg_export_for("rpc-a0", mem, sizeof mem, CLIENT, RMEM_RW);
+	assert_true(ref.seg >= 0);
+	assert_int_equal(seg_ticket(ref.seg, CLIENT, &gen), 0);
+	ref.gen = gen;
+	ref.len = sizeof mem;
+	ref.rights = RMEM_RW;
+	assert_int_equal(call_as(CLIENT, 2, 1, bind_secret, (const uint8_t *)&ref, sizeof ref, 1), RMS_OK);
+	struct reply r = last_reply();
+	assert_int_equal(r.kind, R_RESULT);
+	assert_int_equal(r.status, 0);
+	assert_int_equal(r.result, 36);
+	static const uint8_t back[8] = { 8, 7, 6, 5, 4, 3, 2, 1 };
+	assert_memory_equal(mem + 8, back, 8);
+	/* Exported for reading only: the WRITE is refused there, the memory stays. */
+	assert_int_equal(seg_grant(ref.seg, CLIENT, RMEM_R), 0);
+	memset(mem + 8, 0, 8);
+	assert_int_equal(call_as(CLIENT, 2, 2, bind_secret, (const uint8_t *)&ref, sizeof ref, 1), RMS_OK);
+	r = last_reply();
+	assert_int_equal(r.status, -EACCES);
+	assert_int_equal(mem[8], 0);
+	/* Beyond its length: refused before anything is asked. */
+	ref.len = 4;
+	assert_int_equal(call_as(CLIENT, 2, 3, bind_secret, (const uint8_t *)&ref, sizeof ref, 1), RMS_OK);
+	assert_int_equal(last_reply().status, -ERANGE);
+	seg_unexport(ref.seg);
+}
+
+/* The window of call numbers run. */
+static void seen_window(void **state)
+{
+	struct seen w = { 0 };
+
+	(void)state;
+	assert_int_equal(seen_check(&w, 0), SEEN_OLD);
+	assert_int_equal(seen_check(&w, 1), SEEN_NEW);
+	seen_mark(&w, 2);
+	assert_int_equal(seen_check(&w, 1), SEEN_NEW);
+	assert_int_equal(seen_check(&w, 2), SEEN_DONE);
+	seen_mark(&w, 1);
+	assert_int_equal(seen_check(&w, 1), SEEN_DONE);
+	seen_mark(&w, 2 + SEEN_WINDOW - 1);
+	assert_int_equal(seen_check(&w, 2), SEEN_DONE);
+	assert_int_equal(seen_check(&w, 1), SEEN_OLD);
+	assert_int_equal(seen_check(&w, 3), SEEN_NEW);	/* skipped numbers stay open */
+	seen_mark(&w, 2 + SEEN_WINDOW + 5);		/* the bits it passes are cleared */
+	for (uint32_t s = 2 + SEEN_WINDOW; s < 2 + SEEN_WINDOW + 5; s++)
+		assert_int_equal(seen_check(&w, s), SEEN_NEW);
+	/* Too far ahead: refused, so that no number comes round again. */
+	assert_int_equal(seen_check(&w, 2 + SEEN_WINDOW + 5 + SEEN_AHEAD + 1), SEEN_OLD);
+	assert_int_equal(seen_check(&w, 0x7ffffff0u), SEEN_OLD);
+	assert_int_equal(seen_check(&w, 0xfffffff0u), SEEN_OLD);
+	/* Counted on past 2^32: the 32-bit numbers wrap, the window does not. */
+	w.top = 0xffffffe0ULL;
+	memset(w.bits, 0, sizeof w.bits);
+	seen_mark(&w, 0xfffffff0u);
+	seen_mark(&w, 5);				/* 2^32 + 5 */
+	assert_true(w.top == 0x100000005ULL);
+	assert_int_equal(seen_check(&w, 5), SEEN_DONE);
+	assert_int_equal(seen_check(&w, 0xfffffff0u), SEEN_DONE);
+	assert_int_equal(seen_check(&w, 0xfffffff1u), SEEN_NEW);
+	assert_int_equal(seen_check(&w, 6), SEEN_NEW);
 }
 
 int main(void)
@@ -311,11 +543,15 @@ int main(void)
 		return 1;
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(bind_and_call, setup, teardown),
-		cmocka_unit_test_setup_teardown(bound_stack_refuses_others, setup, teardown),
+		cmocka_unit_test_setup_teardown(wrong_secret_runs_nothing, setup, teardown),
+		cmocka_unit_test_setup_teardown(stack_rights_follow_the_claim, setup, teardown),
 		cmocka_unit_test_setup_teardown(repeated_call_runs_once, setup, teardown),
+		cmocka_unit_test_setup_teardown(call_number_runs_once_across_stacks, setup, teardown),
 		cmocka_unit_test_setup_teardown(malformed_header_runs_nothing, setup, teardown),
-		cmocka_unit_test_setup_teardown(unbound_or_out_of_turn_runs_nothing, setup, teardown),
-		cmocka_unit_test_setup_teardown(call_before_binding_is_not_the_owners, setup, teardown),
+		cmocka_unit_test_setup_teardown(unbound_runs_nothing, setup, teardown),
+		cmocka_unit_test_setup_teardown(bindings_outnumber_stacks, setup, teardown),
+		cmocka_unit_test_setup_teardown(call_by_reference, setup, teardown),
+		cmocka_unit_test(seen_window),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
