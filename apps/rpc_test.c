@@ -557,9 +557,9 @@ static int rpc_test_main(void)
 		rmem_print_stats();
 		fabric_print_stats();
 		result("calls=%lu failed=%d rewritten=%lu role=server masks=%lu repeats=%lu bad_frames=%lu "
-		       "forged=%lu stale=%lu stacks=%d transport=%s checks=%d",
+		       "forged=%lu stale=%lu unclaimed=%lu stacks=%d transport=%s checks=%d",
 		       s.calls, check_failures, s.frames_missing, s.masks, s.repeats, s.bad_frames, s.forged, s.stale,
-		       nstacks, transport, check_count);
+		       s.unclaimed, nstacks, transport, check_count);
 	} else {
 		printf("rpc-test: node %d: %d threads x %d rounds in %lu ms, %lu stacks found taken, %lu waits for one\n",
 		       node_id, nthreads, iters, ms, nb.stats.claims_lost, nb.stats.stack_waits);

@@ -69,6 +69,7 @@ typedef int (*rpc_proc_fn)(const void *args, size_t len, uint64_t *result);
 
 struct rpc_stack;
 struct rpc_bound;
+struct rpc_local;
 
 struct rpc_server_stats {
 	uint64_t calls;			/* procedures run */
@@ -78,6 +79,7 @@ struct rpc_server_stats {
 	uint64_t bad_frames;		/* calls whose arguments failed their check */
 	uint64_t forged;		/* headers naming no binding, or with a wrong secret */
 	uint64_t stale;			/* call numbers older than the window: not run */
+	uint64_t unclaimed;		/* headers on a stack their claim does not hold: not run */
 	uint64_t binds, unbinds;
 	uint64_t refused;		/* bindings refused: every one taken */
 };
@@ -132,6 +134,7 @@ struct rpc_binding {
 	uint64_t secret;		/* ... and its secret, both carried by every call */
 	uint32_t seq;			/* the last call number (taken atomically) */
 	uint32_t hint;			/* the stack to try first */
+	struct rpc_local *local;	/* this node's calls on the service's stacks (rpc_client.c) */
 	int flags;
 	struct rpc_client_stats stats;	/* updated atomically */
 };

@@ -74,6 +74,40 @@ static uint32_t slot_gen(const struct rpc_binding *b, int k)
 	return g;
 }
 
+#define LOCAL_MAX 16
+static struct rpc_local locals[LOCAL_MAX];
+
+struct rpc_local *rpc_local_get(int server, const char *service)
+{
+	struct rpc_local *l = NULL;
+	irqflags_t f = irq_save();
+
+	for (int i = 0; i < LOCAL_MAX && !l; i++)
+		if (locals[i].service[0] && locals[i].server == server && !strcmp(locals[i].service, service))
+			l = &locals[i];
+	for (int i = 0; i < LOCAL_MAX && !l; i++)
+		if (!locals[i].service[0]) {
+			l = &locals[i];
+			l->server = server;
+			strcpy(l->service, service);
+		}
+	irq_restore(f);
+	return l;
+}
+
+/* Stack k for one of this node's calls, if no other holds it. */
+static int local_take(struct rpc_binding *b, int k)
+{
+	uint32_t bit = 1u << k;
+
+	return !(__atomic_fetch_or(&b->local->busy, bit, __ATOMIC_ACQ_REL) & bit);
+}
+
+static void local_drop(struct rpc_binding *b, int k)
+{
+	__atomic_fetch_and(&b->local->busy, ~(1u << k), __ATOMIC_RELEASE);
+}
+
 int rpc_stack_claim(struct rpc_binding *b, uint64_t token)
 {
 	uint32_t start = __atomic_load_n(&b->hint, __ATOMIC_RELAXED);
@@ -81,6 +115,8 @@ int rpc_stack_claim(struct rpc_binding *b, uint64_t token)
 	for (int i = 0; i < b->nstacks; i++) {
 		int k = (int)((start + (uint32_t)i) % (uint32_t)b->nstacks);
 		uint64_t old = 1;
+		if (!local_take(b, k))
+			continue;
 		/*
 		 * 3.1.1: "the client stub picks an available stack".  A CAS
 		 * whose answer is late may still land: its outcome is settled
@@ -96,13 +132,28 @@ int rpc_stack_claim(struct rpc_binding *b, uint64_t token)
 			return k;
 		}
 		if (r == -ETIMEDOUT || r == -EHOSTDOWN)
-			return r;	/* the stack may be ours: claim no second one */
+			return r;	/* the stack may be ours: claim no second one (it stays busy here) */
+		local_drop(b, k);
 		/* Taken, or write-protected while its procedure runs (-EROFS): the next. */
 		if (r != 0 && r != -EROFS)
 			return r;
 		STAT(b, claims_lost, 1);
 	}
 	return -EBUSY;
+}
+
+/* Wait while every stack is taken: 0 to look again, or -EHOSTDOWN / -ETIMEDOUT past end. */
+static int stack_wait(struct rpc_binding *b, uint64_t *wait, int *waited, uint64_t end)
+{
+	if (!(*waited)++)
+		STAT(b, stack_waits, 1);
+	if (fabric_peer_dead(b->server))
+		return -EHOSTDOWN;
+	if (cycles() >= end)
+		return -ETIMEDOUT;
+	thread_sleep_ns(*wait);
+	*wait = *wait * 2 < STACK_WAIT_MAX_NS ? *wait * 2 : STACK_WAIT_MAX_NS;
+	return 0;
 }
 
 /* Claim a stack, waiting while all are taken, until end (cycles). */
@@ -112,17 +163,11 @@ static int stack_get(struct rpc_binding *b, uint64_t token, uint64_t end)
 	int waited = 0;
 
 	for (;;) {
-		int k = rpc_stack_claim(b, token);
+		int k = rpc_stack_claim(b, token), r;
 		if (k != -EBUSY)
 			return k;
-		if (!waited++)
-			STAT(b, stack_waits, 1);
-		if (fabric_peer_dead(b->server))
-			return -EHOSTDOWN;
-		if (cycles() >= end)
-			return -ETIMEDOUT;
-		thread_sleep_ns(wait);
-		wait = wait * 2 < STACK_WAIT_MAX_NS ? wait * 2 : STACK_WAIT_MAX_NS;
+		if ((r = stack_wait(b, &wait, &waited, end)) < 0)
+			return r;
 	}
 }
 
@@ -130,8 +175,8 @@ static int stack_get(struct rpc_binding *b, uint64_t token, uint64_t end)
  * Give stack k back: its owner word to 0 (RMEM_INTR: the server opens the
  * stack to every node's claim again).  The WRITE follows the call's
  * frames on the reliable channel; nothing waits for it.  A frame of the
- * call still in flight as a raw frame is told from the next caller's by
- * the call's number and CRC.
+ * call still in flight as a raw frame is refused: the right to write went
+ * with the stack.
  */
 static void stack_put(struct rpc_binding *b, int k)
 {
@@ -140,6 +185,7 @@ static void stack_put(struct rpc_binding *b, int k)
 
 	if (r < 0)
 		LTRACEF("stack %d of node %d not given back: %d\n", k, b->server, r);
+	local_drop(b, k);
 }
 
 /*
@@ -164,8 +210,11 @@ static int ctl_exchange(struct rpc_binding *b, const struct ctl *c, uint32_t kin
 			r = -ETIMEDOUT;
 			break;
 		}
-		if (reply_wait(b, k, &gen, &seen, rep, SLICE_NS) == 0 && rep->kind == kind)
-			break;
+		if (reply_wait(b, k, &gen, &seen, rep, SLICE_NS) == 0 && rep->kind == kind) {
+			/* The server gave the stack back before it answered. */
+			local_drop(b, k);
+			return 0;
+		}
 	}
 	stack_put(b, k);
 	return r;
@@ -220,6 +269,9 @@ int rpc_bind(struct rpc_binding *b, int node, const char *service, int flags, ui
 	b->server = node;
 	b->flags = flags;
 	b->hint = (uint32_t)node_id;
+	b->local = rpc_local_get(node, service);
+	if (!b->local)
+		return -ENOMEM;
 	b->reply = calloc(1, REPLY_SEG);
 	if (!b->reply)
 		return -ENOMEM;
@@ -278,23 +330,97 @@ static int frame_write(struct rpc_binding *b, int k, const uint8_t *args, size_t
 	return r;
 }
 
-/* The call on stack k, from its frames to its answer (3.1.2). */
-static int call_on(struct rpc_binding *b, int k, const uint8_t *a, size_t len, const void *frame,
-		   const struct call_hdr *h, uint64_t end, uint64_t *result)
+/*
+ * Number the call once it has a stack: the numbers of calls in flight then
+ * stay within the server's window however long a call waited for a stack.
+ */
+static void call_number(struct rpc_binding *b, struct call_hdr *h, const uint8_t *a, uint64_t token)
 {
-	unsigned n = h->nframes;
-	int unreliable = b->flags & RPC_UNRELIABLE, r;
-	uint32_t gen = slot_gen(b, k);
-	uint64_t seen = 0;
+	h->seq = __atomic_add_fetch(&b->seq, 1, __ATOMIC_RELAXED);
+	h->claim = (uint32_t)token;
+	if (h->flags & HF_CRC)
+		h->crc = call_crc(h, a);
+}
 
-	/* 3.1.2: N frames without waiting, the one with the flag last. */
+/* Every frame of the call on stack k (3.1.2: N frames without waiting, the one with the flag last). */
+static int frames_write(struct rpc_binding *b, int k, const uint8_t *a, size_t len, const void *frame, unsigned n)
+{
+	int r;
+
 	for (unsigned i = 0; i < n; i++)
 		if ((r = frame_write(b, k, a, len, frame, i, n)) < 0)
 			return r;
-	STAT(b, frames, n);
-	STAT(b, calls, 1);
+	return 0;
+}
 
+/*
+ * Over the reliable channel the claim and the call go together: the
+ * compare-and-swap is sent, the frames right behind it, and only then is
+ * its answer awaited.  The channel keeps their order, and the frames land
+ * only if the claim gave this node the right to write the stack; a lost
+ * claim's frames are refused there, and the call goes again to the next
+ * stack.  So a call costs one round trip, as with a stack held for good.
+ * The stack's number, or an error.
+ */
+static int claim_and_send(struct rpc_binding *b, uint64_t token, const uint8_t *a, size_t len, void *frame,
+			  unsigned n, uint64_t end, uint32_t *gen)
+{
+	uint64_t wait = STACK_WAIT_NS;
+	int waited = 0, r;
+
+	for (;;) {
+		uint32_t start = __atomic_load_n(&b->hint, __ATOMIC_RELAXED);
+		for (int i = 0; i < b->nstacks; i++) {
+			int k = (int)((start + (uint32_t)i) % (uint32_t)b->nstacks);
+			uint64_t old = 1;
+			if (!local_take(b, k))
+				continue;
+			int h = rmem_cas_start(b->rd[k], CTL_OFF, 0, token, RMEM_INTR);
+			if (h < 0) {
+				local_drop(b, k);
+				return h;
+			}
+			*gen = slot_gen(b, k);	/* before any answer to this call can come */
+			call_number(b, frame, a, token);
+			int w = frames_write(b, k, a, len, frame, n);
+			r = rmem_atomic_wait(h, &old, CALL_NS);
+			if (r == 0 && old == 0 && w == 0) {
+				__atomic_store_n(&b->hint, (uint32_t)(k + 1), __ATOMIC_RELAXED);
+				return k;
+			}
+			if (r == 0 && old == 0) {
+				stack_put(b, k);	/* ours, but the frames did not go */
+			} else if (r == 0 || r == -EROFS) {
+				/*
+				 * Taken, or its call running: the frames are refused
+				 * there, but some may still be on their way.  Another
+				 * call of this node may take the stack only once they
+				 * are refused: once it held the stack, this node's
+				 * write right would let them land.
+				 */
+				rmem_sync(b->rd[k], CALL_NS);
+				local_drop(b, k);
+			} else {
+				return r;		/* the claim's outcome is unknown: the stack stays busy here */
+			}
+			if (w < 0)
+				return w;
+			STAT(b, claims_lost, 1);
+		}
+		if ((r = stack_wait(b, &wait, &waited, end)) < 0)
+			return r;
+	}
+}
+
+/* Wait for the answer to the call on stack k (3.1.2: masks and timeouts). */
+static int call_wait(struct rpc_binding *b, int k, const uint8_t *a, size_t len, const void *frame,
+		     const struct call_hdr *h, uint32_t gen, uint64_t end, uint64_t *result, int *answered)
+{
+	unsigned n = h->nframes;
+	int unreliable = b->flags & RPC_UNRELIABLE, r;
+	uint64_t seen = 0;
 	uint64_t wait = unreliable ? POKE_NS : SLICE_NS;
+
 	for (;;) {
 		struct reply rep;
 		if (reply_wait(b, k, &gen, &seen, &rep, wait) == 0) {
@@ -303,6 +429,7 @@ static int call_on(struct rpc_binding *b, int k, const uint8_t *a, size_t len, c
 			if (rep.kind == R_RESULT) {
 				if (result)
 					*result = rep.result;
+				*answered = 1;
 				return rep.status;
 			}
 			if (rep.kind == R_MASK) {
@@ -341,8 +468,8 @@ int rpc_call(struct rpc_binding *b, uint32_t proc, const void *args, size_t len,
 		uint8_t first[FIRST];
 	} fr;
 	const uint8_t *a = args;
-	uint64_t end;
-	int k, r;
+	int unreliable = b->flags & RPC_UNRELIABLE, answered = 0, k, r;
+	uint32_t gen;
 
 	if (!b->reply || (len && !args))
 		return -EINVAL;
@@ -350,31 +477,50 @@ int rpc_call(struct rpc_binding *b, uint32_t proc, const void *args, size_t len,
 		return -EMSGSIZE;
 	if (proc >= RPC_MAX_PROCS)
 		return -ENOSYS;
-	end = cycles() + ns_to_cycles(CALL_NS);
-	if ((k = stack_get(b, new_token(), end)) < 0)
-		return k;
+	uint64_t end = cycles() + ns_to_cycles(CALL_NS), token = new_token();
 	memset(&fr.h, 0, sizeof fr.h);
-	/* Numbered once the stack is ours: the numbers in flight stay within the server's window. */
-	fr.h.seq = __atomic_add_fetch(&b->seq, 1, __ATOMIC_RELAXED);
 	fr.h.proc = proc;
 	fr.h.len = (uint32_t)len;
 	fr.h.nframes = (uint16_t)frames_for(len);
 	fr.h.bind = b->id;
-	fr.h.secret = b->secret;
+	fr.h.secret = (uint32_t)b->secret;
 	/*
 	 * Raw frames, and a call of several frames, carry a CRC: a stale raw
 	 * frame (duplicated or held up past its call, perhaps another
 	 * binding's on the same stack) is then never taken for one of ours.
 	 */
-	if ((b->flags & RPC_UNRELIABLE) || fr.h.nframes > 1) {
+	if (unreliable || fr.h.nframes > 1)
 		fr.h.flags = HF_CRC;
-		fr.h.crc = call_crc(&fr.h, a);
-	}
 	if (len)
 		memcpy(fr.first, a, len < FIRST ? len : FIRST);
-	r = call_on(b, k, a, len, &fr, &fr.h, end, result);
-	/* After -ETIMEDOUT the call may still run: the stack is write-protected until it ends. */
-	stack_put(b, k);
+
+	if (unreliable) {
+		/* Raw frames keep no order with the claim: it is settled first (paper 3.1: the CAS is reliable). */
+		if ((k = stack_get(b, token, end)) < 0)
+			return k;
+		gen = slot_gen(b, k);
+		call_number(b, &fr.h, a, token);
+		if ((r = frames_write(b, k, a, len, &fr, fr.h.nframes)) < 0) {
+			stack_put(b, k);
+			return r;
+		}
+	} else if ((k = claim_and_send(b, token, a, len, &fr, fr.h.nframes, end, &gen)) < 0) {
+		return k;
+	}
+	STAT(b, frames, fr.h.nframes);
+	STAT(b, calls, 1);
+	r = call_wait(b, k, a, len, &fr, &fr.h, gen, end, result, &answered);
+	/*
+	 * A reliable call's stack was given back by the server before it
+	 * answered; a raw call gives it back itself (its header may have to go
+	 * again until the answer is in).  A call that ended without an answer
+	 * gives it back too: if it still runs, the stack stays write-protected
+	 * until it ends.
+	 */
+	if (unreliable || !answered)
+		stack_put(b, k);
+	else
+		local_drop(b, k);
 	return r;
 }
 

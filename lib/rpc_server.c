@@ -126,6 +126,7 @@ struct rpc_stack {
 	int32_t last_status;
 	uint64_t last_result;
 	int run_node;			/* the node whose call runs now */
+	int writer;			/* the node that may write the stack (its claimer), -1 none */
 	int ref_seg;			/* call-by-reference: READs land here (-1: none yet) */
 	uint8_t *ref_buf;
 	struct rpc_server_stats st;
@@ -186,11 +187,34 @@ static int token_node(uint64_t token)
 static void owner_rights(struct rpc_stack *st)
 {
 	uint64_t owner = __atomic_load_n((uint64_t *)(st->base + CTL_OFF), __ATOMIC_SEQ_CST);
-	int node = token_node(owner);
+	int node = owner ? token_node(owner) : -1;
 
-	seg_grant(st->seg, -1, RMEM_A);
-	if (owner && node >= 0 && node < num_nodes && node != node_id)
+	if (node == node_id)
+		node = -1;
+	if (node == st->writer)
+		return;
+	/* Only the node that could write and the one that may now change: no pass over every node. */
+	if (st->writer >= 0)
+		seg_grant(st->seg, st->writer, RMEM_A);
+	if (node >= 0)
 		seg_grant(st->seg, node, RMEM_ALL);
+	st->writer = node;
+}
+
+/*
+ * The server gives a stack back itself (owner word 0, rights as for a
+ * free stack) after a binding request, and after a call on the reliable
+ * channel, before it answers: the client's next call may claim it at
+ * once, and no message of the client's is needed.  A raw client gives its
+ * stack back itself once it has the answer: until then its header frame
+ * may have to come again.
+ */
+static void stack_free(struct rpc_stack *st)
+{
+	irqflags_t f = irq_save();
+	__atomic_store_n((uint64_t *)(st->base + CTL_OFF), 0, __ATOMIC_SEQ_CST);
+	owner_rights(st);
+	irq_restore(f);
 }
 
 /* The receive path (irq): note what arrived; wake the thread when it has work. */
@@ -301,7 +325,7 @@ static void do_bind(struct rpc_stack *st, const struct ctl *c)
 	b->node = node;
 	b->reply_rd = rd;
 	b->raw = !!(c->flags & RPC_UNRELIABLE);
-	b->secret = random64();
+	b->secret = (uint32_t)random64() | 1;
 	st->st.binds++;
 	reply_write(st, b, 0, R_BOUND, 0, b->secret, (uint64_t)id);
 }
@@ -349,6 +373,22 @@ static void ctl_handle(struct rpc_stack *st)
 		do_bind(st, &c);
 	else if (c.op == CTL_UNBIND)
 		do_unbind(st, &c);
+	/* Whatever came of it, the claimer made its one request. */
+	stack_free(st);
+}
+
+/*
+ * Does the caller hold the stack: the owner word its claim's token?  A
+ * call runs only on a stack its own claim took: frames of a claim that
+ * was lost (sent behind its compare-and-swap before the answer came) may
+ * still land once another call of the same node holds the stack, which
+ * its node's right to write lets in; they do not run.
+ */
+static int claim_holds(struct rpc_stack *st, const struct rpc_bound *b, const struct call_hdr *h)
+{
+	uint64_t owner = __atomic_load_n((uint64_t *)(st->base + CTL_OFF), __ATOMIC_SEQ_CST);
+
+	return owner == ((uint64_t)(b->node + 1) << 32 | h->claim);
 }
 
 /*
@@ -381,16 +421,18 @@ static void call_run(struct rpc_stack *st)
 	}
 	rpc_proc_fn fn = h.proc < RPC_MAX_PROCS ? st->srv->procs[h.proc] : NULL;
 	irqflags_t f = irq_save();
-	if (!b->used || b->secret != h.secret || seen_check(&b->seen, h.seq) != SEEN_NEW) {
+	if (!b->used || b->secret != h.secret || seen_check(&b->seen, h.seq) != SEEN_NEW || !claim_holds(st, b, &h)) {
 		/*
 		 * Unbound since its header came, or the same number ran on
 		 * another stack meanwhile (no client sends one call to two
-		 * stacks): it does not run.
+		 * stacks), or the stack is not the caller's: it does not run.
 		 */
 		irq_restore(f);
 		st->st.repeats++;
 		partial_reset(st);
 		seg_inhibit(st->seg, 0);
+		if (!b->raw)
+			stack_free(st);
 		return;
 	}
 	seen_mark(&b->seen, h.seq);	/* run now: never again, whichever stack it comes to */
@@ -409,8 +451,10 @@ static void call_run(struct rpc_stack *st)
 	st->last_status = status;
 	st->last_result = result;
 	st->st.calls++;
-	/* Writable again before the result goes: the client gives the stack back at once. */
+	/* Writable again, and free for a reliable client, before the result goes. */
 	seg_inhibit(st->seg, 0);
+	if (!b->raw)
+		stack_free(st);
 	reply_write(st, b, h.seq, R_RESULT, status, 0, result);
 	f = irq_save();
 	b->running--;
@@ -434,6 +478,10 @@ static void header_take(struct rpc_stack *st, const struct call_hdr *h)
 	st->cur_b = NULL;
 	if (!b) {
 		st->st.forged++;
+		return;
+	}
+	if (!claim_holds(st, b, h)) {
+		st->st.unclaimed++;
 		return;
 	}
 	switch (seen_check(&b->seen, h->seq)) {
@@ -595,6 +643,7 @@ int rpc_serve(struct rpc_server *s, int nstacks)
 		st->srv = s;
 		st->k = k;
 		st->ref_seg = -1;
+		st->writer = -1;
 		st->base = calloc(1, RPC_STACK_SIZE);
 		if (!st->base)
 			return -ENOMEM;
@@ -627,6 +676,7 @@ void rpc_server_stats(const struct rpc_server *s, struct rpc_server_stats *out)
 		out->bad_frames += t->bad_frames;
 		out->forged += t->forged;
 		out->stale += t->stale;
+		out->unclaimed += t->unclaimed;
 		out->binds += t->binds;
 		out->unbinds += t->unbinds;
 		out->refused += t->refused;

@@ -51,7 +51,8 @@ struct call_hdr {
 	uint16_t flags;
 	uint32_t crc;			/* HF_CRC: CRC-32C of header (crc 0) and arguments */
 	uint32_t bind;			/* the binding the call is made on ... */
-	uint64_t secret;		/* ... and the secret the server gave it */
+	uint32_t secret;		/* ... and the secret the server gave it */
+	uint32_t claim;			/* the nonce of the claim that took the stack (owner word's low half) */
 };
 enum { HF_CRC = 1 };
 
@@ -66,7 +67,7 @@ struct reply {
 	uint32_t pad;
 };
 enum { R_BOUND = 1, R_UNBOUND, R_RESULT, R_MASK };
-/* R_BOUND: status 0 or -EBUSY (no binding free), result the binding, mask its secret. */
+/* R_BOUND: status 0 or -EBUSY (no binding free), result the binding, mask its secret (32 bits). */
 
 _Static_assert(sizeof(struct ctl) == HDR_OFF - CTL_OFF, "control block fills the stack's first 64 bytes");
 _Static_assert(sizeof(struct call_hdr) == ARGS_OFF - HDR_OFF, "arguments follow the header");
@@ -116,6 +117,20 @@ int rpc_stack_step(struct rpc_server *s, int k, int timed_out);
  * one is made), or an rmem error.  Host tests drive it.
  */
 int rpc_stack_claim(struct rpc_binding *b, uint64_t token);
+
+/*
+ * This node's own use of a service's stacks (rpc_client.c): bindings of
+ * one node share its write right on a stack it claimed, so no two of its
+ * calls may hold one stack at once, whatever binding they are made on.
+ * rpc_local_get finds or makes the entry for (server, service): NULL if
+ * LOCAL_MAX services are in use already.
+ */
+struct rpc_local {
+	int server;
+	char service[RPC_SERVICE_MAX];
+	uint32_t busy;			/* bit k: a call of this node holds stack k */
+};
+struct rpc_local *rpc_local_get(int server, const char *service);
 
 /*
  * At most once across a binding's stacks (rpc_server.c): a call number

@@ -57,9 +57,15 @@ int segtab_grant(struct segtab *t, int seg, int node, int rights)
 		return -EINVAL;
 	if (!s)
 		return -EBADF;
-	for (int i = 0; i < SEGTAB_NODES; i++)
-		if (i != t->self && (node == -1 || i == node))
-			s->rights[i] = (uint8_t)rights;
+	if (node >= 0) {
+		if (node != t->self)
+			s->rights[node] = (uint8_t)rights;
+		return 0;
+	}
+	uint8_t own = t->self >= 0 && t->self < SEGTAB_NODES ? s->rights[t->self] : 0;
+	memset(s->rights, rights, sizeof s->rights);
+	if (t->self >= 0 && t->self < SEGTAB_NODES)
+		s->rights[t->self] = own;
 	return 0;
 }
 

@@ -28,7 +28,8 @@
  * Checked, __builtin_trap() on a broken promise:
  *  - the procedure runs only on a header carrying a live binding and its
  *    secret, written by that binding's node, and on every argument frame
- *    of the call; only a stack's claimer writes it (which the model's
+ *    of the call, on a stack whose owner word is that node's claim named
+ *    in the header; only a stack's claimer writes it (which the model's
  *    writer check relies on: no other node can patch a header);
  *  - at most once: a binding's call number runs once, whichever stack it
  *    comes to;
@@ -99,6 +100,10 @@ static int proc(const void *argp, size_t len, uint64_t *result)
 	/* A live binding, its secret, written by its node. */
 	CHECK(h.bind < RPC_MAX_BINDINGS && mb[h.bind].live && mb[h.bind].secret == h.secret);
 	CHECK(hdr_writer[k] == mb[h.bind].node);
+	/* On a stack its caller's claim holds. */
+	uint64_t owner;
+	memcpy(&owner, stack[k] + CTL_OFF, 8);
+	CHECK(owner == ((uint64_t)(mb[h.bind].node + 1) << 32 | h.claim));
 	/* Never a number twice. */
 	if (h.seq < SEQS) {
 		CHECK(!(mb[h.bind].ran[h.seq / 8] >> (h.seq % 8) & 1));
@@ -298,7 +303,8 @@ static void op_call(int k, int src)
 		next_seq[src]++;
 	h.bind = id < 0 ? 0 : (uint32_t)id;
 	/* The right secret only for the client's own binding. */
-	h.secret = id >= 0 && id == node_bind[src] && !(fl & 128) ? mb[id].secret : 0x5eedULL + mode;
+	h.secret = id >= 0 && id == node_bind[src] && !(fl & 128) ? (uint32_t)mb[id].secret : 0x5eedu + mode;
+	h.claim = (mode & 16) ? take(4) : 0x99;	/* stack_claim's nonce, or any */
 	h.proc = (fl & 16) ? take(1) : 1;
 	h.len = len;
 	h.nframes = (uint16_t)((fl & 8) ? take(2) : frames_for(len));

@@ -110,6 +110,9 @@ static uint64_t owner(const uint8_t *stack)
 static void binding(struct rpc_binding *b)
 {
 	memset(b, 0, sizeof *b);
+	b->local = rpc_local_get(PEER, "svc");
+	assert_non_null(b->local);
+	b->local->busy = 0;
 	b->server = PEER;
 	for (int k = 0; k < 2; k++) {
 		char name[RMEM_NAME_MAX];
@@ -139,9 +142,10 @@ static void claim_takes_the_first_free_stack(void **state)
 	assert_int_equal(b.hint, 1);
 	assert_int_equal(rpc_stack_claim(&b, TOKEN + 1), 1);
 	assert_true(owner(stack1) == TOKEN + 1);
-	/* Both taken: -EBUSY, and the client counts what it found taken. */
+	/* Both held by this node's calls: -EBUSY without asking the server. */
+	assert_int_equal(b.local->busy, 3);
 	assert_int_equal(rpc_stack_claim(&b, TOKEN + 2), -EBUSY);
-	assert_int_equal(b.stats.claims_lost, 2);
+	assert_int_equal(b.stats.claims_lost, 0);
 	unbinding(&b);
 }
 
@@ -157,6 +161,8 @@ static void claim_passes_a_taken_stack(void **state)
 	assert_int_equal(rpc_stack_claim(&b, TOKEN), 1);
 	assert_true(owner(stack0) == other);
 	assert_true(owner(stack1) == TOKEN);
+	assert_int_equal(b.stats.claims_lost, 1);
+	assert_int_equal(b.local->busy, 2);	/* the lost one is not held here */
 	unbinding(&b);
 }
 

@@ -210,6 +210,16 @@ static int client_write(int src, uint32_t off, const void *data, uint32_t len)
 	return st;
 }
 
+static uint64_t owner_word(void)
+{
+	char name[RMEM_NAME_MAX];
+	uint64_t w;
+
+	snprintf(name, sizeof name, "rpc.svc.%d", stack_no);
+	memcpy(&w, rmem_segtab.slot[segtab_find(&rmem_segtab, name)].base + CTL_OFF, 8);
+	return w;
+}
+
 /* Node src gives the current stack back: its owner word to 0 (RMEM_INTR). */
 static int release(int src)
 {
@@ -239,7 +249,9 @@ static struct reply ctl(int src, uint32_t op, uint32_t id, uint64_t secret)
 	c.secret = secret;
 	strcpy(c.reply, "rpc-r0");
 	assert_int_equal(client_write(src, REQ_OFF, (uint8_t *)&c + REQ_OFF, CTL_LEN), RMS_OK);
-	assert_int_equal(release(src), RMS_OK);
+	/* The server gave the stack back: free, and src may no longer write it. */
+	assert_int_equal(owner_word(), 0);
+	assert_int_equal(release(src), RMS_RIGHTS);
 	return last_reply();
 }
 
@@ -265,7 +277,8 @@ static int call_as(int src, uint32_t proc, uint32_t seq, uint64_t secret, const 
 	h.len = len;
 	h.nframes = nframes;
 	h.bind = bind_id;
-	h.secret = secret;
+	h.secret = (uint32_t)secret;
+	h.claim = 0x99;		/* the nonce of claim()'s token */
 	claim(src);		/* the stack may be src's already */
 	memcpy(frame, &h, sizeof h);
 	memcpy(frame + sizeof h, args, len);
@@ -337,6 +350,39 @@ static void stack_rights_follow_the_claim(void **state)
 	assert_int_equal(client_write(CLIENT, ARGS_OFF, args, 8), RMS_RIGHTS);
 	assert_true(claim(THIRD) == 0);
 	assert_int_equal(client_write(THIRD, ARGS_OFF, args, 8), RMS_OK);
+}
+
+/*
+ * A header whose claim is not the one holding the stack (frames of a
+ * claim that was lost, let in by its node's right to write once another
+ * call of that node holds the stack) does not run.
+ */
+static void call_on_a_stack_not_claimed_for_it_does_not_run(void **state)
+{
+	uint8_t frame[sizeof(struct call_hdr) + 4];
+	struct call_hdr h = { 0 };
+	struct rpc_server_stats st;
+
+	(void)state;
+	bind();
+	assert_true(claim(CLIENT) == 0);		/* token nonce 0x99 */
+	h.seq = 1;
+	h.proc = 1;
+	h.len = 4;
+	h.nframes = 1;
+	h.bind = bind_id;
+	h.secret = (uint32_t)bind_secret;
+	h.claim = 0x98;					/* another claim of this node's */
+	memcpy(frame, &h, sizeof h);
+	memset(frame + sizeof h, 1, 4);
+	assert_int_equal(client_write(CLIENT, HDR_OFF, frame, sizeof frame), RMS_OK);
+	assert_int_equal(ran, 0);
+	rpc_server_stats(&srv, &st);
+	assert_int_equal(st.unclaimed, 1);
+	h.claim = 0x99;
+	memcpy(frame, &h, sizeof h);
+	assert_int_equal(client_write(CLIENT, HDR_OFF, frame, sizeof frame), RMS_OK);
+	assert_int_equal(ran, 1);
 }
 
 /* A repeated call number on its stack is answered from the kept result: at most once. */
@@ -545,6 +591,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(bind_and_call, setup, teardown),
 		cmocka_unit_test_setup_teardown(wrong_secret_runs_nothing, setup, teardown),
 		cmocka_unit_test_setup_teardown(stack_rights_follow_the_claim, setup, teardown),
+		cmocka_unit_test_setup_teardown(call_on_a_stack_not_claimed_for_it_does_not_run, setup, teardown),
 		cmocka_unit_test_setup_teardown(repeated_call_runs_once, setup, teardown),
 		cmocka_unit_test_setup_teardown(call_number_runs_once_across_stacks, setup, teardown),
 		cmocka_unit_test_setup_teardown(malformed_header_runs_nothing, setup, teardown),
