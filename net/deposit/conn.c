@@ -36,6 +36,14 @@ int dep_endpoint_destroy(int ep)
 	return r;
 }
 
+int dep_endpoint_protect(int ep, uint32_t off, uint32_t len, int prot)
+{
+	irqflags_t f = irq_save();
+	int r = dart_ep_protect(&dep_dart, ep, off, len, prot);
+	irq_restore(f);
+	return r;
+}
+
 int dep_conn_open(int vci, const struct dep_conn_cfg *cfg)
 {
 	struct dart_conn_cfg dc = { cfg->peer, cfg->ep, cfg->flags, cfg->reply, cfg->reg_base,

@@ -45,10 +45,65 @@ int dart_ep_create(struct dart *d, void *base, size_t size, int prot)
 		ep->size = (uint32_t)size;
 		ep->prot = (uint8_t)prot;
 		ep->users = 0;
+		ep->nranges = 0;
 		ep->used = 1;
 		return i;
 	}
 	return -ENOSPC;
+}
+
+int dart_ep_protect(struct dart *d, int ep, uint32_t off, uint32_t len, int prot)
+{
+	struct dart_ep *e;
+
+	if (ep < 0 || ep >= DART_MAX_EP || !d->ep[ep].used)
+		return -EBADF;
+	e = &d->ep[ep];
+	/* Whole pages; the endpoint's last page may be cut short by its end. */
+	if (len == 0 || (off % DART_PAGE) || off >= e->size || len > e->size - off ||
+	    ((len % DART_PAGE) && off + len != e->size) || (prot & ~e->prot))
+		return -EINVAL;
+	uint32_t first = off / DART_PAGE, last = (off + len - 1) / DART_PAGE;
+	/* Ranges the new one covers whole say nothing any more: their slots go. */
+	int n = 0;
+	for (int i = 0; i < e->nranges; i++)
+		if (e->range[i].first < first || e->range[i].last > last)
+			e->range[n++] = e->range[i];
+	e->nranges = (uint8_t)n;
+	if (prot == e->prot) {
+		/* The endpoint's own: only a range it lies inside of still needs one. */
+		int inside = 0;
+		for (int i = 0; i < n; i++)
+			inside |= e->range[i].first <= last && e->range[i].last >= first;
+		if (!inside)
+			return 0;
+	}
+	if (n == DART_EP_RANGES)
+		return -ENOSPC;
+	e->range[n].first = first;
+	e->range[n].last = last;
+	e->range[n].prot = (uint8_t)prot;
+	e->nranges = (uint8_t)(n + 1);
+	return 0;
+}
+
+int dart_ep_allows(const struct dart_ep *ep, uint32_t off, uint32_t len, int need)
+{
+	if (!(ep->prot & need))
+		return 0;
+	if (!ep->nranges || !len)
+		return 1;
+	for (uint32_t p = off / DART_PAGE; p <= (off + len - 1) / DART_PAGE; p++) {
+		int prot = ep->prot;
+		for (int i = ep->nranges - 1; i >= 0; i--)
+			if (p >= ep->range[i].first && p <= ep->range[i].last) {
+				prot = ep->range[i].prot;
+				break;
+			}
+		if (!(prot & need))
+			return 0;
+	}
+	return 1;
 }
 
 int dart_ep_destroy(struct dart *d, int ep)

@@ -37,6 +37,8 @@
 #define DART_NREGS 1024
 #define DART_NINSTR 256
 #define DART_MAX_PEER 64
+#define DART_PAGE 4096		/* the unit of page protection inside an endpoint (3.2) */
+#define DART_EP_RANGES 8	/* page ranges with a protection of their own, per endpoint */
 
 /* Connection options (struct dart_conn_cfg.flags). */
 enum {
@@ -99,6 +101,16 @@ struct dart_ep {
 	uint32_t size;		/* bounds: a multiple of 32 */
 	uint8_t used, prot;
 	uint16_t users;		/* open connections on it */
+	/*
+	 * Page protection inside the endpoint (3.2, 3.5; DART 6.2's TLB
+	 * entries carry it per endpoint): pages first..last have prot, the
+	 * range set last winning; pages in no range have the endpoint's.
+	 */
+	uint8_t nranges;
+	struct {
+		uint32_t first, last;	/* page numbers within the endpoint */
+		uint8_t prot;
+	} range[DART_EP_RANGES];
 };
 
 /* Receive states of a connection (DART 6.2: "control cell or data cell"). */
@@ -194,6 +206,21 @@ void dart_init(struct dart *d);
  * Endpoints may overlap.  Return the endpoint number, -EINVAL or -ENOSPC.
  */
 int dart_ep_create(struct dart *d, void *base, size_t size, int prot);
+
+/*
+ * Page protection inside endpoint ep (hybrid deposit 3.2: "the host
+ * virtual memory page protection can be used within endpoints"): the pages
+ * of [off, off + len) (off a multiple of DART_PAGE, len one too or reaching
+ * the endpoint's end, within it) get prot, a subset of the endpoint's DART_EP_* (0: no access).
+ * A deposit (WRITE, BLOCK and its AAL5 cells) needs DART_EP_WRITE on every
+ * page its data touches, a READ needs DART_EP_READ; else DEX_PROT, nothing
+ * changed.  Setting the endpoint's own protection over a range gives it
+ * back.  0, -EBADF, -EINVAL, -ENOSPC (DART_EP_RANGES ranges in force).
+ */
+int dart_ep_protect(struct dart *d, int ep, uint32_t off, uint32_t len, int prot);
+
+/* Does endpoint ep allow need (DART_EP_*) on every page of [off, off + len)?  off + len within it. */
+int dart_ep_allows(const struct dart_ep *ep, uint32_t off, uint32_t len, int need);
 
 /* Remove an endpoint no connection uses: 0, -EBADF, -EBUSY. */
 int dart_ep_destroy(struct dart *d, int ep);

@@ -280,6 +280,9 @@ static int execute(struct dart *d, int vci, const struct cell *cell,
 			return fault(e, DEX_ALIGN, (uint32_t)ea);
 		if (ea + CELL_DATA > ep->size)
 			return fault(e, DEX_BOUNDS, (uint32_t)ea);
+		/* Page protection inside the endpoint (3.2, 3.5), on every page the data touches. */
+		if (!dart_ep_allows(ep, (uint32_t)ea, CELL_DATA, kind == CK_READ ? DART_EP_READ : DART_EP_WRITE))
+			return fault(e, DEX_PROT, (uint32_t)ea);
 	}
 	/*
 	 * Answers go on the reply connection (DART 6.1).  The reply is part
@@ -443,6 +446,8 @@ static int exec_data(struct dart *d, int vci, const struct cell *cell, uint8_t p
 			return fault(e, DEX_BOUNDS, c->blk_len);
 		if ((uint64_t)c->blk_next + CELL_PAYLOAD > ep->size)
 			return fault(e, DEX_BOUNDS, c->blk_next);
+		if (!dart_ep_allows(ep, c->blk_next, CELL_PAYLOAD, DART_EP_WRITE))
+			return fault(e, DEX_PROT, c->blk_next);
 		memcpy(ep->base + c->blk_next, pl, CELL_PAYLOAD);
 		c->blk_crc = crc32_aal5(c->blk_crc, pl, CELL_PAYLOAD);
 		c->blk_next += CELL_PAYLOAD;
@@ -460,6 +465,8 @@ static int exec_data(struct dart *d, int vci, const struct cell *cell, uint8_t p
 		return fault(e, DEX_CRC, cell_get32(tr->crc));
 	if ((uint64_t)c->blk_next + r > ep->size)
 		return fault(e, DEX_BOUNDS, c->blk_next);
+	if (!dart_ep_allows(ep, c->blk_next, r, DART_EP_WRITE))
+		return fault(e, DEX_PROT, c->blk_next);
 	memcpy(ep->base + c->blk_next, pl, r);
 	c->rx = RX_CONTROL;
 	d->ctr.data_cells++;

@@ -46,8 +46,11 @@
  *    of a register's value by a sender-named operand, not only a FETCH;
  *    registers an instruction names are the destination's, unchecked.
  *    Endpoints carry read and write protection (READ needs read, deposits
- *    need write); page protection inside endpoints is not used (one
- *    address space).
+ *    need write), and so does each page inside an endpoint
+ *    (dep_endpoint_protect, 3.2): in one address space the page tables
+ *    are the kernel's own, so DART keeps the protections of an endpoint's
+ *    pages itself, as 6.2's TLB entries do per endpoint, in up to
+ *    DART_EP_RANGES page ranges; endpoints that overlap keep their own.
  *  - Remote reads (3.4, 4, 6.5).  A READ or FETCH is answered from the
  *    receive path, not by interrupting the host (6.5's "more complicated
  *    receive controller"): one reply cell on the connection's reply

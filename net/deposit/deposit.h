@@ -45,6 +45,12 @@ int dep_endpoint_create(void *base, size_t size, int prot);
 /* 0, -EBADF, -EBUSY (a connection uses it). */
 int dep_endpoint_destroy(int ep);
 
+/*
+ * Page protection inside an endpoint (3.2, 3.5): see dart_ep_protect().
+ * Takes effect for the next cell.  0, -EBADF, -EINVAL, -ENOSPC.
+ */
+int dep_endpoint_protect(int ep, uint32_t off, uint32_t len, int prot);
+
 struct dep_conn_cfg {
 	int peer;		/* the other node */
 	int ep;			/* this node's endpoint */

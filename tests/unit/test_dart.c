@@ -1250,6 +1250,131 @@ static void test_block_control_fault_early(void **state)
 	}
 }
 
+/*
+ * Page protection inside an endpoint (3.2, 3.5): a deposit needs write on
+ * every page its data touches, a READ read; a refused one changes nothing
+ * and raises DEX_PROT; giving a range the endpoint's own protection back
+ * lifts it.
+ */
+static void test_page_protection(void **state)
+{
+	enum { PP = 14 };
+	int big = dart_ep_create(&D, arena, ARENA, DART_EP_READ | DART_EP_WRITE);
+	struct cell c;
+
+	(void)state;
+	assert_true(big >= 0);
+	open_conn(PP, SRC, big, DART_RX | DART_TX, PP, 0, 16, 0, 0, 64);
+	/* Arguments: whole pages (the last may end with the endpoint), within it, no more than it grants. */
+	assert_int_equal(dart_ep_protect(&D, big, 100, PG, DART_EP_READ), -EINVAL);
+	assert_int_equal(dart_ep_protect(&D, big, PG, 100, DART_EP_READ), -EINVAL);
+	assert_int_equal(dart_ep_protect(&D, big, PG, ARENA, DART_EP_READ), -EINVAL);
+	assert_int_equal(dart_ep_protect(&D, ep_ro, 0, PG, DART_EP_WRITE), -EINVAL);
+	assert_int_equal(dart_ep_protect(&D, 63, 0, PG, 0), -EBADF);
+	/* Page 1 read-only, page 2 write-only. */
+	assert_int_equal(dart_ep_protect(&D, big, PG, PG, DART_EP_READ), 0);
+	assert_int_equal(dart_ep_protect(&D, big, 2 * PG, PG, DART_EP_WRITE), 0);
+	snap_take(&before);
+	c = write_direct(PP, PG + 64, 0x11);
+	assert_int_equal(feed(&c), 0);
+	assert_unchanged();
+	assert_int_equal(D.conn[PP].state, DC_EXCEPTION);
+	assert_int_equal(D.conn[PP].exc.cls, DEX_PROT);
+	assert_int_equal(D.conn[PP].exc.detail, PG + 64);
+	assert_int_equal(dart_resume(&D, PP, DART_SKIP, &sink), 0);
+	/* Astride pages 0 and 1: the read-only half refuses the whole cell. */
+	c = write_direct(PP, PG - 16, 0x12);
+	assert_int_equal(feed(&c), 0);
+	assert_unchanged();
+	assert_int_equal(D.conn[PP].exc.cls, DEX_PROT);
+	assert_int_equal(dart_resume(&D, PP, DART_SKIP, &sink), 0);
+	/* Pages 0 and 2 take deposits. */
+	c = write_direct(PP, 64, 0x13);
+	assert_int_equal(feed(&c), 0);
+	assert_block(arena + 64, 0x13, 0xff);
+	c = write_direct(PP, 2 * PG + 64, 0x14);
+	assert_int_equal(feed(&c), 0);
+	assert_block(arena + 2 * PG + 64, 0x14, 0xff);
+	assert_int_equal(D.conn[PP].state, DC_OPEN);
+	/* A READ of the write-only page is refused, of the read-only one served. */
+	c = mk(PP, CELL_OP(CK_READ, CA_DIRECT), 0, 0, 0, 2 * PG, 0, 0, 0, 0xff, 0);
+	int nr = nreply;
+	assert_int_equal(feed(&c), 0);
+	assert_int_equal(D.conn[PP].exc.cls, DEX_PROT);
+	assert_int_equal(nreply, nr);
+	assert_int_equal(dart_resume(&D, PP, DART_SKIP, &sink), 0);
+	c = mk(PP, CELL_OP(CK_READ, CA_DIRECT), 0, 0, 0, PG, 0, 0, 0, 0xff, 0);
+	assert_int_equal(feed(&c), 0);
+	assert_int_equal(nreply, nr + 1);
+	assert_int_equal(D.conn[PP].state, DC_OPEN);
+	/* The endpoint's own protection back over page 1: deposits land there again, the range's slot freed. */
+	assert_int_equal(dart_ep_protect(&D, big, PG, PG, DART_EP_READ | DART_EP_WRITE), 0);
+	assert_int_equal(D.ep[big].nranges, 1);
+	c = write_direct(PP, PG + 64, 0x15);
+	assert_int_equal(feed(&c), 0);
+	assert_block(arena + PG + 64, 0x15, 0xff);
+	/* Nested: page 4 read-only inside pages 3..5 made no-access, the one set last winning. */
+	assert_int_equal(dart_ep_protect(&D, big, 3 * PG, 3 * PG, 0), 0);
+	assert_int_equal(dart_ep_protect(&D, big, 4 * PG, PG, DART_EP_READ), 0);
+	assert_false(dart_ep_allows(&D.ep[big], 3 * PG, 32, DART_EP_READ));
+	assert_true(dart_ep_allows(&D.ep[big], 4 * PG, 32, DART_EP_READ));
+	assert_false(dart_ep_allows(&D.ep[big], 4 * PG, 32, DART_EP_WRITE));
+}
+
+/* An AAL5 block whose cells run into a read-only page: the data cell that would cross faults. */
+static void test_page_protection_block(void **state)
+{
+	struct dart_sendregs r = { 0 };
+	static struct cell c[64];
+
+	(void)state;
+	sender_setup();
+	int big = dart_ep_create(&D, arena, 3 * PG, DART_EP_READ | DART_EP_WRITE);
+	assert_true(big >= 0);
+	assert_int_equal(dart_conn_close(&D, V), 0);
+	open_conn(V, SRC, big, DART_RX | DART_TX, V, 0, 16, 0, 0, 64);
+	assert_int_equal(dart_ep_protect(&D, big, 2 * PG, PG, DART_EP_READ), 0);
+	r.opcode = DART_OPC(CELL_OP(CK_WRITE, CA_DIRECT), 0, 0, 0);
+	r.index = DART_IDX(0, 0, 0, 0xff);
+	r.size = 2 + 12;		/* 32 + 192 bytes: the control cell and the first AAL5 cells fit page 1 */
+	r.operand = 2 * PG - 128;
+	int n = form(&r, 0, c, 64);
+	assert_int_equal(n, 6);
+	assert_int_equal(feed_from(SRC, c, (size_t)n), 0);
+	assert_int_equal(D.conn[V].state, DC_EXCEPTION);
+	assert_int_equal(D.conn[V].exc.cls, DEX_PROT);
+	assert_int_equal(D.conn[V].exc.data_cell, 1);
+	assert_int_equal(D.conn[V].exc.detail, 2 * PG);	/* 2 PG - 128 + 32 + 48 + 48: the first cell on the page */
+	for (int i = 2 * PG; i < 3 * PG; i++)
+		if (arena[i] != pat((size_t)i))
+			fail_msg("byte %d of the read-only page changed", i);
+	assert_int_equal(dart_resume(&D, V, DART_SKIP, &sink), 0);
+	assert_int_equal(D.conn[V].rx, RX_CONTROL);
+}
+
+/* Page ranges are few: what a new range covers whole frees its slot; past DART_EP_RANGES, -ENOSPC. */
+static void test_page_protection_ranges(void **state)
+{
+	int big = dart_ep_create(&D, arena, ARENA, DART_EP_READ | DART_EP_WRITE);
+
+	(void)state;
+	assert_true(big >= 0);
+	for (int i = 0; i < 4; i++)
+		assert_int_equal(dart_ep_protect(&D, big, 0, PG, i & 1 ? DART_EP_READ : DART_EP_WRITE), 0);
+	assert_int_equal(D.ep[big].nranges, 1);
+	/* Five two-page ranges that overlap, none covering another, and three single pages inside them. */
+	for (int p = 0; p < 5; p++)
+		assert_int_equal(dart_ep_protect(&D, big, (uint32_t)p * PG, 2 * PG, p & 1 ? DART_EP_READ : DART_EP_WRITE), 0);
+	for (int p = 1; p < 4; p++)
+		assert_int_equal(dart_ep_protect(&D, big, (uint32_t)p * PG, PG, DART_EP_READ), 0);
+	assert_int_equal(D.ep[big].nranges, DART_EP_RANGES);
+	assert_int_equal(dart_ep_protect(&D, big, 4 * PG, PG, DART_EP_READ), -ENOSPC);
+	/* The whole endpoint back to its own protection: every range goes. */
+	assert_int_equal(dart_ep_protect(&D, big, 0, ARENA, DART_EP_READ | DART_EP_WRITE), 0);
+	assert_int_equal(D.ep[big].nranges, 0);
+	assert_true(dart_ep_allows(&D.ep[big], 4 * PG, 32, DART_EP_WRITE));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1273,6 +1398,9 @@ int main(void)
 		cmocka_unit_test_setup(test_peer_reset, setup),
 		cmocka_unit_test_setup(test_long_block_behind_fault, setup),
 		cmocka_unit_test_setup(test_block_control_fault_early, setup),
+		cmocka_unit_test_setup(test_page_protection, setup),
+		cmocka_unit_test_setup(test_page_protection_block, setup),
+		cmocka_unit_test_setup(test_page_protection_ranges, setup),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
