@@ -59,7 +59,7 @@ static int setup(void)
 	/* Register 0 of this node: the fetch-and-increment counter, open to the peer. */
 	dep_reg_protect(0, DART_REG_R | DART_REG_W);
 	for (int i = 0; i < 4; i++) {
-		struct dep_conn_cfg cfg = { 1 - node_id, ep, DART_RX | DART_TX, V_ONEWAY + i, 0, 4, 0, 0, 0 };
+		struct dep_conn_cfg cfg = { 1 - node_id, ep, DART_RX | DART_TX, V_ONEWAY + i, 0, 4, 0, 0, 0, 0 };
 		if (dep_conn_open(V_ONEWAY + i, &cfg) < 0 || !(sr[i] = dep_sendregs(V_ONEWAY + i)))
 			return -1;
 	}

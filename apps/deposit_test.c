@@ -27,7 +27,9 @@
  *    node's connection, a torn frame), and the send side's status mode.
  *  - Every node: fetch-and-increment and compare-and-swap on node 0's
  *    registers under contention; a barrier built from register operations
- *    and conditional interrupts (3.4), checked round by round.
+ *    and conditional interrupts (3.4), checked round by round; a multicast
+ *    connection (3.2) from node 0 to all the others, a cell and a block
+ *    on it landing at every member.
  *
  * Node 0's endpoints sit between patterned guard pages; every byte is
  * checked at the end.  Each failed check prints one line; the app ends
@@ -73,6 +75,7 @@ enum {
 	V_H_WO = 28,		/* into a write-only endpoint */
 	V_C = 30,		/* + node: contention, node <-> 0 */
 	V_B = 40,		/* + 8 min + max: the barrier, between every pair */
+	V_M = 90,		/* 0 -> every other node: a multicast connection (3.2) */
 	V_NONE = 99,		/* never opened */
 };
 
@@ -129,7 +132,7 @@ static int is_fill(const uint8_t *p, uint8_t f, uint8_t mask)
 static int open_conn(int vci, int peer, int ep, int flags, int reply, unsigned rb, unsigned rn, unsigned ib,
 		     unsigned in, unsigned hold)
 {
-	struct dep_conn_cfg cfg = { peer, ep, flags, reply, rb, rn, ib, in, hold };
+	struct dep_conn_cfg cfg = { peer, ep, flags, reply, rb, rn, ib, in, hold, 0 };
 	int r = dep_conn_open(vci, &cfg);
 
 	EXPECT(r == 0, "open connection %d to node %d: %d", vci, peer, r);
@@ -1290,6 +1293,64 @@ static int setup(void)
 	return check_failures ? -1 : 0;
 }
 
+/* --- multicast (3.2) ------------------------------------------------------------------------ */
+
+#define M_CELL_AT (MINE_LEN - 256)	/* where the multicast cell lands in each member's endpoint */
+#define M_BLOCK_AT (MINE_LEN - 192)	/* and the block after it: 80 bytes, one control and one AAL5 cell */
+#define M_SRC_CELL 512			/* their source: node 0's contention endpoint, which holds its pattern */
+#define M_SRC_BLOCK 1024
+#define M_BLOCK_LEN 80
+
+/* Every node but 0: its end of the multicast connection from node 0. */
+static void multicast_open(void)
+{
+	if (node_id != 0) {
+		open_conn(V_M, 0, ep_mine, DART_RX, -1, 0, 0, 0, 0, 0);
+		EXPECT(dep_on_intr(V_M, NULL, NULL) == 0, "interrupts on the multicast connection");
+		return;
+	}
+	uint64_t others = ((1ULL << num_nodes) - 1) & ~1ULL;
+	struct dep_conn_cfg bad = { 1, ep0[E_C], DART_TX, -1, 0, 0, 0, 0, 0, others | 1 };
+	EXPECT(dep_conn_open(V_M, &bad) == -EINVAL, "a multicast group with this node in it was opened");
+	bad.group = others;
+	bad.flags = DART_RX | DART_TX;
+	EXPECT(dep_conn_open(V_M, &bad) == -EINVAL, "a multicast connection that receives was opened");
+	struct dep_conn_cfg cfg = { 1, ep0[E_C], DART_TX, -1, 0, 0, 0, 0, 0, others };
+	EXPECT(dep_conn_open(V_M, &cfg) == 0, "open the multicast connection");
+}
+
+/* Node 0 sends one cell and one block on it; every member finds both, each after its interrupt. */
+static void multicast_run(void)
+{
+	if (node_id == 0) {
+		struct dart_sendregs *sr = dep_sendregs(V_M);
+		EXPECT(sr != NULL, "send registers of the multicast connection");
+		if (!sr)
+			return;
+		sr->size = 0;
+		int r = dep_send(sr, write_intr, M_CELL_AT, DART_IDX(0, 0, 0, 0xff), M_SRC_CELL);
+		EXPECT(r == 0, "multicast cell: %d", r);
+		sr->size = M_BLOCK_LEN / 16;
+		r = dep_send(sr, write_intr, M_BLOCK_AT, DART_IDX(0, 0, 0, 0xff), M_SRC_BLOCK);
+		EXPECT(r == 0, "multicast block: %d", r);
+		return;
+	}
+	uint64_t seen = 0;
+	long n = 0;
+	uint64_t end = cycles() + ns_to_cycles(WAIT_NS);
+	while (n < 2 && cycles() < end)
+		n = dep_intr_wait(V_M, &seen, WAIT_NS);
+	EXPECT(n >= 2, "node %d: %ld multicast interrupts, expected 2", node_id, n);
+	int bad = 0;
+	for (int i = 0; i < 32; i++)
+		bad += mine[M_CELL_AT + i] != pat(ep_at[E_C] + M_SRC_CELL + (size_t)i);
+	for (int i = 0; i < M_BLOCK_LEN; i++)
+		bad += mine[M_BLOCK_AT + i] != pat(ep_at[E_C] + M_SRC_BLOCK + (size_t)i);
+	EXPECT(bad == 0, "node %d: %d bytes of the multicast cell and block wrong", node_id, bad);
+	if (bad == 0)
+		printf("deposit-test: node %d got the multicast cell and block\n", node_id);
+}
+
 /* Node 0, at the end: the guards, and registers no window reaches. */
 static void final_check(void)
 {
@@ -1426,6 +1487,14 @@ static int deposit_test_main(void)
 		return 1;
 	barrier_rounds(rounds);
 	if (sync_all("after the barrier") < 0)
+		return 1;
+
+	/* A multicast connection from node 0 to every other node. */
+	multicast_open();
+	if (sync_all("before multicast") < 0)
+		return 1;
+	multicast_run();
+	if (sync_all("after multicast") < 0)
 		return 1;
 	if (node_id == 0)
 		final_check();

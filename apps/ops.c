@@ -212,7 +212,7 @@ static int dep_setup(void)
 		return 0;
 	int ep = dep_endpoint_create(ep_mem, sizeof ep_mem, DART_EP_READ | DART_EP_WRITE);
 	for (int k = 0; k < 2; k++) {
-		struct dep_conn_cfg cfg = { 1 - node_id, ep, DART_RX | DART_TX, V_ONEWAY + k, 0, 4, 0, 0, 0 };
+		struct dep_conn_cfg cfg = { 1 - node_id, ep, DART_RX | DART_TX, V_ONEWAY + k, 0, 4, 0, 0, 0, 0 };
 		if (ep < 0 || dep_conn_open(V_ONEWAY + k, &cfg) < 0 || !(sr[k] = dep_sendregs(V_ONEWAY + k)))
 			return -1;
 	}

@@ -47,7 +47,7 @@ int dep_endpoint_protect(int ep, uint32_t off, uint32_t len, int prot)
 int dep_conn_open(int vci, const struct dep_conn_cfg *cfg)
 {
 	struct dart_conn_cfg dc = { cfg->peer, cfg->ep, cfg->flags, cfg->reply, cfg->reg_base,
-				    cfg->reg_count, cfg->ip_base, cfg->ip_count };
+				    cfg->reg_count, cfg->ip_base, cfg->ip_count, cfg->group };
 	unsigned cap = cfg->hold ? cfg->hold : DEP_HOLD_DEFAULT;
 	struct cell *hold;
 	int r;
@@ -55,6 +55,9 @@ int dep_conn_open(int vci, const struct dep_conn_cfg *cfg)
 	if (!dep_ready)
 		return -ENODEV;
 	if (cfg->peer == node_id || cfg->peer < 0 || cfg->peer >= num_nodes || cap > 4096)
+		return -EINVAL;
+	/* Multicast members: other nodes of the cluster. */
+	if ((cfg->group >> node_id & 1) || (num_nodes < 64 && (cfg->group >> num_nodes)))
 		return -EINVAL;
 	hold = malloc(cap * sizeof *hold);
 	if (!hold)
@@ -188,11 +191,13 @@ int dep_reg_op(unsigned r, unsigned alu, uint32_t operand, uint32_t *newval)
 
 int dep_instr_set(unsigned slot, const struct cell_ctl *ins, int flags)
 {
-	if (slot >= DART_NINSTR || (flags & ~DART_I_ENTRY))
+	if (slot >= DART_NINSTR || flags < 0 || (flags & ~(DART_I_ENTRY | DART_I_NEXT(DART_NINSTR - 1))) ||
+	    DART_I_NEXT_OF(flags) >= DART_NINSTR)
 		return -EINVAL;
 	irqflags_t f = irq_save();
 	dep_dart.imem[slot].ctl = *ins;
-	dep_dart.imem[slot].flags = (uint8_t)flags;
+	dep_dart.imem[slot].flags = (uint8_t)(flags & DART_I_ENTRY);
+	dep_dart.imem[slot].next = (uint16_t)(DART_I_NEXT_OF(flags) + 1);
 	irq_restore(f);
 	return 0;
 }

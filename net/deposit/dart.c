@@ -132,11 +132,15 @@ int dart_conn_open(struct dart *d, int vci, const struct dart_conn_cfg *cfg, str
 	    cfg->ip_base > DART_NINSTR || cfg->ip_count > DART_NINSTR - cfg->ip_base ||
 	    cfg->reply < -1 || cfg->reply >= DART_MAX_CONN || hold_cap > 0xffff || (hold_cap && !hold))
 		return -EINVAL;
+	/* A multicast connection sends only, to its members, its peer among them. */
+	if (cfg->group && (cfg->flags != DART_TX || !(cfg->group >> cfg->peer & 1)))
+		return -EINVAL;
 	if (cfg->ep < 0 || cfg->ep >= DART_MAX_EP || !d->ep[cfg->ep].used)
 		return -EBADF;
 	memset(c, 0, sizeof *c);
 	c->flags = (uint8_t)cfg->flags;
 	c->peer = (uint16_t)cfg->peer;
+	c->group = cfg->group;
 	c->ep = (uint16_t)cfg->ep;
 	c->reply = (int16_t)cfg->reply;
 	c->reg_base = (uint16_t)cfg->reg_base;
@@ -429,6 +433,7 @@ int dart_send_prepare(struct dart *d, int vci, struct dart_sendregs *r, uint32_t
 	bytes = size * 16;
 	opc = r->opcode;
 	out->peer = c->peer;
+	out->group = c->group;
 	out->block = bytes > CELL_DATA;
 	if (out->block) {
 		uint16_t op = (uint16_t)opc;

@@ -51,6 +51,20 @@ enum {
 enum { DART_EP_READ = 1, DART_EP_WRITE = 2 };	/* endpoint protection */
 enum { DART_REG_R = 1, DART_REG_W = 2 };	/* address register protection (3.5) */
 enum { DART_I_ENTRY = 1 };			/* instruction: senders may name it (6.5) */
+/*
+ * The sequencer (6.5: "a sequencer to step the destination through
+ * several instructions per cell"): an instruction's flags may name the
+ * next one, by its place in the connection's window, DART_I_NEXT(ip).
+ * A cell runs at most DART_SEQ_MAX instructions; every one but the last
+ * is a NOP (register operations and a conditional); the registers they
+ * write are seen by the ones after and written back only when the whole
+ * sequence commits (6.4, 6.5: "address register writes are cached and
+ * only written back after the cell processing commits"), their
+ * conditional interrupts raised then, before the last one's.
+ */
+#define DART_I_NEXT(ip) (((ip) + 1) << 8)
+#define DART_I_NEXT_OF(flags) ((int)((unsigned)(flags) >> 8) - 1)
+#define DART_SEQ_MAX 4
 
 /* Connection states. */
 enum dart_state {
@@ -124,6 +138,7 @@ struct dart_conn {
 	uint8_t exc_stale;	/* the exception's cell is from a peer that rebooted since */
 	uint16_t peer, ep;
 	int16_t reply;		/* reply connection, or -1 */
+	uint64_t group;		/* multicast (3.2): the nodes a cell sent on it goes to; 0: peer alone */
 	uint16_t reg_base, reg_count, ip_base, ip_count;
 	/* block transfer in progress (rx == RX_BLOCK) */
 	uint32_t blk_next, blk_len, blk_crc;
@@ -142,12 +157,14 @@ struct dart_conn {
 struct dart_instr {
 	struct cell_ctl ctl;	/* the operation, in the cell's control format (6.5) */
 	uint8_t flags;		/* DART_I_ENTRY */
+	uint16_t next;		/* the sequencer: the next instruction's window ip + 1, 0 none */
 };
 
 struct dart_counters {
 	uint64_t frames, cells;			/* cells accepted for a connection */
 	uint64_t bad_hec, bad_header, no_conn, wrong_peer;
 	uint64_t applied[CK_NKINDS];		/* control cells committed, by kind */
+	uint64_t sequenced;			/* instructions run by the sequencer after a cell's first */
 	uint64_t data_cells, blocks;		/* AAL5 cells committed, blocks completed */
 	uint64_t interrupts, replies;
 	uint64_t exc[DEX_N];			/* faults by class (discarded ones too) */
@@ -195,6 +212,13 @@ struct dart_conn_cfg {
 	int reply;		/* VCI for answers to READ and FETCH, or -1 */
 	uint32_t reg_base, reg_count;	/* address-register window */
 	uint32_t ip_base, ip_count;	/* instruction-memory window */
+	/*
+	 * Multicast (3.2): bit n set for each node a cell sent on this VCI
+	 * goes to (peer among them); a multicast connection only sends
+	 * (DART_TX alone).  Each member opens its receiving end with this
+	 * node as its peer, as for any connection.  0: peer alone.
+	 */
+	uint64_t group;
 };
 
 /* Empty tables; every register 0 and destination-only. */
@@ -313,6 +337,7 @@ enum {
 /* What writing go sends. */
 struct dart_send {
 	int peer;
+	uint64_t group;		/* multicast: every node whose bit is set; 0: peer alone */
 	int block;		/* AAL5 cells follow the control cell */
 	struct cell_seg seg;	/* block: the AAL5 cells */
 };

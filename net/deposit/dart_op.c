@@ -39,6 +39,38 @@ struct regs {
 	uint8_t written;	/* canonical slots written (bit per slot) */
 };
 
+/*
+ * The sequencer's write cache (DART 6.5): registers the instructions of a
+ * cell before its last wrote, seen by the ones after, written back when
+ * the last commits; and their interrupts, raised then.
+ */
+struct seq {
+	int n, nev, steps;
+	uint16_t abs[3 * DART_SEQ_MAX];
+	uint32_t v[3 * DART_SEQ_MAX];
+	struct dart_event ev[DART_SEQ_MAX];
+};
+
+static uint32_t reg_read(const struct dart *d, const struct seq *q, unsigned abs)
+{
+	for (int i = 0; q && i < q->n; i++)
+		if (q->abs[i] == abs)
+			return q->v[i];
+	return d->reg[abs];
+}
+
+static void seq_write(struct seq *q, unsigned abs, uint32_t v)
+{
+	int i = 0;
+
+	while (i < q->n && q->abs[i] != abs)
+		i++;
+	q->abs[i] = (uint16_t)abs;
+	q->v[i] = v;
+	if (i == q->n)
+		q->n++;
+}
+
 static int fault(struct dart_exc *e, int cls, uint32_t detail)
 {
 	e->cls = (uint8_t)cls;
@@ -181,11 +213,14 @@ static int reply_send(struct dart *d, int16_t rvci, const struct cell *req,
 
 /*
  * One compound operation x on connection c.  named: the message named the
- * registers (protection applies).
+ * registers (protection applies).  q: the sequencer's cache, or NULL for a
+ * cell of one operation; with q, last says whether x is the cell's last
+ * instruction (which commits the sequence) or one before it (a NOP, whose
+ * register writes and interrupt go into q).
  */
 static int execute(struct dart *d, int vci, const struct cell *cell,
 			     const struct cell_ctl *x, int named, const struct dart_sink *s,
-			     struct dart_exc *e)
+			     struct dart_exc *e, struct seq *q, int last)
 {
 	struct dart_conn *c = &d->conn[vci];
 	uint16_t op = x->opcode;
@@ -252,7 +287,7 @@ static int execute(struct dart *d, int vci, const struct cell *cell,
 		for (int j = 0; j < i; j++)
 			if (use[j] && r.abs[j] == r.abs[i])
 				r.m[i] = r.m[j];
-		r.v[i] = r.old[i] = d->reg[r.abs[i]];
+		r.v[i] = r.old[i] = reg_read(d, q, r.abs[i]);
 	}
 	r.written = 0;
 
@@ -323,7 +358,29 @@ static int execute(struct dart *d, int vci, const struct cell *cell,
 			return err;
 	}
 
+	if (q && !last) {
+		/* An instruction before the sequence's last: into the cache, nothing committed yet. */
+		for (int i = 0; i < 3; i++)
+			if (r.written & (1u << i))
+				seq_write(q, r.abs[i], r.v[i]);
+		if (t && (op & CO_INTR))
+			q->ev[q->nev++] = (struct dart_event){ (uint16_t)vci, (uint8_t)kind, x->operand, 0, 0 };
+		q->steps++;
+		return 0;
+	}
+
 	/* Commit: nothing can fail from here on. */
+	if (q) {
+		/* The sequence's cached writes first; this instruction's own (made from them) after. */
+		for (int i = 0; i < q->n; i++)
+			d->reg[q->abs[i]] = q->v[i];
+		for (int i = 0; i < q->nev; i++) {
+			d->ctr.interrupts++;
+			s->intr(s->ctx, &q->ev[i]);
+		}
+		d->ctr.sequenced += (uint64_t)q->steps;
+		d->ctr.applied[CK_NOP] += (uint64_t)q->steps;
+	}
 	for (int i = 0; i < 3; i++)
 		if (r.written & (1u << i))
 			d->reg[r.abs[i]] = r.v[i];
@@ -366,8 +423,15 @@ static int starts_block(const struct dart *d, const struct dart_conn *c, const s
 
 	if (op & CELL_IP) {
 		uint32_t ip = op & CELL_IP_MASK;
-		if (ip >= c->ip_count)
-			return 0;
+		/* The sequence's last instruction decides (the sequencer, 6.5). */
+		for (int step = 0;; step++) {
+			if (ip >= c->ip_count || step >= DART_SEQ_MAX)
+				return 0;
+			const struct dart_instr *in = &d->imem[c->ip_base + ip];
+			if (!in->next)
+				break;
+			ip = in->next - 1u;
+		}
 		op = d->imem[c->ip_base + ip].ctl.opcode;
 		if (op & CELL_IP)
 			return 0;
@@ -400,6 +464,7 @@ static int exec_control(struct dart *d, int vci, const struct cell *cell,
 		uint32_t ip = x.opcode & CELL_IP_MASK;
 		const struct dart_instr *in;
 		struct cell_ctl m = x;
+		struct seq q;
 		if (m.ro1 || m.ro2 || m.cond)
 			return fault(e, DEX_UNIMPL, x.opcode);
 		if (ip >= c->ip_count)
@@ -407,25 +472,47 @@ static int exec_control(struct dart *d, int vci, const struct cell *cell,
 		in = &d->imem[c->ip_base + ip];
 		if (!(in->flags & DART_I_ENTRY))
 			return fault(e, DEX_PROT, ip);
-		x = in->ctl;
-		if (x.opcode & CELL_IP)
-			return fault(e, DEX_UNIMPL, ip);	/* instructions do not chain */
-		if (x.opcode & CO_OPERAND_MSG)
-			x.operand = m.operand;
-		if (x.opcode & CO_INDEX_MSG)
-			memcpy(x.idx, m.idx, 3);
-		else
-			named = 0;
-		if (x.opcode & CO_MASK_MSG)
-			x.mask = m.mask;
-		x.opcode &= (uint16_t)~(CO_OPERAND_MSG | CO_INDEX_MSG | CO_MASK_MSG);
+		q.n = q.nev = q.steps = 0;
+		/*
+		 * The sequencer (6.5): the entry instruction, then each one it
+		 * names, within the window, at most DART_SEQ_MAX; all but the
+		 * last NOPs.  Each takes from the message what its opcode says.
+		 */
+		for (int step = 0;; step++) {
+			int r;
+			named = 1;
+			x = in->ctl;
+			if (x.opcode & CELL_IP)
+				return fault(e, DEX_UNIMPL, ip);	/* an instruction is no pointer */
+			if (x.opcode & CO_OPERAND_MSG)
+				x.operand = m.operand;
+			if (x.opcode & CO_INDEX_MSG)
+				memcpy(x.idx, m.idx, 3);
+			else
+				named = 0;
+			if (x.opcode & CO_MASK_MSG)
+				x.mask = m.mask;
+			x.opcode &= (uint16_t)~(CO_OPERAND_MSG | CO_INDEX_MSG | CO_MASK_MSG);
+			if (!in->next)
+				return execute(d, vci, cell, &x, named, s, e, step ? &q : NULL, 1);
+			if (step + 1 >= DART_SEQ_MAX)
+				return fault(e, DEX_BOUNDS, in->next - 1u);	/* too long a sequence */
+			if ((x.opcode & CO_KIND_MASK) >> CO_KIND_SHIFT != CK_NOP)
+				return fault(e, DEX_UNIMPL, ip);	/* data moves in the last only */
+			if ((r = execute(d, vci, cell, &x, named, s, e, &q, 0)) != 0)
+				return r;
+			ip = in->next - 1u;
+			if (ip >= c->ip_count)
+				return fault(e, DEX_BOUNDS, ip);
+			in = &d->imem[c->ip_base + ip];
+		}
 	} else {
 		if (c->flags & DART_IPONLY)
 			return fault(e, DEX_PROT, x.opcode);
 		if (x.opcode & (CO_OPERAND_MSG | CO_INDEX_MSG | CO_MASK_MSG))
 			return fault(e, DEX_UNIMPL, x.opcode);
 	}
-	return execute(d, vci, cell, &x, named, s, e);
+	return execute(d, vci, cell, &x, named, s, e, NULL, 1);
 }
 
 /* An AAL5 cell of the block in progress, deposited after the control cell's data (DART 6.2). */

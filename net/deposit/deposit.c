@@ -111,7 +111,12 @@
  *    operation in the cell's control format, whose opcode says whether
  *    the operand, the indices and the mask come from the instruction or
  *    the message, and an entry-point bit.  A connection sees a window of
- *    it; instructions do not chain (no sequencer).
+ *    it.  The sequencer: an instruction may name the next (DART_I_NEXT),
+ *    up to DART_SEQ_MAX per cell; all but the last are NOPs, whose
+ *    register writes the later ones see through the write cache and
+ *    which commit with the last (6.4's roll-back stays whole: a fault
+ *    anywhere in the sequence changes nothing).  Data moves only in the
+ *    last, so a reply never goes for a sequence that did not commit.
  *  - Send registers (6.3): struct dart_sendregs, one per connection,
  *    written by the app directly; dep_go() is the write to "go".  opcode
  *    holds the 5 bytes of opcode and operation fields, index the three

@@ -59,6 +59,12 @@ struct dep_conn_cfg {
 	uint32_t reg_base, reg_count;	/* address-register window */
 	uint32_t ip_base, ip_count;	/* instruction-memory window */
 	unsigned hold;		/* cells held behind an exception (0: DEP_HOLD_DEFAULT) */
+	/*
+	 * Multicast (3.2): the nodes (bit n for node n) every cell sent on
+	 * this VCI goes to, peer among them; DART_TX only.  Each member
+	 * opens its end with DART_RX and this node as peer.  0: unicast.
+	 */
+	uint64_t group;
 };
 
 /*
@@ -119,7 +125,11 @@ int dep_reg_protect(unsigned r, int prot);
 /* r <- alu(<r>, operand) atomically with incoming cells; *newval gets the result. */
 int dep_reg_op(unsigned r, unsigned alu, uint32_t operand, uint32_t *newval);
 
-/* Instruction memory slot (absolute): an operation in the cell's control format. */
+/*
+ * Instruction memory slot (absolute): an operation in the cell's control
+ * format; flags DART_I_ENTRY (senders may name it) and DART_I_NEXT(ip)
+ * (the sequencer goes on with the instruction at ip of the window).
+ */
 int dep_instr_set(unsigned slot, const struct cell_ctl *ins, int flags);
 
 /* --- interrupts and exceptions ------------------------------------------------ */

@@ -62,6 +62,12 @@ static int send_block(int peer, struct cell_seg *seg, struct pktbuf *pb, size_t 
 	return 0;
 }
 
+/* The nodes a send goes to: a multicast connection's members (3.2), or its peer. */
+static uint64_t send_set(const struct dart_send *snd)
+{
+	return snd->group ? snd->group : 1ULL << snd->peer;
+}
+
 int dep_go(struct dart_sendregs *sr, uint32_t value)
 {
 	int vci = (int)(sr - dep_sendregs_tab), r;
@@ -97,16 +103,30 @@ int dep_go(struct dart_sendregs *sr, uint32_t value)
 		dep_notes[vci].tx_singles++;
 		irq_restore(f);
 		trace_point(TS_MECH_SEND);
-		/* One cell: written where it goes (on the shared-memory link, the NIC's slot). */
-		r = fabric_send(snd.peer, DEP_PROTO, &first, CELL_SIZE, NULL, 0, in_irq ? FABRIC_NOWAIT : 0);
+		/*
+		 * One cell: written where it goes (on the shared-memory link, the
+		 * NIC's slot); to each member of a multicast connection in turn,
+		 * a member that cannot take it not keeping it from the others.
+		 */
+		uint64_t to = send_set(&snd);
+		int sent = 0;
+		r = 0;
+		for (int m = 0; to; m++, to >>= 1) {
+			if (!(to & 1))
+				continue;
+			int e = fabric_send(m, DEP_PROTO, &first, CELL_SIZE, NULL, 0, in_irq ? FABRIC_NOWAIT : 0);
+			if (e < 0 && r == 0)
+				r = e;
+			sent += e == 0;
+		}
 		f = irq_save();
 		dep_notes[vci].tx_singles--;
 		irq_restore(f);
+		__atomic_fetch_add(&dep_stats.tx_frames, (uint64_t)sent, __ATOMIC_RELAXED);
+		__atomic_fetch_add(&dep_stats.tx_cells, (uint64_t)sent, __ATOMIC_RELAXED);
 		if (r < 0)
 			return r;
 		sr->size = 0;
-		__atomic_fetch_add(&dep_stats.tx_frames, 1, __ATOMIC_RELAXED);
-		__atomic_fetch_add(&dep_stats.tx_cells, 1, __ATOMIC_RELAXED);
 		return 0;
 	}
 	if (in_irq) {
@@ -121,14 +141,22 @@ int dep_go(struct dart_sendregs *sr, uint32_t value)
 		f = irq_save();
 	}
 	irq_restore(f);
-	if (!(pb = get_pb())) {
-		f = irq_save();
-		dep_notes[vci].tx_busy = 0;
-		irq_restore(f);
-		return -ENOBUFS;
+	/* Each member of a multicast connection gets the whole block, one after the other. */
+	r = 0;
+	for (uint64_t to = send_set(&snd), m = 0; to; m++, to >>= 1) {
+		if (!(to & 1))
+			continue;
+		struct cell_seg seg = snd.seg;
+		int e;
+		if (!(pb = get_pb()))
+			e = -ENOBUFS;
+		else {
+			memcpy(fabric_payload(pb), &first, CELL_SIZE);
+			e = send_block((int)m, &seg, pb, 1);
+		}
+		if (e < 0 && r == 0)
+			r = e;
 	}
-	memcpy(fabric_payload(pb), &first, CELL_SIZE);
-	r = send_block(snd.peer, &snd.seg, pb, 1);
 	f = irq_save();
 	dep_notes[vci].tx_busy = 0;
 	irq_restore(f);

@@ -72,7 +72,7 @@ static const struct conndef {
 static void open_one(int v)
 {
 	const struct conndef *c = &conns[v];
-	struct dart_conn_cfg cfg = { c->peer, c->ep, c->flags, c->reply, c->rb, c->rn, c->ib, c->in };
+	struct dart_conn_cfg cfg = { c->peer, c->ep, c->flags, c->reply, c->rb, c->rn, c->ib, c->in, 0 };
 	if (dart_conn_open(&D, v, &cfg, holdbuf[v], c->hold) != 0)
 		abort();
 }
@@ -217,7 +217,11 @@ static void setup(void)
 	for (int i = 0; i < 8; i++) {
 		D.imem[i].ctl = ins[i];
 		D.imem[i].flags = i == 4 || i == 6 ? 0 : DART_I_ENTRY;
+		D.imem[i].next = 0;
 	}
+	/* Sequences (6.5): 7 (a NOP) then 0 (a WRITE); 4 (a bad NOP) then 6 (a BLOCK). */
+	D.imem[7].next = 0 + 1;
+	D.imem[4].next = 6 + 1;
 	for (int v = 1; v < NCONN; v++)
 		open_one(v);
 	room = 1;

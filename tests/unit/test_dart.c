@@ -89,7 +89,7 @@ static uint8_t pat(size_t i)
 static void open_conn(int vci, int peer, int ep, int flags, int reply, unsigned rb, unsigned rn,
 		      unsigned ib, unsigned in, unsigned holdn)
 {
-	struct dart_conn_cfg cfg = { peer, ep, flags, reply, rb, rn, ib, in };
+	struct dart_conn_cfg cfg = { peer, ep, flags, reply, rb, rn, ib, in, 0 };
 	assert_int_equal(dart_conn_open(&D, vci, &cfg, hold[vci - V], holdn), 0);
 }
 
@@ -436,6 +436,80 @@ static void test_instruction_pointer(void **state)
 	assert_int_equal(feed(&c), 0);
 	assert_unchanged();
 	assert_int_equal(D.conn[IPC].exc.cls, DEX_PROT);
+}
+
+/*
+ * The sequencer (6.5): one cell steps the destination through several
+ * instructions.  Here a store indirect with postincrement whose stride is
+ * computed first: NOP b <- <b> + operand (the message's), NOP c <- <c> + 1
+ * with an interrupt, then WRITE at <a>, a <- <a> + <b>.  A fault in the
+ * last changes nothing the first ones computed; chains too long, out of
+ * the window, or with data before the last fault too.
+ */
+static void test_sequencer(void **state)
+{
+	(void)state;
+	struct cell_ctl add_b = { CELL_OP(CK_NOP, CA_NONE) | CO_OPERAND_MSG, CELL_RO(ALU_ADD, CS_B, CSRC_OPERAND),
+				  0, 0, 0, { 0, 1, 2 }, 0 };
+	struct cell_ctl inc_c = { CELL_OP(CK_NOP, CA_NONE) | CO_INTR, CELL_RO(ALU_ADD, CS_C, CSRC_OPERAND), 0,
+				  CELL_COND(CMP_ALWAYS, 0, 0), 1, { 0, 1, 2 }, 0 };
+	struct cell_ctl store = { CELL_OP(CK_WRITE, CA_INDIRECT), CELL_RO(ALU_ADD, CS_A, CSRC_B), 0, 0, 0,
+				  { 0, 1, 2 }, 0xff };
+	for (int r = 32; r < 48; r++)
+		D.reg_prot[r] = 0;	/* destination-only: only the instructions name them */
+	D.imem[8 + 0].ctl = add_b;
+	D.imem[8 + 0].flags = DART_I_ENTRY;
+	D.imem[8 + 0].next = 1 + 1;
+	D.imem[8 + 1].ctl = inc_c;
+	D.imem[8 + 1].next = 2 + 1;
+	D.imem[8 + 2].ctl = store;
+	D.reg[32] = 128;	/* a: where the next deposit goes */
+	D.reg[33] = 0;		/* b: the stride */
+	D.reg[34] = 0;		/* c: cells counted */
+	struct cell c = mk(IPC, CELL_IP | 0, 0, 0, 0, 64, 0, 0, 0, 0, 0x21);
+	assert_int_equal(feed(&c), 0);
+	assert_block(rw + 128, 0x21, 0xff);
+	assert_int_equal(D.reg[33], 64);
+	assert_int_equal(D.reg[32], 128 + 64);	/* the last saw the stride the first computed */
+	assert_int_equal(D.reg[34], 1);
+	assert_int_equal(nintr, 1);
+	assert_int_equal(D.ctr.sequenced, 2);
+	c = mk(IPC, CELL_IP | 0, 0, 0, 0, 32, 0, 0, 0, 0, 0x22);
+	assert_int_equal(feed(&c), 0);
+	assert_block(rw + 192, 0x22, 0xff);
+	assert_int_equal(D.reg[32], 192 + 96);
+	assert_int_equal(D.reg[34], 2);
+	/* The last instruction faults (its address past the endpoint): nothing of the sequence lands. */
+	D.reg[32] = PG - 16;
+	snap_take(&before);
+	int ni = nintr;
+	assert_int_equal(feed(&c), 0);
+	assert_unchanged();
+	assert_int_equal(nintr, ni);
+	assert_int_equal(D.conn[IPC].exc.cls, DEX_BOUNDS);
+	assert_int_equal(dart_resume(&D, IPC, DART_SKIP, &sink), 0);
+	D.reg[32] = 128;
+	/* Data before the last, a chain longer than DART_SEQ_MAX, or one leaving the window: faults. */
+	D.imem[8 + 0].next = 2 + 1;		/* entry -> store -> (store names another) */
+	D.imem[8 + 2].next = 1 + 1;
+	snap_take(&before);
+	assert_int_equal(feed(&c), 0);
+	assert_unchanged();
+	assert_int_equal(D.conn[IPC].exc.cls, DEX_UNIMPL);
+	assert_int_equal(dart_resume(&D, IPC, DART_SKIP, &sink), 0);
+	D.imem[8 + 2].next = 0;
+	D.imem[8 + 0].next = 0 + 1;		/* a loop: the entry names itself */
+	snap_take(&before);
+	assert_int_equal(feed(&c), 0);
+	assert_unchanged();
+	assert_int_equal(D.conn[IPC].exc.cls, DEX_BOUNDS);
+	assert_int_equal(dart_resume(&D, IPC, DART_SKIP, &sink), 0);
+	D.imem[8 + 0].next = 8 + 1;		/* past the window of 8 */
+	snap_take(&before);
+	assert_int_equal(feed(&c), 0);
+	assert_unchanged();
+	assert_int_equal(D.conn[IPC].exc.cls, DEX_BOUNDS);
+	assert_int_equal(dart_resume(&D, IPC, DART_SKIP, &sink), 0);
 }
 
 /* --- reads and fetches ------------------------------------------------------ */
@@ -825,7 +899,7 @@ static int form(struct dart_sendregs *r, uint32_t go, struct cell *out, int max)
 
 static void sender_setup(void)
 {
-	struct dart_conn_cfg cfg = { 0, 0, DART_TX | DART_RX, V, 0, 16, 0, 0 };
+	struct dart_conn_cfg cfg = { 0, 0, DART_TX | DART_RX, V, 0, 16, 0, 0, 0 };
 	if (!sbuf)
 		sbuf = aligned_alloc(PG, PG);
 	for (int i = 0; i < PG; i++)
@@ -1352,6 +1426,35 @@ static void test_page_protection_block(void **state)
 	assert_int_equal(D.conn[V].rx, RX_CONTROL);
 }
 
+/*
+ * Multicast connections (3.2): sending only, the peer among the members;
+ * what go sends names every member.
+ */
+static void test_multicast_connection(void **state)
+{
+	struct dart_conn_cfg cfg = { 1, 0, DART_TX, -1, 0, 0, 0, 0, (1u << 1) | (1u << 2) | (1u << 3) };
+	struct dart_sendregs r = { 0 };
+	struct dart_send snd;
+	struct cell first;
+
+	(void)state;
+	sender_setup();
+	cfg.flags = DART_TX | DART_RX;
+	assert_int_equal(dart_conn_open(&S, 20, &cfg, NULL, 0), -EINVAL);	/* receives too */
+	cfg.flags = DART_TX;
+	cfg.peer = 4;
+	assert_int_equal(dart_conn_open(&S, 20, &cfg, NULL, 0), -EINVAL);	/* peer not a member */
+	cfg.peer = 1;
+	assert_int_equal(dart_conn_open(&S, 20, &cfg, NULL, 0), 0);
+	r.opcode = DART_OPC(CELL_OP(CK_WRITE, CA_DIRECT), 0, 0, 0);
+	r.index = DART_IDX(0, 0, 0, 0xff);
+	assert_int_equal(dart_send_prepare(&S, 20, &r, 64, &first, &snd), 0);
+	assert_true(snd.group == ((1u << 1) | (1u << 2) | (1u << 3)));
+	assert_int_equal(snd.block, 0);
+	assert_int_equal(dart_send_prepare(&S, V, &r, 64, &first, &snd), 0);
+	assert_true(snd.group == 0);		/* unicast */
+}
+
 /* Page ranges are few: what a new range covers whole frees its slot; past DART_EP_RANGES, -ENOSPC. */
 static void test_page_protection_ranges(void **state)
 {
@@ -1384,6 +1487,7 @@ int main(void)
 		cmocka_unit_test_setup(test_conditionals, setup),
 		cmocka_unit_test_setup(test_priority_queue_example, setup),
 		cmocka_unit_test_setup(test_instruction_pointer, setup),
+		cmocka_unit_test_setup(test_sequencer, setup),
 		cmocka_unit_test_setup(test_remote_read, setup),
 		cmocka_unit_test_setup(test_fetch_and_increment_and_cas, setup),
 		cmocka_unit_test_setup(test_every_exception_changes_nothing, setup),
@@ -1401,6 +1505,7 @@ int main(void)
 		cmocka_unit_test_setup(test_page_protection, setup),
 		cmocka_unit_test_setup(test_page_protection_block, setup),
 		cmocka_unit_test_setup(test_page_protection_ranges, setup),
+		cmocka_unit_test_setup(test_multicast_connection, setup),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
