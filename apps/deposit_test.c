@@ -30,6 +30,11 @@
  *    and conditional interrupts (3.4), checked round by round; a multicast
  *    connection (3.2) from node 0 to all the others, a cell and a block
  *    on it landing at every member.
+ *  - Node 1 to node 0: instruction-pointer cells each running three
+ *    instructions through the sequencer (6.5); then one whose deposit
+ *    falls on a page node 0 made read-only inside its endpoint (3.2):
+ *    refused with nothing of the sequence changed, and retried once the
+ *    page is writable again.
  *
  * Node 0's endpoints sit between patterned guard pages; every byte is
  * checked at the end.  Each failed check prints one line; the app ends
@@ -76,6 +81,7 @@ enum {
 	V_C = 30,		/* + node: contention, node <-> 0 */
 	V_B = 40,		/* + 8 min + max: the barrier, between every pair */
 	V_M = 90,		/* 0 -> every other node: a multicast connection (3.2) */
+	V_S = 91,		/* node 1 -> 0: instruction sequences (the sequencer, 6.5) */
 	V_NONE = 99,		/* never opened */
 };
 
@@ -114,6 +120,7 @@ static uint32_t reg_pat(unsigned r)
 #define R_BY 116		/* V_H_BY: 116..131 */
 #define R_CNT 200		/* fetch-and-increment counter; 201: CAS counter; 202 + n: n's staging */
 #define R_BAR 300		/* every node: B0, B1, full, zero */
+#define R_SEQ 500		/* V_S: a (where), b (stride), c (count), destination-only */
 
 static void fill(uint8_t *p, uint8_t f)
 {
@@ -1351,6 +1358,142 @@ static void multicast_run(void)
 		printf("deposit-test: node %d got the multicast cell and block\n", node_id);
 }
 
+/* --- the sequencer (6.5) --------------------------------------------------------------------- */
+
+#define S_IP 200		/* V_S's instruction window: 200..203 */
+#define S_AT 7168		/* in node 0's P endpoint: where the sequenced deposits go */
+#define S_CELLS 4
+static const uint32_t s_stride[S_CELLS] = { 32, 64, 32, 96 };
+
+/*
+ * Node 0: V_S from node 1, IP-only, three instructions run by one cell:
+ * b <- the message's operand (the stride); c <- c + 1; WRITE at <a>,
+ * a <- a + b, an interrupt.  The registers are the destination's alone.
+ */
+static void sequencer_open(void)
+{
+	if (node_id == 1) {
+		open_conn(V_S, 0, ep_mine, DART_TX, -1, 0, 0, 0, 0, 0);
+		return;
+	}
+	if (node_id != 0)
+		return;
+	const struct cell_ctl load_b = { CELL_OP(CK_NOP, CA_NONE) | CO_OPERAND_MSG,
+					 CELL_RO(ALU_LOAD, CS_B, CSRC_OPERAND), 0, 0, 0, { 0, 1, 2 }, 0 };
+	const struct cell_ctl inc_c = { CELL_OP(CK_NOP, CA_NONE), CELL_RO(ALU_ADD, CS_C, CSRC_OPERAND), 0, 0, 1,
+					{ 0, 1, 2 }, 0 };
+	const struct cell_ctl store = { CELL_OP(CK_WRITE, CA_INDIRECT) | CO_INTR, CELL_RO(ALU_ADD, CS_A, CSRC_B), 0,
+					CELL_COND(CMP_ALWAYS, 0, 0), 0, { 0, 1, 2 }, 0xff };
+	EXPECT(dep_instr_set(S_IP, &load_b, DART_I_ENTRY | DART_I_NEXT(1)) == 0 &&
+	       dep_instr_set(S_IP + 1, &inc_c, DART_I_NEXT(2)) == 0 && dep_instr_set(S_IP + 2, &store, 0) == 0,
+	       "sequence instructions");
+	EXPECT(dep_instr_set(S_IP + 3, &store, DART_I_NEXT(DART_NINSTR)) == -EINVAL, "a next past the memory");
+	dep_reg_set(R_SEQ, S_AT);
+	dep_reg_set(R_SEQ + 1, 0);
+	dep_reg_set(R_SEQ + 2, 0);
+	for (int i = 0; i < 3; i++)
+		dep_reg_protect(R_SEQ + (unsigned)i, 0);
+	open_conn(V_S, 1, ep0[E_P], DART_RX | DART_IPONLY, -1, R_SEQ, 3, S_IP, 4, 0);
+	EXPECT(dep_on_intr(V_S, NULL, NULL) == 0, "interrupts on V_S");
+}
+
+/* Node 1 sends S_CELLS instruction-pointer cells; node 0 checks what the sequences did. */
+static void sequencer_run(void)
+{
+	if (node_id == 1) {
+		struct dart_sendregs *sr = dep_sendregs(V_S);
+		EXPECT(sr != NULL, "V_S send registers");
+		for (int k = 0; sr && k < S_CELLS; k++) {
+			fill(mine + 512 + 32 * k, (uint8_t)(0x60 + k));
+			sr->size = 0;
+			int r = dep_send(sr, DART_OPC(CELL_IP | 0, 0, 0, 0), s_stride[k], 0, 512 + 32 * (uint32_t)k);
+			EXPECT(r == 0, "sequenced cell %d: %d", k, r);
+		}
+		return;
+	}
+	if (node_id != 0)
+		return;
+	uint64_t seen = 0, end = cycles() + ns_to_cycles(WAIT_NS);
+	long n = 0;
+	while (n < S_CELLS && cycles() < end)
+		n = dep_intr_wait(V_S, &seen, WAIT_NS);
+	EXPECT(n >= S_CELLS, "%ld interrupts from the sequences, expected %d", n, S_CELLS);
+	uint32_t a, b, c, at = S_AT;
+	dep_reg_get(R_SEQ, &a);
+	dep_reg_get(R_SEQ + 1, &b);
+	dep_reg_get(R_SEQ + 2, &c);
+	int bad = 0;
+	for (int k = 0; k < S_CELLS; k++) {
+		bad += !is_fill(arena + ep_at[E_P] + at, (uint8_t)(0x60 + k), 0xff);
+		at += s_stride[k];
+	}
+	EXPECT(c == S_CELLS && b == s_stride[S_CELLS - 1] && a == at && bad == 0,
+	       "sequences: a %u (expected %u), b %u, c %u, %d deposits wrong", a, at, b, c, bad);
+	struct dep_counters dc;
+	deposit_counters(&dc);
+	EXPECT(dc.dart.sequenced >= 2 * S_CELLS, "sequenced %lu instructions", dc.dart.sequenced);
+	if (c == S_CELLS && bad == 0)
+		printf("deposit-test: %d cells ran %d instructions each through the sequencer\n", S_CELLS, 3);
+}
+
+/* --- page protection inside an endpoint (3.2, 3.5) ------------------------------------------------ */
+
+/* Node 0: the page the sequences deposit into becomes read-only; their exceptions are expected. */
+static void protect_open(void)
+{
+	if (node_id != 0)
+		return;
+	EXPECT(dep_on_exception(V_S, on_exception, NULL) == 0, "V_S exception handler");
+	EXPECT(dep_endpoint_protect(ep0[E_P], 100, PG, DART_EP_READ) == -EINVAL, "a range not on a page");
+	EXPECT(dep_endpoint_protect(ep0[E_P], PG, PG, DART_EP_READ) == 0, "page 1 of P read-only");
+}
+
+/*
+ * Node 1 sends one more sequence; at node 0 its deposit would fall on the
+ * read-only page: a protection exception, the sequence's registers and the
+ * page as they were.  Node 0 makes the page writable again and retries:
+ * the cell lands.
+ */
+static void protect_run(void)
+{
+	if (node_id == 1) {
+		struct dart_sendregs *sr = dep_sendregs(V_S);
+		fill(mine + 1024, 0x70);
+		if (sr) {
+			sr->size = 0;
+			int r = dep_send(sr, DART_OPC(CELL_IP | 0, 0, 0, 0), 32, 0, 1024);
+			EXPECT(r == 0, "the sequence into the protected page: %d", r);
+		}
+		return;
+	}
+	if (node_id != 0)
+		return;
+	uint32_t at = S_AT, a, b, c;
+	for (int k = 0; k < S_CELLS; k++)
+		at += s_stride[k];
+	EXPECT(wait_exc(V_S, WAIT_NS), "no exception from the protected page");
+	struct dep_conn_info ci;
+	dep_conn_info(V_S, &ci);
+	dep_reg_get(R_SEQ, &a);
+	dep_reg_get(R_SEQ + 1, &b);
+	dep_reg_get(R_SEQ + 2, &c);
+	EXPECT(ci.state == DC_EXCEPTION && last_exc[V_S].cls == DEX_PROT && last_exc[V_S].detail == at,
+	       "exception %s at %#x, state %d (expected protection at %#x)", dart_exc_names[last_exc[V_S].cls],
+	       last_exc[V_S].detail, ci.state, at);
+	EXPECT(a == at && b == s_stride[S_CELLS - 1] && c == S_CELLS && !is_fill(arena + ep_at[E_P] + at, 0x70, 0xff),
+	       "a refused sequence changed something: a %u b %u c %u", a, b, c);
+	EXPECT(dep_endpoint_protect(ep0[E_P], PG, PG, DART_EP_READ | DART_EP_WRITE) == 0, "page 1 writable again");
+	uint64_t seen = 0;
+	dep_intr_wait(V_S, &seen, 0);		/* the interrupts so far */
+	EXPECT(dep_conn_resume(V_S, DART_RETRY) == 0, "retry the sequence");
+	dep_reg_get(R_SEQ, &a);
+	dep_reg_get(R_SEQ + 2, &c);
+	EXPECT(a == at + 32 && c == S_CELLS + 1 && is_fill(arena + ep_at[E_P] + at, 0x70, 0xff),
+	       "the retried sequence: a %u c %u", a, c);
+	if (a == at + 32 && c == S_CELLS + 1)
+		printf("deposit-test: a deposit into a read-only page was refused, and landed once it was writable\n");
+}
+
 /* Node 0, at the end: the guards, and registers no window reaches. */
 static void final_check(void)
 {
@@ -1374,7 +1517,8 @@ static void final_check(void)
 	for (unsigned r = 0; r < DART_NREGS; r++) {
 		uint32_t v;
 		int in_window = r < R_P + 32 || (r >= R_IP && r < R_IP + 16) || (r >= R_H && r < R_BY + 16) ||
-				(r >= R_CNT && r < R_CNT + 2 + MAX_TEST_NODES) || (r >= R_BAR && r < R_BAR + 4);
+				(r >= R_CNT && r < R_CNT + 2 + MAX_TEST_NODES) || (r >= R_BAR && r < R_BAR + 4) ||
+				(r >= R_SEQ && r < R_SEQ + 3);
 		dep_reg_get(r, &v);
 		if (!in_window && v != reg_pat(r))
 			badregs++;
@@ -1489,12 +1633,20 @@ static int deposit_test_main(void)
 	if (sync_all("after the barrier") < 0)
 		return 1;
 
-	/* A multicast connection from node 0 to every other node. */
+	/* A multicast connection from node 0 to every other node; sequences of instructions. */
 	multicast_open();
+	sequencer_open();
 	if (sync_all("before multicast") < 0)
 		return 1;
 	multicast_run();
+	sequencer_run();
 	if (sync_all("after multicast") < 0)
+		return 1;
+	protect_open();
+	if (sync_all("before page protection") < 0)
+		return 1;
+	protect_run();
+	if (sync_all("after page protection") < 0)
 		return 1;
 	if (node_id == 0)
 		final_check();

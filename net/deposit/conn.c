@@ -191,8 +191,8 @@ int dep_reg_op(unsigned r, unsigned alu, uint32_t operand, uint32_t *newval)
 
 int dep_instr_set(unsigned slot, const struct cell_ctl *ins, int flags)
 {
-	if (slot >= DART_NINSTR || flags < 0 || (flags & ~(DART_I_ENTRY | DART_I_NEXT(DART_NINSTR - 1))) ||
-	    DART_I_NEXT_OF(flags) >= DART_NINSTR)
+	/* Low byte: DART_I_ENTRY; above it: DART_I_NEXT(ip), ip an instruction of the memory. */
+	if (slot >= DART_NINSTR || flags < 0 || (flags & 0xff & ~DART_I_ENTRY) || DART_I_NEXT_OF(flags) >= DART_NINSTR)
 		return -EINVAL;
 	irqflags_t f = irq_save();
 	dep_dart.imem[slot].ctl = *ins;
