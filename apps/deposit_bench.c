@@ -12,8 +12,18 @@
  *                    path into the reader's endpoint (paper: 45 us)
  *  deposit-fetch-add fetch-and-increment of a remote register, round trip
  *  deposit-block-throughput  4 KiB AAL5 block transfers, 8 MiB
+ *  deposit-seq       deposit one way as above, the cell an instruction
+ *                    pointer whose three instructions the destination's
+ *                    sequencer runs (DART 6.5: two register operations,
+ *                    then the deposit); beside "deposit"
+ *  deposit-mcast     a 32-byte deposit on a multicast connection (3.2) from
+ *                    node 0 to every other node, each answering with a
+ *                    deposit from its receive path: the time until every
+ *                    member answered (members= on the line; boot/bench
+ *                    --nodes 4 gives the three members of the issue's row)
  *
- * Nodes 0 and 1 open duplex connections 50..53 to each other.
+ * Nodes 0 and 1 open duplex connections 50..54 to each other; the
+ * multicast row's connections are 56 and 60 + member.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -30,16 +40,26 @@
 #include "net/net.h"
 
 #define EPSIZE 16384
-enum { V_ONEWAY = 50, V_RTT = 51, V_READ = 52, V_TPUT = 53 };
+enum { V_ONEWAY = 50, V_RTT = 51, V_READ = 52, V_TPUT = 53, V_SEQ = 54, V_MC = 56, V_MC_BACK = 60 };
+#define SEQ_IP 240		/* node 1's instructions for V_SEQ: 240..242 */
+#define MC_MAX 8
 #define END_MARK 0xffffffffu
 #define WAIT_NS 1000000000ULL
 
 static uint8_t *ep_mem;
-static struct dart_sendregs *sr[4];
+static struct dart_sendregs *sr[4], *sr_seq;
 static volatile int echo;		/* node 1: answer deposits on V_ONEWAY */
 
 static const uint64_t write_intr =
 	DART_OPC(CELL_OP(CK_WRITE, CA_DIRECT) | CO_INTR, 0, 0, CELL_COND(CMP_ALWAYS, 0, 0));
+
+/* Node 1's receive path: a sequenced cell on V_SEQ is answered by a plain deposit. */
+static void on_seq(void *arg, const struct dart_event *ev)
+{
+	(void)arg;
+	if (echo && ev->operand != END_MARK)
+		dep_send(sr_seq, write_intr, 0, DART_IDX(0, 0, 0, 0xff), 0);
+}
 
 /* Node 1's receive path: a deposit on V_ONEWAY is answered by a deposit. */
 static void on_oneway(void *arg, const struct dart_event *ev)
@@ -65,6 +85,26 @@ static int setup(void)
 	}
 	if (node_id == 1 && dep_on_intr(V_ONEWAY, on_oneway, NULL) < 0)
 		return -1;
+	/*
+	 * V_SEQ: at node 1 a window of three instructions the sequencer runs
+	 * for one cell: b <- b + 1, c <- c + <b>, then the deposit at the
+	 * message's operand with an interrupt (registers 4..7).
+	 */
+	struct dep_conn_cfg cfg = { 1 - node_id, ep, DART_RX | DART_TX, V_SEQ, 4, 4, SEQ_IP, 3, 0, 0 };
+	if (dep_conn_open(V_SEQ, &cfg) < 0 || !(sr_seq = dep_sendregs(V_SEQ)))
+		return -1;
+	if (node_id == 1) {
+		const struct cell_ctl inc_b = { CELL_OP(CK_NOP, CA_NONE), CELL_RO(ALU_ADD, CS_B, CSRC_OPERAND), 0, 0, 1,
+						{ 0, 1, 2 }, 0 };
+		const struct cell_ctl add_c = { CELL_OP(CK_NOP, CA_NONE), CELL_RO(ALU_ADD, CS_C, CSRC_B), 0, 0, 0,
+						{ 0, 1, 2 }, 0 };
+		const struct cell_ctl store = { CELL_OP(CK_WRITE, CA_DIRECT) | CO_INTR | CO_OPERAND_MSG, 0, 0,
+						CELL_COND(CMP_ALWAYS, 0, 0), 0, { 0, 1, 2 }, 0xff };
+		if (dep_instr_set(SEQ_IP, &inc_b, DART_I_ENTRY | DART_I_NEXT(1)) < 0 ||
+		    dep_instr_set(SEQ_IP + 1, &add_c, DART_I_NEXT(2)) < 0 || dep_instr_set(SEQ_IP + 2, &store, 0) < 0 ||
+		    dep_on_intr(V_SEQ, on_seq, NULL) < 0)
+			return -1;
+	}
 	return 0;
 }
 
@@ -108,6 +148,112 @@ static int sample_oneway(const struct bench_opts *o, struct samples *s)
 	static const struct bench_pair p = { setup, echo_oneway, time_oneway, NULL };
 
 	return bench_pair_run(&p, o, s);
+}
+
+static int go_seq(int i)
+{
+	(void)i;
+	return dep_send(sr_seq, DART_OPC(CELL_IP | 0, 0, 0, 0), 64, 0, 0);
+}
+
+static int time_seq(const struct bench_opts *o, struct samples *s)
+{
+	return timed_pairs(o, s, V_SEQ, go_seq);
+}
+
+static int sample_seq(const struct bench_opts *o, struct samples *s)
+{
+	static const struct bench_pair p = { setup, echo_oneway, time_seq, NULL };
+
+	return bench_pair_run(&p, o, s);
+}
+
+/* --- multicast (3.2) -------------------------------------------------------------------- */
+
+static struct dart_sendregs *mc_sr, *mc_back;
+static volatile int mc_echo;
+static int mc_state;			/* 0 not set up, 1 ready, -1 failed */
+
+/* A member's receive path: each multicast cell is answered on its own connection back to node 0. */
+static void on_mc(void *arg, const struct dart_event *ev)
+{
+	(void)arg;
+	(void)ev;
+	if (mc_echo)
+		dep_send(mc_back, write_intr, 0, DART_IDX(0, 0, 0, 0xff), 0);
+}
+
+/* Every node, once: node 0's multicast connection to all others, and their connections back. */
+static int mc_setup(void)
+{
+	static uint8_t *mem;
+
+	if (mc_state)
+		return mc_state > 0 ? 0 : -1;
+	mc_state = -1;
+	if (num_nodes > MC_MAX || !(mem = page_alloc_zeroed(4096)))
+		return -1;
+	int ep = dep_endpoint_create(mem, 4096, DART_EP_READ | DART_EP_WRITE);
+	if (ep < 0)
+		return -1;
+	if (node_id == 0) {
+		uint64_t others = ((1ULL << num_nodes) - 1) & ~1ULL;
+		struct dep_conn_cfg cfg = { 1, ep, DART_TX, -1, 0, 0, 0, 0, 0, others };
+		if (dep_conn_open(V_MC, &cfg) < 0 || !(mc_sr = dep_sendregs(V_MC)))
+			return -1;
+		for (int m = 1; m < num_nodes; m++) {
+			struct dep_conn_cfg back = { m, ep, DART_RX, -1, 0, 0, 0, 0, 0, 0 };
+			if (dep_conn_open(V_MC_BACK + m, &back) < 0)
+				return -1;
+		}
+	} else {
+		struct dep_conn_cfg in = { 0, ep, DART_RX, -1, 0, 0, 0, 0, 0, 0 };
+		struct dep_conn_cfg back = { 0, ep, DART_TX, -1, 0, 0, 0, 0, 0, 0 };
+		if (dep_conn_open(V_MC, &in) < 0 || dep_conn_open(V_MC_BACK + node_id, &back) < 0 ||
+		    !(mc_back = dep_sendregs(V_MC_BACK + node_id)) || dep_on_intr(V_MC, on_mc, NULL) < 0)
+			return -1;
+	}
+	mc_state = 1;
+	return 0;
+}
+
+/* Node 0: a multicast deposit, then every member's answer. */
+static int sample_mcast(const struct bench_opts *o, struct samples *s)
+{
+	uint64_t seen[MC_MAX] = { 0 };
+	int r = mc_setup();
+
+	mc_echo = r == 0;
+	if (fabric_barrier(60000000000ULL) < 0 || r < 0)
+		return -1;
+	if (node_id == 0) {
+		for (int m = 1; m < num_nodes; m++) {
+			struct dep_conn_info ci;
+			dep_conn_info(V_MC_BACK + m, &ci);
+			seen[m] = ci.interrupts;
+		}
+		for (int i = 0; r == 0 && i < o->warmup + o->iters; i++) {
+			uint64_t t0 = cycles();
+			r = dep_send(mc_sr, write_intr, 0, DART_IDX(0, 0, 0, 0xff), 0);
+			for (int m = 1; r == 0 && m < num_nodes; m++)
+				if (dep_intr_wait(V_MC_BACK + m, &seen[m], WAIT_NS) < 0)
+					r = -1;
+			if (r == 0 && i >= o->warmup)
+				samples_add(s, cycles() - t0);
+		}
+	}
+	if (fabric_barrier(120000000000ULL) < 0)
+		return -1;
+	mc_echo = 0;
+	return r < 0 ? -1 : 0;
+}
+
+static const char *mcast_note(void)
+{
+	static char buf[24];
+
+	snprintf(buf, sizeof buf, "members=%d", num_nodes - 1);
+	return buf;
 }
 
 static int go_rtt(int i)
@@ -271,7 +417,17 @@ static const struct bench dep_tput = {
 	.name = "deposit-block-throughput", .summary = "4 KiB AAL5 block transfers, 8 MiB",
 	.run = run_tput,
 };
+static const struct bench dep_seq = {
+	.name = "deposit-seq", .summary = "deposit-one-way whose cell runs three instructions through the sequencer",
+	.sample = sample_seq, .extra = "size=32 oneway=1 instructions=3", .oneway = 1, .base = "deposit",
+};
+static const struct bench dep_mcast = {
+	.name = "deposit-mcast", .summary = "32-byte deposit to every other node on a multicast connection, all answers",
+	.sample = sample_mcast, .extra = "size=32", .note = mcast_note,
+};
 BENCH_REGISTER(dep_oneway, 50_deposit);
+BENCH_REGISTER(dep_seq, 54_deposit_seq);
+BENCH_REGISTER(dep_mcast, 55_deposit_mcast);
 BENCH_REGISTER(dep_rtt, 51_deposit_rtt);
 BENCH_REGISTER(dep_read, 52_deposit_read);
 BENCH_REGISTER(dep_fetch, 53_deposit_fetch);

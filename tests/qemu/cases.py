@@ -235,6 +235,14 @@ CASES = [
                     for row in ("udp-64", "tcp-1B", "rxe-write", "rxe-read", "rxe-cas")] +
                    [r"peers: wrote "],
             needs=("qemu-system-x86_64", "vde_switch", "apt-get")),
+    # The rows of the papers' last features run and print their figures (not asserted).
+    Command("bench/new-rows", ["bash", "-c", "{root}/boot/bench --nics shm --iters 20 --no-plots --stages '' "
+                               "--only deposit-seq,deposit-mcast,rpc-ref-1k,rpc-concurrent "
+                               "--out {build}/tests/bench-new/results.json && rm -rf {build}/tests/bench-new"],
+            expect=[r"^  deposit-seq +\d+\.\d+ .*instructions=3",
+                    r"^  deposit-mcast +\d+\.\d+ .* members=1",
+                    r"^  rpc-ref-1k +\d+\.\d+ .* ref=1024",
+                    r"^  rpc-concurrent +\d+\.\d+ .* threads=4 busy_calls=[1-9]"]),
     Command("bench/unknown-run", ["{root}/boot/bench", "--nics", "e1000,token-ring"], status=2,
             expect=[r"token-ring: not one of virtio, e1000, e1000e, shm, shm-halt"]),
     # The lwIP fetch takes another Debian revision of the pinned upstream when the pinned one is
