@@ -678,9 +678,9 @@ static int mad_test_main(void)
 	double secs = (double)cycles_to_ns(cycles() - t0) / 1e9;
 	printf("mad-test: node %d: %lu messages sent, %lu received, %d checks, %d failures, %.1f s\n",
 	       node_id, (unsigned long)st.sent, (unsigned long)st.received, check_count, check_failures, secs);
-	result("driver=%s messages=%lu bytes=%lu failures=%d misuse=%lu send_pending=%lu", used,
+	result("driver=%s messages=%lu bytes=%lu failures=%d misuse=%lu send_pending=%lu send_deferred=%lu", used,
 	       (unsigned long)st.received, (unsigned long)st.bytes_received, check_failures,
-	       (unsigned long)st.misuse, (unsigned long)st.send_pending);
+	       (unsigned long)st.misuse, (unsigned long)st.send_pending, (unsigned long)st.send_deferred);
 	return check_failures ? 1 : 0;
 }
 

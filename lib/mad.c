@@ -357,7 +357,14 @@ static int transmit(void)
 	snd->iov[0].base = snd->hdr;
 	snd->iov[0].len = dlen + snd->express_len;
 	const struct mad_driver *drv = snd->ch->drv;
-	r = drv->send_post(snd->dest, snd->iov, (int)snd->niov);
+	/* -EAGAIN: the driver would have to wait for the destination (another message to it under way). */
+	while ((r = drv->send_post(snd->dest, snd->iov, (int)snd->niov)) == -EAGAIN) {
+		stats.send_deferred++;
+		if (drv->send_wait)
+			drv->send_wait(snd->dest);
+		else
+			thread_yield();
+	}
 	while (r == 0 && (r = drv->send_poll(snd->dest)) == 0) {
 		stats.send_pending++;
 		if (drv->send_wait)

@@ -35,9 +35,11 @@
  *    the frames queued to go have room for and returns, never waiting for
  *    credit (RMEM_NOWAIT, req_enqueue_body); send_poll deposits more as room
  *    frees (a message larger than the ring gets "not yet" answers,
- *    mad_stats send_pending).  It waits only for its turn, while another
+ *    mad_stats send_pending).  Nor does it wait for its turn while another
  *    thread's message to the same node is still being sent (the peer's
- *    lock, held from post to the last poll, keeps messages whole).
+ *    lock, held from post to the last poll, keeps messages whole): it
+ *    returns -EAGAIN (mad_stats send_deferred), and send_wait sleeps until
+ *    that message ends.
  *  - tcp: send_post blocks its thread in lwip_writev until lwIP's send
  *    buffer took the whole message (lwIP sockets have no completion to
  *    poll); send_poll returns 1.
@@ -89,7 +91,9 @@ struct mad_driver {
 	void (*exit)(void);
 	/*
 	 * Post the sending of a message (header vector first); poll: 1 when
-	 * done, 0 while still sending (which drivers can be, above).
+	 * done, 0 while still sending (which drivers can be, above).  Post
+	 * may return -EAGAIN instead of waiting: nothing was sent; the
+	 * generic layer calls send_wait (or yields) and posts again.
 	 */
 	int (*send_post)(int dest, const struct mad_iovec *iov, int count);
 	int (*send_poll)(int dest);
@@ -179,9 +183,14 @@ int mad_rpc_begin_on(struct mad_channel *ch, int dest, uint32_t service);
 int mad_rpc_serve_one(uint64_t timeout_ns);
 int mad_rpc_serve_one_on(struct mad_channel *ch, uint64_t timeout_ns);
 
-/* send_pending: send_poll answers "not yet" (the transport was still sending). */
+/*
+ * send_pending: send_poll answers "not yet" (the transport was still
+ * sending); send_deferred: send_post answers -EAGAIN (the driver would
+ * have had to wait for the destination), posted again after send_wait.
+ */
 struct mad_stats {
 	uint64_t sent, received, misuse, bytes_sent, bytes_received, send_pending;
+	uint64_t send_deferred;		/* send_post said -EAGAIN: another message to the node under way */
 };
 void mad_stats(struct mad_stats *out);
 

@@ -77,6 +77,8 @@ struct peer {
 static struct peer *peers[MAX_NODES];
 static int nnodes, me, rr;
 static struct waitq tx_wq = WAITQ_INIT;
+static struct waitq turn_wq = WAITQ_INIT;	/* woken when a peer's message ends: the next may post */
+static uint64_t posts_deferred;		/* send_posts that found another message under way: -EAGAIN */
 static struct waitq rx_wq = WAITQ_INIT;
 static volatile int rx_kick;		/* set by every word that arrives */
 static volatile int tx_kick;		/* set when a receiver frees room in our ring to it */
@@ -298,7 +300,17 @@ static int tx_push(struct peer *p)
  * more as the receiver frees room, 1 once the last chunk is with the
  * fabric.  The vectors stay the caller's until then; the peer's lock is
  * held from post to the end of poll, so messages to a peer do not mix.
+ * A post that finds another thread's message to the peer under way does
+ * not wait for its lock either: it returns -EAGAIN, and the caller posts
+ * again after send_wait, which sleeps until that message ends.
  */
+/* The peer's message ends (sent or failed): the next thread's post may go. */
+static void turn_end(struct peer *p)
+{
+	mutex_unlock(&p->lock);
+	waitq_wake_all(&turn_wq);
+}
+
 static int req_send_post(int dest, const struct mad_iovec *iov, int count)
 {
 	struct peer *p = dest >= 0 && dest < MAX_NODES ? peers[dest] : NULL;
@@ -306,14 +318,17 @@ static int req_send_post(int dest, const struct mad_iovec *iov, int count)
 
 	if (!p)
 		return -EINVAL;
-	mutex_lock(&p->lock);
+	if (mutex_trylock(&p->lock) < 0) {
+		__atomic_fetch_add(&posts_deferred, 1, __ATOMIC_RELAXED);
+		return -EAGAIN;
+	}
 	/*
 	 * A chunk of an earlier message refused by the receiver (its ring
 	 * revoked, its node rebooted): the chunk's word was refused with it,
 	 * so nothing false was announced; the sender hears of it here.
 	 */
 	if ((r = req_take_error(p->rq)) < 0 || (r = rmem_take_error(p->ring_rd)) < 0) {
-		mutex_unlock(&p->lock);
+		turn_end(p);
 		return r;
 	}
 	iovcur_init(&p->txc, iov, count);
@@ -321,7 +336,7 @@ static int req_send_post(int dest, const struct mad_iovec *iov, int count)
 	p->tx_since = cycles();
 	if ((r = tx_push(p)) < 0) {
 		p->tx_left = 0;
-		mutex_unlock(&p->lock);
+		turn_end(p);
 		return r;
 	}
 	return 0;
@@ -341,7 +356,7 @@ static int req_send_poll(int dest)
 		r = -ETIMEDOUT;
 	if (r != 0) {
 		p->tx_left = 0;
-		mutex_unlock(&p->lock);
+		turn_end(p);
 	}
 	return r;
 }
@@ -356,6 +371,14 @@ static void req_send_wait(int dest)
 {
 	struct peer *p = dest >= 0 && dest < MAX_NODES ? peers[dest] : NULL;
 
+	if (p && p->lock.owner && p->lock.owner != thread_current()) {
+		/* A post deferred behind another thread's message: until that one ends, 10 ms at most. */
+		irqflags_t f = irq_save();
+		if (p->lock.owner)
+			waitq_wait_timeout(&turn_wq, 10000000);
+		irq_restore(f);
+		return;
+	}
 	if (p && p->tx_nospace) {
 		/* Until acknowledgements free room to queue frames: 10 ms at most. */
 		p->tx_nospace = 0;
