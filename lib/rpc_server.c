@@ -484,17 +484,23 @@ static void header_take(struct rpc_stack *st, const struct call_hdr *h)
 		st->st.unclaimed++;
 		return;
 	}
+	if (st->last_b == b && st->last_seq == h->seq) {
+		/*
+		 * At most once: answer a repeated call from what was kept.  Its
+		 * caller still holds the stack (a raw client gives it back only
+		 * once it has the answer), so this stack's last call is it,
+		 * however far the binding's other calls moved the window since.
+		 */
+		st->st.repeats++;
+		reply_write(st, b, h->seq, R_RESULT, st->last_status, 0, st->last_result);
+		return;
+	}
 	switch (seen_check(&b->seen, h->seq)) {
 	case SEEN_OLD:
 		st->st.stale++;
 		return;
 	case SEEN_DONE:
-		if (st->last_b == b && st->last_seq == h->seq) {
-			/* At most once: answer a repeated call from what was kept. */
-			st->st.repeats++;
-			reply_write(st, b, h->seq, R_RESULT, st->last_status, 0, st->last_result);
-		}
-		return;
+		return;		/* it ran on another stack: not this caller's repeat */
 	}
 	if (h->len > RPC_ARGS_MAX || h->nframes != frames_for(h->len)) {
 		/* Malformed (or a raw frame damaged): as good as lost. */

@@ -87,11 +87,9 @@ int dart_ep_protect(struct dart *d, int ep, uint32_t off, uint32_t len, int prot
 	return 0;
 }
 
-int dart_ep_allows(const struct dart_ep *ep, uint32_t off, uint32_t len, int need)
+int dart_ep_pages_allow(const struct dart_ep *ep, uint32_t off, uint32_t len, int need)
 {
-	if (!(ep->prot & need))
-		return 0;
-	if (!ep->nranges || !len)
+	if (!len)
 		return 1;
 	for (uint32_t p = off / DART_PAGE; p <= (off + len - 1) / DART_PAGE; p++) {
 		int prot = ep->prot;
@@ -288,8 +286,20 @@ header_ok:
 		}
 		if (step(d, vci, cell, s) == -EBUSY) {
 			d->ctr.busy++;
-			*next = i;
-			return -EBUSY;
+			/*
+			 * No room for its reply now: the request waits on its own
+			 * connection (6.4: "cells belonging to other connections can
+			 * be processed"), first in its hold queue, which keeps the
+			 * connection's later cells behind it; dart_resume
+			 * (DART_CONTINUE) offers it again.  Only a connection with no
+			 * hold queue holds the frame.
+			 */
+			if (c->hold_cap == 0 || hold(d, c, cell) < 0) {
+				*next = i;
+				return -EBUSY;
+			}
+			c->state = DC_WAIT;
+			d->ctr.reply_waits++;
 		}
 		c->cells++;
 		d->ctr.cells++;

@@ -171,7 +171,8 @@ struct dart_counters {
 	uint64_t discarded;			/* faulting cells discarded (DART_DISCARD) */
 	uint64_t held, hold_full;		/* cells held behind an exception; refused when full */
 	uint64_t skipped, block_skipped;	/* exception cells skipped; block cells after them */
-	uint64_t busy;				/* a frame waited for room for a reply */
+	uint64_t busy;				/* a request found no room for its reply */
+	uint64_t reply_waits;			/* ... and waited on its own connection (DC_WAIT), the frame going on */
 	uint64_t reset_blocks, reset_cells;	/* a rebooted peer's unfinished blocks; held cells */
 };
 
@@ -244,7 +245,13 @@ int dart_ep_create(struct dart *d, void *base, size_t size, int prot);
 int dart_ep_protect(struct dart *d, int ep, uint32_t off, uint32_t len, int prot);
 
 /* Does endpoint ep allow need (DART_EP_*) on every page of [off, off + len)?  off + len within it. */
-int dart_ep_allows(const struct dart_ep *ep, uint32_t off, uint32_t len, int need);
+int dart_ep_pages_allow(const struct dart_ep *ep, uint32_t off, uint32_t len, int need);
+static inline int dart_ep_allows(const struct dart_ep *ep, uint32_t off, uint32_t len, int need)
+{
+	if (!(ep->prot & need))
+		return 0;
+	return !ep->nranges || dart_ep_pages_allow(ep, off, len, need);	/* no ranges: the endpoint's own */
+}
 
 /* Remove an endpoint no connection uses: 0, -EBADF, -EBUSY. */
 int dart_ep_destroy(struct dart *d, int ep);
@@ -263,9 +270,13 @@ int dart_conn_close(struct dart *d, int vci);
 
 /*
  * Apply the cells [*next, n) of one frame from src (n cells of CELL_SIZE
- * bytes at cells).  Return 0 with *next = n; or, with *next at a cell
- * that changed nothing and is to be offered again from there later:
- * -EBUSY, it needs room for a reply the sink does not have now;
+ * bytes at cells).  A READ or FETCH whose reply has no room now waits on
+ * its own connection: it becomes the first of its held cells, the
+ * connection DC_WAIT until dart_resume(DART_CONTINUE), and the frame goes
+ * on (counted in reply_waits).  Return 0 with *next = n; or, with *next
+ * at a cell that changed nothing and is to be offered again from there
+ * later: -EBUSY, it needs room for a reply and its connection has no hold
+ * queue to wait in;
  * -ENOBUFS, its connection is blocked by an exception and its hold queue
  * is full (DART 6.4's flow control behind an exception), so it waits
  * until the connection is re-enabled or closed.

@@ -51,12 +51,17 @@ struct seq {
 	struct dart_event ev[DART_SEQ_MAX];
 };
 
-static uint32_t reg_read(const struct dart *d, const struct seq *q, unsigned abs)
+static uint32_t seq_read(const struct dart *d, const struct seq *q, unsigned abs)
 {
-	for (int i = 0; q && i < q->n; i++)
+	for (int i = 0; i < q->n; i++)
 		if (q->abs[i] == abs)
 			return q->v[i];
 	return d->reg[abs];
+}
+
+static inline uint32_t reg_read(const struct dart *d, const struct seq *q, unsigned abs)
+{
+	return __builtin_expect(q == NULL, 1) ? d->reg[abs] : seq_read(d, q, abs);
 }
 
 static void seq_write(struct seq *q, unsigned abs, uint32_t v)
@@ -218,9 +223,10 @@ static int reply_send(struct dart *d, int16_t rvci, const struct cell *req,
  * instruction (which commits the sequence) or one before it (a NOP, whose
  * register writes and interrupt go into q).
  */
-static int execute(struct dart *d, int vci, const struct cell *cell,
-			     const struct cell_ctl *x, int named, const struct dart_sink *s,
-			     struct dart_exc *e, struct seq *q, int last)
+static inline __attribute__((always_inline)) int execute(struct dart *d, int vci, const struct cell *cell,
+							  const struct cell_ctl *x, int named,
+							  const struct dart_sink *s, struct dart_exc *e,
+							  struct seq *q, int last)
 {
 	struct dart_conn *c = &d->conn[vci];
 	uint16_t op = x->opcode;
@@ -417,26 +423,86 @@ static int execute(struct dart *d, int vci, const struct cell *cell,
  * instruction it points at in the connection's window (whether or not
  * the sender may name it)?
  */
+static __attribute__((noinline)) uint16_t ip_last_opcode(const struct dart *d, const struct dart_conn *c,
+							 uint32_t ip)
+{
+	/* The sequence's last instruction decides (the sequencer, 6.5). */
+	for (int step = 0;; step++) {
+		if (ip >= c->ip_count || step >= DART_SEQ_MAX)
+			return CELL_IP;
+		const struct dart_instr *in = &d->imem[c->ip_base + ip];
+		if (!in->next)
+			return in->ctl.opcode;
+		ip = in->next - 1u;
+	}
+}
+
 static int starts_block(const struct dart *d, const struct dart_conn *c, const struct cell_ctl *x)
 {
 	uint16_t op = x->opcode;
 
 	if (op & CELL_IP) {
-		uint32_t ip = op & CELL_IP_MASK;
-		/* The sequence's last instruction decides (the sequencer, 6.5). */
-		for (int step = 0;; step++) {
-			if (ip >= c->ip_count || step >= DART_SEQ_MAX)
-				return 0;
-			const struct dart_instr *in = &d->imem[c->ip_base + ip];
-			if (!in->next)
-				break;
-			ip = in->next - 1u;
-		}
-		op = d->imem[c->ip_base + ip].ctl.opcode;
+		op = ip_last_opcode(d, c, op & CELL_IP_MASK);
 		if (op & CELL_IP)
 			return 0;
 	}
 	return (op & CO_KIND_MASK) >> CO_KIND_SHIFT == CK_BLOCK;
+}
+
+/* An instruction-pointer cell (DART 6.5): the instructions it starts, through the sequencer. */
+static __attribute__((noinline)) int exec_ip(struct dart *d, int vci, const struct cell *cell,
+					     const struct cell_ctl *xm, const struct dart_sink *s, struct dart_exc *e)
+{
+	struct dart_conn *c = &d->conn[vci];
+	struct cell_ctl x = *xm;
+	int named;
+
+	/* DART 6.5: the operation and (some) operands from instruction memory. */
+	uint32_t ip = x.opcode & CELL_IP_MASK;
+	const struct dart_instr *in;
+	struct cell_ctl m = x;
+	struct seq q;
+	if (m.ro1 || m.ro2 || m.cond)
+		return fault(e, DEX_UNIMPL, x.opcode);
+	if (ip >= c->ip_count)
+		return fault(e, DEX_BOUNDS, ip);
+	in = &d->imem[c->ip_base + ip];
+	if (!(in->flags & DART_I_ENTRY))
+		return fault(e, DEX_PROT, ip);
+	q.n = q.nev = q.steps = 0;
+	/*
+	 * The sequencer (6.5): the entry instruction, then each one it
+	 * names, within the window, at most DART_SEQ_MAX; all but the
+	 * last NOPs.  Each takes from the message what its opcode says.
+	 */
+	for (int step = 0;; step++) {
+		int r;
+		named = 1;
+		x = in->ctl;
+		if (x.opcode & CELL_IP)
+			return fault(e, DEX_UNIMPL, ip);	/* an instruction is no pointer */
+		if (x.opcode & CO_OPERAND_MSG)
+			x.operand = m.operand;
+		if (x.opcode & CO_INDEX_MSG)
+			memcpy(x.idx, m.idx, 3);
+		else
+			named = 0;
+		if (x.opcode & CO_MASK_MSG)
+			x.mask = m.mask;
+		x.opcode &= (uint16_t)~(CO_OPERAND_MSG | CO_INDEX_MSG | CO_MASK_MSG);
+		if (!in->next)
+			return execute(d, vci, cell, &x, named, s, e, step ? &q : NULL, 1);
+		if (step + 1 >= DART_SEQ_MAX)
+			return fault(e, DEX_BOUNDS, in->next - 1u);	/* too long a sequence */
+		if ((x.opcode & CO_KIND_MASK) >> CO_KIND_SHIFT != CK_NOP)
+			return fault(e, DEX_UNIMPL, ip);	/* data moves in the last only */
+		if ((r = execute(d, vci, cell, &x, named, s, e, &q, 0)) != 0)
+			return r;
+		ip = in->next - 1u;
+		if (ip >= c->ip_count)
+			return fault(e, DEX_BOUNDS, ip);
+		in = &d->imem[c->ip_base + ip];
+	}
 }
 
 /* A control cell: check, data CRC, the instruction pointer variant, then the operation. */
@@ -459,54 +525,9 @@ static int exec_control(struct dart *d, int vci, const struct cell *cell,
 	e->skip_block = starts_block(d, c, &x);
 	if (cell_get16(cell->crc) != cell_data_crc(cell))
 		return fault(e, DEX_CRC, cell_get16(cell->crc));
-	if (x.opcode & CELL_IP) {
-		/* DART 6.5: the operation and (some) operands from instruction memory. */
-		uint32_t ip = x.opcode & CELL_IP_MASK;
-		const struct dart_instr *in;
-		struct cell_ctl m = x;
-		struct seq q;
-		if (m.ro1 || m.ro2 || m.cond)
-			return fault(e, DEX_UNIMPL, x.opcode);
-		if (ip >= c->ip_count)
-			return fault(e, DEX_BOUNDS, ip);
-		in = &d->imem[c->ip_base + ip];
-		if (!(in->flags & DART_I_ENTRY))
-			return fault(e, DEX_PROT, ip);
-		q.n = q.nev = q.steps = 0;
-		/*
-		 * The sequencer (6.5): the entry instruction, then each one it
-		 * names, within the window, at most DART_SEQ_MAX; all but the
-		 * last NOPs.  Each takes from the message what its opcode says.
-		 */
-		for (int step = 0;; step++) {
-			int r;
-			named = 1;
-			x = in->ctl;
-			if (x.opcode & CELL_IP)
-				return fault(e, DEX_UNIMPL, ip);	/* an instruction is no pointer */
-			if (x.opcode & CO_OPERAND_MSG)
-				x.operand = m.operand;
-			if (x.opcode & CO_INDEX_MSG)
-				memcpy(x.idx, m.idx, 3);
-			else
-				named = 0;
-			if (x.opcode & CO_MASK_MSG)
-				x.mask = m.mask;
-			x.opcode &= (uint16_t)~(CO_OPERAND_MSG | CO_INDEX_MSG | CO_MASK_MSG);
-			if (!in->next)
-				return execute(d, vci, cell, &x, named, s, e, step ? &q : NULL, 1);
-			if (step + 1 >= DART_SEQ_MAX)
-				return fault(e, DEX_BOUNDS, in->next - 1u);	/* too long a sequence */
-			if ((x.opcode & CO_KIND_MASK) >> CO_KIND_SHIFT != CK_NOP)
-				return fault(e, DEX_UNIMPL, ip);	/* data moves in the last only */
-			if ((r = execute(d, vci, cell, &x, named, s, e, &q, 0)) != 0)
-				return r;
-			ip = in->next - 1u;
-			if (ip >= c->ip_count)
-				return fault(e, DEX_BOUNDS, ip);
-			in = &d->imem[c->ip_base + ip];
-		}
-	} else {
+	if (x.opcode & CELL_IP)
+		return exec_ip(d, vci, cell, &x, s, e);
+	{
 		if (c->flags & DART_IPONLY)
 			return fault(e, DEX_PROT, x.opcode);
 		if (x.opcode & (CO_OPERAND_MSG | CO_INDEX_MSG | CO_MASK_MSG))

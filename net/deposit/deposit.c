@@ -64,13 +64,20 @@
  *    The reply is sent before the request commits (6.4: nothing changes
  *    before the last exception point), so a request whose reply did not
  *    go has changed nothing.  No room for it now (call_can_answer,
- *    net/fabric/call.h, or a failed send): the handler returns -EBUSY,
- *    which holds the frame and back-pressures that node pair, and
- *    remembers how many of the frame's cells it already applied, so that
- *    none is applied twice; the exception thread calls fabric_resume()
- *    every millisecond until it goes.  The reply connection's node is
- *    dead: the request raises DEX_NOREPLY, which blocks its own
- *    connection only (6.4), instead of holding the frame for ever.
+ *    net/fabric/call.h, or a failed send): the request waits on its own
+ *    connection, as the first of its held cells (DC_WAIT), and the frame
+ *    goes on, so that cells of other connections, and the node pair's
+ *    other protocols, are not held up by it (6.4: "cells belonging to
+ *    other connections can be processed"); the exception thread offers
+ *    it again every millisecond (dart_resume, DART_CONTINUE), then the
+ *    cells held behind it in order.  A connection opened without a hold
+ *    queue has nowhere to wait: there the handler returns -EBUSY, which
+ *    holds the frame and back-pressures that node pair, and remembers how
+ *    many of the frame's cells it already applied, so that none is
+ *    applied twice; the exception thread calls fabric_resume() every
+ *    millisecond until it goes.  The reply connection's node is dead: the
+ *    request raises DEX_NOREPLY, which blocks its own connection only
+ *    (6.4), instead of holding the frame for ever.
  *  - Exceptions (6.4).  A faulting cell changes nothing and is kept in
  *    its connection's exception record; the connection is blocked and
  *    later cells for it are held, per connection, in a queue of
@@ -250,9 +257,16 @@ static int cell_handler(int src, const uint8_t *payload, size_t len, struct pktb
 	if (rx_resume[src].held && rx_resume[src].len == len)
 		next = rx_resume[src].next;
 	trace_point(TS_MECH_RX);
-	switch (dart_input(&dep_dart, src, payload, len / CELL_SIZE, &next, &dep_sink)) {
+	uint64_t waits = dep_dart.ctr.reply_waits;
+	int r = dart_input(&dep_dart, src, payload, len / CELL_SIZE, &next, &dep_sink);
+	if (dep_dart.ctr.reply_waits != waits) {
+		/* A request waits for reply room on its connection: the worker offers it again. */
+		dep_replay_waiting = 1;
+		dep_wake_worker();
+	}
+	switch (r) {
 	case 0:
-		trace_point(TS_MECH_DONE);	/* every cell of the frame applied */
+		trace_point(TS_MECH_DONE);	/* every cell of the frame applied, held or waiting */
 		rx_resume[src].held = 0;
 		return 0;
 	case -ENOBUFS:

@@ -68,6 +68,25 @@ static uint64_t send_set(const struct dart_send *snd)
 	return snd->group ? snd->group : 1ULL << snd->peer;
 }
 
+/* One cell to each member of a multicast group, a member that cannot take it not keeping it from the others. */
+static __attribute__((noinline)) int multicast_cell(uint64_t to, const struct cell *c)
+{
+	int r = 0;
+
+	for (int m = 0; to; m++, to >>= 1) {
+		if (!(to & 1))
+			continue;
+		int e = fabric_send(m, DEP_PROTO, c, CELL_SIZE, NULL, 0, in_irq ? FABRIC_NOWAIT : 0);
+		if (e < 0 && r == 0)
+			r = e;
+		if (e == 0) {
+			__atomic_fetch_add(&dep_stats.tx_frames, 1, __ATOMIC_RELAXED);
+			__atomic_fetch_add(&dep_stats.tx_cells, 1, __ATOMIC_RELAXED);
+		}
+	}
+	return r;
+}
+
 int dep_go(struct dart_sendregs *sr, uint32_t value)
 {
 	int vci = (int)(sr - dep_sendregs_tab), r;
@@ -108,25 +127,21 @@ int dep_go(struct dart_sendregs *sr, uint32_t value)
 		 * NIC's slot); to each member of a multicast connection in turn,
 		 * a member that cannot take it not keeping it from the others.
 		 */
-		uint64_t to = send_set(&snd);
-		int sent = 0;
-		r = 0;
-		for (int m = 0; to; m++, to >>= 1) {
-			if (!(to & 1))
-				continue;
-			int e = fabric_send(m, DEP_PROTO, &first, CELL_SIZE, NULL, 0, in_irq ? FABRIC_NOWAIT : 0);
-			if (e < 0 && r == 0)
-				r = e;
-			sent += e == 0;
-		}
+		int multi = snd.group != 0;
+		if (__builtin_expect(!multi, 1))
+			r = fabric_send(snd.peer, DEP_PROTO, &first, CELL_SIZE, NULL, 0, in_irq ? FABRIC_NOWAIT : 0);
+		else
+			r = multicast_cell(snd.group, &first);	/* counts what went */
 		f = irq_save();
 		dep_notes[vci].tx_singles--;
 		irq_restore(f);
-		__atomic_fetch_add(&dep_stats.tx_frames, (uint64_t)sent, __ATOMIC_RELAXED);
-		__atomic_fetch_add(&dep_stats.tx_cells, (uint64_t)sent, __ATOMIC_RELAXED);
 		if (r < 0)
 			return r;
 		sr->size = 0;
+		if (!multi) {
+			__atomic_fetch_add(&dep_stats.tx_frames, 1, __ATOMIC_RELAXED);
+			__atomic_fetch_add(&dep_stats.tx_cells, 1, __ATOMIC_RELAXED);
+		}
 		return 0;
 	}
 	if (in_irq) {

@@ -543,25 +543,35 @@ static void test_remote_read(void **state)
 	assert_memory_equal(rw + 800, rw + 1000, 16);
 	assert_int_equal(nintr, 1);
 
-	/* No room for the reply: -EBUSY at that cell, nothing changed, applied once later. */
+	/*
+	 * No room for the reply: the READ waits on its own connection (DC_WAIT),
+	 * the cell after it on V is held behind it, and the frame goes on: a
+	 * cell of connection W in the same frame lands now (6.4: other
+	 * connections' cells are processed).  Once there is room, V goes on in
+	 * order, each cell applied once.
+	 */
 	D.reg[0] = 2048;
-	struct cell f[3] = {
+	struct cell f[4] = {
 		mk(V, CELL_OP(CK_WRITE, CA_INDIRECT), CELL_RO(ALU_ADD, CS_A, CSRC_OPERAND), 0, 0, 32, 0, 0, 0, 0xff, 1),
 		c,
 		mk(V, CELL_OP(CK_WRITE, CA_INDIRECT), CELL_RO(ALU_ADD, CS_A, CSRC_OPERAND), 0, 0, 32, 0, 0, 0, 0xff, 2),
+		write_direct(W, 3008, 3),
 	};
 	room = 0;
 	size_t next = 0;
-	assert_int_equal(dart_input(&D, SRC, (const uint8_t *)f, 3, &next, &sink), -EBUSY);
-	assert_int_equal(next, 1);
+	assert_int_equal(dart_input(&D, SRC, (const uint8_t *)f, 4, &next, &sink), 0);
+	assert_int_equal(next, 4);
 	assert_int_equal(D.reg[0], 2048 + 32);
+	assert_int_equal(D.conn[V].state, DC_WAIT);
+	assert_int_equal(D.conn[V].hold_n, 2);
+	assert_block(rw + 3008, 3, 0xff);		/* W's cell did not wait for V's reply */
+	assert_int_equal(D.ctr.reply_waits, 1);
 	snap_take(&before);
-	assert_int_equal(dart_input(&D, SRC, (const uint8_t *)f, 3, &next, &sink), -EBUSY);
-	assert_int_equal(next, 1);
+	assert_int_equal(dart_resume(&D, V, DART_CONTINUE, &sink), -EAGAIN);	/* still no room */
 	assert_unchanged();
 	room = 1;
-	assert_int_equal(dart_input(&D, SRC, (const uint8_t *)f, 3, &next, &sink), 0);
-	assert_int_equal(next, 3);
+	assert_int_equal(dart_resume(&D, V, DART_CONTINUE, &sink), 0);
+	assert_int_equal(D.conn[V].state, DC_OPEN);
 	assert_int_equal(D.reg[0], 2048 + 64);
 	assert_int_equal(nreply, 2);
 	assert_block(rw + 2048, 1, 0xff);
@@ -1088,18 +1098,21 @@ static void test_reply_not_sent_commits_nothing(void **state)
 	D.reg[10] = 41;
 	reply_err = -ENOBUFS;	/* can_reply said yes; the send found no buffer */
 	size_t next = 0;
-	snap_take(&before);
-	assert_int_equal(dart_input(&D, SRC, (const uint8_t *)&c, 1, &next, &sink), -EBUSY);
-	assert_int_equal(next, 0);
-	assert_unchanged();
+	uint8_t mem0[PG];
+	memcpy(mem0, rw, PG);
+	assert_int_equal(dart_input(&D, SRC, (const uint8_t *)&c, 1, &next, &sink), 0);
+	assert_int_equal(D.conn[V].state, DC_WAIT);
+	assert_memory_equal(rw, mem0, PG);
+	assert_int_equal(D.reg[10], 41);
 	assert_int_equal(nreply, 0);
 	assert_int_equal(nintr, 0);
 	assert_int_equal(D.ctr.applied[CK_FETCH], 0);
 	reply_err = -EAGAIN;
-	assert_int_equal(dart_input(&D, SRC, (const uint8_t *)&c, 1, &next, &sink), -EBUSY);
-	assert_unchanged();
+	assert_int_equal(dart_resume(&D, V, DART_CONTINUE, &sink), -EAGAIN);
+	assert_int_equal(D.reg[10], 41);
+	assert_int_equal(nreply, 0);
 	reply_err = 0;
-	assert_int_equal(dart_input(&D, SRC, (const uint8_t *)&c, 1, &next, &sink), 0);
+	assert_int_equal(dart_resume(&D, V, DART_CONTINUE, &sink), 0);
 	assert_int_equal(D.reg[10], 42);
 	assert_int_equal(nreply, 1);
 	assert_int_equal(nintr, 1);
@@ -1107,6 +1120,17 @@ static void test_reply_not_sent_commits_nothing(void **state)
 	memcpy(w, replies[0].data, sizeof w);
 	assert_int_equal(w[0], 41);
 	assert_int_equal(w[3], 42);
+	/* A connection with no hold queue has nowhere to wait: the frame itself waits, at that cell. */
+	open_conn(16, SRC, ep_rw, DART_RX | DART_TX, 16, 0, 16, 0, 0, 0);
+	cell_build(&c, 16, &fi, req);
+	reply_err = -ENOBUFS;
+	next = 0;
+	assert_int_equal(dart_input(&D, SRC, (const uint8_t *)&c, 1, &next, &sink), -EBUSY);
+	assert_int_equal(next, 0);
+	assert_int_equal(D.conn[16].state, DC_OPEN);
+	reply_err = 0;
+	assert_int_equal(dart_input(&D, SRC, (const uint8_t *)&c, 1, &next, &sink), 0);
+	assert_int_equal(D.reg[10], 43);
 }
 
 /*

@@ -433,6 +433,36 @@ static void call_number_runs_once_across_stacks(void **state)
 	assert_int_equal(st.repeats, 0);
 }
 
+/*
+ * A raw client's header again, after its answer was lost, while the
+ * binding's other calls moved the window far past it: its stack's last
+ * call is still it, so the kept result answers it, and it does not run.
+ */
+static void repeat_answered_past_the_window(void **state)
+{
+	uint8_t args[4] = { 1, 2, 3, 4 };
+	struct rpc_server_stats st;
+
+	(void)state;
+	bind();
+	assert_int_equal(call(CLIENT, 1, args, 4, 1), RMS_OK);	/* stack 0 */
+	stack_no = 1;
+	for (uint32_t s = 2; s < 2 + SEEN_WINDOW + 10; s++)
+		assert_int_equal(call(CLIENT, s, args, 4, 1), RMS_OK);
+	assert_int_equal(ran, SEEN_WINDOW + 11);
+	stack_no = 0;
+	memset(reply_mem, 0, sizeof reply_mem);
+	assert_int_equal(call(CLIENT, 1, args, 4, 1), RMS_OK);
+	assert_int_equal(ran, SEEN_WINDOW + 11);
+	struct reply r = last_reply();
+	assert_int_equal(r.kind, R_RESULT);
+	assert_int_equal(r.seq, 1);
+	assert_int_equal(r.result, 10);
+	rpc_server_stats(&srv, &st);
+	assert_int_equal(st.repeats, 1);
+	assert_int_equal(st.stale, 0);
+}
+
 /* A header whose frame count does not match its length, or too long: no call. */
 static void malformed_header_runs_nothing(void **state)
 {
@@ -594,6 +624,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(call_on_a_stack_not_claimed_for_it_does_not_run, setup, teardown),
 		cmocka_unit_test_setup_teardown(repeated_call_runs_once, setup, teardown),
 		cmocka_unit_test_setup_teardown(call_number_runs_once_across_stacks, setup, teardown),
+		cmocka_unit_test_setup_teardown(repeat_answered_past_the_window, setup, teardown),
 		cmocka_unit_test_setup_teardown(malformed_header_runs_nothing, setup, teardown),
 		cmocka_unit_test_setup_teardown(unbound_runs_nothing, setup, teardown),
 		cmocka_unit_test_setup_teardown(bindings_outnumber_stacks, setup, teardown),
