@@ -532,9 +532,11 @@ static void primitives(void)
 	}
 	/*
 	 * A read storm: frames of 27 READs whose replies each add 1 to register
-	 * R_STORM here.  Node 0's window fills with replies, so it must hold
-	 * frames (-EBUSY) and resume each where it stopped: the count
-	 * comes out exact, no reply lost and none applied twice.
+	 * R_STORM here.  Node 0's window fills with replies, so a READ waits
+	 * for reply room on its own connection, the READs behind it held, and
+	 * with that hold queue full the frame waits too, resumed where it
+	 * stopped: the count comes out exact, no reply lost and none applied
+	 * twice.
 	 */
 	static struct cell storm[DEP_CELLS_PER_FRAME];
 	uint8_t rctl[CELL_DATA] = { 0 };
@@ -1603,7 +1605,8 @@ static int deposit_test_main(void)
 		primitives_check();
 		struct dep_counters dc;
 		deposit_counters(&dc);
-		printf("deposit-test: node 0 held frames for reply room %lu times\n", dc.dart.busy);
+		printf("deposit-test: node 0: %lu requests found no room for their reply, %lu of them waited on "
+		       "their own connection\n", dc.dart.busy, dc.dart.reply_waits);
 	}
 
 	/* Contention on node 0's registers. */

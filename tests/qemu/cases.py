@@ -930,7 +930,7 @@ CASES = [
             expect=[r"Done \d+ runs"], timeout=300),
 
     # Hybrid deposit: every primitive, every exception class (each checked byte for byte and
-    # blocking only its own connection), a read storm through held frames, fetch-and-increment
+    # blocking only its own connection), a read storm whose READs wait for reply room, fetch-and-increment
     # and compare-and-swap under contention, a barrier of register operations.
     Cluster("deposit-test-2", app="deposit-test", nodes=2, timeout=180,
             expect=[r"counters 200 and 200 after 2 nodes x 100 increments"],
