@@ -179,7 +179,6 @@ struct client {
 	int id;
 	int iters;
 	uint32_t rng;
-	int done;
 };
 
 static uint32_t rnd(uint32_t *s)

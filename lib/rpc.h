@@ -4,9 +4,8 @@
  * Marshaling (3.1.1): a server exports K argument stacks for a service,
  * each a separate segment named "rpc.<service>.<k>", "imported by clients
  * at bind time".  A binding registers the client with the server (its
- * reply segment, writable by the server only) and holds no stack: "on an
- * RPC call, the client stub picks an available stack for the server",
- * claiming it with a compare-and-swap on the stack's owner word, so two
+ * reply segment, writable by the server only) and holds no stack: on each
+ * call the client "picks an available stack for the server", claiming it with a compare-and-swap on the stack's owner word, so two
  * calls never share a stack, and gives it back when the answer is in.  A
  * call is the client building the call frame (arguments as a local call
  * would see them, contiguous) directly on that stack with remote WRITEs,

@@ -108,17 +108,35 @@ static void local_drop(struct rpc_binding *b, int k)
 	__atomic_fetch_and(&b->local->busy, ~(1u << k), __ATOMIC_RELEASE);
 }
 
+/*
+ * The i-th stack a claim tries, counted from the binding's hint, if no
+ * other call of this node holds it (then taken for this call); else -1.
+ */
+static int stack_try(struct rpc_binding *b, uint32_t start, int i)
+{
+	int k = (int)((start + (uint32_t)i) % (uint32_t)b->nstacks);
+
+	return local_take(b, k) ? k : -1;
+}
+
+/* Stack k is this call's: the binding's next call tries the one after it, so concurrent ones spread. */
+static int stack_won(struct rpc_binding *b, int k)
+{
+	__atomic_store_n(&b->hint, (uint32_t)(k + 1), __ATOMIC_RELAXED);
+	return k;
+}
+
 int rpc_stack_claim(struct rpc_binding *b, uint64_t token)
 {
 	uint32_t start = __atomic_load_n(&b->hint, __ATOMIC_RELAXED);
 
 	for (int i = 0; i < b->nstacks; i++) {
-		int k = (int)((start + (uint32_t)i) % (uint32_t)b->nstacks);
+		int k = stack_try(b, start, i);
 		uint64_t old = 1;
-		if (!local_take(b, k))
+		if (k < 0)
 			continue;
 		/*
-		 * 3.1.1: "the client stub picks an available stack".  A CAS
+		 * 3.1.1: a call "picks an available stack".  A CAS
 		 * whose answer is late may still land: its outcome is settled
 		 * (rmem_cas_settled) before the stack is passed over, or a
 		 * stack claimed by nobody who knows it would be lost to all.
@@ -126,11 +144,8 @@ int rpc_stack_claim(struct rpc_binding *b, uint64_t token)
 		 * right to write the stack.
 		 */
 		int r = rmem_cas_settled(b->rd[k], CTL_OFF, 0, token, &old, CAS_TRIES, RMEM_INTR);
-		if (r == 0 && old == 0) {
-			/* The next call of this binding tries the next stack: concurrent ones spread. */
-			__atomic_store_n(&b->hint, (uint32_t)(k + 1), __ATOMIC_RELAXED);
-			return k;
-		}
+		if (r == 0 && old == 0)
+			return stack_won(b, k);
 		if (r == -ETIMEDOUT || r == -EHOSTDOWN)
 			return r;	/* the stack may be ours: claim no second one (it stays busy here) */
 		local_drop(b, k);
@@ -371,9 +386,9 @@ static int claim_and_send(struct rpc_binding *b, uint64_t token, const uint8_t *
 	for (;;) {
 		uint32_t start = __atomic_load_n(&b->hint, __ATOMIC_RELAXED);
 		for (int i = 0; i < b->nstacks; i++) {
-			int k = (int)((start + (uint32_t)i) % (uint32_t)b->nstacks);
+			int k = stack_try(b, start, i);
 			uint64_t old = 1;
-			if (!local_take(b, k))
+			if (k < 0)
 				continue;
 			int h = rmem_cas_start(b->rd[k], CTL_OFF, 0, token, RMEM_INTR);
 			if (h < 0) {
@@ -384,10 +399,8 @@ static int claim_and_send(struct rpc_binding *b, uint64_t token, const uint8_t *
 			call_number(b, frame, a, token);
 			int w = frames_write(b, k, a, len, frame, n);
 			r = rmem_atomic_wait(h, &old, CALL_NS);
-			if (r == 0 && old == 0 && w == 0) {
-				__atomic_store_n(&b->hint, (uint32_t)(k + 1), __ATOMIC_RELAXED);
-				return k;
-			}
+			if (r == 0 && old == 0 && w == 0)
+				return stack_won(b, k);
 			if (r == 0 && old == 0) {
 				stack_put(b, k);	/* ours, but the frames did not go */
 			} else if (r == 0 || r == -EROFS) {
