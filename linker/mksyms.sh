@@ -5,8 +5,9 @@
 set -e
 nm -n --defined-only "$1" | awk '
 BEGIN { n = 0 }
-# Functions only: not local labels, not section-boundary markers.
-$2 ~ /^[tTwW]$/ && $3 !~ /^\.L/ && $3 !~ /^__.*_(start|end)$/ {
+# Functions only: not local labels, not section-boundary markers, not the
+# "<file>.c.<hash>" anchors LTO leaves inside functions.
+$2 ~ /^[tTwW]$/ && $3 !~ /^\.L/ && $3 !~ /^__.*_(start|end)$/ && $3 !~ /\.c\.[0-9a-f]+$/ {
 	if ($1 == last) next
 	last = $1
 	addr[n] = $1; name[n] = $3; n++
