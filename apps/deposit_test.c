@@ -786,6 +786,36 @@ static void send_held(int vci, int k)
 		     DART_IDX(0, 0, 0, 0xff), H_SRC + 32);
 }
 
+/*
+ * The flood: FLOOD cells on V_H_SMALL, sent with dep_go, from a thread of
+ * their own while the connection is blocked at node 0.  Cell k: if a == k
+ * then a += c (1); b += k always; so a ends at FLOOD only if every cell
+ * was applied, in order, and b at the sum of 0..FLOOD-1 only if none
+ * twice.  Node 0 tells this node to stop sending on it (flow control per
+ * connection, 6.4): dep_go waits for the go, and this node's other
+ * connections go on meanwhile.
+ */
+#define FLOOD 300
+static volatile int flood_err, flood_done;
+
+static void *flood(void *arg)
+{
+	struct dart_sendregs *sr = dep_sendregs(V_H_SMALL);
+	const uint64_t opc = DART_OPC(CELL_OP(CK_NOP, CA_NONE) | CO_GUARD, CELL_RO(ALU_ADD, CS_B, CSRC_OPERAND),
+				      CELL_RO(ALU_ADD, CS_A, CSRC_C), CELL_COND(CMP_EQ, CS_A, CSRC_OPERAND));
+
+	(void)arg;
+	for (uint32_t k = 0; k < FLOOD && sr; k++) {
+		int r = dep_send(sr, opc, k, DART_IDX(13, 14, 15, 0), H_SRC);
+		if (r < 0 && !flood_err)
+			flood_err = r;
+	}
+	if (!sr)
+		flood_err = -EBADF;
+	flood_done = 1;
+	return NULL;
+}
+
 static struct dart_exc status_exc;
 static volatile int status_seen;
 
@@ -832,7 +862,21 @@ static void hostile_run(void)
 		c[1 + j] = ctl_cell(V_H_SMALL, CELL_OP(CK_WRITE, CA_DIRECT), 0, 0, 0, H_OVR + 32 * (uint32_t)j, 0, 0, 0,
 				    0xff, (uint8_t)(0x30 + j));
 	EXPECT(dep_test_send_raw(0, c, 9 * CELL_SIZE) == 0, "overrun cells");
+	/* The flood behind them; meanwhile a cell on another connection from this node. */
+	struct thread *ft = thread_create("flood", flood, NULL, PRIO_NORMAL, 0);
+	EXPECT(ft != NULL, "flood thread");
+	thread_sleep_ns(300000000);
+	fill(mine + H_SRC + 64, 0x5a);
+	send(V_H_BY, DART_OPC(CELL_OP(CK_WRITE, CA_DIRECT), 0, 0, 0), H_BY + 32 * 30, DART_IDX(0, 0, 0, 0xff),
+	     H_SRC + 64);
 	EXPECT(wait_ack(), "no go-ahead after the overrun");
+	if (ft)
+		thread_join(ft);
+	EXPECT(flood_done && flood_err == 0, "flood: dep_go gave %d", flood_err);
+	struct dep_counters fc;
+	deposit_counters(&fc);
+	EXPECT(fc.flow_rx >= 2 && fc.flow_waits >= 1, "flood: %lu stop/go messages taken, %lu sends waited",
+	       fc.flow_rx, fc.flow_waits);
 	/* Discard: the fault goes, the next cell lands, no exception. */
 	c[0] = ctl_cell(V_H_DISCARD, CELL_OP(CK_WRITE, CA_DIRECT), 0, 0, 0, H_DISC, 0, 0, 0, 0xff, 1);
 	c[0].data[0] ^= 1;
@@ -925,6 +969,19 @@ static int held_n(void *arg)
 	return dep_conn_info(h->vci, &ci) == 0 && ci.held >= h->held && ci.hold_full >= h->hold_full;
 }
 
+static uint32_t flood_reg(unsigned i)
+{
+	uint32_t v = 0;
+	dep_reg_get(R_H + i, &v);
+	return v;
+}
+
+static int flood_landed(void *arg)
+{
+	(void)arg;
+	return flood_reg(13) == FLOOD;
+}
+
 static void ack(void)
 {
 	send(V_H_ACK, write_intr, H_ACK_AT, DART_IDX(0, 0, 0, 0x01), 0);
@@ -981,18 +1038,41 @@ static void hostile_check(void)
 	}
 	EXPECT(unexpected_exc == 0, "%u unexpected exceptions", unexpected_exc);
 
-	/* Hold queue full: 4 held, the 5th refused with its frame; re-enabled, all 8 land. */
-	struct heldn hn = { V_H_SMALL, 4, 1 };
-	EXPECT(wait_exc(V_H_SMALL, WAIT_NS) && wait_for(held_n, &hn, WAIT_NS), "hold full: not 4 held, 1 refused");
-	EXPECT(dep_conn_info(V_H_SMALL, &ci) == 0 && ci.held == 4 && ci.hold_full >= 1 &&
-		       ci.state == DC_EXCEPTION, "hold full: held %u refused %u", ci.held, ci.hold_full);
+	/*
+	 * Past the hold queue: 4 held in it, the rest of the frame and the
+	 * flood in the spill pool, nothing refused, the sender told to stop;
+	 * and the same node's other connection goes on meanwhile (6.4: "cells
+	 * belonging to other connections can be processed").
+	 */
+	int failed_before = check_failures;
+	struct heldn hn = { V_H_SMALL, 8, 0 };
+	EXPECT(wait_exc(V_H_SMALL, WAIT_NS) && wait_for(held_n, &hn, WAIT_NS), "hold full: not 8 held");
+	struct landed byf = { h + H_BY + 32 * 30, 0x5a };
+	EXPECT(wait_for(has_landed, &byf, WAIT_NS), "hold full: the same node's other connection stalled");
+	expect_fill(expect_h, H_BY + 32 * 30, 0x5a);
+	EXPECT(dep_conn_info(V_H_SMALL, &ci) == 0 && ci.state == DC_EXCEPTION && ci.held >= 8 && ci.hold_full == 0 &&
+		       ci.held - ci.spilled == 4 && ci.flow_stop,
+	       "hold full: state %d held %u (%u spilled) refused %u, stop %d", ci.state, ci.held, ci.spilled,
+	       ci.hold_full, ci.flow_stop);
+	unsigned held_past = ci.held - 4;
+	deposit_counters(&c0);
+	EXPECT(c0.flow_tx >= 1 && c0.dart.flow_stops >= 1, "hold full: %lu stops, %lu flow messages sent",
+	       c0.dart.flow_stops, c0.flow_tx);
 	image_ok("hold full");
 	EXPECT(dep_conn_resume(V_H_SMALL, DART_SKIP) == 0, "hold full: re-enable");
 	for (int j = 0; j < 8; j++)
 		expect_fill(expect_h, H_OVR + 32 * (uint32_t)j, (uint8_t)(0x30 + j));
 	struct landed ovr = { h + H_OVR + 32 * 7, 0x37 };
-	EXPECT(wait_for(has_landed, &ovr, WAIT_NS), "hold full: the refused cells never landed");
-	image_ok("after the full hold queue");
+	EXPECT(wait_for(has_landed, &ovr, WAIT_NS), "hold full: the held cells never landed");
+	EXPECT(wait_for(flood_landed, NULL, WAIT_NS), "flood: a = %u of %d", flood_reg(13), FLOOD);
+	expect_reg[R_H + 13] = FLOOD;
+	expect_reg[R_H + 14] = FLOOD * (FLOOD - 1) / 2;
+	EXPECT(dep_conn_info(V_H_SMALL, &ci) == 0 && ci.state == DC_OPEN && ci.held == 0 && !ci.flow_stop &&
+		       ci.hold_full == 0, "after the flood: state %d held %u stop %d refused %u", ci.state, ci.held,
+	       ci.flow_stop, ci.hold_full);
+	if (image_ok("after the full hold queue and the flood") && check_failures == failed_before)
+		printf("deposit-test: a blocked connection held %u cells past its queue of 4, its sender stopped, "
+		       "the node's other connection went on; %d flood cells landed in order\n", held_past, FLOOD);
 	ack();
 	/* Discard. */
 	struct landed d = { h + H_DISC, 0x61 };
@@ -1271,6 +1351,10 @@ static int setup(void)
 		dep_reg_protect(r, DART_REG_R | DART_REG_W);
 	}
 	dep_reg_set(R_H + 2, 0xf000);
+	/* The flood on V_H_SMALL: a counts the cells applied in order, b sums their numbers, c is 1. */
+	dep_reg_set(R_H + 13, 0);
+	dep_reg_set(R_H + 14, 0);
+	dep_reg_set(R_H + 15, 1);
 	dep_reg_protect(R_H + 8, DART_REG_R);
 	dep_reg_protect(R_H + 9, DART_REG_W);
 	dep_reg_protect(R_H + 10, 0);

@@ -102,6 +102,10 @@ int dep_conn_close(int vci)
 		dep_notes[vci].exc_pending = dep_notes[vci].status_pending = 0;
 		dep_notes[vci].name[0] = '\0';
 		waitq_wake_all(&dep_notes[vci].wq);
+		/* Its sender may go on (it will find it closed); its own sends wait for nobody. */
+		dep_flow_sync(vci);
+		dep_notes[vci].stopped_by = 0;
+		waitq_wake_all(&dep_notes[vci].flow_wq);
 	}
 	irq_restore(f);
 	if (r == 0)
@@ -138,7 +142,10 @@ int dep_conn_info(int vci, struct dep_conn_info *out)
 	if (r == 0) {
 		out->state = c->state;
 		out->exc = c->exc;
-		out->held = c->hold_n;
+		out->held = (unsigned)c->hold_n + c->sp_n;
+		out->spilled = c->sp_n;
+		out->flow_stop = c->flow_stop;
+		out->stopped_by = dep_notes[vci].stopped_by;
 		out->hold_full = c->hold_full;
 		out->cells = c->cells;
 		out->exceptions = c->exceptions;

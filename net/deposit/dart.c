@@ -30,6 +30,51 @@ void dart_init(struct dart *d)
 	crc_cell_tables();
 }
 
+void dart_spill_init(struct dart *d, struct dart_spill *pool, unsigned n, unsigned per_conn)
+{
+	if (n >= DART_SPILL_NIL)
+		n = DART_SPILL_NIL - 1;
+	d->spill = pool;
+	d->spill_cap = (uint16_t)n;
+	d->spill_conn_max = (uint16_t)(per_conn < n ? per_conn : n);
+	d->spill_used = 0;
+	d->spill_free = n ? 0 : DART_SPILL_NIL;
+	for (unsigned i = 0; i < n; i++)
+		pool[i].next = (uint16_t)(i + 1 < n ? i + 1 : DART_SPILL_NIL);
+}
+
+/* The oldest held cell of c: its hold queue's first, else its first in the spill pool. */
+static const struct cell *backlog_head(const struct dart *d, const struct dart_conn *c)
+{
+	return c->hold_n ? &c->hold[c->hold_head] : &d->spill[c->sp_head].cell;
+}
+
+static void backlog_pop(struct dart *d, struct dart_conn *c)
+{
+	if (c->hold_n) {
+		c->hold_head = (uint16_t)(c->hold_head + 1 == c->hold_cap ? 0 : c->hold_head + 1);
+		c->hold_n--;
+		return;
+	}
+	uint16_t at = c->sp_head;
+	c->sp_head = d->spill[at].next;
+	c->sp_n--;
+	d->spill[at].next = d->spill_free;
+	d->spill_free = at;
+	d->spill_used--;
+}
+
+/* Every held cell of c goes; counted in reset_cells if reset. */
+static void backlog_clear(struct dart *d, struct dart_conn *c, int reset)
+{
+	if (reset)
+		d->ctr.reset_cells += c->hold_n + c->sp_n;
+	c->hold_n = 0;
+	c->hold_head = 0;
+	while (c->sp_n)
+		backlog_pop(d, c);
+}
+
 /* --- tables ----------------------------------------------------------------- */
 
 int dart_ep_create(struct dart *d, void *base, size_t size, int prot)
@@ -161,6 +206,7 @@ int dart_conn_close(struct dart *d, int vci)
 		return -EBADF;
 	c = &d->conn[vci];
 	d->ep[c->ep].users--;
+	backlog_clear(d, c, 0);
 	memset(c, 0, sizeof *c);
 	return 0;
 }
@@ -211,25 +257,61 @@ static int step(struct dart *d, int vci, const struct cell *cell,
 
 /*
  * Keep a cell behind an exception, in arrival order: 0, or -ENOBUFS if
- * the hold queue is full.  DART 6.4 retains the cells in the input FIFO
- * and assumes "per connection buffering and flow control at the
- * destination" behind them: a full queue refuses the cell, and the
- * caller's flow control keeps it, rather than dropping it.
+ * the hold queue and the connection's part of the spill pool are full.
+ * DART 6.4 retains the cells in the input FIFO and assumes "per
+ * connection buffering and flow control at the destination" behind them:
+ * the cells go to the connection's own hold queue, then to the spill
+ * pool (the queue's cells stay older than the pool's: a cell joins the
+ * queue only while the pool holds none of the connection's); at the stop
+ * mark the sink's flow asks the sender to stop sending on it; and a cell
+ * past all that (its sender did not stop) is refused, the caller's flow
+ * control keeping it, rather than dropped.
  */
-static int hold(struct dart *d, struct dart_conn *c, const struct cell *cell)
+static int hold(struct dart *d, struct dart_conn *c, int vci, const struct cell *cell, const struct dart_sink *s)
 {
-	if (c->hold_n >= c->hold_cap) {
+	if (c->sp_n == 0 && c->hold_n < c->hold_cap) {
+		unsigned at = c->hold_head + c->hold_n;
+		if (at >= c->hold_cap)
+			at -= c->hold_cap;
+		memcpy(&c->hold[at], cell, CELL_SIZE);
+		c->hold_n++;
+	} else if (c->hold_cap && c->sp_n < d->spill_conn_max && d->spill_free != DART_SPILL_NIL) {
+		uint16_t at = d->spill_free;
+		d->spill_free = d->spill[at].next;
+		d->spill_used++;
+		memcpy(&d->spill[at].cell, cell, CELL_SIZE);
+		d->spill[at].next = DART_SPILL_NIL;
+		if (c->sp_n)
+			d->spill[c->sp_tail].next = at;
+		else
+			c->sp_head = at;
+		c->sp_tail = at;
+		c->sp_n++;
+		d->ctr.spilled++;
+	} else {
 		c->hold_full++;
 		d->ctr.hold_full++;
 		return -ENOBUFS;
 	}
-	unsigned at = c->hold_head + c->hold_n;
-	if (at >= c->hold_cap)
-		at -= c->hold_cap;
-	memcpy(&c->hold[at], cell, CELL_SIZE);
-	c->hold_n++;
 	d->ctr.held++;
+	if (!c->flow_stop && c->hold_n + c->sp_n >= (c->hold_cap > 1 ? c->hold_cap / 2u : 1u)) {
+		c->flow_stop = 1;
+		d->ctr.flow_stops++;
+		if (s->flow)
+			s->flow(s->ctx, vci, 1);
+	}
 	return 0;
+}
+
+/* c holds nothing and is open: its sender may go on, if it was told to stop. */
+static void flow_go(struct dart *d, struct dart_conn *c, int vci, const struct dart_sink *s)
+{
+	if (!c->flow_stop)
+		return;
+	c->flow_stop = 0;
+	d->ctr.flow_goes++;
+	if (s->flow)
+		s->flow(s->ctx, vci, 0);
 }
 
 int dart_input(struct dart *d, int src, const uint8_t *cells, size_t n, size_t *next,
@@ -276,7 +358,7 @@ header_ok:
 			continue;
 		}
 		if (c->state != DC_OPEN) {
-			if (hold(d, c, cell) < 0) {
+			if (hold(d, c, vci, cell, s) < 0) {
 				*next = i;
 				return -ENOBUFS;
 			}
@@ -294,7 +376,7 @@ header_ok:
 			 * (DART_CONTINUE) offers it again.  Only a connection with no
 			 * hold queue holds the frame.
 			 */
-			if (c->hold_cap == 0 || hold(d, c, cell) < 0) {
+			if (c->hold_cap == 0 || hold(d, c, vci, cell, s) < 0) {
 				*next = i;
 				return -EBUSY;
 			}
@@ -324,9 +406,9 @@ int dart_peer_reset(struct dart *d, int peer)
 		c->blk_next = c->blk_len = c->blk_crc = 0;
 		c->blk_intr = 0;
 		memset(&c->blk_ev, 0, sizeof c->blk_ev);
-		d->ctr.reset_cells += c->hold_n;
-		c->hold_n = 0;
-		c->hold_head = 0;
+		backlog_clear(d, c, 1);
+		/* The new incarnation was never told to stop (the caller forgets what it told the old one). */
+		c->flow_stop = 0;
 		if (c->state == DC_EXCEPTION) {
 			c->exc_stale = 1;
 		} else if (c->state == DC_REPLAY || c->state == DC_WAIT) {
@@ -383,17 +465,17 @@ int dart_resume(struct dart *d, int vci, int how, const struct dart_sink *s)
 		if (c->state == DC_EXCEPTION)
 			return DART_BLOCKED;
 	}
-	while (c->hold_n) {
-		if (step(d, vci, &c->hold[c->hold_head], s) == -EBUSY) {
+	while (c->hold_n || c->sp_n) {
+		if (step(d, vci, backlog_head(d, c), s) == -EBUSY) {
 			c->state = DC_WAIT;
 			return -EAGAIN;
 		}
-		c->hold_head = (uint16_t)(c->hold_head + 1 == c->hold_cap ? 0 : c->hold_head + 1);
-		c->hold_n--;
+		backlog_pop(d, c);
 		if (c->state == DC_EXCEPTION)
 			return DART_BLOCKED;
 	}
 	c->state = DC_OPEN;
+	flow_go(d, c, vci, s);
 	return 0;
 }
 

@@ -148,7 +148,9 @@ struct dart_conn {
 	struct dart_exc exc;
 	struct cell *hold;
 	uint16_t hold_cap, hold_head, hold_n;
-	uint32_t hold_full;	/* refusals (back-pressure) of a cell: the hold queue was full */
+	uint16_t sp_head, sp_tail, sp_n;	/* held past the hold queue: a list in the spill pool */
+	uint8_t flow_stop;	/* the held cells reached the stop mark: the sender is to stop (sink flow) */
+	uint32_t hold_full;	/* refusals (back-pressure) of a cell: hold queue and spill were full */
 	/* send side: control header of this VCI, precomputed */
 	uint8_t tx_hdr[CELL_HDR_LEN];
 	uint64_t cells, exceptions, discarded;
@@ -170,6 +172,8 @@ struct dart_counters {
 	uint64_t exc[DEX_N];			/* faults by class (discarded ones too) */
 	uint64_t discarded;			/* faulting cells discarded (DART_DISCARD) */
 	uint64_t held, hold_full;		/* cells held behind an exception; refused when full */
+	uint64_t spilled;			/* ... of them held in the spill pool, past a hold queue */
+	uint64_t flow_stops, flow_goes;		/* a connection asked its sender to stop; to go on */
 	uint64_t skipped, block_skipped;	/* exception cells skipped; block cells after them */
 	uint64_t busy;				/* a request found no room for its reply */
 	uint64_t reply_waits;			/* ... and waited on its own connection (DC_WAIT), the frame going on */
@@ -183,7 +187,17 @@ struct dart {
 	uint8_t reg_prot[DART_NREGS];
 	struct dart_instr imem[DART_NINSTR];
 	struct dart_counters ctr;
+	/* the spill pool (dart_spill_init): held cells past their hold queues */
+	struct dart_spill *spill;
+	uint16_t spill_cap, spill_free, spill_used, spill_conn_max;
 };
+
+/* A held cell in the spill pool: the next of its connection's, or of the free ones. */
+struct dart_spill {
+	struct cell cell;
+	uint16_t next;
+};
+#define DART_SPILL_NIL 0xffff
 
 /* What the operation logic needs from its environment. */
 struct dart_sink {
@@ -204,6 +218,12 @@ struct dart_sink {
 	void (*intr)(void *ctx, const struct dart_event *ev);
 	/* Connection vci entered the exception state (its record is in the table). */
 	void (*exception)(void *ctx, int vci);
+	/*
+	 * Flow control per connection (6.4): connection vci holds so many
+	 * cells that its sender is to stop sending on it (stop 1), or it
+	 * holds none again and is open (stop 0).  Optional (NULL).
+	 */
+	void (*flow)(void *ctx, int vci, int stop);
 };
 
 struct dart_conn_cfg {
@@ -224,6 +244,16 @@ struct dart_conn_cfg {
 
 /* Empty tables; every register 0 and destination-only. */
 void dart_init(struct dart *d);
+
+/*
+ * The spill pool: n cells (at most 0xfffe) shared by every connection, at
+ * most per_conn of them a connection's, for the cells held behind an
+ * exception or a reply wait once the connection's own hold queue is full
+ * (6.4: "per connection buffering ... at the destination").  Without one
+ * (dart_init alone) a full hold queue refuses the cell.  Call before any
+ * connection opens.
+ */
+void dart_spill_init(struct dart *d, struct dart_spill *pool, unsigned n, unsigned per_conn);
 
 /*
  * Endpoint [base, base+size) with protection DART_EP_*: size a non-zero
@@ -258,7 +288,10 @@ int dart_ep_destroy(struct dart *d, int ep);
 
 /*
  * Open connection vci as cfg says, holding up to hold_cap cells (in hold,
- * which the caller provides and keeps until close) behind an exception.
+ * which the caller provides and keeps until close) behind an exception,
+ * and as many more in the spill pool as it grants (none if hold_cap is 0).
+ * Once it holds hold_cap / 2 (at least 1), the sink's flow asks its
+ * sender to stop; once it holds none and is open again, to go on.
  * Return 0, -EINVAL (a field out of range, no direction), -EBADF (no such
  * endpoint), -EBUSY (vci open already).
  */
@@ -278,8 +311,9 @@ int dart_conn_close(struct dart *d, int vci);
  * later: -EBUSY, it needs room for a reply and its connection has no hold
  * queue to wait in;
  * -ENOBUFS, its connection is blocked by an exception and its hold queue
- * is full (DART 6.4's flow control behind an exception), so it waits
- * until the connection is re-enabled or closed.
+ * and its part of the spill pool are full (DART 6.4's flow control behind
+ * an exception: a sender that did not stop when asked), so it waits until
+ * the connection is re-enabled or closed.
  */
 int dart_input(struct dart *d, int src, const uint8_t *cells, size_t n, size_t *next,
 	       const struct dart_sink *s);

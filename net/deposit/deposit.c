@@ -81,17 +81,22 @@
  *  - Exceptions (6.4).  A faulting cell changes nothing and is kept in
  *    its connection's exception record; the connection is blocked and
  *    later cells for it are held, per connection, in a queue of
- *    DEP_HOLD_DEFAULT (or cfg.hold) cells; other connections go on.
- *    When that queue is full, the next cell of the blocked connection is
- *    refused with its frame (-EBUSY to the fabric, counted in
- *    dep_conn_info().hold_full and "hold_full" in the stats), so that the
- *    fabric keeps it and withholds credit: 6.4 retains cells in the input
- *    FIFO and assumes "per connection buffering and flow control at the
- *    destination" behind an exception, and nothing may be dropped (a
- *    block's cells past the queue would otherwise be lost, its last one
- *    among them).  The fabric's flow control is per node pair, not per
- *    connection, so while that frame waits the sender's other connections
- *    wait too; the hold queue is what lets them go on meanwhile, and
+ *    DEP_HOLD_DEFAULT (or cfg.hold) cells, then in the spill pool
+ *    (DEP_SPILL_CELLS shared, DEP_SPILL_PER_CONN at most a connection's);
+ *    other connections, and the node pair's other protocols, go on: 6.4
+ *    says "cells belonging to other connections can be processed" and
+ *    assumes "per connection buffering and flow control at the
+ *    destination" behind an exception.  That flow control: once a
+ *    connection holds half its queue, its receiving end tells the sender
+ *    to stop (a DEP_FLOW_PROTO message, struct dep_flow_msg), whose
+ *    dep_go on that connection then waits; once it holds nothing and is
+ *    open again, to go on.  The pool takes what was in flight meanwhile.
+ *    A sender that does not stop (raw cells) fills the connection's part
+ *    of the pool; the next cell is then refused with its frame (-EBUSY to
+ *    the fabric, counted in dep_conn_info().hold_full and "hold_full" in
+ *    the stats), so that the fabric keeps it and withholds credit from
+ *    that node pair alone, and nothing is dropped (a block's cells past
+ *    the queue would otherwise be lost, its last one among them);
  *    re-enabling or closing the connection offers the frame again.
  *    The host's exception handler (a callback run by the "dep-exc"
  *    thread) sees the record and re-enables with dep_conn_resume(): RETRY
@@ -240,7 +245,97 @@ static void sink_exception(void *ctx, int vci)
 	dep_wake_worker();
 }
 
-const struct dart_sink dep_sink = { NULL, sink_can_reply, sink_reply, sink_intr, sink_exception };
+/* --- flow control per connection (6.4) ------------------------------------------ */
+
+static struct dart_spill spill_pool[DEP_SPILL_CELLS];
+static volatile int flow_dirty;	/* a stop or go did not go: the worker sends it */
+
+static int flow_msg(int peer, int vci, int stop)
+{
+	struct dep_flow_msg m = { (uint16_t)vci, (uint8_t)stop, 0 };
+	int r = fabric_send(peer, DEP_FLOW_PROTO, &m, sizeof m, NULL, 0, FABRIC_NOWAIT);
+
+	if (r == -EAGAIN || r == -ENOBUFS)
+		return r;	/* no room now: again later */
+	if (r == 0)
+		dep_stats.flow_tx++;
+	return 0;		/* sent, or its node is gone (a new incarnation starts unstopped) */
+}
+
+/*
+ * Tell vci's sender what its receiving end wants now: stop while its held
+ * cells reached the mark (dart_conn.flow_stop), else go on.  What could
+ * not go now is left to the worker.  (interrupts off)
+ */
+void dep_flow_sync(int vci)
+{
+	struct conn_note *n = &dep_notes[vci];
+	const struct dart_conn *c = &dep_dart.conn[vci];
+	int want = c->state != DC_FREE && c->flow_stop;
+
+	if (n->flow_sent && (!want || n->flow_peer != c->peer)) {
+		if (flow_msg(n->flow_peer, vci, 0) < 0)
+			goto later;
+		n->flow_sent = 0;
+	}
+	if (want && !n->flow_sent) {
+		if (flow_msg(c->peer, vci, 1) < 0)
+			goto later;
+		n->flow_sent = 1;
+		n->flow_peer = (uint8_t)c->peer;
+	}
+	return;
+later:
+	flow_dirty = 1;
+	dep_wake_worker();
+}
+
+static void dep_flow_sync_all(void)
+{
+	flow_dirty = 0;
+	for (int vci = 0; vci < DART_MAX_CONN; vci++)
+		if (dep_notes[vci].flow_sent || dep_dart.conn[vci].flow_stop)
+			dep_flow_sync(vci);
+}
+
+static void sink_flow(void *ctx, int vci, int stop)
+{
+	(void)ctx;
+	(void)stop;
+	dep_flow_sync(vci);
+}
+
+/* Our sending end of a connection is told to stop, or to go on.  (irq) */
+static int flow_handler(int src, const uint8_t *payload, size_t len, struct pktbuf *pb)
+{
+	struct dep_flow_msg m;
+
+	(void)pb;
+	if (len != sizeof m || src < 0 || src >= MAX_NODES) {
+		dep_stats.flow_bad++;
+		return 0;
+	}
+	memcpy(&m, payload, sizeof m);
+	const struct dart_conn *c = &dep_dart.conn[m.vci < DART_MAX_CONN ? m.vci : 0];
+	/* Only a node a cell on it goes to may stop a connection. */
+	if (m.vci >= DART_MAX_CONN || m.stop > 1 || m.zero || c->state == DC_FREE || !(c->flags & DART_TX) ||
+	    !((c->group ? c->group : 1ULL << c->peer) >> src & 1)) {
+		dep_stats.flow_bad++;
+		return 0;
+	}
+	dep_stats.flow_rx++;
+	struct conn_note *n = &dep_notes[m.vci];
+	if (m.stop) {
+		n->stopped_by |= 1ULL << src;
+	} else {
+		n->stopped_by &= ~(1ULL << src);
+		if (!n->stopped_by && n->flow_wq.head)
+			waitq_wake_all(&n->flow_wq);
+	}
+	return 0;
+}
+
+const struct dart_sink dep_sink = { NULL, sink_can_reply, sink_reply, sink_intr, sink_exception, sink_flow };
 
 /* --- the receive handler (fabric receive path, interrupts off) -------------- */
 
@@ -298,6 +393,17 @@ static void dep_peer_reset(int node)
 	rx_resume[node].held = 0;
 	/* A hold queue with room again: the tick offers refused frames anew. */
 	dart_peer_reset(&dep_dart, node);
+	/* Its new incarnation was told nothing, and told us nothing: no stop holds either way. */
+	for (int vci = 0; vci < DART_MAX_CONN; vci++) {
+		struct conn_note *n = &dep_notes[vci];
+		if (n->flow_sent && n->flow_peer == node)
+			n->flow_sent = 0;
+		if (n->stopped_by >> node & 1) {
+			n->stopped_by &= ~(1ULL << node);
+			if (!n->stopped_by && n->flow_wq.head)
+				waitq_wake_all(&n->flow_wq);
+		}
+	}
 }
 
 void dep_hold_freed(void)
@@ -336,9 +442,11 @@ static void *worker(void *arg)
 	(void)arg;
 	for (;;) {
 		irqflags_t f = irq_save();
-		while (!work && !busy_pending && !dep_replay_waiting)
+		while (!work && !busy_pending && !dep_replay_waiting && !flow_dirty)
 			waitq_wait(&worker_wq);
 		work = 0;
+		if (flow_dirty)
+			dep_flow_sync_all();
 		for (int vci = 0; vci < DART_MAX_CONN; vci++) {
 			struct conn_note *n = &dep_notes[vci];
 			struct dart_exc e;
@@ -361,7 +469,7 @@ static void *worker(void *arg)
 			f = irq_save();
 		}
 		irq_restore(f);
-		if (!busy_pending && !dep_replay_waiting)
+		if (!busy_pending && !dep_replay_waiting && !flow_dirty)
 			continue;
 		thread_sleep_ns(BUSY_POLL_NS);
 		f = irq_save();
@@ -390,7 +498,8 @@ static int deposit_init(void)
 	if (!fabric_ready())
 		return -ENODEV;
 	dart_init(&dep_dart);
-	if (fabric_register(DEP_PROTO, cell_handler) < 0 ||
+	dart_spill_init(&dep_dart, spill_pool, DEP_SPILL_CELLS, DEP_SPILL_PER_CONN);
+	if (fabric_register(DEP_PROTO, cell_handler) < 0 || fabric_register(DEP_FLOW_PROTO, flow_handler) < 0 ||
 	    names_register(NAME_CONN, dep_conn_resolve) < 0 || fabric_on_peer_reset(dep_peer_reset) < 0)
 		return -EBUSY;
 	t = thread_create("dep-exc", worker, NULL, PRIO_HIGH, 0);
@@ -415,6 +524,10 @@ void deposit_counters(struct dep_counters *out)
 	out->reply_lost = dep_stats.reply_lost;
 	out->exceptions_handled = dep_stats.exc_handled;
 	out->exceptions_unhandled = dep_stats.exc_unhandled;
+	out->flow_tx = dep_stats.flow_tx;
+	out->flow_rx = dep_stats.flow_rx;
+	out->flow_bad = dep_stats.flow_bad;
+	out->flow_waits = dep_stats.flow_waits;
 	irq_restore(f);
 }
 
@@ -436,9 +549,11 @@ void deposit_print_stats(void)
 	       d->exc[DEX_CHECK], d->exc[DEX_CRC], d->exc[DEX_BOUNDS], d->exc[DEX_ALIGN],
 	       d->exc[DEX_PROT], d->exc[DEX_UNIMPL], d->exc[DEX_NOREPLY], d->exc[DEX_SOFTWARE],
 	       c.send_refused);
-	printf("deposit: discarded %lu held %lu hold_full %lu skipped %lu block_skipped %lu busy %lu "
+	printf("deposit: discarded %lu held %lu spilled %lu hold_full %lu skipped %lu block_skipped %lu busy %lu "
 	       "handled %lu unhandled %lu; tx frames %lu cells %lu dep_stats.reply_lost %lu\n",
-	       d->discarded, d->held, d->hold_full, d->skipped, d->block_skipped, d->busy,
+	       d->discarded, d->held, d->spilled, d->hold_full, d->skipped, d->block_skipped, d->busy,
 	       c.exceptions_handled, c.exceptions_unhandled, c.tx_frames, c.tx_cells, c.reply_lost);
+	printf("deposit: flow stops %lu goes %lu; messages sent %lu taken %lu refused %lu; sends waited %lu\n",
+	       d->flow_stops, d->flow_goes, c.flow_tx, c.flow_rx, c.flow_bad, c.flow_waits);
 }
 

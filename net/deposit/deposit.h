@@ -109,7 +109,10 @@ struct dep_conn_info {
 	int state;		/* enum dart_state */
 	struct dart_exc exc;	/* the current exception (state DC_EXCEPTION) */
 	unsigned held;		/* cells held behind it */
-	uint32_t hold_full;	/* refusals (back-pressure) of a cell: hold queue full (since open) */
+	unsigned spilled;	/* ... of them in the spill pool, past the hold queue */
+	int flow_stop;		/* receiving end: its sender was asked to stop (flow control, 6.4) */
+	uint64_t stopped_by;	/* sending end: the nodes that asked us to stop sending on it */
+	uint32_t hold_full;	/* refusals (back-pressure) of a cell: hold queue and spill full (since open) */
 	uint64_t cells, exceptions, discarded, interrupts;
 };
 
@@ -167,7 +170,11 @@ struct dart_sendregs *dep_sendregs(int vci);
  * Write value to the go register: send (see dart_send_prepare() for what
  * and the errors), plus -EBUSY (a block is being sent on this connection),
  * -EWOULDBLOCK (a block, in interrupt context), and the fabric's errors.
- * A single cell may be sent from the receive path (irq).
+ * A single cell may be sent from the receive path (irq).  While a node
+ * the connection sends to has told it to stop (its receiving end holds
+ * cells behind an exception: flow control per connection, 6.4), a thread
+ * waits for the go and the receive path gets -EAGAIN; the connection's
+ * other nodes, and every other connection, are not held up by it.
  */
 int dep_go(struct dart_sendregs *sr, uint32_t value);
 
@@ -195,6 +202,8 @@ struct dep_counters {
 	uint64_t tx_frames, tx_cells, send_refused;
 	uint64_t reply_lost;		/* a reply did not go after can_reply said yes: its request waits */
 	uint64_t exceptions_handled, exceptions_unhandled;
+	/* flow control per connection: stop and go messages sent, taken, refused; sends that waited */
+	uint64_t flow_tx, flow_rx, flow_bad, flow_waits;
 };
 
 void deposit_counters(struct dep_counters *out);

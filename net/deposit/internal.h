@@ -13,6 +13,17 @@
 #include "net/deposit/deposit.h"
 
 #define DEP_PROTO 6			/* fabric protocol number of cells */
+#define DEP_FLOW_PROTO 7		/* ... of flow control per connection: struct dep_flow_msg */
+
+/* "Stop sending on vci" (stop 1) or "go on" (stop 0), from a connection's receiving end to its sender. */
+struct dep_flow_msg {
+	uint16_t vci;
+	uint8_t stop;
+	uint8_t zero;
+};
+
+#define DEP_SPILL_CELLS 2048		/* the spill pool: cells held past their hold queues */
+#define DEP_SPILL_PER_CONN 512		/* ... at most so many a connection's */
 #define DEP_NAME_MAX 32			/* a connection's name, with the NUL */
 
 struct conn_note {
@@ -29,12 +40,19 @@ struct conn_note {
 	uint16_t tx_singles;		/* single cells between their check and the fabric */
 	struct dart_exc status_exc;
 	char name[DEP_NAME_MAX];	/* exported under this name ("" if not) */
+	/* flow control per connection (6.4) */
+	uint8_t flow_sent;		/* receiving end: flow_peer was told to stop sending on this VCI */
+	uint8_t flow_peer;
+	volatile uint64_t stopped_by;	/* sending end: the nodes that told us to stop sending on it */
+	struct waitq flow_wq;		/* senders waiting for them to let us go on */
 };
 
 /* The kernel's counters beside the operation logic's (dart.ctr). */
 struct dep_stats {
 	uint64_t bad_frames, tx_frames, tx_cells, send_refused, reply_lost;
 	uint64_t exc_handled, exc_unhandled;
+	uint64_t flow_tx, flow_rx, flow_bad;	/* stop and go messages sent, taken, refused */
+	uint64_t flow_waits;			/* a send waited for a go */
 };
 
 extern struct dart dep_dart;
@@ -52,6 +70,13 @@ extern int dep_ready;
  * queue was full, offer it again.  (interrupts off)
  */
 void dep_hold_freed(void);
+
+/*
+ * Tell vci's sender to stop or to go on, as its receiving end now wants
+ * (dart_conn.flow_stop; closed: go on); the worker retries what could
+ * not go now.  (interrupts off)
+ */
+void dep_flow_sync(int vci);
 
 /* Wake the exception thread: an exception to report or a replay to retry. */
 void dep_wake_worker(void);

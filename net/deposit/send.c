@@ -6,6 +6,7 @@
 #include <errno.h>
 #include <string.h>
 
+#include "kernel/node.h"
 #include "kernel/sync.h"
 #include "kernel/thread.h"
 #include "kernel/trace.h"
@@ -87,6 +88,32 @@ static __attribute__((noinline)) int multicast_cell(uint64_t to, const struct ce
 	return r;
 }
 
+/*
+ * A node this connection sends to told it to stop (flow control per
+ * connection, 6.4): wait for its go; a node that died or rebooted takes
+ * its stop with it.  -EAGAIN in interrupt context, -EBADF if the
+ * connection closes meanwhile.  (interrupts off)
+ */
+static __attribute__((noinline)) int flow_wait(int vci)
+{
+	struct conn_note *n = &dep_notes[vci];
+
+	if (in_irq)
+		return -EAGAIN;
+	dep_stats.flow_waits++;
+	while (n->stopped_by) {
+		for (int m = 0; m < MAX_NODES; m++)
+			if ((n->stopped_by >> m & 1) && fabric_peer_dead(m))
+				n->stopped_by &= ~(1ULL << m);
+		if (!n->stopped_by)
+			break;
+		if (dep_dart.conn[vci].state == DC_FREE)
+			return -EBADF;
+		waitq_wait_timeout(&n->flow_wq, 100000000);
+	}
+	return 0;
+}
+
 int dep_go(struct dart_sendregs *sr, uint32_t value)
 {
 	int vci = (int)(sr - dep_sendregs_tab), r;
@@ -97,6 +124,10 @@ int dep_go(struct dart_sendregs *sr, uint32_t value)
 	if (sr < dep_sendregs_tab || sr >= dep_sendregs_tab + DART_MAX_CONN)
 		return -EBADF;
 	irqflags_t f = irq_save();
+	if (__builtin_expect(dep_notes[vci].stopped_by != 0, 0) && (r = flow_wait(vci)) < 0) {
+		irq_restore(f);
+		return r;
+	}
 	if (dep_notes[vci].tx_busy) {
 		irq_restore(f);
 		return -EBUSY;

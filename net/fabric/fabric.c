@@ -117,6 +117,13 @@ static int chan_deliver(void *ctx, int src, uint8_t proto, const uint8_t *p, siz
 	(void)ctx;
 	if (proto < FP_MAX && !fab.handlers[proto] && !fab.started)
 		return -EBUSY;	/* its protocol is not up yet: keep it */
+	/*
+	 * An app registers its protocols once it runs, after a peer may have
+	 * sent to them: kept for a while (offered again every tick, and when
+	 * a handler registers), then refused as no one's.
+	 */
+	if (proto >= FP_APP_FIRST && proto < FP_MAX && !fab.handlers[proto] && now_ns() < fab.app_grace_end)
+		return -EBUSY;
 	if (proto >= FP_MAX || !fab.handlers[proto]) {
 		fab.ctr.rx_unknown_proto++;
 		return 0;		/* consumed: nobody will ever want it */
@@ -281,6 +288,7 @@ static int fabric_start(void)
 	if (!fab.ready)
 		return -ENODEV;
 	fab.started = 1;
+	fab.app_grace_end = now_ns() + FAB_APP_GRACE_NS;
 	fabric_resume();
 	return 0;
 }
@@ -309,6 +317,9 @@ int fabric_register(uint8_t proto, fabric_handler_t fn)
 	if (fab.handlers[proto])
 		return -EBUSY;
 	fab.handlers[proto] = fn;
+	/* What waited for it goes now. */
+	if (fab.started)
+		fabric_resume();
 	return 0;
 }
 

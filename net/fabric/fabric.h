@@ -96,7 +96,12 @@ int fabric_ready(void);
  */
 int fabric_wait_peers(uint64_t timeout_ns);
 
-/* Claim a protocol number for a reliable or a raw handler.  0, or -EBUSY / -EINVAL. */
+/*
+ * Claim a protocol number for a reliable or a raw handler.  0, or -EBUSY /
+ * -EINVAL.  Reliable messages to an app's protocol (FP_APP_FIRST..) that
+ * came before it registered wait for it up to 20 s after start-up
+ * (holding up the sender's channel meanwhile), then count as unknown.
+ */
 int fabric_register(uint8_t proto, fabric_handler_t fn);
 int fabric_register_raw(uint8_t proto, fabric_handler_t fn);
 

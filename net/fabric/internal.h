@@ -29,11 +29,15 @@ struct peer {
 	uint64_t hello_refill;		/* when they were last counted up */
 };
 
+/* How long after start-up a message to an app protocol not registered yet waits for its handler. */
+#define FAB_APP_GRACE_NS 20000000000ULL
+
 struct fabric {
 	struct peer *peers;		/* one per node, this node's unused */
 	int me, nnodes;
 	int ready;			/* up: fabric_init succeeded */
 	int started;			/* the kernel's protocols are registered */
+	uint64_t app_grace_end;		/* until then an app protocol's messages wait for its handler */
 	int lossless;			/* the link is lossless and no fault= here */
 	int inject;			/* fault= applies here (fab_inject_any(), read on every frame) */
 	uint64_t inc;			/* this boot's incarnation */

@@ -120,7 +120,47 @@ static void s_exc(void *ctx, int vci)
 		abort();
 }
 
-static const struct dart_sink sink = { NULL, s_can_reply, s_reply, s_intr, s_exc };
+/* Flow control (6.4): only the connection being fed, or re-enabled, asks for a stop or a go, once each way. */
+static void s_flow(void *ctx, int vci, int stop)
+{
+	(void)ctx;
+	if (vci != cur_vci || D.conn[vci].flow_stop != (stop != 0))
+		abort();
+	if (stop && D.conn[vci].hold_n + D.conn[vci].sp_n == 0)
+		abort();
+	if (!stop && (D.conn[vci].hold_n + D.conn[vci].sp_n != 0 || D.conn[vci].state != DC_OPEN))
+		abort();
+}
+
+static const struct dart_sink sink = { NULL, s_can_reply, s_reply, s_intr, s_exc, s_flow };
+
+/* A small spill pool, so that connections run out of it and share it. */
+static struct dart_spill spill[12];
+
+/* The pool's free cells and every connection's are all of it, each once; a connection holds at most its share. */
+static void spill_check(void)
+{
+	uint8_t seen[12] = { 0 };
+	unsigned nfree = 0, n = 0;
+
+	for (uint16_t at = D.spill_free; at != DART_SPILL_NIL; at = spill[at].next, nfree++)
+		if (at >= 12 || seen[at]++)
+			abort();
+	for (int v = 0; v < NCONN; v++) {
+		const struct dart_conn *c = &D.conn[v];
+		uint16_t at = c->sp_head;
+		if (c->sp_n > D.spill_conn_max)
+			abort();
+		for (unsigned k = 0; k < c->sp_n; k++, at = spill[at].next, n++) {
+			if (at >= 12 || seen[at]++)
+				abort();
+			if (k + 1 == c->sp_n && at != c->sp_tail)
+				abort();
+		}
+	}
+	if (nfree + n != 12 || D.spill_used != n)
+		abort();
+}
 
 /* --- the invariants ----------------------------------------------------------------- */
 
@@ -178,6 +218,7 @@ static void after(int vci)
 	for (int w = NCONN; w < DART_MAX_CONN; w++)
 		if (D.conn[w].state != DC_FREE)
 			abort();
+	spill_check();
 }
 
 static void setup(void)
@@ -189,6 +230,7 @@ static void setup(void)
 	}
 	memcpy(arena, pattern, ARENA);
 	dart_init(&D);
+	dart_spill_init(&D, spill, 12, 8);
 	for (size_t e = 0; e < sizeof eps / sizeof eps[0]; e++)
 		if (dart_ep_create(&D, arena + eps[e].at, eps[e].size, eps[e].prot) != (int)e)
 			abort();

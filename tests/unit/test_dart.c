@@ -79,7 +79,17 @@ static void s_exc(void *ctx, int vci)
 	excs[nexc++] = vci;
 }
 
-static const struct dart_sink sink = { NULL, s_can_reply, s_reply, s_intr, s_exc };
+static const struct dart_sink sink = { NULL, s_can_reply, s_reply, s_intr, s_exc, NULL };
+
+/* The same, telling flow control (6.4) apart. */
+static int flows[16], nflow;
+static void s_flow(void *ctx, int vci, int stop)
+{
+	(void)ctx;
+	assert_true(nflow < 16);
+	flows[nflow++] = stop ? vci : -vci;
+}
+static const struct dart_sink fsink = { NULL, s_can_reply, s_reply, s_intr, s_exc, s_flow };
 
 static uint8_t pat(size_t i)
 {
@@ -1149,6 +1159,147 @@ static int feed_frames(const struct cell *cells, size_t n, size_t *pos)
 	return 0;
 }
 
+/*
+ * Cell k of a numbered run on SMALL: a += 1 where a == k (register 10,
+ * c = register 11 holding 1), so a ends at the count of cells applied in
+ * order; b (register 12) += k counts every one applied, once.
+ */
+static struct cell numbered(uint32_t k)
+{
+	return mk(SMALL, CELL_OP(CK_NOP, CA_NONE) | CO_GUARD, CELL_RO(ALU_ADD, CS_B, CSRC_OPERAND),
+		  CELL_RO(ALU_ADD, CS_A, CSRC_C), CELL_COND(CMP_EQ, CS_A, CSRC_OPERAND), k, 10, 12, 11, 0, 0);
+}
+
+static int feed_f(const struct cell *c)
+{
+	size_t next = 0;
+	return dart_input(&D, SRC, (const uint8_t *)c, 1, &next, &fsink);
+}
+
+/*
+ * Past its hold queue a blocked connection's cells go to the spill pool,
+ * in order behind the queue's, up to its share; the sender is told to
+ * stop at half the queue and to go on once all is replayed (6.4: "per
+ * connection buffering and flow control at the destination").
+ */
+static void test_spill_and_flow(void **state)
+{
+	static struct dart_spill pool[8];
+	(void)state;
+	dart_spill_init(&D, pool, 8, 6);
+	D.reg[10] = 0;
+	D.reg[11] = 1;
+	D.reg[12] = 0;
+	nflow = 0;
+	struct cell f = write_direct(SMALL, 0, 1);
+	f.check ^= 1;
+	assert_int_equal(feed_f(&f), 0);
+	assert_int_equal(D.conn[SMALL].state, DC_EXCEPTION);
+	/* 4 in the queue, 6 in the pool, the 11th refused: this connection's share is 6. */
+	for (uint32_t k = 0; k < 11; k++) {
+		struct cell c = numbered(k);
+		assert_int_equal(feed_f(&c), k < 10 ? 0 : -ENOBUFS);
+		if (k == 0)
+			assert_int_equal(nflow, 0);
+		if (k == 1) {
+			assert_int_equal(nflow, 1);	/* 2 held: half of 4 */
+			assert_int_equal(flows[0], SMALL);
+		}
+	}
+	assert_int_equal(nflow, 1);
+	assert_int_equal(D.conn[SMALL].hold_n, 4);
+	assert_int_equal(D.conn[SMALL].sp_n, 6);
+	assert_int_equal(D.spill_used, 6);
+	assert_int_equal(D.ctr.spilled, 6);
+	assert_int_equal(D.conn[SMALL].hold_full, 1);
+	assert_int_equal(D.ctr.flow_stops, 1);
+	/* Another blocked connection meanwhile: the 2 cells left in the pool, then refused. */
+	struct cell g = write_direct(W, 0, 1);
+	g.check ^= 1;
+	assert_int_equal(feed_f(&g), 0);
+	D.conn[W].hold_n = 0;
+	D.conn[W].hold_cap = 1;
+	for (int k = 0; k < 4; k++) {
+		struct cell c = write_direct(W, 2400 + 32 * (uint32_t)k, (uint8_t)(0x50 + k));
+		assert_int_equal(feed_f(&c), k < 3 ? 0 : -ENOBUFS);
+	}
+	assert_int_equal(D.conn[W].sp_n, 2);
+	assert_int_equal(D.spill_used, 8);
+	assert_int_equal(D.spill_free, DART_SPILL_NIL);
+	assert_int_equal(nflow, 2);
+	assert_int_equal(flows[1], W);
+	/* Re-enabled: queue then pool, in order; the sender may go on; the pool's cells come back. */
+	assert_int_equal(D.reg[10], 0);
+	assert_int_equal(dart_resume(&D, SMALL, DART_SKIP, &fsink), 0);
+	assert_int_equal(D.reg[10], 10);
+	assert_int_equal(D.reg[12], 45);
+	assert_int_equal(D.conn[SMALL].hold_n + D.conn[SMALL].sp_n, 0);
+	assert_int_equal(nflow, 3);
+	assert_int_equal(flows[2], -SMALL);
+	assert_int_equal(D.spill_used, 2);
+	struct cell c10 = numbered(10);
+	assert_int_equal(feed_f(&c10), 0);
+	assert_int_equal(D.reg[10], 11);
+	/* W's pool cells are older than any later queue cell: the queue takes new ones only once the pool is empty. */
+	assert_int_equal(dart_resume(&D, W, DART_SKIP, &fsink), 0);
+	for (int k = 0; k < 3; k++)
+		assert_block(rw + 2400 + 32 * k, (uint8_t)(0x50 + k), 0xff);
+	assert_int_equal(D.spill_used, 0);
+	assert_int_equal(D.ctr.flow_goes, 2);
+
+	/* A replay that stops for reply room: cells arriving meanwhile go behind the pool's. */
+	D.reg[10] = 0;
+	D.reg[12] = 0;
+	nflow = 0;
+	assert_int_equal(feed_f(&f), 0);
+	uint8_t req[CELL_DATA] = { 0 };
+	struct cell_ctl rd = { CELL_OP(CK_READ, CA_DIRECT), 0, 0, 0, 64, { 0, 0, 0 }, 0xff };
+	struct cell rc;
+	for (uint32_t k = 0; k < 8; k++) {
+		struct cell c = numbered(k);
+		if (k == 2) {
+			cell_build(&rc, SMALL, &rd, req);
+			assert_int_equal(feed_f(&rc), 0);	/* SMALL has no reply connection: DEX_NOREPLY on replay */
+		}
+		assert_int_equal(feed_f(&c), 0);
+	}
+	assert_int_equal(D.conn[SMALL].hold_n, 4);
+	assert_int_equal(D.conn[SMALL].sp_n, 5);
+	assert_int_equal(dart_resume(&D, SMALL, DART_SKIP, &fsink), DART_BLOCKED);
+	assert_int_equal(D.reg[10], 2);
+	assert_int_equal(D.conn[SMALL].hold_n + D.conn[SMALL].sp_n, 6);
+	struct cell c8 = numbered(8);
+	assert_int_equal(feed_f(&c8), 0);
+	assert_int_equal(D.conn[SMALL].sp_n, 6);	/* behind the pool's, not in the queue's free slot */
+	assert_int_equal(nflow, 1);
+	assert_int_equal(dart_resume(&D, SMALL, DART_SKIP, &fsink), 0);
+	assert_int_equal(D.reg[10], 9);
+	assert_int_equal(D.reg[12], 36);
+	assert_int_equal(nflow, 2);
+
+	/* A peer reset gives the pool back; close does too. */
+	assert_int_equal(feed_f(&f), 0);
+	for (uint32_t k = 0; k < 7; k++) {
+		struct cell c = numbered(k);
+		assert_int_equal(feed_f(&c), 0);
+	}
+	assert_int_equal(D.spill_used, 3);
+	dart_peer_reset(&D, SRC);
+	assert_int_equal(D.spill_used, 0);
+	assert_int_equal(D.conn[SMALL].flow_stop, 0);
+	assert_int_equal(dart_resume(&D, SMALL, DART_SKIP, &fsink), 0);
+	assert_int_equal(feed_f(&f), 0);
+	for (uint32_t k = 0; k < 7; k++) {
+		struct cell c = numbered(k);
+		assert_int_equal(feed_f(&c), 0);
+	}
+	assert_int_equal(D.spill_used, 3);
+	assert_int_equal(dart_conn_close(&D, SMALL), 0);
+	assert_int_equal(D.spill_used, 0);
+	for (unsigned i = 0, at = D.spill_free; i < 8; i++, at = pool[at].next)
+		assert_true(at < 8);
+}
+
 /* A full hold queue refuses the cell (back-pressure), loses nothing, and takes it once re-enabled. */
 static void test_hold_full_refuses(void **state)
 {
@@ -1523,6 +1674,7 @@ int main(void)
 		cmocka_unit_test_setup(test_reply_to_dead_node, setup),
 		cmocka_unit_test_setup(test_reply_not_sent_commits_nothing, setup),
 		cmocka_unit_test_setup(test_hold_full_refuses, setup),
+		cmocka_unit_test_setup(test_spill_and_flow, setup),
 		cmocka_unit_test_setup(test_peer_reset, setup),
 		cmocka_unit_test_setup(test_long_block_behind_fault, setup),
 		cmocka_unit_test_setup(test_block_control_fault_early, setup),
