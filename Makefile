@@ -206,6 +206,8 @@ LIB_OBJS := \
 	lib/rpc_server.o \
 	lib/rpc_client.o \
 	lib/mad.o \
+	lib/mad_rpc.o \
+	lib/mad_stream.o \
 	lib/mad_tcp.o \
 	lib/mad_rmem.o \
 	lib/mad_req.o \
@@ -545,7 +547,7 @@ UNIT_SRCS_req_remote := net/req/req.c net/req/remote.c net/req/qtab.c net/req/qu
 	$(RMEM_HOST_SRCS)
 UNIT_SRCS_cell    := net/deposit/cell.c kernel/crc.c
 UNIT_SRCS_dart    := net/deposit/dart.c net/deposit/dart_op.c net/deposit/cell.c kernel/crc.c
-UNIT_SRCS_mad     := lib/mad.c
+UNIT_SRCS_mad     := lib/mad.c lib/mad_rpc.c
 # malloc through the test's wrapper, which can be told to fail.
 UNIT_LDFLAGS_mad  := -Wl,--wrap=malloc
 UNIT_SRCS_call    := net/fabric/call_wire.c
@@ -636,20 +638,20 @@ FUZZ_SRCS_call := net/fabric/call_wire.c
 FUZZ_SRCS_cell := net/deposit/cell.c net/deposit/dart.c net/deposit/dart_op.c kernel/crc.c
 SEED_SRCS_cell := net/deposit/cell.c net/deposit/dart.c net/deposit/dart_op.c
 FUZZ_SRCS_cmdline := kernel/cmdline.c kernel/config.c net/fabric/fault.c
-FUZZ_SRCS_mad := lib/mad.c
+FUZZ_SRCS_mad := lib/mad.c lib/mad_rpc.c
 FUZZ_SRCS_rpc := $(RMEM_HOST_SRCS) lib/rpc_server.c kernel/crc.c
 FUZZ_SRCS_net := net/net.c drivers/netdev.c tests/unit/host_pktbuf.c
 # fuzz_e1000 includes drivers/e1000.c itself (its receive ring is static).
 FUZZ_SRCS_e1000 := drivers/netdev.c tests/unit/host_pktbuf.c
 $(BUILD)/fuzz/fuzz_e1000: drivers/e1000.c drivers/e1000_regs.h
 # fuzz_madcell includes lib/mad_cell.c itself (its stream reader is static).
-FUZZ_SRCS_madcell := lib/mad.c
+FUZZ_SRCS_madcell := lib/mad.c lib/mad_stream.c
 $(BUILD)/fuzz/fuzz_madcell: lib/mad_cell.c lib/mad_drv.h
 # fuzz_virtio_net includes drivers/virtio_net.c itself (its receive queue is static).
 FUZZ_SRCS_virtio_net := drivers/virtio.c drivers/netdev.c tests/unit/host_pktbuf.c
 $(BUILD)/fuzz/fuzz_virtio_net: drivers/virtio_net.c drivers/virtio.h
 # fuzz_madreq includes lib/mad_req.c itself (its stream reader is static).
-FUZZ_SRCS_madreq := lib/mad.c
+FUZZ_SRCS_madreq := lib/mad.c lib/mad_stream.c
 $(BUILD)/fuzz/fuzz_madreq: lib/mad_req.c lib/mad_drv.h
 FUZZ_TARGETS := fabric fabric_rx lwip madtcp rmem req cell call cmdline mad rpc net e1000 madcell virtio_net madreq
 FUZZ_BINS := $(addprefix $(BUILD)/fuzz/fuzz_,$(FUZZ_TARGETS))

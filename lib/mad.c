@@ -28,12 +28,6 @@
 #define DESC_LEN(w) ((size_t)((w) & 0xffffff))
 #define MAX_ITEM 0xffffff		/* 16 MiB - 1 per pack */
 
-/* Drivers not linked into this build are NULL (weak). */
-extern const struct mad_driver mad_driver_tcp __attribute__((weak));
-extern const struct mad_driver mad_driver_rmem __attribute__((weak));
-extern const struct mad_driver mad_driver_req __attribute__((weak));
-extern const struct mad_driver mad_driver_cell __attribute__((weak));
-
 /* A channel: one transport, connected to every node (at most one per driver). */
 struct mad_channel {
 	const struct mad_driver *drv;
@@ -41,12 +35,35 @@ struct mad_channel {
 	int open;
 };
 
-#define NDRIVERS 4
+#define NDRIVERS 8
 static struct mad_channel chans[NDRIVERS];
+
+/* The drivers linked in (MAD_DRIVER_REGISTER): the i-th, or NULL past the last. */
+#ifndef HOST_TEST
+extern const struct mad_driver *const __maddrv_start[], *const __maddrv_end[];
+
+static const struct mad_driver *driver_at(int i)
+{
+	return i < __maddrv_end - __maddrv_start ? __maddrv_start[i] : NULL;
+}
+#else
+static const struct mad_driver *host_drivers[NDRIVERS];
+static int host_ndrivers;
+
+void mad_driver_add(const struct mad_driver *d)
+{
+	if (host_ndrivers < NDRIVERS)
+		host_drivers[host_ndrivers++] = d;
+}
+
+static const struct mad_driver *driver_at(int i)
+{
+	return i < host_ndrivers ? host_drivers[i] : NULL;
+}
+#endif
 static struct mad_channel *defch;
 static struct mutex open_lock = MUTEX_INIT;
 static struct mad_stats stats;
-static mad_service_fn services[64];
 
 /* --- the pure part ------------------------------------------------------------ */
 
@@ -120,21 +137,25 @@ int mad_match_unpack(const void *hdr, unsigned idx, int mode, size_t n, char *er
 
 struct mad_channel *mad_open(const char *name)
 {
-	const struct mad_driver *const all[NDRIVERS] = { &mad_driver_tcp, &mad_driver_rmem,
-							 &mad_driver_req, &mad_driver_cell };
+	const struct mad_driver *d;
 	struct mad_channel *ch = NULL;
 	int r;
 
-	for (int i = 0; i < NDRIVERS; i++)
-		if (all[i] && all[i]->name && strcmp(all[i]->name, name) == 0)
+	for (int i = 0; i < NDRIVERS && (d = driver_at(i)); i++)
+		if (d->name && strcmp(d->name, name) == 0) {
 			ch = &chans[i];
+			break;
+		}
 	if (!ch) {
-		printf("mad: no driver '%s' (tcp, rmem, req, cell)\n", name);
+		printf("mad: no driver '%s' (", name);
+		for (int i = 0; i < NDRIVERS && (d = driver_at(i)); i++)
+			printf("%s%s", i ? ", " : "", d->name);
+		printf(")\n");
 		return NULL;
 	}
 	mutex_lock(&open_lock);
 	if (!ch->open) {
-		ch->drv = all[ch - chans];
+		ch->drv = d;
 		r = ch->drv->init ? ch->drv->init(num_nodes, node_id) : -ENOSYS;
 		if (r < 0)
 			printf("mad: driver %s: init failed (%d)\n", name, r);
@@ -172,6 +193,11 @@ void mad_exit(void)
 	}
 	defch = NULL;
 	mutex_unlock(&open_lock);
+}
+
+struct mad_channel *mad_default_channel(void)
+{
+	return defch;
 }
 
 const char *mad_driver_name(void)
@@ -425,7 +451,7 @@ struct recvstate {
 
 static __thread struct recvstate *rcv;
 
-static int recv_misuse(const char *msg)
+int mad_recv_misuse(const char *msg)
 {
 	printf("mad: misuse: %s\n", msg);
 	stats.misuse++;
@@ -458,15 +484,15 @@ static int unpack(int mode, void *ptr, size_t n)
 	uint32_t w;
 
 	if (!rcv || !rcv->active)
-		return recv_misuse("unpack outside a receive handler");
+		return mad_recv_misuse("unpack outside a receive handler");
 	if (rcv->done)
-		return recv_misuse("unpack after receive_data");
+		return mad_recv_misuse("unpack after receive_data");
 	if (rcv->error)
 		return rcv->error;
 	if (n && !ptr)
-		return recv_misuse("unpack into a NULL pointer");
+		return mad_recv_misuse("unpack into a NULL pointer");
 	if (mad_match_unpack(rcv->hdr, rcv->idx, mode, n, err, sizeof err) < 0)
-		return recv_misuse(err);
+		return mad_recv_misuse(err);
 	memcpy(&h, rcv->hdr, sizeof h);
 	memcpy(&w, rcv->hdr + sizeof h + 4 * rcv->idx, 4);
 	rcv->idx++;
@@ -535,16 +561,16 @@ int mad_recvbuf_receive_data(void)
 	int r = 0;
 
 	if (!rcv || !rcv->active)
-		return recv_misuse("receive_data outside a receive handler");
+		return mad_recv_misuse("receive_data outside a receive handler");
 	if (rcv->done)
-		return recv_misuse("receive_data called twice");
+		return mad_recv_misuse("receive_data called twice");
 	rcv->done = 1;
 	memcpy(&h, rcv->hdr, sizeof h);
 	if (!rcv->error && rcv->idx != h.npacks) {
 		char err[96];
 		snprintf(err, sizeof err, "receive_data after %u unpacks; the message has %u packs", rcv->idx,
 			 h.npacks);
-		recv_misuse(err);
+		mad_recv_misuse(err);
 	}
 	if (rcv->error) {
 		/* Whatever was unpacked is read, the rest thrown away. */
@@ -581,7 +607,7 @@ int mad_recvbuf_receive_on(struct mad_channel *ch, int (*handler)(int src), uint
 			return -ENOMEM;
 	}
 	if (rcv->active)
-		return recv_misuse("receive from inside a receive handler");
+		return mad_recv_misuse("receive from inside a receive handler");
 	mutex_lock(&ch->recv_lock);
 	r = drv->recv_header_post();
 	while (r == 0) {
@@ -618,7 +644,7 @@ int mad_recvbuf_receive_on(struct mad_channel *ch, int (*handler)(int src), uint
 	rcv->body_posted = 0;
 	r = handler(src);
 	if (!rcv->done) {
-		recv_misuse("the handler returned without calling receive_data");
+		mad_recv_misuse("the handler returned without calling receive_data");
 		mad_recvbuf_receive_data();
 		if (r >= 0)
 			r = -EPROTO;
@@ -633,58 +659,6 @@ int mad_recvbuf_receive_on(struct mad_channel *ch, int (*handler)(int src), uint
 int mad_recvbuf_receive(int (*handler)(int src))
 {
 	return mad_recvbuf_receive_timeout(handler, ~0ULL >> 2);
-}
-
-/* --- RPC ------------------------------------------------------------------------------ */
-
-int mad_rpc_register(uint32_t service, mad_service_fn fn)
-{
-	if (service >= sizeof services / sizeof services[0])
-		return -EINVAL;
-	services[service] = fn;
-	return 0;
-}
-
-int mad_rpc_begin(int dest, uint32_t service)
-{
-	return mad_rpc_begin_on(defch, dest, service);
-}
-
-int mad_rpc_begin_on(struct mad_channel *ch, int dest, uint32_t service)
-{
-	static __thread uint32_t svc;
-	int r = mad_sendbuf_init_on(ch, dest);
-
-	if (r < 0)
-		return r;
-	svc = service;
-	/* The service id travels in the header, EXPRESS (paper 2.1.4). */
-	return mad_sendbuf_pack_byte(MAD_SND_SAFER | MAD_RECV_EXPRESS, &svc, sizeof svc);
-}
-
-static int dispatch(int src)
-{
-	uint32_t svc;
-	int r = mad_recvbuf_unpack_byte(MAD_SND_SAFER | MAD_RECV_EXPRESS, &svc, sizeof svc);
-
-	if (r < 0)
-		return r;
-	if (svc >= sizeof services / sizeof services[0] || !services[svc]) {
-		printf("mad: RPC for unknown service %u from node %d\n", svc, src);
-		recv_misuse("unknown service");
-		return -ENOSYS;
-	}
-	return services[svc](src);
-}
-
-int mad_rpc_serve_one(uint64_t timeout_ns)
-{
-	return mad_recvbuf_receive_on(defch, dispatch, timeout_ns);
-}
-
-int mad_rpc_serve_one_on(struct mad_channel *ch, uint64_t timeout_ns)
-{
-	return mad_recvbuf_receive_on(ch, dispatch, timeout_ns);
 }
 
 void mad_stats(struct mad_stats *out)

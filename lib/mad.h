@@ -116,6 +116,21 @@ struct mad_driver {
 };
 
 /*
+ * A driver registers itself (as apps and PCI drivers do): the generic
+ * layer finds it by name in the linker section .maddrv, and never names
+ * a driver.
+ */
+#ifndef HOST_TEST
+#define MAD_DRIVER_REGISTER(d) \
+	static const struct mad_driver *const maddrv_ptr_##d __attribute__((used, section(".maddrv." #d))) = &(d)
+#else
+/* Host tests list theirs at program start. */
+void mad_driver_add(const struct mad_driver *d);
+#define MAD_DRIVER_REGISTER(d) \
+	__attribute__((constructor)) static void maddrv_ctor_##d(void) { mad_driver_add(&(d)); }
+#endif
+
+/*
  * Channels.  A channel is one transport ("tcp", "rmem", "req", "cell")
  * connected to every node; several may be open at once, each driver once.
  * mad_open connects every node on it (every node calls it) or returns the
@@ -238,5 +253,10 @@ int mad_hdr_check(const void *hdr, size_t len);
  * in err describing the mismatch.
  */
 int mad_match_unpack(const void *hdr, unsigned idx, int mode, size_t n, char *err, size_t errlen);
+
+/* Between the generic layer's files (mad.c, mad_rpc.c); not for apps. */
+struct mad_channel *mad_default_channel(void);
+/* A receive handler misused the interface: counted, reported, and the message's receive fails. */
+int mad_recv_misuse(const char *msg);
 
 #endif

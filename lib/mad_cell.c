@@ -81,8 +81,8 @@ struct peer {
 
 static struct peer *peers[MAX_NODES];
 static int nnodes, me, rr;
-static struct waitq rx_wq = WAITQ_INIT, tx_wq = WAITQ_INIT;
-static volatile int rx_kick;		/* set by every receive notification */
+static struct waitq tx_wq = WAITQ_INIT;
+static struct mad_rxwait rxw = MAD_RXWAIT_INIT;	/* kicked by every receive notification */
 static uint64_t proto_errors;
 
 static struct mad_rxbody rx;
@@ -103,8 +103,7 @@ static void on_intr(void *arg, const struct dart_event *ev)
 		memcpy(&h, p->mem + ev->effaddr, sizeof h);
 		/* A pad stands for the rest of the buffer, though one cell of it came. */
 		p->arrived += h.flags == CH_PAD ? RING - ev->effaddr : ev->len;
-		rx_kick = 1;
-		waitq_wake_all(&rx_wq);
+		mad_rxwait_kick(&rxw);
 	} else {
 		waitq_wake_all(&tx_wq);
 	}
@@ -417,20 +416,7 @@ static void pull(void)
 	rxbody_settle(&rx);
 }
 
-static int cell_recv_body_post(int src, const struct mad_iovec *iov, int count)
-{
-	int r = rxbody_post(&rx, src, iov, count);
-
-	if (r == 0)
-		pull();
-	return r;
-}
-
-static int cell_recv_body_poll(int src)
-{
-	(void)src;
-	return rxbody_poll(&rx, pull, fabric_peer_dead);
-}
+MAD_STREAM_BODY(cell, rx, pull)
 
 static int ready_to_poll(void)
 {
@@ -447,16 +433,10 @@ static int ready_to_poll(void)
 
 static void cell_wait(uint64_t timeout_ns)
 {
-	irqflags_t f = irq_save();
-
-	/* Where the node polls its link anyway, poll it here first (net_poll_wait). */
-	rx_kick = 0;
-	if (!ready_to_poll() && !net_poll_wait(&rx_kick) && !ready_to_poll())
-		waitq_wait_timeout(&rx_wq, timeout_ns);
-	irq_restore(f);
+	mad_rxwait_sleep(&rxw, ready_to_poll, timeout_ns);
 }
 
-const struct mad_driver mad_driver_cell = {
+static const struct mad_driver mad_driver_cell = {
 	.name = "cell",
 	.init = cell_init_drv,
 	.exit = cell_exit_drv,
@@ -468,3 +448,4 @@ const struct mad_driver mad_driver_cell = {
 	.recv_body_poll = cell_recv_body_poll,
 	.wait = cell_wait,
 };
+MAD_DRIVER_REGISTER(mad_driver_cell);

@@ -9,6 +9,7 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "kernel/sync.h"
 #include "lib/mad.h"
 
 /*
@@ -160,6 +161,54 @@ static inline int rxbody_poll(struct mad_rxbody *rx, void (*pull)(void), int (*p
 	}
 	return rx->part_left == 0;
 }
+
+/*
+ * recv_body_post and recv_body_poll of a driver whose body arrives as a
+ * byte stream: rx is its struct mad_rxbody, pull() reads what arrived
+ * into the posted part.
+ */
+#define MAD_STREAM_BODY(prefix, rx, pull)                                                       \
+	static int prefix##_recv_body_post(int src, const struct mad_iovec *iov, int count)     \
+	{                                                                                       \
+		int r = rxbody_post(&(rx), src, iov, count);                                    \
+		if (r == 0)                                                                     \
+			pull();                                                                 \
+		return r;                                                                       \
+	}                                                                                       \
+	static int prefix##_recv_body_poll(int src)                                             \
+	{                                                                                       \
+		(void)src;                                                                      \
+		return rxbody_poll(&(rx), pull, fabric_peer_dead);                               \
+	}
+
+/*
+ * The two segments each end of a ring driver exports to the other (its
+ * ring, its control) and the other's two it imports (lib/mad_stream.c).
+ * Names are printf formats of one node number: the peer's when
+ * exporting, our own when importing.  Errors: negative errno.
+ */
+struct mad_segpair {
+	int ring_seg, ctl_seg;		/* ours, for the peer */
+	int ring_rd, ctl_rd;		/* the peer's, for us */
+};
+void mad_segpair_init(struct mad_segpair *s);
+int mad_segpair_export(struct mad_segpair *s, const char *ring_fmt, const char *ctl_fmt, int peer, void *ring,
+		       size_t ring_len, void *ctl, size_t ctl_len);
+int mad_segpair_import(struct mad_segpair *s, const char *ring_fmt, const char *ctl_fmt, int peer, int self);
+void mad_segpair_release(struct mad_segpair *s);
+
+/*
+ * The receive side's wait: kick (from a notification) wakes it; sleep
+ * returns once ready() holds, the link was polled and something came, or
+ * after timeout_ns.
+ */
+struct mad_rxwait {
+	struct waitq wq;
+	volatile int kick;
+};
+#define MAD_RXWAIT_INIT { WAITQ_INIT, 0 }
+void mad_rxwait_kick(struct mad_rxwait *w);
+void mad_rxwait_sleep(struct mad_rxwait *w, int (*ready)(void), uint64_t timeout_ns);
 
 /* How long a driver waits on a peer before it calls it gone. */
 #define MAD_PEER_TIMEOUT_NS 30000000000ULL

@@ -54,16 +54,14 @@
 struct peer {
 	/* receiving from the peer */
 	uint8_t *ring;
-	int ring_seg;
+	struct mad_segpair seg;		/* our ring and read pointer for the peer; its for us */
 	uint64_t rp, reported;		/* bytes consumed; last told to the peer */
 	uint64_t avail;			/* announced by words, not yet consumed */
 	uint64_t skip;			/* bytes of a bad message still to throw away */
 	uint64_t words;			/* words taken from the peer's queue */
-	int rp_rd;			/* the peer's control word for us */
 	/* sending to the peer */
 	volatile uint64_t *peer_rp;	/* the peer's read pointer, written by it */
-	int ctl_seg;
-	int ring_rd, rq;
+	int rq;
 	int nq;				/* our notification queue for the peer's words */
 	uint64_t wp;
 	struct mutex lock;		/* held from send_post until its send_poll ends */
@@ -79,8 +77,7 @@ static int nnodes, me, rr;
 static struct waitq tx_wq = WAITQ_INIT;
 static struct waitq turn_wq = WAITQ_INIT;	/* woken when a peer's message ends: the next may post */
 static uint64_t posts_deferred;		/* send_posts that found another message under way: -EAGAIN */
-static struct waitq rx_wq = WAITQ_INIT;
-static volatile int rx_kick;		/* set by every word that arrives */
+static struct mad_rxwait rxw = MAD_RXWAIT_INIT;	/* kicked by every word that arrives */
 static volatile int tx_kick;		/* set when a receiver frees room in our ring to it */
 static volatile uint64_t arrivals;	/* words enqueued into our queues, ever */
 static uint64_t arrivals_taken;		/* arrivals when take_words last began */
@@ -101,8 +98,7 @@ static void word_note(void *arg, int q, uint32_t word)
 {
 	(void)arg, (void)q, (void)word;
 	arrivals++;
-	rx_kick = 1;
-	waitq_wake_all(&rx_wq);
+	mad_rxwait_kick(&rxw);
 }
 
 static void complain(const char *what, int src)
@@ -144,7 +140,8 @@ static int req_init_drv(int nodes, int self)
 		}
 		peers[i] = p;
 		mutex_init(&p->lock, 0);
-		p->ring_seg = p->ctl_seg = p->ring_rd = p->rp_rd = p->rq = p->nq = -1;
+		mad_segpair_init(&p->seg);
+		p->rq = p->nq = -1;
 		p->ring = aligned_alloc(64, RING);
 		p->peer_rp = aligned_alloc(64, 64);
 		if (!p->ring || !p->peer_rp) {
@@ -152,16 +149,11 @@ static int req_init_drv(int nodes, int self)
 			return -ENOMEM;
 		}
 		*p->peer_rp = 0;
-		snprintf(name, sizeof name, "mad.q.%d", i);
-		p->ring_seg = seg_export_for(name, p->ring, RING, i, RMEM_W);
-		snprintf(name, sizeof name, "mad.p.%d", i);
-		p->ctl_seg = seg_export_for(name, (void *)p->peer_rp, 8, i, RMEM_W);
-		if (p->ring_seg < 0 || p->ctl_seg < 0) {
-			r = p->ring_seg < 0 ? p->ring_seg : p->ctl_seg;
+		if ((r = mad_segpair_export(&p->seg, "mad.q.%d", "mad.p.%d", i, p->ring, RING, (void *)p->peer_rp, 8)) < 0) {
 			req_exit_drv();
 			return r;
 		}
-		seg_notify(p->ctl_seg, 1, ctl_note, p);
+		seg_notify(p->seg.ctl_seg, 1, ctl_note, p);
 		if ((p->nq = req_create(QBYTES)) < 0) {
 			r = p->nq;
 			req_exit_drv();
@@ -178,14 +170,10 @@ static int req_init_drv(int nodes, int self)
 		struct peer *p = peers[i];
 		if (!p)
 			continue;
-		snprintf(name, sizeof name, "mad.q.%d", self);
-		p->ring_rd = rmem_import_wait(i, name, MAD_PEER_TIMEOUT_NS);
-		snprintf(name, sizeof name, "mad.p.%d", self);
-		p->rp_rd = p->ring_rd < 0 ? p->ring_rd : rmem_import_wait(i, name, MAD_PEER_TIMEOUT_NS);
 		snprintf(name, sizeof name, "mad.n.%d", self);
-		p->rq = p->rp_rd < 0 ? p->rp_rd : req_import_wait(i, name);
-		if (p->ring_rd < 0 || p->rp_rd < 0 || p->rq < 0) {
-			r = p->ring_rd < 0 ? p->ring_rd : p->rp_rd < 0 ? p->rp_rd : p->rq;
+		if ((r = mad_segpair_import(&p->seg, "mad.q.%d", "mad.p.%d", i, self)) == 0)
+			r = p->rq = req_import_wait(i, name);
+		if (r < 0) {
 			printf("mad-req: cannot reach node %d's queue (%d)\n", i, r);
 			req_exit_drv();
 			return r;
@@ -200,14 +188,7 @@ static void req_exit_drv(void)
 		struct peer *p = peers[i];
 		if (!p)
 			continue;
-		if (p->ring_seg >= 0)
-			seg_unexport(p->ring_seg);
-		if (p->ctl_seg >= 0)
-			seg_unexport(p->ctl_seg);
-		if (p->ring_rd >= 0)
-			rmem_release(p->ring_rd);
-		if (p->rp_rd >= 0)
-			rmem_release(p->rp_rd);
+		mad_segpair_release(&p->seg);
 		if (p->nq >= 0) {
 			req_notify(p->nq, NULL, NULL);
 			req_destroy(p->nq);
@@ -242,7 +223,7 @@ static int deposit(struct peer *p, struct iovcur *c, size_t n)
 			iovcur_gather(c, src = p->stage, k);
 		/* The chunk is a body: its word is refused if any of its WRITEs was (req.h). */
 		/* Never waits (madeleine paper 2.2: post "returns without blocking"). */
-		if ((r = rmem_write(p->ring_rd, pos, src, (uint32_t)k, RMEM_BODY | RMEM_NOWAIT)) < 0)
+		if ((r = rmem_write(p->seg.ring_rd, pos, src, (uint32_t)k, RMEM_BODY | RMEM_NOWAIT)) < 0)
 			break;
 		p->wp += k;
 		n -= k;
@@ -327,7 +308,7 @@ static int req_send_post(int dest, const struct mad_iovec *iov, int count)
 	 * revoked, its node rebooted): the chunk's word was refused with it,
 	 * so nothing false was announced; the sender hears of it here.
 	 */
-	if ((r = req_take_error(p->rq)) < 0 || (r = rmem_take_error(p->ring_rd)) < 0) {
+	if ((r = req_take_error(p->rq)) < 0 || (r = rmem_take_error(p->seg.ring_rd)) < 0) {
 		turn_end(p);
 		return r;
 	}
@@ -400,7 +381,7 @@ int mad_req_test_inhibit(int node, int on)
 {
 	struct peer *p = node >= 0 && node < MAX_NODES ? peers[node] : NULL;
 
-	return p && p->ring_seg >= 0 ? seg_inhibit(p->ring_seg, on) : -EINVAL;
+	return p && p->seg.ring_seg >= 0 ? seg_inhibit(p->seg.ring_seg, on) : -EINVAL;
 }
 
 long mad_req_test_words(int node)
@@ -462,7 +443,7 @@ static void consumed(int src, struct peer *p, size_t n)
 	p->avail -= n;
 	if (p->rp - p->reported >= REPORT) {
 		uint64_t v = p->rp;
-		if (rmem_write(p->rp_rd, 0, &v, sizeof v, RMEM_INTR) == 0)
+		if (rmem_write(p->seg.ctl_rd, 0, &v, sizeof v, RMEM_INTR) == 0)
 			p->reported = v;
 	}
 	(void)src;
@@ -538,36 +519,20 @@ static void pull(void)
 	rxbody_settle(&rx);
 }
 
-static int req_recv_body_post(int src, const struct mad_iovec *iov, int count)
-{
-	int r = rxbody_post(&rx, src, iov, count);
+MAD_STREAM_BODY(req, rx, pull)
 
-	if (r == 0)
-		pull();
-	return r;
-}
-
-static int req_recv_body_poll(int src)
+/* Everything this driver waits for is announced by a word on one of its queues. */
+static int words_came(void)
 {
-	(void)src;
-	return rxbody_poll(&rx, pull, fabric_peer_dead);
+	return arrivals != arrivals_taken;
 }
 
 static void req_wait_drv(uint64_t timeout_ns)
 {
-	/*
-	 * Everything this driver waits for is announced by a word on one of
-	 * its queues: sleep only if none came since take_words last began.
-	 */
-	irqflags_t f = irq_save();
-
-	rx_kick = 0;
-	if (arrivals == arrivals_taken && !net_poll_wait(&rx_kick) && arrivals == arrivals_taken)
-		waitq_wait_timeout(&rx_wq, timeout_ns);
-	irq_restore(f);
+	mad_rxwait_sleep(&rxw, words_came, timeout_ns);
 }
 
-const struct mad_driver mad_driver_req = {
+static const struct mad_driver mad_driver_req = {
 	.name = "req",
 	.init = req_init_drv,
 	.exit = req_exit_drv,
@@ -580,3 +545,4 @@ const struct mad_driver mad_driver_req = {
 	.recv_body_poll = req_recv_body_poll,
 	.wait = req_wait_drv,
 };
+MAD_DRIVER_REGISTER(mad_driver_req);

@@ -89,15 +89,12 @@ _Static_assert(sizeof(struct ready) <= RMEM_MAX_XFER, "READY is one frame");
 struct peer {
 	/* receiving from the peer */
 	uint8_t *ring;			/* HDR_SLOTS * SLOT, written by the peer */
-	int ring_seg;
+	struct mad_segpair seg;		/* our ring and ctl for the peer; its ring and ctl for us */
 	volatile uint64_t arrived;	/* notified slot WRITEs */
 	uint64_t consumed, returned;
 	uint32_t ready_seq;
-	int ctl_rd;			/* the peer's control segment for us */
 	/* sending to the peer */
 	struct ctl *ctl;		/* exported to the peer */
-	int ctl_seg;
-	int ring_rd;			/* our ring on the peer */
 	uint64_t sent;
 	uint32_t ready_seen;
 	struct mutex lock;
@@ -119,8 +116,8 @@ struct rxmsg {
 static struct peer *peers[MAX_NODES];
 static int nnodes, me, rr;
 static struct rxmsg rx;
-static struct waitq rx_wq = WAITQ_INIT, tx_wq = WAITQ_INIT;
-static volatile int rx_kick;		/* set by every receive notification */
+static struct waitq tx_wq = WAITQ_INIT;
+static struct mad_rxwait rxw = MAD_RXWAIT_INIT;	/* kicked by every receive notification */
 static uint32_t seg_names;
 static uint64_t proto_errors;
 
@@ -132,8 +129,7 @@ static void ring_note(void *arg, int seg, uint32_t off, uint32_t count)
 
 	(void)seg, (void)off, (void)count;
 	p->arrived++;
-	rx_kick = 1;
-	waitq_wake_all(&rx_wq);
+	mad_rxwait_kick(&rxw);
 }
 
 static void ctl_note(void *arg, int seg, uint32_t off, uint32_t count)
@@ -146,8 +142,7 @@ static void body_note(void *arg, int seg, uint32_t off, uint32_t count)
 {
 	(void)arg, (void)seg, (void)off, (void)count;
 	rx.part_done = 1;
-	rx_kick = 1;
-	waitq_wake_all(&rx_wq);
+	mad_rxwait_kick(&rxw);
 }
 
 /* --- setup ------------------------------------------------------------------------ */
@@ -156,7 +151,6 @@ static void rmem_exit_drv(void);
 
 static int rmem_init_drv(int nodes, int self)
 {
-	char name[RMEM_NAME_MAX];
 	int r;
 
 	nnodes = nodes;
@@ -178,31 +172,21 @@ static int rmem_init_drv(int nodes, int self)
 		memset(p->ring, 0, HDR_SLOTS * SLOT);
 		memset(p->ctl, 0, sizeof *p->ctl);
 		mutex_init(&p->lock, 0);
-		p->ring_seg = p->ctl_seg = p->ctl_rd = p->ring_rd = -1;
+		mad_segpair_init(&p->seg);
 		peers[i] = p;
-		/* Our ring for i's headers and our control segment for i: i writes both. */
-		snprintf(name, sizeof name, "mad.r.%d", i);
-		p->ring_seg = seg_export_for(name, p->ring, HDR_SLOTS * SLOT, i, RMEM_W);
-		snprintf(name, sizeof name, "mad.c.%d", i);
-		p->ctl_seg = seg_export_for(name, p->ctl, sizeof(struct ctl), i, RMEM_W);
-		if (p->ring_seg < 0 || p->ctl_seg < 0) {
-			r = p->ring_seg < 0 ? p->ring_seg : p->ctl_seg;
+		if ((r = mad_segpair_export(&p->seg, "mad.r.%d", "mad.c.%d", i, p->ring, HDR_SLOTS * SLOT, p->ctl,
+					    sizeof(struct ctl))) < 0) {
 			rmem_exit_drv();
 			return r;
 		}
-		seg_notify(p->ring_seg, 1, ring_note, p);
-		seg_notify(p->ctl_seg, 1, ctl_note, p);
+		seg_notify(p->seg.ring_seg, 1, ring_note, p);
+		seg_notify(p->seg.ctl_seg, 1, ctl_note, p);
 	}
 	for (int i = 0; i < nodes; i++) {
 		struct peer *p = peers[i];
 		if (!p)
 			continue;
-		snprintf(name, sizeof name, "mad.r.%d", self);
-		p->ring_rd = rmem_import_wait(i, name, MAD_PEER_TIMEOUT_NS);
-		snprintf(name, sizeof name, "mad.c.%d", self);
-		p->ctl_rd = p->ring_rd < 0 ? p->ring_rd : rmem_import_wait(i, name, MAD_PEER_TIMEOUT_NS);
-		if (p->ring_rd < 0 || p->ctl_rd < 0) {
-			r = p->ring_rd < 0 ? p->ring_rd : p->ctl_rd;
+		if ((r = mad_segpair_import(&p->seg, "mad.r.%d", "mad.c.%d", i, self)) < 0) {
 			printf("mad-rmem: cannot reach node %d's segments (%d)\n", i, r);
 			rmem_exit_drv();
 			return r;
@@ -217,15 +201,7 @@ static void rmem_exit_drv(void)
 		struct peer *p = peers[i];
 		if (!p)
 			continue;
-		/* Withdraw first: nothing lands in memory that is about to be freed. */
-		if (p->ring_seg >= 0)
-			seg_unexport(p->ring_seg);
-		if (p->ctl_seg >= 0)
-			seg_unexport(p->ctl_seg);
-		if (p->ring_rd >= 0)
-			rmem_release(p->ring_rd);
-		if (p->ctl_rd >= 0)
-			rmem_release(p->ctl_rd);
+		mad_segpair_release(&p->seg);
 		free(p->ring);
 		free(p->ctl);
 		free(p);
@@ -330,7 +306,7 @@ static int rmem_send_post(int dest, const struct mad_iovec *iov, int count)
 	memcpy(p->slot, &sh, sizeof sh);
 	iovcur_init(&c, iov, count);
 	len = sizeof sh + iovcur_gather(&c, p->slot + sizeof sh, sh.flags & SLOT_INLINE ? hlen + blen : hlen);
-	r = rmem_write(p->ring_rd, (uint32_t)(p->sent % HDR_SLOTS) * SLOT, p->slot, (uint32_t)len, RMEM_INTR);
+	r = rmem_write(p->seg.ring_rd, (uint32_t)(p->sent % HDR_SLOTS) * SLOT, p->slot, (uint32_t)len, RMEM_INTR);
 	if (r < 0)
 		goto out;
 	p->sent++;
@@ -367,7 +343,7 @@ static void credit_back(int src, struct peer *p, int force)
 
 	if (!force && v - p->returned < CREDIT_BATCH)
 		return;
-	if (rmem_write(p->ctl_rd, 0, &v, sizeof v, RMEM_INTR) == 0)
+	if (rmem_write(p->seg.ctl_rd, 0, &v, sizeof v, RMEM_INTR) == 0)
 		p->returned = v;
 	(void)src;
 }
@@ -390,7 +366,7 @@ static void refuse(int src, struct peer *p, uint32_t msg)
 	rd.seq = ++p->ready_seq;
 	rd.status = -EPROTO;
 	rd.msg = msg;
-	rmem_write(p->ctl_rd, CTL_READY_OFF, &rd, 16, RMEM_INTR);
+	rmem_write(p->seg.ctl_rd, CTL_READY_OFF, &rd, 16, RMEM_INTR);
 	(void)src;
 }
 
@@ -499,7 +475,7 @@ static int rmem_recv_body_post(int src, const struct mad_iovec *iov, int count)
 	rd.seq = ++p->ready_seq;
 	rd.msg = rx.sh.seq;
 	rd.nvec = (uint32_t)rx.nseg;
-	int r = rmem_write(p->ctl_rd, CTL_READY_OFF, &rd,
+	int r = rmem_write(p->seg.ctl_rd, CTL_READY_OFF, &rd,
 			   (uint32_t)__builtin_offsetof(struct ready, v[rx.nseg]), RMEM_INTR);
 	if (r < 0)
 		withdraw_part();
@@ -538,16 +514,10 @@ static int ready_to_poll(void)
 
 static void rmem_wait(uint64_t timeout_ns)
 {
-	irqflags_t f = irq_save();
-
-	/* Where the node polls its link anyway, poll it here first (net_poll_wait). */
-	rx_kick = 0;
-	if (!ready_to_poll() && !net_poll_wait(&rx_kick) && !ready_to_poll())
-		waitq_wait_timeout(&rx_wq, timeout_ns);
-	irq_restore(f);
+	mad_rxwait_sleep(&rxw, ready_to_poll, timeout_ns);
 }
 
-const struct mad_driver mad_driver_rmem = {
+static const struct mad_driver mad_driver_rmem = {
 	.name = "rmem",
 	.init = rmem_init_drv,
 	.exit = rmem_exit_drv,
@@ -559,3 +529,4 @@ const struct mad_driver mad_driver_rmem = {
 	.recv_body_poll = rmem_recv_body_poll,
 	.wait = rmem_wait,
 };
+MAD_DRIVER_REGISTER(mad_driver_rmem);

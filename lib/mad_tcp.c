@@ -386,7 +386,7 @@ static void tcp_wait(uint64_t timeout_ns)
 	readable(timeout_ns);
 }
 
-const struct mad_driver mad_driver_tcp = {
+static const struct mad_driver mad_driver_tcp = {
 	.name = "tcp",
 	.init = tcp_init,
 	.exit = tcp_exit,
@@ -398,3 +398,4 @@ const struct mad_driver mad_driver_tcp = {
 	.recv_body_poll = tcp_recv_body_poll,
 	.wait = tcp_wait,
 };
+MAD_DRIVER_REGISTER(mad_driver_tcp);

@@ -220,10 +220,11 @@ static void fz_wait(uint64_t ns)
 	(void)ns;
 }
 
-const struct mad_driver mad_driver_req = {
+static const struct mad_driver mad_driver_req = {
 	"req", fz_init, fz_exit, fz_send_post, fz_send_poll, fz_recv_header_post,
 	fz_recv_header_poll, fz_recv_body_post, fz_recv_body_poll, fz_wait, NULL,
 };
+MAD_DRIVER_REGISTER(mad_driver_req);
 
 /* --- the receiving handler ------------------------------------------------------ */
 

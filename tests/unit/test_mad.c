@@ -170,7 +170,7 @@ static void lb_send_wait(int dest)
 	waits++;
 }
 
-const struct mad_driver mad_driver_tcp = {
+static const struct mad_driver mad_driver_tcp = {
 	.name = "tcp",
 	.init = lb_init,
 	.exit = lb_exit,
@@ -183,6 +183,7 @@ const struct mad_driver mad_driver_tcp = {
 	.recv_body_poll = lb_recv_body_poll,
 	.wait = lb_wait,
 };
+MAD_DRIVER_REGISTER(mad_driver_tcp);
 
 static int setup(void **state)
 {
