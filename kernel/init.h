@@ -20,17 +20,21 @@
 
 #include "kernel/cmdline.h"
 
-/* Levels: two digits, so that the linker's sort by name is by level. */
+/*
+ * Levels: two digits, so that the linker's sort by name is by level.  The
+ * kernel names none of the layers above it: a subsystem takes the level
+ * after those it uses (net/README.md says which the network layers take).
+ */
 #define INIT_BUS 10		/* enumerate buses (PCI) */
 #define INIT_CONFIG 20		/* (the command line is read here) */
 #define INIT_POOLS 30		/* buffer pools */
 #define INIT_DEVICES 35		/* device drivers */
-#define INIT_NET 40		/* the demultiplexer */
-#define INIT_IDENTITY 45	/* node=auto: the nodes agree on ids */
-#define INIT_FABRIC 50		/* the link layer between nodes */
-#define INIT_PROTO 60		/* the mechanisms on the fabric */
-#define INIT_START 70		/* every protocol is registered: start delivering */
-#define INIT_STACK 80		/* TCP/IP */
+#define INIT_SUBSYS_1 40	/* subsystems, each on those of lower levels */
+#define INIT_SUBSYS_2 45
+#define INIT_SUBSYS_3 50
+#define INIT_SUBSYS_4 60
+#define INIT_START 70		/* every handler is registered: start delivering */
+#define INIT_LATE 80		/* what needs everything above running */
 
 struct init_hook {
 	const char *name;

@@ -287,4 +287,4 @@ static int net_init(void)
 	netdev_set_rx(nd, demux, demux_frame);
 	return 0;
 }
-INIT_HOOK(INIT_NET, net, net_init);
+INIT_HOOK(INIT_SUBSYS_1, net, net_init);

@@ -509,7 +509,7 @@ static int deposit_init(void)
 	dep_ready = 1;
 	return 0;
 }
-INIT_HOOK(INIT_PROTO, deposit, deposit_init);
+INIT_HOOK(INIT_SUBSYS_4, deposit, deposit_init);
 
 /* --- accounting ------------------------------------------------------------------ */
 

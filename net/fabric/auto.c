@@ -2,7 +2,7 @@
  * node=auto: the nodes on one segment agree on their ids and, with
  * nodes=auto, on the cluster's size, so that every PC of a room boots the
  * same command line.  Runs once at boot, after the NIC and before the
- * fabric (INIT_IDENTITY), and afterwards answers stations still looking.
+ * fabric (INIT_SUBSYS_2), and afterwards answers stations still looking.
  *
  * Each station without an id broadcasts an AUTO frame (wire.h) every
  * AUTO_INTERVAL_NS: its MAC, incarnation, the count it expects, its nonce
@@ -281,7 +281,7 @@ static int fabric_auto(void)
 	return 0;
 }
 
-INIT_HOOK(INIT_IDENTITY, fabric_auto, fabric_auto);
+INIT_HOOK(INIT_SUBSYS_2, fabric_auto, fabric_auto);
 
 void fab_auto_print_stats(void)
 {

@@ -160,4 +160,4 @@ static int barrier_init(void)
 
 	return r < 0 ? r : fabric_on_peer_reset(barrier_peer_reset);
 }
-INIT_HOOK(INIT_PROTO, barrier, barrier_init);
+INIT_HOOK(INIT_SUBSYS_4, barrier, barrier_init);

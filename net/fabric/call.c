@@ -368,7 +368,7 @@ static int call_init(void)
 		return -ENODEV;
 	return fabric_register(CALL_PROTO, call_handler);
 }
-INIT_HOOK(INIT_PROTO, call, call_init);
+INIT_HOOK(INIT_SUBSYS_4, call, call_init);
 
 void call_counters(struct call_counters *out)
 {

@@ -120,4 +120,4 @@ static int clock_init(void)
 	return fabric_register_raw(FP_CLOCK, clock_raw);
 }
 
-INIT_HOOK(INIT_PROTO, fabric_clock, clock_init);
+INIT_HOOK(INIT_SUBSYS_4, fabric_clock, clock_init);

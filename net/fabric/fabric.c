@@ -299,7 +299,7 @@ static void fabric_exit(void)
 	fabric_shutdown(3000000000ULL, 100000000ULL);
 }
 
-INIT_HOOK(INIT_FABRIC, fabric, fabric_init);
+INIT_HOOK(INIT_SUBSYS_3, fabric, fabric_init);
 INIT_HOOK(INIT_START, fabric_start, fabric_start);
 EXIT_HOOK(fabric, fabric_exit);
 

@@ -200,7 +200,7 @@ busy:
 	printf("lwip: IPv4 or ARP already has a handler\n");
 	return -EBUSY;
 }
-INIT_HOOK(INIT_STACK, lwip, lwip_port_init);
+INIT_HOOK(INIT_LATE, lwip, lwip_port_init);
 
 int lwip_port_ready(void)
 {

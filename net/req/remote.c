@@ -129,7 +129,7 @@ static int req_init(void)
 	req_ready = 1;
 	return 0;
 }
-INIT_HOOK(INIT_PROTO, req, req_init);
+INIT_HOOK(INIT_SUBSYS_4, req, req_init);
 
 /* --- the sending half ------------------------------------------------------ */
 

@@ -369,7 +369,7 @@ static int rmem_init(void)
 	rmem_ready = 1;
 	return 0;
 }
-INIT_HOOK(INIT_PROTO, rmem, rmem_init);
+INIT_HOOK(INIT_SUBSYS_4, rmem, rmem_init);
 
 void rmem_counters(struct rmem_counters *out)
 {

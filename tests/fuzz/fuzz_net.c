@@ -49,7 +49,7 @@ static const struct init_hook *net_hook;
 
 void host_init_hook_add(const struct init_hook *h)
 {
-	if (h->level == INIT_NET)
+	if (h->level == INIT_SUBSYS_1)
 		net_hook = h;
 }
 

@@ -393,7 +393,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (!once) {
 		once = 1;
 		host_fabric_reset(SELF, NODES);
-		CHECK(host_run_init_hooks(INIT_PROTO) == 0);
+		CHECK(host_run_init_hooks(INIT_SUBSYS_4) == 0);
 		for (int n = 1; n < NODES; n++)
 			reply_seg[n] = malloc(REPLY_SEG);
 	}

@@ -600,8 +600,8 @@ void hn_reset(int key, unsigned peer_timeout_ms)
 	fab_key_from_text(&cluster, HN_KEY);
 	node_inc = 0x1111000000000001ULL + clock_ns;
 	fab.peer_timeout_ns = 10000000000ULL;
-	run_hooks(INIT_FABRIC);
-	run_hooks(INIT_PROTO);
+	run_hooks(INIT_SUBSYS_3);
+	run_hooks(INIT_SUBSYS_4);
 	run_hooks(INIT_START);
 	if (fabric_register(HN_PROTO, node_handler) < 0 ||
 	    fabric_register_raw(HN_PROTO, node_raw_handler) < 0)

@@ -81,7 +81,7 @@ static int setup(void **state)
 {
 	(void)state;
 	host_fabric_reset(0, 3);
-	return host_run_init_hooks(INIT_PROTO);
+	return host_run_init_hooks(INIT_SUBSYS_4);
 }
 
 /* Node 0 of 3, barrier 1: nothing here is a real arrival of both nodes. */

@@ -52,7 +52,7 @@ static int group_setup(void **state)
 {
 	(void)state;
 	host_rmem_reset(0, 4);
-	return host_run_init_hooks(INIT_PROTO);
+	return host_run_init_hooks(INIT_SUBSYS_4);
 }
 
 static void drain(void)

@@ -190,7 +190,7 @@ int main(void)
 {
 	/* The kernel's own registrations: rmem's handlers, the call facility, the name service. */
 	host_fabric_reset(SELF, 4);
-	if (host_run_init_hooks(INIT_PROTO) < 0)
+	if (host_run_init_hooks(INIT_SUBSYS_4) < 0)
 		return 1;
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(claim_takes_the_first_free_stack, setup, teardown),

@@ -606,7 +606,7 @@ static void seen_window(void **state)
 int main(void)
 {
 	host_fabric_reset(SELF, 4);
-	if (host_run_init_hooks(INIT_PROTO) < 0)
+	if (host_run_init_hooks(INIT_SUBSYS_4) < 0)
 		return 1;
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(bind_and_call, setup, teardown),
