@@ -364,9 +364,14 @@ static int call_handler(int src, const uint8_t *payload, size_t len, struct pktb
 
 static int call_init(void)
 {
+	int r;
+
 	if (!fabric_ready())
 		return -ENODEV;
-	return fabric_register(CALL_PROTO, call_handler);
+	/* A rebooted node's calls fail, as every protocol learns of it: through the peer-reset hooks. */
+	if ((r = fabric_register(CALL_PROTO, call_handler)) < 0)
+		return r;
+	return fabric_on_peer_reset(call_node_reset);
 }
 INIT_HOOK(INIT_SUBSYS_4, call, call_init);
 

@@ -69,7 +69,8 @@ void call_done(struct call *c, int status);
 int call_wait(struct call *c, uint64_t timeout_ns);
 
 /*
- * node rebooted and was bound again (net/fabric/member.h): every call
+ * node rebooted and was bound again (net/fabric/member.h; the fabric calls
+ * this as a peer-reset hook, which call.c registers): every call
  * pending to it is done with -ECONNRESET, and every sink for it keeps
  * -ECONNRESET (what was sent to the old incarnation is lost, and
  * call_sync says so).  Answers to those calls are unmatched from now on.

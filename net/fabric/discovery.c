@@ -176,7 +176,6 @@ static void bind_peer(struct peer *p, int reset)
 		chan_reset(&p->ch, fab_pair_tag(fab.inc, p->m.inc), p->m.mac);
 		p->lossless = 0;
 		p->reported_dead = 0;
-		call_node_reset(id);
 		for (int i = 0; i < FABRIC_RESET_HOOKS && fab_reset_hooks[i]; i++)
 			fab_reset_hooks[i](id);
 		fab.ctr.rebinds++;
