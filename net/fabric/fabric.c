@@ -111,24 +111,28 @@ static struct pktbuf *chan_alloc(void *ctx)
 	return pkt_get();
 }
 
+/*
+ * A message for a protocol with no handler: kept while its handler may
+ * still come (-EBUSY: the channel offers it again every tick, and at
+ * once when a handler registers), else refused as no one's.  A kernel
+ * protocol registers before INIT_START; an app registers its own once it
+ * runs, after a peer may have sent to them: those wait FAB_APP_GRACE_NS.
+ */
+static __attribute__((cold, noinline)) int deliver_unhandled(uint8_t proto)
+{
+	if (proto < FP_MAX && (!fab.started || (proto >= FP_APP_FIRST && now_ns() < fab.app_grace_end)))
+		return -EBUSY;
+	fab.ctr.rx_unknown_proto++;
+	return 0;		/* consumed: nobody will ever want it */
+}
+
 static int chan_deliver(void *ctx, int src, uint8_t proto, const uint8_t *p, size_t len,
 			struct pktbuf *pb)
 {
 	(void)ctx;
-	if (proto < FP_MAX && !fab.handlers[proto] && !fab.started)
-		return -EBUSY;	/* its protocol is not up yet: keep it */
-	/*
-	 * An app registers its protocols once it runs, after a peer may have
-	 * sent to them: kept for a while (offered again every tick, and when
-	 * a handler registers), then refused as no one's.
-	 */
-	if (proto >= FP_APP_FIRST && proto < FP_MAX && !fab.handlers[proto] && now_ns() < fab.app_grace_end)
-		return -EBUSY;
-	if (proto >= FP_MAX || !fab.handlers[proto]) {
-		fab.ctr.rx_unknown_proto++;
-		return 0;		/* consumed: nobody will ever want it */
-	}
-	return fab.handlers[proto](src, p, len, pb);
+	if (__builtin_expect(proto < FP_MAX && fab.handlers[proto] != NULL, 1))
+		return fab.handlers[proto](src, p, len, pb);
+	return deliver_unhandled(proto);
 }
 
 static const struct chan_ops ops = { chan_xmit, chan_deliver, chan_alloc };

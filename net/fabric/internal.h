@@ -37,7 +37,6 @@ struct fabric {
 	int me, nnodes;
 	int ready;			/* up: fabric_init succeeded */
 	int started;			/* the kernel's protocols are registered */
-	uint64_t app_grace_end;		/* until then an app protocol's messages wait for its handler */
 	int lossless;			/* the link is lossless and no fault= here */
 	int inject;			/* fault= applies here (fab_inject_any(), read on every frame) */
 	uint64_t inc;			/* this boot's incarnation */
@@ -49,6 +48,7 @@ struct fabric {
 	uint64_t peer_timeout_ns;
 	fabric_handler_t handlers[FP_MAX], raw_handlers[FP_MAX];
 	struct fabric_counters ctr;
+	uint64_t app_grace_end;		/* until then an app protocol's messages wait for its handler */
 };
 
 extern struct fabric fab;
