@@ -136,6 +136,7 @@ struct dart_conn {
 	uint8_t rx;		/* RX_CONTROL, RX_BLOCK, RX_SKIP (discarding a block's rest) */
 	uint8_t retry;		/* replay: the exception's cell comes first */
 	uint8_t exc_stale;	/* the exception's cell is from a peer that rebooted since */
+	uint8_t flow_stop;	/* the held cells reached the stop mark: the sender is to stop (sink flow) */
 	uint16_t peer, ep;
 	int16_t reply;		/* reply connection, or -1 */
 	uint64_t group;		/* multicast (3.2): the nodes a cell sent on it goes to; 0: peer alone */
@@ -148,13 +149,16 @@ struct dart_conn {
 	struct dart_exc exc;
 	struct cell *hold;
 	uint16_t hold_cap, hold_head, hold_n;
-	uint16_t sp_head, sp_tail, sp_n;	/* held past the hold queue: a list in the spill pool */
-	uint8_t flow_stop;	/* the held cells reached the stop mark: the sender is to stop (sink flow) */
+	uint16_t sp_n;		/* held past the hold queue: a list in the spill pool, sp_head to sp_tail */
 	uint32_t hold_full;	/* refusals (back-pressure) of a cell: hold queue and spill were full */
 	/* send side: control header of this VCI, precomputed */
 	uint8_t tx_hdr[CELL_HDR_LEN];
+	uint16_t sp_head, sp_tail;
 	uint64_t cells, exceptions, discarded;
 };
+
+/* 192 bytes: conn[vci] is two instructions of index arithmetic on the receive path. */
+_Static_assert(sizeof(struct dart_conn) == 192, "struct dart_conn grew: place new fields in its holes");
 
 struct dart_instr {
 	struct cell_ctl ctl;	/* the operation, in the cell's control format (6.5) */
