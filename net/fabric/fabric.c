@@ -118,7 +118,7 @@ static struct pktbuf *chan_alloc(void *ctx)
  * protocol registers before INIT_START; an app registers its own once it
  * runs, after a peer may have sent to them: those wait FAB_APP_GRACE_NS.
  */
-static __attribute__((cold, noinline)) int deliver_unhandled(uint8_t proto)
+static int deliver_unhandled(uint8_t proto)
 {
 	if (proto < FP_MAX && (!fab.started || (proto >= FP_APP_FIRST && now_ns() < fab.app_grace_end)))
 		return -EBUSY;
