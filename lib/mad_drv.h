@@ -207,7 +207,11 @@ struct mad_rxwait {
 	volatile int kick;
 };
 #define MAD_RXWAIT_INIT { WAITQ_INIT, 0 }
-void mad_rxwait_kick(struct mad_rxwait *w);
+static inline void mad_rxwait_kick(struct mad_rxwait *w)
+{
+	w->kick = 1;
+	waitq_wake_all(&w->wq);
+}
 void mad_rxwait_sleep(struct mad_rxwait *w, int (*ready)(void), uint64_t timeout_ns);
 
 /* How long a driver waits on a peer before it calls it gone. */

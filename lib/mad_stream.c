@@ -57,12 +57,6 @@ void mad_segpair_release(struct mad_segpair *s)
 	mad_segpair_init(s);
 }
 
-void mad_rxwait_kick(struct mad_rxwait *w)
-{
-	w->kick = 1;
-	waitq_wake_all(&w->wq);
-}
-
 void mad_rxwait_sleep(struct mad_rxwait *w, int (*ready)(void), uint64_t timeout_ns)
 {
 	irqflags_t f = irq_save();
