@@ -104,8 +104,7 @@ int dep_conn_close(int vci)
 		waitq_wake_all(&dep_notes[vci].wq);
 		/* Its sender may go on (it will find it closed); its own sends wait for nobody. */
 		dep_flow_sync(vci);
-		dep_notes[vci].stopped_by = 0;
-		waitq_wake_all(&dep_notes[vci].flow_wq);
+		dep_flow_release(vci, -1);
 	}
 	irq_restore(f);
 	if (r == 0)
@@ -145,7 +144,7 @@ int dep_conn_info(int vci, struct dep_conn_info *out)
 		out->held = (unsigned)c->hold_n + c->sp_n;
 		out->spilled = c->sp_n;
 		out->flow_stop = c->flow_stop;
-		out->stopped_by = dep_notes[vci].stopped_by;
+		out->stopped_by = dep_flow[vci].stopped_by;
 		out->hold_full = c->hold_full;
 		out->cells = c->cells;
 		out->exceptions = c->exceptions;

@@ -267,7 +267,8 @@ static int step(struct dart *d, int vci, const struct cell *cell,
  * past all that (its sender did not stop) is refused, the caller's flow
  * control keeping it, rather than dropped.
  */
-static int hold(struct dart *d, struct dart_conn *c, int vci, const struct cell *cell, const struct dart_sink *s)
+static __attribute__((cold, noinline)) int hold(struct dart *d, struct dart_conn *c, int vci, const struct cell *cell,
+						const struct dart_sink *s)
 {
 	if (c->sp_n == 0 && c->hold_n < c->hold_cap) {
 		unsigned at = c->hold_head + c->hold_n;

@@ -248,6 +248,7 @@ static void sink_exception(void *ctx, int vci)
 /* --- flow control per connection (6.4) ------------------------------------------ */
 
 static struct dart_spill spill_pool[DEP_SPILL_CELLS];
+struct dep_flow dep_flow[DART_MAX_CONN];
 static volatile int flow_dirty;	/* a stop or go did not go: the worker sends it */
 
 static int flow_msg(int peer, int vci, int stop)
@@ -324,15 +325,20 @@ static int flow_handler(int src, const uint8_t *payload, size_t len, struct pktb
 		return 0;
 	}
 	dep_stats.flow_rx++;
-	struct conn_note *n = &dep_notes[m.vci];
-	if (m.stop) {
-		n->stopped_by |= 1ULL << src;
-	} else {
-		n->stopped_by &= ~(1ULL << src);
-		if (!n->stopped_by && n->flow_wq.head)
-			waitq_wake_all(&n->flow_wq);
-	}
+	if (m.stop)
+		dep_flow[m.vci].stopped_by |= 1ULL << src;
+	else
+		dep_flow_release(m.vci, src);
 	return 0;
+}
+
+void dep_flow_release(int vci, int node)
+{
+	struct dep_flow *fl = &dep_flow[vci];
+
+	fl->stopped_by &= node < 0 ? 0 : ~(1ULL << node);
+	if (!fl->stopped_by && fl->wq.head)
+		waitq_wake_all(&fl->wq);
 }
 
 const struct dart_sink dep_sink = { NULL, sink_can_reply, sink_reply, sink_intr, sink_exception, sink_flow };
@@ -398,11 +404,8 @@ static void dep_peer_reset(int node)
 		struct conn_note *n = &dep_notes[vci];
 		if (n->flow_sent && n->flow_peer == node)
 			n->flow_sent = 0;
-		if (n->stopped_by >> node & 1) {
-			n->stopped_by &= ~(1ULL << node);
-			if (!n->stopped_by && n->flow_wq.head)
-				waitq_wake_all(&n->flow_wq);
-		}
+		if (dep_flow[vci].stopped_by >> node & 1)
+			dep_flow_release(vci, node);
 	}
 }
 

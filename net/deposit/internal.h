@@ -37,14 +37,18 @@ struct conn_note {
 	uint8_t exc_pending;		/* an exception the thread has not reported yet */
 	uint8_t status_pending;		/* a send-side DEX_STATUS to report */
 	uint8_t tx_busy;		/* a block is being sent */
+	uint8_t flow_sent;		/* receiving end: flow_peer was told to stop sending on this VCI */
 	uint16_t tx_singles;		/* single cells between their check and the fabric */
+	uint8_t flow_peer;
 	struct dart_exc status_exc;
 	char name[DEP_NAME_MAX];	/* exported under this name ("" if not) */
-	/* flow control per connection (6.4) */
-	uint8_t flow_sent;		/* receiving end: flow_peer was told to stop sending on this VCI */
-	uint8_t flow_peer;
-	volatile uint64_t stopped_by;	/* sending end: the nodes that told us to stop sending on it */
-	struct waitq flow_wq;		/* senders waiting for them to let us go on */
+	/* flow control per connection (6.4): flow_sent and flow_peer above, in the holes; the sending end's in dep_flow */
+};
+
+/* The sending end of a connection under flow control (6.4). */
+struct dep_flow {
+	volatile uint64_t stopped_by;	/* the nodes that told it to stop sending */
+	struct waitq wq;		/* senders waiting for them to let it go on */
 };
 
 /* The kernel's counters beside the operation logic's (dart.ctr). */
@@ -57,6 +61,7 @@ struct dep_stats {
 
 extern struct dart dep_dart;
 extern struct conn_note dep_notes[DART_MAX_CONN];
+extern struct dep_flow dep_flow[DART_MAX_CONN];
 extern struct dart_sendregs dep_sendregs_tab[DART_MAX_CONN];
 extern dep_exc_fn dep_default_exc_fn;
 extern void *dep_default_exc_arg;
@@ -77,6 +82,13 @@ void dep_hold_freed(void);
  * not go now.  (interrupts off)
  */
 void dep_flow_sync(int vci);
+
+/*
+ * node lets vci's sending end go on: it said go, died or rebooted (-1:
+ * every node, the connection closed).  Its waiting senders wake once no
+ * node holds it.  (interrupts off)
+ */
+void dep_flow_release(int vci, int node);
 
 /* Wake the exception thread: an exception to report or a replay to retry. */
 void dep_wake_worker(void);

@@ -96,20 +96,20 @@ static __attribute__((noinline)) int multicast_cell(uint64_t to, const struct ce
  */
 static __attribute__((noinline)) int flow_wait(int vci)
 {
-	struct conn_note *n = &dep_notes[vci];
+	struct dep_flow *fl = &dep_flow[vci];
 
 	if (in_irq)
 		return -EAGAIN;
 	dep_stats.flow_waits++;
-	while (n->stopped_by) {
+	while (fl->stopped_by) {
 		for (int m = 0; m < MAX_NODES; m++)
-			if ((n->stopped_by >> m & 1) && fabric_peer_dead(m))
-				n->stopped_by &= ~(1ULL << m);
-		if (!n->stopped_by)
+			if ((fl->stopped_by >> m & 1) && fabric_peer_dead(m))
+				dep_flow_release(vci, m);
+		if (!fl->stopped_by)
 			break;
 		if (dep_dart.conn[vci].state == DC_FREE)
 			return -EBADF;
-		waitq_wait_timeout(&n->flow_wq, 100000000);
+		waitq_wait_timeout(&fl->wq, 100000000);
 	}
 	return 0;
 }
@@ -124,7 +124,7 @@ int dep_go(struct dart_sendregs *sr, uint32_t value)
 	if (sr < dep_sendregs_tab || sr >= dep_sendregs_tab + DART_MAX_CONN)
 		return -EBADF;
 	irqflags_t f = irq_save();
-	if (__builtin_expect(dep_notes[vci].stopped_by != 0, 0) && (r = flow_wait(vci)) < 0) {
+	if (__builtin_expect(dep_flow[vci].stopped_by != 0, 0) && (r = flow_wait(vci)) < 0) {
 		irq_restore(f);
 		return r;
 	}
