@@ -1,6 +1,6 @@
 # NOW node image: the one entry point.
 #
-#   make              build/now.elf (fetches and builds picolibc on first use)
+#   make              build/now.elf and the test image build/now-test.elf (fetches and builds picolibc on first use)
 #   make run          boot a cluster: APP=, NODES=, NIC=, ARGS=, CLUSTER=
 #   make test         every test level; ends with "N passed, N failed"
 #   make iso          build/now.iso for GRUB, BIOS and UEFI (USB stick, spare PC); CMDLINE=, KEY=
@@ -51,7 +51,7 @@ GCCINC   := $(shell $(CC) -print-file-name=include)
 KCFLAGS := -std=gnu11 -O3 -g -ffreestanding -fno-pic -fno-pie -mno-red-zone \
 	-mcmodel=small -fno-omit-frame-pointer -fno-stack-protector \
 	-fno-asynchronous-unwind-tables -fno-common -Wall -Wextra \
-	-Wno-unused-parameter -nostdinc -isystem $(PICOLIBC)/include \
+	-Werror=implicit-function-declaration -Wno-unused-parameter -nostdinc -isystem $(PICOLIBC)/include \
 	-isystem $(GCCINC) -I. -MMD -MP -include kernel/builtins.h
 # make TRACE=0: every file's stage stamps compiled out (kernel/trace.h).
 ifeq ($(TRACE),0)
@@ -63,12 +63,16 @@ KLDFLAGS := -nostdlib -static -z max-page-size=4096 -z noexecstack --build-id=no
 # Link-time optimisation (make LTO=0 turns it off):
 # the hot paths cross files (rmem -> fabric -> channel -> netdev -> driver)
 # and LTO inlines across them; make cost counts 8-18 % fewer instructions.
+# One partition: with two, where the partitions split moved with the
+# order of the objects, and a call across the split is never inlined
+# (one partition: every row of make cost 1-50 instructions fewer; a
+# link of about 30 s).
 LTO      ?= 1
 KLD      := $(LD) $(KLDFLAGS)
 ifeq ($(LTO),1)
 KCFLAGS += -flto
 # The link compiles the code: the kernel's -O and code-generation flags, the same as KCFLAGS's.
-KLD      := $(CC) $(filter-out -flto,$(filter -O% -f% -m%,$(KCFLAGS))) -flto=2 -no-pie -nostdlib \
+KLD      := $(CC) $(filter-out -flto,$(filter -O% -f% -m%,$(KCFLAGS))) -flto=2 -flto-partition=one -no-pie -nostdlib \
 	-static -Wl,-z,max-page-size=4096 -Wl,-z,noexecstack -Wl,--build-id=none -T linker/kernel.ld
 endif
 
@@ -115,48 +119,64 @@ DRIVER_OBJS := \
 	drivers/virtio_net.o \
 	drivers/ivshmem.o
 
+# The user apps, in build/now.elf and the ISO (apps/README.md).
 APP_OBJS := \
 	apps/app.o \
-	apps/check.o \
-	apps/hello.o \
-	apps/fault.o \
-	apps/selftest.o \
-	apps/nictest.o \
 	apps/stats.o \
-	apps/bench.o \
-	apps/pingpong.o \
-	apps/floor_line.o \
-	apps/stages.o \
-	apps/ops.o \
-	apps/ops_tcp.o \
-	apps/cost.o \
-	apps/fabric_stress.o \
-	apps/fabric_junk.o \
-	apps/peer_timeout.o \
-	apps/rejoin.o \
-	apps/rx_starve.o \
-	apps/rmem_test.o \
-	apps/rpc_test.o \
-	apps/mad_test.o \
-	apps/mad_bench.o \
+	apps/hello.o \
+	apps/selftest.o \
 	apps/ising.o \
 	apps/ising_core.o \
 	apps/rpc_table.o \
 	apps/tour.o \
-	apps/rpc_bench.o \
-	apps/rmem_bench.o \
-	apps/req_stress.o \
-	apps/req_bench.o \
-	apps/deposit_bench.o \
-	apps/deposit_test.o \
-	apps/tcp_echo.o \
-	apps/lwip_pin.o \
-	apps/barrier_forge.o \
 	apps/circuit.o \
 	apps/circuit_net.o \
 	apps/circuit_sim.o \
 	apps/circuit_ring.o \
 	apps/circuit_cmb.o
+
+# The test image's own apps (build/now-test.elf): the tests make test runs
+# (tests/apps) and the benchmarks of make bench, trace and cost (tests/bench).
+TEST_APP_OBJS := \
+	tests/apps/check.o \
+	tests/apps/fault.o \
+	tests/apps/nictest.o \
+	tests/apps/fabric_stress.o \
+	tests/apps/fabric_junk.o \
+	tests/apps/peer_timeout.o \
+	tests/apps/rejoin.o \
+	tests/apps/rx_starve.o \
+	tests/apps/rmem_test.o \
+	tests/apps/rpc_test.o \
+	tests/apps/mad_test.o \
+	tests/apps/req_stress.o \
+	tests/apps/deposit_test.o \
+	tests/apps/lwip_pin.o \
+	tests/apps/barrier_forge.o \
+	tests/bench/bench.o \
+	tests/bench/pingpong.o \
+	tests/bench/floor_line.o \
+	tests/bench/stages.o \
+	tests/bench/ops.o \
+	tests/bench/ops_tcp.o \
+	tests/bench/cost.o \
+	tests/bench/rmem_bench.o \
+	tests/bench/req_bench.o \
+	tests/bench/deposit_bench.o \
+	tests/bench/mad_bench.o \
+	tests/bench/rpc_bench.o \
+	tests/bench/tcp_echo.o
+
+# The objects with test hooks (#ifdef NOW_TEST_HOOKS: forged descriptors,
+# raw cells, a pause inside a dequeue): built a second time, with the
+# switch, under build/hooks/ for the test image; build/now.elf has none.
+HOOK_OBJS := \
+	net/req/queue.o \
+	net/req/req.o \
+	net/req/remote.o \
+	net/rmem/rmem.o \
+	net/deposit/send.o \
+	lib/mad_req.o
 
 # net/: the demultiplexer, then one folder per layer.
 NET_OBJS := \
@@ -172,13 +192,17 @@ FABRIC_OBJS := \
 	net/fabric/rx.o \
 	net/fabric/inject.o \
 	net/fabric/send.o \
-	net/fabric/barrier.o \
-	net/fabric/call_wire.o \
-	net/fabric/call.o \
-	net/fabric/names.o \
 	net/fabric/auto.o \
 	net/fabric/autoview.o \
 	net/fabric/clock.o
+
+# The services above the link that every mechanism shares.
+CALL_OBJS := \
+	net/call/call_wire.o \
+	net/call/call.o \
+	net/call/names.o \
+	net/call/service.o \
+	net/call/barrier.o
 
 RMEM_OBJS := \
 	net/rmem/proto.o \
@@ -250,13 +274,17 @@ LWIP_OBJS := \
 
 # Objects that include lwIP headers: the port's and the apps' using sockets.
 LWIP_INC := -I net/lwip -I $(LWIPDIR)/src/include
-LWIP_USERS := $(addprefix $(BUILD)/,$(LWIP_PORT_OBJS) apps/tcp_echo.o apps/lwip_pin.o apps/ops_tcp.o lib/mad_tcp.o \
-	apps/mad_test.o)
+LWIP_USERS := $(addprefix $(BUILD)/,$(LWIP_PORT_OBJS) lib/mad_tcp.o tests/bench/tcp_echo.o \
+	tests/apps/lwip_pin.o tests/bench/ops_tcp.o tests/apps/mad_test.o)
 
 OBJS := $(addprefix $(BUILD)/,$(BOOT_OBJS) $(KERNEL_OBJS) $(DRIVER_OBJS) $(NET_OBJS) \
-	$(FABRIC_OBJS) $(RMEM_OBJS) $(REQ_OBJS) $(DEPOSIT_OBJS) $(LWIP_PORT_OBJS) $(LWIP_OBJS) $(LIB_OBJS) $(APP_OBJS))
+	$(FABRIC_OBJS) $(CALL_OBJS) $(RMEM_OBJS) $(REQ_OBJS) $(DEPOSIT_OBJS) $(LWIP_PORT_OBJS) $(LWIP_OBJS) $(LIB_OBJS) $(APP_OBJS))
+# The test image: the same objects, those with hooks in their build/hooks/
+# form, in the same places, then the test and bench apps.
+TEST_OBJS := $(foreach o,$(OBJS),$(if $(filter $(o),$(addprefix $(BUILD)/,$(HOOK_OBJS))),$(o:$(BUILD)/%=$(BUILD)/hooks/%),$(o))) \
+	$(addprefix $(BUILD)/,$(TEST_APP_OBJS))
 
-all: $(BUILD)/now.elf
+all: $(BUILD)/now.elf $(BUILD)/now-test.elf
 
 # --- dependencies ----------------------------------------------------------
 
@@ -366,6 +394,14 @@ $(BUILD)/%.o: %.c $(BUILD)/kflags | $(LIBC)
 	@echo "  CC      $<"
 	@$(CC) $(KCFLAGS) -c -o $@ $<
 
+# The test and bench apps see the hooks' declarations.
+$(addprefix $(BUILD)/,$(TEST_APP_OBJS)): KCFLAGS += -DNOW_TEST_HOOKS
+
+$(BUILD)/hooks/%.o: %.c $(BUILD)/kflags | $(LIBC)
+	@mkdir -p $(dir $@)
+	@echo "  CC      $< (test hooks)"
+	@$(CC) $(KCFLAGS) -DNOW_TEST_HOOKS -c -o $@ $<
+
 $(LWIP_USERS): KCFLAGS += $(LWIP_INC)
 $(LWIP_USERS): | $(LWIPDIR)/.extracted
 
@@ -387,21 +423,31 @@ $(BUILD)/ksyms-empty.o:
 
 # Two links: the second carries the symbol table of the first (for
 # backtraces).  .ksyms sits after all code and data, so no address moves;
-# the check below makes sure of it.
-$(BUILD)/now.elf: $(OBJS) $(BUILD)/ksyms-empty.o linker/kernel.ld linker/mksyms.sh $(LIBC) $(BUILD)/kflags
+# the check below makes sure of it.  $(call link,objects)
+define link
 	@echo "  LD      $@"
-	@$(KLD) -o $@.pass1 $(OBJS) $(BUILD)/ksyms-empty.o $(LIBC) $(LIBGCC)
-	@linker/mksyms.sh $@.pass1 > $(BUILD)/ksyms.S
-	@$(CC) -c -o $(BUILD)/ksyms.o $(BUILD)/ksyms.S
-	@$(KLD) -o $@ $(OBJS) $(BUILD)/ksyms.o $(LIBC) $(LIBGCC)
-	@nm -n $@.pass1 | grep -i ' t ' > $(BUILD)/syms.pass1
-	@nm -n $@ | grep -i ' t ' > $(BUILD)/syms.pass2
-	@cmp -s $(BUILD)/syms.pass1 $(BUILD)/syms.pass2 || \
+	@$(KLD) -o $@.pass1 $(1) $(BUILD)/ksyms-empty.o $(LIBC) $(LIBGCC)
+	@linker/mksyms.sh $@.pass1 > $@.ksyms.S
+	@$(CC) -c -o $@.ksyms.o $@.ksyms.S
+	@$(KLD) -o $@ $(1) $@.ksyms.o $(LIBC) $(LIBGCC)
+	@nm -n $@.pass1 | grep -i ' t ' > $@.syms1
+	@nm -n $@ | grep -i ' t ' > $@.syms2
+	@cmp -s $@.syms1 $@.syms2 || \
 		{ echo "error: code moved between the two links" >&2; rm -f $@; exit 1; }
-	@rm -f $@.pass1
-	@size $@ | tail -1 | awk '{ printf "  SIZE    text %d data %d bss %d\n", $$1, $$2, $$3 }'
+	@rm -f $@.pass1 $@.syms1 $@.syms2 $@.ksyms.S $@.ksyms.o
+	@size $@ | tail -1 | awk '{ printf "  SIZE    %s: text %d data %d bss %d\n", "$(@F)", $$1, $$2, $$3 }'
+endef
 
--include $(OBJS:.o=.d)
+$(BUILD)/now.elf: $(OBJS) $(BUILD)/ksyms-empty.o linker/kernel.ld linker/mksyms.sh $(LIBC) $(BUILD)/kflags
+	$(call link,$(OBJS))
+
+# The test image: build/now.elf's kernel with its test hooks, and the test
+# and bench apps.  make test, bench, trace and cost boot it; so do make run
+# and boot/cluster for an app that only it has.
+$(BUILD)/now-test.elf: $(TEST_OBJS) $(BUILD)/ksyms-empty.o linker/kernel.ld linker/mksyms.sh $(LIBC) $(BUILD)/kflags
+	$(call link,$(TEST_OBJS))
+
+-include $(OBJS:.o=.d) $(addprefix $(BUILD)/hooks/,$(HOOK_OBJS:.o=.d)) $(addprefix $(BUILD)/,$(TEST_APP_OBJS:.o=.d))
 
 # --- running ---------------------------------------------------------------
 
@@ -413,7 +459,7 @@ CLUSTER ?=
 
 # make run ends on the cluster's own status and what it means (boot/cluster's
 # exit status; GNU make itself then exits 2 on any failure, with "Error N").
-run: $(BUILD)/now.elf
+run: $(BUILD)/now.elf $(BUILD)/now-test.elf
 	@boot/cluster --nodes $(NODES) --nic $(NIC) $(if $(APP),--app $(APP)) \
 		$(if $(ARGS),--args "$(ARGS)") $(CLUSTER); s=$$?; \
 	case $$s in 0) m="every node's app succeeded";; 1) m="an app failed";; \
@@ -425,19 +471,19 @@ run: $(BUILD)/now.elf
 	echo "make run: cluster status $$s: $$m"; exit $$s
 
 # Speedup table of a parallel app over 1, 2, 4 and 8 nodes (boot/speedup --help).
-speedup: $(BUILD)/now.elf
+speedup: $(BUILD)/now.elf $(BUILD)/now-test.elf
 	@if [ "$(APP)" = tour ] || [ -z "$(APP)" ]; then \
 		echo "make speedup: say which app, e.g. make speedup APP=ising (or APP=circuit)"; exit 2; fi
 	@boot/speedup --app $(APP) --nic $(NIC) $(if $(ARGS),--args "$(ARGS)") $(if $(VARY),--vary $(VARY))
 
-qemu-gdb: $(BUILD)/now.elf
+qemu-gdb: $(BUILD)/now.elf $(BUILD)/now-test.elf
 	@boot/cluster --nodes 1 --gdb $(if $(APP),--app $(APP)) $(if $(ARGS),--args "$(ARGS)")
 
 # The benchmark suite: one cluster run per NIC, every row beside the floor.
 BENCH_ITERS ?= 5000
 BENCH_NICS  ?= virtio,e1000,shm,shm-halt
 
-bench: $(BUILD)/now.elf
+bench: $(BUILD)/now-test.elf
 	@boot/bench --iters $(BENCH_ITERS) --nics $(BENCH_NICS) $(if $(filter 1,$(PEERS)),--peers)
 
 # make trace: one operation at a time, stamped at every stage on both nodes
@@ -448,19 +494,19 @@ bench: $(BUILD)/now.elf
 TRACE_OPS = $(if $(filter command line environment,$(origin APP)),$(APP),write,read,cas,req,deposit)
 TRACE_NICS = $(if $(filter command line environment,$(origin NIC)),$(NIC),shm,e1000)
 ITERS ?= 200
-trace: $(BUILD)/now.elf
+trace: $(BUILD)/now-test.elf
 	@boot/bench --trace-only --stages $(TRACE_NICS) --ops $(TRACE_OPS) --stage-iters $(ITERS) \
 		--out $(BUILD)/trace/trace.json
 
 # make cost: every operation's instructions per stage on each node, under QEMU's
 # -icount (boot/cost --help): shm, e1000 and virtio, without and with a key, a table
 # and build/cost/cost.json, each operation beside its budget (tests/cost/budgets).
-cost: $(BUILD)/now.elf
+cost: $(BUILD)/now-test.elf
 	@boot/cost --check $(if $(COST_LINKS),--links $(COST_LINKS)) $(if $(filter 1,$(STEPS)),--steps)
 
 # make papers: the four papers' own figures beside ours (e1000 and shm), with ratios.
 PAPERS_ITERS ?= 2000
-papers: $(BUILD)/now.elf
+papers: $(BUILD)/now-test.elf
 	@boot/papers --iters $(PAPERS_ITERS)
 
 # --- ISO for GRUB ----------------------------------------------------------
@@ -504,19 +550,22 @@ iso: $(BUILD)/now.iso
 NETBOOT_DIR ?= $(BUILD)/netboot
 
 # The directory make test boots two nodes from: two nodes agree on ids and run fabric-stress.
+# (the test image, whose fabric-stress counts every message).
 $(BUILD)/netboot-test: CMDLINE = node=auto nodes=2 app=fabric-stress count=300
 $(BUILD)/netboot-test: KEY =
+$(BUILD)/netboot-test: NETBOOT_ELF = $(BUILD)/now-test.elf
+NETBOOT_ELF = $(BUILD)/now.elf
 
 $(NETBOOT_DIR): $(NETBOOT_DIR).menu
 $(BUILD)/netboot-test: $(BUILD)/netboot-test.menu
-$(NETBOOT_DIR) $(BUILD)/netboot-test: $(BUILD)/now.elf boot/grub.cfg.in
+$(NETBOOT_DIR) $(BUILD)/netboot-test: $$(NETBOOT_ELF) boot/grub.cfg.in
 	@echo "  NETBOOT $@: menu '$(MENU_SHOWN)'"
 	@rm -rf $@ && mkdir -p $@/boot/grub
 	@for p in i386-pc x86_64-efi; do \
 		grub-mknetdir --net-directory=$@ --subdir=boot/grub -d /usr/lib/grub/$$p \
 			--fonts= --locales= --themes= > $@.log 2>&1 || { cat $@.log; exit 1; }; \
 	done
-	@cp $(BUILD)/now.elf $@/boot/now.elf
+	@cp $(NETBOOT_ELF) $@/boot/now.elf
 	@sed -e 's|@CMDLINE@|$(CMDLINE)|g' -e 's|@KEY@|$(KEY)|g' boot/grub.cfg.in > $@/boot/grub/grub.cfg
 	@echo "netboot: $@ (TFTP root): BIOS boot file boot/grub/i386-pc/core.0, UEFI boot/grub/x86_64-efi/core.efi"
 
@@ -536,7 +585,7 @@ UNIT_SRCS_wire    := net/fabric/wire.c net/fabric/fault.c kernel/crc.c kernel/si
 UNIT_SRCS_rmem    = $(RMEM_HOST_SRCS)
 # The kernel's remote memory and request/answer code on the fake fabric boundary.
 RMEM_HOST_SRCS    := net/rmem/serve.c net/rmem/rmem.c net/rmem/segments.c net/rmem/segtab.c \
-	net/rmem/proto.c net/fabric/call.c net/fabric/names.c net/fabric/call_wire.c \
+	net/rmem/proto.c net/call/call.c net/call/names.c net/call/service.c net/call/call_wire.c \
 	tests/unit/host_fabric.c tests/unit/host_rmem.c tests/unit/host_pktbuf.c
 UNIT_SRCS_rmem_serve := $(RMEM_HOST_SRCS)
 UNIT_SRCS_rpc_claim := $(RMEM_HOST_SRCS) lib/rpc_client.c kernel/crc.c
@@ -550,9 +599,9 @@ UNIT_SRCS_dart    := net/deposit/dart.c net/deposit/dart_op.c net/deposit/cell.c
 UNIT_SRCS_mad     := lib/mad.c lib/mad_rpc.c
 # malloc through the test's wrapper, which can be told to fail.
 UNIT_LDFLAGS_mad  := -Wl,--wrap=malloc
-UNIT_SRCS_call    := net/fabric/call_wire.c
-UNIT_SRCS_member  := net/fabric/member.c net/fabric/wire.c kernel/crc.c kernel/siphash.c kernel/incarnation.c net/fabric/call.c \
-	net/fabric/names.c net/fabric/call_wire.c tests/unit/host_fabric.c tests/unit/host_pktbuf.c
+UNIT_SRCS_call    := net/call/call_wire.c
+UNIT_SRCS_member  := net/fabric/member.c net/fabric/wire.c kernel/crc.c kernel/siphash.c kernel/incarnation.c net/call/call.c \
+	net/call/names.c net/call/service.c net/call/call_wire.c tests/unit/host_fabric.c tests/unit/host_pktbuf.c
 UNIT_SRCS_pktbuf  := drivers/pktbuf.c
 UNIT_SRCS_autoview := net/fabric/autoview.c net/fabric/wire.c kernel/crc.c kernel/siphash.c
 UNIT_SRCS_shm_ring :=
@@ -561,11 +610,11 @@ UNIT_SRCS_calib   := kernel/calib.c
 # The fabric's kernel side, node 1 of four, with simulated peers.
 FABRIC_NODE_SRCS  := net/fabric/fabric.c net/fabric/rx.c net/fabric/discovery.c net/fabric/send.c net/fabric/auto.c \
 	net/fabric/autoview.c \
-	net/fabric/barrier.c net/fabric/member.c net/fabric/channel.c net/fabric/wire.c \
+	net/call/barrier.c net/fabric/member.c net/fabric/channel.c net/fabric/wire.c \
 	net/fabric/inject.c net/fabric/fault.c kernel/crc.c kernel/siphash.c kernel/cmdline.c \
 	tests/unit/host_node.c tests/unit/host_pktbuf.c
 UNIT_SRCS_fabric_rx := $(FABRIC_NODE_SRCS)
-UNIT_SRCS_barrier := net/fabric/barrier.c tests/unit/host_fabric.c tests/unit/host_pktbuf.c
+UNIT_SRCS_barrier := net/call/barrier.c tests/unit/host_fabric.c tests/unit/host_pktbuf.c
 UNIT_SRCS_circuit := apps/circuit_net.c apps/circuit_sim.c apps/circuit_ring.c apps/circuit_cmb.c
 UNIT_SRCS_ising   := apps/ising_core.c
 
@@ -581,7 +630,7 @@ $(BUILD)/tests/unit_%: tests/unit/test_%.c $$(UNIT_SRCS_$$*) | deps
 
 unit: $(UNIT_BINS)
 
-test: $(BUILD)/now.elf $(BUILD)/now.iso $(BUILD)/now-keyed.iso $(BUILD)/netboot-test $(UNIT_BINS) $(BUILD)/fuzz/fuzz_fabric $(BUILD)/fuzz/fuzz_fabric_rx $(BUILD)/fuzz/fuzz_lwip $(BUILD)/fuzz/fuzz_madtcp $(BUILD)/fuzz/fuzz_req $(BUILD)/fuzz/fuzz_rmem $(BUILD)/fuzz/fuzz_cell $(BUILD)/fuzz/fuzz_call \
+test: $(BUILD)/now.elf $(BUILD)/now-test.elf $(BUILD)/now.iso $(BUILD)/now-keyed.iso $(BUILD)/netboot-test $(UNIT_BINS) $(BUILD)/fuzz/fuzz_fabric $(BUILD)/fuzz/fuzz_fabric_rx $(BUILD)/fuzz/fuzz_lwip $(BUILD)/fuzz/fuzz_madtcp $(BUILD)/fuzz/fuzz_req $(BUILD)/fuzz/fuzz_rmem $(BUILD)/fuzz/fuzz_cell $(BUILD)/fuzz/fuzz_call \
 	$(BUILD)/fuzz/fuzz_cmdline $(BUILD)/fuzz/fuzz_mad $(BUILD)/fuzz/fuzz_rpc $(BUILD)/fuzz/fuzz_net \
 	$(BUILD)/fuzz/fuzz_e1000 $(BUILD)/fuzz/fuzz_madcell $(BUILD)/fuzz/fuzz_virtio_net $(BUILD)/fuzz/fuzz_madreq
 	@$(PYTHON) tests/run.py --build $(BUILD) $(UNIT_BINS)
@@ -591,8 +640,8 @@ test: $(BUILD)/now.elf $(BUILD)/now.iso $(BUILD)/now-keyed.iso $(BUILD)/netboot-
 clean:
 	rm -rf $(BUILD)/boot $(BUILD)/kernel $(BUILD)/drivers $(BUILD)/net $(BUILD)/lib \
 		$(BUILD)/lwip $(BUILD)/apps $(BUILD)/tests $(BUILD)/iso $(BUILD)/*.o $(BUILD)/*.S \
-		$(BUILD)/now.elf* $(BUILD)/now.iso* $(BUILD)/now-keyed.iso* $(BUILD)/syms.* \
-		$(BUILD)/netboot* $(BUILD)/kflags
+		$(BUILD)/now.elf* $(BUILD)/now-test.elf* $(BUILD)/now.iso* $(BUILD)/now-keyed.iso* \
+		$(BUILD)/netboot* $(BUILD)/kflags $(BUILD)/hooks
 
 # make bench's results outlive make clean: a separate target removes them.
 clean-bench:
@@ -634,7 +683,7 @@ $(BUILD)/fuzz/fuzz_lwip: net/lwip/netif.c net/lwip/lwipopts.h tests/fuzz/lwip_ho
 $(patsubst lwip/%.o,$(LWIPDIR)/src/%.c,$(LWIP_OBJS)) $(LWIPDIR)/src/api/err.c: $(LWIPDIR)/.extracted
 FUZZ_SRCS_rmem := $(RMEM_HOST_SRCS)
 FUZZ_SRCS_req := net/req/qtab.c net/req/queue.c net/req/wire.c
-FUZZ_SRCS_call := net/fabric/call_wire.c
+FUZZ_SRCS_call := net/call/call_wire.c
 FUZZ_SRCS_cell := net/deposit/cell.c net/deposit/dart.c net/deposit/dart_op.c kernel/crc.c
 SEED_SRCS_cell := net/deposit/cell.c net/deposit/dart.c net/deposit/dart_op.c
 FUZZ_SRCS_cmdline := kernel/cmdline.c kernel/config.c net/fabric/fault.c

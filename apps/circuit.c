@@ -38,6 +38,7 @@
 #include "apps/circuit_net.h"
 #include "apps/circuit_sim.h"
 #include "kernel/tsc.h"
+#include "net/call/barrier.h"
 #include "net/fabric/fabric.h"
 #include "net/rmem/rmem.h"
 
@@ -224,7 +225,7 @@ static int check(const struct netlist *n, const struct ckt_vec *v, uint32_t nvec
 
 static int meet(const char *where)
 {
-	int r = num_nodes > 1 ? fabric_barrier(BARRIER_NS) : 0;
+	int r = num_nodes > 1 ? cluster_barrier(BARRIER_NS) : 0;
 
 	if (r < 0)
 		printf("circuit: FAILED: barrier %s: %d\n", where, r);

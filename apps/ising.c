@@ -47,6 +47,7 @@
 #include "apps/ising_core.h"
 #include "kernel/thread.h"
 #include "kernel/tsc.h"
+#include "net/call/barrier.h"
 #include "net/fabric/fabric.h"
 #include "net/rmem/rmem.h"
 
@@ -267,7 +268,7 @@ int ising_run(int n, int sweeps, uint32_t inst, struct ising_result *out)
 		printf("ising: node %d: setting up the segments failed (%d)\n", node_id, r);
 		goto out;
 	}
-	if (num_nodes > 1 && (r = fabric_barrier(WAIT_NS)) < 0)
+	if (num_nodes > 1 && (r = cluster_barrier(WAIT_NS)) < 0)
 		goto out;
 
 	uint64_t t0 = cycles();
@@ -358,7 +359,7 @@ int ising_run(int n, int sweeps, uint32_t inst, struct ising_result *out)
 	out->cas_ns = cycles_to_ns(x.t_cas);
 	out->wait_ns = cycles_to_ns(x.t_wait);
 	/* Nobody withdraws a segment a neighbour may still be writing into. */
-	if (num_nodes > 1 && fabric_barrier(WAIT_NS) < 0)
+	if (num_nodes > 1 && cluster_barrier(WAIT_NS) < 0)
 		r = -ETIMEDOUT;
 out:
 	teardown(&x);

@@ -25,6 +25,7 @@
 #include "kernel/tsc.h"
 #include "lib/mad.h"
 #include "lib/rpc.h"
+#include "net/call/barrier.h"
 #include "net/fabric/fabric.h"
 
 #define WAIT_NS 30000000000ULL
@@ -170,6 +171,8 @@ static int one_call(struct transport *t, int words, int i)
 	uint64_t want, res = ~0ULL;
 	int r;
 
+	if (words < 0 || words > (int)(sizeof w / sizeof w[0]))
+		return -1;
 	for (int k = 0; k < words; k++)
 		w[k] = (uint32_t)(k * 2654435761u) ^ (uint32_t)i;
 	want = words ? sum(w, (size_t)words) : simple(a);
@@ -252,7 +255,7 @@ static int rpc_main(void)
 			else if (node_id == 1)
 				srv = thread_create("rpc-mad", mad_server, NULL, PRIO_NORMAL, 0);
 		}
-		if (fabric_barrier(WAIT_NS) < 0)
+		if (cluster_barrier(WAIT_NS) < 0)
 			r = -ETIMEDOUT;
 		if (r == 0 && node_id == 0 && rmem)
 			r = rpc_bind(&tr[t].b, 1, "table", 0, WAIT_NS);
@@ -278,7 +281,7 @@ static int rpc_main(void)
 		}
 		if (srv)
 			thread_join(srv);
-		if (fabric_barrier(WAIT_NS) < 0)
+		if (cluster_barrier(WAIT_NS) < 0)
 			r = -ETIMEDOUT;
 	}
 	if (r < 0 || failed) {

@@ -209,6 +209,7 @@ struct mad_stats {
 };
 void mad_stats(struct mad_stats *out);
 
+#ifdef NOW_TEST_HOOKS
 /*
  * For tests only, on the req driver: write-inhibit the ring node deposits
  * into here (its chunk WRITEs are then refused); how many words (chunk
@@ -216,6 +217,7 @@ void mad_stats(struct mad_stats *out);
  */
 int mad_req_test_inhibit(int node, int on);
 long mad_req_test_words(int node);
+#endif
 
 /* --- the message description (pure; host tests drive it) --------------------- */
 

@@ -35,6 +35,7 @@
 #include "kernel/x86.h"
 #include "lib/mad.h"
 #include "lib/mad_drv.h"
+#include "net/call/barrier.h"
 #include "net/deposit/deposit.h"
 #include "net/fabric/fabric.h"
 #include "net/net.h"
@@ -170,7 +171,7 @@ static int cell_init_drv(int nodes, int self)
 		dep_on_exception(p->vci, on_exception, p);
 	}
 	/* Both ends open before any cell goes: a cell for a VCI not open is refused. */
-	if (r == 0 && (r = fabric_barrier(60000000000ULL)) < 0)
+	if (r == 0 && (r = cluster_barrier(60000000000ULL)) < 0)
 		printf("mad-cell: not every node opened its connections (%d)\n", r);
 	if (r < 0)
 		cell_exit_drv();

@@ -377,6 +377,7 @@ static void req_send_wait(int dest)
 
 /* --- for tests ------------------------------------------------------------------------ */
 
+#ifdef NOW_TEST_HOOKS
 int mad_req_test_inhibit(int node, int on)
 {
 	struct peer *p = node >= 0 && node < MAX_NODES ? peers[node] : NULL;
@@ -390,6 +391,7 @@ long mad_req_test_words(int node)
 
 	return p ? (long)p->words : -EINVAL;
 }
+#endif
 
 /* --- receiving ------------------------------------------------------------------------ */
 

@@ -5,7 +5,7 @@ usage: tests/readme_keys.py [README] [IMAGE]
 
 Reads the keys of the table under "Keys every node understands" and the
 apps of the "## Apps" table in README (default README.md), and the
-kernel's argument tables and app list from IMAGE (default build/now.elf,
+kernel's argument tables and app list from IMAGE (default build/now-test.elf, which has every app,
 read as boot/nowimage.py reads them).  Prints what either side lacks and
 ends with "readme-keys: N keys, M apps, the same in both"; exit status 0
 iff both lists match.
@@ -41,7 +41,7 @@ def main():
         print(__doc__.strip())
         return 0
     readme = sys.argv[1] if len(sys.argv) > 1 else os.path.join(ROOT, "README.md")
-    image = sys.argv[2] if len(sys.argv) > 2 else os.path.join(ROOT, "build", "now.elf")
+    image = sys.argv[2] if len(sys.argv) > 2 else os.path.join(ROOT, "build", "now-test.elf")
     with open(readme) as f:
         text = f.read()
     img = nowimage.read(image)

@@ -14,8 +14,9 @@
 #include "kernel/thread.h"
 #include "kernel/tsc.h"
 #include "kernel/x86.h"
+#include "net/call/names.h"
 #include "net/deposit/internal.h"
-#include "net/fabric/call.h"
+#include "net/call/call.h"
 #include "net/net.h"
 
 /* --- endpoints and connections ------------------------------------------------- */

@@ -64,7 +64,7 @@
  *    The reply is sent before the request commits (6.4: nothing changes
  *    before the last exception point), so a request whose reply did not
  *    go has changed nothing.  No room for it now (call_can_answer,
- *    net/fabric/call.h, or a failed send): the request waits on its own
+ *    net/call/call.h, or a failed send): the request waits on its own
  *    connection, as the first of its held cells (DC_WAIT), and the frame
  *    goes on, so that cells of other connections, and the node pair's
  *    other protocols, are not held up by it (6.4: "cells belonging to
@@ -156,8 +156,9 @@
 #include "kernel/trace.h"
 #include "kernel/tsc.h"
 #include "kernel/x86.h"
+#include "net/call/names.h"
 #include "net/deposit/internal.h"
-#include "net/fabric/call.h"
+#include "net/call/call.h"
 #include "net/fabric/fabric.h"
 
 _Static_assert(DEP_CELLS_PER_FRAME * CELL_SIZE <= FAB_MTU, "a frame carries 27 cells");

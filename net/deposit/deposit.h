@@ -93,7 +93,7 @@ int dep_conn_resume(int vci, int how);
 /*
  * Name this node's end of connection vci, so that its peer (and only its
  * peer) can find the VCI with dep_conn_lookup (the name service of
- * net/fabric/call.h).  0, -EINVAL, -EBADF (not open), -EEXIST.  Closing
+ * net/call/call.h).  0, -EINVAL, -EBADF (not open), -EEXIST.  Closing
  * the connection forgets the name.
  */
 int dep_conn_export(int vci, const char *name);
@@ -188,11 +188,13 @@ static inline int dep_send(struct dart_sendregs *sr, uint64_t opcode, uint32_t o
 	return dep_go(sr, go);
 }
 
+#ifdef NOW_TEST_HOOKS
 /*
  * For tests only: send len bytes of raw cells (any bytes at all) to node
  * dst in one frame, as a hostile sender could.
  */
 int dep_test_send_raw(int dst, const void *cells, size_t len);
+#endif
 
 /* --- accounting -------------------------------------------------------------- */
 

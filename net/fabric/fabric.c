@@ -450,9 +450,9 @@ void fabric_print_stats(void)
 		printf(" %s %lu", fab_err_names[e], c.rx_rejected[e]);
 	printf(", stale session %lu, foreign mac %lu, unknown proto %lu, from dead peer %lu, "
 	       "unbound %lu, hello without or with a past incarnation %lu, hello answers held back %lu, "
-	       "rebinds %lu, barrier messages out of turn %lu\n",
+	       "rebinds %lu\n",
 	       c.rx_stale_session, c.rx_foreign_mac, c.rx_unknown_proto, c.rx_dead_peer,
-	       c.rx_unbound, c.hello_bad, c.hello_limited, c.rebinds, fabric_barrier_dropped());
+	       c.rx_unbound, c.hello_bad, c.hello_limited, c.rebinds);
 	if (fab_inject_any())
 		printf("fabric: injected drop %lu dup %lu reorder %lu corrupt %lu\n", c.fault_drop,
 		       c.fault_dup, c.fault_reorder, c.fault_corrupt);

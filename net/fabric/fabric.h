@@ -206,17 +206,6 @@ int fabric_peer_dead(int dst);
  */
 uint32_t fabric_peer_epoch(int dst);
 
-/*
- * All nodes reach this point (a message to node 0 and back).  0 or -errno:
- * -ETIMEDOUT, or -ECONNRESET if a node rebooted while this one waited (a
- * rebooted node starts its barriers from the first again).  Only node 0
- * releases, and only nodes of the cluster arrive, once each.
- */
-int fabric_barrier(uint64_t timeout_ns);
-
-/* Barrier messages dropped: a release not from node 0, an arrival out of turn. */
-unsigned long fabric_barrier_dropped(void);
-
 struct fabric_counters {
 	uint64_t rx_frames, rx_rejected[FAB_NERR], rx_stale_session, rx_foreign_mac;
 	uint64_t rx_unknown_proto, rx_dead_peer, rx_raw, tx_raw, tx_failed;

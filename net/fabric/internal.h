@@ -9,7 +9,6 @@
 #include <stdint.h>
 
 #include "kernel/sync.h"
-#include "net/fabric/call.h"
 #include "net/fabric/channel.h"
 #include "net/fabric/fabric.h"
 #include "net/fabric/member.h"
@@ -103,9 +102,5 @@ void fab_inject_init(void);
 int fab_inject_any(void);
 void fab_inject(struct pktbuf *pb);
 void fab_inject_describe(char *buf, size_t len);
-
-/* names.c, for the facility's handler in call.c: a lookup to answer; an answer.  (irq) */
-void names_serve(int src, const struct call_msg *m, const uint8_t *body);
-void names_answered(struct call *c, const struct call_msg *m, const uint8_t *body);
 
 #endif

@@ -84,7 +84,9 @@ struct req_q {
 	uint64_t corrupt;		/* operations refused: a buffer header out of range */
 	/*
 	 * Tests only: called between the steps of a dequeue (step number),
-	 * where an interrupt could strike.  NULL in the kernel.
+	 * where an interrupt could strike.  Called only in host tests and
+	 * the test image (NOW_TEST_HOOKS); the field is there in every build,
+	 * so that the struct is the same in both.
 	 */
 	void (*step_hook)(struct req_q *q, int step);
 };

@@ -4,7 +4,7 @@
  * path with interrupts off, serialized with every other enqueue: the
  * paper's "atomic sequence of steps" of the network interface.  Requests
  * and answers go through the fabric's request/answer facility
- * (net/fabric/call.h).
+ * (net/call/call.h).
  *
  * Choices where the paper leaves one:
  *  - The overflow handler runs in the receive path, right where the
@@ -27,7 +27,8 @@
 #include "kernel/trace.h"
 #include "kernel/trap.h"
 #include "kernel/x86.h"
-#include "net/fabric/call.h"
+#include "net/call/call.h"
+#include "net/call/names.h"
 #include "net/fabric/fabric.h"
 #include "net/req/internal.h"
 #include "net/req/wire.h"
@@ -295,18 +296,22 @@ static int rq_node(int rq)
 	return rqs[rq].node;
 }
 
+#ifdef NOW_TEST_HOOKS
 static void (*body_hook)(void);
 
 void req_test_body_hook(void (*fn)(void))
 {
 	body_hook = fn;
 }
+#endif
 
 /* The notification of a body just written (sync as for enqueue). */
 static inline int body_notify(int rq, uint32_t word, int sync)
 {
+#ifdef NOW_TEST_HOOKS
 	if (body_hook)
 		body_hook();
+#endif
 	return enqueue(rq, word, sync, RQF_BODY);
 }
 

@@ -34,7 +34,7 @@
 #include "kernel/trap.h"
 #include "kernel/tsc.h"
 #include "kernel/x86.h"
-#include "net/fabric/call.h"
+#include "net/call/call.h"
 #include "net/fabric/fabric.h"
 #include "net/req/internal.h"
 #include "net/req/wire.h"
@@ -326,6 +326,7 @@ int req_dequeue_many(int qid, uint32_t *words, int max, uint64_t *first_ticket)
 	return n > 0 ? n : err;
 }
 
+#ifdef NOW_TEST_HOOKS
 int req_test_dequeue_hook(int qid, void (*fn)(struct req_q *q, int step))
 {
 	irqflags_t f = irq_save();
@@ -335,6 +336,7 @@ int req_test_dequeue_hook(int qid, void (*fn)(struct req_q *q, int step))
 	irq_restore(f);
 	return ok ? 0 : -EBADF;
 }
+#endif
 
 int req_notify(int qid, void (*fn)(void *arg, int qid, uint32_t word), void *arg)
 {

@@ -160,6 +160,7 @@ struct req_counters {
 
 void req_counters(struct req_counters *out);
 
+#ifdef NOW_TEST_HOOKS
 /*
  * For tests only: call fn(q, step) between the steps of each dequeue of
  * qid, in the dequeuing thread with the queue's lock held (queue.h,
@@ -171,6 +172,7 @@ int req_test_dequeue_hook(int qid, void (*fn)(struct req_q *q, int step));
 
 /* For tests only: fn runs between a body and its notification (req_enqueue_body; may sleep). */
 void req_test_body_hook(void (*fn)(void));
+#endif
 void req_print_stats(void);
 
 /*

@@ -12,7 +12,7 @@
 
 enum req_op {
 	RQ_ENQ = 1,		/* enqueue word into the queue at addr (generation gen) */
-	RQ_STATUS = 2,		/* the verdict on tag (a call's or a sink's, net/fabric/call.h) */
+	RQ_STATUS = 2,		/* the verdict on tag (a call's or a sink's, net/call/call.h) */
 };
 
 enum {

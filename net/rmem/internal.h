@@ -23,7 +23,7 @@ struct segnote {
 	struct waitq wq;
 };
 
-/* The kinds of call (net/fabric/call.h) the issuing half makes. */
+/* The kinds of call (net/call/call.h) the issuing half makes. */
 enum { RK_READ = 1, RK_ATOMIC, RK_STATUS };
 
 /*

@@ -3,7 +3,7 @@
  *
  * Every message is a 24-byte header (struct rmem_msg) and, for some
  * operations, data.  The issuer names its request with a tag (a call's or
- * a sink's, net/fabric/call.h); answers (READ data, atomic results,
+ * a sink's, net/call/call.h); answers (READ data, atomic results,
  * status) carry the tag back and
  * nothing else that could steer them: where READ data lands is decided by
  * the issuer's own record of the request, never by the answer.
@@ -69,7 +69,7 @@ struct rmem_msg {
 _Static_assert(sizeof(struct rmem_msg) == RMEM_HDR_LEN, "rmem header is 24 bytes");
 
 /*
- * The name service's answer about a segment (net/fabric/call.h, kind
+ * The name service's answer about a segment (net/call/call.h, kind
  * NAME_SEGMENT): what the asker's descriptor will carry.
  */
 struct rmem_seg_answer {

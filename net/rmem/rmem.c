@@ -3,7 +3,7 @@
  * issuing half of WRITE, READ, compare-and-swap and fetch-and-add.  The
  * receive half is serve.c, the exporting side segments.c; requests and
  * answers go through the fabric's request/answer facility
- * (net/fabric/call.h).  See rmem.h.
+ * (net/call/call.h).  See rmem.h.
  *
  * Choices where the paper leaves one (DESIGN.md: "where the paper leaves a
  * choice, DESIGN choices and their reasons go in the module's header"):
@@ -31,7 +31,8 @@
 #include "kernel/trap.h"
 #include "kernel/tsc.h"
 #include "kernel/x86.h"
-#include "net/fabric/call.h"
+#include "net/call/call.h"
+#include "net/call/names.h"
 #include "net/fabric/fabric.h"
 #include "net/rmem/internal.h"
 #include "net/rmem/proto.h"
@@ -163,6 +164,7 @@ int rmem_desc_expect(int rd, int rights)
 	return 0;
 }
 
+#ifdef NOW_TEST_HOOKS
 int rmem_test_forge(int rd, int seg, int64_t gen, int64_t size, int rights)
 {
 	struct desc *d = desc_get(rd);
@@ -179,6 +181,7 @@ int rmem_test_forge(int rd, int seg, int64_t gen, int64_t size, int rights)
 		d->rights = rights;
 	return 0;
 }
+#endif
 
 /* --- the issuing half -------------------------------------------------------- */
 

@@ -310,6 +310,7 @@ struct rmem_counters {
 
 void rmem_counters(struct rmem_counters *out);
 
+#ifdef NOW_TEST_HOOKS
 /*
  * For protection tests only: overwrite fields of one of this node's own
  * descriptors (negative values leave a field alone), so that an
@@ -317,6 +318,7 @@ void rmem_counters(struct rmem_counters *out);
  * or more rights than were granted.  The target must refuse them all.
  */
 int rmem_test_forge(int rd, int seg, int64_t gen, int64_t size, int rights);
+#endif
 void rmem_print_stats(void);
 
 #endif

@@ -12,7 +12,7 @@
 #include "kernel/thread.h"
 #include "kernel/tsc.h"
 #include "kernel/x86.h"
-#include "net/fabric/call.h"
+#include "net/call/call.h"
 #include "net/rmem/internal.h"
 #include "net/net.h"
 

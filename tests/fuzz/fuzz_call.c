@@ -1,6 +1,6 @@
 /*
  * libFuzzer target: the request/answer facility's messages (fences and
- * name lookups, net/fabric/call_wire.c), as call.c's handler receives
+ * name lookups, net/call/call_wire.c), as call.c's handler receives
  * them from any node.  Every input is one message; call_msg_parse must
  * accept exactly what the wire format allows, and on acceptance keep its
  * promises: the body lies within the input and is len bytes long, a name
@@ -14,7 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "net/fabric/call_wire.h"
+#include "net/call/call_wire.h"
 
 #define CHECK(c) do { if (!(c)) __builtin_trap(); } while (0)
 

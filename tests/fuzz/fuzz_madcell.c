@@ -34,6 +34,7 @@
 #include <string.h>
 
 #include "lib/mad_cell.c"
+#include "net/call/barrier.h"
 #include "tests/fuzz/input.h"
 
 #define CHECK(c) do { if (!(c)) __builtin_trap(); } while (0)
@@ -82,7 +83,7 @@ int rmem_import_wait(int node, const char *name, uint64_t timeout_ns)
 	abort();
 }
 int rmem_release(int rd) { (void)rd; abort(); }
-int fabric_barrier(uint64_t timeout_ns)
+int cluster_barrier(uint64_t timeout_ns)
 {
 	(void)timeout_ns;
 	return 0;

@@ -1,7 +1,7 @@
 /*
  * libFuzzer target: the receiving half of protected remote memory, the
  * kernel's own net/rmem/serve.c (rmem_receive) on node 1, with the
- * fabric's request/answer code (net/fabric/call.c) on the fake fabric
+ * fabric's request/answer code (net/call/call.c) on the fake fabric
  * boundary of tests/unit/host_fabric.c.  The input is a sequence of chunks:
  *
  *   src (< 0xf0), len (2 bytes, little-endian), len message bytes

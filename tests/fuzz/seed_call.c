@@ -7,7 +7,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "net/fabric/call_wire.h"
+#include "net/call/call_wire.h"
 
 static int save(const char *dir, int i, const struct call_msg *m, const char *body, size_t blen)
 {

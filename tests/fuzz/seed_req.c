@@ -10,7 +10,7 @@
 
 #include "net/req/wire.h"
 
-/* A tag with the top bit set is a sink's (net/fabric/call.h): a refusal kept for req_sync(). */
+/* A tag with the top bit set is a sink's (net/call/call.h): a refusal kept for req_sync(). */
 #define SINK(s) (0x80000000u | (uint32_t)(s))
 
 static size_t put(unsigned char *out, uint8_t op, uint8_t flags, uint8_t ctl, uint32_t tag,

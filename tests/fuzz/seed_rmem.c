@@ -66,7 +66,7 @@ static void fadd(int src, uint16_t seg, uint32_t gen, uint32_t off)
 	msg(src, RM_FADD, 0, seg, gen, off, 8, 8, NULL);
 }
 
-/* A tag with the top bit set is a sink's (net/fabric/call.h): a refusal kept for rmem_sync(). */
+/* A tag with the top bit set is a sink's (net/call/call.h): a refusal kept for rmem_sync(). */
 #define SINK(s) (0x80000000u | (uint32_t)(s))
 
 /* A STATUS answer to tag: what a refused asynchronous WRITE or a fence's verdict looks like. */

@@ -11,6 +11,7 @@ import os
 import re
 import shutil
 import subprocess
+import sys
 
 
 class Cluster:
@@ -128,6 +129,68 @@ def ksyms_match(root, build):
     return True, "", ""
 
 
+# The test hooks (#ifdef NOW_TEST_HOOKS): in the test image, never in build/now.elf.
+TEST_HOOKS = ("rmem_test_forge", "req_test_dequeue_hook", "req_test_body_hook", "dep_test_send_raw",
+              "mad_req_test_inhibit", "mad_req_test_words")
+
+
+def image_apart(root, build):
+    """build/now.elf carries the user apps only: no compile unit of tests/, no test
+    hook, no test or bench app; the test image has all three (so the check can fail)."""
+    sys.path.insert(0, os.path.join(root, "boot"))
+    import nowimage
+    out = []
+    seen = {}
+    for name in ("now.elf", "now-test.elf"):
+        elf = os.path.join(build, name)
+        info = subprocess.run(["readelf", "--debug-dump=info", elf], capture_output=True, text=True).stdout
+        units = set(re.findall(r"DW_TAG_compile_unit.*?DW_AT_name\s*:.*?(\S+)\n", info, re.S))
+        # Symbols, and the debug information's names (LTO inlines a hook into its caller).
+        syms = set(re.findall(r" [tTdDrRbBwW] (\S+?)(?:\.\S*)?$",
+                              subprocess.run(["nm", elf], capture_output=True, text=True).stdout, re.M))
+        syms |= set(re.findall(r"DW_AT_name\s*:.*?(\w+)$", info, re.M))
+        img = nowimage.read(elf)
+        seen[name] = (sorted(u for u in units if u.startswith("tests/")),
+                      sorted(h for h in TEST_HOOKS if h in syms), set(img["apps"]) if img else None)
+        out.append("%s: %d units of tests/, hooks %s, apps %s" % (
+            name, len(seen[name][0]), " ".join(seen[name][1]) or "none",
+            " ".join(sorted(seen[name][2] or []))))
+    log = "\n".join(out)
+    (units, hooks, apps), (tunits, thooks, tapps) = seen["now.elf"], seen["now-test.elf"]
+    if apps is None or tapps is None:
+        return False, "cannot read the images' app tables", log
+    if units or hooks:
+        return False, "build/now.elf carries test code: %s" % " ".join(units + hooks), log
+    if len(tunits) < 20 or len(thooks) != len(TEST_HOOKS):
+        return False, "the test image lacks its test code (the check cannot see it)", log
+    user = set(re.findall(r'\.name = "([\w-]+)"', "".join(
+        open(os.path.join(root, "apps", f)).read() for f in os.listdir(os.path.join(root, "apps"))
+        if f.endswith(".c"))))
+    if apps - user or not apps < tapps:
+        return False, "build/now.elf's apps are not apps/'s alone: %s" % " ".join(sorted(apps - user)), log
+    return True, "", log
+
+
+def readme_files_selftest(root, build):
+    """tests/readme_files.py names a file its README does not, and takes a header by its source."""
+    import tempfile
+    with tempfile.TemporaryDirectory() as t:
+        os.makedirs(os.path.join(t, "lib"))
+        for n in ("a.c", "a.h", "b.c"):
+            open(os.path.join(t, "lib", n), "w").close()
+        open(os.path.join(t, "lib", "README.md"), "w").write("- `a.c`: a.\n")
+        r = subprocess.run(["python3", os.path.join(root, "tests", "readme_files.py"), "--root", t],
+                           capture_output=True, text=True)
+        if r.returncode != 1 or "lib/b.c is not named" not in r.stdout or "a.h" in r.stdout:
+            return False, "an unnamed file was not reported alone", r.stdout
+        open(os.path.join(t, "lib", "README.md"), "a").write("- `b.c`: b.\n")
+        r = subprocess.run(["python3", os.path.join(root, "tests", "readme_files.py"), "--root", t],
+                           capture_output=True, text=True)
+        if r.returncode != 0:
+            return False, "a README naming every file was refused", r.stdout
+    return True, "", ""
+
+
 # A NIC on a hub of its own (node=auto needs one; its frames reach nobody), without a boot ROM.
 QEMU_ISO = ["qemu-system-x86_64", "-machine", "pc", "-accel", "tcg", "-m", "64",
             "-display", "none", "-vga", "none", "-no-reboot", "-monitor", "none",
@@ -162,6 +225,7 @@ def fuzz_smoke(target, runs=20000):
 CASES = [
     Check("check/static-elf-picolibc", static_elf),
     Check("check/ksyms", ksyms_match),
+    Check("check/image-apart", image_apart),
     # The layers (README, "Layout"): no #include against an arrow the architecture forbids,
     # and the check itself fails on each kind of forbidden arrow.
     # The bench driver end to end on a few iterations: a table per run, the
@@ -1097,8 +1161,12 @@ CASES = [
             expect=[r"launcher tests: \d+ passed, 0 failed"]),
     # The README's keys and apps are the kernel image's own (its argument tables, its apps).
     Command("check/readme-keys", ["python3", "{root}/tests/readme_keys.py", "{root}/README.md",
-                                  "{build}/now.elf"],
+                                  "{build}/now-test.elf"],
             expect=[r"readme-keys: \d+ keys, \d+ apps, the same in both"]),
+    # Every source file is named in its folder's README.
+    Command("check/readme-files", ["python3", "{root}/tests/readme_files.py"],
+            expect=[r"readme-files: \d+ files in \d+ folders, every one named"]),
+    Check("check/readme-files-selftest", readme_files_selftest),
     # Every example of boot/cluster --help runs as written and ends well.
     Command("launcher/help-examples", ["python3", "{root}/tests/help_examples.py", "boot/cluster"],
             timeout=240, expect=[r"help-examples: (\d+) of \1 ran as written"]),

@@ -1,6 +1,6 @@
 /*
  * The fabric's boundary for host tests that run the kernel's own protocol
- * code (net/fabric/call.c, names.c, net/rmem/): frames the code sends are
+ * code (net/call/call.c, names.c, net/rmem/): frames the code sends are
  * queued here, not delivered; the test takes them and hands them to the
  * receive code itself, as any node, in any order, any number of times.
  * Also the kernel's clock, node identity and waiting, for one user thread.

@@ -2,7 +2,7 @@
  * Host unit tests of net/fabric/barrier.c's receive side: only node 0
  * releases, only nodes of the cluster arrive, each once per barrier, in
  * turn.  Forged and repeated messages are handed to the kernel's handler
- * while fabric_barrier waits (host_pump); each must be counted and must
+ * while cluster_barrier waits (host_pump); each must be counted and must
  * neither release a waiting node nor count as an arrival.
  */
 #include <errno.h>
@@ -15,6 +15,7 @@
 #include <cmocka.h>
 
 #include "kernel/init.h"
+#include "net/call/barrier.h"
 #include "net/fabric/fabric.h"
 #include "tests/unit/host_fabric.h"
 
@@ -74,7 +75,7 @@ static int run(int self, int nodes, const struct msg *m, int n)
 	nscript = n;
 	pumped = 0;
 	host_pump = pump;
-	return fabric_barrier(WAIT_NS);
+	return cluster_barrier(WAIT_NS);
 }
 
 static int setup(void **state)
@@ -95,12 +96,12 @@ static void coordinator_refuses_forged_arrivals(void **state)
 		{ 2, 'A', 1, 4 },			/* too short */
 		{ 1, 'R', 1, 5 },			/* a release sent to the coordinator */
 	};
-	unsigned long before = fabric_barrier_dropped();
+	unsigned long before = cluster_barrier_dropped();
 
 	(void)state;
 	assert_int_equal(run(0, 3, m, 7), -ETIMEDOUT);
 	assert_int_equal(host_frames(), 0);		/* nobody released */
-	assert_int_equal(fabric_barrier_dropped() - before, 6);
+	assert_int_equal(cluster_barrier_dropped() - before, 6);
 }
 
 /* Node 0, barrier 2: node 1 arrived at 1 already; both arrive at 2. */
@@ -109,13 +110,13 @@ static void coordinator_releases_on_real_arrivals(void **state)
 	static const struct msg m[] = {
 		{ 1, 'A', 2, 5 }, { 2, 'A', 1, 5 }, { 2, 'A', 2, 5 },
 	};
-	unsigned long before = fabric_barrier_dropped();
+	unsigned long before = cluster_barrier_dropped();
 	struct host_frame f;
 	uint32_t gen;
 
 	(void)state;
 	assert_int_equal(run(0, 3, m, 3), 0);
-	assert_int_equal(fabric_barrier_dropped(), before);
+	assert_int_equal(cluster_barrier_dropped(), before);
 	for (int dst = 1; dst <= 2; dst++) {
 		assert_int_equal(host_frame_take(&f), 0);
 		assert_int_equal(f.dst, dst);
@@ -140,11 +141,11 @@ static void member_refuses_forged_releases(void **state)
 		{ 0, 'X', 0, 5 },			/* no such kind */
 		{ 0, 'R', 0, 6 },			/* too long */
 	};
-	unsigned long before = fabric_barrier_dropped();
+	unsigned long before = cluster_barrier_dropped();
 
 	(void)state;
 	assert_int_equal(run(1, 3, m, 6), -ETIMEDOUT);
-	assert_int_equal(fabric_barrier_dropped() - before, 6);
+	assert_int_equal(cluster_barrier_dropped() - before, 6);
 }
 
 /* Node 1: a stale release is dropped, node 0's release for this barrier releases. */
@@ -154,12 +155,12 @@ static void member_released_by_coordinator(void **state)
 		{ 0, 'R', 1, 5 },			/* barrier 1, long gone */
 		{ 0, 'R', 0, 5 },
 	};
-	unsigned long before = fabric_barrier_dropped();
+	unsigned long before = cluster_barrier_dropped();
 
 	(void)state;
 	assert_int_equal(run(1, 3, m, 2), 0);
 	assert_true(sent_gen > 1);
-	assert_int_equal(fabric_barrier_dropped() - before, 1);
+	assert_int_equal(cluster_barrier_dropped() - before, 1);
 }
 
 /*
@@ -173,14 +174,14 @@ static void reboot_fails_the_waiting_barrier(void **state)
 		{ 1, 'A', 3, 5 },	/* node 1 arrived at 1 and 2 in the tests before */
 		{ 2, '!', 0, 0 }, { 2, 'A', 1, 5 },
 	};
-	unsigned long before = fabric_barrier_dropped();
+	unsigned long before = cluster_barrier_dropped();
 
 	(void)state;
 	struct host_frame f;
 	uint32_t gen;
 
 	assert_int_equal(run(0, 3, m, 3), -ECONNRESET);
-	assert_int_equal(fabric_barrier_dropped(), before);	/* generation 1 again: taken */
+	assert_int_equal(cluster_barrier_dropped(), before);	/* generation 1 again: taken */
 	/* Barrier 1 was released long ago: the new incarnation is let through at once. */
 	assert_int_equal(host_frame_take(&f), 0);
 	assert_int_equal(f.dst, 2);

@@ -1,6 +1,6 @@
 /*
  * Host unit tests of the request/answer facility's messages
- * (net/fabric/call_wire.c): the fences and name lookups every mechanism's
+ * (net/call/call_wire.c): the fences and name lookups every mechanism's
  * name service and rmem_sync/req_sync rest on.  call_msg_parse is driven
  * as it is, over bytes laid out by hand.
  */
@@ -14,7 +14,7 @@
 
 #include <cmocka.h>
 
-#include "net/fabric/call_wire.h"
+#include "net/call/call_wire.h"
 #include "net/req/wire.h"
 #include "net/rmem/proto.h"
 
@@ -35,7 +35,7 @@ static size_t put(uint8_t *b, uint8_t op, uint8_t kind, uint16_t len, uint32_t t
 	return CALL_HDR_LEN + blen;
 }
 
-/* A tag with the top bit set is a sink's (net/fabric/call.h). */
+/* A tag with the top bit set is a sink's (net/call/call.h). */
 #define SINK(s) (0x80000000u | (uint32_t)(s))
 
 /*

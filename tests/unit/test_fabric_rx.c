@@ -16,6 +16,7 @@
 
 #include <cmocka.h>
 
+#include "net/call/barrier.h"
 #include "net/fabric/fabric.h"
 #include "net/fabric/wire.h"
 #include "tests/unit/host_node.h"
@@ -218,11 +219,11 @@ static void barrier_release_from_a_member_is_dropped(void **state)
 	(void)state;
 	hn_reset(0, 10000);
 	assert_int_equal(hn_discover(), 0);
-	before = fabric_barrier_dropped();
+	before = cluster_barrier_dropped();
 	hn_barrier_msg(2, 'R', 1);
 	hn_barrier_msg(3, 'A', 1);	/* an arrival sent to a member */
 	hn_settle();
-	assert_int_equal(fabric_barrier_dropped() - before, 2);
+	assert_int_equal(cluster_barrier_dropped() - before, 2);
 	assert_int_equal(hn_teardown(), 0);
 }
 

@@ -2,7 +2,7 @@
  * Host unit tests of membership (net/fabric/member.c): the HELLO handshake
  * between simulated nodes, binding only when it completes, a rebooted
  * node bound again once both sides agree, hostile claims refused; and what
- * a reset does to calls in flight (net/fabric/call.c on the host fabric).
+ * a reset does to calls in flight (net/call/call.c on the host fabric).
  */
 #include <errno.h>
 #include <setjmp.h>
@@ -15,7 +15,7 @@
 #include <cmocka.h>
 
 #include "kernel/incarnation.h"
-#include "net/fabric/call.h"
+#include "net/call/call.h"
 #include "net/fabric/member.h"
 #include "net/fabric/wire.h"
 #include "tests/unit/host_fabric.h"

@@ -20,7 +20,7 @@
 #include "kernel/page.h"
 #include "kernel/sync.h"
 #include "kernel/thread.h"
-#include "net/fabric/call.h"
+#include "net/call/call.h"
 #include "net/fabric/fabric.h"
 #include "net/req/req.h"
 #include "tests/unit/host_fabric.h"

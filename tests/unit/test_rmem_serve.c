@@ -1,7 +1,7 @@
 /*
  * Host unit tests of remote memory's receive half and issuing half as the
  * kernel runs them: net/rmem/serve.c (rmem_receive), rmem.c, segments.c,
- * with the fabric's real request/answer facility (net/fabric/call.c) on
+ * with the fabric's real request/answer facility (net/call/call.c) on
  * the fake fabric boundary of host_fabric.c.  This process is node 0; the
  * peer is node 2.  Requests this node issues to node 2 are handed back to
  * this node's own receive code as if node 2 had sent them, so a segment
@@ -17,7 +17,7 @@
 
 #include <cmocka.h>
 
-#include "net/fabric/call.h"
+#include "net/call/call.h"
 #include "net/rmem/internal.h"
 #include "net/rmem/proto.h"
 #include "net/rmem/rmem.h"
