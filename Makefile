@@ -187,6 +187,7 @@ FABRIC_OBJS := \
 	net/fabric/channel.o \
 	net/fabric/fault.o \
 	net/fabric/fabric.o \
+	net/fabric/start.o \
 	net/fabric/member.o \
 	net/fabric/discovery.o \
 	net/fabric/rx.o \
@@ -608,7 +609,7 @@ UNIT_SRCS_shm_ring :=
 UNIT_SRCS_acpi_s5 := kernel/acpi_s5.c
 UNIT_SRCS_calib   := kernel/calib.c
 # The fabric's kernel side, node 1 of four, with simulated peers.
-FABRIC_NODE_SRCS  := net/fabric/fabric.c net/fabric/rx.c net/fabric/discovery.c net/fabric/send.c net/fabric/auto.c \
+FABRIC_NODE_SRCS  := net/fabric/fabric.c net/fabric/start.c net/fabric/rx.c net/fabric/discovery.c net/fabric/send.c net/fabric/auto.c \
 	net/fabric/autoview.c \
 	net/call/barrier.c net/fabric/member.c net/fabric/channel.c net/fabric/wire.c \
 	net/fabric/inject.c net/fabric/fault.c kernel/crc.c kernel/siphash.c kernel/cmdline.c \

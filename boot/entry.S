@@ -230,16 +230,9 @@ msg_no_lm:
 msg_no_boot:
 	.asciz "now: unknown boot protocol (need PVH or multiboot2)\r\n"
 
+	/* The page tables filled above are kernel/vm.c's (boot_pml4, boot_pdpt, boot_pd). */
 	.section .bss
 	.balign 4096
-	.globl boot_pml4
-boot_pml4:
-	.skip 4096
-boot_pdpt:
-	.skip 4096
-	.globl boot_pd
-boot_pd:
-	.skip 4096 * 4
 	.globl boot_stack_bottom
 boot_stack_bottom:
 	.skip BOOT_STACK_SIZE

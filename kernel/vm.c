@@ -17,8 +17,15 @@
 #define PTE_GUARD 0x200ULL		/* software bit: an unmapped guard page */
 #define PTE_ADDR 0x000ffffffffff000ULL
 
-extern uint64_t boot_pml4[512];
-extern uint64_t boot_pd[2048];
+/*
+ * The page tables boot/entry.S fills before long mode (in .bss, which it
+ * clears first): the PML4, one PDPT, and four page directories of 2 MiB
+ * pages identity-mapping the first 4 GiB.  Here, so that entry.S uses
+ * this file and this file nothing of entry.S.
+ */
+uint64_t boot_pml4[512] __attribute__((aligned(4096), used));
+uint64_t boot_pdpt[512] __attribute__((aligned(4096), used));
+uint64_t boot_pd[2048] __attribute__((aligned(4096), used));
 
 /* The 4 KiB page-table entry for va, splitting its 2 MiB page if needed. */
 static uint64_t *pte_for(uintptr_t va)

@@ -9,14 +9,16 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "kernel/init.h"
 #include "kernel/node.h"
 #include "kernel/sync.h"
 #include "kernel/thread.h"
 #include "kernel/tsc.h"
 #include "kernel/x86.h"
+#include "net/call/call.h"
 #include "net/call/names.h"
 #include "net/deposit/internal.h"
-#include "net/call/call.h"
+#include "net/fabric/fabric.h"
 #include "net/net.h"
 
 /* --- endpoints and connections ------------------------------------------------- */
@@ -302,7 +304,8 @@ int dep_conn_export(int vci, const char *name)
 	return r;
 }
 
-int dep_conn_resolve(const char *name, int asker, void *answer, size_t *len)
+/* The name service's resolver for connections (NAME_CONN; irq). */
+static int conn_resolve(const char *name, int asker, void *answer, size_t *len)
 {
 	for (int i = 0; i < DART_MAX_CONN; i++) {
 		if (dep_dart.conn[i].state == DC_FREE || strcmp(dep_notes[i].name, name) != 0)
@@ -317,6 +320,14 @@ int dep_conn_resolve(const char *name, int asker, void *answer, size_t *len)
 	}
 	return -ENOENT;
 }
+
+static int conn_names_init(void)
+{
+	if (!fabric_ready())
+		return -ENODEV;
+	return names_register(NAME_CONN, conn_resolve) < 0 ? -EBUSY : 0;
+}
+INIT_HOOK(INIT_SUBSYS_4, deposit_names, conn_names_init);
 
 int dep_conn_lookup(int node, const char *name, uint64_t timeout_ns)
 {

@@ -132,23 +132,6 @@ int dart_ep_protect(struct dart *d, int ep, uint32_t off, uint32_t len, int prot
 	return 0;
 }
 
-int dart_ep_pages_allow(const struct dart_ep *ep, uint32_t off, uint32_t len, int need)
-{
-	if (!len)
-		return 1;
-	for (uint32_t p = off / DART_PAGE; p <= (off + len - 1) / DART_PAGE; p++) {
-		int prot = ep->prot;
-		for (int i = ep->nranges - 1; i >= 0; i--)
-			if (p >= ep->range[i].first && p <= ep->range[i].last) {
-				prot = ep->range[i].prot;
-				break;
-			}
-		if (!(prot & need))
-			return 0;
-	}
-	return 1;
-}
-
 int dart_ep_destroy(struct dart *d, int ep)
 {
 	if (ep < 0 || ep >= DART_MAX_EP || !d->ep[ep].used)

@@ -30,6 +30,24 @@
 #include "kernel/crc.h"
 #include "net/deposit/dart_op.h"
 
+/* Do the pages of [off, off+len) of ep all allow need (dart.h)? */
+int dart_ep_pages_allow(const struct dart_ep *ep, uint32_t off, uint32_t len, int need)
+{
+	if (!len)
+		return 1;
+	for (uint32_t p = off / DART_PAGE; p <= (off + len - 1) / DART_PAGE; p++) {
+		int prot = ep->prot;
+		for (int i = ep->nranges - 1; i >= 0; i--)
+			if (p >= ep->range[i].first && p <= ep->range[i].last) {
+				prot = ep->range[i].prot;
+				break;
+			}
+		if (!(prot & need))
+			return 0;
+	}
+	return 1;
+}
+
 /* The registers one operation names, cached (DART 6.5). */
 struct regs {
 	uint32_t v[3];		/* by canonical slot */

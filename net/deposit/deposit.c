@@ -156,9 +156,8 @@
 #include "kernel/trace.h"
 #include "kernel/tsc.h"
 #include "kernel/x86.h"
-#include "net/call/names.h"
-#include "net/deposit/internal.h"
 #include "net/call/call.h"
+#include "net/deposit/internal.h"
 #include "net/fabric/fabric.h"
 
 _Static_assert(DEP_CELLS_PER_FRAME * CELL_SIZE <= FAB_MTU, "a frame carries 27 cells");
@@ -504,7 +503,7 @@ static int deposit_init(void)
 	dart_init(&dep_dart);
 	dart_spill_init(&dep_dart, spill_pool, DEP_SPILL_CELLS, DEP_SPILL_PER_CONN);
 	if (fabric_register(DEP_PROTO, cell_handler) < 0 || fabric_register(DEP_FLOW_PROTO, flow_handler) < 0 ||
-	    names_register(NAME_CONN, dep_conn_resolve) < 0 || fabric_on_peer_reset(dep_peer_reset) < 0)
+	    fabric_on_peer_reset(dep_peer_reset) < 0)
 		return -EBUSY;
 	t = thread_create("dep-exc", worker, NULL, PRIO_HIGH, 0);
 	if (!t)

@@ -93,7 +93,5 @@ void dep_flow_release(int vci, int node);
 /* Wake the exception thread: an exception to report or a replay to retry. */
 void dep_wake_worker(void);
 
-/* The name service's resolver for connections (conn.c).  (irq) */
-int dep_conn_resolve(const char *name, int asker, void *answer, size_t *len);
 
 #endif

@@ -1,8 +1,9 @@
 /*
- * The fabric's kernel side: its arguments, start-up, one channel per peer
- * (net/fabric/channel.c), the timers, the protocol table and the counters.
- * Discovery, the receive path, fault injection, sending and the barrier
- * are files of their own beside this one; internal.h is what they share.
+ * The fabric's kernel side, what every file of it uses: the state (fab),
+ * the channels' link to the NIC and to the protocols' handlers, the step
+ * after a channel operation, the protocol table, the peers, the key and
+ * the counters.  Above it: start-up (start.c), discovery, the receive
+ * path (rx.c), fault injection, sending; internal.h is what they share.
  *
  * Everything that touches channel state runs with interrupts off: the
  * receive path is the NIC interrupt, the timers are the timer interrupt,
@@ -30,44 +31,6 @@
 #include "net/net.h"
 
 struct fabric fab = { .peer_timeout_ns = 10000000000ULL };
-
-static const struct argspec fabric_args[] = {
-	{ "fault", ARG_STR, 0, 0, "receive faults, e.g. drop:0.05,dup:0.01,reorder:0.01,corrupt:0.01" },
-	{ "peer_timeout_ms", ARG_INT, 100, 3600000, "declare a silent peer dead after this (default 10000)" },
-	{ "seed", ARG_INT, 0, 0x7fffffff, "fault injection random seed (default: node id)" },
-	{ "fault_node", ARG_INT, 0, 63, "only this node injects the faults of fault= (default: every node)" },
-	{ "fabric_tx_bufs", ARG_INT, 4, PKT_POOL_BUFS,
-	  "packet buffers the send queues may hold together (default 384 of 1024)" },
-	{ "auto_settle_ms", ARG_INT, 100, 3600000, "node=auto nodes=auto: the cluster is formed "
-	  "after this long without a newcomer (default 3000)" },
-	{ "auto_confirm_ms", ARG_INT, 10, 3600000, "node=auto nodes=N: the cluster is formed once N "
-	  "stations have heard each other and no newcomer for this long (default 300)" },
-	{ "auto_timeout_ms", ARG_INT, 1000, 86400000, "node=auto: give up (naming the stations "
-	  "heard) if no agreement is reached in this long (default 300000)" },
-	{ "key", ARG_SECRET, 0, 0, "cluster key (16 to 128 characters, the same on every node): every "
-	  "fabric frame carries a SipHash-2-4 MAC and is taken at most once" },
-	{ NULL, 0, 0, 0, NULL },
-};
-
-static int fabric_check_args(const struct cmdline *c, char *err, size_t errlen)
-{
-	const char *f = cmdline_get(c, "fault");
-	struct fault_cfg tmp;
-
-	const char *k = cmdline_get(c, "key");
-
-	if (f && fault_parse(f, &tmp, err, errlen) < 0)
-		return -EINVAL;
-	if (k && (strlen(k) < FABRIC_KEY_MIN || strlen(k) > FABRIC_KEY_MAX)) {
-		snprintf(err, errlen, "key: %zu characters; a cluster key has %d to %d", strlen(k),
-			 FABRIC_KEY_MIN, FABRIC_KEY_MAX);
-		return -EINVAL;
-	}
-	return 0;
-}
-
-static const struct arg_table fabric_argtab = { "fabric", fabric_args, fabric_check_args };
-ARGS_REGISTER(fabric_argtab);
 
 int fab_cluster_key(struct sipkey *k)
 {
@@ -135,18 +98,7 @@ static int chan_deliver(void *ctx, int src, uint8_t proto, const uint8_t *p, siz
 	return deliver_unhandled(proto);
 }
 
-static const struct chan_ops ops = { chan_xmit, chan_deliver, chan_alloc };
-
-/* --- timers ---------------------------------------------------------------- */
-
-/*
- * Retransmission, probes, delayed acks and the dead-peer check all run from
- * the periodic tick (TICK_HZ) rather than from timers of their own: a lost
- * frame waits up to a tick longer for its retransmission (SACK recovers
- * most losses in streams sooner), and loss-free traffic costs no timer
- * work at all, which matters under QEMU where programming the LAPIC timer
- * wakes the emulator's main loop.
- */
+const struct chan_ops fab_chan_ops = { chan_xmit, chan_deliver, chan_alloc };
 
 void fab_after_chan_op_slow(struct peer *p)
 {
@@ -165,147 +117,6 @@ void fab_after_chan_op_slow(struct peer *p)
 	if (p->senders.head && (chan_space(&p->ch) > 0 || p->ch.dead || chan_outstanding(&p->ch) == 0))
 		waitq_wake_all(&p->senders);
 }
-
-/* The tick: every channel's timers, delayed acks included (interrupt context). */
-static void fabric_tick(void)
-{
-	uint64_t now = now_ns();
-
-	for (int i = 0; i < fab.nnodes; i++) {
-		if (i == fab.me)
-			continue;
-		chan_timer(&fab.peers[i].ch, now);
-		/* Refused messages are offered again every tick, resumed or not. */
-		if (fab.peers[i].ch.blocked)
-			chan_resume(&fab.peers[i].ch, now);
-		fab_after_chan_op(&fab.peers[i]);
-	}
-}
-
-/* The CPU is about to halt: acknowledge what arrived (interrupts off). */
-static void fabric_idle(void)
-{
-	uint64_t now = 0;
-
-	for (int i = 0; i < fab.nnodes; i++) {
-		/* A lossless channel acknowledges for credit only (channel.h). */
-		if (i != fab.me && fab.peers[i].ch.ack_pending && !fab.peers[i].ch.cfg.lossless) {
-			if (!now)
-				now = now_ns();
-			chan_flush_ack(&fab.peers[i].ch, now);
-		}
-	}
-}
-
-/* The EtherType handler (interrupt context). */
-static void fabric_input(struct pktbuf *pb)
-{
-	if (fab_inject_any())
-		fab_inject(pb);
-	else
-		fab_process(pb);
-}
-
-/* --- start-up -------------------------------------------------------------- */
-
-static int fabric_init(void)
-{
-	char desc[128];
-	unsigned window;
-
-	if (!net_up())
-		return -ENODEV;
-	fab.me = node_id;
-	fab.nnodes = num_nodes;
-	fab.peers = calloc((size_t)fab.nnodes, sizeof *fab.peers);
-	if (!fab.peers)
-		return -ENOMEM;
-	fab.inc = incarnation();
-	if (fab_cluster_key(&fab.key)) {
-		fab.keyed = 1;
-		fab.hello_seal.key = fab.key;
-		fab.hello_unseal.key = fab.key;
-	}
-	if (arg_int("peer_timeout_ms", 0))
-		fab.peer_timeout_ns = (uint64_t)arg_int("peer_timeout_ms", 10000) * 1000000ULL;
-	pkt_share_set(PKT_FABRIC_TX, (int)arg_int("fabric_tx_bufs", PKT_SHARE_FABRIC_TX));
-	fab_inject_init();
-	fab.inject = fab_inject_any();
-	/* A lossless link is lossless unless this node injects faults. */
-	fab.lossless = net_link_lossless() && !fab_inject_any();
-
-	/* Every peer's window fits the receive ring and the buffer pool together. */
-	window = fab.nnodes > 1 ? 192 / (unsigned)(fab.nnodes - 1) : CHAN_WIN_MAX;
-	if (window > CHAN_WIN_MAX)
-		window = CHAN_WIN_MAX;
-	if (window < 4)
-		window = 4;
-	while (window & (window - 1))	/* a power of two: slots are found by masking */
-		window &= window - 1;
-
-	for (int i = 0; i < fab.nnodes; i++) {
-		struct chan_cfg cfg = {
-			.me = fab.me,
-			.peer = i,
-			.window = window,
-			.rto_init_ns = 20000000,
-			.rto_min_ns = 2000000,
-			.rto_max_ns = 500000000,
-			.ack_delay_ns = 5000000,	/* a backstop: acks go out at idle */
-			.dead_ns = fab.peer_timeout_ns,
-		};
-		memcpy(cfg.my_mac, net_mac(), 6);
-		/* Frames sent in place keep their payload until acknowledged (channel.h). */
-		if (fab.lossless && i != fab.me)
-			cfg.kept = malloc((size_t)window * CHAN_KEPT_STRIDE);
-		if (fab.keyed) {
-			cfg.seal = &fab.peers[i].tx_seal;	/* its key comes with the binding */
-			fab.peers[i].m.keep_past = 1;
-		}
-		chan_init(&fab.peers[i].ch, &cfg, &ops, &fab.peers[i]);
-	}
-	timer_add_tick_hook(fabric_tick);
-	thread_add_idle_hook(fabric_idle);
-	if (net_register(ETHERTYPE_FABRIC, fabric_input) < 0 ||
-	    net_register_frame(ETHERTYPE_FABRIC, fab_process_frame) < 0)
-		return -EBUSY;
-	fab.ready = 1;
-	fab_inject_describe(desc, sizeof desc);
-	printf("fabric: node %d of %d, incarnation %016lx (%s), window %u frames per peer, "
-	       "peer timeout %lu ms, %s%s%s%s%s\n",
-	       fab.me, fab.nnodes, fab.inc, incarnation_source(), window, fab.peer_timeout_ns / 1000000,
-	       fab.keyed ? "keyed (SipHash-2-4 MAC, replay window)" : "crc32c ",
-	       fab.keyed ? "" : crc32c_impl(),
-	       fab.lossless ? ", lossless link (no CRC, acks for credit)" : "",
-	       fab_inject_any() ? ", receive faults: " : "", fab_inject_any() ? desc : "");
-	if (fab.keyed && strcmp(incarnation_source(), "tsc jitter") == 0)
-		printf("fabric: warning: this CPU gave no usable RDSEED or RDRAND; the incarnation and "
-		       "handshake challenges come from TSC jitter, which is not an entropy source%s\n",
-		       incarnation_refused() ? " (it gave values a working DRNG never gives: 0, all ones, repeats)" : "");
-	fab_discovery_start();
-	return 0;
-}
-
-/* The kernel's protocols have registered: deliver what waited for them. */
-static int fabric_start(void)
-{
-	if (!fab.ready)
-		return -ENODEV;
-	fab.started = 1;
-	fab.app_grace_end = now_ns() + FAB_APP_GRACE_NS;
-	fabric_resume();
-	return 0;
-}
-
-/* Nothing this node sent may be lost because it stopped. */
-static void fabric_exit(void)
-{
-	fabric_shutdown(3000000000ULL, 100000000ULL);
-}
-
-INIT_HOOK(INIT_SUBSYS_3, fabric, fabric_init);
-INIT_HOOK(INIT_START, fabric_start, fabric_start);
-EXIT_HOOK(fabric, fabric_exit);
 
 /* --- protocols and peers --------------------------------------------------- */
 
@@ -432,39 +243,3 @@ void fabric_counters(struct fabric_counters *out)
 	irq_restore(f);
 }
 
-void fabric_print_stats(void)
-{
-	struct fabric_counters c;
-
-	if (!fab.ready)
-		return;
-	fabric_counters(&c);
-	printf("fabric: rx frames %lu, data %lu, delivered %lu, dup %lu, out-of-order %lu, busy %lu\n",
-	       c.rx_frames, c.rx_data, c.delivered, c.rx_dup, c.rx_ooo, c.busy);
-	printf("fabric: tx data %lu, retransmits %lu, acks %lu, raw tx %lu rx %lu, tx failed %lu, "
-	       "sender waits for window %lu, for pool share %lu\n",
-	       c.tx_data, c.retransmits, c.tx_acks, c.tx_raw, c.rx_raw, c.tx_failed, c.send_waits,
-	       c.send_no_share);
-	printf("fabric: rejected:");
-	for (int e = 1; e < FAB_NERR; e++)
-		printf(" %s %lu", fab_err_names[e], c.rx_rejected[e]);
-	printf(", stale session %lu, foreign mac %lu, unknown proto %lu, from dead peer %lu, "
-	       "unbound %lu, hello without or with a past incarnation %lu, hello answers held back %lu, "
-	       "rebinds %lu\n",
-	       c.rx_stale_session, c.rx_foreign_mac, c.rx_unknown_proto, c.rx_dead_peer,
-	       c.rx_unbound, c.hello_bad, c.hello_limited, c.rebinds);
-	if (fab_inject_any())
-		printf("fabric: injected drop %lu dup %lu reorder %lu corrupt %lu\n", c.fault_drop,
-		       c.fault_dup, c.fault_reorder, c.fault_corrupt);
-	for (int i = 0; i < fab.nnodes; i++) {
-		const struct chan *ch = &fab.peers[i].ch;
-		if (i == fab.me)
-			continue;
-		printf("fabric: peer n%d%s srtt %lu us rto %lu us, tx %lu retx %lu+%lu (timeout+sack), "
-		       "rx %lu dup %lu ooo %lu outside %lu\n",
-		       i, ch->dead ? " DEAD" : "", ch->srtt / 1000, ch->rto / 1000, ch->stats.tx_data,
-		       ch->stats.tx_retx_timeout, ch->stats.tx_retx_sack, ch->stats.rx_data,
-		       ch->stats.rx_dup, ch->stats.rx_ooo, ch->stats.rx_outside_window);
-	}
-	fab_auto_print_stats();
-}

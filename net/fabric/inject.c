@@ -37,10 +37,14 @@ static int chance(uint32_t rate)
 	return rate && (uint32_t)(rng_next() >> 32) < rate;
 }
 
-void fab_inject_init(void)
+/* Where a frame goes on, once its fault is applied (fab_process). */
+static void (*deliver)(struct pktbuf *pb);
+
+void fab_inject_init(void (*fn)(struct pktbuf *pb))
 {
 	const char *f;
 
+	deliver = fn;
 	rng_state = (uint64_t)arg_int("seed", fab.me) * 0x9e3779b97f4a7c15ULL + 0x1234567ULL;
 	if ((f = arg_str("fault", NULL)) != NULL && arg_int("fault_node", fab.me) == fab.me) {
 		char err[128];
@@ -66,7 +70,7 @@ static void release_held(void *arg)
 	(void)arg;
 	held = NULL;
 	if (pb)
-		fab_process(pb);
+		deliver(pb);
 }
 
 void fab_inject(struct pktbuf *pb)
@@ -98,9 +102,9 @@ void fab_inject(struct pktbuf *pb)
 		if (!pb)
 			return;
 	}
-	fab_process(pb);
+	deliver(pb);
 	if (dup)
-		fab_process(dup);
+		deliver(dup);
 	if (held && held != pb) {
 		timer_cancel(&held_timer);
 		release_held(NULL);

@@ -1,7 +1,7 @@
 /*
- * The fabric's shared state, for its own files only (fabric.c, discovery.c,
- * rx.c, inject.c, send.c, barrier.c): nothing outside net/fabric includes
- * this.  All of it is touched with interrupts off (see fabric.c).
+ * The fabric's shared state, for its own files only (fabric.c, start.c,
+ * discovery.c, rx.c, inject.c, send.c, auto.c, clock.c): nothing outside
+ * net/fabric includes this.  All of it is touched with interrupts off (see fabric.c).
  */
 #ifndef NET_FABRIC_INTERNAL_H
 #define NET_FABRIC_INTERNAL_H
@@ -52,6 +52,9 @@ struct fabric {
 
 extern struct fabric fab;
 
+/* The channels' link: the NIC, the buffer pool and the protocols' handlers (fabric.c). */
+extern const struct chan_ops fab_chan_ops;
+
 /* Hand a built frame to the NIC; a full ring counts as tx_failed.  (irq off) */
 int fab_xmit(struct pktbuf *pb);
 
@@ -95,10 +98,10 @@ int fab_process_frame(uint8_t *frame, size_t len);
 int fab_receive(uint8_t *frame, size_t len, struct pktbuf *pb);
 
 /*
- * inject.c: set up receive faults from fault= and seed=; apply them to pb
- * on its way to fab_process.  fab_inject_describe prints the rates.
+ * inject.c: set up receive faults from fault= and seed=, to apply to pb
+ * on its way to deliver (fab_process); fab_inject_describe prints the rates.
  */
-void fab_inject_init(void);
+void fab_inject_init(void (*deliver)(struct pktbuf *pb));
 int fab_inject_any(void);
 void fab_inject(struct pktbuf *pb);
 void fab_inject_describe(char *buf, size_t len);

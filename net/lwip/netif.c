@@ -47,7 +47,6 @@ _Static_assert(sizeof(struct pbuf_custom) <= sizeof(((struct pktbuf *)0)->ext),
 _Static_assert(_Alignof(struct pbuf_custom) <= _Alignof(uint64_t),
 	       "pktbuf.ext is not aligned enough for struct pbuf_custom");
 
-struct lwip_port_stats lwip_port_stats;
 
 /* At most half the pool: the receive rings and the fabric keep the rest. */
 static const struct argspec lwip_args[] = {

@@ -26,6 +26,9 @@
 #include "lwip/tcpip.h"
 #include "net/lwip/lwip_port.h"
 
+/* The port's counters (lwip_port.h): the netif's and this layer's. */
+struct lwip_port_stats lwip_port_stats;
+
 #define NS_PER_MS 1000000ULL
 
 /*

@@ -13,8 +13,11 @@
 #include "kernel/tsc.h"
 #include "kernel/x86.h"
 #include "net/call/call.h"
-#include "net/rmem/internal.h"
 #include "net/net.h"
+#include "net/rmem/internal.h"
+
+/* Remote memory's counters (rmem.h), every file of it counting here. */
+struct rmem_counters rmem_ctr;
 
 _Static_assert(RMEM_MAX_SEGS == SEGTAB_SLOTS && MAX_NODES == SEGTAB_NODES, "table sizes agree");
 

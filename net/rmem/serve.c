@@ -22,7 +22,6 @@
 _Static_assert(RMEM_MAX_XFER == RMEM_DATA_MAX, "one maximum transfer");
 _Static_assert(RMEM_HDR_LEN + RMEM_MAX_XFER <= FAB_MTU, "a transfer fits one frame");
 
-struct rmem_counters rmem_ctr;
 int rmem_ready;
 
 static void count_refusal(int st)

@@ -15,14 +15,14 @@
 #include <string.h>
 
 #include "apps/app.h"
-#include "net/call/barrier.h"
-#include "tests/apps/protos.h"
-#include "tests/apps/check.h"
 #include "kernel/node.h"
 #include "kernel/sync.h"
 #include "kernel/tsc.h"
 #include "kernel/x86.h"
+#include "net/call/barrier.h"
 #include "net/fabric/fabric.h"
+#include "tests/apps/check.h"
+#include "tests/apps/protos.h"
 
 #define FP_BARRIER 8			/* the barrier's protocol number (net/fabric/barrier.c) */
 #define FORGER 2

@@ -46,16 +46,16 @@
 #include <string.h>
 
 #include "apps/app.h"
-#include "net/call/barrier.h"
-#include "tests/apps/check.h"
 #include "kernel/crc.h"
 #include "kernel/mem.h"
 #include "kernel/sync.h"
 #include "kernel/thread.h"
 #include "kernel/tsc.h"
 #include "kernel/x86.h"
+#include "net/call/barrier.h"
 #include "net/deposit/deposit.h"
 #include "net/fabric/fabric.h"
+#include "tests/apps/check.h"
 
 #define PG 4096
 #define WAIT_NS 60000000000ULL

@@ -19,13 +19,13 @@
 #include <string.h>
 
 #include "apps/app.h"
-#include "net/call/barrier.h"
-#include "tests/apps/protos.h"
 #include "kernel/sync.h"
 #include "kernel/thread.h"
 #include "kernel/x86.h"
+#include "net/call/barrier.h"
 #include "net/fabric/fabric.h"
 #include "net/net.h"
+#include "tests/apps/protos.h"
 
 enum kind {
 	K_SHORT, K_ETH_ONLY, K_TRUNC_HDR, K_LEN, K_CRC, K_TYPE, K_VERSION, K_NODE, K_SELF,

@@ -21,15 +21,15 @@
 #include <string.h>
 
 #include "apps/app.h"
-#include "net/call/barrier.h"
-#include "tests/apps/protos.h"
 #include "kernel/cmos.h"
 #include "kernel/node.h"
 #include "kernel/sync.h"
 #include "kernel/thread.h"
 #include "kernel/tsc.h"
 #include "kernel/x86.h"
+#include "net/call/barrier.h"
 #include "net/fabric/fabric.h"
+#include "tests/apps/protos.h"
 
 struct msg_hdr {
 	uint16_t src;

@@ -17,9 +17,6 @@
 #include <string.h>
 
 #include "apps/app.h"
-#include "net/call/barrier.h"
-#include "tests/apps/protos.h"
-#include "tests/apps/check.h"
 #include "kernel/node.h"
 #include "kernel/sync.h"
 #include "kernel/thread.h"
@@ -27,9 +24,12 @@
 #include "kernel/x86.h"
 #include "lwip/sockets.h"
 #include "lwip/sys.h"
+#include "net/call/barrier.h"
 #include "net/fabric/fabric.h"
 #include "net/lwip/lwip_port.h"
 #include "net/net.h"
+#include "tests/apps/check.h"
+#include "tests/apps/protos.h"
 
 #define PORT 9				/* discard (RFC 863), never read here */
 #define MAX_CONNS 14			/* lwIP's pools: 16 connections, 16 netconns */

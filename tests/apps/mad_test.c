@@ -38,16 +38,16 @@
 #include <string.h>
 
 #include "apps/app.h"
-#include "net/call/barrier.h"
-#include "tests/apps/check.h"
 #include "kernel/thread.h"
 #include "kernel/tsc.h"
 #include "lib/mad.h"
 #include "lwip/sockets.h"
+#include "net/call/barrier.h"
 #include "net/call/call.h"
 #include "net/fabric/fabric.h"
 #include "net/req/req.h"
 #include "net/rmem/rmem.h"
+#include "tests/apps/check.h"
 
 enum { SVC_STRINGS = 1, SVC_MODES = 2, SVC_MULTI = 3, SVC_MISUSE = 4, SVC_DONE = 5, SVC_LATER = 6 };
 

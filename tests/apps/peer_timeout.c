@@ -8,10 +8,10 @@
 #include <stdio.h>
 
 #include "apps/app.h"
-#include "net/call/barrier.h"
-#include "tests/apps/protos.h"
 #include "kernel/tsc.h"
+#include "net/call/barrier.h"
 #include "net/fabric/fabric.h"
+#include "tests/apps/protos.h"
 
 static int peer_timeout_main(void)
 {

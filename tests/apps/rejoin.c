@@ -21,15 +21,15 @@
 #include <string.h>
 
 #include "apps/app.h"
-#include "net/call/barrier.h"
-#include "tests/apps/protos.h"
 #include "kernel/cmos.h"
 #include "kernel/sync.h"
 #include "kernel/thread.h"
 #include "kernel/tsc.h"
 #include "kernel/x86.h"
+#include "net/call/barrier.h"
 #include "net/call/call.h"
 #include "net/fabric/fabric.h"
+#include "tests/apps/protos.h"
 
 #define CMOS_REJOIN 0x40
 #define REJOIN_MAGIC 0xb7

@@ -21,16 +21,16 @@
 #include <string.h>
 
 #include "apps/app.h"
-#include "net/call/barrier.h"
-#include "tests/apps/check.h"
 #include "kernel/node.h"
 #include "kernel/sync.h"
 #include "kernel/thread.h"
 #include "kernel/tsc.h"
 #include "kernel/x86.h"
+#include "net/call/barrier.h"
 #include "net/fabric/fabric.h"
 #include "net/req/req.h"
 #include "net/rmem/rmem.h"
+#include "tests/apps/check.h"
 
 #define SRC_SHIFT 26			/* word = src << 26 | sequence */
 #define SEQ_MASK ((1u << SRC_SHIFT) - 1)

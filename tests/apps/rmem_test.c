@@ -16,14 +16,14 @@
 #include <string.h>
 
 #include "apps/app.h"
-#include "net/call/barrier.h"
-#include "tests/apps/check.h"
 #include "kernel/sync.h"
 #include "kernel/thread.h"
 #include "kernel/tsc.h"
 #include "kernel/x86.h"
+#include "net/call/barrier.h"
 #include "net/fabric/fabric.h"
 #include "net/rmem/rmem.h"
+#include "tests/apps/check.h"
 
 #define GUARD 512			/* pattern bytes on each side of a segment */
 #define SEG_SIZE 4096

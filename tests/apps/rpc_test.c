@@ -34,15 +34,15 @@
 #include <string.h>
 
 #include "apps/app.h"
-#include "net/call/barrier.h"
-#include "tests/apps/check.h"
 #include "kernel/crc.h"
 #include "kernel/sync.h"
 #include "kernel/thread.h"
 #include "kernel/tsc.h"
 #include "lib/rpc.h"
+#include "net/call/barrier.h"
 #include "net/fabric/fabric.h"
 #include "net/rmem/rmem.h"
+#include "tests/apps/check.h"
 
 #define BARRIER_NS 300000000000ULL
 #define BIND_NS 60000000000ULL

@@ -12,14 +12,14 @@
 #include <string.h>
 
 #include "apps/app.h"
-#include "net/call/barrier.h"
-#include "tests/apps/protos.h"
 #include "kernel/sync.h"
 #include "kernel/thread.h"
 #include "kernel/tsc.h"
 #include "kernel/x86.h"
+#include "net/call/barrier.h"
 #include "net/fabric/fabric.h"
 #include "net/net.h"
+#include "tests/apps/protos.h"
 
 #define HOLD_MAX 4096
 

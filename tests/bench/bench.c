@@ -5,12 +5,12 @@
 #include <string.h>
 
 #include "apps/app.h"
-#include "net/call/barrier.h"
-#include "tests/bench/bench.h"
 #include "apps/stats.h"
 #include "kernel/tsc.h"
+#include "net/call/barrier.h"
 #include "net/fabric/fabric.h"
 #include "net/net.h"
+#include "tests/bench/bench.h"
 
 extern const struct bench *const __benches_start[], *const __benches_end[];
 

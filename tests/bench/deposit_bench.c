@@ -30,15 +30,15 @@
 #include <string.h>
 
 #include "apps/app.h"
-#include "net/call/barrier.h"
-#include "tests/bench/bench.h"
 #include "apps/stats.h"
 #include "kernel/mem.h"
 #include "kernel/thread.h"
 #include "kernel/tsc.h"
+#include "net/call/barrier.h"
 #include "net/deposit/deposit.h"
 #include "net/fabric/fabric.h"
 #include "net/net.h"
+#include "tests/bench/bench.h"
 
 #define EPSIZE 16384
 enum { V_ONEWAY = 50, V_RTT = 51, V_READ = 52, V_TPUT = 53, V_SEQ = 54, V_MC = 56, V_MC_BACK = 60 };

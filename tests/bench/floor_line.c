@@ -13,11 +13,11 @@
 #include <stdint.h>
 
 #include "apps/app.h"
-#include "tests/bench/bench.h"
 #include "apps/stats.h"
 #include "kernel/tsc.h"
 #include "kernel/x86.h"
 #include "net/net.h"
+#include "tests/bench/bench.h"
 
 #define STOP UINT64_MAX
 #define ANSWER_NS 120000000000ULL	/* node 1 gives up after this without STOP */

@@ -30,13 +30,13 @@
 #include <string.h>
 
 #include "apps/app.h"
-#include "net/call/barrier.h"
-#include "tests/bench/bench.h"
 #include "apps/stats.h"
 #include "kernel/tsc.h"
 #include "lib/mad.h"
+#include "net/call/barrier.h"
 #include "net/fabric/fabric.h"
 #include "net/net.h"
+#include "tests/bench/bench.h"
 
 #define WAIT_NS 10000000000ULL
 #define MAXARR (256 * 1024)

@@ -5,8 +5,6 @@
 #include <string.h>
 
 #include "apps/app.h"
-#include "tests/apps/protos.h"
-#include "tests/bench/ops.h"
 #include "kernel/mem.h"
 #include "kernel/thread.h"
 #include "kernel/trace.h"
@@ -16,6 +14,8 @@
 #include "net/fabric/fabric.h"
 #include "net/req/req.h"
 #include "net/rmem/rmem.h"
+#include "tests/apps/protos.h"
+#include "tests/bench/ops.h"
 
 #define WAIT_NS 2000000000ULL
 #define SEGBYTES 4096

@@ -7,11 +7,11 @@
 #include <errno.h>
 #include <stdio.h>
 
-#include "tests/bench/ops.h"
 #include "kernel/node.h"
 #include "kernel/thread.h"
 #include "kernel/trace.h"
 #include "lwip/sockets.h"
+#include "tests/bench/ops.h"
 
 #define OPS_PORT 9
 #define CONNECT_TRIES 50

@@ -20,16 +20,16 @@
 #include <string.h>
 
 #include "apps/app.h"
-#include "net/call/barrier.h"
-#include "tests/apps/protos.h"
-#include "tests/bench/bench.h"
 #include "apps/stats.h"
 #include "kernel/sync.h"
 #include "kernel/thread.h"
 #include "kernel/tsc.h"
 #include "kernel/x86.h"
+#include "net/call/barrier.h"
 #include "net/fabric/fabric.h"
 #include "net/net.h"
+#include "tests/apps/protos.h"
+#include "tests/bench/bench.h"
 
 #define LOST_TIMEOUT_NS 200000000ULL
 

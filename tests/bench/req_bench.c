@@ -13,7 +13,6 @@
 #include <string.h>
 
 #include "apps/app.h"
-#include "tests/bench/bench.h"
 #include "apps/stats.h"
 #include "kernel/mem.h"
 #include "kernel/thread.h"
@@ -22,6 +21,7 @@
 #include "net/net.h"
 #include "net/req/req.h"
 #include "net/rmem/rmem.h"
+#include "tests/bench/bench.h"
 
 #define QBYTES 65536			/* the largest first buffer: few overflows */
 #define SEGBYTES 4096

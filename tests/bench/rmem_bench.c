@@ -15,7 +15,6 @@
 #include <string.h>
 
 #include "apps/app.h"
-#include "tests/bench/bench.h"
 #include "apps/stats.h"
 #include "kernel/mem.h"
 #include "kernel/sync.h"
@@ -25,6 +24,7 @@
 #include "net/fabric/fabric.h"
 #include "net/net.h"
 #include "net/rmem/rmem.h"
+#include "tests/bench/bench.h"
 
 #define BSEG 8192
 

@@ -26,15 +26,15 @@
 #include <string.h>
 
 #include "apps/app.h"
-#include "net/call/barrier.h"
-#include "tests/bench/bench.h"
 #include "apps/stats.h"
 #include "kernel/crc.h"
 #include "kernel/thread.h"
 #include "kernel/tsc.h"
 #include "lib/rpc.h"
+#include "net/call/barrier.h"
 #include "net/fabric/fabric.h"
 #include "net/rmem/rmem.h"
+#include "tests/bench/bench.h"
 
 enum { P_SIMPLE = 1, P_SUM = 2, P_REF = 3 };
 #define REF_LEN 1024

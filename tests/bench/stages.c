@@ -37,17 +37,17 @@
 #include <string.h>
 
 #include "apps/app.h"
-#include "net/call/barrier.h"
-#include "tests/apps/protos.h"
-#include "tests/bench/ops.h"
 #include "apps/stats.h"
 #include "kernel/sync.h"
 #include "kernel/thread.h"
 #include "kernel/trace.h"
 #include "kernel/tsc.h"
 #include "kernel/x86.h"
+#include "net/call/barrier.h"
 #include "net/fabric/fabric.h"
 #include "net/net.h"
+#include "tests/apps/protos.h"
+#include "tests/bench/ops.h"
 
 #define PROBES 200
 #define WAIT_NS 2000000000ULL

@@ -16,13 +16,13 @@
 #include <string.h>
 
 #include "apps/app.h"
-#include "tests/bench/bench.h"
 #include "apps/stats.h"
 #include "kernel/thread.h"
 #include "kernel/tsc.h"
 #include "lwip/sockets.h"
 #include "net/lwip/lwip_port.h"
 #include "net/net.h"
+#include "tests/bench/bench.h"
 
 #define ECHO_PORT 7
 #define SERVER_NODE 1

@@ -19,8 +19,8 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "net/rmem/rmem.h"
 #include "net/rmem/proto.h"
+#include "net/rmem/rmem.h"
 
 static uint8_t buf[65536];
 static size_t n;

@@ -171,6 +171,26 @@ def image_apart(root, build):
     return True, "", log
 
 
+def imports_selftest(root, build):
+    """tests/imports.py names a circle of two files outside kernel/, and lets one inside it be."""
+    import tempfile
+    with tempfile.TemporaryDirectory() as t:
+        for folder in ("net", "kernel"):
+            os.makedirs(os.path.join(t, "build", folder))
+            os.makedirs(os.path.join(t, folder))
+            for me, other in (("a", "b"), ("b", "a")):
+                src = os.path.join(t, folder, me + ".c")
+                open(src, "w").write("int %s_%s(void);\nint %s_%s(void) { return %s_%s(); }\n"
+                                     % (other, folder, me, folder, other, folder))
+                subprocess.run(["gcc", "-c", "-o", os.path.join(t, "build", folder, me + ".o"), src],
+                               check=True)
+        r = subprocess.run(["python3", os.path.join(root, "tests", "imports.py"), "--root", t,
+                            "--build", os.path.join(t, "build")], capture_output=True, text=True)
+        if r.returncode != 1 or "a circle: net/a net/b" not in r.stdout or "kernel/a" in r.stdout:
+            return False, "the circle in net/ was not reported alone", r.stdout
+    return True, "", r.stdout
+
+
 def readme_files_selftest(root, build):
     """tests/readme_files.py names a file its README does not, and takes a header by its source."""
     import tempfile
@@ -1167,6 +1187,10 @@ CASES = [
     Command("check/readme-files", ["python3", "{root}/tests/readme_files.py"],
             expect=[r"readme-files: \d+ files in \d+ folders, every one named"]),
     Check("check/readme-files-selftest", readme_files_selftest),
+    # No file outside kernel/ uses a file that uses it back (by their objects' symbols).
+    Command("check/imports", ["python3", "{root}/tests/imports.py", "--build", "{build}"],
+            expect=[r"imports: \d+ files, \d+ imports, no circle outside kernel/"]),
+    Check("check/imports-selftest", imports_selftest),
     # Every example of boot/cluster --help runs as written and ends well.
     Command("launcher/help-examples", ["python3", "{root}/tests/help_examples.py", "boot/cluster"],
             timeout=240, expect=[r"help-examples: (\d+) of \1 ran as written"]),
