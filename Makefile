@@ -78,94 +78,24 @@ endif
 
 BOOT_OBJS := boot/entry.o
 
-KERNEL_OBJS := \
-	kernel/main.o \
-	kernel/bootinfo.o \
-	kernel/console.o \
-	kernel/trap.o \
-	kernel/trapasm.o \
-	kernel/acpi.o \
-	kernel/acpi_s5.o \
-	kernel/apic.o \
-	kernel/calib.o \
-	kernel/tsc.o \
-	kernel/timer.o \
-	kernel/page.o \
-	kernel/mem.o \
-	kernel/vm.o \
-	kernel/thread.o \
-	kernel/swtch.o \
-	kernel/sync.o \
-	kernel/libc.o \
-	kernel/panic.o \
-	kernel/cmdline.o \
-	kernel/config.o \
-	kernel/crc.o \
-	kernel/incarnation.o \
-	kernel/cmos.o \
-	kernel/siphash.o \
-	kernel/trace.o
+KERNEL_OBJS := $(addprefix kernel/,main.o bootinfo.o console.o trap.o trapasm.o acpi.o acpi_s5.o apic.o calib.o tsc.o \
+	timer.o page.o mem.o vm.o thread.o swtch.o sync.o libc.o panic.o cmdline.o config.o \
+	crc.o incarnation.o cmos.o siphash.o trace.o)
 
-DRIVER_OBJS := \
-	drivers/uart.o \
-	drivers/vga.o \
-	drivers/fbcon.o \
-	drivers/qemu.o \
-	drivers/pci.o \
-	drivers/pktbuf.o \
-	drivers/netdev.o \
-	drivers/e1000.o \
-	drivers/virtio.o \
-	drivers/virtio_net.o \
-	drivers/ivshmem.o
+DRIVER_OBJS := $(addprefix drivers/,uart.o vga.o fbcon.o qemu.o pci.o pktbuf.o netdev.o e1000.o virtio.o virtio_net.o \
+	ivshmem.o)
 
 # The user apps, in build/now.elf and the ISO (apps/README.md).
-APP_OBJS := \
-	apps/app.o \
-	apps/stats.o \
-	apps/hello.o \
-	apps/selftest.o \
-	apps/ising.o \
-	apps/ising_core.o \
-	apps/rpc_table.o \
-	apps/tour.o \
-	apps/circuit.o \
-	apps/circuit_net.o \
-	apps/circuit_sim.o \
-	apps/circuit_ring.o \
-	apps/circuit_cmb.o
+APP_OBJS := $(addprefix apps/,app.o stats.o hello.o selftest.o ising.o ising_core.o rpc_table.o tour.o circuit.o \
+	circuit_net.o circuit_sim.o circuit_ring.o circuit_cmb.o)
 
 # The test image's own apps (build/now-test.elf): the tests make test runs
 # (tests/apps) and the benchmarks of make bench, trace and cost (tests/bench).
-TEST_APP_OBJS := \
-	tests/apps/check.o \
-	tests/apps/fault.o \
-	tests/apps/nictest.o \
-	tests/apps/fabric_stress.o \
-	tests/apps/fabric_junk.o \
-	tests/apps/peer_timeout.o \
-	tests/apps/rejoin.o \
-	tests/apps/rx_starve.o \
-	tests/apps/rmem_test.o \
-	tests/apps/rpc_test.o \
-	tests/apps/mad_test.o \
-	tests/apps/req_stress.o \
-	tests/apps/deposit_test.o \
-	tests/apps/lwip_pin.o \
-	tests/apps/barrier_forge.o \
-	tests/bench/bench.o \
-	tests/bench/pingpong.o \
-	tests/bench/floor_line.o \
-	tests/bench/stages.o \
-	tests/bench/ops.o \
-	tests/bench/ops_tcp.o \
-	tests/bench/cost.o \
-	tests/bench/rmem_bench.o \
-	tests/bench/req_bench.o \
-	tests/bench/deposit_bench.o \
-	tests/bench/mad_bench.o \
-	tests/bench/rpc_bench.o \
-	tests/bench/tcp_echo.o
+TEST_APP_OBJS := $(addprefix tests/apps/,check.o fault.o nictest.o fabric_stress.o fabric_junk.o peer_timeout.o rejoin.o \
+	rx_starve.o rmem_test.o rpc_test.o mad_test.o req_stress.o deposit_test.o lwip_pin.o \
+	barrier_forge.o) \
+	$(addprefix tests/bench/,bench.o pingpong.o floor_line.o stages.o ops.o ops_tcp.o cost.o rmem_bench.o \
+	req_bench.o deposit_bench.o mad_bench.o rpc_bench.o tcp_echo.o)
 
 # The objects with test hooks (#ifdef NOW_TEST_HOOKS: forged descriptors,
 # raw cells, a pause inside a dequeue): built a second time, with the
@@ -179,98 +109,31 @@ HOOK_OBJS := \
 	lib/mad_req.o
 
 # net/: the demultiplexer, then one folder per layer.
-NET_OBJS := \
-	net/net.o
+NET_OBJS := net/net.o
 
-FABRIC_OBJS := \
-	net/fabric/wire.o \
-	net/fabric/channel.o \
-	net/fabric/fault.o \
-	net/fabric/fabric.o \
-	net/fabric/start.o \
-	net/fabric/member.o \
-	net/fabric/discovery.o \
-	net/fabric/rx.o \
-	net/fabric/inject.o \
-	net/fabric/send.o \
-	net/fabric/auto.o \
-	net/fabric/autoview.o \
-	net/fabric/clock.o
+FABRIC_OBJS := $(addprefix net/fabric/,wire.o channel.o fault.o fabric.o start.o member.o discovery.o rx.o inject.o send.o \
+	auto.o autoview.o clock.o)
 
 # The services above the link that every mechanism shares.
-CALL_OBJS := \
-	net/call/call_wire.o \
-	net/call/call.o \
-	net/call/names.o \
-	net/call/service.o \
-	net/call/barrier.o
+CALL_OBJS := $(addprefix net/call/,call_wire.o call.o names.o service.o barrier.o)
 
-RMEM_OBJS := \
-	net/rmem/proto.o \
-	net/rmem/segtab.o \
-	net/rmem/segments.o \
-	net/rmem/serve.o \
-	net/rmem/rmem.o
+RMEM_OBJS := $(addprefix net/rmem/,proto.o segtab.o segments.o serve.o rmem.o)
 
-REQ_OBJS := \
-	net/req/queue.o \
-	net/req/wire.o \
-	net/req/qtab.o \
-	net/req/req.o \
-	net/req/remote.o
+REQ_OBJS := $(addprefix net/req/,queue.o wire.o qtab.o req.o remote.o)
 
-DEPOSIT_OBJS := \
-	net/deposit/cell.o \
-	net/deposit/dart.o \
-	net/deposit/dart_op.o \
-	net/deposit/deposit.o \
-	net/deposit/conn.o \
-	net/deposit/send.o
+DEPOSIT_OBJS := $(addprefix net/deposit/,cell.o dart.o dart_op.o deposit.o conn.o send.o)
 
-LIB_OBJS := \
-	lib/rpc_server.o \
-	lib/rpc_client.o \
-	lib/mad.o \
-	lib/mad_rpc.o \
-	lib/mad_stream.o \
-	lib/mad_tcp.o \
-	lib/mad_rmem.o \
-	lib/mad_req.o \
-	lib/mad_cell.o
+LIB_OBJS := $(addprefix lib/,rpc_server.o rpc_client.o mad.o mad_rpc.o mad_stream.o mad_tcp.o mad_rmem.o \
+	mad_req.o mad_cell.o)
 
 # The lwIP port (net/lwip) and the lwIP sources it builds, from
 # $(LWIPDIR)/src: IPv4, ARP, TCP, UDP, the netconn and socket APIs.
-LWIP_PORT_OBJS := \
-	net/lwip/sys_arch.o \
-	net/lwip/netif.o
+LWIP_PORT_OBJS := $(addprefix net/lwip/,sys_arch.o netif.o)
 
-LWIP_OBJS := \
-	lwip/core/init.o \
-	lwip/core/def.o \
-	lwip/core/inet_chksum.o \
-	lwip/core/ip.o \
-	lwip/core/mem.o \
-	lwip/core/memp.o \
-	lwip/core/netif.o \
-	lwip/core/pbuf.o \
-	lwip/core/stats.o \
-	lwip/core/sys.o \
-	lwip/core/tcp.o \
-	lwip/core/tcp_in.o \
-	lwip/core/tcp_out.o \
-	lwip/core/timeouts.o \
-	lwip/core/udp.o \
-	lwip/core/ipv4/etharp.o \
-	lwip/core/ipv4/icmp.o \
-	lwip/core/ipv4/ip4.o \
-	lwip/core/ipv4/ip4_addr.o \
-	lwip/core/ipv4/ip4_frag.o \
-	lwip/api/api_lib.o \
-	lwip/api/api_msg.o \
-	lwip/api/err.o \
-	lwip/api/netbuf.o \
-	lwip/api/sockets.o \
-	lwip/api/tcpip.o \
+LWIP_OBJS := $(addprefix lwip/core/,init.o def.o inet_chksum.o ip.o mem.o memp.o netif.o pbuf.o stats.o sys.o \
+	tcp.o tcp_in.o tcp_out.o timeouts.o udp.o) \
+	$(addprefix lwip/core/ipv4/,etharp.o icmp.o ip4.o ip4_addr.o ip4_frag.o) \
+	$(addprefix lwip/api/,api_lib.o api_msg.o err.o netbuf.o sockets.o tcpip.o) \
 	lwip/netif/ethernet.o
 
 # Objects that include lwIP headers: the port's and the apps' using sockets.

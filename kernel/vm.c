@@ -51,7 +51,8 @@ static uint64_t *pte_for(uintptr_t va)
 	return &pt[(va >> 12) & 511];
 }
 
-int vm_unmap_page(uintptr_t va)
+/* Make va's page a guard (not present, marked) or a page again. */
+static int set_guard(uintptr_t va, int guard)
 {
 	irqflags_t f = irq_save();
 	uint64_t *pte = pte_for(va & ~0xfffULL);
@@ -60,25 +61,20 @@ int vm_unmap_page(uintptr_t va)
 		irq_restore(f);
 		return -EINVAL;
 	}
-	*pte = (*pte & ~PTE_P) | PTE_GUARD;
+	*pte = guard ? (*pte & ~PTE_P) | PTE_GUARD : (*pte | PTE_P) & ~PTE_GUARD;
 	invlpg(va);
 	irq_restore(f);
 	return 0;
 }
 
+int vm_unmap_page(uintptr_t va)
+{
+	return set_guard(va, 1);
+}
+
 int vm_remap_page(uintptr_t va)
 {
-	irqflags_t f = irq_save();
-	uint64_t *pte = pte_for(va & ~0xfffULL);
-
-	if (!pte) {
-		irq_restore(f);
-		return -EINVAL;
-	}
-	*pte = (*pte | PTE_P) & ~PTE_GUARD;
-	invlpg(va);
-	irq_restore(f);
-	return 0;
+	return set_guard(va, 0);
 }
 
 int vm_is_guard(uintptr_t va)

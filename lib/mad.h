@@ -131,6 +131,22 @@ void mad_driver_add(const struct mad_driver *d);
 #endif
 
 /*
+ * Define and register the driver p whose sending and receiving functions
+ * are named p_send_post, p_send_poll, p_recv_header_post,
+ * p_recv_header_poll, p_recv_body_post and p_recv_body_poll; the other
+ * fields (.init, .exit, .wait, .send_wait) follow as designated
+ * initialisers.
+ */
+#define MAD_DRIVER_DEFINE(p, ...)                                                          \
+	static const struct mad_driver mad_driver_##p = {                                  \
+		.name = #p, .send_post = p##_send_post, .send_poll = p##_send_poll,        \
+		.recv_header_post = p##_recv_header_post,                                  \
+		.recv_header_poll = p##_recv_header_poll,                                  \
+		.recv_body_post = p##_recv_body_post, .recv_body_poll = p##_recv_body_poll, \
+		__VA_ARGS__ };                                                              \
+	MAD_DRIVER_REGISTER(mad_driver_##p)
+
+/*
  * Channels.  A channel is one transport ("tcp", "rmem", "req", "cell")
  * connected to every node; several may be open at once, each driver once.
  * mad_open connects every node on it (every node calls it) or returns the

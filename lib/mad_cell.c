@@ -121,60 +121,63 @@ static void on_exception(void *arg, const struct dart_exc *e)
 
 /* --- setup ------------------------------------------------------------------------ */
 
+/* The endpoint node i deposits into, and our connection with it. */
+static int make_peer(int i)
+{
+	struct peer *p = calloc(1, sizeof *p);
+	int r;
+
+	if (!p)
+		return -ENOMEM;
+	peers[i] = p;
+	p->vci = p->ep = -1;
+	mutex_init(&p->msg_lock, 0);
+	mutex_init(&p->sr_lock, 0);
+	p->mem = aligned_alloc(4096, (EP_SIZE + 4095) & ~(size_t)4095);
+	if (!p->mem)
+		return -ENOMEM;
+	memset(p->mem, 0, EP_SIZE);
+	if ((p->ep = dep_endpoint_create(p->mem, ROUND32(EP_SIZE), DART_EP_READ | DART_EP_WRITE)) < 0)
+		return p->ep;
+	struct dep_conn_cfg cfg = { .peer = i, .ep = p->ep, .flags = DART_RX | DART_TX, .reply = -1 };
+	if ((r = dep_conn_open(VCI_BASE + me + i, &cfg)) < 0)
+		return r;
+	p->vci = VCI_BASE + me + i;
+	p->sr = dep_sendregs(p->vci);
+	dep_on_intr(p->vci, on_intr, p);
+	dep_on_exception(p->vci, on_exception, p);
+	return 0;
+}
+
+static void drop_peer(struct peer *p)
+{
+	if (p->vci >= 0)
+		dep_conn_close(p->vci);
+	if (p->ep >= 0)
+		dep_endpoint_destroy(p->ep);
+	free(p->mem);
+	free(p);
+}
+
 static void cell_exit_drv(void)
 {
-	for (int i = 0; i < MAX_NODES; i++) {
-		struct peer *p = peers[i];
-		if (!p)
-			continue;
-		if (p->vci >= 0)
-			dep_conn_close(p->vci);
-		if (p->ep >= 0)
-			dep_endpoint_destroy(p->ep);
-		free(p->mem);
-		free(p);
-		peers[i] = NULL;
-	}
+	MAD_PEERS_STOP(peers, drop_peer);
 }
 
 static int cell_init_drv(int nodes, int self)
 {
-	int r = 0;
+	int r;
 
 	nnodes = nodes;
 	me = self;
 	memset(&rx, 0, sizeof rx);
-	for (int i = 0; i < nodes && r == 0; i++) {
-		if (i == self)
-			continue;
-		struct peer *p = calloc(1, sizeof *p);
-		if (!p)
-			return cell_exit_drv(), -ENOMEM;
-		peers[i] = p;
-		p->vci = p->ep = -1;
-		mutex_init(&p->msg_lock, 0);
-		mutex_init(&p->sr_lock, 0);
-		p->mem = aligned_alloc(4096, (EP_SIZE + 4095) & ~(size_t)4095);
-		if (!p->mem)
-			return cell_exit_drv(), -ENOMEM;
-		memset(p->mem, 0, EP_SIZE);
-		if ((p->ep = dep_endpoint_create(p->mem, ROUND32(EP_SIZE), DART_EP_READ | DART_EP_WRITE)) < 0) {
-			r = p->ep;
-			break;
-		}
-		struct dep_conn_cfg cfg = { .peer = i, .ep = p->ep, .flags = DART_RX | DART_TX, .reply = -1 };
-		if ((r = dep_conn_open(VCI_BASE + self + i, &cfg)) < 0)
-			break;
-		p->vci = VCI_BASE + self + i;
-		p->sr = dep_sendregs(p->vci);
-		dep_on_intr(p->vci, on_intr, p);
-		dep_on_exception(p->vci, on_exception, p);
-	}
+	if ((r = mad_peers_start(nodes, self, make_peer, NULL, cell_exit_drv)) < 0)
+		return r;
 	/* Both ends open before any cell goes: a cell for a VCI not open is refused. */
-	if (r == 0 && (r = cluster_barrier(60000000000ULL)) < 0)
+	if ((r = cluster_barrier(60000000000ULL)) < 0) {
 		printf("mad-cell: not every node opened its connections (%d)\n", r);
-	if (r < 0)
 		cell_exit_drv();
+	}
 	return r;
 }
 
@@ -351,17 +354,26 @@ static size_t stream_read(int src, struct peer *p, uint8_t *dst, size_t n)
 	return done;
 }
 
-static int cell_recv_header_post(void)
+static void pull(void)
 {
-	return rx.open ? -EBUSY : 0;
+	struct peer *p = peers[rx.src];
+
+	while (rx.part_left) {
+		uint8_t *dst = NULL;
+		size_t n = iovcur_peek(&rx.cur, &dst, rx.part_left);
+		if (n == 0 || (n = stream_read(rx.src, p, dst, n)) == 0)
+			break;
+		rxbody_took(&rx, n);
+	}
+	rxbody_settle(&rx);
 }
 
 static int cell_recv_header_poll(int *src, void *hdr, size_t hdr_max, size_t *hdr_len)
 {
 	if (rx.open)
 		return -EBUSY;
-	for (int k = 0; k < nnodes; k++) {
-		int i = (rr + k) % nnodes;
+	/* Round robin from rr: every node with something comes in turn. */
+	for (int k = 0, i = rr % nnodes; k < nnodes; k++, i = (i + 1) % nnodes) {
 		struct peer *p = peers[i];
 		struct mad_wire_hdr h;
 		/*
@@ -394,27 +406,10 @@ static int cell_recv_header_poll(int *src, void *hdr, size_t hdr_max, size_t *hd
 			p->chunk_left = 0;
 			continue;
 		}
-		*hdr_len = full;
-		*src = i;
 		rr = (i + 1) % nnodes;
-		rxbody_start(&rx, i, h.body_len);
-		return 1;
+		return rxbody_taken(&rx, i, h.body_len, full, src, hdr_len);
 	}
 	return 0;
-}
-
-static void pull(void)
-{
-	struct peer *p = peers[rx.src];
-
-	while (rx.part_left) {
-		uint8_t *dst = NULL;
-		size_t n = iovcur_peek(&rx.cur, &dst, rx.part_left);
-		if (n == 0 || (n = stream_read(rx.src, p, dst, n)) == 0)
-			break;
-		rxbody_took(&rx, n);
-	}
-	rxbody_settle(&rx);
 }
 
 MAD_STREAM_BODY(cell, rx, pull)
@@ -437,16 +432,4 @@ static void cell_wait(uint64_t timeout_ns)
 	mad_rxwait_sleep(&rxw, ready_to_poll, timeout_ns);
 }
 
-static const struct mad_driver mad_driver_cell = {
-	.name = "cell",
-	.init = cell_init_drv,
-	.exit = cell_exit_drv,
-	.send_post = cell_send_post,
-	.send_poll = cell_send_poll,
-	.recv_header_post = cell_recv_header_post,
-	.recv_header_poll = cell_recv_header_poll,
-	.recv_body_post = cell_recv_body_post,
-	.recv_body_poll = cell_recv_body_poll,
-	.wait = cell_wait,
-};
-MAD_DRIVER_REGISTER(mad_driver_cell);
+MAD_DRIVER_DEFINE(cell, .init = cell_init_drv, .exit = cell_exit_drv, .wait = cell_wait);

@@ -120,6 +120,16 @@ static inline void rxbody_start(struct mad_rxbody *rx, int src, size_t body_len)
 	rx->open = body_len != 0;
 }
 
+/* recv_header_poll's success: a header of full bytes from src, announcing body_len bytes.  1. */
+static inline int rxbody_taken(struct mad_rxbody *rx, int src, size_t body_len, size_t full, int *srcp,
+			       size_t *hdr_len)
+{
+	*hdr_len = full;
+	*srcp = src;
+	rxbody_start(rx, src, body_len);
+	return 1;
+}
+
 /* recv_body_post: check the part against the message, and aim the cursor at it. */
 static inline int rxbody_post(struct mad_rxbody *rx, int src, const struct mad_iovec *iov, int count)
 {
@@ -163,11 +173,15 @@ static inline int rxbody_poll(struct mad_rxbody *rx, void (*pull)(void), int (*p
 }
 
 /*
- * recv_body_post and recv_body_poll of a driver whose body arrives as a
- * byte stream: rx is its struct mad_rxbody, pull() reads what arrived
- * into the posted part.
+ * recv_header_post, recv_body_post and recv_body_poll of a driver whose
+ * body arrives as a byte stream: rx is its struct mad_rxbody, pull()
+ * reads what arrived into the posted part.
  */
 #define MAD_STREAM_BODY(prefix, rx, pull)                                                       \
+	static int prefix##_recv_header_post(void)                                              \
+	{                                                                                       \
+		return (rx).open ? -EBUSY : 0;                                                  \
+	}                                                                                       \
 	static int prefix##_recv_body_post(int src, const struct mad_iovec *iov, int count)     \
 	{                                                                                       \
 		int r = rxbody_post(&(rx), src, iov, count);                                    \
@@ -180,6 +194,25 @@ static inline int rxbody_poll(struct mad_rxbody *rx, void (*pull)(void), int (*p
 		(void)src;                                                                      \
 		return rxbody_poll(&(rx), pull, fabric_peer_dead);                               \
 	}
+
+/*
+ * A ring driver's start: make(i) for every other node i (what node i
+ * sends into: allocated, exported), then, once every one is made,
+ * join(i) (node i's, imported; join may be NULL).  The first error stops
+ * it: stop() undoes what was done and the error is returned.  0 or
+ * negative errno.
+ */
+int mad_peers_start(int nodes, int self, int (*make)(int peer), int (*join)(int peer), void (*stop)(void));
+
+/* Every peer of the table tab (MAX_NODES entries): drop(p), and the entry cleared. */
+#define MAD_PEERS_STOP(tab, drop)                                                          \
+	do {                                                                               \
+		for (int i_ = 0; i_ < MAX_NODES; i_++)                                     \
+			if ((tab)[i_]) {                                                   \
+				drop((tab)[i_]);                                           \
+				(tab)[i_] = NULL;                                          \
+			}                                                                  \
+	} while (0)
 
 /*
  * The two segments each end of a ring driver exports to the other (its

@@ -122,82 +122,74 @@ static int req_import_wait(int node, const char *name)
 	return r;
 }
 
-static int req_init_drv(int nodes, int self)
+static void drop_peer(struct peer *p)
 {
-	char name[RMEM_NAME_MAX];
-	int r;
-
-	nnodes = nodes;
-	me = self;
-	memset(&rx, 0, sizeof rx);
-	for (int i = 0; i < nodes; i++) {
-		if (i == self)
-			continue;
-		struct peer *p = calloc(1, sizeof *p);
-		if (!p) {
-			req_exit_drv();
-			return -ENOMEM;
-		}
-		peers[i] = p;
-		mutex_init(&p->lock, 0);
-		mad_segpair_init(&p->seg);
-		p->rq = p->nq = -1;
-		p->ring = aligned_alloc(64, RING);
-		p->peer_rp = aligned_alloc(64, 64);
-		if (!p->ring || !p->peer_rp) {
-			req_exit_drv();
-			return -ENOMEM;
-		}
-		*p->peer_rp = 0;
-		if ((r = mad_segpair_export(&p->seg, "mad.q.%d", "mad.p.%d", i, p->ring, RING, (void *)p->peer_rp, 8)) < 0) {
-			req_exit_drv();
-			return r;
-		}
-		seg_notify(p->seg.ctl_seg, 1, ctl_note, p);
-		if ((p->nq = req_create(QBYTES)) < 0) {
-			r = p->nq;
-			req_exit_drv();
-			return r;
-		}
-		snprintf(name, sizeof name, "mad.n.%d", i);
-		/* Node i's queue, granted to node i alone: the queue names the sender. */
-		if ((r = req_export_for(p->nq, name, i)) < 0 || (r = req_notify(p->nq, word_note, p)) < 0) {
-			req_exit_drv();
-			return r;
-		}
+	mad_segpair_release(&p->seg);
+	if (p->nq >= 0) {
+		req_notify(p->nq, NULL, NULL);
+		req_destroy(p->nq);
 	}
-	for (int i = 0; i < nodes; i++) {
-		struct peer *p = peers[i];
-		if (!p)
-			continue;
-		snprintf(name, sizeof name, "mad.n.%d", self);
-		if ((r = mad_segpair_import(&p->seg, "mad.q.%d", "mad.p.%d", i, self)) == 0)
-			r = p->rq = req_import_wait(i, name);
-		if (r < 0) {
-			printf("mad-req: cannot reach node %d's queue (%d)\n", i, r);
-			req_exit_drv();
-			return r;
-		}
-	}
-	return 0;
+	free(p->ring);
+	free((void *)p->peer_rp);
+	free(p);
 }
 
 static void req_exit_drv(void)
 {
-	for (int i = 0; i < MAX_NODES; i++) {
-		struct peer *p = peers[i];
-		if (!p)
-			continue;
-		mad_segpair_release(&p->seg);
-		if (p->nq >= 0) {
-			req_notify(p->nq, NULL, NULL);
-			req_destroy(p->nq);
-		}
-		free(p->ring);
-		free((void *)p->peer_rp);
-		free(p);
-		peers[i] = NULL;
-	}
+	MAD_PEERS_STOP(peers, drop_peer);
+}
+
+/* Node i's end here: the ring it deposits into, its pointer, its notification queue. */
+static int make_peer(int i)
+{
+	char name[RMEM_NAME_MAX];
+	struct peer *p = calloc(1, sizeof *p);
+	int r;
+
+	if (!p)
+		return -ENOMEM;
+	peers[i] = p;
+	mutex_init(&p->lock, 0);
+	mad_segpair_init(&p->seg);
+	p->rq = p->nq = -1;
+	p->ring = aligned_alloc(64, RING);
+	p->peer_rp = aligned_alloc(64, 64);
+	if (!p->ring || !p->peer_rp)
+		return -ENOMEM;
+	*p->peer_rp = 0;
+	if ((r = mad_segpair_export(&p->seg, "mad.q.%d", "mad.p.%d", i, p->ring, RING, (void *)p->peer_rp, 8)) < 0)
+		return r;
+	seg_notify(p->seg.ctl_seg, 1, ctl_note, p);
+	if ((p->nq = req_create(QBYTES)) < 0)
+		return p->nq;
+	snprintf(name, sizeof name, "mad.n.%d", i);
+	/* Node i's queue, granted to node i alone: the queue names the sender. */
+	if ((r = req_export_for(p->nq, name, i)) < 0 || (r = req_notify(p->nq, word_note, p)) < 0)
+		return r;
+	return 0;
+}
+
+/* Node i's ring, pointer and queue for us. */
+static int join_peer(int i)
+{
+	char name[RMEM_NAME_MAX];
+	struct peer *p = peers[i];
+	int r;
+
+	snprintf(name, sizeof name, "mad.n.%d", me);
+	if ((r = mad_segpair_import(&p->seg, "mad.q.%d", "mad.p.%d", i, me)) == 0)
+		r = p->rq = req_import_wait(i, name);
+	if (r < 0)
+		printf("mad-req: cannot reach node %d's queue (%d)\n", i, r);
+	return r < 0 ? r : 0;
+}
+
+static int req_init_drv(int nodes, int self)
+{
+	nnodes = nodes;
+	me = self;
+	memset(&rx, 0, sizeof rx);
+	return mad_peers_start(nodes, self, make_peer, join_peer, req_exit_drv);
 }
 
 /* --- sending ------------------------------------------------------------------------ */
@@ -451,11 +443,6 @@ static void consumed(int src, struct peer *p, size_t n)
 	(void)src;
 }
 
-static int req_recv_header_post(void)
-{
-	return rx.open ? -EBUSY : 0;
-}
-
 static int req_recv_header_poll(int *src, void *hdr, size_t hdr_max, size_t *hdr_len)
 {
 	if (rx.open)
@@ -491,11 +478,8 @@ static int req_recv_header_poll(int *src, void *hdr, size_t hdr_max, size_t *hdr
 			p->skip = h.body_len;
 			continue;
 		}
-		*hdr_len = full;
-		*src = i;
 		rr = (i + 1) % nnodes;
-		rxbody_start(&rx, i, h.body_len);
-		return 1;
+		return rxbody_taken(&rx, i, h.body_len, full, src, hdr_len);
 	}
 	return 0;
 }
@@ -534,17 +518,4 @@ static void req_wait_drv(uint64_t timeout_ns)
 	mad_rxwait_sleep(&rxw, words_came, timeout_ns);
 }
 
-static const struct mad_driver mad_driver_req = {
-	.name = "req",
-	.init = req_init_drv,
-	.exit = req_exit_drv,
-	.send_post = req_send_post,
-	.send_poll = req_send_poll,
-	.send_wait = req_send_wait,
-	.recv_header_post = req_recv_header_post,
-	.recv_header_poll = req_recv_header_poll,
-	.recv_body_post = req_recv_body_post,
-	.recv_body_poll = req_recv_body_poll,
-	.wait = req_wait_drv,
-};
-MAD_DRIVER_REGISTER(mad_driver_req);
+MAD_DRIVER_DEFINE(req, .init = req_init_drv, .exit = req_exit_drv, .send_wait = req_send_wait, .wait = req_wait_drv);

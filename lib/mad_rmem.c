@@ -149,64 +149,58 @@ static void body_note(void *arg, int seg, uint32_t off, uint32_t count)
 
 static void rmem_exit_drv(void);
 
-static int rmem_init_drv(int nodes, int self)
+static void drop_peer(struct peer *p)
 {
-	int r;
-
-	nnodes = nodes;
-	me = self;
-	memset(&rx, 0, sizeof rx);
-	for (int i = 0; i < nodes; i++) {
-		if (i == self)
-			continue;
-		struct peer *p = calloc(1, sizeof *p);
-		if (!p || !(p->ring = aligned_alloc(64, HDR_SLOTS * SLOT)) ||
-		    !(p->ctl = aligned_alloc(64, sizeof(struct ctl)))) {
-			if (p) {
-				free(p->ring);
-				free(p);
-			}
-			rmem_exit_drv();
-			return -ENOMEM;
-		}
-		memset(p->ring, 0, HDR_SLOTS * SLOT);
-		memset(p->ctl, 0, sizeof *p->ctl);
-		mutex_init(&p->lock, 0);
-		mad_segpair_init(&p->seg);
-		peers[i] = p;
-		if ((r = mad_segpair_export(&p->seg, "mad.r.%d", "mad.c.%d", i, p->ring, HDR_SLOTS * SLOT, p->ctl,
-					    sizeof(struct ctl))) < 0) {
-			rmem_exit_drv();
-			return r;
-		}
-		seg_notify(p->seg.ring_seg, 1, ring_note, p);
-		seg_notify(p->seg.ctl_seg, 1, ctl_note, p);
-	}
-	for (int i = 0; i < nodes; i++) {
-		struct peer *p = peers[i];
-		if (!p)
-			continue;
-		if ((r = mad_segpair_import(&p->seg, "mad.r.%d", "mad.c.%d", i, self)) < 0) {
-			printf("mad-rmem: cannot reach node %d's segments (%d)\n", i, r);
-			rmem_exit_drv();
-			return r;
-		}
-	}
-	return 0;
+	mad_segpair_release(&p->seg);
+	free(p->ring);
+	free(p->ctl);
+	free(p);
 }
 
 static void rmem_exit_drv(void)
 {
-	for (int i = 0; i < MAX_NODES; i++) {
-		struct peer *p = peers[i];
-		if (!p)
-			continue;
-		mad_segpair_release(&p->seg);
-		free(p->ring);
-		free(p->ctl);
-		free(p);
-		peers[i] = NULL;
-	}
+	MAD_PEERS_STOP(peers, drop_peer);
+}
+
+/* Node i's end here: the header ring and the control block it writes. */
+static int make_peer(int i)
+{
+	struct peer *p = calloc(1, sizeof *p);
+
+	if (!p)
+		return -ENOMEM;
+	peers[i] = p;
+	mutex_init(&p->lock, 0);
+	mad_segpair_init(&p->seg);
+	if (!(p->ring = aligned_alloc(64, HDR_SLOTS * SLOT)) || !(p->ctl = aligned_alloc(64, sizeof(struct ctl))))
+		return -ENOMEM;
+	memset(p->ring, 0, HDR_SLOTS * SLOT);
+	memset(p->ctl, 0, sizeof *p->ctl);
+	int r = mad_segpair_export(&p->seg, "mad.r.%d", "mad.c.%d", i, p->ring, HDR_SLOTS * SLOT, p->ctl,
+				   sizeof(struct ctl));
+	if (r < 0)
+		return r;
+	seg_notify(p->seg.ring_seg, 1, ring_note, p);
+	seg_notify(p->seg.ctl_seg, 1, ctl_note, p);
+	return 0;
+}
+
+/* Node i's ring and control for us. */
+static int join_peer(int i)
+{
+	int r = mad_segpair_import(&peers[i]->seg, "mad.r.%d", "mad.c.%d", i, me);
+
+	if (r < 0)
+		printf("mad-rmem: cannot reach node %d's segments (%d)\n", i, r);
+	return r;
+}
+
+static int rmem_init_drv(int nodes, int self)
+{
+	nnodes = nodes;
+	me = self;
+	memset(&rx, 0, sizeof rx);
+	return mad_peers_start(nodes, self, make_peer, join_peer, rmem_exit_drv);
 }
 
 /* --- sending ------------------------------------------------------------------------ */
@@ -517,16 +511,4 @@ static void rmem_wait(uint64_t timeout_ns)
 	mad_rxwait_sleep(&rxw, ready_to_poll, timeout_ns);
 }
 
-static const struct mad_driver mad_driver_rmem = {
-	.name = "rmem",
-	.init = rmem_init_drv,
-	.exit = rmem_exit_drv,
-	.send_post = rmem_send_post,
-	.send_poll = rmem_send_poll,
-	.recv_header_post = rmem_recv_header_post,
-	.recv_header_poll = rmem_recv_header_poll,
-	.recv_body_post = rmem_recv_body_post,
-	.recv_body_poll = rmem_recv_body_poll,
-	.wait = rmem_wait,
-};
-MAD_DRIVER_REGISTER(mad_driver_rmem);
+MAD_DRIVER_DEFINE(rmem, .init = rmem_init_drv, .exit = rmem_exit_drv, .wait = rmem_wait);

@@ -1,8 +1,8 @@
 /*
- * What the Madeleine drivers over a ring share (mad_drv.h): the pair of
- * segments each end exports to the other and imports from it (rmem,
- * req), and the receive side's sleep until something arrived (rmem, req,
- * cell).
+ * What the Madeleine drivers over a ring share (mad_drv.h): their start
+ * over every peer, the pair of segments each end exports to the other and
+ * imports from it (rmem, req), and the receive side's sleep until
+ * something arrived (rmem, req, cell).
  */
 #include <stdio.h>
 
@@ -11,6 +11,21 @@
 #include "lib/mad_drv.h"
 #include "net/net.h"
 #include "net/rmem/rmem.h"
+
+int mad_peers_start(int nodes, int self, int (*make)(int peer), int (*join)(int peer), void (*stop)(void))
+{
+	int r = 0;
+
+	for (int i = 0; i < nodes && r == 0; i++)
+		if (i != self)
+			r = make(i);
+	for (int i = 0; join && i < nodes && r == 0; i++)
+		if (i != self)
+			r = join(i);
+	if (r < 0)
+		stop();
+	return r;
+}
 
 void mad_segpair_init(struct mad_segpair *s)
 {

@@ -386,16 +386,4 @@ static void tcp_wait(uint64_t timeout_ns)
 	readable(timeout_ns);
 }
 
-static const struct mad_driver mad_driver_tcp = {
-	.name = "tcp",
-	.init = tcp_init,
-	.exit = tcp_exit,
-	.send_post = tcp_send_post,
-	.send_poll = tcp_send_poll,
-	.recv_header_post = tcp_recv_header_post,
-	.recv_header_poll = tcp_recv_header_poll,
-	.recv_body_post = tcp_recv_body_post,
-	.recv_body_poll = tcp_recv_body_poll,
-	.wait = tcp_wait,
-};
-MAD_DRIVER_REGISTER(mad_driver_tcp);
+MAD_DRIVER_DEFINE(tcp, .init = tcp_init, .exit = tcp_exit, .wait = tcp_wait);

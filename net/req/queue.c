@@ -13,6 +13,16 @@
 #define STEP(q, n) do { } while (0)
 #endif
 
+/* The queue has room again: no overflow pending, REQs accepted. */
+static inline void accept_again(struct req_q *q)
+{
+	q->first_full = 0;
+	q->full = 0;
+	q->starved = 0;
+	q->capped = 0;
+	q->accepting = 1;
+}
+
 static int pow2(size_t n)
 {
 	return n && !(n & (n - 1));
@@ -237,11 +247,7 @@ int req_q_overflow(struct req_q *q)
 	b[2] = (uint32_t)(uintptr_t)nb;
 	q->buffers_linked++;
 	q->chain_bytes += nbytes;
-	q->first_full = 0;
-	q->full = 0;
-	q->starved = 0;
-	q->capped = 0;
-	q->accepting = 1;
+	accept_again(q);
 	return 0;
 }
 
@@ -315,11 +321,7 @@ int req_q_make_space(struct req_q *q)
 		return 0;
 	/* The dequeue took from the first buffer: it has room again, no copy needed. */
 	if (!q->first_full || req_buf_tail(b) != req_buf_head(b)) {
-		q->first_full = 0;
-		q->full = 0;
-		q->starved = 0;
-		q->capped = 0;
-		q->accepting = 1;
+		accept_again(q);
 		return 0;
 	}
 	return req_q_overflow(q);

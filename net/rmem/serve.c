@@ -61,6 +61,19 @@ static void answer(struct fabric_tx *tx, int src, uint8_t op, const struct rmem_
 		rmem_ctr.answers_lost++;
 }
 
+
+/* An atomic applied: its answer (the old value), and notification if asked for. */
+static inline __attribute__((always_inline)) void atomic_done(struct fabric_tx *tx, int src, const struct rmem_msg *m,
+							      uint64_t old, int raw)
+{
+	rmem_ctr.applied_atomic++;
+	trace_point(TS_MECH_SEND);
+	answer(tx, src, RM_ATOMIC_RESP, m, RMS_OK, &old, 8, raw);
+	trace_point(TS_MECH_DONE);
+	if (m->flags & RM_F_INTR)
+		rmem_arrived(m->seg, m->off, 8);
+}
+
 /* The length of the answer's data to m, whose check gave st. */
 static size_t answer_len(const struct rmem_msg *m, int st)
 {
@@ -162,24 +175,14 @@ static int serve(int src, const struct rmem_msg *m, const uint8_t *data, int raw
 		old = expect;
 		__atomic_compare_exchange_n((uint64_t *)target, &old, desired, 0, __ATOMIC_SEQ_CST,
 					    __ATOMIC_SEQ_CST);
-		rmem_ctr.applied_atomic++;
-		trace_point(TS_MECH_SEND);
-		answer(&tx, src, RM_ATOMIC_RESP, m, RMS_OK, &old, 8, raw);
-		trace_point(TS_MECH_DONE);
-		if (m->flags & RM_F_INTR)
-			rmem_arrived(m->seg, m->off, 8);
+		atomic_done(&tx, src, m, old, raw);
 		break;
 	}
 	case RM_FADD: {
 		uint64_t add, old;
 		memcpy(&add, data, 8);
 		old = __atomic_fetch_add((uint64_t *)target, add, __ATOMIC_SEQ_CST);
-		rmem_ctr.applied_atomic++;
-		trace_point(TS_MECH_SEND);
-		answer(&tx, src, RM_ATOMIC_RESP, m, RMS_OK, &old, 8, raw);
-		trace_point(TS_MECH_DONE);
-		if (m->flags & RM_F_INTR)
-			rmem_arrived(m->seg, m->off, 8);
+		atomic_done(&tx, src, m, old, raw);
 		break;
 	}
 	default:
