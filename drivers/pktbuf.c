@@ -5,6 +5,7 @@
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "drivers/pktbuf.h"
 #include "kernel/init.h"
@@ -14,9 +15,10 @@
 
 static struct pktbuf *pool, *freelist;
 static int nbufs, nfree, low_water;
-static int held[PKT_NCONSUMERS], share[PKT_NCONSUMERS] = {
-	[PKT_LWIP] = PKT_SHARE_LWIP, [PKT_FABRIC_TX] = PKT_SHARE_FABRIC_TX };
-static unsigned long refused[PKT_NCONSUMERS];
+static int held[PKT_MAX_CONSUMERS], share[PKT_MAX_CONSUMERS];
+static unsigned long refused[PKT_MAX_CONSUMERS];
+static const char *names[PKT_MAX_CONSUMERS];
+static int nconsumers;
 
 int pkt_pool_init(int n)
 {
@@ -83,12 +85,38 @@ void pkt_put(struct pktbuf *pb)
 	irq_restore(f);
 }
 
+int pkt_consumer_find(const char *name)
+{
+	for (int c = 0; c < nconsumers; c++)
+		if (strcmp(names[c], name) == 0)
+			return c;
+	return -ENOENT;
+}
+
+int pkt_consumer(const char *name, int n)
+{
+	int c = pkt_consumer_find(name);
+
+	if (n < 0 || (nbufs && n > nbufs))
+		return -EINVAL;
+	if (c < 0) {
+		if (nconsumers == PKT_MAX_CONSUMERS)
+			return -ENOSPC;
+		c = nconsumers;
+		names[c] = name;
+	}
+	share[c] = n;
+	if (c == nconsumers)
+		nconsumers++;	/* last: a charge that checks c < nconsumers sees it whole */
+	return c;
+}
+
 int pkt_charge(struct pktbuf *pb, int c)
 {
 	irqflags_t f;
 	int r = 0;
 
-	if (c < 0 || c >= PKT_NCONSUMERS)
+	if (c < 0 || c >= nconsumers)
 		return -EINVAL;
 	f = irq_save();
 	if (pb->charged) {
@@ -108,7 +136,7 @@ struct pktbuf *pkt_get_for(int c)
 {
 	struct pktbuf *pb;
 
-	if (c < 0 || c >= PKT_NCONSUMERS)
+	if (c < 0 || c >= nconsumers)
 		return NULL;
 	/* Racing chargers can only be refused here, never pass the share. */
 	if (held[c] >= share[c]) {
@@ -126,7 +154,7 @@ struct pktbuf *pkt_get_for(int c)
 
 int pkt_share_set(int c, int n)
 {
-	if (c < 0 || c >= PKT_NCONSUMERS || n < 0 || (nbufs && n > nbufs))
+	if (c < 0 || c >= nconsumers || n < 0 || (nbufs && n > nbufs))
 		return -EINVAL;
 	share[c] = n;
 	return 0;
@@ -134,17 +162,17 @@ int pkt_share_set(int c, int n)
 
 int pkt_held(int c)
 {
-	return c >= 0 && c < PKT_NCONSUMERS ? held[c] : 0;
+	return c >= 0 && c < nconsumers ? held[c] : 0;
 }
 
 int pkt_share(int c)
 {
-	return c >= 0 && c < PKT_NCONSUMERS ? share[c] : 0;
+	return c >= 0 && c < nconsumers ? share[c] : 0;
 }
 
 unsigned long pkt_refused(int c)
 {
-	return c >= 0 && c < PKT_NCONSUMERS ? refused[c] : 0;
+	return c >= 0 && c < nconsumers ? refused[c] : 0;
 }
 
 int pkt_free_count(void)

@@ -35,20 +35,13 @@
 #define ETH_MIN_FRAME 60		/* without FCS */
 #define ETH_MAX_FRAME 1514		/* without FCS */
 
-/* Consumers with a share of the pool. */
-enum pkt_consumer {
-	PKT_LWIP,			/* TCP/IP: the received frames it keeps */
-	PKT_FABRIC_TX,			/* the fabric's send queues: frames not yet acknowledged */
-	PKT_NCONSUMERS
-};
-
 /*
- * Default shares, in buffers: what is left (at least 3/8 of the pool) is
- * the receive rings' to refill from, whatever TCP keeps and whatever the
- * fabric has in flight.
+ * Consumers with a share of the pool: a layer that keeps buffers for long
+ * (lwIP's received frames, the fabric's frames not yet acknowledged)
+ * registers itself by name with its share, and is charged for what it
+ * holds; what no share takes stays for the receive rings.
  */
-#define PKT_SHARE_LWIP (PKT_POOL_BUFS / 4)
-#define PKT_SHARE_FABRIC_TX (PKT_POOL_BUFS * 3 / 8)
+#define PKT_MAX_CONSUMERS 4
 
 struct pktbuf {
 	uint8_t *data;			/* first byte of the frame */
@@ -73,6 +66,16 @@ void pkt_ref(struct pktbuf *pb);
 
 /* Drop a reference; the last one returns the buffer to the pool. */
 void pkt_put(struct pktbuf *pb);
+
+/*
+ * The consumer called name (a string that lives as long as the kernel),
+ * added with a share of n buffers the first time, its share set to n
+ * after: its number, or -EINVAL (n outside 0..the pool), -ENOSPC
+ * (PKT_MAX_CONSUMERS taken).  pkt_consumer_find: the number of the one
+ * called name, or -ENOENT.
+ */
+int pkt_consumer(const char *name, int n);
+int pkt_consumer_find(const char *name);
 
 /*
  * Charge pb (held by the caller, not charged yet) to consumer c until its

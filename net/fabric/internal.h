@@ -48,7 +48,11 @@ struct fabric {
 	fabric_handler_t handlers[FP_MAX], raw_handlers[FP_MAX];
 	struct fabric_counters ctr;
 	uint64_t app_grace_end;		/* until then an app protocol's messages wait for its handler */
+	int pkt_tx;			/* the send queues' share of the packet pool (pktbuf.h) */
 };
+
+/* The send queues' default share: frames not yet acknowledged, 3/8 of the pool (fabric_tx_bufs=). */
+#define FAB_PKT_SHARE (PKT_POOL_BUFS * 3 / 8)
 
 extern struct fabric fab;
 

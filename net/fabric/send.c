@@ -74,7 +74,7 @@ static int send_pb_at(int dst, uint32_t epoch, uint8_t proto, struct pktbuf *pb,
 	 * it a blocking sender waits (for acknowledgements to any peer), a
 	 * non-blocking one is told -EAGAIN as for a full window.
 	 */
-	while (!pb->charged && pkt_charge(pb, PKT_FABRIC_TX) < 0) {
+	while (!pb->charged && pkt_charge(pb, fab.pkt_tx) < 0) {
 		if ((flags & FABRIC_NOWAIT) || in_irq) {
 			fab.ctr.send_no_share++;
 			irq_restore(f);

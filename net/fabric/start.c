@@ -134,7 +134,8 @@ static int fabric_init(void)
 	}
 	if (arg_int("peer_timeout_ms", 0))
 		fab.peer_timeout_ns = (uint64_t)arg_int("peer_timeout_ms", 10000) * 1000000ULL;
-	pkt_share_set(PKT_FABRIC_TX, (int)arg_int("fabric_tx_bufs", PKT_SHARE_FABRIC_TX));
+	if ((fab.pkt_tx = pkt_consumer("fabric-tx", (int)arg_int("fabric_tx_bufs", FAB_PKT_SHARE))) < 0)
+		return fab.pkt_tx;
 	fab_inject_init(fab_process);
 	fab.inject = fab_inject_any();
 	/* A lossless link is lossless unless this node injects faults. */

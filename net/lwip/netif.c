@@ -11,7 +11,7 @@
  * pbuf's free function drops the pktbuf, whenever and wherever lwIP frees
  * it.  If the tcpip mailbox is full the frame is dropped and counted.
  * Every received pktbuf lwIP holds is charged to its share of the pool
- * (PKT_LWIP, drivers/pktbuf.h): with its share held (segments the apps
+ * (its consumer "lwip", drivers/pktbuf.h): with its share held (segments the apps
  * have not read, out-of-order segments) a frame is dropped and counted,
  * and TCP sends it again later; the NIC rings and the fabric keep the
  * rest of the pool.
@@ -70,13 +70,20 @@ static void rx_pbuf_free(struct pbuf *p)
 	pkt_put(pb);
 }
 
+/*
+ * lwIP's share of the packet pool (pktbuf.h): the received frames it
+ * keeps, a quarter of the pool by default (lwip_bufs=).
+ */
+#define LWIP_PKT_SHARE (PKT_POOL_BUFS / 4)
+static int pkt_lwip = -1;
+
 /* The demux handler for IPv4 and ARP.  Interrupt context; owns pb. */
 static void rx_input(struct pktbuf *pb)
 {
 	struct pbuf_custom *pc = (struct pbuf_custom *)(void *)pb->ext;
 	struct pbuf *p;
 
-	if (pkt_charge(pb, PKT_LWIP) < 0) {
+	if (pkt_charge(pb, pkt_lwip) < 0) {
 		lwip_port_stats.rx_over_share++;
 		pkt_put(pb);
 		return;
@@ -160,7 +167,8 @@ static int lwip_port_init(void)
 		return -EINVAL;
 	}
 	uint64_t failed = lwip_port_stats.threads_failed;
-	pkt_share_set(PKT_LWIP, (int)arg_int("lwip_bufs", PKT_SHARE_LWIP));
+	if ((pkt_lwip = pkt_consumer("lwip", (int)arg_int("lwip_bufs", LWIP_PKT_SHARE))) < 0)
+		return pkt_lwip;
 	tcpip_init(NULL, NULL);
 	if (lwip_port_stats.threads_failed != failed) {
 		printf("lwip: no tcpip thread: TCP/IP stays down\n");
@@ -215,7 +223,7 @@ void lwip_port_print_stats(void)
 	       s->rx_frames, s->rx_dropped, s->rx_errors, s->rx_over_share, s->tx_frames,
 	       s->tx_no_buffer, s->tx_ring_waits, s->tx_dropped);
 	printf("lwip: holds %d packet buffers of its share of %d (refused %lu), %d of %d free\n",
-	       pkt_held(PKT_LWIP), pkt_share(PKT_LWIP), pkt_refused(PKT_LWIP), pkt_free_count(),
+	       pkt_held(pkt_lwip), pkt_share(pkt_lwip), pkt_refused(pkt_lwip), pkt_free_count(),
 	       pkt_total());
 #if TCP_STATS
 	printf("lwip: tcp xmit %u recv %u drop %u chkerr %u memerr %u proterr %u\n",

@@ -31,6 +31,12 @@
 #include "tests/apps/check.h"
 #include "tests/apps/protos.h"
 
+/* lwIP's consumer of the packet pool (net/lwip/netif.c registers it). */
+static int pkt_find_lwip(void)
+{
+	return pkt_consumer_find("lwip");
+}
+
 #define PORT 9				/* discard (RFC 863), never read here */
 #define MAX_CONNS 14			/* lwIP's pools: 16 connections, 16 netconns */
 #define WAIT_NS 60000000000ULL
@@ -54,7 +60,7 @@ static size_t msg_len(uint32_t seq)
 
 static void note_held(void)
 {
-	uint64_t h = (uint64_t)pkt_held(PKT_LWIP);
+	uint64_t h = (uint64_t)pkt_held(pkt_find_lwip());
 
 	if (h > held_max)
 		held_max = h;
@@ -262,13 +268,13 @@ static int lwip_pin_main(void)
 		EXPECT(t != NULL, "no pinner thread");
 	} else {
 		/* Wait until lwIP is offered more than its share. */
-		for (int ms = 0; ms < PIN_WAIT_MS && pkt_refused(PKT_LWIP) == 0; ms += 10)
+		for (int ms = 0; ms < PIN_WAIT_MS && pkt_refused(pkt_find_lwip()) == 0; ms += 10)
 			thread_sleep_ns(10000000);
 		note_held();
 		printf("lwip-pin: lwIP holds %d packet buffers (share %d), refused %lu; %d of %d free\n",
-		       pkt_held(PKT_LWIP), pkt_share(PKT_LWIP), pkt_refused(PKT_LWIP), pkt_free_count(),
+		       pkt_held(pkt_find_lwip()), pkt_share(pkt_find_lwip()), pkt_refused(pkt_find_lwip()), pkt_free_count(),
 		       pkt_total());
-		EXPECT(pkt_refused(PKT_LWIP) > 0, "lwIP never reached its share");
+		EXPECT(pkt_refused(pkt_find_lwip()) > 0, "lwIP never reached its share");
 	}
 	/* lwIP is pinned on node 1: the fabric beside it. */
 	if ((r = cluster_barrier(WAIT_NS)) < 0)
@@ -283,11 +289,11 @@ static int lwip_pin_main(void)
 	EXPECT(!fabric_peer_dead(1 - node_id), "node %d declared dead", 1 - node_id);
 	if (node_id == 1) {
 		note_held();
-		EXPECT(held_max <= (uint64_t)pkt_share(PKT_LWIP), "lwIP held %lu buffers, share %d",
-		       held_max, pkt_share(PKT_LWIP));
+		EXPECT(held_max <= (uint64_t)pkt_share(pkt_find_lwip()), "lwIP held %lu buffers, share %d",
+		       held_max, pkt_share(pkt_find_lwip()));
 		EXPECT(pkt_low_water() > 0, "the packet pool ran dry");
 		printf("lwip-pin: fabric ok with lwIP pinned: %lu messages, lwIP held at most %lu of %d, "
-		       "pool low water %d\n", got, held_max, pkt_share(PKT_LWIP), pkt_low_water());
+		       "pool low water %d\n", got, held_max, pkt_share(pkt_find_lwip()), pkt_low_water());
 	}
 	stop_sending = 1;
 	if (t)
@@ -302,14 +308,14 @@ static int lwip_pin_main(void)
 		closesocket(ls);
 	if (node_id == 1) {
 		/* Closed unread: lwIP frees what it held. */
-		for (int ms = 0; ms < 10000 && pkt_held(PKT_LWIP) > pkt_share(PKT_LWIP) / 4; ms += 10)
+		for (int ms = 0; ms < 10000 && pkt_held(pkt_find_lwip()) > pkt_share(pkt_find_lwip()) / 4; ms += 10)
 			thread_sleep_ns(10000000);
-		EXPECT(pkt_held(PKT_LWIP) <= pkt_share(PKT_LWIP) / 4,
-		       "lwIP still holds %d buffers after closing", pkt_held(PKT_LWIP));
+		EXPECT(pkt_held(pkt_find_lwip()) <= pkt_share(pkt_find_lwip()) / 4,
+		       "lwIP still holds %d buffers after closing", pkt_held(pkt_find_lwip()));
 		lwip_port_print_stats();
 		net_print_stats();
 		result("pinned=%lu share=%d fabric_messages=%lu bad=%lu checks=%d failed=%d",
-		       held_max, pkt_share(PKT_LWIP), got, bad, check_count, check_failures);
+		       held_max, pkt_share(pkt_find_lwip()), got, bad, check_count, check_failures);
 	}
 	if (cluster_barrier(WAIT_NS) < 0)
 		return 1;

@@ -45,6 +45,8 @@ void panic(const char *fmt, ...)
 	abort();
 }
 
+static int c_lwip = -1;	/* a consumer with a share, as lwIP's */
+
 /* The pool lives for the process; each case starts with it whole. */
 static int setup(void **state)
 {
@@ -54,9 +56,11 @@ static int setup(void **state)
 	if (!made && pkt_pool_init(POOL) < 0)
 		return -1;
 	made = 1;
-	if (pkt_free_count() != POOL || pkt_held(PKT_LWIP) != 0)
+	if ((c_lwip = pkt_consumer("lwip", 4)) < 0)
 		return -1;
-	return pkt_share_set(PKT_LWIP, 4);
+	if (pkt_free_count() != POOL || pkt_held(c_lwip) != 0)
+		return -1;
+	return 0;
 }
 
 /* --- tests ------------------------------------------------------------------ */
@@ -71,7 +75,7 @@ static void share_caps_what_is_held(void **state)
 	for (int i = 0; i < POOL; i++) {
 		pb[i] = pkt_get();			/* a ring's buffer, filled, offered up */
 		assert_non_null(pb[i]);
-		if (pkt_charge(pb[i], PKT_LWIP) == 0) {
+		if (pkt_charge(pb[i], c_lwip) == 0) {
 			kept++;
 		} else {
 			assert_int_equal(pb[i]->charged, 0);
@@ -80,13 +84,13 @@ static void share_caps_what_is_held(void **state)
 		}
 	}
 	assert_int_equal(kept, 4);
-	assert_int_equal(pkt_held(PKT_LWIP), 4);
-	assert_int_equal(pkt_refused(PKT_LWIP) >= 12, 1);
+	assert_int_equal(pkt_held(c_lwip), 4);
+	assert_int_equal(pkt_refused(c_lwip) >= 12, 1);
 	assert_int_equal(pkt_free_count(), POOL - 4);
 	for (int i = 0; i < POOL; i++)
 		if (pb[i])
 			pkt_put(pb[i]);
-	assert_int_equal(pkt_held(PKT_LWIP), 0);
+	assert_int_equal(pkt_held(c_lwip), 0);
 	assert_int_equal(pkt_free_count(), POOL);
 }
 
@@ -97,22 +101,22 @@ static void the_rest_stays_for_the_rings(void **state)
 
 	(void)state;
 	for (int i = 0; i < 4; i++)
-		assert_non_null(held[i] = pkt_get_for(PKT_LWIP));
-	assert_null(pkt_get_for(PKT_LWIP));
+		assert_non_null(held[i] = pkt_get_for(c_lwip));
+	assert_null(pkt_get_for(c_lwip));
 	assert_int_equal(pkt_free_count(), POOL - 4);
 	for (int i = 0; i < POOL - 4; i++)
 		assert_non_null(ring[i] = pkt_get());
 	assert_null(pkt_get());
 	/* The pool is empty: a consumer under its share gets nothing either. */
 	pkt_put(held[0]);
-	assert_int_equal(pkt_held(PKT_LWIP), 3);
+	assert_int_equal(pkt_held(c_lwip), 3);
 	assert_non_null(ring[POOL - 4] = pkt_get());
-	assert_null(pkt_get_for(PKT_LWIP));
+	assert_null(pkt_get_for(c_lwip));
 	for (int i = 0; i <= POOL - 4; i++)
 		pkt_put(ring[i]);
 	for (int i = 1; i < 4; i++)
 		pkt_put(held[i]);
-	assert_int_equal(pkt_held(PKT_LWIP), 0);
+	assert_int_equal(pkt_held(c_lwip), 0);
 	assert_int_equal(pkt_free_count(), POOL);
 }
 
@@ -122,18 +126,18 @@ static void uncharged_with_the_last_reference(void **state)
 	struct pktbuf *pb;
 
 	(void)state;
-	assert_non_null(pb = pkt_get_for(PKT_LWIP));
+	assert_non_null(pb = pkt_get_for(c_lwip));
 	pkt_ref(pb);				/* the driver's, until the NIC sent it */
 	pkt_put(pb);
-	assert_int_equal(pkt_held(PKT_LWIP), 1);
+	assert_int_equal(pkt_held(c_lwip), 1);
 	pkt_put(pb);
-	assert_int_equal(pkt_held(PKT_LWIP), 0);
+	assert_int_equal(pkt_held(c_lwip), 0);
 	/* The same buffer, taken again, is nobody's. */
 	struct pktbuf *again = pkt_get();
 	assert_ptr_equal(again, pb);
 	assert_int_equal(again->charged, 0);
 	pkt_put(again);
-	assert_int_equal(pkt_held(PKT_LWIP), 0);
+	assert_int_equal(pkt_held(c_lwip), 0);
 }
 
 /* Misuse is refused and changes nothing. */
@@ -143,20 +147,20 @@ static void misuse(void **state)
 
 	(void)state;
 	assert_non_null(pb = pkt_get());
-	assert_int_equal(pkt_charge(pb, PKT_NCONSUMERS), -EINVAL);
+	assert_int_equal(pkt_charge(pb, PKT_MAX_CONSUMERS), -EINVAL);
 	assert_int_equal(pkt_charge(pb, -1), -EINVAL);
-	assert_int_equal(pkt_charge(pb, PKT_LWIP), 0);
-	assert_int_equal(pkt_charge(pb, PKT_LWIP), -EINVAL);	/* charged once only */
-	assert_int_equal(pkt_held(PKT_LWIP), 1);
+	assert_int_equal(pkt_charge(pb, c_lwip), 0);
+	assert_int_equal(pkt_charge(pb, c_lwip), -EINVAL);	/* charged once only */
+	assert_int_equal(pkt_held(c_lwip), 1);
 	pkt_put(pb);
-	assert_int_equal(pkt_share_set(PKT_LWIP, POOL + 1), -EINVAL);
-	assert_int_equal(pkt_share_set(PKT_LWIP, -1), -EINVAL);
-	assert_int_equal(pkt_share_set(PKT_NCONSUMERS, 1), -EINVAL);
-	assert_int_equal(pkt_share(PKT_LWIP), 4);
-	assert_null(pkt_get_for(PKT_NCONSUMERS));
+	assert_int_equal(pkt_share_set(c_lwip, POOL + 1), -EINVAL);
+	assert_int_equal(pkt_share_set(c_lwip, -1), -EINVAL);
+	assert_int_equal(pkt_share_set(PKT_MAX_CONSUMERS, 1), -EINVAL);
+	assert_int_equal(pkt_share(c_lwip), 4);
+	assert_null(pkt_get_for(PKT_MAX_CONSUMERS));
 	/* A share of 0: the consumer holds nothing. */
-	assert_int_equal(pkt_share_set(PKT_LWIP, 0), 0);
-	assert_null(pkt_get_for(PKT_LWIP));
+	assert_int_equal(pkt_share_set(c_lwip, 0), 0);
+	assert_null(pkt_get_for(c_lwip));
 	assert_int_equal(pkt_free_count(), POOL);
 }
 
@@ -167,17 +171,51 @@ static void share_lowered_while_held(void **state)
 
 	(void)state;
 	for (int i = 0; i < 4; i++)
-		assert_non_null(pb[i] = pkt_get_for(PKT_LWIP));
-	assert_int_equal(pkt_share_set(PKT_LWIP, 2), 0);
+		assert_non_null(pb[i] = pkt_get_for(c_lwip));
+	assert_int_equal(pkt_share_set(c_lwip, 2), 0);
 	pkt_put(pb[0]);
-	assert_null(pkt_get_for(PKT_LWIP));	/* 3 held, share 2 */
+	assert_null(pkt_get_for(c_lwip));	/* 3 held, share 2 */
 	pkt_put(pb[1]);
-	assert_null(pkt_get_for(PKT_LWIP));	/* 2 held */
+	assert_null(pkt_get_for(c_lwip));	/* 2 held */
 	pkt_put(pb[2]);
-	assert_non_null(pb[0] = pkt_get_for(PKT_LWIP));
+	assert_non_null(pb[0] = pkt_get_for(c_lwip));
 	pkt_put(pb[0]);
 	pkt_put(pb[3]);
-	assert_int_equal(pkt_held(PKT_LWIP), 0);
+	assert_int_equal(pkt_held(c_lwip), 0);
+}
+
+/* Consumers register by name: the same name the same number, a share in range, a table that fills. */
+static void consumers_by_name(void **state)
+{
+	int a, b, names_left;
+
+	(void)state;
+	assert_int_equal(pkt_consumer_find("lwip"), c_lwip);
+	assert_int_equal(pkt_consumer("lwip", 5), c_lwip);		/* again: its share set */
+	assert_int_equal(pkt_share(c_lwip), 5);
+	assert_int_equal(pkt_consumer("too-big", POOL + 1), -EINVAL);
+	assert_int_equal(pkt_consumer("negative", -1), -EINVAL);
+	assert_int_equal(pkt_consumer_find("too-big"), -ENOENT);
+	a = pkt_consumer("a", 2);
+	assert_true(a >= 0 && a != c_lwip);
+	b = pkt_consumer("b", 3);
+	assert_true(b >= 0 && b != a && b != c_lwip);
+	assert_int_equal(pkt_consumer_find("b"), b);
+	/* Fill the table: then a new name is refused, a known one still found. */
+	names_left = 0;
+	while (pkt_consumer(names_left == 0 ? "c" : "d", 1) >= 0 && ++names_left < PKT_MAX_CONSUMERS)
+		;
+	assert_int_equal(pkt_consumer("one-too-many", 1), -ENOSPC);
+	assert_int_equal(pkt_consumer("a", 1), a);
+	/* Each is charged apart. */
+	struct pktbuf *pa = pkt_get_for(a), *pb = pkt_get_for(b);
+	assert_non_null(pa);
+	assert_non_null(pb);
+	assert_int_equal(pkt_held(a), 1);
+	assert_int_equal(pkt_held(b), 1);
+	pkt_put(pa);
+	pkt_put(pb);
+	assert_int_equal(pkt_held(a), 0);
 }
 
 int main(void)
@@ -188,6 +226,7 @@ int main(void)
 		cmocka_unit_test_setup(uncharged_with_the_last_reference, setup),
 		cmocka_unit_test_setup(misuse, setup),
 		cmocka_unit_test_setup(share_lowered_while_held, setup),
+		cmocka_unit_test_setup(consumers_by_name, setup),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
