@@ -215,7 +215,7 @@ static int deposit(struct peer *p, struct iovcur *c, size_t n)
 			iovcur_gather(c, src = p->stage, k);
 		/* The chunk is a body: its word is refused if any of its WRITEs was (req.h). */
 		/* Never waits (madeleine paper 2.2: post "returns without blocking"). */
-		if ((r = rmem_write(p->seg.ring_rd, pos, src, (uint32_t)k, RMEM_BODY | RMEM_NOWAIT)) < 0)
+		if ((r = rmem_write(p->seg.ring_rd, pos, src, (uint32_t)k, RMEM_MARKED | RMEM_NOWAIT)) < 0)
 			break;
 		p->wp += k;
 		n -= k;

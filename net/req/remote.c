@@ -93,10 +93,10 @@ static int req_handler(int src, const uint8_t *payload, size_t len, struct pktbu
 	 * A notification whose body (the WRITE just before it on this
 	 * channel) was refused announces nothing: refused in its turn.
 	 */
-	if ((m.flags & RQF_BODY) && rmem_body_refused(src)) {
+	if ((m.flags & RQF_BODY) && rmem_marked_refused(src)) {
 		if (!call_can_answer(src))
 			return -EBUSY;
-		rmem_body_take(src);
+		rmem_marked_take(src);
 		req_tab.ctr.rx_nobody++;
 		answer(src, m.tag, RQS_NOBODY);
 		return 0;
@@ -250,7 +250,7 @@ int req_sync(int rq, uint64_t timeout_ns)
  * by its page tables, so no notification ever follows a write that did
  * not happen.  Here the segment's rights are checked at the receiver.
  * Body and notification go one way, in order on the channel to the
- * receiver; the body is marked (RMEM_BODY) and the receiver remembers
+ * receiver; the body is marked (RMEM_MARKED) and the receiver remembers
  * whether it refused it; the notification is marked (RQF_BODY) and is
  * refused if its body was.  So no notification ever announces a body that
  * did not land, and the sender does not wait a round trip.  Body and queue
@@ -349,7 +349,7 @@ int reqmsg_send(int rd, uint32_t off, const void *body, uint32_t len, int rq)
 	if (dnode != node)
 		return -EXDEV;
 	turn_take(node);
-	if ((r = rmem_write(rd, off, body, len, RMEM_BODY)) == 0)
+	if ((r = rmem_write(rd, off, body, len, RMEM_MARKED)) == 0)
 		r = body_notify(rq, off, 0);
 	turn_give(node);
 	return r;

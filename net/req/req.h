@@ -192,7 +192,7 @@ int reqmsg_send(int rd, uint32_t off, const void *body, uint32_t len, int rq);
  * stream): reqmsg_begin takes this node's turn to rq's node (threads
  * sending bodies to one node take turns, so that no other body comes
  * between a body and its notification), the body goes as rmem_write(...,
- * RMEM_BODY) to a segment of that node, req_enqueue_body announces it with
+ * RMEM_MARKED) to a segment of that node, req_enqueue_body announces it with
  * word (refused, -ENODATA in rq's sink, if any WRITE of the body was), and
  * reqmsg_end gives the turn back.  begin: 0 or -EBADF; enqueue_body: as
  * req_enqueue without sync, but it never waits: -EAGAIN when the frames

@@ -1,7 +1,8 @@
 /*
  * Remote memory's shared state, for its own files only: segments.c (the
- * exporting side), serve.c (the receive half) and rmem.c (descriptors and
- * the issuing half).  Touched with interrupts off.
+ * exporting side, and the counters), serve.c (the receive half) and
+ * rmem.c (descriptors and the issuing half, answers included).  Touched
+ * with interrupts off.
  */
 #ifndef NET_RMEM_INTERNAL_H
 #define NET_RMEM_INTERNAL_H
@@ -59,6 +60,10 @@ extern struct segtab rmem_segtab;
 extern struct segnote rmem_notes[RMEM_MAX_SEGS];
 extern struct rmem_counters rmem_ctr;
 extern int rmem_ready;
+
+/* rmem.c, the issuing half: an answer (or a sink's refusal) from src, from serve.c.  (irq) */
+struct rmem_msg;
+void rmem_complete(int src, const struct rmem_msg *m, const uint8_t *data);
 
 /* The slot of a local segment in use, or NULL. */
 struct segslot *rmem_seg(int seg);

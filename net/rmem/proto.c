@@ -25,7 +25,7 @@ int rmem_parse(const uint8_t *p, size_t len, struct rmem_msg *m, const uint8_t *
 	memcpy(m, p, sizeof *m);
 	*data = p + RMEM_HDR_LEN;
 	*dlen = len - RMEM_HDR_LEN;
-	if (m->flags & ~(RM_F_INTR | RM_F_ACK | RM_F_RAW | RM_F_BODY))
+	if (m->flags & ~(RM_F_INTR | RM_F_ACK | RM_F_RAW | RM_F_MARKED))
 		return RMS_MALFORMED;
 	switch (m->op) {
 	case RM_WRITE:

@@ -40,7 +40,7 @@ enum {				/* rmem_msg.flags */
 	RM_F_INTR = 0x01,	/* notify the destination segment */
 	RM_F_ACK = 0x02,	/* answer with a STATUS even on success */
 	RM_F_RAW = 0x04,	/* came (and is answered) as a raw frame */
-	RM_F_BODY = 0x08,	/* a message's body; its REQ notification follows (rmem.h RMEM_BODY) */
+	RM_F_MARKED = 0x08,	/* a marked WRITE (rmem.h RMEM_MARKED): its refusal is remembered */
 };
 
 /* Status codes on the wire (rmem_msg.status). */

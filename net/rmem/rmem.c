@@ -186,6 +186,106 @@ int rmem_test_forge(int rd, int seg, int64_t gen, int64_t size, int rights)
 /* --- the issuing half -------------------------------------------------------- */
 
 /*
+ * An answer from src to one of this node's calls (or a refusal for a
+ * sink), handed over by the receive half (serve.c): a READ's data into
+ * its local segment, an atomic's old value, a write's verdict.
+ */
+void rmem_complete(int src, const struct rmem_msg *m, const uint8_t *data)
+{
+	struct call *c;
+	int st = m->status;
+
+	if (m->op == RM_STATUS && call_tag_is_sink(m->tag)) {
+		/* A refused asynchronous WRITE: kept in its descriptor's sink until rmem_sync. */
+		if (st != RMS_OK &&
+		    call_sink_error(RMEM_PROTO, src, m->tag, rmem_status_errno(st)) == 0)
+			rmem_ctr.errors_reported++;
+		else
+			rmem_ctr.responses_unmatched++;
+		return;
+	}
+	if (!(c = call_find(RMEM_PROTO, src, m->tag))) {
+		rmem_ctr.responses_unmatched++;
+		return;
+	}
+	switch (m->op) {
+	case RM_READ_RESP: {
+		struct read_dest *d = (struct read_dest *)c->priv;
+		if (c->kind != RK_READ) {
+			rmem_ctr.responses_unmatched++;
+			return;
+		}
+		if (st == RMS_OK) {
+			struct segslot *s = rmem_seg(d->lseg);
+			if (m->count != d->count) {
+				rmem_ctr.responses_unmatched++;
+				st = RMS_MALFORMED;
+			} else if (!s || s->epoch != d->epoch ||
+				   (uint64_t)d->doff + d->count > s->size) {
+				/* The local segment went (its slot may hold another now). */
+				rmem_ctr.responses_unmatched++;
+				st = RMS_STALE;
+			} else {
+				memcpy(s->base + d->doff, data, d->count);
+				trace_point(TS_MECH_DONE);
+				if (d->flags & RMEM_INTR)
+					rmem_arrived(d->lseg, d->doff, d->count);
+			}
+		}
+		break;
+	}
+	case RM_ATOMIC_RESP:
+		if (c->kind != RK_ATOMIC) {
+			rmem_ctr.responses_unmatched++;
+			return;
+		}
+		memcpy(&c->value, data, 8);
+		trace_point(TS_MECH_DONE);
+		break;
+	case RM_STATUS:
+		if (c->kind == RK_STATUS) {
+			/*
+			 * A SYNC write's pieces each answer, once: a piece is known by
+			 * its offset, and a second answer to it (a raw frame the network
+			 * doubled) counts for nothing.  The first refusal is the verdict.
+			 */
+			struct write_train *w = (struct write_train *)c->priv;
+			uint32_t at = m->off - w->off0, i = at / RMEM_MAX_XFER;
+			if (m->off < w->off0 || at % RMEM_MAX_XFER || i >= w->pieces) {
+				rmem_ctr.responses_unmatched++;
+				return;
+			}
+			if (w->seen[i / 64] & (1ULL << (i % 64))) {
+				rmem_ctr.answers_duplicate++;
+				return;
+			}
+			w->seen[i / 64] |= 1ULL << (i % 64);
+			if (st != RMS_OK) {
+				rmem_ctr.errors_reported++;
+				if (w->first == RMS_OK)
+					w->first = st;
+			}
+			if (w->pending > 1) {
+				w->pending--;
+				return;
+			}
+			call_done(c, rmem_status_errno(w->first));
+			return;
+		}
+		/* A READ or an atomic refused. */
+		if (st == RMS_OK) {
+			rmem_ctr.responses_unmatched++;
+			return;
+		}
+		break;
+	}
+	if (m->status != RMS_OK)
+		rmem_ctr.errors_reported++;
+	call_done(c, rmem_status_errno(st));
+}
+
+
+/*
  * The issuer's own check (paper 2.1: the co-processor verifies the
  * sender's rights).  The descriptor's incarnation is left to where the
  * request is queued (send_msg: -ECONNRESET); local_check asks first, for
@@ -217,7 +317,7 @@ static void msg_init(struct rmem_msg *m, const struct desc *d, uint8_t op, uint3
 		.op = op,
 		.flags = (uint8_t)(((flags & RMEM_INTR) ? RM_F_INTR : 0) |
 				   ((flags & RMEM_UNRELIABLE) ? RM_F_RAW : 0) |
-				   ((flags & RMEM_BODY) && op == RM_WRITE ? RM_F_BODY : 0)),
+				   ((flags & RMEM_MARKED) && op == RM_WRITE ? RM_F_MARKED : 0)),
 		.seg = d->seg,
 		.gen = d->gen,
 		.off = off,

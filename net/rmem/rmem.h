@@ -51,13 +51,14 @@ enum {
 	RMEM_SYNC = 2,			/* wait until the target has applied it (or refused) */
 	RMEM_UNRELIABLE = 4,		/* raw frames: may be lost or reordered */
 	/*
-	 * The body of a message whose notification follows on the same
-	 * channel (reqmsg_send, req_body_enqueue): the target remembers
-	 * whether it refused any of it, and the notification that follows is
-	 * refused with it (rmem_body_refused), so that no message is
-	 * announced whose body did not land.
+	 * A marked WRITE: the target remembers whether it refused any marked
+	 * WRITE from this node since the last rmem_marked_take, so that a
+	 * protocol that follows its writes with a message of its own, in
+	 * order on the same channel, learns on receipt whether all of them
+	 * landed (rmem_marked_refused): REQ's message notification announces
+	 * no message whose body did not land (req.h, reqmsg_send).
 	 */
-	RMEM_BODY = 8,
+	RMEM_MARKED = 8,
 	/*
 	 * Paper 2.1: "If the network cannot be immediately accessed, the
 	 * co-processor buffers the data in an internal FIFO, delivering an
@@ -282,14 +283,15 @@ int rmem_sync(int rd, uint64_t timeout_ns);
 int rmem_take_error(int rd);
 
 /*
- * Receive side (interrupts off): whether an RMEM_BODY WRITE from node src
- * was refused since the last rmem_body_take(src).  A body (one WRITE or
- * several) and the REQ announcing it travel in order on one channel, with
- * no other body from src between them (req.h, reqmsg_send): a REQ marked
- * as following a body asks this, and takes the verdict once it is done.
+ * Receive side (interrupts off): "did the writes land?"  Whether a
+ * marked WRITE (RMEM_MARKED) from node src was refused since the last
+ * rmem_marked_take(src); a new incarnation of src starts clear.  The
+ * writes and the message that asks travel in order on one channel, with
+ * no other marked writes from src between them (REQ's reqmsg_send): the
+ * message asks on receipt and takes the verdict once it is done.
  */
-int rmem_body_refused(int src);
-void rmem_body_take(int src);
+int rmem_marked_refused(int src);
+void rmem_marked_take(int src);
 
 /* --- setup and accounting ------------------------------------------------ */
 

@@ -16,8 +16,9 @@
 #include "net/net.h"
 #include "net/rmem/internal.h"
 
-/* Remote memory's counters (rmem.h), every file of it counting here. */
+/* Remote memory's counters (rmem.h), every file of it counting here, and whether it is up. */
 struct rmem_counters rmem_ctr;
+int rmem_ready;
 
 _Static_assert(RMEM_MAX_SEGS == SEGTAB_SLOTS && MAX_NODES == SEGTAB_NODES, "table sizes agree");
 

@@ -1,9 +1,9 @@
 /*
  * Remote memory, the receive half: every operation checked and applied at
  * the target, in the fabric's receive path (interrupts off, serialized),
- * where the paper's kernel emulation ran (section 2.3), and the answers
- * matched to the issuer's calls.  See rmem.h for the model, proto.h for
- * the wire and the check.
+ * where the paper's kernel emulation ran (section 2.3); answers to this
+ * node's calls go on to the issuing half (rmem.c, rmem_complete).  See
+ * rmem.h for the model, proto.h for the wire and the check.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -22,7 +22,6 @@
 _Static_assert(RMEM_MAX_XFER == RMEM_DATA_MAX, "one maximum transfer");
 _Static_assert(RMEM_HDR_LEN + RMEM_MAX_XFER <= FAB_MTU, "a transfer fits one frame");
 
-int rmem_ready;
 
 static void count_refusal(int st)
 {
@@ -89,22 +88,21 @@ static size_t answer_len(const struct rmem_msg *m, int st)
 
 /* A request from src.  Return -EBUSY to be offered it again later. */
 /*
- * Whether a body WRITE (RMEM_BODY) from each node was refused since that
- * node's last notification took the verdict: a body of several WRITEs is
- * refused if any of them was.  The notification that follows asks and
- * clears it (rmem_body_take); a new incarnation of the node starts clear.
+ * Whether a marked WRITE (RMEM_MARKED) from each node was refused since
+ * the verdict was last taken (rmem_marked_take): several WRITEs are
+ * refused if any of them was; a new incarnation of the node starts clear.
  */
-static uint8_t body_refused[MAX_NODES];
+static uint8_t marked_refused[MAX_NODES];
 
-int rmem_body_refused(int src)
+int rmem_marked_refused(int src)
 {
-	return src >= 0 && src < MAX_NODES && body_refused[src];
+	return src >= 0 && src < MAX_NODES && marked_refused[src];
 }
 
-void rmem_body_take(int src)
+void rmem_marked_take(int src)
 {
 	if (src >= 0 && src < MAX_NODES)
-		body_refused[src] = 0;
+		marked_refused[src] = 0;
 }
 
 
@@ -142,9 +140,9 @@ static int serve(int src, const struct rmem_msg *m, const uint8_t *data, int raw
 			return -EBUSY;
 		}
 	}
-	/* A message's body: the REQ that follows asks whether all of it landed (rmem_body_refused). */
-	if (m->op == RM_WRITE && (m->flags & RM_F_BODY) && st != RMS_OK && src >= 0 && src < MAX_NODES)
-		body_refused[src] = 1;
+	/* A marked WRITE: what follows it asks whether all of them landed (rmem_marked_refused). */
+	if (m->op == RM_WRITE && (m->flags & RM_F_MARKED) && st != RMS_OK && src >= 0 && src < MAX_NODES)
+		marked_refused[src] = 1;
 	if (st != RMS_OK) {
 		count_refusal(st);
 		answer(&tx, src, RM_STATUS, m, st, NULL, 0, raw);
@@ -194,101 +192,6 @@ static int serve(int src, const struct rmem_msg *m, const uint8_t *data, int raw
 	return 0;
 }
 
-/* An answer from src to one of this node's calls (or a refusal for a sink). */
-static void complete(int src, const struct rmem_msg *m, const uint8_t *data)
-{
-	struct call *c;
-	int st = m->status;
-
-	if (m->op == RM_STATUS && call_tag_is_sink(m->tag)) {
-		/* A refused asynchronous WRITE: kept in its descriptor's sink until rmem_sync. */
-		if (st != RMS_OK &&
-		    call_sink_error(RMEM_PROTO, src, m->tag, rmem_status_errno(st)) == 0)
-			rmem_ctr.errors_reported++;
-		else
-			rmem_ctr.responses_unmatched++;
-		return;
-	}
-	if (!(c = call_find(RMEM_PROTO, src, m->tag))) {
-		rmem_ctr.responses_unmatched++;
-		return;
-	}
-	switch (m->op) {
-	case RM_READ_RESP: {
-		struct read_dest *d = (struct read_dest *)c->priv;
-		if (c->kind != RK_READ) {
-			rmem_ctr.responses_unmatched++;
-			return;
-		}
-		if (st == RMS_OK) {
-			struct segslot *s = rmem_seg(d->lseg);
-			if (m->count != d->count) {
-				rmem_ctr.responses_unmatched++;
-				st = RMS_MALFORMED;
-			} else if (!s || s->epoch != d->epoch ||
-				   (uint64_t)d->doff + d->count > s->size) {
-				/* The local segment went (its slot may hold another now). */
-				rmem_ctr.responses_unmatched++;
-				st = RMS_STALE;
-			} else {
-				memcpy(s->base + d->doff, data, d->count);
-				trace_point(TS_MECH_DONE);
-				if (d->flags & RMEM_INTR)
-					rmem_arrived(d->lseg, d->doff, d->count);
-			}
-		}
-		break;
-	}
-	case RM_ATOMIC_RESP:
-		if (c->kind != RK_ATOMIC) {
-			rmem_ctr.responses_unmatched++;
-			return;
-		}
-		memcpy(&c->value, data, 8);
-		trace_point(TS_MECH_DONE);
-		break;
-	case RM_STATUS:
-		if (c->kind == RK_STATUS) {
-			/*
-			 * A SYNC write's pieces each answer, once: a piece is known by
-			 * its offset, and a second answer to it (a raw frame the network
-			 * doubled) counts for nothing.  The first refusal is the verdict.
-			 */
-			struct write_train *w = (struct write_train *)c->priv;
-			uint32_t at = m->off - w->off0, i = at / RMEM_MAX_XFER;
-			if (m->off < w->off0 || at % RMEM_MAX_XFER || i >= w->pieces) {
-				rmem_ctr.responses_unmatched++;
-				return;
-			}
-			if (w->seen[i / 64] & (1ULL << (i % 64))) {
-				rmem_ctr.answers_duplicate++;
-				return;
-			}
-			w->seen[i / 64] |= 1ULL << (i % 64);
-			if (st != RMS_OK) {
-				rmem_ctr.errors_reported++;
-				if (w->first == RMS_OK)
-					w->first = st;
-			}
-			if (w->pending > 1) {
-				w->pending--;
-				return;
-			}
-			call_done(c, rmem_status_errno(w->first));
-			return;
-		}
-		/* A READ or an atomic refused. */
-		if (st == RMS_OK) {
-			rmem_ctr.responses_unmatched++;
-			return;
-		}
-		break;
-	}
-	if (m->status != RMS_OK)
-		rmem_ctr.errors_reported++;
-	call_done(c, rmem_status_errno(st));
-}
-
 /*
  * The common request, taken in one pass: an asynchronous WRITE on the
  * reliable channel that its segment allows (paper 2.3: the receive path
@@ -301,7 +204,7 @@ static int write_fast(int src, const struct rmem_msg *m, const uint8_t *data, si
 {
 	const struct segslot *s;
 
-	if (m->op != RM_WRITE || (m->flags & ~(RM_F_INTR | RM_F_BODY)) || m->count != dlen ||
+	if (m->op != RM_WRITE || (m->flags & ~(RM_F_INTR | RM_F_MARKED)) || m->count != dlen ||
 	    m->count == 0 || m->count > RMEM_DATA_MAX || m->seg >= SEGTAB_SLOTS ||
 	    (unsigned)src >= SEGTAB_NODES)
 		return 0;
@@ -337,7 +240,7 @@ int rmem_receive(int src, const uint8_t *payload, size_t len, int raw)
 	case RM_READ_RESP:
 	case RM_ATOMIC_RESP:
 	case RM_STATUS:
-		complete(src, &m, data);
+		rmem_complete(src, &m, data);
 		return 0;
 	default:
 		return serve(src, &m, data, raw);
@@ -366,7 +269,7 @@ static int rmem_init(void)
 	if ((r = fabric_register(RMEM_PROTO, rmem_handler)) < 0 ||
 	    (r = fabric_register_raw(RMEM_PROTO, rmem_raw_handler)) < 0 ||
 	    (r = names_register(NAME_SEGMENT, rmem_seg_resolve)) < 0 ||
-	    (r = fabric_on_peer_reset(rmem_body_take)) < 0)
+	    (r = fabric_on_peer_reset(rmem_marked_take)) < 0)
 		return r;
 	segtab_init(&rmem_segtab, node_id);
 	rmem_ready = 1;

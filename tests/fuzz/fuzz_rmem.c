@@ -251,7 +251,7 @@ static int model_parse(const uint8_t *p, size_t len)
 		return RMS_MALFORMED;
 	memcpy(&m, p, sizeof m);
 	size_t dlen = len - RMEM_HDR_LEN;
-	if (m.flags & ~(RM_F_INTR | RM_F_ACK | RM_F_RAW | RM_F_BODY))
+	if (m.flags & ~(RM_F_INTR | RM_F_ACK | RM_F_RAW | RM_F_MARKED))
 		return RMS_MALFORMED;
 	int ok;
 	switch (m.op) {

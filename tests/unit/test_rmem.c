@@ -294,7 +294,7 @@ static void parse_rejects_unknown_ops(void **state)
 static void parse_rejects_unknown_flags(void **state)
 {
 	uint8_t b[RMEM_HDR_LEN + 16];
-	const uint8_t known = RM_F_INTR | RM_F_ACK | RM_F_RAW | RM_F_BODY;
+	const uint8_t known = RM_F_INTR | RM_F_ACK | RM_F_RAW | RM_F_MARKED;
 
 	(void)state;
 	for (int f = 0; f < 256; f++) {
