@@ -9,6 +9,9 @@
 #include "kernel/tsc.h"
 #include "kernel/x86.h"
 
+TRACE_STAGE(TS_NIC_RX, "nic_rx");
+TRACE_STAGE(TS_RX_DONE, "rx_done");
+
 static struct netdev *the_netdev;
 
 int netdev_register(struct netdev *nd)

@@ -40,6 +40,10 @@
 #include "kernel/sync.h"
 #include "kernel/trace.h"
 
+/* The drivers' stages (kernel/trace.h): a received frame found in the ring, and done with. */
+#define TS_NIC_RX 4
+#define TS_RX_DONE 10
+
 struct netdev;
 
 /* The receive hook: owns pb (it must pkt_put it).  Interrupt context. */

@@ -1,27 +1,44 @@
 #include <string.h>
 
+#include "kernel/init.h"
+#include "kernel/panic.h"
 #include "kernel/trace.h"
 
 volatile int trace_on;
 struct trace_rec trace_cur;
 
-const char *const trace_names[TS_N] = {
-	[TS_APP_CALL] = "app_call",
-	[TS_MECH_SEND] = "mech_send",
-	[TS_FABRIC_TX] = "fabric_tx",
-	[TS_NIC_TX] = "nic_tx",
-	[TS_NIC_RX] = "nic_rx",
-	[TS_FABRIC_RX] = "fabric_rx",
-	[TS_MECH_RX] = "mech_rx",
-	[TS_MECH_DONE] = "mech_done",
-	[TS_APP_WAKE] = "app_wake",
-	[TS_APP_RETURN] = "app_return",
-	[TS_RX_DONE] = "rx_done",
-	[TS_WAIT] = "wait",
-};
+/* The stages' names, as their layers registered them (TRACE_STAGE). */
+extern const struct trace_stage_name __tracestages_start[], __tracestages_end[];
+
+TRACE_STAGE(TS_APP_CALL, "app_call");
+TRACE_STAGE(TS_APP_WAKE, "app_wake");
+TRACE_STAGE(TS_APP_RETURN, "app_return");
+TRACE_STAGE(TS_WAIT, "wait");
+
+/* Every name for a stage of its own, below TS_N: two layers that took one number stop the boot. */
+static int trace_names_check(void)
+{
+	for (const struct trace_stage_name *a = __tracestages_start; a < __tracestages_end; a++) {
+		if (a->stage >= TS_N)
+			panic("trace: stage %d (%s) is not below TS_N (%d)", a->stage, a->name, TS_N);
+		for (const struct trace_stage_name *b = a + 1; b < __tracestages_end; b++)
+			if (b->stage == a->stage)
+				panic("trace: stage %d named twice: %s and %s", a->stage, a->name, b->name);
+	}
+	return 0;
+}
+INIT_HOOK(INIT_SUBSYS_1, trace_names, trace_names_check);
+
+const char *trace_name(int s)
+{
+	for (const struct trace_stage_name *n = __tracestages_start; n < __tracestages_end; n++)
+		if (n->stage == s)
+			return n->name;
+	return "?";
+}
 
 /* Out of line: a stamp's cost where tracing is off stays a load and a branch. */
-void trace_mark(enum trace_stage s)
+void trace_mark(trace_stage_t s)
 {
 	irqflags_t f = irq_save();
 	uint64_t now = rdtsc();

@@ -29,21 +29,39 @@
 
 #include "kernel/x86.h"
 
-enum trace_stage {
-	TS_APP_CALL,		/* the app calls the mechanism */
-	TS_MECH_SEND,		/* the mechanism hands its message to the fabric */
-	TS_FABRIC_TX,		/* the fabric hands the frame to the NIC */
-	TS_NIC_TX,		/* the NIC has it (the driver's transmit returned) */
-	TS_NIC_RX,		/* the driver found a received frame in its ring */
-	TS_FABRIC_RX,		/* the fabric's receive path has it */
-	TS_MECH_RX,		/* the mechanism's receive half has it */
-	TS_MECH_DONE,		/* the mechanism applied it (memory written, answer sent) */
-	TS_APP_WAKE,		/* the waiting app runs again */
-	TS_APP_RETURN,		/* the app's call returned */
-	TS_RX_DONE,		/* the driver is done with the received frame */
-	TS_WAIT,		/* this node starts waiting: the next step is not work */
-	TS_N
+/*
+ * Stages are numbers 0..TS_N-1, in the order an operation passes them.
+ * Each layer that stamps defines its own stages' numbers in its header
+ * and names them with TRACE_STAGE (a linker section: kernel/trace.c
+ * finds the names there, and refuses two names for one number); the
+ * kernel owns the app's and waiting's:
+ *
+ *   0 app_call     1 mech_send   2 fabric_tx   3 nic_tx
+ *   4 nic_rx       5 fabric_rx   6 mech_rx     7 mech_done
+ *   8 app_wake     9 app_return 10 rx_done    11 wait
+ *
+ * (the drivers' in drivers/netdev.h, the fabric's in net/fabric/fabric.h,
+ * the mechanisms' in net/net.h).
+ */
+typedef int trace_stage_t;		/* as an enum was: no widening in trace_mark */
+#define TS_N 12
+#define TS_APP_CALL 0		/* the app calls the mechanism */
+#define TS_APP_WAKE 8		/* the waiting app runs again */
+#define TS_APP_RETURN 9		/* the app's call returned */
+#define TS_WAIT 11		/* this node starts waiting: the next step is not work */
+
+struct trace_stage_name {
+	uint8_t stage;
+	const char *name;
 };
+
+/* Name stage s (one of this layer's numbers) "name" in traces and make cost's tables. */
+#define TRACE_STAGE(s, nm)                                                                   \
+	static const struct trace_stage_name tsname_##s                                     \
+		__attribute__((used, section(".tracestages"), aligned(8))) = { (s), (nm) }
+
+/* The name of stage s, or "?" if no layer named it. */
+const char *trace_name(int s);
 
 #define TRACE_LOG 96
 
@@ -57,7 +75,6 @@ struct trace_rec {
 
 extern volatile int trace_on;
 extern struct trace_rec trace_cur;
-extern const char *const trace_names[TS_N];
 
 /*
  * A per-file switch (STYLE: LK's LOCAL_TRACE): a file that defines
@@ -69,9 +86,9 @@ extern const char *const trace_names[TS_N];
 #define LOCAL_TRACE 1
 #endif
 
-void trace_mark(enum trace_stage s);
+void trace_mark(trace_stage_t s);
 
-static inline void trace_point(enum trace_stage s)
+static inline void trace_point(trace_stage_t s)
 {
 	if (LOCAL_TRACE && __builtin_expect(trace_on, 0))
 		trace_mark(s);

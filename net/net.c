@@ -14,6 +14,11 @@
 #include "kernel/x86.h"
 #include "net/net.h"
 
+TRACE_STAGE(TS_MECH_SEND, "mech_send");
+TRACE_STAGE(TS_NIC_TX, "nic_tx");
+TRACE_STAGE(TS_MECH_RX, "mech_rx");
+TRACE_STAGE(TS_MECH_DONE, "mech_done");
+
 #define MAX_TYPES 8
 
 static struct netdev *nd;

@@ -19,6 +19,20 @@
 
 #include "drivers/pktbuf.h"
 
+/*
+ * The link's stages (kernel/trace.h): the frame handed to the NIC (here,
+ * net_transmit), and the protocols' above the link: a message handed to
+ * the fabric, taken by the mechanism's receive half, applied.  The
+ * drivers' receive stages, the same numbers as drivers/netdev.h's, for
+ * those above that cannot include it.
+ */
+#define TS_MECH_SEND 1
+#define TS_NIC_TX 3
+#define TS_NIC_RX 4
+#define TS_MECH_RX 6
+#define TS_MECH_DONE 7
+#define TS_RX_DONE 10
+
 #define ETHERTYPE_IPV4 0x0800
 #define ETHERTYPE_ARP 0x0806
 #define ETHERTYPE_FABRIC 0x88b5

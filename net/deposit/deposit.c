@@ -159,6 +159,7 @@
 #include "net/call/call.h"
 #include "net/deposit/internal.h"
 #include "net/fabric/fabric.h"
+#include "net/net.h"
 
 _Static_assert(DEP_CELLS_PER_FRAME * CELL_SIZE <= FAB_MTU, "a frame carries 27 cells");
 _Static_assert(MAX_NODES <= DART_MAX_PEER, "every node can be a peer");

@@ -14,6 +14,7 @@
 #include "kernel/x86.h"
 #include "net/deposit/internal.h"
 #include "net/fabric/fabric.h"
+#include "net/net.h"
 
 struct dart_sendregs dep_sendregs_tab[DART_MAX_CONN];
 

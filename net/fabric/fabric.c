@@ -30,6 +30,9 @@
 #include "net/fabric/internal.h"
 #include "net/net.h"
 
+TRACE_STAGE(TS_FABRIC_TX, "fabric_tx");
+TRACE_STAGE(TS_FABRIC_RX, "fabric_rx");
+
 struct fabric fab = { .peer_timeout_ns = 10000000000ULL };
 
 int fab_cluster_key(struct sipkey *k)

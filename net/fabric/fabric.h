@@ -30,6 +30,10 @@
 #include "drivers/pktbuf.h"
 #include "net/fabric/wire.h"
 
+/* The fabric's stages (kernel/trace.h): a frame handed to the NIC, a frame taken from it. */
+#define TS_FABRIC_TX 2
+#define TS_FABRIC_RX 5
+
 /*
  * Protocol numbers (fab_hdr.proto).  A protocol claims its number where it
  * registers (fabric_register refuses one already taken) and defines it in

@@ -30,6 +30,7 @@
 #include "net/call/call.h"
 #include "net/call/names.h"
 #include "net/fabric/fabric.h"
+#include "net/net.h"
 #include "net/req/internal.h"
 #include "net/req/wire.h"
 #include "net/rmem/rmem.h"

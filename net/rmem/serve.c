@@ -16,6 +16,7 @@
 #include "net/call/call.h"
 #include "net/call/names.h"
 #include "net/fabric/fabric.h"
+#include "net/net.h"
 #include "net/rmem/internal.h"
 #include "net/rmem/proto.h"
 

@@ -12,6 +12,7 @@
 #include "lib/rpc.h"
 #include "net/deposit/deposit.h"
 #include "net/fabric/fabric.h"
+#include "net/net.h"
 #include "net/req/req.h"
 #include "net/rmem/rmem.h"
 #include "tests/apps/protos.h"

@@ -49,7 +49,7 @@ struct op {
 
 struct op_stage {
 	int node;
-	enum trace_stage stage;
+	trace_stage_t stage;
 };
 
 extern const struct op ops[];

@@ -158,7 +158,7 @@ static void print_marks(const char *opname, uint32_t i, const struct trace_rec *
 
 	for (uint32_t k = 0; k < r->n && len < (int)sizeof line - 24; k++)
 		len += snprintf(line + len, sizeof line - (size_t)len, "%s%s:%lu", k ? "," : "",
-				trace_names[r->s[k]], r->at[k] - r->at[0]);
+				trace_name(r->s[k]), r->at[k] - r->at[0]);
 	printf("%s\n", line);
 }
 
@@ -263,7 +263,7 @@ static void report(const char *opname, const struct op_stage *path, int n, struc
 	for (int k = 1; k < n; k++) {
 		uint64_t med = samples_quantile(&s[k], 0.5), p99 = samples_quantile(&s[k], 0.99);
 		result("op=%s from=n%d.%s to=n%d.%s n=%zu median_ns=%lu p99_ns=%lu%s", opname, path[k - 1].node,
-		       trace_names[path[k - 1].stage], path[k].node, trace_names[path[k].stage], s[k].n,
+		       trace_name(path[k - 1].stage), path[k].node, trace_name(path[k].stage), s[k].n,
 		       cycles_to_ns(med), cycles_to_ns(p99),
 		       path[k - 1].node != path[k].node ? " between_nodes=1" : "");
 	}

@@ -45,7 +45,7 @@
 
 volatile int trace_on;
 struct trace_rec trace_cur;
-void trace_mark(enum trace_stage s) { (void)s; }
+void trace_mark(trace_stage_t s) { (void)s; }
 void kprintf(const char *fmt, ...)
 {
 	va_list ap;

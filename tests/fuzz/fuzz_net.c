@@ -55,7 +55,7 @@ void host_init_hook_add(const struct init_hook *h)
 
 volatile int trace_on;
 struct trace_rec trace_cur;
-void trace_mark(enum trace_stage s) { (void)s; }
+void trace_mark(trace_stage_t s) { (void)s; }
 uint64_t ns_to_cycles(uint64_t ns) { return ns; }
 uint64_t cycles_to_ns(uint64_t c) { return c; }
 int waitq_wait_timeout(struct waitq *wq, uint64_t ns)

@@ -22,7 +22,7 @@ int node_id, num_nodes;
 volatile int in_irq;
 volatile int trace_on;
 struct trace_rec trace_cur;
-void trace_mark(enum trace_stage s) { (void)s; }
+void trace_mark(trace_stage_t s) { (void)s; }
 uint64_t tsc_hz = 1000000000;
 int host_can_send = 1;
 uint32_t host_epoch[64];

@@ -28,7 +28,7 @@ int node_id = HN_ME, num_nodes = HN_NODES;
 volatile int in_irq;
 volatile int trace_on;
 struct trace_rec trace_cur;
-void trace_mark(enum trace_stage s) { (void)s; }
+void trace_mark(trace_stage_t s) { (void)s; }
 
 static uint64_t clock_ns = 1000000000ULL;
 static uint64_t node_inc;
