@@ -120,8 +120,6 @@ static void tx_data(struct chan *c, uint32_t seq, uint64_t now)
 {
 	struct chan_tx_slot *t = TXSLOT(c, seq);
 	struct fab_hdr h;
-	uint8_t proto, flags;
-	uint16_t len;
 	int r;
 
 	/* Sent in place: its kept payload into a buffer of its own, now that it goes again. */
@@ -133,10 +131,8 @@ static void tx_data(struct chan *c, uint32_t seq, uint64_t now)
 		}
 		memcpy(pb->data + CHAN_PAYLOAD_OFF, c->cfg.kept + (seq & (c->cfg.window - 1)) * CHAN_KEPT_STRIDE,
 		       t->len);
-		memcpy(pb->data + FAB_ETH_HLEN + offsetof(struct fab_hdr, proto), &t->proto, 1);
-		memcpy(pb->data + FAB_ETH_HLEN + offsetof(struct fab_hdr, len), &t->len, 2);
-		pb->data[FAB_ETH_HLEN + offsetof(struct fab_hdr, flags)] = 0;
 		t->pb = pb;
+		t->acknow = 0;		/* sent again, it asks for nothing more */
 	}
 	/*
 	 * A retransmission must not rewrite a buffer the NIC may still be
@@ -154,15 +150,13 @@ static void tx_data(struct chan *c, uint32_t seq, uint64_t now)
 		pkt_put(t->pb);
 		t->pb = fresh;
 	}
-	/* proto, len and the sender's flags were stored in the frame's header at chan_send. */
-	memcpy(&proto, t->pb->data + FAB_ETH_HLEN + offsetof(struct fab_hdr, proto), 1);
-	memcpy(&len, t->pb->data + FAB_ETH_HLEN + offsetof(struct fab_hdr, len), 2);
-	memcpy(&flags, t->pb->data + FAB_ETH_HLEN + offsetof(struct fab_hdr, flags), 1);
+	/* The header from the slot: what chan_send was given. */
 	header(c, &h, FAB_DATA);
-	h.flags |= flags & FAB_F_ACKNOW;
-	h.proto = proto;
+	if (t->acknow)
+		h.flags |= FAB_F_ACKNOW;
+	h.proto = t->proto;
 	h.seq = seq;
-	h.len = len;
+	h.len = t->len;
 	t->pb->len = (uint16_t)fab_build_sealed(t->pb->data, c->cfg.peer_mac, c->cfg.my_mac, &h,
 						     c->cfg.seal);
 	if (t->tries == 0)
@@ -228,7 +222,7 @@ static void push(struct chan *c, uint64_t now)
 	}
 }
 
-int chan_send(struct chan *c, struct pktbuf *pb, uint8_t proto, size_t len, uint64_t now)
+int chan_send(struct chan *c, struct pktbuf *pb, uint8_t proto, size_t len, int acknow, uint64_t now)
 {
 	struct chan_tx_slot *t;
 	uint16_t len16 = (uint16_t)len;
@@ -246,8 +240,9 @@ int chan_send(struct chan *c, struct pktbuf *pb, uint8_t proto, size_t len, uint
 	t->tries = 0;
 	t->sacked = 0;
 	t->refused = 0;
-	memcpy(pb->data + FAB_ETH_HLEN + offsetof(struct fab_hdr, proto), &proto, 1);
-	memcpy(pb->data + FAB_ETH_HLEN + offsetof(struct fab_hdr, len), &len16, 2);
+	t->proto = proto;
+	t->acknow = acknow != 0;
+	t->len = len16;
 	c->snd_nxt++;
 	push(c, now);
 	return 0;

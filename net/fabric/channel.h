@@ -95,7 +95,8 @@ struct chan_tx_slot {
 	uint16_t tries;
 	uint8_t sacked;
 	uint8_t refused;		/* the NIC refused its last transmission */
-	uint8_t proto;			/* sent in place (pb NULL): its protocol and length */
+	uint8_t proto;			/* its protocol, length and the sender's ask for an */
+	uint8_t acknow;			/* ack at once: tx_data builds the header from them */
 	uint16_t len;
 };
 
@@ -149,11 +150,12 @@ void chan_reset(struct chan *c, uint16_t session, const uint8_t peer_mac[6]);
 
 /*
  * Queue a message whose payload (len bytes) the caller wrote at
- * pb->data + CHAN_PAYLOAD_OFF.  The channel takes the caller's reference.
+ * pb->data + CHAN_PAYLOAD_OFF; acknow: the peer acknowledges it at once.
+ * The channel takes the caller's reference and writes the header.
  * Return 0, -EAGAIN if the send queue is full (pb not taken), -EHOSTDOWN
  * if the peer is dead (pb not taken), -EMSGSIZE if len > FAB_MTU.
  */
-int chan_send(struct chan *c, struct pktbuf *pb, uint8_t proto, size_t len, uint64_t now);
+int chan_send(struct chan *c, struct pktbuf *pb, uint8_t proto, size_t len, int acknow, uint64_t now);
 
 /*
  * A message built in place in the link's own transmit buffer (net.h,

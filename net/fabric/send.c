@@ -91,9 +91,7 @@ static int send_pb_at(int dst, uint32_t epoch, uint8_t proto, struct pktbuf *pb,
 		return -ECONNRESET;
 	}
 	/* The channel copies this flag into the header it builds. */
-	pb->data[FAB_ETH_HLEN + offsetof(struct fab_hdr, flags)] =
-		(flags & FABRIC_ACKNOW) ? FAB_F_ACKNOW : 0;
-	r = chan_send(&p->ch, pb, proto, len, now_ns());
+	r = chan_send(&p->ch, pb, proto, len, (flags & FABRIC_ACKNOW) != 0, now_ns());
 	fab_after_chan_op(p);
 	irq_restore(f);
 	sched_maybe_preempt();

@@ -154,7 +154,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		/* Send something now and then so acks have work to do. */
 		if ((h.sack & 3) == 3) {
 			struct pktbuf *out = pkt_get();
-			if (chan_send(&ch[h.src], out, 9, h.len % 64, now) < 0)
+			if (chan_send(&ch[h.src], out, 9, h.len % 64, 0, now) < 0)
 				pkt_put(out);
 		}
 	}

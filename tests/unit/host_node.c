@@ -775,7 +775,7 @@ int hn_send(int k, size_t len)
 	if (!(pb = pkt_get()))
 		return -ENOBUFS;
 	fill_msg(s, pb->data + CHAN_PAYLOAD_OFF, len);
-	r = chan_send(&s->ch, pb, HN_PROTO, len, clock_ns);
+	r = chan_send(&s->ch, pb, HN_PROTO, len, 0, clock_ns);
 	if (r < 0) {
 		s->next_seq--;
 		pkt_put(pb);
@@ -815,7 +815,7 @@ int hn_barrier_msg(int k, char kind, uint32_t gen)
 		return -ENOBUFS;
 	pb->data[CHAN_PAYLOAD_OFF] = (uint8_t)kind;
 	memcpy(pb->data + CHAN_PAYLOAD_OFF + 1, &gen, 4);
-	r = chan_send(&sims[k].ch, pb, 8 /* the barrier's protocol */, 5, clock_ns);
+	r = chan_send(&sims[k].ch, pb, 8 /* the barrier's protocol */, 5, 0, clock_ns);
 	if (r < 0)
 		pkt_put(pb);
 	return r;

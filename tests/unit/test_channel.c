@@ -51,6 +51,7 @@ struct link {
 	struct wire_frame q[WIRE_MAX];
 	int n;
 	uint64_t sent[2], frames_beyond_limit;
+	struct fab_hdr last_data;	/* the header of the last data frame sent */
 };
 
 struct side {
@@ -101,6 +102,8 @@ static int xmit(void *ctx, struct pktbuf *pb)
 	if (h.type == FAB_DATA && link.refuse_every && ++link.refused % link.refuse_every == 0)
 		return -EAGAIN;		/* the ring is full: nothing went */
 	link.sent[s->id]++;
+	if (h.type == FAB_DATA)
+		link.last_data = h;
 	if (h.flags & FAB_F_NOCRC)
 		link.nocrc_frames++;
 	else
@@ -247,7 +250,7 @@ static int send_one(int from, uint32_t v, size_t len)
 	struct pktbuf *pb = pkt_get();
 
 	fill(pb->data + CHAN_PAYLOAD_OFF, v, len);
-	int r = chan_send(&sides[from].ch, pb, 7, len, clock_ns);
+	int r = chan_send(&sides[from].ch, pb, 7, len, 0, clock_ns);
 	if (r < 0)
 		pkt_put(pb);
 	return r;
@@ -695,8 +698,43 @@ static void send_queue_limits(void **state)
 	assert_int_equal(ok, 8);
 	assert_int_equal(chan_space(&sides[0].ch), 0);
 	struct pktbuf *pb = pkt_get();
-	assert_int_equal(chan_send(&sides[0].ch, pb, 7, FAB_MTU + 1, clock_ns), -EMSGSIZE);
+	assert_int_equal(chan_send(&sides[0].ch, pb, 7, FAB_MTU + 1, 0, clock_ns), -EMSGSIZE);
 	pkt_put(pb);
+	finish();
+}
+
+/* The header comes from what chan_send was given: protocol, length, and the ask for an ack at once. */
+static void header_from_the_send(void **state)
+{
+	struct pktbuf *pb;
+
+	uint32_t first = 0;
+
+	(void)state;
+	setup_pair(8);
+	link.cut = 1;
+	for (int acknow = 1; acknow >= 0; acknow--) {
+		pb = pkt_get();
+		fill(pb->data + CHAN_PAYLOAD_OFF, 5, 20 + (size_t)acknow);
+		/* Header bytes of the buffer as the caller left them: the channel writes them itself. */
+		memset(pb->data, 0xee, CHAN_PAYLOAD_OFF);
+		assert_int_equal(chan_send(&sides[0].ch, pb, 7, 20 + (size_t)acknow, acknow, clock_ns), 0);
+		assert_int_equal(link.last_data.type, FAB_DATA);
+		assert_int_equal(link.last_data.proto, 7);
+		assert_int_equal(link.last_data.len, 20 + acknow);
+		assert_int_equal((link.last_data.flags & FAB_F_ACKNOW) != 0, acknow);
+		if (acknow)
+			first = link.last_data.seq;
+	}
+	/* The first sent again after a timeout (nothing came back), from its slot: the same header. */
+	memset(&link.last_data, 0, sizeof link.last_data);
+	for (int i = 0; i < 100 && link.last_data.type != FAB_DATA; i++)
+		pump(1 * MS);
+	assert_int_equal(link.last_data.seq, first);
+	assert_int_equal(link.last_data.proto, 7);
+	assert_int_equal(link.last_data.len, 21);
+	assert_int_equal((link.last_data.flags & FAB_F_ACKNOW) != 0, 1);
+	link.cut = 0;
 	finish();
 }
 
@@ -802,6 +840,7 @@ int main(void)
 		cmocka_unit_test(silent_peer_is_declared_dead),
 		cmocka_unit_test(dead_peer_with_blocked_delivery),
 		cmocka_unit_test(send_queue_limits),
+		cmocka_unit_test(header_from_the_send),
 		cmocka_unit_test(wraps_sequence_numbers),
 		cmocka_unit_test(reset_starts_a_fresh_channel),
 	};
