@@ -9,6 +9,10 @@
 /* Windows are powers of two: a slot is found by masking. */
 #define TXSLOT(c, s) (&(c)->txq[(s) & ((c)->sndq - 1)])
 #define RXSLOT(c, s) (&(c)->rxq[(s) & ((c)->cfg.window - 1)])
+/* A kept frame's protocol and length, in its pktbuf's stamp (keep()). */
+#define KEPT_FIELDS(proto, len) ((uint64_t)(proto) | (uint64_t)(len) << 8)
+#define KEPT_PROTO(st) ((uint8_t)(st))
+#define KEPT_LEN(st) ((size_t)(uint16_t)((st) >> 8))
 
 void chan_init(struct chan *c, const struct chan_cfg *cfg, const struct chan_ops *ops, void *ctx)
 {
@@ -490,11 +494,9 @@ static void deliver(struct chan *c)
 	while (!c->blocked && seq_lt(c->dlv_nxt, c->rcv_nxt)) {
 		struct pktbuf **slot = RXSLOT(c, c->dlv_nxt);
 		struct pktbuf *pb = *slot;
-		struct fab_hdr h;
 
-		memcpy(&h, pb->data + FAB_ETH_HLEN, sizeof h);
-		if (c->ops->deliver(c->ctx, c->cfg.peer, h.proto, pb->data + CHAN_PAYLOAD_OFF, h.len, pb) ==
-		    -EBUSY) {
+		if (c->ops->deliver(c->ctx, c->cfg.peer, KEPT_PROTO(pb->stamp), pb->data + CHAN_PAYLOAD_OFF,
+				    KEPT_LEN(pb->stamp), pb) == -EBUSY) {
 			c->blocked = 1;
 			c->stats.busy_refusals++;
 			break;
@@ -526,14 +528,16 @@ static void schedule_ack(struct chan *c, int now_please, uint64_t now)
 static struct pktbuf *keep(struct chan *c, const struct fab_hdr *h, const uint8_t *payload,
 			   struct pktbuf *pb)
 {
-	if (pb)
-		return pb;
-	if (!(pb = c->ops->alloc(c->ctx))) {
-		c->stats.alloc_failures++;
-		return NULL;
+	if (!pb) {
+		if (!(pb = c->ops->alloc(c->ctx))) {
+			c->stats.alloc_failures++;
+			return NULL;
+		}
+		memcpy(pb->data, payload - CHAN_PAYLOAD_OFF, CHAN_PAYLOAD_OFF + h->len);
+		pb->len = (uint16_t)(CHAN_PAYLOAD_OFF + h->len);
 	}
-	memcpy(pb->data, payload - CHAN_PAYLOAD_OFF, CHAN_PAYLOAD_OFF + h->len);
-	pb->len = (uint16_t)(CHAN_PAYLOAD_OFF + h->len);
+	/* The parsed fields kept beside the frame (pktbuf's owner word): deliver() reads no header. */
+	pb->stamp = KEPT_FIELDS(h->proto, h->len);
 	return pb;
 }
 
