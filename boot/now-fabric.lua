@@ -3,7 +3,7 @@
 -- Decodes the fabric header (net/fabric/wire.h), the keyed trailer, HELLO
 -- and AUTO payloads, and the protocols the kernel carries on the fabric:
 -- remote memory (net/rmem/proto.h), remote enqueue (net/req/wire.h), the
--- call facility (net/fabric/call_wire.h) and hybrid deposit's ATM cells
+-- call facility (net/call/call_wire.h) and hybrid deposit's ATM cells
 -- (net/deposit/cell.h).  Every field is little-endian, as on the wire.
 --
 --   tshark -X lua_script:boot/now-fabric.lua -r n0.pcap -Y now

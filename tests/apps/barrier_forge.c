@@ -24,7 +24,7 @@
 #include "tests/apps/check.h"
 #include "tests/apps/protos.h"
 
-#define FP_BARRIER 8			/* the barrier's protocol number (net/fabric/barrier.c) */
+#define FP_BARRIER 8			/* the barrier's protocol number (net/call/barrier.c) */
 #define FORGER 2
 #define WAIT_NS 60000000000ULL
 #define BARRIER2_NS 2000000000ULL	/* how long barrier 2 waits for a release not due */

@@ -1,5 +1,5 @@
 /*
- * Host unit tests of net/fabric/barrier.c's receive side: only node 0
+ * Host unit tests of net/call/barrier.c's receive side: only node 0
  * releases, only nodes of the cluster arrive, each once per barrier, in
  * turn.  Forged and repeated messages are handed to the kernel's handler
  * while cluster_barrier waits (host_pump); each must be counted and must
