@@ -82,7 +82,7 @@ KERNEL_OBJS := $(addprefix kernel/,main.o bootinfo.o console.o trap.o trapasm.o 
 	timer.o page.o mem.o vm.o thread.o swtch.o sync.o libc.o panic.o cmdline.o config.o \
 	crc.o incarnation.o cmos.o siphash.o trace.o)
 
-DRIVER_OBJS := $(addprefix drivers/,uart.o vga.o fbcon.o qemu.o pci.o pktbuf.o netdev.o e1000.o virtio.o virtio_net.o \
+DRIVER_OBJS := $(addprefix drivers/,uart.o vga.o fbcon.o qemu.o pci.o pktbuf.o pktshare.o netdev.o e1000.o virtio.o virtio_net.o \
 	ivshmem.o)
 
 # The user apps, in build/now.elf and the ISO (apps/README.md).
@@ -445,13 +445,13 @@ UNIT_LIBS := -lcmocka
 # Each host unit test: its test file and the pure kernel sources it drives.
 UNIT_SRCS_cmdline := kernel/cmdline.c
 UNIT_SRCS_page    := kernel/page.c
-UNIT_SRCS_channel := net/fabric/channel.c net/fabric/wire.c kernel/crc.c kernel/siphash.c tests/unit/host_pktbuf.c
+UNIT_SRCS_channel := net/fabric/channel.c net/fabric/wire.c kernel/crc.c kernel/siphash.c tests/unit/host_pktbuf.c drivers/pktshare.c
 UNIT_SRCS_wire    := net/fabric/wire.c net/fabric/fault.c kernel/crc.c kernel/siphash.c
 UNIT_SRCS_rmem    = $(RMEM_HOST_SRCS)
 # The kernel's remote memory and request/answer code on the fake fabric boundary.
 RMEM_HOST_SRCS    := net/rmem/serve.c net/rmem/rmem.c net/rmem/segments.c net/rmem/segtab.c \
 	net/rmem/proto.c net/call/call.c net/call/names.c net/call/service.c net/call/call_wire.c \
-	tests/unit/host_fabric.c tests/unit/host_rmem.c tests/unit/host_pktbuf.c
+	tests/unit/host_fabric.c tests/unit/host_rmem.c tests/unit/host_pktbuf.c drivers/pktshare.c
 UNIT_SRCS_rmem_serve := $(RMEM_HOST_SRCS)
 UNIT_SRCS_rpc_claim := $(RMEM_HOST_SRCS) lib/rpc_client.c kernel/crc.c
 UNIT_SRCS_rpc_server := $(RMEM_HOST_SRCS) lib/rpc_server.c kernel/crc.c
@@ -466,8 +466,8 @@ UNIT_SRCS_mad     := lib/mad.c lib/mad_rpc.c
 UNIT_LDFLAGS_mad  := -Wl,--wrap=malloc
 UNIT_SRCS_call    := net/call/call_wire.c
 UNIT_SRCS_member  := net/fabric/member.c net/fabric/wire.c kernel/crc.c kernel/siphash.c kernel/incarnation.c net/call/call.c \
-	net/call/names.c net/call/service.c net/call/call_wire.c tests/unit/host_fabric.c tests/unit/host_pktbuf.c
-UNIT_SRCS_pktbuf  := drivers/pktbuf.c
+	net/call/names.c net/call/service.c net/call/call_wire.c tests/unit/host_fabric.c tests/unit/host_pktbuf.c drivers/pktshare.c
+UNIT_SRCS_pktbuf  := drivers/pktbuf.c drivers/pktshare.c
 UNIT_SRCS_autoview := net/fabric/autoview.c net/fabric/wire.c kernel/crc.c kernel/siphash.c
 UNIT_SRCS_shm_ring :=
 UNIT_SRCS_acpi_s5 := kernel/acpi_s5.c
@@ -477,9 +477,9 @@ FABRIC_NODE_SRCS  := net/fabric/fabric.c net/fabric/start.c net/fabric/rx.c net/
 	net/fabric/autoview.c \
 	net/call/barrier.c net/fabric/member.c net/fabric/channel.c net/fabric/wire.c \
 	net/fabric/inject.c net/fabric/fault.c kernel/crc.c kernel/siphash.c kernel/cmdline.c \
-	tests/unit/host_node.c tests/unit/host_pktbuf.c
+	tests/unit/host_node.c tests/unit/host_pktbuf.c drivers/pktshare.c
 UNIT_SRCS_fabric_rx := $(FABRIC_NODE_SRCS)
-UNIT_SRCS_barrier := net/call/barrier.c tests/unit/host_fabric.c tests/unit/host_pktbuf.c
+UNIT_SRCS_barrier := net/call/barrier.c tests/unit/host_fabric.c tests/unit/host_pktbuf.c drivers/pktshare.c
 UNIT_SRCS_circuit := apps/circuit_net.c apps/circuit_sim.c apps/circuit_ring.c apps/circuit_cmb.c
 UNIT_SRCS_ising   := apps/ising_core.c
 
@@ -533,7 +533,7 @@ FUZZ_CC := clang
 FUZZ_CFLAGS := -std=gnu11 -g -O1 -DHOST_TEST -DFUZZING_BUILD_MODE_UNSAFE_FOR_PRODUCTION -I. \
 	-fsanitize=fuzzer,address,undefined \
 	-fno-sanitize-recover=undefined -fno-omit-frame-pointer
-FUZZ_SRCS_fabric := net/fabric/channel.c net/fabric/member.c net/fabric/wire.c kernel/crc.c kernel/siphash.c tests/unit/host_pktbuf.c
+FUZZ_SRCS_fabric := net/fabric/channel.c net/fabric/member.c net/fabric/wire.c kernel/crc.c kernel/siphash.c tests/unit/host_pktbuf.c drivers/pktshare.c
 FUZZ_SRCS_fabric_rx := $(FABRIC_NODE_SRCS)
 # fuzz_madtcp includes lib/mad_tcp.c itself, with lwIP's socket headers (none of lwIP's code).
 FUZZ_SRCS_madtcp := lib/mad.c
@@ -541,7 +541,7 @@ $(BUILD)/fuzz/fuzz_madtcp: FUZZ_CFLAGS += -include tests/fuzz/lwip_host.h $(LWIP
 $(BUILD)/fuzz/fuzz_madtcp: lib/mad_tcp.c lib/mad_drv.h tests/fuzz/lwip_host.h $(LWIPDIR)/.extracted
 # lwIP's own sources, built for the host (the same ones the kernel builds), without the
 # API layer: the target runs lwIP single-threaded; tests/fuzz/lwip_host.h first in each.
-FUZZ_SRCS_lwip := tests/unit/host_pktbuf.c $(LWIPDIR)/src/api/err.c \
+FUZZ_SRCS_lwip := tests/unit/host_pktbuf.c drivers/pktshare.c $(LWIPDIR)/src/api/err.c \
 	$(patsubst lwip/%.o,$(LWIPDIR)/src/%.c,$(filter-out lwip/api/%,$(LWIP_OBJS)))
 $(BUILD)/fuzz/fuzz_lwip: FUZZ_CFLAGS += -include tests/fuzz/lwip_host.h $(LWIP_INC)
 $(BUILD)/fuzz/fuzz_lwip: net/lwip/netif.c net/lwip/lwipopts.h tests/fuzz/lwip_host.h
@@ -554,15 +554,15 @@ SEED_SRCS_cell := net/deposit/cell.c net/deposit/dart.c net/deposit/dart_op.c
 FUZZ_SRCS_cmdline := kernel/cmdline.c kernel/config.c net/fabric/fault.c
 FUZZ_SRCS_mad := lib/mad.c lib/mad_rpc.c
 FUZZ_SRCS_rpc := $(RMEM_HOST_SRCS) lib/rpc_server.c kernel/crc.c
-FUZZ_SRCS_net := net/net.c drivers/netdev.c tests/unit/host_pktbuf.c
+FUZZ_SRCS_net := net/net.c drivers/netdev.c tests/unit/host_pktbuf.c drivers/pktshare.c
 # fuzz_e1000 includes drivers/e1000.c itself (its receive ring is static).
-FUZZ_SRCS_e1000 := drivers/netdev.c tests/unit/host_pktbuf.c
+FUZZ_SRCS_e1000 := drivers/netdev.c tests/unit/host_pktbuf.c drivers/pktshare.c
 $(BUILD)/fuzz/fuzz_e1000: drivers/e1000.c drivers/e1000_regs.h
 # fuzz_madcell includes lib/mad_cell.c itself (its stream reader is static).
 FUZZ_SRCS_madcell := lib/mad.c lib/mad_stream.c
 $(BUILD)/fuzz/fuzz_madcell: lib/mad_cell.c lib/mad_drv.h
 # fuzz_virtio_net includes drivers/virtio_net.c itself (its receive queue is static).
-FUZZ_SRCS_virtio_net := drivers/virtio.c drivers/netdev.c tests/unit/host_pktbuf.c
+FUZZ_SRCS_virtio_net := drivers/virtio.c drivers/netdev.c tests/unit/host_pktbuf.c drivers/pktshare.c
 $(BUILD)/fuzz/fuzz_virtio_net: drivers/virtio_net.c drivers/virtio.h
 # fuzz_madreq includes lib/mad_req.c itself (its stream reader is static).
 FUZZ_SRCS_madreq := lib/mad.c lib/mad_stream.c

@@ -1,6 +1,6 @@
 /*
- * The pktbuf pool: one contiguous block of 2 KiB buffers and a free list,
- * and per consumer the buffers it holds against its share.
+ * The pktbuf pool: one contiguous block of 2 KiB buffers and a free list.
+ * What each consumer holds against its share is pktshare.c's.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "drivers/pktbuf.h"
+#include "drivers/pktshare.h"
 #include "kernel/init.h"
 #include "kernel/mem.h"
 #include "kernel/panic.h"
@@ -15,10 +16,6 @@
 
 static struct pktbuf *pool, *freelist;
 static int nbufs, nfree, low_water;
-static int held[PKT_MAX_CONSUMERS], share[PKT_MAX_CONSUMERS];
-static unsigned long refused[PKT_MAX_CONSUMERS];
-static const char *names[PKT_MAX_CONSUMERS];
-static int nconsumers;
 
 int pkt_pool_init(int n)
 {
@@ -33,6 +30,7 @@ int pkt_pool_init(int n)
 		freelist = &pool[i];
 	}
 	nbufs = nfree = low_water = n;
+	pkt_shares_init(n);
 	return 0;
 }
 
@@ -74,10 +72,7 @@ void pkt_put(struct pktbuf *pb)
 	if (pb->refs <= 0)
 		panic("pkt_put: buffer %p has no reference (double free)", (void *)pb);
 	if (--pb->refs == 0) {
-		if (pb->charged) {
-			held[pb->charged - 1]--;
-			pb->charged = 0;
-		}
+		pkt_uncharge(pb);
 		pb->next = freelist;
 		freelist = pb;
 		nfree++;
@@ -85,94 +80,17 @@ void pkt_put(struct pktbuf *pb)
 	irq_restore(f);
 }
 
-int pkt_consumer_find(const char *name)
-{
-	for (int c = 0; c < nconsumers; c++)
-		if (strcmp(names[c], name) == 0)
-			return c;
-	return -ENOENT;
-}
-
-int pkt_consumer(const char *name, int n)
-{
-	int c = pkt_consumer_find(name);
-
-	if (n < 0 || (nbufs && n > nbufs))
-		return -EINVAL;
-	if (c < 0) {
-		if (nconsumers == PKT_MAX_CONSUMERS)
-			return -ENOSPC;
-		c = nconsumers;
-		names[c] = name;
-	}
-	share[c] = n;
-	if (c == nconsumers)
-		nconsumers++;	/* last: a charge that checks c < nconsumers sees it whole */
-	return c;
-}
-
-int pkt_charge(struct pktbuf *pb, int c)
-{
-	irqflags_t f;
-	int r = 0;
-
-	if (c < 0 || c >= nconsumers)
-		return -EINVAL;
-	f = irq_save();
-	if (pb->charged) {
-		r = -EINVAL;
-	} else if (held[c] >= share[c]) {
-		refused[c]++;
-		r = -ENOBUFS;
-	} else {
-		held[c]++;
-		pb->charged = (uint8_t)(c + 1);
-	}
-	irq_restore(f);
-	return r;
-}
-
 struct pktbuf *pkt_get_for(int c)
 {
 	struct pktbuf *pb;
 
-	if (c < 0 || c >= nconsumers)
-		return NULL;
-	/* Racing chargers can only be refused here, never pass the share. */
-	if (held[c] >= share[c]) {
-		refused[c]++;
-		return NULL;
-	}
-	if (!(pb = pkt_get()))
+	if (!pkt_share_left(c) || !(pb = pkt_get()))
 		return NULL;
 	if (pkt_charge(pb, c) < 0) {
 		pkt_put(pb);
 		return NULL;
 	}
 	return pb;
-}
-
-int pkt_share_set(int c, int n)
-{
-	if (c < 0 || c >= nconsumers || n < 0 || (nbufs && n > nbufs))
-		return -EINVAL;
-	share[c] = n;
-	return 0;
-}
-
-int pkt_held(int c)
-{
-	return c >= 0 && c < nconsumers ? held[c] : 0;
-}
-
-int pkt_share(int c)
-{
-	return c >= 0 && c < nconsumers ? share[c] : 0;
-}
-
-unsigned long pkt_refused(int c)
-{
-	return c >= 0 && c < nconsumers ? refused[c] : 0;
 }
 
 int pkt_free_count(void)
