@@ -82,7 +82,7 @@ KERNEL_OBJS := $(addprefix kernel/,main.o bootinfo.o console.o trap.o trapasm.o 
 	timer.o page.o mem.o vm.o thread.o swtch.o sync.o libc.o panic.o cmdline.o config.o \
 	crc.o incarnation.o cmos.o siphash.o trace.o)
 
-DRIVER_OBJS := $(addprefix drivers/,uart.o vga.o fbcon.o qemu.o pci.o pktbuf.o pktshare.o netdev.o e1000.o virtio.o virtio_net.o \
+DRIVER_OBJS := $(addprefix drivers/,uart.o vga.o fbcon.o qemu.o pci.o pktbuf.o pktshare.o netdev.o e1000.o igb.o virtio.o virtio_net.o \
 	ivshmem.o)
 
 # The user apps, in build/now.elf and the ISO (apps/README.md).

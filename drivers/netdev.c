@@ -87,12 +87,20 @@ int netdev_poll_wait(struct netdev *nd, volatile int *flag)
 	return r;
 }
 
-void netdev_print_stats(const struct netdev *nd)
+void netdev_print_stats(struct netdev *nd)
 {
 	const struct netdev_stats *s = &nd->stats;
 
+	if (nd->ops->read_counters) {
+		irqflags_t f = irq_save();
+		nd->ops->read_counters(nd);
+		irq_restore(f);
+	}
 	printf("net: %s rx %lu frames %lu bytes, tx %lu frames %lu bytes, rx_no_buffer %lu, "
 	       "rx_errors %lu, tx_ring_full %lu, irqs %lu\n",
 	       nd->name, s->rx_frames, s->rx_bytes, s->tx_frames, s->tx_bytes, s->rx_no_buffer,
 	       s->rx_errors, s->tx_ring_full, s->irqs);
+	if (nd->ops->read_counters)
+		printf("net: %s dropped by the NIC (its own counters) %lu\n", nd->name,
+		       s->rx_nic_dropped);
 }

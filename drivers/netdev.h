@@ -95,6 +95,11 @@ struct netdev_ops {
 	 */
 	uint8_t *(*tx_begin)(struct netdev *nd, const uint8_t dst[ETH_ALEN], size_t len);
 	void (*tx_commit)(struct netdev *nd, size_t len);
+	/*
+	 * Optional: add the NIC's own counters of frames it dropped (registers
+	 * that clear when read) into stats.rx_nic_dropped.  Interrupts off.
+	 */
+	void (*read_counters)(struct netdev *nd);
 };
 
 enum {				/* struct netdev.flags */
@@ -121,6 +126,7 @@ struct netdev_stats {
 	uint64_t rx_errors;		/* frames the NIC flagged bad, or bad lengths */
 	uint64_t rx_no_hook;		/* arrived before the demultiplexer was attached */
 	uint64_t tx_ring_full;		/* transmit() returned -EAGAIN */
+	uint64_t rx_nic_dropped;	/* dropped by the NIC itself, by its counters (read_counters) */
 	uint64_t irqs;
 };
 
@@ -197,7 +203,7 @@ int netdev_poll(struct netdev *nd);
  */
 int netdev_poll_wait(struct netdev *nd, volatile int *flag);
 
-/* Print the driver's counters on the console. */
-void netdev_print_stats(const struct netdev *nd);
+/* Print the driver's counters (and the NIC's own, read now) on the console. */
+void netdev_print_stats(struct netdev *nd);
 
 #endif
