@@ -8,7 +8,7 @@
 #   make bench        latency/bandwidth suite: table + build/bench/results.json
 #   make cost         instructions per operation and stage (QEMU -icount), against tests/cost/budgets
 #   make qemu-gdb     one node waiting for gdb on :1234
-#   make deps         check (as root: install) the Debian packages needed
+#   make deps         check (as root: install) the Debian packages needed, and QEMU 10 from backports
 #   make clean        remove build products (keeps downloads, picolibc and build/bench's results)
 #   make clean-bench  remove build/bench (make bench's results and plots)
 #   make distclean    remove build/ entirely
@@ -153,7 +153,12 @@ all: $(BUILD)/now.elf $(BUILD)/now-test.elf
 
 # --- dependencies ----------------------------------------------------------
 
+# make deps also brings QEMU 10 from Debian's backports (boot/deps.sh --help);
+# the build itself only checks (deps-check).
 deps:
+	@boot/deps.sh --qemu10
+
+deps-check:
 	@boot/deps.sh
 
 # apt-get with a private configuration under build/apt: a deb-src entry for
@@ -198,13 +203,13 @@ define fetch
 		{ echo "error: $(DL)/$(2) does not match its sha256; delete it and retry" >&2; exit 1; }
 endef
 
-$(DL)/$(PICOLIBC_TAR): | deps
+$(DL)/$(PICOLIBC_TAR): | deps-check
 	@$(MAKE) -s $(APT_DIR)/lists/.updated
 	$(call fetch,$(PICOLIBC_DEB),$(PICOLIBC_TAR),$(PICOLIBC_SHA))
 	@touch $@
 
 # After picolibc's, never beside it: the two would share build/apt under -j.
-$(DL)/$(LWIP_TAR): | deps $(DL)/$(PICOLIBC_TAR)
+$(DL)/$(LWIP_TAR): | deps-check $(DL)/$(PICOLIBC_TAR)
 	@$(MAKE) -s $(APT_DIR)/lists/.updated
 	$(call fetch,$(LWIP_DEB),$(LWIP_TAR),$(LWIP_SHA))
 	@touch $@
@@ -486,7 +491,7 @@ UNIT_SRCS_ising   := apps/ising_core.c
 UNIT_TESTS := cmdline acpi_s5 calib page pktbuf shm_ring channel wire call member autoview barrier fabric_rx rmem rmem_serve rpc_claim rpc_server req_queue req_rx req_remote cell dart mad ising circuit
 UNIT_BINS := $(addprefix $(BUILD)/tests/unit_,$(UNIT_TESTS))
 
-$(BUILD)/tests/unit_%: tests/unit/test_%.c $$(UNIT_SRCS_$$*) | deps
+$(BUILD)/tests/unit_%: tests/unit/test_%.c $$(UNIT_SRCS_$$*) | deps-check
 	@mkdir -p $(dir $@)
 	@echo "  HOSTCC  $@"
 	@$(HOSTCC) $(UNIT_CFLAGS) -MMD -MP -o $@ $< $(UNIT_SRCS_$*) $(UNIT_LDFLAGS_$*) $(UNIT_LIBS)
@@ -520,7 +525,7 @@ help:
 distclean:
 	rm -rf $(BUILD)
 
-.PHONY: FORCE all deps picolibc lwip run qemu-gdb bench cost trace papers speedup iso netboot unit test clean \
+.PHONY: FORCE all deps deps-check picolibc lwip run qemu-gdb bench cost trace papers speedup iso netboot unit test clean \
 	clean-bench distclean help
 
 # --- fuzzing ---------------------------------------------------------------
@@ -570,7 +575,7 @@ $(BUILD)/fuzz/fuzz_madreq: lib/mad_req.c lib/mad_drv.h
 FUZZ_TARGETS := fabric fabric_rx lwip madtcp rmem req cell call cmdline mad rpc net e1000 madcell virtio_net madreq
 FUZZ_BINS := $(addprefix $(BUILD)/fuzz/fuzz_,$(FUZZ_TARGETS))
 
-$(BUILD)/fuzz/fuzz_%: tests/fuzz/fuzz_%.c tests/fuzz/seed_%.c $$(FUZZ_SRCS_$$*) | deps
+$(BUILD)/fuzz/fuzz_%: tests/fuzz/fuzz_%.c tests/fuzz/seed_%.c $$(FUZZ_SRCS_$$*) | deps-check
 	@mkdir -p $(dir $@) $(BUILD)/fuzz/corpus_$* $(BUILD)/fuzz/seeds_$*
 	@echo "  FUZZCC  $@"
 	@$(FUZZ_CC) $(FUZZ_CFLAGS) -o $@ $< $(FUZZ_SRCS_$*)
