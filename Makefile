@@ -502,7 +502,7 @@ unit: $(UNIT_BINS)
 
 test: $(BUILD)/now.elf $(BUILD)/now-test.elf $(BUILD)/now.iso $(BUILD)/now-keyed.iso $(BUILD)/netboot-test $(UNIT_BINS) $(BUILD)/fuzz/fuzz_fabric $(BUILD)/fuzz/fuzz_fabric_rx $(BUILD)/fuzz/fuzz_lwip $(BUILD)/fuzz/fuzz_madtcp $(BUILD)/fuzz/fuzz_req $(BUILD)/fuzz/fuzz_rmem $(BUILD)/fuzz/fuzz_cell $(BUILD)/fuzz/fuzz_call \
 	$(BUILD)/fuzz/fuzz_cmdline $(BUILD)/fuzz/fuzz_mad $(BUILD)/fuzz/fuzz_rpc $(BUILD)/fuzz/fuzz_net \
-	$(BUILD)/fuzz/fuzz_e1000 $(BUILD)/fuzz/fuzz_madcell $(BUILD)/fuzz/fuzz_virtio_net $(BUILD)/fuzz/fuzz_madreq
+	$(BUILD)/fuzz/fuzz_e1000 $(BUILD)/fuzz/fuzz_igb $(BUILD)/fuzz/fuzz_madcell $(BUILD)/fuzz/fuzz_virtio_net $(BUILD)/fuzz/fuzz_madreq
 	@$(PYTHON) tests/run.py --build $(BUILD) $(UNIT_BINS)
 
 # --- housekeeping ----------------------------------------------------------
@@ -563,6 +563,9 @@ FUZZ_SRCS_net := net/net.c drivers/netdev.c tests/unit/host_pktbuf.c drivers/pkt
 # fuzz_e1000 includes drivers/e1000.c itself (its receive ring is static).
 FUZZ_SRCS_e1000 := drivers/netdev.c tests/unit/host_pktbuf.c drivers/pktshare.c
 $(BUILD)/fuzz/fuzz_e1000: drivers/e1000.c drivers/e1000_regs.h
+# fuzz_igb includes drivers/igb.c itself (its receive ring is static).
+FUZZ_SRCS_igb := drivers/netdev.c tests/unit/host_pktbuf.c drivers/pktshare.c
+$(BUILD)/fuzz/fuzz_igb: drivers/igb.c drivers/igb_regs.h
 # fuzz_madcell includes lib/mad_cell.c itself (its stream reader is static).
 FUZZ_SRCS_madcell := lib/mad.c lib/mad_stream.c
 $(BUILD)/fuzz/fuzz_madcell: lib/mad_cell.c lib/mad_drv.h
@@ -572,7 +575,7 @@ $(BUILD)/fuzz/fuzz_virtio_net: drivers/virtio_net.c drivers/virtio.h
 # fuzz_madreq includes lib/mad_req.c itself (its stream reader is static).
 FUZZ_SRCS_madreq := lib/mad.c lib/mad_stream.c
 $(BUILD)/fuzz/fuzz_madreq: lib/mad_req.c lib/mad_drv.h
-FUZZ_TARGETS := fabric fabric_rx lwip madtcp rmem req cell call cmdline mad rpc net e1000 madcell virtio_net madreq
+FUZZ_TARGETS := fabric fabric_rx lwip madtcp rmem req cell call cmdline mad rpc net e1000 igb madcell virtio_net madreq
 FUZZ_BINS := $(addprefix $(BUILD)/fuzz/fuzz_,$(FUZZ_TARGETS))
 
 $(BUILD)/fuzz/fuzz_%: tests/fuzz/fuzz_%.c tests/fuzz/seed_%.c $$(FUZZ_SRCS_$$*) | deps-check
