@@ -351,7 +351,7 @@ qemu-gdb: $(BUILD)/now.elf $(BUILD)/now-test.elf
 
 # The benchmark suite: one cluster run per NIC, every row beside the floor.
 BENCH_ITERS ?= 5000
-BENCH_NICS  ?= virtio,e1000,shm,shm-halt
+BENCH_NICS  ?= virtio,e1000,e1000e,igb,shm,shm-halt
 
 bench: $(BUILD)/now-test.elf
 	@boot/bench --iters $(BENCH_ITERS) --nics $(BENCH_NICS) $(if $(filter 1,$(PEERS)),--peers)

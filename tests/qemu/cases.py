@@ -366,7 +366,7 @@ CASES = [
                     r"^  rpc-ref-1k +\d+\.\d+ .* ref=1024",
                     r"^  rpc-concurrent +\d+\.\d+ .* threads=4 busy_calls=[1-9]"]),
     Command("bench/unknown-run", ["{root}/boot/bench", "--nics", "e1000,token-ring"], status=2,
-            expect=[r"token-ring: not one of virtio, e1000, e1000e, shm, shm-halt"]),
+            expect=[r"token-ring: not one of virtio, e1000, e1000e, igb, shm, shm-halt"]),
     # The lwIP fetch takes another Debian revision of the pinned upstream when the pinned one is
     # gone from the index (the same upstream tarball, its sha256 checked), and says so.
     Command("deps/fetch-other-revision", ["bash", "-c",
