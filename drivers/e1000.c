@@ -36,6 +36,7 @@
 #include <string.h>
 
 #include "drivers/e1000_regs.h"
+#include "drivers/intel_nic.h"
 #include "drivers/netdev.h"
 #include "drivers/pci.h"
 #include "drivers/pktbuf.h"
@@ -116,28 +117,17 @@ struct ctlr {
 
 static inline uint32_t csr32r(struct ctlr *c, int reg)
 {
-	return c->regs[reg / 4];
+	return inic_r(c->regs, reg);
 }
 
-/* A compiler barrier first: descriptor and buffer stores precede the write. */
 static inline void csr32w(struct ctlr *c, int reg, uint32_t v)
 {
-	barrier();
-	c->regs[reg / 4] = v;
+	inic_w(c->regs, reg, v);
 }
 
-/* Spin until (reg & mask) == want or timeout_ns passes; 0 or -ETIMEDOUT. */
 static int csr_wait(struct ctlr *c, int reg, uint32_t mask, uint32_t want, uint64_t timeout_ns)
 {
-	uint64_t end = now_ns() + timeout_ns;
-
-	for (;;) {
-		if ((csr32r(c, reg) & mask) == want)
-			return 0;
-		if (now_ns() >= end)
-			return -ETIMEDOUT;
-		delay_ns(10000);
-	}
+	return inic_wait(c->regs, reg, mask, want, timeout_ns);
 }
 
 static const struct model *model_of(const struct pci_dev *d)
@@ -193,12 +183,6 @@ static int eeprom_read(struct ctlr *c, int word, uint16_t *val)
 	return -ETIMEDOUT;
 }
 
-static int mac_ok(const uint8_t *mac)
-{
-	static const uint8_t zero[ETH_ALEN];
-	return !(mac[0] & 1) && memcmp(mac, zero, ETH_ALEN) != 0;
-}
-
 /*
  * The station address: receive address 0 as the reset's EEPROM load left
  * it, else EEPROM words 0-2 (8254x SDM 5.6.1), then written back to
@@ -206,13 +190,7 @@ static int mac_ok(const uint8_t *mac)
  */
 static int e1000_read_mac(struct ctlr *c, uint8_t *mac)
 {
-	uint32_t lo = csr32r(c, Ral0), hi = csr32r(c, Rah0);
-
-	for (int i = 0; i < 4; i++)
-		mac[i] = (uint8_t)(lo >> (8 * i));
-	mac[4] = (uint8_t)hi;
-	mac[5] = (uint8_t)(hi >> 8);
-	if ((hi & RahAv) && mac_ok(mac))
+	if (inic_mac_get(c->regs, Ral0, mac))
 		return 0;
 	for (int w = 0; w < 3; w++) {
 		uint16_t v;
@@ -221,11 +199,9 @@ static int e1000_read_mac(struct ctlr *c, uint8_t *mac)
 		mac[2 * w] = (uint8_t)v;
 		mac[2 * w + 1] = (uint8_t)(v >> 8);
 	}
-	if (!mac_ok(mac))
+	if (!inic_mac_ok(mac))
 		return -EIO;
-	csr32w(c, Ral0, (uint32_t)mac[0] | (uint32_t)mac[1] << 8 | (uint32_t)mac[2] << 16 |
-				(uint32_t)mac[3] << 24);
-	csr32w(c, Rah0, (uint32_t)mac[4] | (uint32_t)mac[5] << 8 | RahAv);
+	inic_mac_set(c->regs, Ral0, mac);
 	return 0;
 }
 
@@ -324,18 +300,16 @@ static int tx_reclaim(struct ctlr *c)
 
 /*
  * netdev ops->transmit.  Frames shorter than ETH_MIN_FRAME go out padded
- * with zeros written after pb->len in pb's buffer (QEMU's e1000 ignores
- * TCTL.PSP); pb->len is left as it was.  0, -EAGAIN (ring full) or
- * -EINVAL (bad length).
+ * (inic_tx_len: QEMU's e1000 ignores TCTL.PSP).  0, -EAGAIN (ring full)
+ * or -EINVAL (bad length).
  */
 static int e1000_transmit(struct netdev *nd, struct pktbuf *pb)
 {
 	struct ctlr *c = nd->softc;
-	unsigned len = pb->len;
+	int len = inic_tx_len(pb, MAX_FRAME);
 
-	if (len == 0 || len > MAX_FRAME ||
-	    pb->data + (len < ETH_MIN_FRAME ? ETH_MIN_FRAME : len) > pb->buf + PKT_BUF_SIZE)
-		return -EINVAL;
+	if (len < 0)
+		return len;
 
 	irqflags_t f = irq_save();
 	if (tx_reclaim(c))
@@ -350,10 +324,6 @@ static int e1000_transmit(struct netdev *nd, struct pktbuf *pb)
 		}
 		irq_restore(f);
 		return -EAGAIN;
-	}
-	if (len < ETH_MIN_FRAME) {
-		memset(pb->data + len, 0, ETH_MIN_FRAME - len);
-		len = ETH_MIN_FRAME;
 	}
 	pkt_ref(pb);
 	c->txpb[i] = pb;
@@ -391,25 +361,13 @@ static int rx_harvest(struct ctlr *c, int budget, int *frames)
 		if (!(status & RdDd))
 			break;
 		trace_point(TS_NIC_RX);
-		struct pktbuf *pb = c->rxpb[i], *fresh = NULL;
-		unsigned len = d->length;
-		int continued = c->rx_discard;
-		int good = !continued && (status & RdEop) && !(d->errors & RdFrameErrors) &&
-			   len >= ETH_HLEN && len <= MAX_FRAME;
-
-		/* A frame without EOP goes on in the next slots: drop all of it. */
-		c->rx_discard = !(status & RdEop);
-		if (!good && !continued)
-			nd->stats.rx_errors++;
-		if (good && !(fresh = pkt_get()))
-			nd->stats.rx_no_buffer++;
-		rx_arm(c, i, fresh ? fresh : pb);
+		struct pktbuf *up;
+		rx_arm(c, i, inic_rx_one(nd, &c->rx_discard, c->rxpb[i], status & RdEop,
+					 d->errors & RdFrameErrors, d->length, MAX_FRAME, &up));
 		i = (i + 1) % NRDESC;
 		c->rx_next = i;
-		if (fresh) {
-			pb->data = pb->buf;
-			pb->len = (uint16_t)len;
-			netdev_input(nd, pb);
+		if (up) {
+			netdev_input(nd, up);
 			(*frames)++;
 		}
 	}
@@ -524,23 +482,14 @@ static int msi_setup(struct pci_dev *d, int vector)
  */
 static int e1000_intr_setup(struct ctlr *c)
 {
-	struct pci_dev *d = c->pci;
-	int level, active_low;
-
 	c->vector = irq_alloc(e1000_intr, c);
 	if (c->vector < 0)
 		return -EBUSY;
-	if (msi_setup(d, c->vector) == 0) {
+	if (msi_setup(c->pci, c->vector) == 0) {
 		c->msi = 1;
 		return 0;
 	}
-	if (!d->irq_pin || d->irq_line == 0 || d->irq_line >= 16)
-		return -ENODEV;
-	c->gsi = isa_irq_gsi(d->irq_line, &level, &active_low);
-	if (ioapic_route(c->gsi, c->vector, 1, active_low) < 0)
-		return -ENODEV;
-	pci_write16(d, PciCommand, pci_read16(d, PciCommand) & ~PciCmdIntxDisable);
-	return 0;
+	return pci_intx_route(c->pci, c->vector, &c->gsi);
 }
 
 static const struct netdev_ops e1000_ops = {

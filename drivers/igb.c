@@ -37,6 +37,7 @@
 #include <string.h>
 
 #include "drivers/igb_regs.h"
+#include "drivers/intel_nic.h"
 #include "drivers/netdev.h"
 #include "drivers/pci.h"
 #include "drivers/pktbuf.h"
@@ -146,28 +147,17 @@ struct ctlr {
 
 static inline uint32_t csr32r(struct ctlr *c, int reg)
 {
-	return c->regs[reg / 4];
+	return inic_r(c->regs, reg);
 }
 
-/* A compiler barrier first: descriptor and buffer stores precede the write. */
 static inline void csr32w(struct ctlr *c, int reg, uint32_t v)
 {
-	barrier();
-	c->regs[reg / 4] = v;
+	inic_w(c->regs, reg, v);
 }
 
-/* Spin until (reg & mask) == want or timeout_ns passes; 0 or -ETIMEDOUT. */
 static int csr_wait(struct ctlr *c, int reg, uint32_t mask, uint32_t want, uint64_t timeout_ns)
 {
-	uint64_t end = now_ns() + timeout_ns;
-
-	for (;;) {
-		if ((csr32r(c, reg) & mask) == want)
-			return 0;
-		if (now_ns() >= end)
-			return -ETIMEDOUT;
-		delay_ns(10000);
-	}
+	return inic_wait(c->regs, reg, mask, want, timeout_ns);
 }
 
 static const struct model *model_of(const struct pci_dev *d)
@@ -240,12 +230,6 @@ static int phy_write(struct ctlr *c, int reg, uint16_t val)
 	return -ETIMEDOUT;
 }
 
-static int mac_ok(const uint8_t *mac)
-{
-	static const uint8_t zero[ETH_ALEN];
-	return !(mac[0] & 1) && memcmp(mac, zero, ETH_ALEN) != 0;
-}
-
 /*
  * The station address: receive address 0 as the reset's NVM load left it
  * (82576 DS 4.5.2), else NVM words 0-2 (82576 DS 6.2.1; not on the I210
@@ -254,13 +238,7 @@ static int mac_ok(const uint8_t *mac)
  */
 static int igb_read_mac(struct ctlr *c, uint8_t *mac)
 {
-	uint32_t lo = csr32r(c, IgbRal0), hi = csr32r(c, IgbRah0);
-
-	for (int i = 0; i < 4; i++)
-		mac[i] = (uint8_t)(lo >> (8 * i));
-	mac[4] = (uint8_t)hi;
-	mac[5] = (uint8_t)(hi >> 8);
-	if ((hi & IgbRahAv) && mac_ok(mac))
+	if (inic_mac_get(c->regs, IgbRal0, mac))
 		return 0;
 	if (c->model->kind == IsI210)
 		return -EIO;
@@ -271,11 +249,9 @@ static int igb_read_mac(struct ctlr *c, uint8_t *mac)
 		mac[2 * w] = (uint8_t)v;
 		mac[2 * w + 1] = (uint8_t)(v >> 8);
 	}
-	if (!mac_ok(mac))
+	if (!inic_mac_ok(mac))
 		return -EIO;
-	csr32w(c, IgbRal0, (uint32_t)mac[0] | (uint32_t)mac[1] << 8 | (uint32_t)mac[2] << 16 |
-				   (uint32_t)mac[3] << 24);
-	csr32w(c, IgbRah0, (uint32_t)mac[4] | (uint32_t)mac[5] << 8 | IgbRahAv);
+	inic_mac_set(c->regs, IgbRal0, mac);
 	return 0;
 }
 
@@ -389,17 +365,15 @@ static void txint(struct ctlr *c, int on)
 
 /*
  * netdev ops->transmit.  Frames shorter than ETH_MIN_FRAME go out padded
- * with zeros written after pb->len in pb's buffer; pb->len is left as it
- * was.  0, -EAGAIN (ring full) or -EINVAL (bad length).
+ * (inic_tx_len).  0, -EAGAIN (ring full) or -EINVAL (bad length).
  */
 static int igb_transmit(struct netdev *nd, struct pktbuf *pb)
 {
 	struct ctlr *c = nd->softc;
-	unsigned len = pb->len;
+	int len = inic_tx_len(pb, MAX_FRAME);
 
-	if (len == 0 || len > MAX_FRAME ||
-	    pb->data + (len < ETH_MIN_FRAME ? ETH_MIN_FRAME : len) > pb->buf + PKT_BUF_SIZE)
-		return -EINVAL;
+	if (len < 0)
+		return len;
 
 	irqflags_t f = irq_save();
 	if (tx_reclaim(c))
@@ -413,16 +387,12 @@ static int igb_transmit(struct netdev *nd, struct pktbuf *pb)
 		irq_restore(f);
 		return -EAGAIN;
 	}
-	if (len < ETH_MIN_FRAME) {
-		memset(pb->data + len, 0, ETH_MIN_FRAME - len);
-		len = ETH_MIN_FRAME;
-	}
 	pkt_ref(pb);
 	c->txpb[i] = pb;
 	volatile struct igb_tdesc *d = &c->tdba[i];
 	d->addr = (uintptr_t)pb->data;
-	d->cmd_type_len = len | IgbTdTypeData | IgbTdDext | IgbTdEop | IgbTdIfcs | IgbTdRs;
-	d->olinfo_status = len << IgbTdPaylenShift;
+	d->cmd_type_len = (uint32_t)len | IgbTdTypeData | IgbTdDext | IgbTdEop | IgbTdIfcs | IgbTdRs;
+	d->olinfo_status = (uint32_t)len << IgbTdPaylenShift;
 	c->tx_next = next;
 	csr32w(c, IgbTdt0, next);
 	nd->stats.tx_frames++;
@@ -449,25 +419,13 @@ static int rx_harvest(struct ctlr *c, int budget, int *frames)
 		if (!(status & IgbRdDd))
 			break;
 		trace_point(TS_NIC_RX);
-		struct pktbuf *pb = c->rxpb[i], *fresh = NULL;
-		unsigned len = d->wb.length;
-		int continued = c->rx_discard;
-		int good = !continued && (status & IgbRdEop) && !(status & IgbRdFrameErrors) &&
-			   len >= ETH_HLEN && len <= MAX_FRAME;
-
-		/* A frame without EOP goes on in the next slots: drop all of it. */
-		c->rx_discard = !(status & IgbRdEop);
-		if (!good && !continued)
-			nd->stats.rx_errors++;
-		if (good && !(fresh = pkt_get()))
-			nd->stats.rx_no_buffer++;
-		rx_arm(c, i, fresh ? fresh : pb);
+		struct pktbuf *up;
+		rx_arm(c, i, inic_rx_one(nd, &c->rx_discard, c->rxpb[i], status & IgbRdEop,
+					 status & IgbRdFrameErrors, d->wb.length, MAX_FRAME, &up));
 		i = (i + 1) % NRDESC;
 		c->rx_next = i;
-		if (fresh) {
-			pb->data = pb->buf;
-			pb->len = (uint16_t)len;
-			netdev_input(nd, pb);
+		if (up) {
+			netdev_input(nd, up);
 			(*frames)++;
 		}
 	}
@@ -632,21 +590,16 @@ static int msix_setup(struct ctlr *c)
  */
 static int intx_setup(struct ctlr *c)
 {
-	struct pci_dev *d = c->pci;
-	int level, active_low;
+	int r;
 
-	if (!d->irq_pin || d->irq_line == 0 || d->irq_line >= 16)
-		return -ENODEV;
 	c->vector = irq_alloc(igb_intr_intx, c);
 	if (c->vector < 0)
 		return -EBUSY;
-	c->gsi = isa_irq_gsi(d->irq_line, &level, &active_low);
-	if (ioapic_route(c->gsi, c->vector, 1, active_low) < 0)
-		return -ENODEV;
 	csr32w(c, IgbGpie, 0);
 	csr32w(c, IgbIvar0, IgbIvarValid << IgbIvarRx0Shift | IgbIvarValid << IgbIvarTx0Shift);
 	csr32w(c, IgbIvarMisc, 0);
-	pci_write16(d, PciCommand, pci_read16(d, PciCommand) & ~PciCmdIntxDisable);
+	if ((r = pci_intx_route(c->pci, c->vector, &c->gsi)) < 0)
+		return r;
 	return 0;
 }
 

@@ -173,10 +173,6 @@ enum {					/* IgbTctl; 82576 DS 8.12.1 */
 #define IGB_TCTL_CT 0x0f		/* 82576 DS 4.5.10: recommended */
 #define IGB_TCTL_COLD_FD 0x40		/* full duplex */
 
-enum {					/* IgbRah0 */
-	IgbRahAv = 1u << 31,		/* address valid */
-};
-
 /*
  * Advanced receive descriptor; 82576 DS 7.1.5.  The driver writes the read
  * format (the buffer's address, no header buffer); the NIC overwrites it

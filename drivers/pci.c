@@ -277,6 +277,19 @@ enum {				/* MsixVecCtrl */
 	MsixVecMasked = 1,
 };
 
+int pci_intx_route(struct pci_dev *d, int vector, uint32_t *gsi)
+{
+	int level, active_low;
+
+	if (!d->irq_pin || d->irq_line == 0 || d->irq_line >= 16)
+		return -ENODEV;
+	*gsi = isa_irq_gsi(d->irq_line, &level, &active_low);
+	if (ioapic_route(*gsi, vector, 1, active_low) < 0)
+		return -ENODEV;
+	pci_write16(d, PciCommand, pci_read16(d, PciCommand) & ~PciCmdIntxDisable);
+	return 0;
+}
+
 int pci_msix_enable(struct pci_dev *d, int entries, struct pci_msix *m)
 {
 	int cap = pci_find_cap(d, PciCapMsix, 0);

@@ -83,6 +83,14 @@ int pci_msix_enable(struct pci_dev *d, int entries, struct pci_msix *m);
 void pci_msix_route(struct pci_msix *m, int entry, int vector);
 void pci_msix_mask(struct pci_msix *m, int entry, int masked);
 
+/*
+ * Route d's INTx to this CPU's vector through the I/O APIC and enable it:
+ * level-triggered, with the polarity ACPI gives the ISA IRQ the firmware
+ * routed it to (irq_line; QEMU: active high).  The GSI in *gsi.  0, or
+ * -ENODEV (no pin, no routed line, no I/O APIC input for it).
+ */
+int pci_intx_route(struct pci_dev *d, int vector, uint32_t *gsi);
+
 /* Enable memory and I/O decoding and bus mastering. */
 void pci_enable(const struct pci_dev *d);
 

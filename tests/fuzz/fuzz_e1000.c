@@ -57,20 +57,15 @@ void kprintf(const char *fmt, ...)
 void delay_ns(uint64_t ns) { (void)ns; }
 uint64_t now_ns(void) { return 0; }
 uint64_t ns_to_cycles(uint64_t ns) { return ns; }
-int ioapic_route(uint32_t gsi, int vector, int level, int active_low)
+int pci_intx_route(struct pci_dev *d, int vector, uint32_t *gsi)
 {
-	(void)gsi, (void)vector, (void)level, (void)active_low;
+	(void)d, (void)vector, (void)gsi;
 	return -ENODEV;
 }
 int irq_alloc(irq_handler_t fn, void *arg)
 {
 	(void)fn, (void)arg;
 	return -ENODEV;
-}
-uint32_t isa_irq_gsi(int irq, int *level, int *active_low)
-{
-	(void)irq, (void)level, (void)active_low;
-	return 0;
 }
 void msi_compose(int vector, uint64_t *addr, uint32_t *data)
 {
