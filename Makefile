@@ -562,10 +562,10 @@ FUZZ_SRCS_rpc := $(RMEM_HOST_SRCS) lib/rpc_server.c kernel/crc.c
 FUZZ_SRCS_net := net/net.c drivers/netdev.c tests/unit/host_pktbuf.c drivers/pktshare.c
 # fuzz_e1000 includes drivers/e1000.c itself (its receive ring is static).
 FUZZ_SRCS_e1000 := drivers/netdev.c tests/unit/host_pktbuf.c drivers/pktshare.c
-$(BUILD)/fuzz/fuzz_e1000: drivers/e1000.c drivers/e1000_regs.h
+$(BUILD)/fuzz/fuzz_e1000: drivers/e1000.c drivers/e1000_regs.h drivers/intel_nic.h tests/fuzz/intel_stubs.h
 # fuzz_igb includes drivers/igb.c itself (its receive ring is static).
 FUZZ_SRCS_igb := drivers/netdev.c tests/unit/host_pktbuf.c drivers/pktshare.c
-$(BUILD)/fuzz/fuzz_igb: drivers/igb.c drivers/igb_regs.h
+$(BUILD)/fuzz/fuzz_igb: drivers/igb.c drivers/igb_regs.h drivers/intel_nic.h tests/fuzz/intel_stubs.h
 # fuzz_madcell includes lib/mad_cell.c itself (its stream reader is static).
 FUZZ_SRCS_madcell := lib/mad.c lib/mad_stream.c
 $(BUILD)/fuzz/fuzz_madcell: lib/mad_cell.c lib/mad_drv.h

@@ -40,82 +40,12 @@
 #include "drivers/igb.c"
 #include "kernel/trace.h"
 #include "tests/fuzz/input.h"
+#include "tests/fuzz/intel_stubs.h"
 
 #define CHECK(c) do { if (!(c)) __builtin_trap(); } while (0)
 #define REGS_BYTES 0x20000
 #define POOL_EXTRA 2			/* buffers beyond the ring's: the hook can empty the pool */
 #define MAX_LEN 6000
-
-/* --- what the driver needs from the kernel (not called on the receive path) ------- */
-
-volatile int trace_on;
-struct trace_rec trace_cur;
-void trace_mark(trace_stage_t s) { (void)s; }
-void kprintf(const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	vprintf(fmt, ap);
-	va_end(ap);
-}
-void delay_ns(uint64_t ns) { (void)ns; }
-uint64_t now_ns(void) { return 0; }
-uint64_t ns_to_cycles(uint64_t ns) { return ns; }
-int pci_intx_route(struct pci_dev *d, int vector, uint32_t *gsi)
-{
-	(void)d, (void)vector, (void)gsi;
-	return -ENODEV;
-}
-int irq_alloc(irq_handler_t fn, void *arg)
-{
-	(void)fn, (void)arg;
-	return -ENODEV;
-}
-int pci_msix_enable(struct pci_dev *d, int entries, struct pci_msix *m)
-{
-	(void)d, (void)entries, (void)m;
-	return -ENODEV;
-}
-void pci_msix_route(struct pci_msix *m, int entry, int vector) { (void)m, (void)entry, (void)vector; }
-const char *arg_str(const char *key, const char *def)
-{
-	(void)key;
-	return def;
-}
-const char *cmdline_get(const struct cmdline *c, const char *key)
-{
-	(void)c, (void)key;
-	return NULL;
-}
-int pci_bar(const struct pci_dev *d, int i, struct pci_bar *bar)
-{
-	(void)d, (void)i, (void)bar;
-	return -ENODEV;
-}
-void pci_enable(const struct pci_dev *d) { (void)d; }
-uint16_t pci_read16(const struct pci_dev *d, int off)
-{
-	(void)d, (void)off;
-	return 0;
-}
-void pci_write16(const struct pci_dev *d, int off, uint16_t v) { (void)d, (void)off, (void)v; }
-volatile uint8_t *pci_map_bar(struct pci_dev *d, int bar, uint32_t offset, uint32_t length)
-{
-	(void)d, (void)bar, (void)offset, (void)length;
-	return NULL;
-}
-void *page_alloc_zeroed(size_t bytes) { return calloc(1, bytes); }
-void page_free_bytes(void *p, size_t bytes)
-{
-	(void)bytes;
-	free(p);
-}
-int waitq_wake_all(struct waitq *wq)
-{
-	(void)wq;
-	return 0;
-}
 
 /* --- the fake device ------------------------------------------------------------- */
 
