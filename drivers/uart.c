@@ -38,6 +38,7 @@ enum {			/* Mcr */
 
 enum {			/* Lsr */
 	LsrThre = 0x20,	/* transmit holding register empty */
+	LsrTemt = 0x40,	/* transmitter empty: every byte written has left */
 };
 
 static int uart_present;
@@ -72,4 +73,12 @@ void uart_write(const char *s, size_t n)
 			uart_putc('\r');
 		uart_putc(s[i]);
 	}
+}
+
+void uart_drain(void)
+{
+	if (!uart_present)
+		return;
+	for (int i = 0; i < 1000000 && !(inb(COM1 + Lsr) & LsrTemt); i++)
+		cpu_relax();
 }

@@ -10,4 +10,11 @@ void uart_init(void);
 /* Write bytes, polling the transmitter; callable from any context. */
 void uart_write(const char *s, size_t n);
 
+/*
+ * Wait (bounded) until every byte written has left the transmitter: QEMU
+ * has then handed it to its character device, so an exit right after
+ * loses none of it.
+ */
+void uart_drain(void);
+
 #endif

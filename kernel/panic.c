@@ -6,11 +6,13 @@
 #include <string.h>
 
 #include "drivers/qemu.h"
+#include "drivers/uart.h"
 #include "kernel/acpi.h"
 #include "kernel/console.h"
 #include "kernel/node.h"
 #include "kernel/panic.h"
 #include "kernel/thread.h"
+#include "kernel/tsc.h"
 #include "kernel/x86.h"
 
 /*
@@ -108,8 +110,17 @@ void kernel_exit(int status)
 	cli();
 	console_flush();
 	kprintf("now: node exits with status %d\n", status);
-	if (qemu_detect())
-		qemu_exit(status);	/* QEMU's isa-debug-exit, if the machine has one */
+	if (qemu_detect()) {
+		/*
+		 * QEMU's isa-debug-exit, if the machine has one.  QEMU 7.2 ends
+		 * at the write; later ones at their main loop's next turn, with
+		 * the node still running meanwhile: it waits for that silently
+		 * (up to 2 s), so that nothing it prints is cut by the exit.
+		 */
+		uart_drain();
+		qemu_exit(status);
+		delay_ns(2000000000ULL);
+	}
 	if (strcmp(arg_str("exit", "halt"), "poweroff") == 0) {
 		if (acpi.s5) {
 			kprintf("now: powering off (ACPI S5)\n");

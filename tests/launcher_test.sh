@@ -41,7 +41,7 @@ static void act(const char *w){
   else if(pre(w,"partial")) puts_("partial-no-newline");
   else if(pre(w,"hang")) for(;;) __asm__ volatile("cli; hlt");
   else if(pre(w,"triple")){ static unsigned short idt[3]; __asm__ volatile("lidt %0; int3"::"m"(idt)); }
-  else if(pre(w,"exit=")) outb(0xf4,(unsigned char)num(w+5));
+  else if(pre(w,"exit=")){ while(!(inb(0x3fd)&0x40)); outb(0xf4,(unsigned char)num(w+5)); for(;;) __asm__ volatile("cli; hlt"); }
 }
 void kmain(u32 magic, u32 *mbi){
   (void)magic;
