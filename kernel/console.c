@@ -61,6 +61,12 @@ void console_flush(void)
 	}
 }
 
+void console_drain(void)
+{
+	console_flush();
+	uart_drain();
+}
+
 static int console_putc(char c, FILE *f)
 {
 	struct thread *t = thread_current();

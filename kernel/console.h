@@ -17,6 +17,9 @@ void console_init(void);
 /* Write the calling thread's partial line, if any. */
 void console_flush(void);
 
+/* Flush, then wait (bounded) until the serial port has sent every byte. */
+void console_drain(void);
+
 /* Immediate formatted output, callable from any context. */
 __attribute__((format(printf, 1, 2))) void kprintf(const char *fmt, ...);
 void kvprintf(const char *fmt, va_list ap);

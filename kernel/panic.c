@@ -6,7 +6,6 @@
 #include <string.h>
 
 #include "drivers/qemu.h"
-#include "drivers/uart.h"
 #include "kernel/acpi.h"
 #include "kernel/console.h"
 #include "kernel/node.h"
@@ -117,7 +116,7 @@ void kernel_exit(int status)
 		 * the node still running meanwhile: it waits for that silently
 		 * (up to 2 s), so that nothing it prints is cut by the exit.
 		 */
-		uart_drain();
+		console_drain();
 		qemu_exit(status);
 		delay_ns(2000000000ULL);
 	}
