@@ -15,6 +15,10 @@ import shutil
 import subprocess
 import sys
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(
+    os.path.abspath(__file__)))), "boot"))
+import qemufacts  # noqa: E402  (boot/qemufacts.py)
+
 
 class Cluster:
     def __init__(self, name, app=None, nodes=1, args="", nic="virtio", status=0,
@@ -35,7 +39,7 @@ class Cluster:
         return cmd + self.options
 
     def run(self, root, build):
-        missing = nic_missing(self.nic)
+        missing = qemufacts.nic_missing(self.nic)
         if missing:
             return None, missing, ""
         cmd = [w.format(root=root, build=build) for w in self.command(root)]
@@ -48,39 +52,6 @@ class Cluster:
         log = "$ %s\n%s\n--- stderr ---\n%s" % (" ".join(cmd), p.stdout, p.stderr)
         return verify(p.returncode, p.stdout + p.stderr, self.status, self.expect,
                       self.absent, self.count, log)
-
-
-# NICs only newer QEMUs emulate: the QEMU device, and the first QEMU that has it.
-NEWER_NICS = {"igb": ("igb", "8.0")}
-_qemu = {}
-
-
-def qemu_facts():
-    """The devices and the version of the qemu-system-x86_64 on PATH (asked once)."""
-    if not _qemu:
-        try:
-            dev = subprocess.run(["qemu-system-x86_64", "-device", "help"], capture_output=True,
-                                 text=True, timeout=60, stdin=subprocess.DEVNULL).stdout
-            ver = subprocess.run(["qemu-system-x86_64", "--version"], capture_output=True,
-                                 text=True, timeout=60, stdin=subprocess.DEVNULL).stdout
-        except (OSError, subprocess.TimeoutExpired):
-            dev = ver = ""
-        m = re.search(r"version (\S+)", ver)
-        _qemu["devices"] = set(re.findall(r'^name "([^"]+)"', dev, re.M))
-        _qemu["version"] = m.group(1) if m else "?"
-    return _qemu
-
-
-def nic_missing(nic):
-    """None, or why this QEMU cannot run a case on nic (a reason to skip it)."""
-    if nic not in NEWER_NICS:
-        return None
-    device, since = NEWER_NICS[nic]
-    q = qemu_facts()
-    if device in q["devices"]:
-        return None
-    return ("QEMU %s has no %s device (QEMU %s or later has it; make deps installs QEMU 10 "
-            "from Debian's bookworm-backports)" % (q["version"], device, since))
 
 
 class Command:

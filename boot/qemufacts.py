@@ -1,0 +1,54 @@
+"""What the QEMU on PATH (or a given one) can do, asked once per process:
+its version and the devices it lists, whether it emulates a NIC that only
+newer QEMUs have, and whether its e1000 still takes mitigation=off.
+
+Used by boot/cluster, boot/bench, boot/peers and the test cases
+(tests/qemu/cases.py), so that they all say the same thing the same way.
+Python 3 standard library only.
+"""
+
+import re
+import subprocess
+
+# NICs only newer QEMUs emulate (boot/cluster --nic): the device, and the first QEMU with it.
+NEWER_NICS = {"igb": ("igb", "8.0")}
+
+_asked = {}
+
+
+def _ask(qemu, *args):
+    try:
+        return subprocess.run([qemu] + list(args), capture_output=True, text=True,
+                              timeout=60, stdin=subprocess.DEVNULL).stdout
+    except (OSError, subprocess.TimeoutExpired):
+        return ""
+
+
+def facts(qemu="qemu-system-x86_64"):
+    """{"version": "10.0.2" or "?", "devices": set of names, "e1000_mitigation": bool}."""
+    if qemu not in _asked:
+        m = re.search(r"version (\S+)", _ask(qemu, "--version"))
+        _asked[qemu] = {
+            "version": m.group(1) if m else "?",
+            "devices": set(re.findall(r'^name "([^"]+)"', _ask(qemu, "-device", "help"), re.M)),
+            "e1000_mitigation": bool(re.search(r"^\s*mitigation=",
+                                               _ask(qemu, "-device", "e1000,help"), re.M)),
+        }
+    return _asked[qemu]
+
+
+def nic_missing(nic, qemu="qemu-system-x86_64"):
+    """None, or why qemu cannot run nic, said for a user (a case or run to skip)."""
+    if nic not in NEWER_NICS:
+        return None
+    device, since = NEWER_NICS[nic]
+    f = facts(qemu)
+    if device in f["devices"]:
+        return None
+    return ("QEMU %s has no %s device (QEMU %s or later has it; make deps installs QEMU 10 "
+            "from Debian's bookworm-backports)" % (f["version"], device, since))
+
+
+def e1000_mitigation_off(qemu="qemu-system-x86_64"):
+    """",mitigation=off" where qemu's e1000 has the switch (up to 9.0), else ""."""
+    return ",mitigation=off" if facts(qemu)["e1000_mitigation"] else ""
