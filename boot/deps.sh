@@ -31,10 +31,6 @@ for a in "$@"; do
 	esac
 done
 
-if [ "$show" = 1 ]; then
-	SHOW_ONLY=1
-fi
-
 # command:package pairs
 need="gcc:gcc ld:binutils make:make
 qemu-system-x86_64:qemu-system-x86 vde_switch:vde2
@@ -205,7 +201,7 @@ qemu_from_backports() {
 	echo "deps: QEMU $(qemu_version) installed from $suite" >&2
 }
 
-if [ "${SHOW_ONLY:-0}" = 1 ]; then
+if [ "$show" = 1 ]; then
 	show_backports
 	exit $?
 fi

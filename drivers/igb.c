@@ -590,17 +590,13 @@ static int msix_setup(struct ctlr *c)
  */
 static int intx_setup(struct ctlr *c)
 {
-	int r;
-
 	c->vector = irq_alloc(igb_intr_intx, c);
 	if (c->vector < 0)
 		return -EBUSY;
 	csr32w(c, IgbGpie, 0);
 	csr32w(c, IgbIvar0, IgbIvarValid << IgbIvarRx0Shift | IgbIvarValid << IgbIvarTx0Shift);
 	csr32w(c, IgbIvarMisc, 0);
-	if ((r = pci_intx_route(c->pci, c->vector, &c->gsi)) < 0)
-		return r;
-	return 0;
+	return pci_intx_route(c->pci, c->vector, &c->gsi);
 }
 
 /* MSI-X unless igb_irq=intx says INTx or the function has no MSI-X. */
