@@ -79,7 +79,7 @@ endif
 BOOT_OBJS := boot/entry.o
 
 KERNEL_OBJS := $(addprefix kernel/,main.o bootinfo.o console.o trap.o trapasm.o acpi.o acpi_s5.o apic.o calib.o tsc.o \
-	timer.o page.o mem.o vm.o thread.o swtch.o sync.o libc.o panic.o cmdline.o config.o \
+	timer.o page.o mem.o vm.o thread.o swtch.o sync.o libc.o posix.o panic.o cmdline.o config.o \
 	crc.o incarnation.o cmos.o siphash.o trace.o)
 
 DRIVER_OBJS := $(addprefix drivers/,uart.o vga.o fbcon.o qemu.o pci.o pktbuf.o pktshare.o netdev.o e1000.o igb.o virtio.o virtio_net.o \
@@ -142,14 +142,26 @@ LWIP_INC := -I net/lwip -I $(LWIPDIR)/src/include
 LWIP_USERS := $(addprefix $(BUILD)/,$(LWIP_PORT_OBJS) lib/mad_tcp.o tests/bench/tcp_echo.o \
 	tests/apps/lwip_pin.o tests/bench/ops_tcp.o tests/apps/mad_test.o)
 
-OBJS := $(addprefix $(BUILD)/,$(BOOT_OBJS) $(KERNEL_OBJS) $(DRIVER_OBJS) $(NET_OBJS) \
-	$(FABRIC_OBJS) $(CALL_OBJS) $(RMEM_OBJS) $(REQ_OBJS) $(DEPOSIT_OBJS) $(LWIP_PORT_OBJS) $(LWIP_OBJS) $(LIB_OBJS) $(APP_OBJS))
+# MPI over Madeleine (lib/mpi/README.md).
+MPI_OBJS :=
+
+# Every image's system: the kernel, drivers, network layers and libraries.
+SYS_OBJS := $(addprefix $(BUILD)/,$(BOOT_OBJS) $(KERNEL_OBJS) $(DRIVER_OBJS) $(NET_OBJS) \
+	$(FABRIC_OBJS) $(CALL_OBJS) $(RMEM_OBJS) $(REQ_OBJS) $(DEPOSIT_OBJS) $(LWIP_PORT_OBJS) $(LWIP_OBJS) $(LIB_OBJS) \
+	$(MPI_OBJS))
+OBJS := $(SYS_OBJS) $(addprefix $(BUILD)/,$(APP_OBJS))
+
+# A program's image (boot/mpicc): the system and the app that runs its main,
+# linked once here into one relocatable object (LTO done), so that each
+# program links in a fraction of a second.
+USER_OBJS := $(SYS_OBJS) $(addprefix $(BUILD)/,apps/app.o apps/program.o)
+USER_BUNDLE := $(BUILD)/user/now-user.o
 # The test image: the same objects, those with hooks in their build/hooks/
 # form, in the same places, then the test and bench apps.
 TEST_OBJS := $(foreach o,$(OBJS),$(if $(filter $(o),$(addprefix $(BUILD)/,$(HOOK_OBJS))),$(o:$(BUILD)/%=$(BUILD)/hooks/%),$(o))) \
 	$(addprefix $(BUILD)/,$(TEST_APP_OBJS))
 
-all: $(BUILD)/now.elf $(BUILD)/now-test.elf
+all: $(BUILD)/now.elf $(BUILD)/now-test.elf $(USER_BUNDLE)
 
 # --- dependencies ----------------------------------------------------------
 
@@ -264,6 +276,9 @@ $(BUILD)/%.o: %.c $(BUILD)/kflags | $(LIBC)
 	@echo "  CC      $<"
 	@$(CC) $(KCFLAGS) -c -o $@ $<
 
+# kernel/posix.c: picolibc's headers declare the clocks it provides (and Linux's ids) only so.
+$(BUILD)/kernel/posix.o: KCFLAGS := -D_GNU_SOURCE -include kernel/posix.h $(KCFLAGS)
+
 # The test and bench apps see the hooks' declarations.
 $(addprefix $(BUILD)/,$(TEST_APP_OBJS)): KCFLAGS += -DNOW_TEST_HOOKS
 
@@ -311,13 +326,24 @@ endef
 $(BUILD)/now.elf: $(OBJS) $(BUILD)/ksyms-empty.o linker/kernel.ld linker/mksyms.sh $(LIBC) $(BUILD)/kflags
 	$(call link,$(OBJS))
 
+# -r with -flinker-output=nolto-rel: the link-time optimisation runs now, and
+# what comes out is plain code that a program's objects link against.
+$(USER_BUNDLE): $(USER_OBJS) $(BUILD)/ksyms-empty.o $(LIBC) $(BUILD)/kflags
+	@mkdir -p $(dir $@)
+	@echo "  LD -r   $@"
+	@$(filter-out -T linker/kernel.ld,$(KLD)) -r $(if $(filter 1,$(LTO)),-flinker-output=nolto-rel) -o $@ $(USER_OBJS)
+	@cp $(BUILD)/ksyms-empty.o $(BUILD)/user/ksyms-empty.o
+
+user: $(USER_BUNDLE)
+
 # The test image: build/now.elf's kernel with its test hooks, and the test
 # and bench apps.  make test, bench, trace and cost boot it; so do make run
 # and boot/cluster for an app that only it has.
 $(BUILD)/now-test.elf: $(TEST_OBJS) $(BUILD)/ksyms-empty.o linker/kernel.ld linker/mksyms.sh $(LIBC) $(BUILD)/kflags
 	$(call link,$(TEST_OBJS))
 
--include $(OBJS:.o=.d) $(addprefix $(BUILD)/hooks/,$(HOOK_OBJS:.o=.d)) $(addprefix $(BUILD)/,$(TEST_APP_OBJS:.o=.d))
+-include $(OBJS:.o=.d) $(addprefix $(BUILD)/hooks/,$(HOOK_OBJS:.o=.d)) $(addprefix $(BUILD)/,$(TEST_APP_OBJS:.o=.d)) \
+	$(BUILD)/apps/program.d
 
 # --- running ---------------------------------------------------------------
 

@@ -11,4 +11,11 @@ int qemu_detect(void);
  */
 void qemu_exit(int status);
 
+/*
+ * Read the fw_cfg file name (QEMU's -fw_cfg name=...,file=...) into buf:
+ * its size, -ENOENT (no such file, or not under QEMU), -E2BIG (larger
+ * than max; nothing read) or -EIO (a directory that makes no sense).
+ */
+long qemu_fwcfg_file(const char *name, void *buf, size_t max);
+
 #endif

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "boot/boot.h"
+#include "drivers/qemu.h"
 #include "kernel/bootinfo.h"
 
 struct bootinfo bootinfo;
@@ -246,4 +247,9 @@ int bootinfo_parse(int kind, uint32_t info)
 		return parse_mb2((const uint8_t *)(uintptr_t)info);
 	printf("boot: unknown boot kind %d\n", kind);
 	return -EINVAL;
+}
+
+long bootinfo_file(const char *name, void *buf, size_t max)
+{
+	return qemu_fwcfg_file(name, buf, max);
 }

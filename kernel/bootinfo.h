@@ -45,4 +45,12 @@ extern struct bootinfo bootinfo;
 /* Parse the loader's structures.  Return 0, or -EINVAL with a message printed. */
 int bootinfo_parse(int kind, uint32_t info);
 
+/*
+ * A file the host handed the node beside its command line (under QEMU:
+ * fw_cfg's -fw_cfg name=NAME,file=...; boot/mpirun passes a program's
+ * arguments and environment so): read into buf, at most max bytes.  Its
+ * size, -ENOENT (none), -E2BIG (larger than max) or -EIO.
+ */
+long bootinfo_file(const char *name, void *buf, size_t max);
+
 #endif

@@ -17,6 +17,13 @@ int cmos_read(unsigned idx);
 int cmos_write(unsigned idx, uint8_t v);
 
 /*
+ * The real-time clock's date and time, as seconds since 1970-01-01 UTC
+ * (the PC's clock is taken to keep UTC, as QEMU's does by default), or
+ * -EIO if it reads as no valid date.
+ */
+int64_t cmos_rtc_seconds(void);
+
+/*
  * Reset the machine: the reset control register (port 0xcf9), then the
  * keyboard controller's pulse, then a triple fault.  Does not return.
  */

@@ -27,7 +27,7 @@ static const struct argspec kernel_args[] = {
 	  "this node's id, 0..nodes-1, or auto: agreed with the others at boot, in MAC order" },
 	{ "nodes", ARG_INT_AUTO, 1, MAX_NODES,
 	  "number of nodes in the cluster, or auto (with node=auto): the nodes heard at boot" },
-	{ "app", ARG_STR, 0, 0, "the app to run (default " DEFAULT_APP ")" },
+	{ "app", ARG_STR, 0, 0, "the app to run (default " DEFAULT_APP ", or the image's only app)" },
 	{ "exit", ARG_STR, 0, 0, "what a PC does when the app ends: halt (default; the screen "
 	  "stays) or poweroff (ACPI S5)" },
 	{ NULL, 0, 0, 0, NULL },
@@ -158,8 +158,9 @@ int config_init(char *line)
 		return -EINVAL;
 	}
 	name = cmdline_get(&boot_cmdline, "app");
+	/* An image of one app (a program boot/mpicc linked) runs it by default. */
 	if (!name)
-		name = DEFAULT_APP;
+		name = __apps_end - __apps_start == 1 ? __apps_start[0]->name : DEFAULT_APP;
 	current_app = app_find(name);
 	if (!current_app) {
 		printf("cmdline: error: app=%s: no such app\n", name);

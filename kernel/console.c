@@ -51,14 +51,38 @@ int console_fb_active(void)
 	return fb_on;
 }
 
+int console_tagged;
+
+/*
+ * The calling thread's assembled output.  A program's line (console.h:
+ * console_tagged) goes out as STX, its stream's letter (capital when the
+ * program's own text ended the line, small when the line continues), the
+ * text and a newline, in one write.
+ */
+static void flush_thread(struct thread *t, int complete)
+{
+	if (!t->conlen)
+		return;
+	if (t->conprog && console_tagged) {
+		char line[THREAD_CONBUF + 3];
+		int n = t->conlen - (complete ? 1 : 0);
+		line[0] = CONSOLE_TAG;
+		line[1] = (char)(complete ? t->constream : t->constream + ('a' - 'A'));
+		memcpy(line + 2, t->conbuf, (size_t)n);
+		line[n + 2] = '\n';
+		console_write(line, (size_t)n + 3);
+	} else {
+		console_write(t->conbuf, (size_t)t->conlen);
+	}
+	t->conlen = 0;
+}
+
 void console_flush(void)
 {
 	struct thread *t = thread_current();
 
-	if (t && t->conlen) {
-		console_write(t->conbuf, (size_t)t->conlen);
-		t->conlen = 0;
-	}
+	if (t)
+		flush_thread(t, 0);
 }
 
 void console_drain(void)
@@ -70,15 +94,21 @@ void console_drain(void)
 static int console_putc(char c, FILE *f)
 {
 	struct thread *t = thread_current();
+	char stream = f == stderr ? 'E' : 'O';
 
-	(void)f;
 	if (!t) {
 		console_write(&c, 1);
 		return (unsigned char)c;
 	}
+	/* A line holds one stream's text: a switch ends the other's part. */
+	if (t->conlen && t->constream != stream)
+		flush_thread(t, 0);
+	t->constream = stream;
 	t->conbuf[t->conlen++] = c;
-	if (c == '\n' || t->conlen == THREAD_CONBUF)
-		console_flush();
+	if (c == '\n')
+		flush_thread(t, 1);
+	else if (t->conlen == THREAD_CONBUF)
+		flush_thread(t, 0);
 	return (unsigned char)c;
 }
 
@@ -95,11 +125,13 @@ static int console_fflush(FILE *f)
 	return 0;
 }
 
+/* Two streams on one console, told apart only in a program's tagged lines. */
 static FILE console_stream = FDEV_SETUP_STREAM(console_putc, console_getc, console_fflush, _FDEV_SETUP_RW);
+static FILE console_errstream = FDEV_SETUP_STREAM(console_putc, console_getc, console_fflush, _FDEV_SETUP_RW);
 
 FILE *const stdin = &console_stream;
 FILE *const stdout = &console_stream;
-FILE *const stderr = &console_stream;
+FILE *const stderr = &console_errstream;
 
 void kvprintf(const char *fmt, va_list ap)
 {

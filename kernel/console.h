@@ -14,6 +14,18 @@
 
 void console_init(void);
 
+/*
+ * A program's output (boot/mpirun).  With console_tagged set, every line a
+ * thread marked conprog (kernel/thread.h) writes goes to the console as
+ * CONSOLE_TAG, then 'O' (stdout) or 'E' (stderr), the text, a newline;
+ * 'o' or 'e' instead when the program's line goes on in the next one (a
+ * line longer than a thread's buffer, or flushed before its end).  The
+ * kernel never writes CONSOLE_TAG, so a reader tells the program's lines
+ * from the kernel's, and its stdout from its stderr, exactly.
+ */
+#define CONSOLE_TAG '\x02'
+extern int console_tagged;
+
 /* Write the calling thread's partial line, if any. */
 void console_flush(void);
 

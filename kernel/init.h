@@ -93,4 +93,11 @@ extern const struct app *current_app;
 /* Print every app and its arguments. */
 void app_list(void);
 
+/*
+ * The app is done with status (its main returned, or the program called
+ * exit()): what it printed is flushed, the exit hooks run, and the node
+ * stops with that status.
+ */
+__attribute__((noreturn)) void app_finish(int status);
+
 #endif

@@ -3,11 +3,16 @@
  * stdio take (sys/lock.h), and _exit.  Its stdout is in console.c, sbrk in
  * mem.c, and each thread's TLS block (errno) in thread.c.
  */
+#include <signal.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <sys/lock.h>
 
+#include "kernel/console.h"
+#include "kernel/init.h"
 #include "kernel/panic.h"
 #include "kernel/sync.h"
+#include "kernel/thread.h"
 
 struct __lock {
 	struct mutex m;
@@ -77,7 +82,15 @@ void __retarget_lock_release_recursive(_LOCK_T lock)
 	mutex_unlock(&lock->m);
 }
 
+/* exit() and abort() end here: as the app returning would (kernel/init.h). */
 void _exit(int status)
 {
-	kernel_exit(status);
+	struct thread *t = thread_current();
+
+	console_flush();
+	if (t)
+		t->conprog = 0;		/* what follows is the kernel's */
+	if (status == 128 + SIGABRT)
+		printf("now: the program called abort()\n");
+	app_finish(status);
 }

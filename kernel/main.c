@@ -43,19 +43,30 @@ static void run_hooks(int lo, int hi)
 	}
 }
 
+void app_finish(int status)
+{
+	static int finishing;
+	struct thread *t = thread_current();
+
+	console_flush();
+	if (t)
+		t->conprog = 0;
+	/* An exit hook that ends the app again (exit() in one) stops the node at once. */
+	if (finishing++)
+		kernel_exit(status);
+	for (void (*const *h)(void) = __exithooks_start; h < __exithooks_end; h++)
+		(*h)();
+	printf("app: %s finished with status %d\n", current_app ? current_app->name : "?", status);
+	kernel_exit(status);
+}
+
 static void *app_thread(void *arg)
 {
 	const struct app *a = arg;
-	int status;
 
 	printf("app: %s starting on node %d of %d\n", a->name, node_id, num_nodes);
 	boot_tsc_app_start = cycles();
-	status = a->main();
-	console_flush();
-	for (void (*const *h)(void) = __exithooks_start; h < __exithooks_end; h++)
-		(*h)();
-	printf("app: %s finished with status %d\n", a->name, status);
-	kernel_exit(status);
+	app_finish(a->main());
 }
 
 void kmain(uint32_t kind, uint32_t info)

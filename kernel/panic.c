@@ -117,7 +117,8 @@ void kernel_exit(int status)
 		 * (up to 2 s), so that nothing it prints is cut by the exit.
 		 */
 		console_drain();
-		qemu_exit(status);
+		/* QEMU's exit code has 7 bits for it; the line above says the rest. */
+		qemu_exit(status < 0 || status > 127 ? 127 : status);
 		delay_ns(2000000000ULL);
 	}
 	if (strcmp(arg_str("exit", "halt"), "poweroff") == 0) {

@@ -65,6 +65,8 @@ struct thread {
 	uint64_t last_in;
 	char name[THREAD_NAME_MAX];
 	int conlen;			/* console line being assembled */
+	char constream;			/* its stream: 'O' stdout, 'E' stderr */
+	char conprog;			/* the thread writes a program's output (console.h) */
 	char conbuf[THREAD_CONBUF];
 };
 
