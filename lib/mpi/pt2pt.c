@@ -1,0 +1,1303 @@
+/*
+ * MPI's point to point over Madeleine (lib/mad.h), as MPICH once ran over
+ * it: every MPI message is one Madeleine message whose header travels
+ * RECV_EXPRESS (the envelope: context, source rank, tag, length) and whose
+ * body travels RECV_CHEAPER, so that the receiver reads the envelope first
+ * and then says where the body goes: straight into the program's buffer
+ * when a receive was posted for it (on the rmem driver the sender's remote
+ * WRITEs land there: no copy on either side), into a buffer of its own
+ * when none was (an unexpected message, copied once when the receive
+ * comes).  This is the paper's own use of the two receive modes
+ * (madeleine paper 2.1.2, and 2.1.4's RPC: "the header is extracted in
+ * EXPRESS mode, then the body can be extracted directly into its final
+ * location").
+ *
+ * Small messages are eager (the body goes with the envelope).  Messages of
+ * more than MPII_EAGER_MAX bytes go by rendezvous: an RTS (the envelope
+ * alone) is matched like any message; once matched, the receiver answers
+ * CTS with its request's id, and the sender's DATA (the body, named by that
+ * id) lands in the posted buffer: a large message is never held in a
+ * buffer of the receiver's own.  A synchronous send of an eager message
+ * asks the receiver for an acknowledgement (SACK) once matched.
+ *
+ * Threads.  "mpi-rx" receives every Madeleine message and matches it; it
+ * never sends, so no pair of nodes can wait on each other's sends (every
+ * node always consumes what arrives, so every send's credit comes back).
+ * "mpi-tx" sends what the receive side decided (CTS, SACK) and the DATA
+ * of a rendezvous once its CTS came; the program's own thread sends eager
+ * messages and RTS itself, at once.  So a program needs no thread of its
+ * own for progress: a rendezvous completes while the program computes.
+ *
+ * Order.  Madeleine's channel keeps order per pair of nodes, and matching
+ * happens in arrival order under one lock, so messages of one sender,
+ * communicator and tag match in the order sent (MPI's non-overtaking
+ * rule), eager and rendezvous alike.
+ *
+ * Frames from the network are untrusted: an envelope that names no known
+ * request, a kind we do not send or a length beyond what we accept is
+ * counted (mpii_counters.proto_errors), reported once, and its body
+ * drained; nothing is written outside a buffer the program gave.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "kernel/node.h"
+#include "kernel/sync.h"
+#include "kernel/thread.h"
+#include "kernel/tsc.h"
+#include "lib/mad.h"
+#include "lib/mpi/pt2pt.h"
+#include "net/fabric/fabric.h"
+
+#define MPII_EAGER_MAX (64 * 1024)
+#define CHUNK (8u << 20)		/* a Madeleine pack is at most 16 MiB - 1 */
+#define MAX_MSG ((uint64_t)CHUNK * (MAD_MAX_PACKS - 1))
+
+enum wire_kind { W_EAGER = 1, W_RTS, W_CTS, W_DATA, W_SACK };
+enum { F_SYNC = 1 };
+
+struct wire {
+	uint8_t kind;
+	uint8_t flags;
+	uint16_t pad;
+	uint32_t ctx;
+	int32_t src;			/* sender's rank in the communicator */
+	int32_t tag;
+	uint64_t len;
+	uint64_t sreq;			/* sender's request id (RTS, CTS, SACK, eager SYNC) */
+	uint64_t rreq;			/* receiver's request id (CTS, DATA) */
+};
+
+/* Request states. */
+enum {
+	S_NEW,
+	S_WAIT_SACK,			/* eager synchronous: sent, waiting to be matched */
+	S_WAIT_CTS,			/* rendezvous: RTS sent */
+	S_DATA_READY,			/* CTS came: mpi-tx sends the body */
+	S_SELF,				/* to this rank: waiting in the unexpected queue */
+	R_POSTED,
+	R_WAIT_DATA,			/* rendezvous matched: CTS going or gone */
+	R_CLAIMED,			/* matched an eager message still arriving */
+	R_RECEIVING,			/* mpi-rx is writing its body */
+	X_DONE,
+};
+
+/* A message that came before its receive (or the envelope of one, RTS). */
+struct unexp {
+	struct unexp *next;
+	uint32_t ctx;
+	int src, tag, node;		/* rank in the communicator, tag, world rank */
+	int kind;			/* W_EAGER or W_RTS, or 0: a send to self */
+	int sync;			/* the sender waits for SACK */
+	int arriving;			/* the body is still coming (mpi-rx) */
+	int error;			/* MPI error class if the body was lost */
+	uint64_t len, sreq;
+	struct mpi_req *claim;		/* the receive that took it while arriving */
+	struct mpi_req *self;		/* kind 0: the send to self */
+	uint8_t *data;
+};
+
+/* A control message for mpi-tx to send. */
+struct ctl {
+	struct ctl *next;
+	int node;
+	struct wire w;
+};
+
+struct mpii_counters mpii_counters;
+static struct mutex big = MUTEX_INIT;
+static struct waitq wake_wq = WAITQ_INIT, tx_wq = WAITQ_INIT;
+static volatile uint64_t wake_seq;
+static struct mpi_req *posted, **posted_tail = &posted;
+static struct unexp *unexp, **unexp_tail = &unexp;
+static struct mpi_req *waiting;		/* sends and receives a rendezvous or SACK names */
+static struct mpi_req *txq, **txq_tail = &txq;
+static struct ctl *ctlq, **ctlq_tail = &ctlq;
+static uint64_t next_id = 1;
+static struct mad_channel *ch;
+static volatile int running;
+static struct thread *rx_thread, *tx_thread;
+
+void mpii_lock(void)
+{
+	mutex_lock(&big);
+}
+
+void mpii_unlock(void)
+{
+	mutex_unlock(&big);
+}
+
+void mpii_wake(void)
+{
+	wake_seq++;
+	waitq_wake_all(&wake_wq);
+}
+
+int mpii_rank_dead(int w)
+{
+	return w != mpii_world_rank && fabric_peer_dead(w);
+}
+
+static void proto_error(int node, const char *what)
+{
+	if (mpii_counters.proto_errors++ < 8)
+		printf("mpi: node %d sent %s: dropped\n", node, what);
+}
+
+/* --- requests ------------------------------------------------------------------------------ */
+
+struct mpi_req *mpii_req_new(enum req_kind kind, struct mpi_comm *c)
+{
+	struct mpi_req *r = calloc(1, sizeof *r);
+
+	if (!r)
+		return NULL;
+	r->kind = kind;
+	r->comm = c;
+	r->dt = MPI_DATATYPE_NULL;
+	if (c)
+		mpii_comm_ref(c);
+	return r;
+}
+
+void mpii_status_empty(MPI_Status *st)
+{
+	if (st == MPI_STATUS_IGNORE || !st)
+		return;
+	st->MPI_SOURCE = MPI_ANY_SOURCE;
+	st->MPI_TAG = MPI_ANY_TAG;
+	st->MPI_ERROR = MPI_SUCCESS;
+	st->count_lo = 0;
+	st->count_hi_and_cancelled = 0;
+}
+
+void mpii_req_status(struct mpi_req *r, MPI_Status *st)
+{
+	if (st != MPI_STATUS_IGNORE && st)
+		*st = r->status;
+}
+
+/* The request is finished: wake its waiters.  Lock held. */
+static void complete(struct mpi_req *r, int err)
+{
+	if (err != MPI_SUCCESS && r->status.MPI_ERROR == MPI_SUCCESS)
+		r->status.MPI_ERROR = err;
+	r->state = X_DONE;
+	__atomic_store_n(&r->done, 1, __ATOMIC_RELEASE);
+	if (r->parent) {
+		struct mpi_req *p = r->parent;
+		if (r->status.MPI_ERROR != MPI_SUCCESS && p->status.MPI_ERROR == MPI_SUCCESS)
+			p->status.MPI_ERROR = r->status.MPI_ERROR;
+		if (r->kind == REQ_RECV) {
+			int e = p->status.MPI_ERROR;
+			p->status = r->status;
+			if (e != MPI_SUCCESS)
+				p->status.MPI_ERROR = e;
+		}
+		if (--p->pending == 0)
+			complete(p, MPI_SUCCESS);
+		return;
+	}
+	if (r->freed && !r->persistent) {
+		/* Request_free'd while active: nobody waits for it. */
+		mpii_unlock();
+		mpii_req_release(r);
+		mpii_lock();
+	}
+	mpii_wake();
+}
+
+void mpii_req_release(struct mpi_req *r)
+{
+	if (!r)
+		return;
+	if (r->handle)
+		mpii_obj_free(NOW_MPI_KREQ, r->handle);
+	if (r->kind == REQ_GREQ && r->free_fn)
+		r->free_fn(r->extra);
+	for (int i = 0; i < 2; i++)
+		mpii_req_release(r->sub[i]);
+	if (r->dt != MPI_DATATYPE_NULL)
+		mpii_type_unref(r->dt);
+	if (r->comm)
+		mpii_comm_unref(r->comm);
+	free(r->tmp);
+	free(r);
+}
+
+MPI_Request mpii_req_handle(struct mpi_req *r)
+{
+	if (!r)
+		return MPI_REQUEST_NULL;
+	if (!r->handle) {
+		int h = mpii_obj_new(NOW_MPI_KREQ, r);
+		if (h < 0)
+			return MPI_REQUEST_NULL;
+		r->handle = h;
+	}
+	return r->handle;
+}
+
+struct mpi_req *mpii_req_get(MPI_Request h)
+{
+	return mpii_obj_get(NOW_MPI_KREQ, h);
+}
+
+struct mpi_req *mpii_req_generic(struct mpi_comm *c)
+{
+	struct mpi_req *r = mpii_req_new(REQ_GENERIC, c);
+
+	if (r)
+		r->active = 1;
+	return r;
+}
+
+void mpii_req_complete(struct mpi_req *r, int err)
+{
+	mpii_lock();
+	complete(r, err);
+	mpii_unlock();
+}
+
+/* --- waiting --------------------------------------------------------------------------------- */
+
+int mpii_wait_until(int (*done)(void *arg), void *arg)
+{
+	for (;;) {
+		mpii_lock();
+		if (done(arg)) {
+			mpii_unlock();
+			return MPI_SUCCESS;
+		}
+		uint64_t seq = wake_seq;
+		mpii_unlock();
+		irqflags_t f = irq_save();
+		/* The timeout: a rank's death is noticed by looking (mpii_req_check_dead). */
+		if (wake_seq == seq)
+			waitq_wait_timeout(&wake_wq, 100000000);
+		irq_restore(f);
+	}
+}
+
+void mpii_poke(void)
+{
+	/* mpi-rx and mpi-tx run on their own; give them the CPU if they have work. */
+	thread_yield();
+}
+
+void mpii_req_check_dead(struct mpi_req *r)
+{
+	for (int i = 0; i < 2; i++)
+		if (r->sub[i] && !r->done)
+			mpii_req_check_dead(r->sub[i]);
+	if (r->done || !r->comm)
+		return;
+	int dead = 0;
+	if (r->kind == REQ_RECV && r->state == R_POSTED && r->peer == MPI_ANY_SOURCE) {
+		for (int i = 0; i < mpii_comm_peers(r->comm) && !dead; i++)
+			dead = mpii_rank_dead(mpii_comm_world(r->comm, i));
+	} else if ((r->kind == REQ_SEND || r->kind == REQ_RECV) && r->peer >= 0) {
+		dead = mpii_rank_dead(r->node);
+	}
+	if (!dead)
+		return;
+	if (r->kind == REQ_RECV && r->state == R_POSTED) {
+		for (struct mpi_req **p = &posted; *p; p = &(*p)->next)
+			if (*p == r) {
+				*p = r->next;
+				if (!*p)
+					posted_tail = p;
+				break;
+			}
+	} else if (r->state == S_WAIT_CTS || r->state == S_WAIT_SACK || r->state == R_WAIT_DATA) {
+		for (struct mpi_req **p = &waiting; *p; p = &(*p)->next)
+			if (*p == r) {
+				*p = r->next;
+				break;
+			}
+	} else {
+		return;		/* mpi-rx or mpi-tx has it; the driver's error will come */
+	}
+	complete(r, mpii_errcode(MPI_ERR_PROC_FAILED, "MPI", "rank %d (node %d) is gone: its node stopped "
+				 "answering", r->peer == MPI_ANY_SOURCE ? -1 : r->peer, r->node));
+}
+
+/* --- Madeleine ------------------------------------------------------------------------------ */
+
+static int mad_error(int r, int node, const char *what)
+{
+	mpii_counters.send_errors++;
+	if (r == -EHOSTDOWN || r == -ETIMEDOUT || r == -ECONNRESET || mpii_rank_dead(node))
+		return mpii_errcode(MPI_ERR_PROC_FAILED, what, "node %d is gone (%d)", node, r);
+	return mpii_errcode(MPI_ERR_OTHER, what, "Madeleine could not send to node %d (error %d)", node, r);
+}
+
+/* Send w and len bytes at body (may be NULL for none) to node.  MPI_SUCCESS or a code. */
+static int mad_put(int node, const struct wire *w, const void *body, uint64_t len)
+{
+	int r = mad_sendbuf_init_on(ch, node);
+
+	if (r == 0)
+		r = mad_sendbuf_pack_byte(MAD_SND_CHEAPER | MAD_RECV_EXPRESS, w, sizeof *w);
+	for (uint64_t off = 0; r == 0 && off < len; off += CHUNK)
+		r = mad_sendbuf_pack_byte(MAD_SND_CHEAPER | MAD_RECV_CHEAPER, (const uint8_t *)body + off,
+					  len - off < CHUNK ? len - off : CHUNK);
+	if (r == 0)
+		return mad_sendbuf_send() == 0 ? MPI_SUCCESS : mad_error(-EIO, node, "MPI_Send");
+	/* A pack failed (nothing of it went): end the message without sending it. */
+	mad_sendbuf_send();
+	return mad_error(r, node, "MPI_Send");
+}
+
+/* Unpack a body of len bytes into dst (the receiver's side of mad_put). */
+static int mad_get(void *dst, uint64_t len)
+{
+	int r = 0;
+
+	for (uint64_t off = 0; r == 0 && off < len; off += CHUNK)
+		r = mad_recvbuf_unpack_byte(MAD_SND_CHEAPER | MAD_RECV_CHEAPER, (uint8_t *)dst + off,
+					    len - off < CHUNK ? len - off : CHUNK);
+	return r;
+}
+
+/* Throw a body away (a message no one may take). */
+static void mad_drain(uint64_t len)
+{
+	static uint8_t sink[4096];
+
+	for (uint64_t off = 0; off < len; off += sizeof sink)
+		mad_recvbuf_unpack_byte(MAD_SND_CHEAPER | MAD_RECV_CHEAPER, sink,
+					len - off < sizeof sink ? len - off : sizeof sink);
+}
+
+/* --- matching ------------------------------------------------------------------------------- */
+
+static int matches(uint32_t ctx, int src, int tag, uint32_t rctx, int rsrc, int rtag)
+{
+	return ctx == rctx && (rsrc == MPI_ANY_SOURCE || rsrc == src) && (rtag == MPI_ANY_TAG || rtag == tag);
+}
+
+static struct mpi_req *take_posted(uint32_t ctx, int src, int tag)
+{
+	for (struct mpi_req **p = &posted; *p; p = &(*p)->next) {
+		struct mpi_req *r = *p;
+		if (matches(ctx, src, tag, r->ctx, r->peer, r->tag)) {
+			*p = r->next;
+			if (!*p)
+				posted_tail = p;
+			r->next = NULL;
+			return r;
+		}
+	}
+	return NULL;
+}
+
+static struct unexp *find_unexp(uint32_t ctx, int src, int tag, int take)
+{
+	for (struct unexp **p = &unexp; *p; p = &(*p)->next) {
+		struct unexp *u = *p;
+		if (matches(u->ctx, u->src, u->tag, ctx, src, tag)) {
+			if (take) {
+				*p = u->next;
+				if (!*p)
+					unexp_tail = p;
+				u->next = NULL;
+			}
+			return u;
+		}
+	}
+	return NULL;
+}
+
+static void add_unexp(struct unexp *u)
+{
+	u->next = NULL;
+	*unexp_tail = u;
+	unexp_tail = &u->next;
+	mpii_counters.unexpected++;
+}
+
+static struct mpi_req *take_waiting(uint64_t id, enum req_kind kind)
+{
+	for (struct mpi_req **p = &waiting; *p; p = &(*p)->next) {
+		struct mpi_req *r = *p;
+		if (r->id == id && r->kind == kind) {
+			*p = r->next;
+			r->next = NULL;
+			return r;
+		}
+	}
+	return NULL;
+}
+
+static void add_waiting(struct mpi_req *r)
+{
+	r->id = next_id++;
+	r->next = waiting;
+	waiting = r;
+}
+
+static void queue_ctl(int node, const struct wire *w)
+{
+	struct ctl *c = malloc(sizeof *c);
+
+	if (!c) {
+		printf("mpi: no memory for a control message to node %d: the peer's request will fail\n", node);
+		return;
+	}
+	c->next = NULL;
+	c->node = node;
+	c->w = *w;
+	*ctlq_tail = c;
+	ctlq_tail = &c->next;
+	waitq_wake_all(&tx_wq);
+}
+
+static void queue_data(struct mpi_req *s)
+{
+	s->state = S_DATA_READY;
+	s->next = NULL;
+	*txq_tail = s;
+	txq_tail = &s->next;
+	waitq_wake_all(&tx_wq);
+}
+
+/* Record the envelope of the message a receive matched. */
+static void set_envelope(struct mpi_req *r, int src, int tag, uint64_t len)
+{
+	r->status.MPI_SOURCE = src;
+	r->status.MPI_TAG = tag;
+	mpii_status_set_bytes(&r->status, len > r->len ? r->len : len);
+	if (len > r->len)
+		r->status.MPI_ERROR = mpii_errcode(MPI_ERR_TRUNCATE, "MPI_Recv", "Message truncated; %lu bytes "
+						   "received but buffer size is %lu", (unsigned long)len,
+						   (unsigned long)r->len);
+}
+
+/* Deliver n bytes at data (the packed message) into receive r's buffer. */
+static void deliver(struct mpi_req *r, const void *data, uint64_t n)
+{
+	if (n > r->len)
+		n = r->len;
+	if (n)
+		mpii_unpack(data, n, r->buf, r->count, r->dt);
+}
+
+/* Where a matched receive's body goes: its buffer when contiguous and large enough, else staging. */
+static void *body_dest(struct mpi_req *r, uint64_t len)
+{
+	const void *start;
+
+	if (len <= r->len && mpii_type_contig(r->buf, r->count, r->dt, &start))
+		return (void *)start;
+	free(r->tmp);
+	r->tmp = malloc(len ? len : 1);
+	return r->tmp;
+}
+
+/* The body landed at dst (body_dest's answer): unpack from staging if it was that. */
+static void body_done(struct mpi_req *r, void *dst, uint64_t len)
+{
+	if (dst == r->tmp && r->tmp) {
+		deliver(r, r->tmp, len);
+		free(r->tmp);
+		r->tmp = NULL;
+	}
+}
+
+static void send_sack(int node, uint64_t sreq)
+{
+	struct wire w = { .kind = W_SACK, .sreq = sreq };
+
+	queue_ctl(node, &w);
+}
+
+static void send_cts(struct mpi_req *r)
+{
+	struct wire w = { .kind = W_CTS, .sreq = r->peer_id };
+
+	add_waiting(r);
+	w.rreq = r->id;
+	r->state = R_WAIT_DATA;
+	queue_ctl(r->node, &w);
+}
+
+/*
+ * A receive r takes the unexpected message u (lock held; u off the queue).
+ * Returns 1 if r is complete.
+ */
+static int take_unexp(struct mpi_req *r, struct unexp *u)
+{
+	r->node = u->node;
+	set_envelope(r, u->src, u->tag, u->len);
+	switch (u->kind) {
+	case W_EAGER:
+		if (u->arriving) {
+			r->state = R_CLAIMED;
+			u->claim = r;
+			return 0;
+		}
+		if (u->error)
+			r->status.MPI_ERROR = mpii_errcode(u->error, "MPI_Recv", "the message from rank %d was lost "
+							   "on the way", u->src);
+		else
+			deliver(r, u->data, u->len);
+		if (u->sync)
+			send_sack(u->node, u->sreq);
+		free(u->data);
+		free(u);
+		complete(r, MPI_SUCCESS);
+		return 1;
+	case W_RTS:
+		r->peer_id = u->sreq;
+		free(u);
+		send_cts(r);
+		return 0;
+	default: {
+		/* A send to this rank: copy straight from the sender's buffer. */
+		struct mpi_req *s = u->self;
+		if (u->data)
+			deliver(r, u->data, u->len);
+		else if (u->len) {
+			void *tmp = malloc(u->len);
+			if (tmp) {
+				mpii_pack(s->buf, s->count, s->dt, tmp);
+				deliver(r, tmp, u->len);
+				free(tmp);
+			}
+		}
+		free(u->data);
+		free(u);
+		if (s)
+			complete(s, MPI_SUCCESS);
+		complete(r, MPI_SUCCESS);
+		return 1;
+	}
+	}
+}
+
+/* --- receiving (mpi-rx) --------------------------------------------------------------------- */
+
+static int wire_ok(int node, const struct wire *w)
+{
+	if (w->kind < W_EAGER || w->kind > W_SACK) {
+		proto_error(node, "a message of an unknown kind");
+		return 0;
+	}
+	if ((w->kind == W_EAGER && w->len > MPII_EAGER_MAX) || w->len > MAX_MSG || w->src < 0 || w->tag < 0) {
+		proto_error(node, "an envelope out of range");
+		return 0;
+	}
+	return 1;
+}
+
+static int on_eager(int node, const struct wire *w)
+{
+	mpii_lock();
+	struct mpi_req *r = take_posted(w->ctx, w->src, w->tag);
+	struct unexp *u = NULL;
+	if (r) {
+		r->node = node;
+		r->state = R_RECEIVING;
+		set_envelope(r, w->src, w->tag, w->len);
+	} else {
+		u = calloc(1, sizeof *u);
+		if (u) {
+			u->ctx = w->ctx;
+			u->src = w->src;
+			u->tag = w->tag;
+			u->node = node;
+			u->kind = W_EAGER;
+			u->sync = w->flags & F_SYNC;
+			u->sreq = w->sreq;
+			u->len = w->len;
+			u->arriving = 1;
+			add_unexp(u);	/* on the queue before the lock goes: a receive posted now finds it */
+		}
+	}
+	mpii_unlock();
+	if (r) {
+		void *dst = body_dest(r, w->len);
+		int e = dst ? mad_get(dst, w->len) : -ENOMEM;
+		if (!dst)
+			mad_drain(w->len);
+		int rd = mad_recvbuf_receive_data();
+		mpii_lock();
+		if (e < 0 || rd < 0)
+			r->status.MPI_ERROR = mpii_errcode(MPI_ERR_OTHER, "MPI_Recv", "the message from rank %d "
+							   "could not be received (%d)", w->src, e < 0 ? e : rd);
+		else
+			body_done(r, dst, w->len);
+		if (w->flags & F_SYNC)
+			send_sack(node, w->sreq);
+		complete(r, MPI_SUCCESS);
+		mpii_unlock();
+		return 0;
+	}
+	uint8_t *data = u ? malloc(w->len ? w->len : 1) : NULL;
+	int e = data ? mad_get(data, w->len) : -ENOMEM;
+	if (!data)
+		mad_drain(w->len);
+	int rd = mad_recvbuf_receive_data();
+	if (!u) {
+		printf("mpi: no memory for a message of %lu bytes from node %d: dropped\n", (unsigned long)w->len,
+		       node);
+		return 0;
+	}
+	mpii_lock();
+	u->data = data;
+	u->arriving = 0;
+	if (e < 0 || rd < 0)
+		u->error = e == -ENOMEM ? MPI_ERR_NO_MEM : MPI_ERR_OTHER;
+	if (u->claim) {
+		/* A receive took it while it arrived. */
+		struct mpi_req *c = u->claim;
+		if (u->error)
+			c->status.MPI_ERROR = mpii_errcode(u->error, "MPI_Recv", "the message from rank %d was lost "
+							   "on the way", u->src);
+		else
+			deliver(c, u->data, u->len);
+		if (u->sync)
+			send_sack(node, u->sreq);
+		free(u->data);
+		free(u);
+		complete(c, MPI_SUCCESS);
+	}
+	mpii_wake();		/* a probe may wait for it */
+	mpii_unlock();
+	return 0;
+}
+
+static int on_rts(int node, const struct wire *w)
+{
+	int rd = mad_recvbuf_receive_data();
+
+	if (rd < 0)
+		return 0;
+	mpii_lock();
+	struct mpi_req *r = take_posted(w->ctx, w->src, w->tag);
+	if (r) {
+		r->node = node;
+		r->peer_id = w->sreq;
+		set_envelope(r, w->src, w->tag, w->len);
+		send_cts(r);
+	} else {
+		struct unexp *u = calloc(1, sizeof *u);
+		if (u) {
+			u->ctx = w->ctx;
+			u->src = w->src;
+			u->tag = w->tag;
+			u->node = node;
+			u->kind = W_RTS;
+			u->sreq = w->sreq;
+			u->len = w->len;
+			add_unexp(u);
+			mpii_wake();
+		} else {
+			printf("mpi: no memory to keep an envelope from node %d: its send will not complete\n", node);
+		}
+	}
+	mpii_unlock();
+	return 0;
+}
+
+static int on_data(int node, const struct wire *w)
+{
+	mpii_lock();
+	struct mpi_req *r = take_waiting(w->rreq, REQ_RECV);
+	if (r && (r->node != node || r->state != R_WAIT_DATA)) {
+		/* Not what we asked that node for: put it back, drop the message. */
+		r->next = waiting;
+		waiting = r;
+		r = NULL;
+	}
+	if (r)
+		r->state = R_RECEIVING;
+	mpii_unlock();
+	if (!r) {
+		proto_error(node, "DATA for no receive of ours");
+		mad_drain(w->len);
+		mad_recvbuf_receive_data();
+		return 0;
+	}
+	uint64_t len = w->len;
+	void *dst = body_dest(r, len);
+	int e = dst ? mad_get(dst, len) : -ENOMEM;
+	if (!dst)
+		mad_drain(len);
+	int rd = mad_recvbuf_receive_data();
+	mpii_lock();
+	if (e < 0 || rd < 0)
+		r->status.MPI_ERROR = mpii_errcode(MPI_ERR_OTHER, "MPI_Recv", "the body from rank %d could not be "
+						   "received (%d)", r->status.MPI_SOURCE, e < 0 ? e : rd);
+	else
+		body_done(r, dst, len);
+	complete(r, MPI_SUCCESS);
+	mpii_unlock();
+	return 0;
+}
+
+static int on_message(int node)
+{
+	struct wire w;
+
+	if (mad_recvbuf_unpack_byte(MAD_SND_CHEAPER | MAD_RECV_EXPRESS, &w, sizeof w) < 0) {
+		proto_error(node, "a message that is not MPI's");
+		mad_recvbuf_receive_data();
+		return 0;
+	}
+	if (!wire_ok(node, &w) || ((w.kind == W_CTS || w.kind == W_SACK) && w.len)) {
+		if (w.kind >= W_EAGER && w.kind <= W_DATA && (w.kind == W_EAGER || w.kind == W_DATA) &&
+		    w.len <= MAX_MSG)
+			mad_drain(w.len);
+		mad_recvbuf_receive_data();
+		return 0;
+	}
+	switch (w.kind) {
+	case W_EAGER:
+		return on_eager(node, &w);
+	case W_RTS:
+		return on_rts(node, &w);
+	case W_DATA:
+		return on_data(node, &w);
+	case W_CTS: {
+		mad_recvbuf_receive_data();
+		mpii_lock();
+		struct mpi_req *s = take_waiting(w.sreq, REQ_SEND);
+		if (s && s->node == node && s->state == S_WAIT_CTS) {
+			s->peer_id = w.rreq;
+			queue_data(s);
+		} else {
+			if (s) {
+				s->next = waiting;
+				waiting = s;
+			}
+			proto_error(node, "a CTS for no send of ours");
+		}
+		mpii_unlock();
+		return 0;
+	}
+	case W_SACK: {
+		mad_recvbuf_receive_data();
+		mpii_lock();
+		struct mpi_req *s = take_waiting(w.sreq, REQ_SEND);
+		if (s && s->node == node && s->state == S_WAIT_SACK) {
+			complete(s, MPI_SUCCESS);
+		} else {
+			if (s) {
+				s->next = waiting;
+				waiting = s;
+			}
+			proto_error(node, "an acknowledgement for no send of ours");
+		}
+		mpii_unlock();
+		return 0;
+	}
+	}
+	return 0;
+}
+
+static void *rx_main(void *arg)
+{
+	(void)arg;
+	while (running) {
+		int r = mad_recvbuf_receive_on(ch, on_message, 100000000);
+		if (r < 0 && r != -ETIMEDOUT && r != -EPROTO)
+			thread_sleep_ns(1000000);
+		if (r == -ETIMEDOUT) {
+			/* Quiet: a good moment to look for ranks that died. */
+			mpii_lock();
+			mpii_wake();
+			mpii_unlock();
+		}
+	}
+	return NULL;
+}
+
+/* --- sending (mpi-tx) ---------------------------------------------------------------------- */
+
+static const void *send_body(struct mpi_req *s)
+{
+	const void *start;
+
+	if (s->tmp || s->len == 0)
+		return s->tmp;
+	if (mpii_type_contig(s->buf, s->count, s->dt, &start))
+		return start;
+	s->tmp = malloc(s->len);
+	if (s->tmp)
+		mpii_pack(s->buf, s->count, s->dt, s->tmp);
+	return s->tmp;
+}
+
+static void *tx_main(void *arg)
+{
+	(void)arg;
+	while (running) {
+		mpii_lock();
+		struct ctl *c = ctlq;
+		struct mpi_req *s = NULL;
+		if (c) {
+			ctlq = c->next;
+			if (!ctlq)
+				ctlq_tail = &ctlq;
+		} else if ((s = txq)) {
+			txq = s->next;
+			if (!txq)
+				txq_tail = &txq;
+		}
+		mpii_unlock();
+		if (c) {
+			mad_put(c->node, &c->w, NULL, 0);
+			free(c);
+			continue;
+		}
+		if (s) {
+			struct wire w = { .kind = W_DATA, .ctx = s->ctx, .src = s->comm->rank, .tag = s->tag,
+					  .len = s->len, .sreq = s->id, .rreq = s->peer_id };
+			const void *body = send_body(s);
+			int e = body || !s->len ? mad_put(s->node, &w, body, s->len)
+						: mpii_errcode(MPI_ERR_NO_MEM, "MPI_Send", "no memory to pack %lu bytes",
+							       (unsigned long)s->len);
+			mpii_lock();
+			complete(s, e);
+			mpii_unlock();
+			continue;
+		}
+		irqflags_t f = irq_save();
+		if (!ctlq && !txq && running)
+			waitq_wait_timeout(&tx_wq, 100000000);
+		irq_restore(f);
+	}
+	return NULL;
+}
+
+/* --- the internal point to point ----------------------------------------------------------- */
+
+static int done_flag(void *arg)
+{
+	struct mpi_req *r = arg;
+
+	if (!r->done)
+		mpii_req_check_dead(r);
+	return r->done;
+}
+
+/* Start send s (its fields set).  MPI_SUCCESS or an error code (then s is complete with it). */
+static int start_send(struct mpi_req *s)
+{
+	struct mpi_comm *c = s->comm;
+
+	s->done = 0;
+	s->status = (MPI_Status){ 0 };
+	s->state = S_NEW;
+	s->len = (size_t)s->count * mpii_type_size(s->dt);
+	if (s->peer == MPI_PROC_NULL) {
+		mpii_lock();
+		complete(s, MPI_SUCCESS);
+		mpii_unlock();
+		return MPI_SUCCESS;
+	}
+	s->node = mpii_comm_world(c, s->peer);
+	if (s->node == mpii_world_rank) {
+		/* To this rank: match here, under the lock, as a message from the network would be. */
+		mpii_counters.self_sent++;
+		mpii_lock();
+		struct mpi_req *r = take_posted(s->ctx, c->rank, s->tag);
+		if (r) {
+			r->node = s->node;
+			set_envelope(r, c->rank, s->tag, s->len);
+			if (s->len) {
+				const void *src;
+				if (mpii_type_contig(s->buf, s->count, s->dt, &src)) {
+					deliver(r, src, s->len);
+				} else {
+					void *tmp = malloc(s->len);
+					if (tmp) {
+						mpii_pack(s->buf, s->count, s->dt, tmp);
+						deliver(r, tmp, s->len);
+						free(tmp);
+					}
+				}
+			}
+			complete(r, MPI_SUCCESS);
+			complete(s, MPI_SUCCESS);
+			mpii_unlock();
+			return MPI_SUCCESS;
+		}
+		struct unexp *u = calloc(1, sizeof *u);
+		if (!u) {
+			mpii_unlock();
+			return mpii_errcode(MPI_ERR_NO_MEM, "MPI_Send", "no memory for a message to self");
+		}
+		u->ctx = s->ctx;
+		u->src = c->rank;
+		u->tag = s->tag;
+		u->node = s->node;
+		u->len = s->len;
+		/* A small standard send completes now, from a copy; the rest wait to be matched. */
+		if (s->mode != MPII_SEND_SYNC && s->len <= MPII_EAGER_MAX && (u->data = malloc(s->len ? s->len : 1))) {
+			mpii_pack(s->buf, s->count, s->dt, u->data);
+			add_unexp(u);
+			complete(s, MPI_SUCCESS);
+		} else {
+			u->self = s;
+			s->state = S_SELF;
+			add_unexp(u);
+		}
+		mpii_wake();
+		mpii_unlock();
+		return MPI_SUCCESS;
+	}
+	struct wire w = { .ctx = s->ctx, .src = c->rank, .tag = s->tag, .len = s->len };
+	if (s->len <= MPII_EAGER_MAX) {
+		const void *body = send_body(s);
+		int e;
+		if (!body && s->len)
+			e = mpii_errcode(MPI_ERR_NO_MEM, "MPI_Send", "no memory to pack %lu bytes", (unsigned long)s->len);
+		else {
+			w.kind = W_EAGER;
+			if (s->mode == MPII_SEND_SYNC) {
+				/* Registered before the message goes: its SACK may come back at once. */
+				w.flags = F_SYNC;
+				mpii_lock();
+				add_waiting(s);
+				s->state = S_WAIT_SACK;
+				w.sreq = s->id;
+				mpii_unlock();
+			}
+			mpii_counters.eager_sent++;
+			e = mad_put(s->node, &w, body, s->len);
+		}
+		free(s->tmp);
+		s->tmp = NULL;
+		mpii_lock();
+		if (e != MPI_SUCCESS || s->mode != MPII_SEND_SYNC) {
+			if (s->state == S_WAIT_SACK)
+				take_waiting(s->id, REQ_SEND);
+			complete(s, e);
+		}
+		mpii_unlock();
+		return e;
+	}
+	/* Rendezvous: the envelope now, the body once the receiver is ready for it. */
+	mpii_counters.rndv_sent++;
+	w.kind = W_RTS;
+	mpii_lock();
+	add_waiting(s);
+	s->state = S_WAIT_CTS;
+	w.sreq = s->id;
+	mpii_unlock();
+	int e = mad_put(s->node, &w, NULL, 0);
+	if (e != MPI_SUCCESS) {
+		mpii_lock();
+		if (take_waiting(s->id, REQ_SEND))
+			complete(s, e);
+		mpii_unlock();
+	}
+	return e;
+}
+
+/* Start receive r (its fields set). */
+static int start_recv(struct mpi_req *r)
+{
+	struct mpi_comm *c = r->comm;
+
+	r->done = 0;
+	r->status = (MPI_Status){ 0 };
+	r->len = (size_t)r->count * mpii_type_size(r->dt);
+	if (r->peer == MPI_PROC_NULL) {
+		mpii_lock();
+		r->status.MPI_SOURCE = MPI_PROC_NULL;
+		r->status.MPI_TAG = MPI_ANY_TAG;
+		complete(r, MPI_SUCCESS);
+		mpii_unlock();
+		return MPI_SUCCESS;
+	}
+	if (r->peer != MPI_ANY_SOURCE)
+		r->node = mpii_comm_world(c, r->peer);
+	mpii_lock();
+	struct unexp *u = find_unexp(r->ctx, r->peer, r->tag, 1);
+	if (u) {
+		take_unexp(r, u);
+	} else {
+		r->state = R_POSTED;
+		r->next = NULL;
+		*posted_tail = r;
+		posted_tail = &r->next;
+	}
+	mpii_unlock();
+	return MPI_SUCCESS;
+}
+
+static struct mpi_req *fill(struct mpi_req *r, void *buf, int count, MPI_Datatype dt, int peer, int tag,
+			    struct mpi_comm *c, int ctxoff, enum mpii_send_mode mode)
+{
+	r->buf = buf;
+	r->count = count;
+	r->dt = dt;
+	mpii_type_ref(dt);
+	r->peer = peer;
+	r->tag = tag;
+	r->ctx = c->ctx + (uint32_t)ctxoff;
+	r->mode = mode;
+	r->active = 1;
+	return r;
+}
+
+int mpii_isend(const void *buf, int count, MPI_Datatype dt, int peer, int tag, struct mpi_comm *c, int ctxoff,
+	       enum mpii_send_mode mode, struct mpi_req **out)
+{
+	struct mpi_req *s = mpii_req_new(REQ_SEND, c);
+
+	*out = s;
+	if (!s)
+		return mpii_errcode(MPI_ERR_NO_MEM, "MPI_Isend", "no memory for a request");
+	fill(s, (void *)buf, count, dt, peer, tag, c, ctxoff, mode);
+	return start_send(s);
+}
+
+int mpii_irecv(void *buf, int count, MPI_Datatype dt, int peer, int tag, struct mpi_comm *c, int ctxoff,
+	       struct mpi_req **out)
+{
+	struct mpi_req *r = mpii_req_new(REQ_RECV, c);
+
+	*out = r;
+	if (!r)
+		return mpii_errcode(MPI_ERR_NO_MEM, "MPI_Irecv", "no memory for a request");
+	fill(r, buf, count, dt, peer, tag, c, ctxoff, MPII_SEND_STD);
+	return start_recv(r);
+}
+
+struct mpi_req *mpii_req_persistent(enum req_kind kind, const void *buf, int count, MPI_Datatype dt, int peer,
+				    int tag, struct mpi_comm *c, enum mpii_send_mode mode)
+{
+	struct mpi_req *r = mpii_req_new(kind, c);
+
+	if (!r)
+		return NULL;
+	fill(r, (void *)buf, count, dt, peer, tag, c, 0, mode);
+	r->persistent = 1;
+	r->active = 0;
+	r->done = 1;
+	return r;
+}
+
+int mpii_req_start(struct mpi_req *r)
+{
+	r->active = 1;
+	r->state = S_NEW;
+	return r->kind == REQ_SEND ? start_send(r) : start_recv(r);
+}
+
+void mpii_req_cancel(struct mpi_req *r)
+{
+	mpii_lock();
+	if (r->kind == REQ_RECV && r->state == R_POSTED && !r->done) {
+		for (struct mpi_req **p = &posted; *p; p = &(*p)->next)
+			if (*p == r) {
+				*p = r->next;
+				if (!*p)
+					posted_tail = p;
+				r->status.count_hi_and_cancelled |= 1;
+				r->status.MPI_SOURCE = MPI_ANY_SOURCE;
+				r->status.MPI_TAG = MPI_ANY_TAG;
+				complete(r, MPI_SUCCESS);
+				break;
+			}
+	} else if (r->kind == REQ_GREQ && r->cancel_fn) {
+		int d = r->done;
+		mpii_unlock();
+		r->cancel_fn(r->extra, d);
+		return;
+	}
+	mpii_unlock();
+}
+
+int mpii_req_wait(struct mpi_req *r, MPI_Status *status)
+{
+	int e;
+
+	if (!r) {
+		mpii_status_empty(status);
+		return MPI_SUCCESS;
+	}
+	if (!r->done)
+		mpii_wait_until(done_flag, r);
+	mpii_req_status(r, status);
+	e = r->status.MPI_ERROR;
+	mpii_req_release(r);
+	return e;
+}
+
+int mpii_req_waitall(int n, struct mpi_req **r)
+{
+	int err = MPI_SUCCESS;
+
+	for (int i = 0; i < n; i++)
+		if (r[i]) {
+			int e = mpii_req_wait(r[i], MPI_STATUS_IGNORE);
+			r[i] = NULL;
+			if (e != MPI_SUCCESS && err == MPI_SUCCESS)
+				err = e;
+		}
+	return err;
+}
+
+int mpii_send(const void *buf, int count, MPI_Datatype dt, int peer, int tag, struct mpi_comm *c, int ctxoff)
+{
+	struct mpi_req *s;
+	int e = mpii_isend(buf, count, dt, peer, tag, c, ctxoff, MPII_SEND_STD, &s);
+
+	if (!s)
+		return e;
+	int w = mpii_req_wait(s, MPI_STATUS_IGNORE);
+	return e != MPI_SUCCESS ? e : w;
+}
+
+int mpii_recv(void *buf, int count, MPI_Datatype dt, int peer, int tag, struct mpi_comm *c, int ctxoff,
+	      MPI_Status *status)
+{
+	struct mpi_req *r;
+	int e = mpii_irecv(buf, count, dt, peer, tag, c, ctxoff, &r);
+
+	if (!r)
+		return e;
+	return mpii_req_wait(r, status);
+}
+
+int mpii_sendrecv(const void *sbuf, int scount, MPI_Datatype stype, int dest, int stag, void *rbuf, int rcount,
+		  MPI_Datatype rtype, int src, int rtag, struct mpi_comm *c, int ctxoff, MPI_Status *status)
+{
+	struct mpi_req *r, *s;
+	int er = mpii_irecv(rbuf, rcount, rtype, src, rtag, c, ctxoff, &r);
+	int es = mpii_isend(sbuf, scount, stype, dest, stag, c, ctxoff, MPII_SEND_STD, &s);
+	int ws = s ? mpii_req_wait(s, MPI_STATUS_IGNORE) : es;
+	int wr = r ? mpii_req_wait(r, status) : er;
+
+	if (er != MPI_SUCCESS)
+		return er;
+	if (es != MPI_SUCCESS)
+		return es;
+	return ws != MPI_SUCCESS ? ws : wr;
+}
+
+/* --- probing ----------------------------------------------------------------------------------- */
+
+/* Fill st from an unexpected message's envelope. */
+static void unexp_status(const struct unexp *u, MPI_Status *st)
+{
+	if (st == MPI_STATUS_IGNORE || !st)
+		return;
+	st->MPI_SOURCE = u->src;
+	st->MPI_TAG = u->tag;
+	st->MPI_ERROR = MPI_SUCCESS;
+	st->count_hi_and_cancelled = 0;
+	mpii_status_set_bytes(st, u->len);
+}
+
+struct probe {
+	uint32_t ctx;
+	int src, tag, take;
+	struct unexp *found;
+	struct mpi_comm *c;
+	int dead;
+};
+
+static int probe_done(void *arg)
+{
+	struct probe *p = arg;
+
+	p->found = find_unexp(p->ctx, p->src, p->tag, p->take);
+	if (p->found)
+		return 1;
+	/* A probe for a rank that died would wait forever. */
+	if (p->src >= 0 && mpii_rank_dead(mpii_comm_world(p->c, p->src)))
+		p->dead = 1;
+	return p->dead;
+}
+
+int mpii_probe(struct mpi_comm *c, int src, int tag, int block, int take, int *flag, MPI_Status *st,
+	       MPI_Message *msg)
+{
+	struct probe p = { .ctx = c->ctx, .src = src, .tag = tag, .take = take, .c = c };
+
+	if (src == MPI_PROC_NULL) {
+		*flag = 1;
+		mpii_status_empty(st);
+		if (st != MPI_STATUS_IGNORE)
+			st->MPI_SOURCE = MPI_PROC_NULL;
+		if (msg)
+			*msg = MPI_MESSAGE_NO_PROC;
+		return MPI_SUCCESS;
+	}
+	if (block) {
+		mpii_wait_until(probe_done, &p);
+	} else {
+		mpii_poke();
+		mpii_lock();
+		probe_done(&p);
+		mpii_unlock();
+	}
+	if (p.dead && !p.found)
+		return mpii_errcode(MPI_ERR_PROC_FAILED, "MPI_Probe", "rank %d is gone", src);
+	*flag = p.found != NULL;
+	if (p.found) {
+		unexp_status(p.found, st);
+		if (msg) {
+			int h = mpii_obj_new(NOW_MPI_KMSG, p.found);
+			if (h < 0) {
+				/* No handle: put it back first in the queue, where it was. */
+				mpii_lock();
+				p.found->next = unexp;
+				unexp = p.found;
+				if (unexp_tail == &unexp)
+					unexp_tail = &p.found->next;
+				mpii_unlock();
+				return mpii_errcode(MPI_ERR_NO_MEM, "MPI_Mprobe", "no memory for a message handle");
+			}
+			*msg = h;
+		}
+	}
+	return MPI_SUCCESS;
+}
+
+/* Receive the message msg (from Mprobe) into r. */
+int mpii_mrecv_start(struct mpi_req *r, MPI_Message msg)
+{
+	struct unexp *u = mpii_obj_get(NOW_MPI_KMSG, msg);
+
+	if (!u)
+		return MPI_ERR_REQUEST;
+	mpii_obj_free(NOW_MPI_KMSG, msg);
+	r->done = 0;
+	r->status = (MPI_Status){ 0 };
+	r->len = (size_t)r->count * mpii_type_size(r->dt);
+	mpii_lock();
+	take_unexp(r, u);
+	mpii_unlock();
+	return MPI_SUCCESS;
+}
+
+/* --- start and stop --------------------------------------------------------------------------- */
+
+int mpii_pt2pt_start(const char *driver)
+{
+	ch = mad_open(driver);
+	if (!ch)
+		return -ENODEV;
+	running = 1;
+	rx_thread = thread_create("mpi-rx", rx_main, NULL, PRIO_HIGH, 64 * 1024);
+	tx_thread = thread_create("mpi-tx", tx_main, NULL, PRIO_NORMAL, 64 * 1024);
+	if (!rx_thread || !tx_thread)
+		return -ENOMEM;
+	return 0;
+}
+
+void mpii_pt2pt_stop(void)
+{
+	/* The threads stay: a peer may still be sending control (credits) to this node. */
+}

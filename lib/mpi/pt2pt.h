@@ -1,0 +1,87 @@
+/*
+ * Between pt2pt.c (the engine), request.c (Wait, Test and their
+ * families) and init.c (starting and stopping the engine).
+ */
+#ifndef LIB_MPI_PT2PT_H
+#define LIB_MPI_PT2PT_H
+
+#include "lib/mpi/mpiimpl.h"
+
+enum req_kind { REQ_SEND, REQ_RECV, REQ_GENERIC, REQ_GREQ };
+
+struct bsend_slot;
+
+struct mpi_req {
+	enum req_kind kind;
+	MPI_Request handle;		/* 0 until a program asks for one */
+	volatile int done;
+	int persistent;			/* made by *_init: inactive between starts */
+	int active;			/* a persistent request was started */
+	int freed;			/* MPI_Request_free: released once done */
+	MPI_Status status;		/* MPI_ERROR holds the outcome */
+	struct mpi_comm *comm;		/* referenced while the request lives */
+	uint32_t ctx;
+	int peer, tag;			/* as given: a rank of comm, ANY_SOURCE, PROC_NULL */
+	void *buf;
+	int count;
+	MPI_Datatype dt;		/* referenced while the request lives */
+	enum mpii_send_mode mode;
+	size_t len;			/* send: bytes of the message; receive: room */
+	int state;
+	uint64_t id;			/* rendezvous: ours */
+	uint64_t peer_id;		/* rendezvous: the other side's */
+	int node;			/* the peer's world rank */
+	void *tmp;			/* a send's packed copy; a receive's staging */
+	struct mpi_req *next;		/* the queue it is on */
+	struct mpi_req *parent;		/* a part of parent (Isendrecv): completes it with the other part */
+	struct mpi_req *sub[2];		/* a request made of two (Isendrecv): released with it */
+	int pending;			/* parts not yet done */
+	/* generalized requests */
+	MPI_Grequest_query_function *query_fn;
+	MPI_Grequest_free_function *free_fn;
+	MPI_Grequest_cancel_function *cancel_fn;
+	void *extra;
+};
+
+struct mpi_req *mpii_req_get(MPI_Request h);
+/* Start a persistent request (MPI_Start). */
+int mpii_req_start(struct mpi_req *r);
+/* A request made but not started (persistent: MPI_Send_init...). */
+struct mpi_req *mpii_req_persistent(enum req_kind kind, const void *buf, int count, MPI_Datatype dt, int peer,
+				    int tag, struct mpi_comm *c, enum mpii_send_mode mode);
+/* Cancel a receive not yet matched; sends are not cancelled (MPI allows it). */
+void mpii_req_cancel(struct mpi_req *r);
+/* Release a request that is done (its handle, references, memory). */
+void mpii_req_release(struct mpi_req *r);
+/* Copy r's status to st (unless ignored). */
+void mpii_req_status(struct mpi_req *r, MPI_Status *st);
+/* The empty status (MPI-3.1 3.7.3). */
+void mpii_status_empty(MPI_Status *st);
+/* A dead rank makes the requests waiting on it fail: check r (lock held). */
+void mpii_req_check_dead(struct mpi_req *r);
+
+/*
+ * Probe for a message on c's point-to-point context (block: wait for one;
+ * take: remove it, for Mprobe, with its handle in *msg).  MPI_SUCCESS or
+ * an error code.
+ */
+int mpii_probe(struct mpi_comm *c, int src, int tag, int block, int take, int *flag, MPI_Status *st,
+	       MPI_Message *msg);
+/* Receive into r (its buffer fields set) the message an Mprobe took. */
+int mpii_mrecv_start(struct mpi_req *r, MPI_Message msg);
+/* r's fields as for a receive or send of these arguments (no start). */
+struct mpi_req *mpii_req_new(enum req_kind kind, struct mpi_comm *c);
+
+/* init.c: start the engine on Madeleine's driver, stop it. */
+int mpii_pt2pt_start(const char *driver);
+void mpii_pt2pt_stop(void);
+/* Buffered sends still to go (MPI_Buffer_detach waits for them). */
+int mpii_bsend_pending(void);
+
+/* Counters (the bench app and make cost report them). */
+struct mpii_counters {
+	uint64_t eager_sent, rndv_sent, self_sent, unexpected, proto_errors, send_errors;
+};
+extern struct mpii_counters mpii_counters;
+
+#endif
