@@ -32,6 +32,12 @@ LWIP_VER       := 2.2.1
 LWIP_DEB       := lwip=2.2.1+dfsg1-1+deb13u1
 LWIP_TAR       := lwip_$(LWIP_VER)+dfsg1.orig.tar.xz
 LWIP_SHA       := 83729c274c499d3348e9fbbe043a3113f3fa8953e7efddc7c21c7fcbb1f2b7b1
+# MPICH's own test suite (test/mpi), the judge of lib/mpi (make mpi-test).
+MPICH_VER      := 4.0.2
+MPICH_DEB      := mpich=4.0.2-3
+MPICH_TAR      := mpich_$(MPICH_VER).orig.tar.xz
+MPICH_SHA      := b27039f964afeb6b8a3e009c56b441cbe368c26d6d6476ad3bb7190996875860
+MPICH_SUITE    := bookworm
 DEB_SUITE      := trixie
 DEB_MIRROR     := http://deb.debian.org/debian
 
@@ -96,7 +102,7 @@ TEST_APP_OBJS := $(addprefix tests/apps/,check.o fault.o nictest.o fabric_stress
 	deposit_test_hostile.o deposit_test_group.o lwip_pin.o \
 	barrier_forge.o) \
 	$(addprefix tests/bench/,bench.o pingpong.o floor_line.o stages.o ops.o ops_tcp.o cost.o rmem_bench.o \
-	req_bench.o deposit_bench.o mad_bench.o rpc_bench.o tcp_echo.o)
+	req_bench.o deposit_bench.o mad_bench.o mpi_bench.o rpc_bench.o tcp_echo.o)
 
 # The objects with test hooks (#ifdef NOW_TEST_HOOKS: forged descriptors,
 # raw cells, a pause inside a dequeue): built a second time, with the
@@ -143,7 +149,8 @@ LWIP_USERS := $(addprefix $(BUILD)/,$(LWIP_PORT_OBJS) lib/mad_tcp.o tests/bench/
 	tests/apps/lwip_pin.o tests/bench/ops_tcp.o tests/apps/mad_test.o)
 
 # MPI over Madeleine (lib/mpi/README.md).
-MPI_OBJS :=
+MPI_OBJS := $(addprefix lib/mpi/,handle.o init.o pt2pt.o request.o datatype.o op.o coll.o icoll.o comm.o group.o attr.o \
+	errors.o info.o topo.o misc.o)
 
 # Every image's system: the kernel, drivers, network layers and libraries.
 SYS_OBJS := $(addprefix $(BUILD)/,$(BOOT_OBJS) $(KERNEL_OBJS) $(DRIVER_OBJS) $(NET_OBJS) \
@@ -182,11 +189,18 @@ APT_OPTS = -o Dir::Etc::SourceList=$(CURDIR)/$(APT_DIR)/sources.list \
 	-o Dir::Cache=$(CURDIR)/$(APT_DIR)/cache -o Debug::NoLocking=1 \
 	-o APT::Sandbox::User=$(shell id -un)
 
-$(APT_DIR)/lists/.updated:
+# Every suite a pinned source comes from (MPICH's is Debian 12's own, the
+# version its Linux peers run); the index is read again when the list changes.
+APT_SUITES := $(sort $(DEB_SUITE) $(MPICH_SUITE))
+APT_LIST = $(foreach s,$(APT_SUITES),"deb-src [signed-by=/usr/share/keyrings/debian-archive-keyring.gpg] $(DEB_MIRROR) $(s) main")
+
+$(APT_DIR)/sources.list: FORCE
+	@mkdir -p $(APT_DIR)
+	@printf '%s\n' $(APT_LIST) | cmp -s - $@ || printf '%s\n' $(APT_LIST) > $@
+
+$(APT_DIR)/lists/.updated: $(APT_DIR)/sources.list
 	@mkdir -p $(APT_DIR)/lists/partial $(APT_DIR)/cache/archives/partial
-	@echo "deb-src [signed-by=/usr/share/keyrings/debian-archive-keyring.gpg] $(DEB_MIRROR) $(DEB_SUITE) main" \
-		> $(APT_DIR)/sources.list
-	@echo "  FETCH   Debian $(DEB_SUITE) source index"
+	@echo "  FETCH   Debian source index ($(APT_SUITES))"
 	@apt-get $(APT_OPTS) -q update > $(APT_DIR)/update.log 2>&1 || \
 		{ cat $(APT_DIR)/update.log; echo "error: cannot read the Debian source index ($(DEB_MIRROR)); see above" >&2; exit 1; }
 	@touch $@
@@ -225,6 +239,22 @@ $(DL)/$(LWIP_TAR): | deps-check $(DL)/$(PICOLIBC_TAR)
 	@$(MAKE) -s $(APT_DIR)/lists/.updated
 	$(call fetch,$(LWIP_DEB),$(LWIP_TAR),$(LWIP_SHA))
 	@touch $@
+
+# After lwIP's, for the same reason.
+$(DL)/$(MPICH_TAR): | deps-check $(DL)/$(LWIP_TAR)
+	@$(MAKE) -s $(APT_DIR)/lists/.updated
+	$(call fetch,$(MPICH_DEB),$(MPICH_TAR),$(MPICH_SHA))
+	@touch $@
+
+# Only the test suite is unpacked: test/mpi, under build/mpich-<version>/.
+MPICH_TESTS := $(BUILD)/mpich-$(MPICH_VER)/test/mpi
+$(MPICH_TESTS)/.extracted: $(DL)/$(MPICH_TAR)
+	@echo "  UNPACK  MPICH $(MPICH_VER)'s test suite"
+	@rm -rf $(BUILD)/mpich-$(MPICH_VER) && mkdir -p $(BUILD)/mpich-$(MPICH_VER)
+	@tar -xJf $< -C $(BUILD)/mpich-$(MPICH_VER) --strip-components=1 mpich-$(MPICH_VER)/test/mpi
+	@touch $@
+
+mpich-tests: $(MPICH_TESTS)/.extracted
 
 # picolibc for bare-metal x86-64 with the host gcc (about 30 s).
 $(LIBC): $(DL)/$(PICOLIBC_TAR)
@@ -331,8 +361,10 @@ $(BUILD)/now.elf: $(OBJS) $(BUILD)/ksyms-empty.o linker/kernel.ld linker/mksyms.
 $(USER_BUNDLE): $(USER_OBJS) $(BUILD)/ksyms-empty.o $(LIBC) $(BUILD)/kflags
 	@mkdir -p $(dir $@)
 	@echo "  LD -r   $@"
-	@$(filter-out -T linker/kernel.ld,$(KLD)) -r $(if $(filter 1,$(LTO)),-flinker-output=nolto-rel) -o $@ $(USER_OBJS)
+	@$(filter-out -T linker/kernel.ld,$(KLD)) -r $(if $(filter 1,$(LTO)),-flinker-output=nolto-rel) -o $@.tmp \
+		$(USER_OBJS)
 	@cp $(BUILD)/ksyms-empty.o $(BUILD)/user/ksyms-empty.o
+	@mv $@.tmp $@
 
 user: $(USER_BUNDLE)
 

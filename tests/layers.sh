@@ -54,10 +54,12 @@ declare -A ALLOW=(
 NETDRV="drivers/netdev.h drivers/pktbuf.h"
 # Single arrows outside the table, file:header: the kernel reaches drivers
 # only for its console and exit devices (it starts everything else
-# through registration, kernel/init.h); REQ's message notification
-# writes its body by remote memory.
+# through registration, kernel/init.h) and for the files the host hands
+# a node beside its command line (QEMU's fw_cfg, kernel/bootinfo.c); REQ's
+# message notification writes its body by remote memory.
 EXCEPT="kernel/console.c:drivers/uart.h kernel/console.c:drivers/vga.h kernel/console.c:drivers/fbcon.h
-	kernel/main.c:drivers/qemu.h kernel/panic.c:drivers/qemu.h net/req/remote.c:net/rmem/rmem.h"
+	kernel/main.c:drivers/qemu.h kernel/panic.c:drivers/qemu.h kernel/bootinfo.c:drivers/qemu.h
+	net/req/remote.c:net/rmem/rmem.h"
 # ------------------------------------------------------------------------------
 
 ROOT=$(cd "$(dirname "$0")/.." && pwd)

@@ -17,7 +17,7 @@ import re
 import sys
 
 FOLDERS = ["boot", "kernel", "drivers", "net", "net/fabric", "net/call", "net/rmem", "net/req",
-           "net/deposit", "net/lwip", "net/lwip/arch", "lib", "apps", "tests/apps", "tests/bench",
+           "net/deposit", "net/lwip", "net/lwip/arch", "lib", "lib/mpi", "apps", "tests/apps", "tests/bench",
            "linker"]
 
 

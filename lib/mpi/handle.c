@@ -1,7 +1,9 @@
 /*
  * The object tables behind MPI's handles (mpiimpl.h): one growing array
- * of pointers per kind; a freed index is used again, the newest-freed
- * last, so that a stale handle is unlikely to name a new object at once.
+ * of pointers per kind; the index freed last is the next one used, as
+ * MPICH does (programs written against it, MPICH's own tests among them,
+ * pass a handle just freed to the next constructor and expect it to name
+ * the new object: datatype/indexed_misc).
  */
 #include <stdlib.h>
 #include <string.h>
@@ -25,8 +27,8 @@ static struct mutex tab_lock = MUTEX_INIT;
 struct table {
 	void **obj;
 	unsigned n, cap;	/* indices in use so far (high mark), capacity */
-	unsigned *freelist;	/* FIFO of freed indices */
-	unsigned fhead, ftail, fcap;
+	unsigned *freelist;	/* freed indices, a stack */
+	unsigned nfree, fcap;
 };
 
 static struct table tabs[NKINDS];
@@ -75,9 +77,8 @@ int mpii_obj_new(int kind, void *obj)
 	if (kind <= 0 || kind >= NKINDS)
 		return -1;
 	TAB_LOCK();
-	/* Keep a few freed indices resting before using them again. */
-	if (t->ftail - t->fhead > 16) {
-		i = t->freelist[t->fhead++ % t->fcap];
+	if (t->nfree) {
+		i = t->freelist[--t->nfree];
 	} else {
 		if (t->n == 0)
 			t->n = 1;		/* index 0 is the null handle */
@@ -116,21 +117,16 @@ void mpii_obj_free(int kind, int h)
 		return;
 	TAB_LOCK();
 	t->obj[i] = FREE_SLOT;
-	if (t->ftail - t->fhead == t->fcap) {
+	if (t->nfree == t->fcap) {
 		unsigned cap = t->fcap ? t->fcap * 2 : 64;
-		unsigned *f = malloc(cap * sizeof *f);
+		unsigned *f = realloc(t->freelist, cap * sizeof *f);
 		if (!f) {
 			TAB_UNLOCK();
 			return;		/* the index is not used again: harmless */
 		}
-		for (unsigned k = 0; k < t->ftail - t->fhead; k++)
-			f[k] = t->freelist[(t->fhead + k) % t->fcap];
-		t->ftail -= t->fhead;
-		t->fhead = 0;
-		free(t->freelist);
 		t->freelist = f;
 		t->fcap = cap;
 	}
-	t->freelist[t->ftail++ % t->fcap] = i;
+	t->freelist[t->nfree++] = i;
 	TAB_UNLOCK();
 }

@@ -215,7 +215,7 @@ void mpii_abort(int code, const char *why)
 	console_flush();
 	if (t)
 		t->conprog = 0;		/* the line below is the kernel's, for boot/mpirun */
-	printf("mpi: MPI_Abort with code %d on rank %d: %s\n", code, mpii_world_rank, why);
+	printf("mpi: rank %d aborts the job (code %d): %s\n", mpii_world_rank, code, why);
 	/* Status 0 would read as success: an abort is a failure whatever its code. */
 	kernel_exit(code & 0xff ? code & 0xff : 1);
 }
@@ -223,5 +223,5 @@ void mpii_abort(int code, const char *why)
 int MPI_Abort(MPI_Comm comm, int errorcode)
 {
 	(void)comm;
-	mpii_abort(errorcode, "called by the program");
+	mpii_abort(errorcode, "MPI_Abort called");
 }

@@ -64,6 +64,7 @@ typedef struct MPI_Status {
 #define NOW_MPI_KWIN 8
 #define NOW_MPI_KMSG 9
 #define NOW_MPI_KSESSION 10
+#define NOW_MPI_KKEYVAL 11
 
 /* --- null and predefined handles -------------------------------------------------- */
 
@@ -159,6 +160,12 @@ typedef struct MPI_Status {
 #define MPI_CXX_DOUBLE_COMPLEX NOW_MPI_H(NOW_MPI_KTYPE, 61)
 #define MPI_CXX_LONG_DOUBLE_COMPLEX NOW_MPI_H(NOW_MPI_KTYPE, 62)
 #define NOW_MPI_NPREDEF_TYPES 63
+/* Optional Fortran types this machine's compilers have no counterpart of (MPI-3.1 3.2.2). */
+#define MPI_REAL2 MPI_DATATYPE_NULL
+#define MPI_REAL16 MPI_DATATYPE_NULL
+#define MPI_COMPLEX4 MPI_DATATYPE_NULL
+#define MPI_COMPLEX32 MPI_DATATYPE_NULL
+#define MPI_INTEGER16 MPI_DATATYPE_NULL
 
 /* Operations: the predefined ones are indices 1..NOW_MPI_NPREDEF_OPS-1. */
 #define MPI_OP_NULL NOW_MPI_H(NOW_MPI_KOP, 0)

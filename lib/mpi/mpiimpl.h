@@ -81,6 +81,10 @@ void mpii_group_ref(struct mpi_group *g);
 void mpii_group_unref(struct mpi_group *g);
 /* A handle for g (taking one reference of the caller's), or MPI_GROUP_NULL on no memory. */
 MPI_Group mpii_group_handle(struct mpi_group *g);
+/* MPI_IDENT, MPI_SIMILAR or MPI_UNEQUAL. */
+int mpii_group_compare(const struct mpi_group *a, const struct mpi_group *b);
+/* MPI_GROUP_EMPTY's handle (mpii_comm_init calls it).  MPI_SUCCESS or an error class. */
+int mpii_group_init(void);
 
 /* --- communicators ------------------------------------------------------------------------- */
 
@@ -101,6 +105,8 @@ struct mpi_comm {
 	MPI_Info info;
 	uint32_t coll_seq;		/* collectives started on it (icoll.c's tags) */
 	int freed;			/* MPI_Comm_free called; the object waits for its last reference */
+	struct mpi_comm *local;		/* intercommunicator: its local group as an intracommunicator */
+	uint32_t agree_seq;		/* context id agreements started on it (comm.c's tags) */
 };
 
 #define MPII_CTX_COLL 1			/* offset of the collectives' context */
@@ -124,6 +130,18 @@ struct mpi_comm *mpii_comm_new(struct mpi_group *group, struct mpi_group *rgroup
 /* Init: COMM_WORLD and COMM_SELF (comm.c).  MPI_SUCCESS or an error class. */
 int mpii_comm_init(void);
 void mpii_comm_finalize(void);
+/*
+ * Collective over intracommunicator c (topo.c's Cartesian calls): a new
+ * communicator of group's members (a subset of c's group), or of this
+ * process's color, ordered by key then rank; *out is NULL on the
+ * processes outside it.  The new one takes c's error handler.  MPI_SUCCESS
+ * or an error code, not yet reported.
+ */
+int mpii_comm_create_from(struct mpi_comm *c, struct mpi_group *group, struct mpi_comm **out);
+int mpii_comm_split(struct mpi_comm *c, int color, int key, struct mpi_comm **out);
+/* A communicator's topology (topo.c), shared by its duplicates. */
+void mpii_topo_ref(struct mpi_topo *t);
+void mpii_topo_unref(struct mpi_topo *t);
 
 /* --- errors -------------------------------------------------------------------------------- */
 
@@ -144,6 +162,13 @@ __attribute__((format(printf, 3, 4))) int mpii_errcode(int cls, const char *fn, 
 /* Run comm's handler on an existing code.  Returns code. */
 int mpii_err_raise(struct mpi_comm *c, int code);
 int mpii_err_init(void);
+/* The class of a code, or MPI_ERR_UNKNOWN if code is none (a callback's own value). */
+int mpii_err_class(int code);
+/* MPI_LASTUSEDCODE's value: the largest code or class in use. */
+int mpii_err_lastused(void);
+/* Error handlers are counted: every communicator (window) holding one keeps it. */
+void mpii_errh_ref(MPI_Errhandler h);
+void mpii_errh_unref(MPI_Errhandler h);
 
 /*
  * Argument checks every call makes, each returning MPI_SUCCESS or the

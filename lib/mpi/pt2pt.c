@@ -33,6 +33,14 @@
  * communicator and tag match in the order sent (MPI's non-overtaking
  * rule), eager and rendezvous alike.
  *
+ * A rank that dies.  The fabric declares a peer gone when what was sent to
+ * it goes unacknowledged for its peer timeout; a rank that only waits for
+ * a message sends nothing, so while a request waits on a peer, mpi-tx
+ * sends that peer a PING (an envelope the receiver counts and drops) at
+ * most once a second: if the peer's node stopped, the fabric declares it
+ * dead and the request fails with MPI_ERR_PROC_FAILED instead of waiting
+ * for ever.
+ *
  * Frames from the network are untrusted: an envelope that names no known
  * request, a kind we do not send or a length beyond what we accept is
  * counted (mpii_counters.proto_errors), reported once, and its body
@@ -55,7 +63,7 @@
 #define CHUNK (8u << 20)		/* a Madeleine pack is at most 16 MiB - 1 */
 #define MAX_MSG ((uint64_t)CHUNK * (MAD_MAX_PACKS - 1))
 
-enum wire_kind { W_EAGER = 1, W_RTS, W_CTS, W_DATA, W_SACK };
+enum wire_kind { W_EAGER = 1, W_RTS, W_CTS, W_DATA, W_SACK, W_PING };
 enum { F_SYNC = 1 };
 
 struct wire {
@@ -116,9 +124,18 @@ static struct mpi_req *waiting;		/* sends and receives a rendezvous or SACK name
 static struct mpi_req *txq, **txq_tail = &txq;
 static struct ctl *ctlq, **ctlq_tail = &ctlq;
 static uint64_t next_id = 1;
+/*
+ * The channels: normally one, the driver mpi= names.  The bench opens one
+ * per driver (mpii_use_driver) to measure each in one run: each channel
+ * has its receive thread, and sends go on the current one.
+ */
+#define MAX_CHANNELS 4
+static struct mad_channel *chans[MAX_CHANNELS];
+static const char *chan_names[MAX_CHANNELS];
+static int nchans;
 static struct mad_channel *ch;
 static volatile int running;
-static struct thread *rx_thread, *tx_thread;
+static struct thread *tx_thread;
 
 void mpii_lock(void)
 {
@@ -288,6 +305,21 @@ void mpii_poke(void)
 	thread_yield();
 }
 
+static void queue_ctl(int node, const struct wire *w);
+
+/* A request waits on world rank w: make sure its death would be noticed.  Lock held. */
+static void ping(int w)
+{
+	static uint64_t last[MAX_NODES];
+	uint64_t now = cycles();
+
+	if (w == mpii_world_rank || w < 0 || w >= MAX_NODES || (last[w] && now - last[w] < tsc_hz))
+		return;
+	last[w] = now;
+	struct wire p = { .kind = W_PING };
+	queue_ctl(w, &p);
+}
+
 void mpii_req_check_dead(struct mpi_req *r)
 {
 	for (int i = 0; i < 2; i++)
@@ -297,9 +329,12 @@ void mpii_req_check_dead(struct mpi_req *r)
 		return;
 	int dead = 0;
 	if (r->kind == REQ_RECV && r->state == R_POSTED && r->peer == MPI_ANY_SOURCE) {
-		for (int i = 0; i < mpii_comm_peers(r->comm) && !dead; i++)
+		for (int i = 0; i < mpii_comm_peers(r->comm) && !dead; i++) {
+			ping(mpii_comm_world(r->comm, i));
 			dead = mpii_rank_dead(mpii_comm_world(r->comm, i));
+		}
 	} else if ((r->kind == REQ_SEND || r->kind == REQ_RECV) && r->peer >= 0) {
+		ping(r->node);
 		dead = mpii_rank_dead(r->node);
 	}
 	if (!dead)
@@ -583,7 +618,7 @@ static int take_unexp(struct mpi_req *r, struct unexp *u)
 
 static int wire_ok(int node, const struct wire *w)
 {
-	if (w->kind < W_EAGER || w->kind > W_SACK) {
+	if (w->kind < W_EAGER || w->kind > W_PING) {
 		proto_error(node, "a message of an unknown kind");
 		return 0;
 	}
@@ -749,7 +784,7 @@ static int on_message(int node)
 		mad_recvbuf_receive_data();
 		return 0;
 	}
-	if (!wire_ok(node, &w) || ((w.kind == W_CTS || w.kind == W_SACK) && w.len)) {
+	if (!wire_ok(node, &w) || ((w.kind == W_CTS || w.kind == W_SACK || w.kind == W_PING) && w.len)) {
 		if (w.kind >= W_EAGER && w.kind <= W_DATA && (w.kind == W_EAGER || w.kind == W_DATA) &&
 		    w.len <= MAX_MSG)
 			mad_drain(w.len);
@@ -780,6 +815,10 @@ static int on_message(int node)
 		mpii_unlock();
 		return 0;
 	}
+	case W_PING:
+		mad_recvbuf_receive_data();
+		mpii_counters.pings_heard++;
+		return 0;
 	case W_SACK: {
 		mad_recvbuf_receive_data();
 		mpii_lock();
@@ -802,9 +841,10 @@ static int on_message(int node)
 
 static void *rx_main(void *arg)
 {
-	(void)arg;
+	struct mad_channel *mine = arg;
+
 	while (running) {
-		int r = mad_recvbuf_receive_on(ch, on_message, 100000000);
+		int r = mad_recvbuf_receive_on(mine, on_message, 100000000);
 		if (r < 0 && r != -ETIMEDOUT && r != -EPROTO)
 			thread_sleep_ns(1000000);
 		if (r == -ETIMEDOUT) {
@@ -1284,17 +1324,36 @@ int mpii_mrecv_start(struct mpi_req *r, MPI_Message msg)
 
 /* --- start and stop --------------------------------------------------------------------------- */
 
+int mpii_use_driver(const char *driver)
+{
+	for (int i = 0; i < nchans; i++)
+		if (strcmp(chan_names[i], driver) == 0) {
+			ch = chans[i];
+			return 0;
+		}
+	if (nchans == MAX_CHANNELS)
+		return -ENOSPC;
+	struct mad_channel *c = mad_open(driver);
+	if (!c)
+		return -ENODEV;
+	char name[THREAD_NAME_MAX];
+	snprintf(name, sizeof name, "mpi-rx-%s", driver);
+	if (!thread_create(name, rx_main, c, PRIO_HIGH, 64 * 1024))
+		return -ENOMEM;
+	chans[nchans] = c;
+	chan_names[nchans++] = driver;
+	ch = c;
+	return 0;
+}
+
 int mpii_pt2pt_start(const char *driver)
 {
-	ch = mad_open(driver);
-	if (!ch)
-		return -ENODEV;
 	running = 1;
-	rx_thread = thread_create("mpi-rx", rx_main, NULL, PRIO_HIGH, 64 * 1024);
+	int r = mpii_use_driver(driver);
+	if (r < 0)
+		return r;
 	tx_thread = thread_create("mpi-tx", tx_main, NULL, PRIO_NORMAL, 64 * 1024);
-	if (!rx_thread || !tx_thread)
-		return -ENOMEM;
-	return 0;
+	return tx_thread ? 0 : -ENOMEM;
 }
 
 void mpii_pt2pt_stop(void)

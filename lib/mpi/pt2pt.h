@@ -75,12 +75,20 @@ struct mpi_req *mpii_req_new(enum req_kind kind, struct mpi_comm *c);
 /* init.c: start the engine on Madeleine's driver, stop it. */
 int mpii_pt2pt_start(const char *driver);
 void mpii_pt2pt_stop(void);
+/*
+ * Send on Madeleine's driver (opening it, with a receive thread, the first
+ * time: every node calls this together, as mad_open wants); the channels
+ * opened before still receive.  For the bench, which measures MPI on each
+ * driver in one run; call it with every rank quiet (after a barrier).
+ * 0 or negative errno.
+ */
+int mpii_use_driver(const char *driver);
 /* Buffered sends still to go (MPI_Buffer_detach waits for them). */
 int mpii_bsend_pending(void);
 
 /* Counters (the bench app and make cost report them). */
 struct mpii_counters {
-	uint64_t eager_sent, rndv_sent, self_sent, unexpected, proto_errors, send_errors;
+	uint64_t eager_sent, rndv_sent, self_sent, unexpected, proto_errors, send_errors, pings_heard;
 };
 extern struct mpii_counters mpii_counters;
 

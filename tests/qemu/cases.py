@@ -1314,6 +1314,55 @@ CASES = [
                     r"fabric: node 0 of 1, .*keyed \(SipHash-2-4 MAC, replay window\)",
                     r"node exits with status 0"],
             absent=[r"iso-test-key"], needs=("qemu-system-x86_64",)),
+    # A user's own MPI program, as it would build with Debian's mpicc, copied to a folder outside
+    # the checkout, built there with boot/mpicc and run with boot/mpirun -np 4: its output lines
+    # (prefixed with their ranks), its checks and its status (tests/mpi/progs/ring.c).
+] + [
+    Command("mpi/own-program-%s" % nic, ["bash", "-c",
+            "d=$(mktemp -d) && trap 'rm -rf $d' EXIT && cp {root}/tests/mpi/progs/ring.c $d && cd $d && "
+            "{root}/boot/mpicc -O2 ring.c -o ring.elf -lm && {root}/boot/mpirun -np 4 --nic %s ring.elf"
+            % nic], timeout=240,
+            expect=[r"^\[0\] ring: 4 hops, every value came back, sum 46$",
+                    r"^\[0\] allreduce: 8 on every rank$",
+                    r"^\[3\] alltoallv: 22 ints from 4 ranks, every one checked$",
+                    r"^\[0\]  No Errors$"],
+            absent=[r"mpirun: rank", r"rank \d+: .*: got"])
+    for nic in ("shm", "virtio")
+] + [
+    # One rank's exit(3) is the job's status 3, and mpirun names the rank and its status.
+    Command("mpi/exit-status", ["bash", "-c",
+            "d=$(mktemp -d) && trap 'rm -rf $d' EXIT && cd $d && "
+            "{root}/boot/mpicc {root}/tests/mpi/progs/exit3.c -o exit3.elf && "
+            "{root}/boot/mpirun -np 3 --grace 2 exit3.elf"], status=3, timeout=180,
+            expect=[r"^\[2\] rank 2: exit\(3\)$", r"^mpirun: rank 2 exited with status 3$",
+                    r"^mpirun: ranks 0, 1 stopped after rank 2 failed"]),
+    # Bad arguments: the class MPICH raises, with a message naming the call; with the default
+    # handler a bad rank ends the job, named.
+    Command("mpi/bad-arguments", ["bash", "-c",
+            "d=$(mktemp -d) && trap 'rm -rf $d' EXIT && cd $d && "
+            "{root}/boot/mpicc {root}/tests/mpi/progs/badargs.c -o badargs.elf && "
+            "{root}/boot/mpirun -np 2 badargs.elf fatal"], status=1, timeout=180,
+            expect=[r"^\[0\] rank: MPI_Send: Invalid rank", r"^\[0\] tag: MPI_Send: ",
+                    r"^\[0\] count: MPI_Send: ", r"^\[0\] datatype: MPI_Send: ",
+                    r"^\[0\] communicator: MPI_Send: ", r"^\[0\] buffer: MPI_Send: ",
+                    r"^\[0\] root: MPI_Bcast: ", r"^\[0\] op: MPI_Reduce: ", r"^\[0\]  No Errors$",
+                    r"^\[1\] Fatal error in MPI_Send: Invalid rank",
+                    r"^mpirun: rank 1 aborted the job \(code 1\): .*MPI_Send"]),
+    # A rank that dies: the other's receive from it fails (MPI_ERR_PROC_FAILED), it does not hang.
+    Command("mpi/dead-rank", ["bash", "-c",
+            "d=$(mktemp -d) && trap 'rm -rf $d' EXIT && cd $d && "
+            "{root}/boot/mpicc {root}/tests/mpi/progs/deadpeer.c -o deadpeer.elf && "
+            "{root}/boot/mpirun -np 2 --timeout 90 deadpeer.elf"], timeout=180,
+            expect=[r"^\[1\] rank 1: leaving without a word$",
+                    r"^\[0\] rank 0: MPI_Recv from rank 1 returned class 101 after",
+                    r"^\[0\]  No Errors$"]),
+    # MPICH's own test suite (test/mpi of Debian 12's mpich source), the tests the library must
+    # pass (tests/mpi/named.txt), on the shared-memory link.
+    Command("mpi/mpich-named-shm", ["python3", "{root}/tests/mpi/runtests.py", "--tests",
+                                    "{root}/tests/mpi/named.txt", "--nic", "shm", "--jobs", "2",
+                                    "--out", "{build}/tests/mpi-named"], timeout=1200,
+            expect=[r"^\d+ passed, 0 failed, 0 skipped$"]),
+] + [
     # make cost on the shared-memory link: every operation's instructions on each node under
     # -icount, twice: the counts the same in both runs, every operation within its budget
     # (tests/cost/budgets).  Instructions are cost, not time: a slow host fails nothing.  On

@@ -1,0 +1,194 @@
+/*
+ * MPI benchmark rows (lib/mpi over each Madeleine driver), beside
+ * Madeleine's own rows of the same run (tests/bench/mad_bench.c):
+ *  - ping-pong of 0 bytes (beside Madeleine's null message on the same
+ *    driver: MPI adds its envelope and its matching), 1 KiB and 64 KiB,
+ *    MPI_Send then MPI_Recv on node 0, the reverse on node 1;
+ *  - bandwidth: 4 MiB as 16 messages of 256 KiB one way (rendezvous, the
+ *    body straight into the posted buffer), then a 0-byte answer.
+ * Every rank takes part in MPI_Init and in the switch between drivers
+ * (mpii_use_driver after a barrier: each driver's channel is opened once
+ * and keeps its receive thread); nodes 0 and 1 do the work.  The 1 KiB and
+ * 64 KiB messages and every bandwidth message are checked byte for byte
+ * after the clock stopped: the sender's pattern differs from one message
+ * to the next at every byte.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "apps/app.h"
+#include "apps/stats.h"
+#include "kernel/tsc.h"
+#include "lib/mpi/mpi.h"
+#include "lib/mpi/pt2pt.h"
+#include "net/net.h"
+#include "tests/bench/bench.h"
+
+#define BW_MSG (256 * 1024)
+#define BW_MSGS 16
+
+static uint8_t *sbuf, *rbuf;
+static unsigned long bad;
+
+static int ready(const char *drv)
+{
+	static const char *cur;
+
+	if (!cur) {
+		if (MPI_Init(NULL, NULL) != MPI_SUCCESS)
+			return -1;
+		if (!(sbuf = malloc(BW_MSG)) || !(rbuf = malloc(BW_MSG)))
+			return -1;
+		MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+	}
+	if (cur && strcmp(cur, drv) == 0)
+		return 0;
+	/* Every rank quiet, then all on the driver together. */
+	if (MPI_Barrier(MPI_COMM_WORLD) != MPI_SUCCESS || mpii_use_driver(drv) < 0 ||
+	    MPI_Barrier(MPI_COMM_WORLD) != MPI_SUCCESS)
+		return -1;
+	cur = drv;
+	return 0;
+}
+
+static void pattern(uint8_t *b, size_t n, uint32_t seq)
+{
+	uint8_t m = (uint8_t)(seq * 167 + (seq >> 8) * 59 + 1);
+
+	for (size_t i = 0; i < n; i++)
+		b[i] = (uint8_t)(i * 31 + (i >> 8) + m);
+}
+
+static int check(const uint8_t *b, size_t n, uint32_t seq)
+{
+	static uint8_t *want;
+
+	if (!n)
+		return 0;
+	if (!want && !(want = malloc(BW_MSG)))
+		return -1;
+	pattern(want, n, seq);
+	if (memcmp(b, want, n) == 0)
+		return 0;
+	if (bad++ < 4)
+		printf("mpi-bench: message %u of %zu bytes is not what was sent\n", seq, n);
+	return -1;
+}
+
+static int pingpong(const char *drv, size_t len, const struct bench_opts *o, struct samples *s)
+{
+	int n = o->warmup + o->iters;
+
+	if (ready(drv) < 0)
+		return -1;
+	if (node_id > 1)
+		return 0;
+	for (int i = 0; i < n; i++) {
+		uint32_t seq = (uint32_t)i;
+		if (node_id == 0) {
+			pattern(sbuf, len, seq);
+			uint64_t t0 = cycles();
+			if (MPI_Send(sbuf, (int)len, MPI_BYTE, 1, 7, MPI_COMM_WORLD) != MPI_SUCCESS ||
+			    MPI_Recv(rbuf, (int)len, MPI_BYTE, 1, 7, MPI_COMM_WORLD, MPI_STATUS_IGNORE) != MPI_SUCCESS)
+				return -1;
+			uint64_t t1 = cycles();
+			if (i >= o->warmup)
+				samples_add(s, t1 - t0);
+			if (check(rbuf, len, seq) < 0)
+				return -1;
+		} else {
+			if (MPI_Recv(rbuf, (int)len, MPI_BYTE, 0, 7, MPI_COMM_WORLD, MPI_STATUS_IGNORE) != MPI_SUCCESS)
+				return -1;
+			/* The answer carries the same bytes back: node 0 checks them. */
+			if (MPI_Send(rbuf, (int)len, MPI_BYTE, 0, 7, MPI_COMM_WORLD) != MPI_SUCCESS)
+				return -1;
+		}
+	}
+	return 0;
+}
+
+#define ROW(id, drv, len, base_, ow, cap)                                                        \
+	static int sample_##id(const struct bench_opts *o, struct samples *s)                    \
+	{                                                                                        \
+		return pingpong(drv, len, o, s);                                                 \
+	}                                                                                        \
+	static const struct bench id = {                                                         \
+		.name = "mpi-" drv "-" #len, .summary = "MPI_Send/MPI_Recv ping-pong of " #len  \
+							    " bytes on Madeleine's " drv " driver", \
+		.sample = sample_##id, .extra = ow ? "size=" #len " oneway=1" : "size=" #len,    \
+		.base = base_, .oneway = ow, .max_iters = cap,                                    \
+	}
+
+/* The 0-byte rows as Madeleine's null rows are measured: one way, except on TCP. */
+ROW(mpi_rmem_0, "rmem", 0, "mad-rmem-null", 1, 0);
+ROW(mpi_rmem_1k, "rmem", 1024, "-", 0, 2000);
+ROW(mpi_rmem_64k, "rmem", 65536, "-", 0, 100);
+ROW(mpi_req_0, "req", 0, "mad-req-null", 1, 0);
+ROW(mpi_req_1k, "req", 1024, "-", 0, 2000);
+ROW(mpi_req_64k, "req", 65536, "-", 0, 100);
+ROW(mpi_cell_0, "cell", 0, "mad-cell-null", 1, 0);
+ROW(mpi_cell_1k, "cell", 1024, "-", 0, 2000);
+ROW(mpi_cell_64k, "cell", 65536, "-", 0, 100);
+ROW(mpi_tcp_0, "tcp", 0, "mad-tcp-null", 0, 0);
+ROW(mpi_tcp_1k, "tcp", 1024, "-", 0, 2000);
+ROW(mpi_tcp_64k, "tcp", 65536, "-", 0, 100);
+
+static uint8_t *bw[BW_MSGS];
+
+static int bandwidth(const char *drv)
+{
+	int r = 0;
+
+	if (ready(drv) < 0)
+		return -1;
+	for (int i = 0; i < BW_MSGS && node_id <= 1; i++) {
+		if (!bw[i] && !(bw[i] = malloc(BW_MSG)))
+			return -1;
+		if (node_id == 0)
+			pattern(bw[i], BW_MSG, (uint32_t)i);
+	}
+	if (MPI_Barrier(MPI_COMM_WORLD) != MPI_SUCCESS)
+		return -1;
+	uint64_t t0 = cycles();
+	for (int i = 0; i < BW_MSGS && r == 0 && node_id <= 1; i++)
+		r = node_id == 0 ? MPI_Send(bw[i], BW_MSG, MPI_BYTE, 1, 8, MPI_COMM_WORLD)
+				 : MPI_Recv(bw[i], BW_MSG, MPI_BYTE, 0, 8, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+	if (r == 0 && node_id <= 1)
+		r = node_id == 0 ? MPI_Recv(NULL, 0, MPI_BYTE, 1, 9, MPI_COMM_WORLD, MPI_STATUS_IGNORE)
+				 : MPI_Send(NULL, 0, MPI_BYTE, 0, 9, MPI_COMM_WORLD);
+	uint64_t ns = cycles_to_ns(cycles() - t0);
+	if (r == 0 && node_id == 0) {
+		uint64_t kbps = (uint64_t)BW_MSGS * BW_MSG * 1000000ULL / (ns ? ns : 1);
+		result("row=mpi-bw-%s nic=%s bytes=%d ms=%lu mb_per_s=%lu.%02lu base=mad-bw-%s", drv, net_nic_name(),
+		       BW_MSGS * BW_MSG, (unsigned long)(ns / 1000000), (unsigned long)(kbps / 1000),
+		       (unsigned long)(kbps % 1000 / 10), drv);
+	}
+	for (int i = 0; i < BW_MSGS && r == 0 && node_id == 1; i++)
+		r = check(bw[i], BW_MSG, (uint32_t)i);
+	return MPI_Barrier(MPI_COMM_WORLD) != MPI_SUCCESS || r != 0 ? -1 : 0;
+}
+
+static int run_bw(const struct bench_opts *o)
+{
+	(void)o;
+	return bandwidth("rmem") | bandwidth("req") | bandwidth("cell") | bandwidth("tcp");
+}
+
+static const struct bench bw_row = {
+	.name = "mpi-bandwidth", .summary = "4 MiB one way as 256 KiB MPI messages, per driver", .run = run_bw,
+};
+
+BENCH_REGISTER(mpi_rmem_0, 70_mpi_rmem_1);
+BENCH_REGISTER(mpi_rmem_1k, 70_mpi_rmem_2);
+BENCH_REGISTER(mpi_rmem_64k, 70_mpi_rmem_3);
+BENCH_REGISTER(mpi_req_0, 71_mpi_req_1);
+BENCH_REGISTER(mpi_req_1k, 71_mpi_req_2);
+BENCH_REGISTER(mpi_req_64k, 71_mpi_req_3);
+BENCH_REGISTER(mpi_cell_0, 72_mpi_cell_1);
+BENCH_REGISTER(mpi_cell_1k, 72_mpi_cell_2);
+BENCH_REGISTER(mpi_cell_64k, 72_mpi_cell_3);
+BENCH_REGISTER(mpi_tcp_0, 73_mpi_tcp_1);
+BENCH_REGISTER(mpi_tcp_1k, 73_mpi_tcp_2);
+BENCH_REGISTER(mpi_tcp_64k, 73_mpi_tcp_3);
+BENCH_REGISTER(bw_row, 79_mpi_bw);
