@@ -33,6 +33,7 @@ struct mad_channel {
 	const struct mad_driver *drv;
 	struct mutex recv_lock;		/* one receiving thread at a time (paper 2.2) */
 	int open;
+	volatile int kicked;		/* mad_recv_kick: the receiver gives way */
 };
 
 #define NDRIVERS 8
@@ -614,6 +615,11 @@ int mad_recvbuf_receive_on(struct mad_channel *ch, int (*handler)(int src), uint
 		r = drv->recv_header_poll(&src, rcv->hdr, sizeof rcv->hdr, &len);
 		if (r != 0)
 			break;
+		if (ch->kicked) {
+			ch->kicked = 0;
+			r = -EINTR;
+			break;
+		}
 		uint64_t now = cycles();
 		if (now >= end) {
 			r = -ETIMEDOUT;
@@ -654,6 +660,20 @@ int mad_recvbuf_receive_on(struct mad_channel *ch, int (*handler)(int src), uint
 	rcv->active = 0;
 	mutex_unlock(&ch->recv_lock);
 	return r;
+}
+
+void mad_recv_kick(struct mad_channel *ch)
+{
+	if (!ch || !ch->open)
+		return;
+	ch->kicked = 1;
+	if (ch->drv->kick)
+		ch->drv->kick();
+}
+
+int mad_recv_kickable(const struct mad_channel *ch)
+{
+	return ch && ch->open && ch->drv->kick != NULL;
 }
 
 int mad_recvbuf_receive(int (*handler)(int src))

@@ -113,6 +113,8 @@ struct mad_driver {
 	void (*wait)(uint64_t timeout_ns);
 	/* Optional: block until send_poll(dest) could make progress (or a short while). */
 	void (*send_wait)(int dest);
+	/* Optional: make a thread in wait return now (mad_recv_kick). */
+	void (*kick)(void);
 };
 
 /*
@@ -197,6 +199,17 @@ int mad_recvbuf_unpack_byte(int mode, void *ptr, size_t n);
 int mad_recvbuf_unpack_int(int mode, int *ptr, size_t n);
 int mad_recvbuf_unpack_u64(int mode, uint64_t *ptr, size_t n);
 int mad_recvbuf_receive_data(void);
+
+/*
+ * Make the thread waiting in mad_recvbuf_receive_on(ch, ...) for a header
+ * return -EINTR, so that another thread may receive on ch instead: at once
+ * with a driver that has a kick, else when its wait ends (a driver's wait
+ * is bounded).  A kick with no thread waiting makes the next receive on ch
+ * return -EINTR at once, before it waits.  (irq: no lock taken.)
+ */
+void mad_recv_kick(struct mad_channel *ch);
+/* Does ch's driver have a kick (mad_recv_kick takes effect at once)? */
+int mad_recv_kickable(const struct mad_channel *ch);
 
 /* --- RPC (section 2.1.4) ------------------------------------------------------ */
 

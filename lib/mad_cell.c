@@ -432,4 +432,9 @@ static void cell_wait(uint64_t timeout_ns)
 	mad_rxwait_sleep(&rxw, ready_to_poll, timeout_ns);
 }
 
-MAD_DRIVER_DEFINE(cell, .init = cell_init_drv, .exit = cell_exit_drv, .wait = cell_wait);
+static void cell_kick(void)
+{
+	mad_rxwait_kick(&rxw);
+}
+
+MAD_DRIVER_DEFINE(cell, .init = cell_init_drv, .exit = cell_exit_drv, .wait = cell_wait, .kick = cell_kick);

@@ -231,9 +231,10 @@ int mad_segpair_import(struct mad_segpair *s, const char *ring_fmt, const char *
 void mad_segpair_release(struct mad_segpair *s);
 
 /*
- * The receive side's wait: kick (from a notification) wakes it; sleep
- * returns once ready() holds, the link was polled and something came, or
- * after timeout_ns.
+ * The receive side's wait: kick (from a notification, or mad_recv_kick)
+ * wakes it; sleep returns once ready() holds, the link was polled and
+ * something came, a kick came since the last sleep ended, or after
+ * timeout_ns.
  */
 struct mad_rxwait {
 	struct waitq wq;

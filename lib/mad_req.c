@@ -518,4 +518,9 @@ static void req_wait_drv(uint64_t timeout_ns)
 	mad_rxwait_sleep(&rxw, words_came, timeout_ns);
 }
 
-MAD_DRIVER_DEFINE(req, .init = req_init_drv, .exit = req_exit_drv, .send_wait = req_send_wait, .wait = req_wait_drv);
+static void req_kick(void)
+{
+	mad_rxwait_kick(&rxw);
+}
+
+MAD_DRIVER_DEFINE(req, .init = req_init_drv, .exit = req_exit_drv, .send_wait = req_send_wait, .wait = req_wait_drv, .kick = req_kick);

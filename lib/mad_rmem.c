@@ -511,4 +511,9 @@ static void rmem_wait(uint64_t timeout_ns)
 	mad_rxwait_sleep(&rxw, ready_to_poll, timeout_ns);
 }
 
-MAD_DRIVER_DEFINE(rmem, .init = rmem_init_drv, .exit = rmem_exit_drv, .wait = rmem_wait);
+static void rmem_kick(void)
+{
+	mad_rxwait_kick(&rxw);
+}
+
+MAD_DRIVER_DEFINE(rmem, .init = rmem_init_drv, .exit = rmem_exit_drv, .wait = rmem_wait, .kick = rmem_kick);

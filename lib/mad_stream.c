@@ -76,9 +76,13 @@ void mad_rxwait_sleep(struct mad_rxwait *w, int (*ready)(void), uint64_t timeout
 {
 	irqflags_t f = irq_save();
 
-	/* Where the node polls its link anyway, poll it here first (net_poll_wait). */
-	w->kick = 0;
-	if (!ready() && !net_poll_wait(&w->kick) && !ready())
+	/*
+	 * A kick since the last wait ended (a notification, mad_recv_kick) is
+	 * not lost: it is cleared only when a wait ends.  Where the node polls
+	 * its link anyway, poll it here first (net_poll_wait).
+	 */
+	if (!w->kick && !ready() && !net_poll_wait(&w->kick) && !ready())
 		waitq_wait_timeout(&w->wq, timeout_ns);
+	w->kick = 0;
 	irq_restore(f);
 }

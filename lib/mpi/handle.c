@@ -1,9 +1,12 @@
 /*
- * The object tables behind MPI's handles (mpiimpl.h): one growing array
- * of pointers per kind; the index freed last is the next one used, as
- * MPICH does (programs written against it, MPICH's own tests among them,
- * pass a handle just freed to the next constructor and expect it to name
- * the new object: datatype/indexed_misc).
+ * The object tables behind MPI's handles (mpiimpl.h): per kind, chunks of
+ * CHUNK slots found through a directory, so that a chunk never moves once
+ * made and a handle is looked up without a lock (every call of every
+ * program does it, several times).  Making and freeing handles takes the
+ * table's lock.  The index freed last is the next one used, as MPICH
+ * does: programs written against it, MPICH's own tests among them, pass a
+ * handle just freed to the next constructor and expect it to name the new
+ * object (datatype/indexed_misc).
  */
 #include <stdlib.h>
 #include <string.h>
@@ -22,57 +25,58 @@ static struct mutex tab_lock = MUTEX_INIT;
 #endif
 
 #define NKINDS 16
+#define CHUNK 1024
+#define CHUNKS 1024		/* a million handles of each kind */
 #define FREE_SLOT ((void *)1)	/* freed, waiting to be used again */
 
 struct table {
-	void **obj;
-	unsigned n, cap;	/* indices in use so far (high mark), capacity */
+	void **dir[CHUNKS];
+	volatile unsigned n;	/* indices in use so far (high mark) */
 	unsigned *freelist;	/* freed indices, a stack */
 	unsigned nfree, fcap;
 };
 
 static struct table tabs[NKINDS];
 
-static int grow(struct table *t, unsigned want)
+/* The slot of index i, its chunk made if need be (lock held); NULL: no memory or no room. */
+static void **slot(struct table *t, unsigned i)
 {
-	if (want <= t->cap)
-		return 0;
-	unsigned cap = t->cap ? t->cap : 64;
-	while (cap < want)
-		cap *= 2;
-	if (cap > 0xffffff)
-		return -1;
-	void **o = realloc(t->obj, cap * sizeof *o);
-	if (!o)
-		return -1;
-	memset(o + t->cap, 0, (cap - t->cap) * sizeof *o);
-	t->obj = o;
-	t->cap = cap;
-	return 0;
+	unsigned c = i / CHUNK;
+
+	if (c >= CHUNKS)
+		return NULL;
+	if (!t->dir[c]) {
+		void **chunk = calloc(CHUNK, sizeof *chunk);
+		if (!chunk)
+			return NULL;
+		__atomic_store_n(&t->dir[c], chunk, __ATOMIC_RELEASE);
+	}
+	return &t->dir[c][i % CHUNK];
 }
 
 int mpii_obj_set(int kind, unsigned index, void *obj)
 {
 	struct table *t = &tabs[kind];
-	int r = -1;
+	void **s;
 
 	if (kind <= 0 || kind >= NKINDS)
 		return -1;
 	TAB_LOCK();
-	if (grow(t, index + 1) == 0) {
-		t->obj[index] = obj;
+	s = slot(t, index);
+	if (s) {
+		*s = obj;
 		if (index >= t->n)
 			t->n = index + 1;
-		r = 0;
 	}
 	TAB_UNLOCK();
-	return r;
+	return s ? 0 : -1;
 }
 
 int mpii_obj_new(int kind, void *obj)
 {
 	struct table *t = &tabs[kind];
 	unsigned i;
+	void **s;
 
 	if (kind <= 0 || kind >= NKINDS)
 		return -1;
@@ -80,32 +84,33 @@ int mpii_obj_new(int kind, void *obj)
 	if (t->nfree) {
 		i = t->freelist[--t->nfree];
 	} else {
-		if (t->n == 0)
-			t->n = 1;		/* index 0 is the null handle */
-		if (grow(t, t->n + 1) < 0) {
+		i = t->n ? t->n : 1;		/* index 0 is the null handle */
+		if (!slot(t, i)) {
 			TAB_UNLOCK();
 			return -1;
 		}
-		i = t->n++;
+		t->n = i + 1;
 	}
-	t->obj[i] = obj;
+	s = slot(t, i);
+	__atomic_store_n(s, obj, __ATOMIC_RELEASE);
 	TAB_UNLOCK();
 	return NOW_MPI_H(kind, i);
 }
 
 void *mpii_obj_get(int kind, int h)
 {
-	struct table *t = &tabs[kind];
 	unsigned i = MPII_INDEX(h);
 
 	if (kind <= 0 || kind >= NKINDS || (int)MPII_KIND(h) != kind || (unsigned)h >> 30)
 		return NULL;
-	void *o = NULL;
-	TAB_LOCK();
-	if (i != 0 && i < t->n && t->obj[i] != FREE_SLOT)
-		o = t->obj[i];
-	TAB_UNLOCK();
-	return o;
+	struct table *t = &tabs[kind];
+	if (i == 0 || i >= t->n)
+		return NULL;
+	void **chunk = __atomic_load_n(&t->dir[i / CHUNK], __ATOMIC_ACQUIRE);
+	if (!chunk)
+		return NULL;
+	void *o = __atomic_load_n(&chunk[i % CHUNK], __ATOMIC_ACQUIRE);
+	return o == FREE_SLOT ? NULL : o;
 }
 
 void mpii_obj_free(int kind, int h)
@@ -116,7 +121,7 @@ void mpii_obj_free(int kind, int h)
 	if (!mpii_obj_get(kind, h))
 		return;
 	TAB_LOCK();
-	t->obj[i] = FREE_SLOT;
+	__atomic_store_n(slot(t, i), FREE_SLOT, __ATOMIC_RELEASE);
 	if (t->nfree == t->fcap) {
 		unsigned cap = t->fcap ? t->fcap * 2 : 64;
 		unsigned *f = realloc(t->freelist, cap * sizeof *f);

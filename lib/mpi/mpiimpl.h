@@ -294,6 +294,8 @@ int mpii_req_wait(struct mpi_req *r, MPI_Status *status);
 int mpii_req_waitall(int n, struct mpi_req **r);
 /* Blocking forms. */
 int mpii_send(const void *buf, int count, MPI_Datatype dt, int peer, int tag, struct mpi_comm *c, int ctxoff);
+int mpii_send_mode(const void *buf, int count, MPI_Datatype dt, int peer, int tag, struct mpi_comm *c, int ctxoff,
+		   enum mpii_send_mode mode);
 int mpii_recv(void *buf, int count, MPI_Datatype dt, int peer, int tag, struct mpi_comm *c, int ctxoff,
 	      MPI_Status *status);
 int mpii_sendrecv(const void *sbuf, int scount, MPI_Datatype stype, int dest, int stag, void *rbuf, int rcount,

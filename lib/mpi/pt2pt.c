@@ -147,10 +147,38 @@ void mpii_unlock(void)
 	mutex_unlock(&big);
 }
 
+/*
+ * The thread receiving in mpi-rx's place (mpii_wait_until), or NULL: mpi-rx
+ * receives.  A thread of the program's that waits receives itself, so that
+ * a message it waits for completes in its own thread, with no hand-over
+ * from mpi-rx (a wake-up and a switch on every message); mpi-rx receives
+ * whenever no thread waits, so the program needs none for progress.  On
+ * a driver without a kick (tcp: its wait is lwIP's select) mpi-rx keeps
+ * receiving: a hand-over would wait for its select to end.  mpi-rx runs
+ * at the program's priority, so that giving it the role back (it becomes
+ * ready) takes nothing from the program's thread until that thread waits
+ * or its time slice ends; it is kicked out of Madeleine only when it is in
+ * a receive (rx_receiving).
+ */
+static struct thread *volatile receiver;
+static volatile int rx_receiving;
+static struct waitq rx_wq = WAITQ_INIT;
+
+/* The receiver is done: mpi-rx receives again.  Lock held. */
+static void give_back(void)
+{
+	receiver = NULL;
+	if (rx_wq.head)
+		waitq_wake_all(&rx_wq);
+}
+
 void mpii_wake(void)
 {
 	wake_seq++;
 	waitq_wake_all(&wake_wq);
+	/* A thread receiving in Madeleine waits on the link, not on wake_wq. */
+	if (receiver && receiver != thread_current())
+		mad_recv_kick(ch);
 }
 
 int mpii_rank_dead(int w)
@@ -163,6 +191,8 @@ static void proto_error(int node, const char *what)
 	if (mpii_counters.proto_errors++ < 8)
 		printf("mpi: node %d sent %s: dropped\n", node, what);
 }
+
+static int on_message(int node);
 
 /* --- requests ------------------------------------------------------------------------------ */
 
@@ -283,14 +313,33 @@ void mpii_req_complete(struct mpi_req *r, int err)
 
 int mpii_wait_until(int (*done)(void *arg), void *arg)
 {
+	struct thread *me = thread_current();
+	int mine = 0;
+
 	for (;;) {
 		mpii_lock();
 		if (done(arg)) {
+			if (mine)
+				give_back();
 			mpii_unlock();
 			return MPI_SUCCESS;
 		}
+		/* The first thread to wait receives itself (no hand-off from mpi-rx); the others sleep. */
+		int kick = 0;
+		if (!receiver && mad_recv_kickable(ch)) {
+			receiver = me;
+			mine = 1;
+			kick = rx_receiving;
+		}
 		uint64_t seq = wake_seq;
 		mpii_unlock();
+		if (mine) {
+			if (kick)
+				mad_recv_kick(ch);	/* mpi-rx leaves its receive and waits for the role */
+			/* -EINTR (a completion elsewhere kicked us), -ETIMEDOUT: look again. */
+			mad_recvbuf_receive_on(ch, on_message, 100000000);
+			continue;
+		}
 		irqflags_t f = irq_save();
 		/* The timeout: a rank's death is noticed by looking (mpii_req_check_dead). */
 		if (wake_seq == seq)
@@ -656,8 +705,8 @@ static int on_eager(int node, const struct wire *w)
 	mpii_unlock();
 	if (r) {
 		void *dst = body_dest(r, w->len);
-		int e = dst ? mad_get(dst, w->len) : -ENOMEM;
-		if (!dst)
+		int e = dst || !w->len ? mad_get(dst, w->len) : -ENOMEM;
+		if (!dst && w->len)
 			mad_drain(w->len);
 		int rd = mad_recvbuf_receive_data();
 		mpii_lock();
@@ -760,8 +809,8 @@ static int on_data(int node, const struct wire *w)
 	}
 	uint64_t len = w->len;
 	void *dst = body_dest(r, len);
-	int e = dst ? mad_get(dst, len) : -ENOMEM;
-	if (!dst)
+	int e = dst || !len ? mad_get(dst, len) : -ENOMEM;
+	if (!dst && len)
 		mad_drain(len);
 	int rd = mad_recvbuf_receive_data();
 	mpii_lock();
@@ -844,8 +893,21 @@ static void *rx_main(void *arg)
 	struct mad_channel *mine = arg;
 
 	while (running) {
+		mpii_lock();
+		if (mine == ch && receiver) {
+			mpii_unlock();
+			irqflags_t f = irq_save();
+			if (receiver)
+				waitq_wait_timeout(&rx_wq, 100000000);
+			irq_restore(f);
+			continue;
+		}
+		if (mine == ch)
+			rx_receiving = 1;
+		mpii_unlock();
 		int r = mad_recvbuf_receive_on(mine, on_message, 100000000);
-		if (r < 0 && r != -ETIMEDOUT && r != -EPROTO)
+		rx_receiving = 0;
+		if (r < 0 && r != -ETIMEDOUT && r != -EPROTO && r != -EINTR)
 			thread_sleep_ns(1000000);
 		if (r == -ETIMEDOUT) {
 			/* Quiet: a good moment to look for ranks that died. */
@@ -1187,26 +1249,69 @@ int mpii_req_waitall(int n, struct mpi_req **r)
 	return err;
 }
 
+/*
+ * A request that lives on the stack of a blocking call, which waits for it
+ * before returning (nothing refers to it after it is done): no allocation,
+ * and no reference taken on what the call's own arguments hold.
+ */
+static void stack_req(struct mpi_req *r, enum req_kind kind, const void *buf, int count, MPI_Datatype dt, int peer,
+		      int tag, struct mpi_comm *c, int ctxoff, enum mpii_send_mode mode)
+{
+	memset(r, 0, sizeof *r);
+	r->kind = kind;
+	r->comm = c;
+	r->buf = (void *)buf;
+	r->count = count;
+	r->dt = dt;
+	r->peer = peer;
+	r->tag = tag;
+	r->ctx = c->ctx + (uint32_t)ctxoff;
+	r->mode = mode;
+	r->active = 1;
+}
+
+int mpii_send_mode(const void *buf, int count, MPI_Datatype dt, int peer, int tag, struct mpi_comm *c, int ctxoff,
+		   enum mpii_send_mode mode)
+{
+	struct mpi_req s;
+
+	/* The common case, an eager message to another node: sent, and done, with no request. */
+	if (peer != MPI_PROC_NULL && mode != MPII_SEND_SYNC) {
+		int node = mpii_comm_world(c, peer);
+		size_t len = (size_t)count * mpii_type_size(dt);
+		const void *start;
+		if (node != mpii_world_rank && len <= MPII_EAGER_MAX && (len == 0 || mpii_type_contig(buf, count, dt, &start))) {
+			struct wire w = { .kind = W_EAGER, .ctx = c->ctx + (uint32_t)ctxoff, .src = c->rank, .tag = tag,
+					  .len = len };
+			mpii_counters.eager_sent++;
+			return mad_put(node, &w, len ? start : NULL, len);
+		}
+	}
+	stack_req(&s, REQ_SEND, buf, count, dt, peer, tag, c, ctxoff, mode);
+	start_send(&s);
+	if (!s.done)
+		mpii_wait_until(done_flag, &s);
+	free(s.tmp);
+	return s.status.MPI_ERROR;
+}
+
 int mpii_send(const void *buf, int count, MPI_Datatype dt, int peer, int tag, struct mpi_comm *c, int ctxoff)
 {
-	struct mpi_req *s;
-	int e = mpii_isend(buf, count, dt, peer, tag, c, ctxoff, MPII_SEND_STD, &s);
-
-	if (!s)
-		return e;
-	int w = mpii_req_wait(s, MPI_STATUS_IGNORE);
-	return e != MPI_SUCCESS ? e : w;
+	return mpii_send_mode(buf, count, dt, peer, tag, c, ctxoff, MPII_SEND_STD);
 }
 
 int mpii_recv(void *buf, int count, MPI_Datatype dt, int peer, int tag, struct mpi_comm *c, int ctxoff,
 	      MPI_Status *status)
 {
-	struct mpi_req *r;
-	int e = mpii_irecv(buf, count, dt, peer, tag, c, ctxoff, &r);
+	struct mpi_req r;
 
-	if (!r)
-		return e;
-	return mpii_req_wait(r, status);
+	stack_req(&r, REQ_RECV, buf, count, dt, peer, tag, c, ctxoff, MPII_SEND_STD);
+	start_recv(&r);
+	if (!r.done)
+		mpii_wait_until(done_flag, &r);
+	free(r.tmp);
+	mpii_req_status(&r, status);
+	return r.status.MPI_ERROR;
 }
 
 int mpii_sendrecv(const void *sbuf, int scount, MPI_Datatype stype, int dest, int stag, void *rbuf, int rcount,
@@ -1338,7 +1443,7 @@ int mpii_use_driver(const char *driver)
 		return -ENODEV;
 	char name[THREAD_NAME_MAX];
 	snprintf(name, sizeof name, "mpi-rx-%s", driver);
-	if (!thread_create(name, rx_main, c, PRIO_HIGH, 64 * 1024))
+	if (!thread_create(name, rx_main, c, PRIO_NORMAL, 64 * 1024))
 		return -ENOMEM;
 	chans[nchans] = c;
 	chan_names[nchans++] = driver;

@@ -149,20 +149,13 @@ static int send_mode(const void *buf, int count, MPI_Datatype dt, int dest, int 
 		     enum mpii_send_mode mode, const char *fn)
 {
 	struct mpi_comm *c;
-	struct mpi_req *s;
 	int e = check_xfer(comm, buf, count, dt, dest, tag, 0, fn, &c);
 
 	if (e != MPI_SUCCESS)
 		return e;
 	if (mode == MPII_SEND_BUF)
 		return bsend(buf, count, dt, dest, tag, c, fn);
-	e = mpii_isend(buf, count, dt, dest, tag, c, 0, mode, &s);
-	if (s) {
-		int w = mpii_req_wait(s, MPI_STATUS_IGNORE);
-		if (e == MPI_SUCCESS)
-			e = w;
-	}
-	return fail(c, e);
+	return fail(c, mpii_send_mode(buf, count, dt, dest, tag, c, 0, mode));
 }
 
 int MPI_Send(const void *buf, int count, MPI_Datatype dt, int dest, int tag, MPI_Comm comm)
@@ -190,18 +183,11 @@ int MPI_Recv(void *buf, int count, MPI_Datatype dt, int source, int tag, MPI_Com
 {
 	static const char fn[] = "MPI_Recv";
 	struct mpi_comm *c;
-	struct mpi_req *r;
 	int e = check_xfer(comm, buf, count, dt, source, tag, 1, fn, &c);
 
 	if (e != MPI_SUCCESS)
 		return e;
-	e = mpii_irecv(buf, count, dt, source, tag, c, 0, &r);
-	if (r) {
-		int w = mpii_req_wait(r, status);
-		if (e == MPI_SUCCESS)
-			e = w;
-	}
-	return fail(c, e);
+	return fail(c, mpii_recv(buf, count, dt, source, tag, c, 0, status));
 }
 
 static int isend_mode(const void *buf, int count, MPI_Datatype dt, int dest, int tag, MPI_Comm comm,

@@ -9,6 +9,7 @@
 #include "kernel/thread.h"
 #include "kernel/trace.h"
 #include "lib/mad.h"
+#include "lib/mpi/mpi.h"
 #include "lib/rpc.h"
 #include "net/deposit/deposit.h"
 #include "net/fabric/fabric.h"
@@ -338,6 +339,39 @@ static int mad_rmem_run(uint32_t i) { (void)i; return mad_send_null(0); }
 static int mad_req_run(uint32_t i) { (void)i; return mad_send_null(1); }
 static int mad_cell_run(uint32_t i) { (void)i; return mad_send_null(2); }
 
+/* --- MPI -------------------------------------------------------------------------------- */
+
+/* Node 1's thread: receive 0-byte messages for ever (MPI is thread safe: any thread may call it). */
+static void *mpi_receiver(void *arg)
+{
+	(void)arg;
+	for (;;)
+		if (MPI_Recv(NULL, 0, MPI_BYTE, 0, 1, MPI_COMM_WORLD, MPI_STATUS_IGNORE) == MPI_SUCCESS)
+			trace_point(TS_APP_RETURN);
+	return NULL;
+}
+
+static int mpi_setup(void)
+{
+	static int done;
+
+	if (done)
+		return 0;
+	if (MPI_Init(NULL, NULL) != MPI_SUCCESS)
+		return -1;
+	MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+	if (node_id == 1 && !thread_create("ops-mpi-rx", mpi_receiver, NULL, PRIO_NORMAL, 0))
+		return -1;
+	done = 1;
+	return 0;
+}
+
+static int mpi_run(uint32_t i)
+{
+	(void)i;
+	return MPI_Send(NULL, 0, MPI_BYTE, 1, 1, MPI_COMM_WORLD) == MPI_SUCCESS ? 0 : -1;
+}
+
 /* --- the table ----------------------------------------------------------------------- */
 
 const struct op ops[] = {
@@ -356,6 +390,7 @@ const struct op ops[] = {
 	{ "mad-req", mad_req_setup, NULL, mad_req_run, NULL, NULL, 0 },
 	{ "mad-cell", mad_cell_setup, NULL, mad_cell_run, NULL, NULL, 0 },
 	{ "tcp-1B", op_tcp_setup, op_tcp_bind, op_tcp_run, NULL, NULL, 0 },
+	{ "mpi-rmem", mpi_setup, NULL, mpi_run, NULL, NULL, 0 },
 };
 const int nops = (int)(sizeof ops / sizeof ops[0]);
 
