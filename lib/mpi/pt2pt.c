@@ -459,9 +459,14 @@ static void mad_drain(uint64_t len)
 
 /* --- matching ------------------------------------------------------------------------------- */
 
+/*
+ * Does a message (ctx, src, tag) match a receive (rctx, rsrc, rtag)?  Tags
+ * below MPI_ANY_TAG are the library's own (comm.c's agreement on a new
+ * context runs on its parent's): MPI_ANY_TAG never matches them.
+ */
 static int matches(uint32_t ctx, int src, int tag, uint32_t rctx, int rsrc, int rtag)
 {
-	return ctx == rctx && (rsrc == MPI_ANY_SOURCE || rsrc == src) && (rtag == MPI_ANY_TAG || rtag == tag);
+	return ctx == rctx && (rsrc == MPI_ANY_SOURCE || rsrc == src) && (rtag == tag || (rtag == MPI_ANY_TAG && tag >= 0));
 }
 
 static struct mpi_req *take_posted(uint32_t ctx, int src, int tag)
@@ -671,7 +676,7 @@ static int wire_ok(int node, const struct wire *w)
 		proto_error(node, "a message of an unknown kind");
 		return 0;
 	}
-	if ((w->kind == W_EAGER && w->len > MPII_EAGER_MAX) || w->len > MAX_MSG || w->src < 0 || w->tag < 0) {
+	if ((w->kind == W_EAGER && w->len > MPII_EAGER_MAX) || w->len > MAX_MSG || w->src < 0 || w->tag == MPI_ANY_TAG) {
 		proto_error(node, "an envelope out of range");
 		return 0;
 	}
