@@ -7,6 +7,8 @@
 #   make netboot      build/netboot/, a TFTP root for PXE (BIOS) and UEFI network boot
 #   make bench        latency/bandwidth suite: table + build/bench/results.json
 #   make cost         instructions per operation and stage (QEMU -icount), against tests/cost/budgets
+#   make mpi-test     MPICH's own test suite judges lib/mpi (MPI_TESTS=, NIC=, FAULT=, DRIVER=)
+#   make user         build/user/now-user.o, what boot/mpicc links a program with
 #   make qemu-gdb     one node waiting for gdb on :1234
 #   make deps         check (as root: install) the Debian packages needed, and QEMU 10 from backports
 #   make clean        remove build products (keeps downloads, picolibc and build/bench's results)
@@ -432,6 +434,17 @@ trace: $(BUILD)/now-test.elf
 cost: $(BUILD)/now-test.elf
 	@boot/cost --check $(if $(COST_LINKS),--links $(COST_LINKS)) $(if $(filter 1,$(STEPS)),--steps)
 
+# make mpi-test: MPICH's own test suite (test/mpi of Debian 12's mpich source) judges lib/mpi:
+# every program built with boot/mpicc and run with boot/mpirun (tests/mpi/README.md).
+#   make mpi-test                                   pt2pt coll comm group init datatype basic, on shm
+#   make mpi-test MPI_TESTS=coll,pt2pt/anyall NIC=e1000 FAULT=drop:0.02,dup:0.02 DRIVER=req
+# (NIC only as given on the command line: make run's default does not apply; the runner's is shm.)
+MPI_TEST_JOBS ?= 2
+mpi-test: $(BUILD)/user/now-user.o $(MPICH_TESTS)/.extracted
+	@MPI_TESTS='$(MPI_TESTS)' $(PYTHON) tests/mpi/runtests.py --suite $(MPICH_TESTS) --out $(BUILD)/mpi-test \
+		--jobs $(MPI_TEST_JOBS) $(if $(filter command line environment,$(origin NIC)),--nic $(NIC)) \
+		$(if $(FAULT),--fault $(FAULT)) $(if $(DRIVER),--driver $(DRIVER))
+
 # make papers: the four papers' own figures beside ours (e1000 and shm), with ratios.
 PAPERS_ITERS ?= 2000
 papers: $(BUILD)/now-test.elf
@@ -546,7 +559,13 @@ UNIT_SRCS_barrier := net/call/barrier.c tests/unit/host_fabric.c tests/unit/host
 UNIT_SRCS_circuit := apps/circuit_net.c apps/circuit_sim.c apps/circuit_ring.c apps/circuit_cmb.c
 UNIT_SRCS_ising   := apps/ising_core.c
 
-UNIT_TESTS := cmdline acpi_s5 calib page pktbuf shm_ring channel wire call member autoview barrier fabric_rx rmem rmem_serve rpc_claim rpc_server req_queue req_rx req_remote cell dart mad ising circuit
+# MPI's pure parts, on a fake of the rest (tests/unit/host_mpi.c: ranks as host threads).
+UNIT_SRCS_mpi_datatype := lib/mpi/datatype.c lib/mpi/handle.c
+UNIT_SRCS_mpi_op   := lib/mpi/op.c lib/mpi/handle.c tests/unit/host_mpi.c
+UNIT_SRCS_mpi_coll := lib/mpi/coll.c lib/mpi/icoll.c lib/mpi/op.c lib/mpi/handle.c tests/unit/host_mpi.c
+
+UNIT_TESTS := cmdline acpi_s5 calib page pktbuf shm_ring channel wire call member autoview barrier fabric_rx rmem rmem_serve rpc_claim rpc_server req_queue req_rx req_remote cell dart mad ising circuit \
+	mpi_datatype mpi_op mpi_coll
 UNIT_BINS := $(addprefix $(BUILD)/tests/unit_,$(UNIT_TESTS))
 
 $(BUILD)/tests/unit_%: tests/unit/test_%.c $$(UNIT_SRCS_$$*) | deps-check
@@ -558,7 +577,7 @@ $(BUILD)/tests/unit_%: tests/unit/test_%.c $$(UNIT_SRCS_$$*) | deps-check
 
 unit: $(UNIT_BINS)
 
-test: $(BUILD)/now.elf $(BUILD)/now-test.elf $(BUILD)/now.iso $(BUILD)/now-keyed.iso $(BUILD)/netboot-test $(UNIT_BINS) $(BUILD)/fuzz/fuzz_fabric $(BUILD)/fuzz/fuzz_fabric_rx $(BUILD)/fuzz/fuzz_lwip $(BUILD)/fuzz/fuzz_madtcp $(BUILD)/fuzz/fuzz_req $(BUILD)/fuzz/fuzz_rmem $(BUILD)/fuzz/fuzz_cell $(BUILD)/fuzz/fuzz_call \
+test: $(BUILD)/now.elf $(BUILD)/now-test.elf $(USER_BUNDLE) $(MPICH_TESTS)/.extracted $(BUILD)/now.iso $(BUILD)/now-keyed.iso $(BUILD)/netboot-test $(UNIT_BINS) $(BUILD)/fuzz/fuzz_fabric $(BUILD)/fuzz/fuzz_fabric_rx $(BUILD)/fuzz/fuzz_lwip $(BUILD)/fuzz/fuzz_madtcp $(BUILD)/fuzz/fuzz_req $(BUILD)/fuzz/fuzz_rmem $(BUILD)/fuzz/fuzz_cell $(BUILD)/fuzz/fuzz_call \
 	$(BUILD)/fuzz/fuzz_cmdline $(BUILD)/fuzz/fuzz_mad $(BUILD)/fuzz/fuzz_rpc $(BUILD)/fuzz/fuzz_net \
 	$(BUILD)/fuzz/fuzz_e1000 $(BUILD)/fuzz/fuzz_igb $(BUILD)/fuzz/fuzz_madcell $(BUILD)/fuzz/fuzz_virtio_net $(BUILD)/fuzz/fuzz_madreq
 	@$(PYTHON) tests/run.py --build $(BUILD) $(UNIT_BINS)
@@ -584,6 +603,7 @@ distclean:
 	rm -rf $(BUILD)
 
 .PHONY: FORCE all deps deps-check picolibc lwip run qemu-gdb bench cost trace papers speedup iso netboot unit test clean \
+	mpi-test mpich-tests user \
 	clean-bench distclean help
 
 # --- fuzzing ---------------------------------------------------------------
