@@ -563,9 +563,18 @@ UNIT_SRCS_ising   := apps/ising_core.c
 UNIT_SRCS_mpi_datatype := lib/mpi/datatype.c lib/mpi/handle.c
 UNIT_SRCS_mpi_op   := lib/mpi/op.c lib/mpi/handle.c tests/unit/host_mpi.c
 UNIT_SRCS_mpi_coll := lib/mpi/coll.c lib/mpi/icoll.c lib/mpi/op.c lib/mpi/handle.c tests/unit/host_mpi.c
+# Communicators, groups, errors, attributes, info, topologies; test_mpi_comm forks worlds of processes.
+MPI_COMM_HOST_SRCS := lib/mpi/errors.c lib/mpi/group.c lib/mpi/comm.c lib/mpi/attr.c lib/mpi/info.c \
+	lib/mpi/topo.c lib/mpi/misc.c lib/mpi/handle.c tests/unit/host_mpi_comm.c
+UNIT_SRCS_mpi_group  := $(MPI_COMM_HOST_SRCS)
+UNIT_SRCS_mpi_errors := $(MPI_COMM_HOST_SRCS)
+UNIT_SRCS_mpi_attr   := $(MPI_COMM_HOST_SRCS)
+UNIT_SRCS_mpi_info   := $(MPI_COMM_HOST_SRCS)
+UNIT_SRCS_mpi_topo   := $(MPI_COMM_HOST_SRCS)
+UNIT_SRCS_mpi_comm   := $(MPI_COMM_HOST_SRCS)
 
 UNIT_TESTS := cmdline acpi_s5 calib page pktbuf shm_ring channel wire call member autoview barrier fabric_rx rmem rmem_serve rpc_claim rpc_server req_queue req_rx req_remote cell dart mad ising circuit \
-	mpi_datatype mpi_op mpi_coll
+	mpi_datatype mpi_op mpi_coll mpi_group mpi_errors mpi_attr mpi_info mpi_topo mpi_comm
 UNIT_BINS := $(addprefix $(BUILD)/tests/unit_,$(UNIT_TESTS))
 
 $(BUILD)/tests/unit_%: tests/unit/test_%.c $$(UNIT_SRCS_$$*) | deps-check

@@ -1358,9 +1358,10 @@ CASES = [
                     r"^\[0\]  No Errors$"]),
     # MPICH's own test suite (test/mpi of Debian 12's mpich source), the tests the library must
     # pass (tests/mpi/named.txt), on the shared-memory link.
+    # (a test whose testlist asks for more than 4 ranks runs on 4, as the issue's set has it.)
     Command("mpi/mpich-named-shm", ["python3", "{root}/tests/mpi/runtests.py", "--tests",
                                     "{root}/tests/mpi/named.txt", "--nic", "shm", "--jobs", "2",
-                                    "--out", "{build}/tests/mpi-named"], timeout=1200,
+                                    "--cap-np", "4", "--out", "{build}/tests/mpi-named"], timeout=1200,
             expect=[r"^\d+ passed, 0 failed, 0 skipped$"]),
 ] + [
     # make cost on the shared-memory link: every operation's instructions on each node under
