@@ -148,36 +148,34 @@ void mpii_unlock(void)
 }
 
 /*
- * The thread receiving in mpi-rx's place (mpii_wait_until), or NULL: mpi-rx
- * receives.  A thread of the program's that waits receives itself, so that
- * a message it waits for completes in its own thread, with no hand-over
- * from mpi-rx (a wake-up and a switch on every message); mpi-rx receives
- * whenever no thread waits, so the program needs none for progress.  On
- * a driver without a kick (tcp: its wait is lwIP's select) mpi-rx keeps
- * receiving: a hand-over would wait for its select to end.  mpi-rx runs
- * at the program's priority, so that giving it the role back (it becomes
- * ready) takes nothing from the program's thread until that thread waits
- * or its time slice ends; it is kicked out of Madeleine only when it is in
- * a receive (rx_receiving).
+ * Who receives.  A thread of the program's that waits receives itself, so
+ * that a message it waits for completes in its own thread, polling the
+ * link as Madeleine's own receivers do, with no hand-over from mpi-rx (a
+ * wake-up and two switches on every message, which under QEMU's TCG cost
+ * more than the message).  The role stays with the thread after its wait
+ * (receiver, with receiver_waiting clear), so a program that alternates
+ * sends and waits keeps it; another thread that waits takes it over, and
+ * mpi-rx takes it back once its holder has not waited for RX_TAKE_NS, so
+ * that messages are received while the program computes: the program
+ * needs no thread of its own for progress.  mpi-rx runs at the program's
+ * priority and is kicked out of Madeleine (mad_recv_kick) only when it is
+ * in a receive (rx_receiving).  On a driver without a kick (tcp: its wait
+ * is lwIP's select) mpi-rx keeps the role: a hand-over would wait for the
+ * select to end.
  */
-static struct thread *volatile receiver;
+static struct thread *volatile receiver;	/* NULL: mpi-rx */
+static volatile int receiver_waiting;		/* the holder is in mpii_wait_until */
+static uint64_t receiver_left;			/* when it left it (cycles) */
 static volatile int rx_receiving;
 static struct waitq rx_wq = WAITQ_INIT;
-
-/* The receiver is done: mpi-rx receives again.  Lock held. */
-static void give_back(void)
-{
-	receiver = NULL;
-	if (rx_wq.head)
-		waitq_wake_all(&rx_wq);
-}
+#define RX_TAKE_NS 20000000ULL
 
 void mpii_wake(void)
 {
 	wake_seq++;
 	waitq_wake_all(&wake_wq);
 	/* A thread receiving in Madeleine waits on the link, not on wake_wq. */
-	if (receiver && receiver != thread_current())
+	if (receiver && receiver_waiting && receiver != thread_current())
 		mad_recv_kick(ch);
 }
 
@@ -319,17 +317,20 @@ int mpii_wait_until(int (*done)(void *arg), void *arg)
 	for (;;) {
 		mpii_lock();
 		if (done(arg)) {
-			if (mine)
-				give_back();
+			if (mine) {
+				receiver_waiting = 0;
+				receiver_left = cycles();
+			}
 			mpii_unlock();
 			return MPI_SUCCESS;
 		}
-		/* The first thread to wait receives itself (no hand-off from mpi-rx); the others sleep. */
+		/* The role is this thread's, or free, or held by one not waiting: it receives itself. */
 		int kick = 0;
-		if (!receiver && mad_recv_kickable(ch)) {
+		if (!mine && mad_recv_kickable(ch) && (receiver == me || !receiver || !receiver_waiting)) {
+			kick = !receiver && rx_receiving;
 			receiver = me;
+			receiver_waiting = 1;
 			mine = 1;
-			kick = rx_receiving;
 		}
 		uint64_t seq = wake_seq;
 		mpii_unlock();
@@ -900,12 +901,16 @@ static void *rx_main(void *arg)
 	while (running) {
 		mpii_lock();
 		if (mine == ch && receiver) {
-			mpii_unlock();
-			irqflags_t f = irq_save();
-			if (receiver)
-				waitq_wait_timeout(&rx_wq, 100000000);
-			irq_restore(f);
-			continue;
+			/* A holder that has not waited for a while gives the role back. */
+			if (!receiver_waiting && cycles() - receiver_left >= ns_to_cycles(RX_TAKE_NS)) {
+				receiver = NULL;
+			} else {
+				mpii_unlock();
+				irqflags_t f = irq_save();
+				waitq_wait_timeout(&rx_wq, RX_TAKE_NS);
+				irq_restore(f);
+				continue;
+			}
 		}
 		if (mine == ch)
 			rx_receiving = 1;
