@@ -434,7 +434,7 @@ static void cell_wait(uint64_t timeout_ns)
 
 static void cell_kick(void)
 {
-	mad_rxwait_kick(&rxw);
+	mad_rxwait_abort(&rxw);
 }
 
 MAD_DRIVER_DEFINE(cell, .init = cell_init_drv, .exit = cell_exit_drv, .wait = cell_wait, .kick = cell_kick);

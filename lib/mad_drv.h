@@ -231,20 +231,26 @@ int mad_segpair_import(struct mad_segpair *s, const char *ring_fmt, const char *
 void mad_segpair_release(struct mad_segpair *s);
 
 /*
- * The receive side's wait: kick (from a notification, or mad_recv_kick)
- * wakes it; sleep returns once ready() holds, the link was polled and
- * something came, a kick came since the last sleep ended, or after
- * timeout_ns.
+ * The receive side's wait: kick (from a notification) wakes it; sleep
+ * returns once ready() holds, the link was polled and something came, or
+ * after timeout_ns.  abort (a driver's kick, mad_recv_kick) makes the
+ * sleep return at once, or the next one not wait if none is under way.
  */
 struct mad_rxwait {
 	struct waitq wq;
 	volatile int kick;
+	volatile int abort;
 };
-#define MAD_RXWAIT_INIT { WAITQ_INIT, 0 }
+#define MAD_RXWAIT_INIT { WAITQ_INIT, 0, 0 }
 static inline void mad_rxwait_kick(struct mad_rxwait *w)
 {
 	w->kick = 1;
 	waitq_wake_all(&w->wq);
+}
+static inline void mad_rxwait_abort(struct mad_rxwait *w)
+{
+	w->abort = 1;
+	mad_rxwait_kick(w);
 }
 void mad_rxwait_sleep(struct mad_rxwait *w, int (*ready)(void), uint64_t timeout_ns);
 

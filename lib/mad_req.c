@@ -520,7 +520,7 @@ static void req_wait_drv(uint64_t timeout_ns)
 
 static void req_kick(void)
 {
-	mad_rxwait_kick(&rxw);
+	mad_rxwait_abort(&rxw);
 }
 
 MAD_DRIVER_DEFINE(req, .init = req_init_drv, .exit = req_exit_drv, .send_wait = req_send_wait, .wait = req_wait_drv, .kick = req_kick);

@@ -513,7 +513,7 @@ static void rmem_wait(uint64_t timeout_ns)
 
 static void rmem_kick(void)
 {
-	mad_rxwait_kick(&rxw);
+	mad_rxwait_abort(&rxw);
 }
 
 MAD_DRIVER_DEFINE(rmem, .init = rmem_init_drv, .exit = rmem_exit_drv, .wait = rmem_wait, .kick = rmem_kick);

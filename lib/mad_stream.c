@@ -77,12 +77,13 @@ void mad_rxwait_sleep(struct mad_rxwait *w, int (*ready)(void), uint64_t timeout
 	irqflags_t f = irq_save();
 
 	/*
-	 * A kick since the last wait ended (a notification, mad_recv_kick) is
-	 * not lost: it is cleared only when a wait ends.  Where the node polls
-	 * its link anyway, poll it here first (net_poll_wait).
+	 * Where the node polls its link anyway, poll it here first
+	 * (net_poll_wait).  A receiver told to give way (mad_recv_abort) since
+	 * its last wait does not wait.
 	 */
-	if (!w->kick && !ready() && !net_poll_wait(&w->kick) && !ready())
-		waitq_wait_timeout(&w->wq, timeout_ns);
 	w->kick = 0;
+	if (!w->abort && !ready() && !net_poll_wait(&w->kick) && !ready())
+		waitq_wait_timeout(&w->wq, timeout_ns);
+	w->abort = 0;
 	irq_restore(f);
 }
