@@ -308,10 +308,14 @@ static size_t readable(int src, struct peer *p)
 	for (;;) {
 		if (p->chunk_left)
 			return p->chunk_left;
-		if (p->chunk_end > p->rp) {		/* the rest of a finished chunk: padding */
+		if (p->chunk_end > p->rp)		/* the rest of a finished chunk: padding */
 			p->rp = p->chunk_end;
-			report(src, p);
-		}
+		/*
+		 * Every finished chunk counts toward the credit, padded or not
+		 * (a chunk of a null message, 16 bytes of header and 16 of
+		 * Madeleine's, has no padding).
+		 */
+		report(src, p);
 		if (p->arrived - p->rp < 32)
 			return 0;
 		__atomic_thread_fence(__ATOMIC_ACQUIRE);
