@@ -123,8 +123,23 @@ void mutex_init(struct mutex *m, int recursive)
 	m->wq.head = m->wq.tail = NULL;
 }
 
+/*
+ * A mutex nobody holds is taken, and one nobody waits for given back,
+ * without masking interrupts: the node has one CPU, so a compare-exchange
+ * is atomic against any thread that preempts this one, and a thread that
+ * goes to wait does so with interrupts off, between two instructions of
+ * the holder's (mutex_unlock clears the owner, then looks for waiters).
+ * Masking costs little on hardware, but under QEMU's TCG each popf that
+ * restores the interrupt flag ends a translation block.
+ */
 void mutex_lock(struct mutex *m)
 {
+	struct thread *none = NULL;
+
+	if (__atomic_compare_exchange_n(&m->owner, &none, curthread, 0, __ATOMIC_ACQUIRE, __ATOMIC_RELAXED)) {
+		m->depth = 1;
+		return;
+	}
 	irqflags_t f = irq_save();
 
 	if (m->owner == curthread) {
@@ -160,15 +175,17 @@ int mutex_trylock(struct mutex *m)
 
 void mutex_unlock(struct mutex *m)
 {
-	irqflags_t f = irq_save();
-
 	if (m->owner != curthread)
 		panic("mutex %p: unlocked by '%s', which does not hold it", (void *)m, curthread->name);
-	int woke = 0;
-	if (--m->depth == 0) {
-		m->owner = NULL;
-		woke = waitq_wake_one(&m->wq);
-	}
+	if (--m->depth)
+		return;
+	__atomic_store_n(&m->owner, NULL, __ATOMIC_RELEASE);
+	/* The owner cleared before the waiters are looked at (see mutex_lock). */
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	if (!__atomic_load_n(&m->wq.head, __ATOMIC_RELAXED))
+		return;
+	irqflags_t f = irq_save();
+	int woke = waitq_wake_one(&m->wq);
 	irq_restore(f);
 	/* The wakeup above ran with interrupts off: take its preemption now. */
 	if (woke)
