@@ -25,6 +25,10 @@
 #include "lib/mpi/mpiimpl.h"
 
 uint32_t mpii_coll_seq(struct mpi_comm *c);
+
+/* A persistent collective's job (its request's, REQ_PCOLL): start an instance; let go of it. */
+void mpii_pcoll_start(void *job);
+void mpii_pcoll_free(void *job);
 /* Is this rank the root of a rooted collective (MPI_ROOT on an intercommunicator)? */
 int mpii_coll_is_root(struct mpi_comm *c, int root);
 

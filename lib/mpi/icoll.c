@@ -69,6 +69,7 @@ struct job {
 	MPI_Datatype *stypes, *rtypes;
 	MPI_Datatype *held;		/* the datatypes referenced, to let go of */
 	int nheld, used;
+	int keep;			/* a persistent collective's: run again at each start */
 	int tail[];			/* ints and MPI_Datatypes (both int) */
 };
 
@@ -97,6 +98,9 @@ static struct pool *pool_here(void)
 	return rank_pool;
 }
 #endif
+
+/* Set while MPI_<coll>_init builds its job through the nonblocking call (make_persistent). */
+static __thread const char *init_fn;
 
 /* --- jobs ------------------------------------------------------------------------------------- */
 
@@ -237,9 +241,12 @@ static void *worker(void *arg)
 {
 	for (;;) {
 		struct job *j = next_job(arg);
+		/* Read first: a persistent request, and its job, may be released at its completion. */
+		int keep = j->keep;
 		mpii_req_complete(j->req, run(j));
 		/* After the completion: the request may still name the communicator. */
-		job_free(j);
+		if (!keep)
+			job_free(j);
 	}
 	return NULL;
 }
@@ -254,12 +261,15 @@ static int no_mem(struct mpi_comm *c, const char *fn)
  * else a new one started.  Only when no worker exists and none can be
  * started does the call fail.
  */
+static void enqueue(struct job *j);
+static int make_persistent(struct job *j, MPI_Request *request, const char *fn);
+
 static int start(struct job *j, MPI_Request *request, const char *fn)
 {
 	struct mpi_comm *c = j->c;
-	struct pool *p = pool_here();
-	int spawn = 0, wakeup = 0;
 
+	if (init_fn)
+		return make_persistent(j, request, fn);
 	if (!(j->req = mpii_req_generic(c))) {
 		job_free(j);
 		return no_mem(c, fn);
@@ -270,7 +280,21 @@ static int start(struct job *j, MPI_Request *request, const char *fn)
 		job_free(j);
 		return no_mem(c, fn);
 	}
-	j->seq = mpii_coll_seq(c);
+	enqueue(j);
+	return MPI_SUCCESS;
+}
+
+/*
+ * j's instance of its collective begins: its sequence number (a
+ * persistent one's is its init's), and a worker to run it.
+ */
+static void enqueue(struct job *j)
+{
+	struct pool *p = pool_here();
+	int spawn = 0, wakeup = 0;
+
+	if (!j->keep)
+		j->seq = mpii_coll_seq(j->c);
 	mpii_lock();
 	*p->tail = j;
 	p->tail = &j->next;
@@ -293,7 +317,42 @@ static int start(struct job *j, MPI_Request *request, const char *fn)
 		if (stuck)
 			mpii_abort(1, "MPI: cannot start a thread for a nonblocking collective");
 	}
+}
+
+/*
+ * Persistent collectives (MPI-4.0 §6.13).  MPI_<coll>_init checks its
+ * arguments and builds its job as the nonblocking call does (init_fn set:
+ * start() comes here instead of queueing it) and keeps the job in an
+ * inactive persistent request.  Its sequence number (its tags) is taken
+ * at the init, in the order every rank calls the inits (§6.13: they
+ * match in that order, whatever order the starts come in), and serves
+ * each instance: one instance at a time, and the point to point under it
+ * keeps each pair's messages in order.
+ */
+static int make_persistent(struct job *j, MPI_Request *request, const char *fn)
+{
+	struct mpi_comm *c = j->c;
+	struct mpi_req *r = mpii_req_pcoll(c, j);
+
+	if (!r) {
+		job_free(j);
+		return no_mem(c, fn);
+	}
+	j->req = r;
+	j->keep = 1;
+	j->seq = mpii_coll_seq(c);
+	*request = mpii_req_handle(r);
 	return MPI_SUCCESS;
+}
+
+void mpii_pcoll_start(void *job)
+{
+	enqueue(job);
+}
+
+void mpii_pcoll_free(void *job)
+{
+	job_free(job);
 }
 
 /* --- the calls ---------------------------------------------------------------------------------- */
@@ -305,7 +364,7 @@ static int need_request(struct mpi_comm *c, MPI_Request *request, const char *fn
 
 int MPI_Ibarrier(MPI_Comm comm, MPI_Request *request)
 {
-	static const char fn[] = "MPI_Ibarrier";
+	const char *fn = init_fn ? init_fn : "MPI_Ibarrier";
 	struct mpi_comm *c;
 	struct job *j;
 	int err;
@@ -319,7 +378,7 @@ int MPI_Ibarrier(MPI_Comm comm, MPI_Request *request)
 
 int MPI_Ibcast(void *buffer, int count, MPI_Datatype datatype, int root, MPI_Comm comm, MPI_Request *request)
 {
-	static const char fn[] = "MPI_Ibcast";
+	const char *fn = init_fn ? init_fn : "MPI_Ibcast";
 	struct mpi_comm *c;
 	struct job *j;
 	int err;
@@ -351,7 +410,7 @@ static void set_sides(struct job *j, const void *sbuf, int scount, MPI_Datatype 
 int MPI_Igather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount,
 		MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Request *request)
 {
-	static const char fn[] = "MPI_Igather";
+	const char *fn = init_fn ? init_fn : "MPI_Igather";
 	struct mpi_comm *c;
 	struct job *j;
 	int err;
@@ -370,7 +429,7 @@ int MPI_Igather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void 
 int MPI_Igatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, const int recvcounts[],
 		 const int displs[], MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Request *request)
 {
-	static const char fn[] = "MPI_Igatherv";
+	const char *fn = init_fn ? init_fn : "MPI_Igatherv";
 	struct mpi_comm *c;
 	struct job *j;
 	int err;
@@ -395,7 +454,7 @@ int MPI_Igatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void
 int MPI_Iscatter(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount,
 		 MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Request *request)
 {
-	static const char fn[] = "MPI_Iscatter";
+	const char *fn = init_fn ? init_fn : "MPI_Iscatter";
 	struct mpi_comm *c;
 	struct job *j;
 	int err;
@@ -414,7 +473,7 @@ int MPI_Iscatter(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void
 int MPI_Iscatterv(const void *sendbuf, const int sendcounts[], const int displs[], MPI_Datatype sendtype,
 		  void *recvbuf, int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Request *request)
 {
-	static const char fn[] = "MPI_Iscatterv";
+	const char *fn = init_fn ? init_fn : "MPI_Iscatterv";
 	struct mpi_comm *c;
 	struct job *j;
 	int err;
@@ -439,7 +498,7 @@ int MPI_Iscatterv(const void *sendbuf, const int sendcounts[], const int displs[
 int MPI_Iallgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount,
 		   MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
 {
-	static const char fn[] = "MPI_Iallgather";
+	const char *fn = init_fn ? init_fn : "MPI_Iallgather";
 	struct mpi_comm *c;
 	struct job *j;
 	int err;
@@ -458,7 +517,7 @@ int MPI_Iallgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, v
 		    const int recvcounts[], const int displs[], MPI_Datatype recvtype, MPI_Comm comm,
 		    MPI_Request *request)
 {
-	static const char fn[] = "MPI_Iallgatherv";
+	const char *fn = init_fn ? init_fn : "MPI_Iallgatherv";
 	struct mpi_comm *c;
 	struct job *j;
 	int err;
@@ -480,7 +539,7 @@ int MPI_Iallgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, v
 int MPI_Ialltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount,
 		  MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
 {
-	static const char fn[] = "MPI_Ialltoall";
+	const char *fn = init_fn ? init_fn : "MPI_Ialltoall";
 	struct mpi_comm *c;
 	struct job *j;
 	int err;
@@ -499,7 +558,7 @@ int MPI_Ialltoallv(const void *sendbuf, const int sendcounts[], const int sdispl
 		   void *recvbuf, const int recvcounts[], const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm,
 		   MPI_Request *request)
 {
-	static const char fn[] = "MPI_Ialltoallv";
+	const char *fn = init_fn ? init_fn : "MPI_Ialltoallv";
 	struct mpi_comm *c;
 	struct job *j;
 	int err;
@@ -526,7 +585,7 @@ int MPI_Ialltoallw(const void *sendbuf, const int sendcounts[], const int sdispl
 		   const MPI_Datatype sendtypes[], void *recvbuf, const int recvcounts[], const int rdispls[],
 		   const MPI_Datatype recvtypes[], MPI_Comm comm, MPI_Request *request)
 {
-	static const char fn[] = "MPI_Ialltoallw";
+	const char *fn = init_fn ? init_fn : "MPI_Ialltoallw";
 	struct mpi_comm *c;
 	struct job *j;
 	int err;
@@ -571,7 +630,7 @@ static struct job *reduction(struct mpi_comm *c, enum kind kind, const void *sbu
 int MPI_Ireduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, int root,
 		MPI_Comm comm, MPI_Request *request)
 {
-	static const char fn[] = "MPI_Ireduce";
+	const char *fn = init_fn ? init_fn : "MPI_Ireduce";
 	struct mpi_comm *c;
 	struct job *j;
 	int err;
@@ -592,7 +651,7 @@ int MPI_Ireduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype data
 int MPI_Iallreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm,
 		   MPI_Request *request)
 {
-	static const char fn[] = "MPI_Iallreduce";
+	const char *fn = init_fn ? init_fn : "MPI_Iallreduce";
 	struct mpi_comm *c;
 	struct job *j;
 	int err;
@@ -609,7 +668,7 @@ int MPI_Iallreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype d
 int MPI_Ireduce_scatter(const void *sendbuf, void *recvbuf, const int recvcounts[], MPI_Datatype datatype,
 			MPI_Op op, MPI_Comm comm, MPI_Request *request)
 {
-	static const char fn[] = "MPI_Ireduce_scatter";
+	const char *fn = init_fn ? init_fn : "MPI_Ireduce_scatter";
 	struct mpi_comm *c;
 	struct job *j;
 	int err;
@@ -627,7 +686,7 @@ int MPI_Ireduce_scatter(const void *sendbuf, void *recvbuf, const int recvcounts
 int MPI_Ireduce_scatter_block(const void *sendbuf, void *recvbuf, int recvcount, MPI_Datatype datatype, MPI_Op op,
 			      MPI_Comm comm, MPI_Request *request)
 {
-	static const char fn[] = "MPI_Ireduce_scatter_block";
+	const char *fn = init_fn ? init_fn : "MPI_Ireduce_scatter_block";
 	struct mpi_comm *c;
 	struct job *j;
 	int err;
@@ -644,7 +703,7 @@ int MPI_Ireduce_scatter_block(const void *sendbuf, void *recvbuf, int recvcount,
 int MPI_Iscan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm,
 	      MPI_Request *request)
 {
-	static const char fn[] = "MPI_Iscan";
+	const char *fn = init_fn ? init_fn : "MPI_Iscan";
 	struct mpi_comm *c;
 	struct job *j;
 	int err;
@@ -661,7 +720,7 @@ int MPI_Iscan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype dataty
 int MPI_Iexscan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm,
 		MPI_Request *request)
 {
-	static const char fn[] = "MPI_Iexscan";
+	const char *fn = init_fn ? init_fn : "MPI_Iexscan";
 	struct mpi_comm *c;
 	struct job *j;
 	int err;
@@ -674,3 +733,73 @@ int MPI_Iexscan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype data
 		return no_mem(c, fn);
 	return start(j, request, fn);
 }
+
+/* --- the persistent calls: each the nonblocking call, made with init_fn set ----------------------- */
+
+static int init_done(int e)
+{
+	init_fn = NULL;
+	return e;
+}
+
+#define PERSISTENT(name, params, call)                                                      \
+	int MPI_##name##_init params                                                          \
+	{                                                                                     \
+		(void)info;	/* no hint changes what this library does */                      \
+		init_fn = "MPI_" #name "_init";                                                 \
+		return init_done(call);                                                         \
+	}
+
+PERSISTENT(Barrier, (MPI_Comm comm, MPI_Info info, MPI_Request *request), MPI_Ibarrier(comm, request))
+PERSISTENT(Bcast, (void *buffer, int count, MPI_Datatype datatype, int root, MPI_Comm comm, MPI_Info info,
+	MPI_Request *request), MPI_Ibcast(buffer, count, datatype, root, comm, request))
+PERSISTENT(Gather, (const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount,
+	MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Info info, MPI_Request *request),
+	MPI_Igather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, request))
+PERSISTENT(Gatherv, (const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, const int
+	recvcounts[], const int displs[], MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Info info,
+	MPI_Request *request), MPI_Igatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs,
+	recvtype, root, comm, request))
+PERSISTENT(Scatter, (const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount,
+	MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Info info, MPI_Request *request),
+	MPI_Iscatter(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, request))
+PERSISTENT(Scatterv, (const void *sendbuf, const int sendcounts[], const int displs[], MPI_Datatype sendtype,
+	void *recvbuf, int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Info info,
+	MPI_Request *request), MPI_Iscatterv(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount,
+	recvtype, root, comm, request))
+PERSISTENT(Allgather, (const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int
+	recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info, MPI_Request *request),
+	MPI_Iallgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request))
+PERSISTENT(Allgatherv, (const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, const int
+	recvcounts[], const int displs[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info, MPI_Request
+	*request), MPI_Iallgatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm,
+	request))
+PERSISTENT(Alltoall, (const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount,
+	MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info, MPI_Request *request), MPI_Ialltoall(sendbuf,
+	sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request))
+PERSISTENT(Alltoallv, (const void *sendbuf, const int sendcounts[], const int sdispls[], MPI_Datatype
+	sendtype, void *recvbuf, const int recvcounts[], const int rdispls[], MPI_Datatype recvtype, MPI_Comm
+	comm, MPI_Info info, MPI_Request *request), MPI_Ialltoallv(sendbuf, sendcounts, sdispls, sendtype,
+	recvbuf, recvcounts, rdispls, recvtype, comm, request))
+PERSISTENT(Alltoallw, (const void *sendbuf, const int sendcounts[], const int sdispls[], const MPI_Datatype
+	sendtypes[], void *recvbuf, const int recvcounts[], const int rdispls[], const MPI_Datatype
+	recvtypes[], MPI_Comm comm, MPI_Info info, MPI_Request *request), MPI_Ialltoallw(sendbuf, sendcounts,
+	sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, request))
+PERSISTENT(Reduce, (const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, int root,
+	MPI_Comm comm, MPI_Info info, MPI_Request *request), MPI_Ireduce(sendbuf, recvbuf, count, datatype,
+	op, root, comm, request))
+PERSISTENT(Allreduce, (const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
+	MPI_Comm comm, MPI_Info info, MPI_Request *request), MPI_Iallreduce(sendbuf, recvbuf, count, datatype,
+	op, comm, request))
+PERSISTENT(Reduce_scatter, (const void *sendbuf, void *recvbuf, const int recvcounts[], MPI_Datatype datatype,
+	MPI_Op op, MPI_Comm comm, MPI_Info info, MPI_Request *request), MPI_Ireduce_scatter(sendbuf, recvbuf,
+	recvcounts, datatype, op, comm, request))
+PERSISTENT(Reduce_scatter_block, (const void *sendbuf, void *recvbuf, int recvcount, MPI_Datatype datatype,
+	MPI_Op op, MPI_Comm comm, MPI_Info info, MPI_Request *request), MPI_Ireduce_scatter_block(sendbuf,
+	recvbuf, recvcount, datatype, op, comm, request))
+PERSISTENT(Scan, (const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm
+	comm, MPI_Info info, MPI_Request *request), MPI_Iscan(sendbuf, recvbuf, count, datatype, op, comm,
+	request))
+PERSISTENT(Exscan, (const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm
+	comm, MPI_Info info, MPI_Request *request), MPI_Iexscan(sendbuf, recvbuf, count, datatype, op, comm,
+	request))

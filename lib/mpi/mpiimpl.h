@@ -308,6 +308,8 @@ int mpii_sendrecv(const void *sbuf, int scount, MPI_Datatype stype, int dest, in
  * mpii_req_complete: complete it with error code err (lock not held).
  */
 struct mpi_req *mpii_req_generic(struct mpi_comm *c);
+/* A persistent collective's request (icoll.c): inactive, with its handle, keeping job; NULL on no memory. */
+struct mpi_req *mpii_req_pcoll(struct mpi_comm *c, void *job);
 MPI_Request mpii_req_handle(struct mpi_req *r);
 void mpii_req_complete(struct mpi_req *r, int err);
 

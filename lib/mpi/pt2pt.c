@@ -56,6 +56,7 @@
 #include "kernel/thread.h"
 #include "kernel/tsc.h"
 #include "lib/mad.h"
+#include "lib/mpi/coll.h"
 #include "lib/mpi/pt2pt.h"
 #include "net/fabric/fabric.h"
 
@@ -263,6 +264,8 @@ void mpii_req_release(struct mpi_req *r)
 		mpii_obj_free(NOW_MPI_KREQ, r->handle);
 	if (r->kind == REQ_GREQ && r->free_fn)
 		r->free_fn(r->extra);
+	if (r->kind == REQ_PCOLL && r->extra)
+		mpii_pcoll_free(r->extra);
 	for (int i = 0; i < 2; i++)
 		mpii_req_release(r->sub[i]);
 	if (r->dt != MPI_DATATYPE_NULL)
@@ -289,6 +292,22 @@ MPI_Request mpii_req_handle(struct mpi_req *r)
 struct mpi_req *mpii_req_get(MPI_Request h)
 {
 	return mpii_obj_get(NOW_MPI_KREQ, h);
+}
+
+struct mpi_req *mpii_req_pcoll(struct mpi_comm *c, void *job)
+{
+	struct mpi_req *r = mpii_req_new(REQ_PCOLL, c);
+
+	if (!r)
+		return NULL;
+	r->persistent = 1;
+	r->done = 1;
+	if (mpii_req_handle(r) == MPI_REQUEST_NULL) {
+		mpii_req_release(r);	/* r->extra not set yet: the job stays the caller's */
+		return NULL;
+	}
+	r->extra = job;
+	return r;
 }
 
 struct mpi_req *mpii_req_generic(struct mpi_comm *c)

@@ -7,7 +7,7 @@
 
 #include "lib/mpi/mpiimpl.h"
 
-enum req_kind { REQ_SEND, REQ_RECV, REQ_GENERIC, REQ_GREQ };
+enum req_kind { REQ_SEND, REQ_RECV, REQ_GENERIC, REQ_GREQ, REQ_PCOLL /* persistent collective (icoll.c) */ };
 
 struct bsend_slot;
 

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "lib/mpi/coll.h"
 #include "lib/mpi/pt2pt.h"
 
 /* --- checks ------------------------------------------------------------------------------------ */
@@ -467,6 +468,13 @@ static int start_one(MPI_Request *request, const char *fn)
 		r->status = (MPI_Status){ 0 };
 		r->done = 1;
 		return e;
+	}
+	if (r->kind == REQ_PCOLL) {
+		r->status = (MPI_Status){ 0 };
+		r->done = 0;
+		r->active = 1;
+		mpii_pcoll_start(r->extra);
+		return MPI_SUCCESS;
 	}
 	return fail(r->comm, mpii_req_start(r));
 }
