@@ -84,7 +84,8 @@ int mpii_obj_new(int kind, void *obj)
 	if (t->nfree) {
 		i = t->freelist[--t->nfree];
 	} else {
-		i = t->n ? t->n : 1;		/* index 0 is the null handle */
+		/* Index 0 is the null handle; a message's 1 is MPI_MESSAGE_NO_PROC. */
+		i = t->n ? t->n : kind == NOW_MPI_KMSG ? 2 : 1;
 		if (!slot(t, i)) {
 			TAB_UNLOCK();
 			return -1;

@@ -215,15 +215,22 @@ void mpii_status_empty(MPI_Status *st)
 		return;
 	st->MPI_SOURCE = MPI_ANY_SOURCE;
 	st->MPI_TAG = MPI_ANY_TAG;
-	st->MPI_ERROR = MPI_SUCCESS;
-	st->count_lo = 0;
+	st->count_lo = 0;		/* MPI_ERROR as it was, as MPICH leaves it (mpii_req_status) */
 	st->count_hi_and_cancelled = 0;
 }
 
+/*
+ * The status of a finished request, for the program: all of it but
+ * MPI_ERROR, which the single-completion calls leave as it was (MPI-3.1
+ * §3.2.5); the calls that complete several set it themselves.
+ */
 void mpii_req_status(struct mpi_req *r, MPI_Status *st)
 {
-	if (st != MPI_STATUS_IGNORE && st)
+	if (st != MPI_STATUS_IGNORE && st) {
+		int e = st->MPI_ERROR;
 		*st = r->status;
+		st->MPI_ERROR = e;
+	}
 }
 
 /* The request is finished: wake its waiters.  Lock held. */
@@ -1392,8 +1399,7 @@ static void unexp_status(const struct unexp *u, MPI_Status *st)
 		return;
 	st->MPI_SOURCE = u->src;
 	st->MPI_TAG = u->tag;
-	st->MPI_ERROR = MPI_SUCCESS;
-	st->count_hi_and_cancelled = 0;
+	st->count_hi_and_cancelled = 0;		/* MPI_ERROR as it was (mpii_req_status) */
 	mpii_status_set_bytes(st, u->len);
 }
 

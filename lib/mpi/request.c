@@ -720,8 +720,10 @@ static int finish_set(int count, MPI_Request h[], MPI_Status st[], int *idx, int
 		struct mpi_req *r = active_req(h[i], &bad);
 		MPI_Status *s = st == MPI_STATUSES_IGNORE ? MPI_STATUS_IGNORE : &st[idx ? k : i];
 		if (!r) {
-			if (!idx)
+			if (!idx && s != MPI_STATUS_IGNORE) {
 				mpii_status_empty(s);
+				s->MPI_ERROR = MPI_SUCCESS;
+			}
 			continue;
 		}
 		if (!r->done) {
