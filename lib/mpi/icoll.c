@@ -700,10 +700,11 @@ int MPI_Ireduce_scatter_block(const void *sendbuf, void *recvbuf, int recvcount,
 	return start(j, request, fn);
 }
 
-int MPI_Iscan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm,
-	      MPI_Request *request)
+/* MPI_Iscan and MPI_Iexscan: the same checks, the same job, another kind. */
+static int scan_job(enum kind kind, const char *name, const void *sendbuf, void *recvbuf, int count,
+		    MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Request *request)
 {
-	const char *fn = init_fn ? init_fn : "MPI_Iscan";
+	const char *fn = init_fn ? init_fn : name;
 	struct mpi_comm *c;
 	struct job *j;
 	int err;
@@ -712,26 +713,21 @@ int MPI_Iscan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype dataty
 	    (err = mpii_coll_check_scan(c, sendbuf, recvbuf, count, datatype, op, fn)) ||
 	    (err = need_request(c, request, fn)))
 		return err;
-	if (!(j = reduction(c, J_SCAN, sendbuf, recvbuf, count, datatype, op, 0)))
+	if (!(j = reduction(c, kind, sendbuf, recvbuf, count, datatype, op, 0)))
 		return no_mem(c, fn);
 	return start(j, request, fn);
+}
+
+int MPI_Iscan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm,
+	      MPI_Request *request)
+{
+	return scan_job(J_SCAN, "MPI_Iscan", sendbuf, recvbuf, count, datatype, op, comm, request);
 }
 
 int MPI_Iexscan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm,
 		MPI_Request *request)
 {
-	const char *fn = init_fn ? init_fn : "MPI_Iexscan";
-	struct mpi_comm *c;
-	struct job *j;
-	int err;
-
-	if ((err = mpii_check_comm(comm, fn, &c)) ||
-	    (err = mpii_coll_check_scan(c, sendbuf, recvbuf, count, datatype, op, fn)) ||
-	    (err = need_request(c, request, fn)))
-		return err;
-	if (!(j = reduction(c, J_EXSCAN, sendbuf, recvbuf, count, datatype, op, 0)))
-		return no_mem(c, fn);
-	return start(j, request, fn);
+	return scan_job(J_EXSCAN, "MPI_Iexscan", sendbuf, recvbuf, count, datatype, op, comm, request);
 }
 
 /* --- the persistent calls: each the nonblocking call, made with init_fn set ----------------------- */
