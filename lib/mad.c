@@ -478,11 +478,19 @@ static int post_pending(void)
 	return r < 0 ? r : 0;
 }
 
-static int unpack(int mode, void *ptr, size_t n)
+/* An unpack that does not mirror its pack: say how. */
+static __attribute__((noinline)) int unpack_mismatch(int mode, size_t n)
 {
 	char err[160];
+
+	mad_match_unpack(rcv->hdr, rcv->idx, mode, n, err, sizeof err);
+	return mad_recv_misuse(err);
+}
+
+static int unpack(int mode, void *ptr, size_t n)
+{
 	struct mad_wire_hdr h;
-	uint32_t w;
+	uint32_t w = 0;
 
 	if (!rcv || !rcv->active)
 		return mad_recv_misuse("unpack outside a receive handler");
@@ -492,10 +500,12 @@ static int unpack(int mode, void *ptr, size_t n)
 		return rcv->error;
 	if (n && !ptr)
 		return mad_recv_misuse("unpack into a NULL pointer");
-	if (mad_match_unpack(rcv->hdr, rcv->idx, mode, n, err, sizeof err) < 0)
-		return mad_recv_misuse(err);
 	memcpy(&h, rcv->hdr, sizeof h);
-	memcpy(&w, rcv->hdr + sizeof h + 4 * rcv->idx, 4);
+	if (rcv->idx < h.npacks)
+		memcpy(&w, rcv->hdr + sizeof h + 4 * rcv->idx, 4);
+	/* The pack this unpack mirrors: the same mode and length (mad_match_unpack). */
+	if (rcv->idx >= h.npacks || (DESC_MODE(w) & ~MAD_DESC_INBODY) != mode || DESC_LEN(w) != n)
+		return unpack_mismatch(mode, n);
 	rcv->idx++;
 	if ((mode & MAD_RECV_EXPRESS) && !(DESC_MODE(w) & MAD_DESC_INBODY)) {
 		/* In the header: here now. */

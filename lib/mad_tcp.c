@@ -30,6 +30,7 @@
 #include "lib/mad.h"
 #include "net/fabric/fabric.h"
 #include "lwip/sockets.h"
+#include "net/lwip/lwip_port.h"
 
 #define MAD_TCP_PORT 5555
 #define CONNECT_TRIES 120		/* half a second apart */
@@ -383,7 +384,15 @@ static void tcp_wait(uint64_t timeout_ns)
 	/* select blocks only this thread; the next poll finds what woke it. */
 	if (timeout_ns > 1000000000ULL)
 		timeout_ns = 1000000000ULL;
+	lwip_select_kickable(1);
 	readable(timeout_ns);
+	lwip_select_kickable(0);
 }
 
-MAD_DRIVER_DEFINE(tcp, .init = tcp_init, .exit = tcp_exit, .wait = tcp_wait);
+/* mad_recv_kick: the receiver's select ends (lwip_select_kick), and it sees the kick. */
+static void tcp_kick(void)
+{
+	lwip_select_kick();
+}
+
+MAD_DRIVER_DEFINE(tcp, .init = tcp_init, .exit = tcp_exit, .wait = tcp_wait, .kick = tcp_kick);

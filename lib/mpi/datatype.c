@@ -959,6 +959,7 @@ struct mpi_type {
 };
 
 static struct mpi_type predef[NTYPES];
+uint8_t mpii_plain[NTYPES];
 
 /* Any live type, freed by the user or not (the internal calls' view). */
 static struct mpi_type *tobj(MPI_Datatype h)
@@ -1343,9 +1344,14 @@ int mpii_type_init(void)
 			return MPI_ERR_NO_MEM;
 		built = 1;
 	}
-	for (int i = 1; i < NTYPES; i++)
+	for (int i = 1; i < NTYPES; i++) {
 		if (mpii_obj_set(NOW_MPI_KTYPE, i, &predef[i]))
 			return MPI_ERR_NO_MEM;
+		const struct layout *l = &predef[i].l;
+		int plain = l->size > 0 && l->size < 256 && l->lb == 0 && l->tlb == 0 && l->ub == l->size &&
+			    l->prog && l->prog->kind == P_RUN && l->prog->run.off == 0 && l->prog->run.len == l->size;
+		mpii_plain[i] = plain ? (uint8_t)l->size : 0;
+	}
 	return MPI_SUCCESS;
 }
 

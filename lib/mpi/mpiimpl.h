@@ -194,6 +194,18 @@ int mpii_check_op(struct mpi_comm *c, MPI_Op op, const char *fn);
  * handle (checked by the caller).
  */
 size_t mpii_type_size(MPI_Datatype dt);			/* bytes of data in one element */
+/*
+ * A predefined type whose element is one run of bytes from its start, as
+ * wide as its extent (MPI_INT, MPI_DOUBLE, MPI_BYTE...): its size, known
+ * without a lookup; 0 for any other type.  The fast paths' test.
+ */
+extern uint8_t mpii_plain[NOW_MPI_NPREDEF_TYPES];
+static inline size_t mpii_plain_size(MPI_Datatype dt)
+{
+	unsigned i = (unsigned)dt - (unsigned)NOW_MPI_H(NOW_MPI_KTYPE, 0);
+
+	return i < NOW_MPI_NPREDEF_TYPES ? mpii_plain[i] : 0;
+}
 MPI_Aint mpii_type_extent(MPI_Datatype dt);
 MPI_Aint mpii_type_lb(MPI_Datatype dt);
 MPI_Aint mpii_type_true_lb(MPI_Datatype dt);

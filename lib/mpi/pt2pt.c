@@ -47,6 +47,7 @@
  * drained; nothing is written outside a buffer the program gave.
  */
 #include <errno.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -54,6 +55,7 @@
 #include "kernel/node.h"
 #include "kernel/sync.h"
 #include "kernel/thread.h"
+#include "kernel/timer.h"
 #include "kernel/tsc.h"
 #include "lib/mad.h"
 #include "lib/mpi/coll.h"
@@ -62,11 +64,17 @@
 
 #define MPII_EAGER_MAX (64 * 1024)
 #define CHUNK (8u << 20)		/* a Madeleine pack is at most 16 MiB - 1 */
-#define MAX_MSG ((uint64_t)CHUNK * (MAD_MAX_PACKS - 1))
+#define MAX_MSG ((uint64_t)CHUNK * (MAD_MAX_PACKS - 2))	/* the envelope takes two packs */
 
 enum wire_kind { W_EAGER = 1, W_RTS, W_CTS, W_DATA, W_SACK, W_PING };
 enum { F_SYNC = 1 };
 
+/*
+ * An envelope.  On the wire it is one EXPRESS pack of its first 20 bytes
+ * (WIRE_HEAD), and a second of the two request ids only for the kinds
+ * that name a request: an eager message, the common case, carries 20
+ * bytes (on the cell driver its chunk then takes three cells, not four).
+ */
 struct wire {
 	uint8_t kind;
 	uint8_t flags;
@@ -74,10 +82,19 @@ struct wire {
 	uint32_t ctx;
 	int32_t src;			/* sender's rank in the communicator */
 	int32_t tag;
-	uint64_t len;
+	uint32_t len;			/* at most MAX_MSG */
+	uint32_t pad2;
 	uint64_t sreq;			/* sender's request id (RTS, CTS, SACK, eager SYNC) */
 	uint64_t rreq;			/* receiver's request id (CTS, DATA) */
 };
+#define WIRE_HEAD offsetof(struct wire, pad2)
+#define WIRE_IDS (sizeof(struct wire) - offsetof(struct wire, sreq))
+_Static_assert(WIRE_HEAD == 20 && WIRE_IDS == 16, "envelope sizes");
+
+static int has_ids(uint8_t kind, uint8_t flags)
+{
+	return kind != W_PING && (kind != W_EAGER || (flags & F_SYNC));
+}
 
 /* Request states. */
 enum {
@@ -160,16 +177,17 @@ void mpii_unlock(void)
  * that messages are received while the program computes: the program
  * needs no thread of its own for progress.  mpi-rx runs at the program's
  * priority and is kicked out of Madeleine (mad_recv_kick) only when it is
- * in a receive (rx_receiving).  On a driver without a kick (tcp: its wait
- * is lwIP's select) mpi-rx keeps the role: a hand-over would wait for the
- * select to end.
+ * in a receive (rx_receiving); every driver has a kick (tcp's ends lwIP's
+ * select).  On one without, mpi-rx would keep the role: a hand-over would
+ * wait for its wait to end.
  */
 static struct thread *volatile receiver;	/* NULL: mpi-rx */
 static volatile int receiver_waiting;		/* the holder is in mpii_wait_until */
-static uint64_t receiver_left;			/* when it left it (cycles) */
+static uint64_t receiver_left;			/* when it left it (timer ticks: no TSC read per wait) */
 static volatile int rx_receiving;
 static struct waitq rx_wq = WAITQ_INIT;
 #define RX_TAKE_NS 20000000ULL
+#define RX_TAKE_TICKS (RX_TAKE_NS * TICK_HZ / 1000000000ULL + 1)
 
 void mpii_wake(void)
 {
@@ -337,12 +355,33 @@ void mpii_req_complete(struct mpi_req *r, int err)
 
 static int done_flag(void *arg);
 
-int mpii_wait_until(int (*done)(void *arg), void *arg)
+/* The role is this thread's, or free, or held by one not waiting: take it.  Lock held.  1: taken. */
+static int claim_role(int *kick)
 {
 	struct thread *me = thread_current();
-	int mine = 0;
+
+	if (!mad_recv_kickable(ch) || (receiver != me && receiver && receiver_waiting))
+		return 0;
+	*kick = !receiver && rx_receiving;
+	receiver = me;
+	receiver_waiting = 1;
+	return 1;
+}
+
+/*
+ * Wait until done(arg); mine: this thread took the receiver role (under
+ * the lock, with kick: mpi-rx to be kicked out of its receive) and goes
+ * straight to receiving.
+ */
+static int wait_loop(int (*done)(void *arg), void *arg, int mine, int kick)
+{
+	int locked_out = mine;		/* the first round needs no look under the lock */
 
 	for (;;) {
+		if (kick) {
+			mad_recv_kick(ch);	/* mpi-rx leaves its receive and waits for the role */
+			kick = 0;
+		}
 		/*
 		 * The wait that just ended completed it (the common case): done
 		 * without the lock, the role's holder no longer waiting.  done
@@ -350,41 +389,45 @@ int mpii_wait_until(int (*done)(void *arg), void *arg)
 		 */
 		if (mine && done == done_flag && __atomic_load_n(&((struct mpi_req *)arg)->done, __ATOMIC_ACQUIRE)) {
 			receiver_waiting = 0;
-			receiver_left = cycles();
+			receiver_left = ticks;
 			return MPI_SUCCESS;
 		}
-		mpii_lock();
-		if (done(arg)) {
-			if (mine) {
-				receiver_waiting = 0;
-				receiver_left = cycles();
+		if (locked_out) {
+			locked_out = 0;
+		} else {
+			mpii_lock();
+			if (done(arg)) {
+				if (mine) {
+					receiver_waiting = 0;
+					receiver_left = ticks;
+				}
+				mpii_unlock();
+				return MPI_SUCCESS;
 			}
+			/* The role is this thread's, or free, or held by one not waiting: it receives itself. */
+			if (!mine)
+				mine = claim_role(&kick);
+			uint64_t seq = wake_seq;
 			mpii_unlock();
-			return MPI_SUCCESS;
-		}
-		/* The role is this thread's, or free, or held by one not waiting: it receives itself. */
-		int kick = 0;
-		if (!mine && mad_recv_kickable(ch) && (receiver == me || !receiver || !receiver_waiting)) {
-			kick = !receiver && rx_receiving;
-			receiver = me;
-			receiver_waiting = 1;
-			mine = 1;
-		}
-		uint64_t seq = wake_seq;
-		mpii_unlock();
-		if (mine) {
 			if (kick)
-				mad_recv_kick(ch);	/* mpi-rx leaves its receive and waits for the role */
-			/* -EINTR (a completion elsewhere kicked us), -ETIMEDOUT: look again. */
-			mad_recvbuf_receive_on(ch, on_message, 100000000);
-			continue;
+				continue;
+			if (!mine) {
+				irqflags_t f = irq_save();
+				/* The timeout: a rank's death is noticed by looking (mpii_req_check_dead). */
+				if (wake_seq == seq)
+					waitq_wait_timeout(&wake_wq, 100000000);
+				irq_restore(f);
+				continue;
+			}
 		}
-		irqflags_t f = irq_save();
-		/* The timeout: a rank's death is noticed by looking (mpii_req_check_dead). */
-		if (wake_seq == seq)
-			waitq_wait_timeout(&wake_wq, 100000000);
-		irq_restore(f);
+		/* -EINTR (a completion elsewhere kicked us), -ETIMEDOUT: look again. */
+		mad_recvbuf_receive_on(ch, on_message, 100000000);
 	}
+}
+
+int mpii_wait_until(int (*done)(void *arg), void *arg)
+{
+	return wait_loop(done, arg, 0, 0);
 }
 
 void mpii_poke(void)
@@ -396,12 +439,14 @@ void mpii_poke(void)
 static void queue_ctl(int node, const struct wire *w);
 
 /* A request waits on world rank w: make sure its death would be noticed.  Lock held. */
+static int no_pings;			/* mpii_pause was called: the bench's run */
+
 static void ping(int w)
 {
 	static uint64_t last[MAX_NODES];
 	uint64_t now = cycles();
 
-	if (w == mpii_world_rank || w < 0 || w >= MAX_NODES || (last[w] && now - last[w] < tsc_hz))
+	if (no_pings || w == mpii_world_rank || w < 0 || w >= MAX_NODES || (last[w] && now - last[w] < tsc_hz))
 		return;
 	last[w] = now;
 	struct wire p = { .kind = W_PING };
@@ -464,7 +509,9 @@ static int mad_put(int node, const struct wire *w, const void *body, uint64_t le
 	int r = mad_sendbuf_init_on(ch, node);
 
 	if (r == 0)
-		r = mad_sendbuf_pack_byte(MAD_SND_CHEAPER | MAD_RECV_EXPRESS, w, sizeof *w);
+		r = mad_sendbuf_pack_byte(MAD_SND_CHEAPER | MAD_RECV_EXPRESS, w, WIRE_HEAD);
+	if (r == 0 && has_ids(w->kind, w->flags))
+		r = mad_sendbuf_pack_byte(MAD_SND_CHEAPER | MAD_RECV_EXPRESS, &w->sreq, WIRE_IDS);
 	for (uint64_t off = 0; r == 0 && off < len; off += CHUNK)
 		r = mad_sendbuf_pack_byte(MAD_SND_CHEAPER | MAD_RECV_CHEAPER, (const uint8_t *)body + off,
 					  len - off < CHUNK ? len - off : CHUNK);
@@ -884,7 +931,10 @@ static int on_message(int node)
 {
 	struct wire w;
 
-	if (mad_recvbuf_unpack_byte(MAD_SND_CHEAPER | MAD_RECV_EXPRESS, &w, sizeof w) < 0) {
+	w.sreq = w.rreq = 0;
+	if (mad_recvbuf_unpack_byte(MAD_SND_CHEAPER | MAD_RECV_EXPRESS, &w, WIRE_HEAD) < 0 ||
+	    (has_ids(w.kind, w.flags) &&
+	     mad_recvbuf_unpack_byte(MAD_SND_CHEAPER | MAD_RECV_EXPRESS, &w.sreq, WIRE_IDS) < 0)) {
 		proto_error(node, "a message that is not MPI's");
 		mad_recvbuf_receive_data();
 		return 0;
@@ -944,15 +994,33 @@ static int on_message(int node)
 	return 0;
 }
 
+/* mpii_pause: the receive threads stopped, and how many of them are. */
+static volatile int paused;
+static int npaused;
+static struct waitq pause_wq = WAITQ_INIT;
+
 static void *rx_main(void *arg)
 {
 	struct mad_channel *mine = arg;
 
 	while (running) {
+		if (paused) {
+			mpii_lock();
+			npaused++;
+			mpii_unlock();
+			irqflags_t f = irq_save();
+			while (paused)
+				waitq_wait_timeout(&pause_wq, 10000000);
+			irq_restore(f);
+			mpii_lock();
+			npaused--;
+			mpii_unlock();
+			continue;
+		}
 		mpii_lock();
 		if (mine == ch && receiver) {
 			/* A holder that has not waited for a while gives the role back. */
-			if (!receiver_waiting && cycles() - receiver_left >= ns_to_cycles(RX_TAKE_NS)) {
+			if (!receiver_waiting && ticks - receiver_left >= RX_TAKE_TICKS) {
 				receiver = NULL;
 			} else {
 				mpii_unlock();
@@ -1019,7 +1087,7 @@ static void *tx_main(void *arg)
 		}
 		if (s) {
 			struct wire w = { .kind = W_DATA, .ctx = s->ctx, .src = s->comm->rank, .tag = s->tag,
-					  .len = s->len, .sreq = s->id, .rreq = s->peer_id };
+					  .len = (uint32_t)s->len, .sreq = s->id, .rreq = s->peer_id };
 			const void *body = send_body(s);
 			int e = body || !s->len ? mad_put(s->node, &w, body, s->len)
 						: mpii_errcode(MPI_ERR_NO_MEM, "MPI_Send", "no memory to pack %lu bytes",
@@ -1114,7 +1182,13 @@ static int start_send(struct mpi_req *s)
 		mpii_unlock();
 		return MPI_SUCCESS;
 	}
-	struct wire w = { .ctx = s->ctx, .src = c->rank, .tag = s->tag, .len = s->len };
+	if (s->len > MAX_MSG) {
+		int e = mpii_errcode(MPI_ERR_COUNT, "MPI_Send", "a message of %lu bytes; at most %lu go in one",
+				     (unsigned long)s->len, (unsigned long)MAX_MSG);
+		mpii_req_complete(s, e);
+		return e;
+	}
+	struct wire w = { .ctx = s->ctx, .src = c->rank, .tag = s->tag, .len = (uint32_t)s->len };
 	if (s->len <= MPII_EAGER_MAX) {
 		const void *body = send_body(s);
 		int e;
@@ -1164,13 +1238,15 @@ static int start_send(struct mpi_req *s)
 }
 
 /* Start receive r (its fields set). */
-static int start_recv(struct mpi_req *r)
+/* Post receive r; with claim (a blocking receive), take the receiver role in the same hold of the lock. */
+static int post_recv(struct mpi_req *r, int *claim, int *kick)
 {
 	struct mpi_comm *c = r->comm;
+	size_t psz = mpii_plain_size(r->dt);
 
 	r->done = 0;
 	r->status = (MPI_Status){ 0 };
-	r->len = (size_t)r->count * mpii_type_size(r->dt);
+	r->len = (size_t)r->count * (psz ? psz : mpii_type_size(r->dt));
 	if (r->peer == MPI_PROC_NULL) {
 		mpii_lock();
 		r->status.MPI_SOURCE = MPI_PROC_NULL;
@@ -1190,9 +1266,16 @@ static int start_recv(struct mpi_req *r)
 		r->next = NULL;
 		*posted_tail = r;
 		posted_tail = &r->next;
+		if (claim)
+			*claim = claim_role(kick);
 	}
 	mpii_unlock();
 	return MPI_SUCCESS;
+}
+
+static int start_recv(struct mpi_req *r)
+{
+	return post_recv(r, NULL, NULL);
 }
 
 static struct mpi_req *fill(struct mpi_req *r, void *buf, int count, MPI_Datatype dt, int peer, int tag,
@@ -1338,11 +1421,13 @@ int mpii_send_mode(const void *buf, int count, MPI_Datatype dt, int peer, int ta
 	/* The common case, an eager message to another node: sent, and done, with no request. */
 	if (peer != MPI_PROC_NULL && mode != MPII_SEND_SYNC) {
 		int node = mpii_comm_world(c, peer);
-		size_t len = (size_t)count * mpii_type_size(dt);
-		const void *start;
-		if (node != mpii_world_rank && len <= MPII_EAGER_MAX && (len == 0 || mpii_type_contig(buf, count, dt, &start))) {
+		size_t psz = mpii_plain_size(dt);
+		size_t len = (size_t)count * (psz ? psz : mpii_type_size(dt));
+		const void *start = buf;
+		if (node != mpii_world_rank && len <= MPII_EAGER_MAX &&
+		    (len == 0 || psz || mpii_type_contig(buf, count, dt, &start))) {
 			struct wire w = { .kind = W_EAGER, .ctx = c->ctx + (uint32_t)ctxoff, .src = c->rank, .tag = tag,
-					  .len = len };
+					  .len = (uint32_t)len };
 			mpii_counters.eager_sent++;
 			return mad_put(node, &w, len ? start : NULL, len);
 		}
@@ -1365,10 +1450,12 @@ int mpii_recv(void *buf, int count, MPI_Datatype dt, int peer, int tag, struct m
 {
 	struct mpi_req r;
 
+	int mine = 0, kick = 0;
+
 	stack_req(&r, REQ_RECV, buf, count, dt, peer, tag, c, ctxoff, MPII_SEND_STD);
-	start_recv(&r);
-	if (!r.done)
-		mpii_wait_until(done_flag, &r);
+	post_recv(&r, &mine, &kick);
+	if (!r.done || mine)
+		wait_loop(done_flag, &r, mine, kick);
 	free(r.tmp);
 	mpii_req_status(&r, status);
 	return r.status.MPI_ERROR;
@@ -1508,6 +1595,32 @@ int mpii_use_driver(const char *driver)
 	chan_names[nchans++] = driver;
 	ch = c;
 	return 0;
+}
+
+void mpii_pause(int on)
+{
+	if (on < 0) {
+		no_pings = 1;
+		return;
+	}
+	if (!on) {
+		irqflags_t f = irq_save();
+		paused = 0;
+		waitq_wake_all(&pause_wq);
+		irq_restore(f);
+		return;
+	}
+	paused = 1;
+	for (;;) {
+		mpii_lock();
+		int all = npaused == nchans;
+		mpii_unlock();
+		if (all)
+			return;
+		for (int i = 0; i < nchans; i++)
+			mad_recv_kick(chans[i]);
+		thread_sleep_ns(100000);
+	}
 }
 
 int mpii_pt2pt_start(const char *driver)

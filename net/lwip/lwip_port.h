@@ -35,6 +35,15 @@ extern struct lwip_port_stats lwip_port_stats;
 /* Nonzero once lwIP is up. */
 int lwip_port_ready(void);
 
+/*
+ * The calling thread's select() may be cut short by lwip_select_kick()
+ * from another thread (on: 1 before the select, 0 after): it returns 0,
+ * as if it timed out.  A kick between the two ends the next select at
+ * once.  One such thread (Madeleine's tcp receiver).
+ */
+void lwip_select_kickable(int on);
+void lwip_select_kick(void);
+
 /* Print the glue's counters and lwIP's TCP and memory counters. */
 void lwip_port_print_stats(void);
 

@@ -94,10 +94,55 @@ void sys_sem_signal(sys_sem_t *sem)
 	sem_post(&sem->s);
 }
 
+/*
+ * One thread's select may be cut short (lwip_select_kick): while that
+ * thread waits in sys_arch_sem_wait (select's only wait: its semaphore is
+ * made for the call and freed after it), a kick signals the semaphore it
+ * waits on, and a kick that came before the wait ends the next wait at
+ * once.  lwip_select then scans again and returns 0 when nothing is
+ * ready.  One CPU: interrupts off orders the kicker and the waiter.
+ */
+static struct thread *kick_thread;
+static sys_sem_t *kick_sem;
+static int kick_pending;
+
+void lwip_select_kickable(int on)
+{
+	kick_thread = on ? thread_current() : NULL;
+}
+
+void lwip_select_kick(void)
+{
+	irqflags_t f = irq_save();
+
+	kick_pending = 1;
+	if (kick_sem)
+		sem_post(&kick_sem->s);
+	irq_restore(f);
+}
+
 u32_t sys_arch_sem_wait(sys_sem_t *sem, u32_t timeout_ms)
 {
 	uint64_t t0 = cycles();
 
+	if (kick_thread && kick_thread == thread_current()) {
+		irqflags_t f = irq_save();
+		if (kick_pending) {
+			kick_pending = 0;
+			irq_restore(f);
+			return 0;
+		}
+		kick_sem = sem;
+		irq_restore(f);
+		u32_t r = timeout_ms ? (sem_wait_timeout(&sem->s, timeout_ms * NS_PER_MS) < 0 ? SYS_ARCH_TIMEOUT
+											  : ms_since(t0))
+				     : (sem_wait(&sem->s), ms_since(t0));
+		f = irq_save();
+		kick_sem = NULL;
+		kick_pending = 0;
+		irq_restore(f);
+		return r;
+	}
 	if (timeout_ms == 0) {
 		sem_wait(&sem->s);
 		return ms_since(t0);

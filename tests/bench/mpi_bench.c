@@ -3,7 +3,9 @@
  * Madeleine's own rows of the same run (tests/bench/mad_bench.c):
  *  - ping-pong of 0 bytes (beside Madeleine's null message on the same
  *    driver: MPI adds its envelope and its matching), 1 KiB and 64 KiB,
- *    MPI_Send then MPI_Recv on node 0, the reverse on node 1;
+ *    MPI_Send then MPI_Recv on node 0, the reverse on node 1; the 0-byte
+ *    row in rounds with Madeleine's null message on MPI's own channel
+ *    (mad-<drv>-null-beside, MPI paused for it), its ratio to that row;
  *  - bandwidth: 4 MiB as 16 messages of 256 KiB one way (rendezvous, the
  *    body straight into the posted buffer), then a 0-byte answer.
  * Every rank takes part in MPI_Init and in the switch between drivers
@@ -17,6 +19,7 @@
  * after the clock stopped: the sender's pattern differs from one message
  * to the next at every byte.
  */
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -24,8 +27,10 @@
 #include "apps/app.h"
 #include "apps/stats.h"
 #include "kernel/tsc.h"
+#include "lib/mad.h"
 #include "lib/mpi/mpi.h"
 #include "lib/mpi/pt2pt.h"
+#include "net/call/barrier.h"
 #include "net/net.h"
 #include "tests/bench/bench.h"
 
@@ -122,16 +127,16 @@ static int pingpong(const char *drv, size_t len, const struct bench_opts *o, str
 	}
 
 /* The 0-byte rows as Madeleine's null rows are measured: one way, except on TCP. */
-ROW(mpi_rmem_0, "rmem", 0, "mad-rmem-null", 1, 0);
+ROW(mpi_rmem_0, "rmem", 0, "mad-rmem-null-beside", 1, 0);
 ROW(mpi_rmem_1k, "rmem", 1024, "-", 0, 2000);
 ROW(mpi_rmem_64k, "rmem", 65536, "-", 0, 100);
-ROW(mpi_req_0, "req", 0, "mad-req-null", 1, 0);
+ROW(mpi_req_0, "req", 0, "mad-req-null-beside", 1, 0);
 ROW(mpi_req_1k, "req", 1024, "-", 0, 2000);
 ROW(mpi_req_64k, "req", 65536, "-", 0, 100);
-ROW(mpi_cell_0, "cell", 0, "mad-cell-null", 1, 0);
+ROW(mpi_cell_0, "cell", 0, "mad-cell-null-beside", 1, 0);
 ROW(mpi_cell_1k, "cell", 1024, "-", 0, 2000);
 ROW(mpi_cell_64k, "cell", 65536, "-", 0, 100);
-ROW(mpi_tcp_0, "tcp", 0, "mad-tcp-null", 0, 0);
+ROW(mpi_tcp_0, "tcp", 0, "mad-tcp-null-beside", 0, 0);
 ROW(mpi_tcp_1k, "tcp", 1024, "-", 0, 2000);
 ROW(mpi_tcp_64k, "tcp", 65536, "-", 0, 100);
 
@@ -146,23 +151,127 @@ static const struct {
 	{ &mpi_tcp_0, "tcp", 0 }, { &mpi_tcp_1k, "tcp", 1024 }, { &mpi_tcp_64k, "tcp", 65536 },
 };
 
-static int run_latency(const struct bench_opts *o)
+/* Madeleine's null message, as mad-<drv>-null sends it, on MPI's own channel (MPI paused). */
+static int null_handler(int src)
 {
-	struct samples s;
+	(void)src;
+	return mad_recvbuf_receive_data();
+}
+
+static int null_recv(struct mad_channel *c)
+{
+	int r;
+
+	/* The pause's kick may end one receive early. */
+	while ((r = mad_recvbuf_receive_on(c, null_handler, 10000000000ULL)) == -EINTR)
+		;
+	return r;
+}
+
+static int null_send(struct mad_channel *c, int dest)
+{
+	int r = mad_sendbuf_init_on(c, dest);
+
+	return r ? r : mad_sendbuf_send();
+}
+
+static int null_pingpong(const char *drv, int warmup, int n, struct samples *s)
+{
+	struct mad_channel *c = mad_open(drv);
+
+	if (!c)
+		return -1;
+	for (int i = 0; i < warmup + n; i++) {
+		if (node_id == 0) {
+			uint64_t t0 = cycles();
+			if (null_send(c, 1) < 0 || null_recv(c) < 0)
+				return -1;
+			if (i >= warmup)
+				samples_add(s, cycles() - t0);
+		} else if (null_recv(c) < 0 || null_send(c, 0) < 0) {
+			return -1;
+		}
+	}
+	return 0;
+}
+
+/*
+ * Beside each 0-byte row, Madeleine's null message on the same driver in
+ * the same minutes: rounds of MPI's ping-pong and Madeleine's, MPI paused
+ * for Madeleine's (mpii_pause: every rank quiet between two barriers), so
+ * that drift on the host affects both alike.  The MPI row's ratio is to
+ * this one.
+ */
+#define BESIDE_ROUNDS 10
+#define BESIDE(id, drv, ow)                                                                       \
+	static const struct bench id = {                                                          \
+		.name = "mad-" drv "-null-beside", .summary = "Madeleine's null message on " drv \
+							      ", in rounds beside mpi-" drv "-0", \
+		.extra = ow ? "size=0 oneway=1" : "size=0", .base = "mad-" drv "-null", .oneway = ow, \
+	}
+BESIDE(beside_rmem, "rmem", 1);
+BESIDE(beside_req, "req", 1);
+BESIDE(beside_cell, "cell", 1);
+BESIDE(beside_tcp, "tcp", 0);
+
+static int beside(const char *drv, const struct bench_opts *o, struct samples *mpi, struct samples *mad)
+{
+	int per = o->iters / BESIDE_ROUNDS > 0 ? o->iters / BESIDE_ROUNDS : 1;
+	struct bench_opts ro = { .iters = per, .warmup = o->warmup / BESIDE_ROUNDS };
 	int r = 0;
 
-	if (samples_init(&s, (size_t)o->iters) < 0)
+	if (ready(drv) < 0)
+		return -1;
+	/* No PING from now on, and none on its way once every rank passed the barriers. */
+	mpii_pause(-1);
+	if (MPI_Barrier(MPI_COMM_WORLD) != MPI_SUCCESS || MPI_Barrier(MPI_COMM_WORLD) != MPI_SUCCESS)
+		return -1;
+	for (int k = 0; k < BESIDE_ROUNDS && r == 0; k++) {
+		r = pingpong(drv, 0, &ro, mpi);
+		if (r == 0 && MPI_Barrier(MPI_COMM_WORLD) != MPI_SUCCESS)
+			r = -1;
+		if (r)
+			break;
+		/* Every node's MPI paused before any Madeleine message goes (the fabric's barrier). */
+		mpii_pause(1);
+		if (cluster_barrier(60000000000ULL) < 0)
+			r = -1;
+		if (r == 0 && node_id <= 1)
+			r = null_pingpong(drv, ro.warmup, per, mad);
+		mpii_pause(0);
+		if (MPI_Barrier(MPI_COMM_WORLD) != MPI_SUCCESS)
+			r = -1;
+	}
+	return r;
+}
+
+static int run_latency(const struct bench_opts *o)
+{
+	static const struct bench *const besides[] = { &beside_rmem, &beside_req, &beside_cell, &beside_tcp };
+	struct samples s, m;
+	int r = 0, nb = 0;
+
+	if (samples_init(&s, (size_t)o->iters) < 0 || samples_init(&m, (size_t)o->iters) < 0)
 		return -1;
 	for (size_t k = 0; k < sizeof rows / sizeof rows[0] && r == 0; k++) {
 		const struct bench *b = rows[k].row;
 		int n = b->max_iters && o->iters > b->max_iters ? b->max_iters : o->iters;
 		struct bench_opts ro = { .iters = n, .warmup = o->warmup };
 		s.n = 0;
-		r = pingpong(rows[k].drv, rows[k].len, &ro, &s);
+		m.n = 0;
+		if (rows[k].len == 0) {
+			r = beside(rows[k].drv, &ro, &s, &m);
+			if (r == 0 && node_id == 0)
+				bench_latency(besides[nb], &m);
+			nb++;
+		} else {
+			r = pingpong(rows[k].drv, rows[k].len, &ro, &s);
+		}
 		if (r == 0 && node_id == 0)
 			bench_latency(b, &s);
 	}
 	samples_free(&s);
+	samples_free(&m);
 	return r;
 }
 
