@@ -191,6 +191,7 @@ int MPI_Recv(void *buf, int count, MPI_Datatype dt, int source, int tag, MPI_Com
 	static const char fn[] = "MPI_Recv";
 	struct mpi_comm *c;
 	int e = check_xfer(comm, buf, count, dt, source, tag, 1, fn, &c);
+
 	if (e != MPI_SUCCESS)
 		return e;
 	return fail(c, mpii_recv(buf, count, dt, source, tag, c, 0, status));
