@@ -639,11 +639,8 @@ int MPI_Test(MPI_Request *request, int *flag, MPI_Status *status)
 		return e;
 	struct mpi_req *r = active_req(*request, &bad);
 	if (!r) {
-		/* The empty status (MPI-3.1 §3.7.3), its error MPI_SUCCESS, as MPICH gives it here. */
 		*flag = 1;
 		mpii_status_empty(status);
-		if (status != MPI_STATUS_IGNORE && status)
-			status->MPI_ERROR = MPI_SUCCESS;
 		return MPI_SUCCESS;
 	}
 	if (!r->done)
@@ -859,8 +856,11 @@ int MPI_Request_get_status(MPI_Request request, int *flag, MPI_Status *status)
 	if (!flag)
 		return mpii_err(NULL, MPI_ERR_ARG, "MPI_Request_get_status", "Null pointer in parameter flag");
 	if (!r) {
+		/* The empty status (MPI-3.1 §3.7.3), its error MPI_SUCCESS, as MPICH gives it here. */
 		*flag = 1;
 		mpii_status_empty(status);
+		if (status != MPI_STATUS_IGNORE && status)
+			status->MPI_ERROR = MPI_SUCCESS;
 		return MPI_SUCCESS;
 	}
 	if (!r->done)
