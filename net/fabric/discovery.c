@@ -254,5 +254,9 @@ int fabric_wait_peers(uint64_t timeout_ns)
 		if (i != fab.me && !member_up(&fab.peers[i].m))
 			printf(" n%d%s", i, fab.peers[i].known ? " (has not bound us)" : "");
 	printf("\n");
+	/* Whether this node heard anyone at all, and what its NIC did: a dead link shows here. */
+	printf("fabric: HELLOs sent %lu, heard %lu\n", (unsigned long)fab.ctr.hello_tx,
+	       (unsigned long)fab.ctr.hello_rx);
+	net_print_stats();
 	return -ETIMEDOUT;
 }
