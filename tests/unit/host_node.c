@@ -166,6 +166,7 @@ static int nout;
 int net_up(void) { return 1; }
 int net_unregister(uint16_t ethertype) { (void)ethertype; return 0; }
 int net_link_lossless(void) { return 0; }
+void net_print_stats(void) {}
 /* The node has a typed id: auto.c's hook does nothing, and AUTO frames are ignored. */
 int node_auto(int *expect)
 {
