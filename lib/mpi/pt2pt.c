@@ -375,7 +375,7 @@ static int claim_role(int *kick)
  */
 static int wait_loop(int (*done)(void *arg), void *arg, int mine, int kick)
 {
-	int locked_out = mine;		/* the first round needs no look under the lock */
+	int looked = mine;		/* post_recv just looked under the lock */
 
 	for (;;) {
 		if (kick) {
@@ -392,8 +392,8 @@ static int wait_loop(int (*done)(void *arg), void *arg, int mine, int kick)
 			receiver_left = ticks;
 			return MPI_SUCCESS;
 		}
-		if (locked_out) {
-			locked_out = 0;
+		if (looked) {
+			looked = 0;
 		} else {
 			mpii_lock();
 			if (done(arg)) {
@@ -438,9 +438,9 @@ void mpii_poke(void)
 
 static void queue_ctl(int node, const struct wire *w);
 
-/* A request waits on world rank w: make sure its death would be noticed.  Lock held. */
-static int no_pings;			/* mpii_pause was called: the bench's run */
+static int no_pings;			/* mpii_pings_off: the bench's run */
 
+/* A request waits on world rank w: make sure its death would be noticed.  Lock held. */
 static void ping(int w)
 {
 	static uint64_t last[MAX_NODES];
@@ -1237,8 +1237,7 @@ static int start_send(struct mpi_req *s)
 	return e;
 }
 
-/* Start receive r (its fields set). */
-/* Post receive r; with claim (a blocking receive), take the receiver role in the same hold of the lock. */
+/* Post receive r (its fields set); with claim (a blocking receive), take the receiver role in the same hold of the lock. */
 static int post_recv(struct mpi_req *r, int *claim, int *kick)
 {
 	struct mpi_comm *c = r->comm;
@@ -1449,7 +1448,6 @@ int mpii_recv(void *buf, int count, MPI_Datatype dt, int peer, int tag, struct m
 	      MPI_Status *status)
 {
 	struct mpi_req r;
-
 	int mine = 0, kick = 0;
 
 	stack_req(&r, REQ_RECV, buf, count, dt, peer, tag, c, ctxoff, MPII_SEND_STD);
@@ -1597,12 +1595,13 @@ int mpii_use_driver(const char *driver)
 	return 0;
 }
 
+void mpii_pings_off(void)
+{
+	no_pings = 1;
+}
+
 void mpii_pause(int on)
 {
-	if (on < 0) {
-		no_pings = 1;
-		return;
-	}
 	if (!on) {
 		irqflags_t f = irq_save();
 		paused = 0;

@@ -84,15 +84,18 @@ void mpii_pt2pt_stop(void);
  */
 int mpii_use_driver(const char *driver);
 /*
- * The bench's: on (1), MPI's receive threads stop receiving (every rank
+ * The bench's: on, MPI's receive threads stop receiving (every rank
  * quiet, no MPI call until off), so that Madeleine's own messages can run
- * on MPI's channels beside MPI's; off (0), they start again.  A receive on
- * a channel may see the stop's kick once (-EINTR).  -1, before any pause:
- * no more PINGs (mpi-tx's, to a peer a request waits on), which would
- * otherwise meet Madeleine's receiver; then a barrier, after which none
- * is on its way.
+ * on MPI's channels beside MPI's; off, they start again.  A receive on a
+ * channel may see the stop's kick once (-EINTR).
  */
 void mpii_pause(int on);
+/*
+ * Before the first pause: no more PINGs (mpi-tx's, to a peer a request
+ * waits on), which would meet Madeleine's receiver; then a barrier, after
+ * which none is on its way.
+ */
+void mpii_pings_off(void);
 /* Buffered sends still to go (MPI_Buffer_detach waits for them). */
 int mpii_bsend_pending(void);
 

@@ -223,7 +223,7 @@ static int beside(const char *drv, const struct bench_opts *o, struct samples *m
 	if (ready(drv) < 0)
 		return -1;
 	/* No PING from now on, and none on its way once every rank passed the barriers. */
-	mpii_pause(-1);
+	mpii_pings_off();
 	if (MPI_Barrier(MPI_COMM_WORLD) != MPI_SUCCESS || MPI_Barrier(MPI_COMM_WORLD) != MPI_SUCCESS)
 		return -1;
 	for (int k = 0; k < BESIDE_ROUNDS && r == 0; k++) {
