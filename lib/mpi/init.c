@@ -67,10 +67,10 @@ static int init(int required, int *provided, const char *fn)
 		return MPI_ERR_OTHER;
 	}
 	int r = mpii_pt2pt_start(driver);
-	if (r < 0) {
-		printf("mpi: %s: Madeleine's %s driver did not start (%d)\n", fn, driver, r);
-		return MPI_ERR_OTHER;
-	}
+	/* MPI_COMM_WORLD's handler (fatal by default): no rank goes on without its link. */
+	if (r < 0)
+		return mpii_err(NULL, MPI_ERR_OTHER, fn, "Madeleine's %s driver did not start (error %d)",
+				driver, r);
 	/* Every call is safe from any thread (one lock; Madeleine's state is per thread). */
 	thread_level = required < MPI_THREAD_SINGLE ? MPI_THREAD_SINGLE :
 		       required > MPI_THREAD_MULTIPLE ? MPI_THREAD_MULTIPLE : required;

@@ -18,6 +18,7 @@
  * it was born.
  */
 #include <errno.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "kernel/init.h"
@@ -120,6 +121,14 @@ int cluster_barrier(uint64_t timeout_ns)
 		waitq_wait_timeout(&barrier_wq, cycles_to_ns(end - cycles()));
 	r = all_arrived(gen) ? 0 : resets != barrier_resets ? -ECONNRESET : -ETIMEDOUT;
 	irq_restore(f);
+	if (r == -ETIMEDOUT) {
+		/* Who the others wait for. */
+		printf("barrier: generation %u timed out; not arrived:", gen);
+		for (int i = 1; i < num_nodes; i++)
+			if (gen_lt(arrived_gen[i], gen))
+				printf(" n%d", i);
+		printf("\n");
+	}
 	if (r)
 		return r;
 	msg[0] = 'R';

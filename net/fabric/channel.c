@@ -661,10 +661,22 @@ drop:
 	return 0;
 }
 
-void chan_set_lossless(struct chan *c, int on)
+void chan_set_lossless(struct chan *c, int on, uint64_t now)
 {
 	c->cfg.lossless = on;
 	c->tmpl_ok = 0;
+	/*
+	 * Frames already sent keep a timer that resends them: on a lossless
+	 * link the quiet timer (the rto timer there resends only what the NIC
+	 * refused), on a lossy one the rto timer.  A frame the peer dropped
+	 * before it bound us is one of them.
+	 */
+	if (c->snd_una == c->snd_nxt || c->dead)
+		return;
+	if (on && !c->quiet_deadline)
+		quiet_arm(c, now);
+	else if (!on && !c->rto_deadline)
+		c->rto_deadline = now + c->rto;
 }
 
 void chan_resume(struct chan *c, uint64_t now)

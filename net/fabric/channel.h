@@ -227,9 +227,9 @@ void chan_resume(struct chan *c, uint64_t now);
 
 /*
  * The link to the peer is lossless and the peer agreed (it takes frames
- * without a CRC): see the header comment.  Frames already sent keep their
- * retransmission timer.
+ * without a CRC): see the header comment.  Frames already sent are resent
+ * by the new mode's timer, armed from now.
  */
-void chan_set_lossless(struct chan *c, int on);
+void chan_set_lossless(struct chan *c, int on, uint64_t now);
 
 #endif

@@ -224,7 +224,7 @@ void fab_hello_input(const struct fab_hdr *h, const uint8_t *payload, const uint
 			r |= MEMBER_REPLY;	/* so that p learns we heard it */
 		}
 		if (p->lossless && (hello.lossless & (1ULL << fab.me)) && !p->ch.cfg.lossless)
-			chan_set_lossless(&p->ch, 1);
+			chan_set_lossless(&p->ch, 1, now_ns());
 	}
 	/* Answer broadcasts too, so that a node that already finished still helps. */
 	if ((r & MEMBER_REPLY) && hello_answer_allowed(p))

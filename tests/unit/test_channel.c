@@ -316,7 +316,7 @@ static void lossless_mode_skips_crc_and_timers(void **state)
 	link.fifo = 1;
 	link.refuse_every = 50;
 	for (int i = 0; i < 2; i++)
-		chan_set_lossless(&sides[i].ch, 1);
+		chan_set_lossless(&sides[i].ch, 1, clock_ns);
 	stream(5000, 60000 * MS);
 	uint64_t retx = 0;
 	for (int i = 0; i < 2; i++) {
@@ -391,7 +391,7 @@ static void lossless_in_place_mixes_with_queued_sends(void **state)
 	link.refuse_every = 13;
 	link.in_place = 1;
 	for (int i = 0; i < 2; i++) {
-		chan_set_lossless(&sides[i].ch, 1);
+		chan_set_lossless(&sides[i].ch, 1, clock_ns);
 		sides[i].busy_rate = 0.1;
 	}
 	stream_lossless(0, &in_place, NULL);
@@ -424,7 +424,7 @@ static void lossless_link_recovers_frames_lost_in_the_link(void **state)
 	link.in_place = 1;
 	link.drop = 0.02;
 	for (int i = 0; i < 2; i++)
-		chan_set_lossless(&sides[i].ch, 1);
+		chan_set_lossless(&sides[i].ch, 1, clock_ns);
 	stream_lossless(0.02, &in_place, &lost_in_place);
 	for (int i = 0; i < 2; i++) {
 		assert_int_equal(sides[i].got, 3000);
@@ -433,6 +433,34 @@ static void lossless_link_recovers_frames_lost_in_the_link(void **state)
 	}
 	assert_true(in_place > 500);
 	assert_true(lost_in_place > 0);
+	finish();
+}
+
+/*
+ * A frame sent before the link turned lossless, and lost (the peer had not
+ * bound us yet and dropped it): the lossless mode's quiet timer resends it.
+ * Before, the rto timer it was sent under resent only what the NIC refused
+ * once the mode changed, and the peer was declared dead with the frame
+ * never sent again.
+ */
+static void frame_lost_before_lossless_is_resent(void **state)
+{
+	(void)state;
+	setup_pair(16);
+	link.fifo = 1;
+	link.cut = 1;
+	assert_int_equal(send_one(0, 0, 64), 0);
+	pump(20 * US);
+	link.cut = 0;
+	link.lossless_rx = 1;
+	for (int i = 0; i < 2; i++)
+		chan_set_lossless(&sides[i].ch, 1, clock_ns);
+	for (int i = 0; i < 50000 && sides[1].got == 0; i++)
+		pump(20 * US);
+	assert_int_equal(sides[1].got, 1);
+	assert_int_equal(sides[1].bad_order, 0);
+	assert_false(sides[0].ch.dead);
+	assert_int_equal(sides[0].ch.stats.tx_retx_timeout, 1);
 	finish();
 }
 
@@ -450,7 +478,7 @@ static uint64_t acks_for(int lossless)
 	link.fifo = 1;
 	for (int i = 0; i < 2; i++) {
 		sides[i].ch.cfg.ack_delay_ns = 50 * MS;
-		chan_set_lossless(&sides[i].ch, lossless);
+		chan_set_lossless(&sides[i].ch, lossless, clock_ns);
 	}
 	while (sides[1].got < 3000 && clock_ns < 60000 * MS) {
 		while (sent < 3000 && chan_space(&sides[0].ch) > 0)
@@ -831,6 +859,7 @@ int main(void)
 		cmocka_unit_test(lossless_mode_acks_for_credit),
 		cmocka_unit_test(lossless_in_place_mixes_with_queued_sends),
 		cmocka_unit_test(lossless_link_recovers_frames_lost_in_the_link),
+		cmocka_unit_test(frame_lost_before_lossless_is_resent),
 		cmocka_unit_test(lossy_link_delivers_exactly_once_in_order),
 		cmocka_unit_test(keyed_link_refuses_replays_and_delivers_exactly_once),
 		cmocka_unit_test(sack_refills_a_single_hole_before_timeout),
