@@ -12,7 +12,7 @@
  *	[CTL_OUT, +32)			our read pointer, as it goes out
  *	[STAGE, +STAGE_LEN)		the chunk being sent
  * The sender copies a chunk of the message stream (header vector, then
- * body vectors; at most CHUNK bytes) into its stage behind a 16-byte
+ * body vectors; at most CHUNK bytes) into its stage behind a 4-byte
  * chunk header (its length), and deposits it at its write pointer in the
  * receiver's buffer: one WRITE cell, or an AAL5 block behind its control
  * cell, with the conditional "always" raising an interrupt once the whole
@@ -50,13 +50,18 @@
 #define REPORT (RING / 4)
 #define VCI_BASE 128
 
-/* What starts every chunk in the buffer. */
+/*
+ * What starts every chunk in the buffer: four bytes, so that a chunk of
+ * one WRITE cell (32 bytes) carries Madeleine's header and 12 bytes of
+ * the message (MPI's 0-byte message: its 8-byte envelope and the pack's
+ * descriptor).
+ */
 struct chunk_hdr {
-	uint32_t len;			/* stream bytes that follow */
-	uint32_t seq;			/* chunk number on this pair, from 0 */
-	uint32_t flags;
-	uint32_t pad;
+	uint16_t len;			/* stream bytes that follow (at most CHUNK) */
+	uint8_t seq;			/* chunk number on this pair, from 0, modulo 256 */
+	uint8_t flags;
 };
+_Static_assert(sizeof(struct chunk_hdr) == 4 && CHUNK <= 0xffff, "the chunk header is 4 bytes");
 
 /* Padding to the end of the buffer: a message's header vector never wraps. */
 #define CH_PAD 1
@@ -71,11 +76,11 @@ struct peer {
 	struct mutex sr_lock;		/* the send registers */
 	/* sending */
 	uint64_t wp;			/* bytes deposited into the peer's buffer */
-	uint32_t tx_seq;
+	uint8_t tx_seq;
 	/* receiving */
 	volatile uint64_t arrived;	/* bytes the interrupts announced */
 	uint64_t rp, reported;		/* bytes consumed; last told to the peer */
-	uint32_t rx_seq;
+	uint8_t rx_seq;
 	uint32_t chunk_left;		/* stream bytes left in the chunk at rp */
 	uint64_t chunk_end;		/* where that chunk ends */
 };
@@ -246,7 +251,7 @@ static int cell_send_post(int dest, const struct mad_iovec *iov, int count)
 	/* The header vector goes whole in the first chunk: skip the buffer's end if need be. */
 	uint32_t pos0 = (uint32_t)(p->wp % RING);
 	if (RING - pos0 < CHUNK_HDR + iov[0].len) {
-		struct chunk_hdr h = { 0, p->tx_seq++, CH_PAD, 0 };
+		struct chunk_hdr h = { 0, p->tx_seq++, CH_PAD };
 		if ((r = wait_room(dest, p, RING - pos0)) == 0) {
 			memcpy(p->mem + STAGE, &h, sizeof h);
 			memset(p->mem + STAGE + sizeof h, 0, 32 - sizeof h);
@@ -264,7 +269,7 @@ static int cell_send_post(int dest, const struct mad_iovec *iov, int count)
 		size_t total = ROUND32(CHUNK_HDR + n);
 		if ((r = wait_room(dest, p, total)) < 0)
 			break;
-		struct chunk_hdr h = { (uint32_t)n, p->tx_seq++, 0, 0 };
+		struct chunk_hdr h = { (uint16_t)n, p->tx_seq++, 0 };
 		memcpy(p->mem + STAGE, &h, sizeof h);
 		iovcur_gather(&c, p->mem + STAGE + CHUNK_HDR, n);
 		memset(p->mem + STAGE + CHUNK_HDR + n, 0, total - CHUNK_HDR - n);
@@ -312,8 +317,8 @@ static size_t readable(int src, struct peer *p)
 			p->rp = p->chunk_end;
 		/*
 		 * Every finished chunk counts toward the credit, padded or not
-		 * (a chunk of a null message, 16 bytes of header and 16 of
-		 * Madeleine's, has no padding).
+		 * (a chunk of a null message, 4 bytes of header and 16 of
+		 * Madeleine's, is padded to its cell's 32).
 		 */
 		report(src, p);
 		if (p->arrived - p->rp < 32)

@@ -50,6 +50,7 @@
 
 #define CTX_BITS 4096			/* sets of four: contexts 0..16383 */
 #define CTX_WORDS (CTX_BITS / 32)
+_Static_assert(CTX_BITS * 4 <= MPII_CTX_LIMIT, "every context below MPII_CTX_LIMIT");
 #define CTX_AGREE 2			/* the agreements' context: ctx + 2 */
 #define REGION_WORDS 4			/* what one round offers: 128 sets */
 #define REGION_BITS (REGION_WORDS * 32)

@@ -110,6 +110,7 @@ struct mpi_comm {
 };
 
 #define MPII_CTX_COLL 1			/* offset of the collectives' context */
+#define MPII_CTX_LIMIT 65536		/* every context is below it (comm.c): 16 bits on the wire */
 
 struct mpi_comm *mpii_comm_get(MPI_Comm h);
 static inline int mpii_comm_inter(const struct mpi_comm *c) { return c->rgroup != NULL; }

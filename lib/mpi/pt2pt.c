@@ -67,29 +67,43 @@
 #define MAX_MSG ((uint64_t)CHUNK * (MAD_MAX_PACKS - 2))	/* the envelope takes two packs */
 
 enum wire_kind { W_EAGER = 1, W_RTS, W_CTS, W_DATA, W_SACK, W_PING };
-enum { F_SYNC = 1 };
+enum { F_SYNC = 1, F_LEN = 2 };	/* F_LEN: on the wire only (a 4-byte length pack follows) */
 
 /*
- * An envelope.  On the wire it is one EXPRESS pack of its first 20 bytes
- * (WIRE_HEAD), and a second of the two request ids only for the kinds
- * that name a request: an eager message, the common case, carries 20
- * bytes (on the cell driver its chunk then takes three cells, not four).
+ * An envelope, as the code holds it.  On the wire it is a head of 8
+ * bytes, one EXPRESS pack (struct wire_head: kind and flags, the sender's
+ * rank, the context, the tag); then, for the kinds that name a request
+ * (RTS, CTS, DATA, SACK, synchronous eager), a second pack of 24 (struct
+ * wire_tail: the length and both request ids), or else, when the message
+ * has a body, a 4-byte pack of its length.  A plain eager message of 0
+ * bytes carries 8: on the cell driver its chunk is one WRITE cell, as
+ * Madeleine's null message is.
  */
 struct wire {
 	uint8_t kind;
-	uint8_t flags;
-	uint16_t pad;
-	uint32_t ctx;
-	int32_t src;			/* sender's rank in the communicator */
+	uint8_t flags;			/* F_SYNC */
+	uint32_t ctx;			/* below 65536 (MPII_CTX_LIMIT) */
+	int32_t src;			/* sender's rank in the communicator, below MAX_NODES */
 	int32_t tag;
 	uint32_t len;			/* at most MAX_MSG */
-	uint32_t pad2;
 	uint64_t sreq;			/* sender's request id (RTS, CTS, SACK, eager SYNC) */
 	uint64_t rreq;			/* receiver's request id (CTS, DATA) */
 };
-#define WIRE_HEAD offsetof(struct wire, pad2)
-#define WIRE_IDS (sizeof(struct wire) - offsetof(struct wire, sreq))
-_Static_assert(WIRE_HEAD == 20 && WIRE_IDS == 16, "envelope sizes");
+
+struct wire_head {
+	uint8_t kind_flags;		/* kind in the low four bits, flags in the high four */
+	uint8_t src;
+	uint16_t ctx;
+	int32_t tag;
+};
+
+struct wire_tail {
+	uint32_t len;
+	uint32_t pad;
+	uint64_t sreq, rreq;
+};
+_Static_assert(sizeof(struct wire_head) == 8 && sizeof(struct wire_tail) == 24, "envelope sizes");
+_Static_assert(MAX_NODES <= 256 && MPII_CTX_LIMIT <= 65536, "a rank and a context fit the head");
 
 static int has_ids(uint8_t kind, uint8_t flags)
 {
@@ -506,12 +520,16 @@ static int mad_error(int r, int node, const char *what)
 /* Send w and len bytes at body (may be NULL for none) to node.  MPI_SUCCESS or a code. */
 static int mad_put(int node, const struct wire *w, const void *body, uint64_t len)
 {
+	int ids = has_ids(w->kind, w->flags);
+	struct wire_head h = { (uint8_t)(w->kind | (w->flags | (w->len && !ids ? F_LEN : 0)) << 4),
+			       (uint8_t)w->src, (uint16_t)w->ctx, w->tag };
+	struct wire_tail t = { w->len, 0, w->sreq, w->rreq };
 	int r = mad_sendbuf_init_on(ch, node);
 
 	if (r == 0)
-		r = mad_sendbuf_pack_byte(MAD_SND_CHEAPER | MAD_RECV_EXPRESS, w, WIRE_HEAD);
-	if (r == 0 && has_ids(w->kind, w->flags))
-		r = mad_sendbuf_pack_byte(MAD_SND_CHEAPER | MAD_RECV_EXPRESS, &w->sreq, WIRE_IDS);
+		r = mad_sendbuf_pack_byte(MAD_SND_CHEAPER | MAD_RECV_EXPRESS, &h, sizeof h);
+	if (r == 0 && (ids || w->len))
+		r = mad_sendbuf_pack_byte(MAD_SND_CHEAPER | MAD_RECV_EXPRESS, &t, ids ? sizeof t : sizeof t.len);
 	for (uint64_t off = 0; r == 0 && off < len; off += CHUNK)
 		r = mad_sendbuf_pack_byte(MAD_SND_CHEAPER | MAD_RECV_CHEAPER, (const uint8_t *)body + off,
 					  len - off < CHUNK ? len - off : CHUNK);
@@ -520,6 +538,30 @@ static int mad_put(int node, const struct wire *w, const void *body, uint64_t le
 	/* A pack failed (nothing of it went): end the message without sending it. */
 	mad_sendbuf_send();
 	return mad_error(r, node, "MPI_Send");
+}
+
+/* The receiver's side of mad_put's envelope: 0, or -1 if it is not MPI's. */
+static int get_envelope(struct wire *w)
+{
+	struct wire_head h;
+	struct wire_tail t = { 0 };
+
+	if (mad_recvbuf_unpack_byte(MAD_SND_CHEAPER | MAD_RECV_EXPRESS, &h, sizeof h) < 0)
+		return -1;
+	w->kind = h.kind_flags & 15;
+	w->flags = (uint8_t)(h.kind_flags >> 4);
+	w->src = h.src;
+	w->ctx = h.ctx;
+	w->tag = h.tag;
+	int ids = has_ids(w->kind, w->flags);
+	if ((ids || (w->flags & F_LEN)) &&
+	    mad_recvbuf_unpack_byte(MAD_SND_CHEAPER | MAD_RECV_EXPRESS, &t, ids ? sizeof t : sizeof t.len) < 0)
+		return -1;
+	w->flags &= (uint8_t)~F_LEN;
+	w->len = t.len;
+	w->sreq = t.sreq;
+	w->rreq = t.rreq;
+	return 0;
 }
 
 /* Unpack a body of len bytes into dst (the receiver's side of mad_put). */
@@ -762,7 +804,7 @@ static int wire_ok(int node, const struct wire *w)
 		proto_error(node, "a message of an unknown kind");
 		return 0;
 	}
-	if ((w->kind == W_EAGER && w->len > MPII_EAGER_MAX) || w->len > MAX_MSG || w->src < 0 || w->tag == MPI_ANY_TAG) {
+	if ((w->kind == W_EAGER && w->len > MPII_EAGER_MAX) || w->len > MAX_MSG || w->tag == MPI_ANY_TAG) {
 		proto_error(node, "an envelope out of range");
 		return 0;
 	}
@@ -931,10 +973,7 @@ static int on_message(int node)
 {
 	struct wire w;
 
-	w.sreq = w.rreq = 0;
-	if (mad_recvbuf_unpack_byte(MAD_SND_CHEAPER | MAD_RECV_EXPRESS, &w, WIRE_HEAD) < 0 ||
-	    (has_ids(w.kind, w.flags) &&
-	     mad_recvbuf_unpack_byte(MAD_SND_CHEAPER | MAD_RECV_EXPRESS, &w.sreq, WIRE_IDS) < 0)) {
+	if (get_envelope(&w) < 0) {
 		proto_error(node, "a message that is not MPI's");
 		mad_recvbuf_receive_data();
 		return 0;
