@@ -134,7 +134,9 @@ static void comm_destroy(struct mpi_comm *c)
 	free(c);
 }
 
-struct mpi_comm *mpii_comm_get(MPI_Comm h)
+struct mpi_comm *mpii_comm_world_obj;
+
+struct mpi_comm *mpii_comm_lookup(MPI_Comm h)
 {
 	struct mpi_comm *c = mpii_obj_get(NOW_MPI_KCOMM, h);
 
@@ -1456,6 +1458,7 @@ int mpii_comm_init(void)
 	for (int i = 0; i < mpii_world_size; i++)
 		w[i] = i;
 	world = predefined(MPI_COMM_WORLD, mpii_world_size, w, CTX_WORLD, "MPI_COMM_WORLD");
+	mpii_comm_world_obj = world;
 	free(w);
 	self = predefined(MPI_COMM_SELF, 1, &mpii_world_rank, CTX_SELF, "MPI_COMM_SELF");
 	return world && self ? MPI_SUCCESS : MPI_ERR_NO_MEM;

@@ -112,7 +112,13 @@ struct mpi_comm {
 #define MPII_CTX_COLL 1			/* offset of the collectives' context */
 #define MPII_CTX_LIMIT 65536		/* every context is below it (comm.c): 16 bits on the wire */
 
-struct mpi_comm *mpii_comm_get(MPI_Comm h);
+struct mpi_comm *mpii_comm_lookup(MPI_Comm h);
+extern struct mpi_comm *mpii_comm_world_obj;	/* MPI_COMM_WORLD's, from MPI_Init on (never freed) */
+/* The communicator of handle h, NULL if none (or freed); MPI_COMM_WORLD without a lookup. */
+static inline struct mpi_comm *mpii_comm_get(MPI_Comm h)
+{
+	return h == MPI_COMM_WORLD && mpii_comm_world_obj ? mpii_comm_world_obj : mpii_comm_lookup(h);
+}
 static inline int mpii_comm_inter(const struct mpi_comm *c) { return c->rgroup != NULL; }
 /* The size of the group ranks name (remote for an intercommunicator). */
 static inline int mpii_comm_peers(const struct mpi_comm *c) { return c->rgroup ? c->rgroup->size : c->size; }

@@ -206,7 +206,8 @@ static struct waitq rx_wq = WAITQ_INIT;
 void mpii_wake(void)
 {
 	wake_seq++;
-	waitq_wake_all(&wake_wq);
+	if (wake_wq.head)
+		waitq_wake_all(&wake_wq);
 	/* A thread receiving in Madeleine waits on the link, not on wake_wq. */
 	if (receiver && receiver_waiting && receiver != thread_current())
 		mad_recv_kick(ch);
@@ -523,13 +524,16 @@ static int mad_put(int node, const struct wire *w, const void *body, uint64_t le
 	int ids = has_ids(w->kind, w->flags);
 	struct wire_head h = { (uint8_t)(w->kind | (w->flags | (w->len && !ids ? F_LEN : 0)) << 4),
 			       (uint8_t)w->src, (uint16_t)w->ctx, w->tag };
-	struct wire_tail t = { w->len, 0, w->sreq, w->rreq };
+	struct wire_tail t;
 	int r = mad_sendbuf_init_on(ch, node);
 
 	if (r == 0)
 		r = mad_sendbuf_pack_byte(MAD_SND_CHEAPER | MAD_RECV_EXPRESS, &h, sizeof h);
-	if (r == 0 && (ids || w->len))
+	if (r == 0 && (ids || w->len)) {
+		/* Read when the message goes (EXPRESS): t lives until then. */
+		t = (struct wire_tail){ w->len, 0, w->sreq, w->rreq };
 		r = mad_sendbuf_pack_byte(MAD_SND_CHEAPER | MAD_RECV_EXPRESS, &t, ids ? sizeof t : sizeof t.len);
+	}
 	for (uint64_t off = 0; r == 0 && off < len; off += CHUNK)
 		r = mad_sendbuf_pack_byte(MAD_SND_CHEAPER | MAD_RECV_CHEAPER, (const uint8_t *)body + off,
 					  len - off < CHUNK ? len - off : CHUNK);
@@ -1493,7 +1497,8 @@ int mpii_recv(void *buf, int count, MPI_Datatype dt, int peer, int tag, struct m
 	post_recv(&r, &mine, &kick);
 	if (!r.done || mine)
 		wait_loop(done_flag, &r, mine, kick);
-	free(r.tmp);
+	if (r.tmp)
+		free(r.tmp);
 	mpii_req_status(&r, status);
 	return r.status.MPI_ERROR;
 }
