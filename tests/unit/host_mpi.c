@@ -368,7 +368,10 @@ void mpii_unpack(const void *in, size_t n, void *buf, int count, MPI_Datatype dt
 static __thread struct mpi_comm *comms[NCOMMS];
 static __thread int ncomms, my_world;
 
-struct mpi_comm *mpii_comm_get(MPI_Comm h)
+/* Each thread is a rank with communicators of its own: no process-wide MPI_COMM_WORLD to cache. */
+struct mpi_comm *mpii_comm_world_obj;
+
+struct mpi_comm *mpii_comm_lookup(MPI_Comm h)
 {
 	unsigned i = MPII_INDEX(h);
 
