@@ -121,35 +121,36 @@ void lwip_select_kick(void)
 	irq_restore(f);
 }
 
-u32_t sys_arch_sem_wait(sys_sem_t *sem, u32_t timeout_ms)
+static u32_t sem_wait_ms(sys_sem_t *sem, u32_t timeout_ms)
 {
 	uint64_t t0 = cycles();
 
-	if (kick_thread && kick_thread == thread_current()) {
-		irqflags_t f = irq_save();
-		if (kick_pending) {
-			kick_pending = 0;
-			irq_restore(f);
-			return 0;
-		}
-		kick_sem = sem;
-		irq_restore(f);
-		u32_t r = timeout_ms ? (sem_wait_timeout(&sem->s, timeout_ms * NS_PER_MS) < 0 ? SYS_ARCH_TIMEOUT
-											  : ms_since(t0))
-				     : (sem_wait(&sem->s), ms_since(t0));
-		f = irq_save();
-		kick_sem = NULL;
-		kick_pending = 0;
-		irq_restore(f);
-		return r;
-	}
-	if (timeout_ms == 0) {
+	if (timeout_ms == 0)
 		sem_wait(&sem->s);
-		return ms_since(t0);
-	}
-	if (sem_wait_timeout(&sem->s, timeout_ms * NS_PER_MS) < 0)
+	else if (sem_wait_timeout(&sem->s, timeout_ms * NS_PER_MS) < 0)
 		return SYS_ARCH_TIMEOUT;
 	return ms_since(t0);
+}
+
+u32_t sys_arch_sem_wait(sys_sem_t *sem, u32_t timeout_ms)
+{
+	if (!kick_thread || kick_thread != thread_current())
+		return sem_wait_ms(sem, timeout_ms);
+	/* The kickable thread: a kick before the wait ends it at once, one during it posts sem. */
+	irqflags_t f = irq_save();
+	if (kick_pending) {
+		kick_pending = 0;
+		irq_restore(f);
+		return 0;
+	}
+	kick_sem = sem;
+	irq_restore(f);
+	u32_t r = sem_wait_ms(sem, timeout_ms);
+	f = irq_save();
+	kick_sem = NULL;
+	kick_pending = 0;
+	irq_restore(f);
+	return r;
 }
 
 /* --- mutexes --------------------------------------------------------------- */
