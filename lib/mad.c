@@ -14,6 +14,7 @@
  *    threads send concurrently; receiving is one thread at a time.
  */
 #include <errno.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -26,6 +27,14 @@
 
 #define DESC_MODE(w) ((int)((w) >> 24))
 #define DESC_LEN(w) ((size_t)((w) & 0xffffff))
+/*
+ * The six modes (one SND_, one RECV_): bit m of MODE_BITS is set for each.
+ * One test on the path every pack and unpack takes.
+ */
+#define MODE_BITS (7u << MAD_RECV_CHEAPER | 7u << MAD_RECV_EXPRESS)
+#define MODE_OK(m) ((unsigned)(m) < 32 && (MODE_BITS >> (m) & 1))
+_Static_assert(MAD_SND_CHEAPER == 0 && MAD_SND_SAFER == 1 && MAD_SND_LATER == 2 && MAD_RECV_EXPRESS < 29,
+	       "MODE_BITS assumes the SND_ modes are 0 to 2 and RECV_EXPRESS a bit below 29");
 #define MAX_ITEM 0xffffff		/* 16 MiB - 1 per pack */
 
 /* A channel: one transport, connected to every node (at most one per driver). */
@@ -102,26 +111,20 @@ int mad_hdr_check(const void *hdr, size_t len)
 	if (len < sizeof h)
 		return -EPROTO;
 	memcpy(&h, hdr, sizeof h);
-	if (h.magic != MAD_MAGIC || h.npacks > MAD_MAX_PACKS || h.express_len > MAD_EXPRESS_MAX)
-		return -EPROTO;
-	if (len != sizeof h + 4u * h.npacks + h.express_len)
+	if (h.magic != MAD_MAGIC || h.npacks > MAD_MAX_PACKS || h.express_len > MAD_EXPRESS_MAX ||
+	    len != sizeof h + 4u * h.npacks + h.express_len)
 		return -EPROTO;
 	/* The descriptor must add up to the express and body lengths. */
+	const uint8_t *d = (const uint8_t *)hdr + sizeof h;
 	uint64_t ex = 0, body = 0;
 	for (unsigned i = 0; i < h.npacks; i++) {
 		uint32_t w;
-		memcpy(&w, (const uint8_t *)hdr + sizeof h + 4 * i, 4);
-		int mode = DESC_MODE(w);
-		if (mode & ~(MAD_SND_MASK | MAD_RECV_MASK | MAD_DESC_INBODY))
+		memcpy(&w, d + 4 * i, 4);
+		int mode = DESC_MODE(w), where = mode & (MAD_RECV_EXPRESS | MAD_DESC_INBODY);
+		/* One of the six modes; in the body only if EXPRESS (pack). */
+		if (!MODE_OK(mode & ~MAD_DESC_INBODY) || where == MAD_DESC_INBODY)
 			return -EPROTO;
-		int snd = mode & MAD_SND_MASK, rcv = mode & MAD_RECV_MASK;
-		if (snd != MAD_SND_CHEAPER && snd != MAD_SND_SAFER && snd != MAD_SND_LATER)
-			return -EPROTO;
-		if (rcv != MAD_RECV_CHEAPER && rcv != MAD_RECV_EXPRESS)
-			return -EPROTO;
-		if ((mode & MAD_DESC_INBODY) && rcv != MAD_RECV_EXPRESS)
-			return -EPROTO;
-		if (rcv == MAD_RECV_EXPRESS && !(mode & MAD_DESC_INBODY))
+		if (where == MAD_RECV_EXPRESS)
 			ex += DESC_LEN(w);
 		else
 			body += DESC_LEN(w);
@@ -323,53 +326,72 @@ int mad_sendbuf_init_on(struct mad_channel *ch, int dest)
 	return 0;
 }
 
-static int pack(int mode, const void *ptr, size_t n)
+/* Why pack refuses (off the path of a good pack): say it, and fail the message. */
+static __attribute__((noinline)) int pack_refused(int mode, const void *ptr, size_t n)
 {
-	int sm = mode & MAD_SND_MASK, rm = mode & MAD_RECV_MASK;
-
 	if (!snd || !snd->active)
 		return send_misuse("%s without sendbuf_init", "pack");
-	if ((mode & ~(MAD_SND_MASK | MAD_RECV_MASK)) ||
-	    (sm != MAD_SND_CHEAPER && sm != MAD_SND_SAFER && sm != MAD_SND_LATER) ||
-	    (rm != MAD_RECV_CHEAPER && rm != MAD_RECV_EXPRESS))
+	if (!MODE_OK(mode))
 		return send_misuse("%s: invalid mode (one SND_ and one RECV_ mode)", "pack");
 	if (snd->npacks == MAD_MAX_PACKS)
 		return send_misuse("%s: more than 64 packs in one message", "pack");
 	if (n > MAX_ITEM || (n && !ptr))
 		return send_misuse("%s: bad pointer or length", "pack");
-	if (snd->error)
-		return snd->error;		/* the message already failed: it will not be sent */
-	/*
-	 * SND_SAFER: the copy is taken before anything of the pack is recorded;
-	 * without it the message is unsendable (sendbuf_send returns -ENOMEM).
-	 */
-	if (sm == MAD_SND_SAFER && n && !(ptr = safe_copy(ptr, n))) {
-		printf("mad: pack: no memory for a %zu-byte SND_SAFER copy: the message will not be sent\n", n);
-		snd->error = -ENOMEM;
-		return -ENOMEM;
-	}
-	int inhdr = rm == MAD_RECV_EXPRESS && snd->express_len + n <= MAD_EXPRESS_MAX;
+	return snd->error;		/* the message already failed: it will not be sent */
+}
+
+/* Record a checked pack of n bytes at ptr in s. */
+static inline int pack_record(struct sendstate *s, int mode, const void *ptr, size_t n)
+{
+	int rm = mode & MAD_RECV_MASK;
+	int inhdr = rm == MAD_RECV_EXPRESS && s->express_len + n <= MAD_EXPRESS_MAX;
 	uint32_t w = (uint32_t)(mode | (rm == MAD_RECV_EXPRESS && !inhdr ? MAD_DESC_INBODY : 0)) << 24 |
 		     (uint32_t)n;
-	memcpy(snd->hdr + sizeof(struct mad_wire_hdr) + 4 * snd->npacks, &w, 4);
-	snd->npacks++;
+	memcpy(s->hdr + sizeof(struct mad_wire_hdr) + 4 * s->npacks, &w, 4);
+	s->npacks++;
 	if (inhdr) {
 		/* Placed after the descriptor at send time; SAFER is copied now. */
-		struct later *l = &snd->later[snd->nlater++];
-		l->off = snd->express_len;
+		struct later *l = &s->later[s->nlater++];
+		l->off = s->express_len;
 		l->len = n;
 		l->ptr = ptr;
-		snd->express_len += n;
+		s->express_len += n;
 		return 0;
 	}
 	if (n == 0)
 		return 0;
 	/* SND_LATER and SND_CHEAPER: the caller's memory, read when sent. */
-	snd->iov[snd->niov].base = (void *)(uintptr_t)ptr;
-	snd->iov[snd->niov].len = n;
-	snd->niov++;
-	snd->body_len += n;
+	s->iov[s->niov].base = (void *)(uintptr_t)ptr;
+	s->iov[s->niov].len = n;
+	s->niov++;
+	s->body_len += n;
 	return 0;
+}
+
+/*
+ * SND_SAFER: the copy is taken before anything of the pack is recorded;
+ * without it the message is unsendable (sendbuf_send returns -ENOMEM).
+ */
+static __attribute__((noinline)) int pack_safer(struct sendstate *s, int mode, const void *ptr, size_t n)
+{
+	if (!(ptr = safe_copy(ptr, n))) {
+		printf("mad: pack: no memory for a %zu-byte SND_SAFER copy: the message will not be sent\n", n);
+		s->error = -ENOMEM;
+		return -ENOMEM;
+	}
+	return pack_record(s, mode, ptr, n);
+}
+
+static int pack(int mode, const void *ptr, size_t n)
+{
+	struct sendstate *s = snd;
+
+	if (!s || !s->active || !MODE_OK(mode) || s->npacks == MAD_MAX_PACKS || n > MAX_ITEM || (n && !ptr) ||
+	    s->error)
+		return pack_refused(mode, ptr, n);
+	if ((mode & MAD_SND_MASK) == MAD_SND_SAFER && n)
+		return pack_safer(s, mode, ptr, n);
+	return pack_record(s, mode, ptr, n);
 }
 
 int mad_sendbuf_pack_byte(int mode, const void *ptr, size_t n)
@@ -514,42 +536,62 @@ static __attribute__((noinline)) int unpack_mismatch(int mode, size_t n)
 	return mad_recv_misuse(err);
 }
 
-static int unpack(int mode, void *ptr, size_t n)
+/* Why unpack refuses (off the path of a good unpack). */
+static __attribute__((noinline)) int unpack_refused(void *ptr, size_t n)
 {
-	struct mad_wire_hdr h;
-	uint32_t w = 0;
-
 	if (!rcv || !rcv->active)
 		return mad_recv_misuse("unpack outside a receive handler");
 	if (rcv->done)
 		return mad_recv_misuse("unpack after receive_data");
 	if (rcv->error)
 		return rcv->error;
-	if (n && !ptr)
-		return mad_recv_misuse("unpack into a NULL pointer");
-	memcpy(&h, rcv->hdr, sizeof h);
-	if (rcv->idx < h.npacks)
-		memcpy(&w, rcv->hdr + sizeof h + 4 * rcv->idx, 4);
-	/* The pack this unpack mirrors: the same mode and length (mad_match_unpack). */
-	if (rcv->idx >= h.npacks || (DESC_MODE(w) & ~MAD_DESC_INBODY) != mode || DESC_LEN(w) != n)
-		return unpack_mismatch(mode, n);
-	rcv->idx++;
-	if ((mode & MAD_RECV_EXPRESS) && !(DESC_MODE(w) & MAD_DESC_INBODY)) {
-		/* In the header: here now. */
-		express_copy(ptr, rcv->hdr + sizeof h + 4 * h.npacks + rcv->express_off, n);
-		rcv->express_off += n;
-		return 0;
-	}
+	(void)ptr;
+	(void)n;
+	return mad_recv_misuse("unpack into a NULL pointer");
+}
+
+/* An unpack of data in the body: its vector, received with the next EXPRESS one or receive_data. */
+static __attribute__((noinline)) int unpack_body(struct recvstate *r, int mode, void *ptr, size_t n)
+{
 	if (n) {
-		rcv->iov[rcv->niov].base = ptr;
-		rcv->iov[rcv->niov].len = n;
-		rcv->niov++;
-		rcv->body_posted += n;
+		r->iov[r->niov].base = ptr;
+		r->iov[r->niov].len = n;
+		r->niov++;
+		r->body_posted += n;
 	}
 	/* EXPRESS in the body: receive the body up to here before returning. */
 	if (mode & MAD_RECV_EXPRESS)
 		return post_pending();
 	return 0;
+}
+
+static int unpack(int mode, void *ptr, size_t n)
+{
+	struct recvstate *r = rcv;
+	uint16_t npacks;
+	uint32_t w;
+
+	if (!r || !r->active || r->done || r->error || (n && !ptr))
+		return unpack_refused(ptr, n);
+	memcpy(&npacks, r->hdr + offsetof(struct mad_wire_hdr, npacks), sizeof npacks);
+	if (r->idx >= npacks)
+		return unpack_mismatch(mode, n);
+	/*
+	 * The pack this unpack mirrors: the same mode and length
+	 * (mad_match_unpack), its descriptor word compared whole.
+	 */
+	memcpy(&w, r->hdr + sizeof(struct mad_wire_hdr) + 4 * r->idx, 4);
+	if ((unsigned)mode > 0x7f || n > MAX_ITEM ||
+	    (w & ~((uint32_t)MAD_DESC_INBODY << 24)) != ((uint32_t)mode << 24 | (uint32_t)n))
+		return unpack_mismatch(mode, n);
+	r->idx++;
+	if ((mode & MAD_RECV_EXPRESS) && !(DESC_MODE(w) & MAD_DESC_INBODY)) {
+		/* In the header: here now. */
+		express_copy(ptr, r->hdr + sizeof(struct mad_wire_hdr) + 4u * npacks + r->express_off, n);
+		r->express_off += n;
+		return 0;
+	}
+	return unpack_body(r, mode, ptr, n);
 }
 
 int mad_recvbuf_unpack_byte(int mode, void *ptr, size_t n)

@@ -315,6 +315,14 @@ int mpii_req_waitall(int n, struct mpi_req **r);
 int mpii_send(const void *buf, int count, MPI_Datatype dt, int peer, int tag, struct mpi_comm *c, int ctxoff);
 int mpii_send_mode(const void *buf, int count, MPI_Datatype dt, int peer, int tag, struct mpi_comm *c, int ctxoff,
 		   enum mpii_send_mode mode);
+/* Messages of at most this many bytes go eager (with the envelope), longer ones by rendezvous. */
+#define MPII_EAGER_MAX (64 * 1024)
+/*
+ * A standard or ready send of len <= MPII_EAGER_MAX contiguous bytes at
+ * start to world rank node (not this node's), on c's context + ctxoff:
+ * sent, and done, with no request.  MPI_SUCCESS or a code (not raised).
+ */
+int mpii_send_eager(int node, struct mpi_comm *c, int ctxoff, int tag, const void *start, size_t len);
 int mpii_recv(void *buf, int count, MPI_Datatype dt, int peer, int tag, struct mpi_comm *c, int ctxoff,
 	      MPI_Status *status);
 int mpii_sendrecv(const void *sbuf, int scount, MPI_Datatype stype, int dest, int stag, void *rbuf, int rcount,

@@ -62,7 +62,6 @@
 #include "lib/mpi/pt2pt.h"
 #include "net/fabric/fabric.h"
 
-#define MPII_EAGER_MAX (64 * 1024)
 #define CHUNK (8u << 20)		/* a Madeleine pack is at most 16 MiB - 1 */
 #define MAX_MSG ((uint64_t)CHUNK * (MAD_MAX_PACKS - 2))	/* the envelope takes two packs */
 
@@ -266,13 +265,24 @@ void mpii_req_status(struct mpi_req *r, MPI_Status *st)
 	}
 }
 
+static void complete_parent_or_freed(struct mpi_req *r);
+
 /* The request is finished: wake its waiters.  Lock held. */
-static void complete(struct mpi_req *r, int err)
+static inline void complete(struct mpi_req *r, int err)
 {
 	if (err != MPI_SUCCESS && r->status.MPI_ERROR == MPI_SUCCESS)
 		r->status.MPI_ERROR = err;
 	r->state = X_DONE;
 	__atomic_store_n(&r->done, 1, __ATOMIC_RELEASE);
+	if (r->parent || r->freed)
+		complete_parent_or_freed(r);
+	else
+		mpii_wake();
+}
+
+/* complete's less common end: a part of a request, or one freed while active. */
+static __attribute__((noinline)) void complete_parent_or_freed(struct mpi_req *r)
+{
 	if (r->parent) {
 		struct mpi_req *p = r->parent;
 		if (r->status.MPI_ERROR != MPI_SUCCESS && p->status.MPI_ERROR == MPI_SUCCESS)
@@ -518,22 +528,20 @@ static int mad_error(int r, int node, const char *what)
 	return mpii_errcode(MPI_ERR_OTHER, what, "Madeleine could not send to node %d (error %d)", node, r);
 }
 
-/* Send w and len bytes at body (may be NULL for none) to node.  MPI_SUCCESS or a code. */
-static int mad_put(int node, const struct wire *w, const void *body, uint64_t len)
+/*
+ * Send the envelope h, tlen bytes of its tail at t (0: none), and len bytes
+ * at body (may be NULL for none) to node.  MPI_SUCCESS or a code.  The
+ * EXPRESS packs are read when the message goes: h and t live until then.
+ */
+static int mad_put_raw(int node, const struct wire_head *h, const void *t, size_t tlen, const void *body,
+		       uint64_t len)
 {
-	int ids = has_ids(w->kind, w->flags);
-	struct wire_head h = { (uint8_t)(w->kind | (w->flags | (w->len && !ids ? F_LEN : 0)) << 4),
-			       (uint8_t)w->src, (uint16_t)w->ctx, w->tag };
-	struct wire_tail t;
 	int r = mad_sendbuf_init_on(ch, node);
 
 	if (r == 0)
-		r = mad_sendbuf_pack_byte(MAD_SND_CHEAPER | MAD_RECV_EXPRESS, &h, sizeof h);
-	if (r == 0 && (ids || w->len)) {
-		/* Read when the message goes (EXPRESS): t lives until then. */
-		t = (struct wire_tail){ w->len, 0, w->sreq, w->rreq };
-		r = mad_sendbuf_pack_byte(MAD_SND_CHEAPER | MAD_RECV_EXPRESS, &t, ids ? sizeof t : sizeof t.len);
-	}
+		r = mad_sendbuf_pack_byte(MAD_SND_CHEAPER | MAD_RECV_EXPRESS, h, sizeof *h);
+	if (r == 0 && tlen)
+		r = mad_sendbuf_pack_byte(MAD_SND_CHEAPER | MAD_RECV_EXPRESS, t, tlen);
 	for (uint64_t off = 0; r == 0 && off < len; off += CHUNK)
 		r = mad_sendbuf_pack_byte(MAD_SND_CHEAPER | MAD_RECV_CHEAPER, (const uint8_t *)body + off,
 					  len - off < CHUNK ? len - off : CHUNK);
@@ -542,6 +550,17 @@ static int mad_put(int node, const struct wire *w, const void *body, uint64_t le
 	/* A pack failed (nothing of it went): end the message without sending it. */
 	mad_sendbuf_send();
 	return mad_error(r, node, "MPI_Send");
+}
+
+/* Send w and len bytes at body (may be NULL for none) to node.  MPI_SUCCESS or a code. */
+static int mad_put(int node, const struct wire *w, const void *body, uint64_t len)
+{
+	int ids = has_ids(w->kind, w->flags);
+	struct wire_head h = { (uint8_t)(w->kind | (w->flags | (w->len && !ids ? F_LEN : 0)) << 4),
+			       (uint8_t)w->src, (uint16_t)w->ctx, w->tag };
+	struct wire_tail t = { w->len, 0, w->sreq, w->rreq };
+
+	return mad_put_raw(node, &h, &t, ids ? sizeof t : w->len ? sizeof t.len : 0, body, len);
 }
 
 /* The receiver's side of mad_put's envelope: 0, or -1 if it is not MPI's. */
@@ -1455,6 +1474,17 @@ static void stack_req(struct mpi_req *r, enum req_kind kind, const void *buf, in
 	r->active = 1;
 }
 
+int mpii_send_eager(int node, struct mpi_comm *c, int ctxoff, int tag, const void *start, size_t len)
+{
+	/* mad_put's envelope of an eager message that names no request. */
+	struct wire_head h = { (uint8_t)(W_EAGER | (len ? F_LEN : 0) << 4), (uint8_t)c->rank,
+			       (uint16_t)(c->ctx + (uint32_t)ctxoff), tag };
+	uint32_t l = (uint32_t)len;
+
+	mpii_counters.eager_sent++;
+	return mad_put_raw(node, &h, &l, len ? sizeof l : 0, start, len);
+}
+
 int mpii_send_mode(const void *buf, int count, MPI_Datatype dt, int peer, int tag, struct mpi_comm *c, int ctxoff,
 		   enum mpii_send_mode mode)
 {
@@ -1468,10 +1498,7 @@ int mpii_send_mode(const void *buf, int count, MPI_Datatype dt, int peer, int ta
 		const void *start = buf;
 		if (node != mpii_world_rank && len <= MPII_EAGER_MAX &&
 		    (len == 0 || psz || mpii_type_contig(buf, count, dt, &start))) {
-			struct wire w = { .kind = W_EAGER, .ctx = c->ctx + (uint32_t)ctxoff, .src = c->rank, .tag = tag,
-					  .len = (uint32_t)len };
-			mpii_counters.eager_sent++;
-			return mad_put(node, &w, len ? start : NULL, len);
+			return mpii_send_eager(node, c, ctxoff, tag, start, len);
 		}
 	}
 	stack_req(&s, REQ_SEND, buf, count, dt, peer, tag, c, ctxoff, mode);

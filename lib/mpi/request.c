@@ -167,6 +167,19 @@ static int send_mode(const void *buf, int count, MPI_Datatype dt, int dest, int 
 
 int MPI_Send(const void *buf, int count, MPI_Datatype dt, int dest, int tag, MPI_Comm comm)
 {
+	struct mpi_comm *c = mpii_comm_get(comm);
+	size_t psz = mpii_plain_size(dt);
+
+	/*
+	 * The common case, checked as check_xfer's first test does: a plain
+	 * type, arguments in range, a message that goes eager to another node.
+	 */
+	if (psz && c && count >= 0 && (buf || !count) && (unsigned)dest < (unsigned)mpii_comm_peers(c) &&
+	    (unsigned)tag <= MPII_TAG_UB && (size_t)count * psz <= MPII_EAGER_MAX) {
+		int node = mpii_comm_world(c, dest);
+		if (node != mpii_world_rank)
+			return fail(c, mpii_send_eager(node, c, 0, tag, buf, (size_t)count * psz));
+	}
 	return send_mode(buf, count, dt, dest, tag, comm, MPII_SEND_STD, "MPI_Send");
 }
 
