@@ -87,7 +87,7 @@ endif
 BOOT_OBJS := boot/entry.o
 
 KERNEL_OBJS := $(addprefix kernel/,main.o bootinfo.o console.o trap.o trapasm.o acpi.o acpi_s5.o apic.o calib.o tsc.o \
-	timer.o page.o mem.o vm.o thread.o swtch.o sync.o libc.o memcpy.o posix.o panic.o cmdline.o config.o \
+	timer.o page.o mem.o vm.o thread.o swtch.o sync.o libc.o memcpy.o posix.o files.o panic.o cmdline.o config.o \
 	crc.o incarnation.o cmos.o siphash.o trace.o)
 
 DRIVER_OBJS := $(addprefix drivers/,uart.o vga.o fbcon.o qemu.o pci.o pktbuf.o pktshare.o netdev.o e1000.o igb.o virtio.o virtio_net.o \
@@ -309,7 +309,7 @@ $(BUILD)/%.o: %.c $(BUILD)/kflags | $(LIBC)
 	@$(CC) $(KCFLAGS) -c -o $@ $<
 
 # kernel/posix.c: picolibc's headers declare the clocks it provides (and Linux's ids) only so.
-$(BUILD)/kernel/posix.o: KCFLAGS := -D_GNU_SOURCE -include kernel/posix.h $(KCFLAGS)
+$(BUILD)/kernel/posix.o $(BUILD)/kernel/files.o: KCFLAGS := -D_GNU_SOURCE -include kernel/posix.h $(KCFLAGS)
 
 # The test and bench apps see the hooks' declarations.
 $(addprefix $(BUILD)/,$(TEST_APP_OBJS)): KCFLAGS += -DNOW_TEST_HOOKS

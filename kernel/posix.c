@@ -5,10 +5,7 @@
  * here unmodified (boot/mpicc).  There is one process per node: its id
  * is the node's id plus one, its host name "node<id>".
  *
- * There are no files: open() and stat() say so (ENOENT), so that
- * picolibc's fopen links and fails as it does for a file that is not
- * there; write() to descriptors 1 and 2 is the program's stdout and
- * stderr, read() from 0 is at its end.
+ * Files (open, read, write and the rest) are in files.c.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -166,72 +163,5 @@ long sysconf(int name)
 int isatty(int fd)
 {
 	(void)fd;
-	return 0;
-}
-
-int open(const char *path, int flags, ...)
-{
-	(void)path, (void)flags;
-	errno = ENOENT;
-	return -1;
-}
-
-int stat(const char *path, struct stat *st)
-{
-	(void)path, (void)st;
-	errno = ENOENT;
-	return -1;
-}
-
-int fstat(int fd, struct stat *st)
-{
-	if (fd < 0 || fd > 2 || !st) {
-		errno = EBADF;
-		return -1;
-	}
-	memset(st, 0, sizeof *st);
-	st->st_mode = S_IFCHR | 0620;
-	return 0;
-}
-
-int unlink(const char *path)
-{
-	(void)path;
-	errno = ENOENT;
-	return -1;
-}
-
-ssize_t write(int fd, const void *buf, size_t n)
-{
-	if (fd != 1 && fd != 2) {
-		errno = EBADF;
-		return -1;
-	}
-	return (ssize_t)fwrite(buf, 1, n, fd == 1 ? stdout : stderr);
-}
-
-ssize_t read(int fd, void *buf, size_t n)
-{
-	(void)buf, (void)n;
-	if (fd != 0) {
-		errno = EBADF;
-		return -1;
-	}
-	return 0;
-}
-
-off_t lseek(int fd, off_t off, int whence)
-{
-	(void)off, (void)whence;
-	errno = fd >= 0 && fd <= 2 ? ESPIPE : EBADF;
-	return -1;
-}
-
-int close(int fd)
-{
-	if (fd < 0 || fd > 2) {
-		errno = EBADF;
-		return -1;
-	}
 	return 0;
 }

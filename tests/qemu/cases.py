@@ -1345,6 +1345,14 @@ CASES = [
             "{root}/boot/mpirun -np 3 --grace 2 exit3.elf"], status=3, timeout=180,
             expect=[r"^\[2\] rank 2: exit\(3\)$", r"^mpirun: rank 2 exited with status 3$",
                     r"^mpirun: ranks 0, 1 stopped after rank 2 failed"]),
+    # A program's files (kernel/files.c): written, read back, sought in, appended to, renamed
+    # and removed through stdio on every rank; /dev/stdout is the console, /dev/null takes all.
+    Command("mpi/files", ["bash", "-c",
+            "d=$(mktemp -d) && trap 'rm -rf $d' EXIT && cd $d && "
+            "{root}/boot/mpicc {root}/tests/mpi/progs/files.c -o files.elf && "
+            "{root}/boot/mpirun -np 2 files.elf"], timeout=180,
+            expect=[r"^\[0\] rank 0: a line through /dev/stdout$", r"^\[1\] rank 1: a line through /dev/stdout$",
+                    r"^\[0\]  No Errors$"]),
     # Bad arguments: the class MPICH raises, with a message naming the call; with the default
     # handler a bad rank ends the job, named.
     Command("mpi/bad-arguments", ["bash", "-c",
