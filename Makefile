@@ -8,6 +8,7 @@
 #   make bench        latency/bandwidth suite: table + build/bench/results.json
 #   make cost         instructions per operation and stage (QEMU -icount), against tests/cost/budgets
 #   make mpi-test     MPICH's own test suite judges lib/mpi (MPI_TESTS=, NIC=, FAULT=, DRIVER=)
+#   make netpipe      NetPIPE's NPmpi (Debian's netpipe source) built with boot/mpicc: build/netpipe/NPmpi.elf
 #   make user         build/user/now-user.o, what boot/mpicc links a program with
 #   make qemu-gdb     one node waiting for gdb on :1234
 #   make deps         check (as root: install) the Debian packages needed, and QEMU 10 from backports
@@ -40,6 +41,12 @@ MPICH_DEB      := mpich=4.0.2-3
 MPICH_TAR      := mpich_$(MPICH_VER).orig.tar.xz
 MPICH_SHA      := b27039f964afeb6b8a3e009c56b441cbe368c26d6d6476ad3bb7190996875860
 MPICH_SUITE    := bookworm
+# NetPIPE (Debian's netpipe source): its NPmpi built with boot/mpicc, unmodified.
+NETPIPE_VER    := 3.7.2
+NETPIPE_DEB    := netpipe=3.7.2-8
+NETPIPE_TAR    := netpipe_$(NETPIPE_VER).orig.tar.gz
+NETPIPE_SHA    := 13dac884ff52951636f651c421f5ff4a853218a95aa28a4a852402ee385a2ab8
+NETPIPE_SUITE  := bookworm
 DEB_SUITE      := trixie
 DEB_MIRROR     := http://deb.debian.org/debian
 
@@ -193,7 +200,7 @@ APT_OPTS = -o Dir::Etc::SourceList=$(CURDIR)/$(APT_DIR)/sources.list \
 
 # Every suite a pinned source comes from (MPICH's is Debian 12's own, the
 # version its Linux peers run); the index is read again when the list changes.
-APT_SUITES := $(sort $(DEB_SUITE) $(MPICH_SUITE))
+APT_SUITES := $(sort $(DEB_SUITE) $(MPICH_SUITE) $(NETPIPE_SUITE))
 APT_LIST = $(foreach s,$(APT_SUITES),"deb-src [signed-by=/usr/share/keyrings/debian-archive-keyring.gpg] $(DEB_MIRROR) $(s) main")
 
 $(APT_DIR)/sources.list: FORCE
@@ -257,6 +264,28 @@ $(MPICH_TESTS)/.extracted: $(DL)/$(MPICH_TAR)
 	@touch $@
 
 mpich-tests: $(MPICH_TESTS)/.extracted
+
+# After MPICH's, for the same reason.
+$(DL)/$(NETPIPE_TAR): | deps-check $(DL)/$(MPICH_TAR)
+	@$(MAKE) -s $(APT_DIR)/lists/.updated
+	$(call fetch,$(NETPIPE_DEB),$(NETPIPE_TAR),$(NETPIPE_SHA))
+	@touch $@
+
+# NPmpi, NetPIPE's MPI program, as upstream's makefile builds it (-DMPI
+# netpipe.c mpi.c), with boot/mpicc: build/netpipe/NPmpi.elf.
+NETPIPE := $(BUILD)/netpipe
+$(NETPIPE)/.extracted: $(DL)/$(NETPIPE_TAR)
+	@echo "  UNPACK  NetPIPE $(NETPIPE_VER)"
+	@rm -rf $(NETPIPE) && mkdir -p $(NETPIPE)/src
+	@tar -xzf $< -C $(NETPIPE)/src --strip-components=1
+	@touch $@
+
+$(NETPIPE)/NPmpi.elf: $(NETPIPE)/.extracted $(USER_BUNDLE) boot/mpicc
+	@echo "  MPICC   NPmpi"
+	@boot/mpicc --no-make -O2 -DMPI -I$(NETPIPE)/src/src $(NETPIPE)/src/src/netpipe.c $(NETPIPE)/src/src/mpi.c \
+		-o $@ > $(NETPIPE)/build.log 2>&1 || { cat $(NETPIPE)/build.log; exit 1; }
+
+netpipe: $(NETPIPE)/NPmpi.elf
 
 # picolibc for bare-metal x86-64 with the host gcc (about 30 s).
 $(LIBC): $(DL)/$(PICOLIBC_TAR)
@@ -586,7 +615,7 @@ $(BUILD)/tests/unit_%: tests/unit/test_%.c $$(UNIT_SRCS_$$*) | deps-check
 
 unit: $(UNIT_BINS)
 
-test: $(BUILD)/now.elf $(BUILD)/now-test.elf $(USER_BUNDLE) $(MPICH_TESTS)/.extracted $(BUILD)/now.iso $(BUILD)/now-keyed.iso $(BUILD)/netboot-test $(UNIT_BINS) $(BUILD)/fuzz/fuzz_fabric $(BUILD)/fuzz/fuzz_fabric_rx $(BUILD)/fuzz/fuzz_lwip $(BUILD)/fuzz/fuzz_madtcp $(BUILD)/fuzz/fuzz_req $(BUILD)/fuzz/fuzz_rmem $(BUILD)/fuzz/fuzz_cell $(BUILD)/fuzz/fuzz_call \
+test: $(BUILD)/now.elf $(BUILD)/now-test.elf $(USER_BUNDLE) $(MPICH_TESTS)/.extracted $(NETPIPE)/NPmpi.elf $(BUILD)/now.iso $(BUILD)/now-keyed.iso $(BUILD)/netboot-test $(UNIT_BINS) $(BUILD)/fuzz/fuzz_fabric $(BUILD)/fuzz/fuzz_fabric_rx $(BUILD)/fuzz/fuzz_lwip $(BUILD)/fuzz/fuzz_madtcp $(BUILD)/fuzz/fuzz_req $(BUILD)/fuzz/fuzz_rmem $(BUILD)/fuzz/fuzz_cell $(BUILD)/fuzz/fuzz_call \
 	$(BUILD)/fuzz/fuzz_cmdline $(BUILD)/fuzz/fuzz_mad $(BUILD)/fuzz/fuzz_rpc $(BUILD)/fuzz/fuzz_net \
 	$(BUILD)/fuzz/fuzz_e1000 $(BUILD)/fuzz/fuzz_igb $(BUILD)/fuzz/fuzz_madcell $(BUILD)/fuzz/fuzz_virtio_net $(BUILD)/fuzz/fuzz_madreq
 	@$(PYTHON) tests/run.py --build $(BUILD) $(UNIT_BINS)
@@ -612,7 +641,7 @@ distclean:
 	rm -rf $(BUILD)
 
 .PHONY: FORCE all deps deps-check picolibc lwip run qemu-gdb bench cost trace papers speedup iso netboot unit test clean \
-	mpi-test mpich-tests user \
+	mpi-test mpich-tests netpipe user \
 	clean-bench distclean help
 
 # --- fuzzing ---------------------------------------------------------------

@@ -1353,6 +1353,16 @@ CASES = [
             "{root}/boot/mpirun -np 2 files.elf"], timeout=180,
             expect=[r"^\[0\] rank 0: a line through /dev/stdout$", r"^\[1\] rank 1: a line through /dev/stdout$",
                     r"^\[0\]  No Errors$"]),
+    # NetPIPE's NPmpi (Debian's netpipe source, make netpipe), unmodified, on 2 shm nodes: every
+    # size from 1 to 1024 bytes measured, its output file /dev/stdout (np.out's lines: bytes,
+    # Mbps, seconds).  Its figures are make bench's business; here, that it runs and reports.
+    Command("mpi/netpipe-shm", ["{root}/boot/mpirun", "-np", "2", "{build}/netpipe/NPmpi.elf",
+                                "-u", "1024", "-p", "0", "-o", "/dev/stdout"], timeout=240,
+            expect=[r"^\[0\] Now starting the main loop$",
+                    r"^\[0\]\s+0:\s+1 bytes\s+\d+ times -->\s+[\d.]+ Mbps in\s+[\d.]+ usec$",
+                    r"^\[0\]\s+19:\s+1024 bytes\s+\d+ times -->\s+[\d.]+ Mbps in\s+[\d.]+ usec$",
+                    r"^\[0\]\s+1 [\d.]+\s+[\d.]+$", r"^\[0\]\s+1024 [\d.]+\s+[\d.]+$"],
+            absent=[r"Can't open", r"mpirun: rank"]),
     # Bad arguments: the class MPICH raises, with a message naming the call; with the default
     # handler a bad rank ends the job, named.
     Command("mpi/bad-arguments", ["bash", "-c",
