@@ -158,7 +158,7 @@ LWIP_USERS := $(addprefix $(BUILD)/,$(LWIP_PORT_OBJS) lib/mad_tcp.o tests/bench/
 	tests/apps/lwip_pin.o tests/bench/ops_tcp.o tests/apps/mad_test.o)
 
 # MPI over Madeleine (lib/mpi/README.md).
-MPI_OBJS := $(addprefix lib/mpi/,handle.o init.o pt2pt.o request.o datatype.o op.o coll.o icoll.o comm.o group.o attr.o \
+MPI_OBJS := $(addprefix lib/mpi/,handle.o init.o pt2pt.o request.o datatype.o op.o coll.o icoll.o comm.o group.o attr.o win.o \
 	errors.o info.o topo.o misc.o)
 
 # Every image's system: the kernel, drivers, network layers and libraries.

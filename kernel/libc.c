@@ -94,3 +94,20 @@ void _exit(int status)
 		printf("now: the program called abort()\n");
 	app_finish(status);
 }
+
+/*
+ * fflush(NULL) flushes every output stream (C11 7.21.5.2); picolibc's
+ * fflush reads the stream's flush function through the null pointer.
+ * Here it flushes stdout and stderr, the streams a program's output
+ * lines are on (a file's stream is flushed by its fclose, and by fflush
+ * of that stream); any other stream as picolibc does (its stdio is
+ * built without locking).
+ */
+__attribute__((externally_visible)) int fflush(FILE *f)
+{
+	if (!f) {
+		int a = fflush(stdout), b = fflush(stderr);
+		return a || b ? EOF : 0;
+	}
+	return f->flush ? f->flush(f) : 0;
+}

@@ -493,20 +493,30 @@ int MPI_Win_free_keyval(int *win_keyval)
 	return keyval_free(NOW_MPI_KWIN, win_keyval, "MPI_Win_free_keyval");
 }
 
+/* Windows (win.c): their predefined attributes; a keyval's own not yet. */
 int MPI_Win_set_attr(MPI_Win win, int win_keyval, void *attribute_val)
 {
 	(void)win_keyval, (void)attribute_val;
-	return mpii_err_win(win, MPI_ERR_WIN, "MPI_Win_set_attr", "Invalid window %#x (no window exists)", win);
+	if (!mpii_win_comm(win))
+		return mpii_err_win(win, MPI_ERR_WIN, "MPI_Win_set_attr", "Invalid window %#x", win);
+	return mpii_err(mpii_win_comm(win), MPI_ERR_UNSUPPORTED_OPERATION, "MPI_Win_set_attr",
+			"attributes of a window's own keyval are not supported yet");
 }
 
 int MPI_Win_get_attr(MPI_Win win, int win_keyval, void *attribute_val, int *flag)
 {
-	(void)win_keyval, (void)attribute_val, (void)flag;
-	return mpii_err_win(win, MPI_ERR_WIN, "MPI_Win_get_attr", "Invalid window %#x (no window exists)", win);
+	if (!attribute_val || !flag)
+		return mpii_err(mpii_win_comm(win), MPI_ERR_ARG, "MPI_Win_get_attr", "Null pointer argument");
+	int r = mpii_win_attr(win, win_keyval, attribute_val, flag);
+	if (r < 0)
+		return mpii_err_win(win, MPI_ERR_WIN, "MPI_Win_get_attr", "Invalid window %#x", win);
+	return MPI_SUCCESS;
 }
 
 int MPI_Win_delete_attr(MPI_Win win, int win_keyval)
 {
 	(void)win_keyval;
-	return mpii_err_win(win, MPI_ERR_WIN, "MPI_Win_delete_attr", "Invalid window %#x (no window exists)", win);
+	if (!mpii_win_comm(win))
+		return mpii_err_win(win, MPI_ERR_WIN, "MPI_Win_delete_attr", "Invalid window %#x", win);
+	return MPI_SUCCESS;
 }

@@ -591,16 +591,29 @@ int MPI_Win_create_errhandler(MPI_Win_errhandler_function *fn, MPI_Errhandler *e
 	return errh_create(EH_WIN, (void (*)(void))fn, errhandler, "MPI_Win_create_errhandler");
 }
 
+/*
+ * A window's errors go to its communicator's handler (win.c): the
+ * predefined handlers; a handler of the program's for windows not yet.
+ */
 int MPI_Win_set_errhandler(MPI_Win win, MPI_Errhandler errhandler)
 {
-	(void)errhandler;
-	return mpii_err_win(win, MPI_ERR_WIN, "MPI_Win_set_errhandler", "Invalid window %#x (no window exists)", win);
+	struct mpi_comm *c = mpii_win_comm(win);
+
+	if (!c)
+		return mpii_err_win(win, MPI_ERR_WIN, "MPI_Win_set_errhandler", "Invalid window %#x", win);
+	if (errhandler != MPI_ERRORS_ARE_FATAL && errhandler != MPI_ERRORS_RETURN && errhandler != MPI_ERRORS_ABORT)
+		return mpii_err(c, MPI_ERR_UNSUPPORTED_OPERATION, "MPI_Win_set_errhandler",
+				"a program's own window error handler is not supported yet");
+	return MPI_Comm_set_errhandler(c->handle, errhandler);
 }
 
 int MPI_Win_get_errhandler(MPI_Win win, MPI_Errhandler *errhandler)
 {
-	(void)errhandler;
-	return mpii_err_win(win, MPI_ERR_WIN, "MPI_Win_get_errhandler", "Invalid window %#x (no window exists)", win);
+	struct mpi_comm *c = mpii_win_comm(win);
+
+	if (!c)
+		return mpii_err_win(win, MPI_ERR_WIN, "MPI_Win_get_errhandler", "Invalid window %#x", win);
+	return MPI_Comm_get_errhandler(c->handle, errhandler);
 }
 
 int MPI_Win_call_errhandler(MPI_Win win, int errorcode)

@@ -112,6 +112,10 @@ struct mpi_comm {
 #define MPII_CTX_COLL 1			/* offset of the collectives' context */
 #define MPII_CTX_LIMIT 65536		/* every context is below it (comm.c): 16 bits on the wire */
 
+/* Windows (win.c): a window's communicator (its errors' handler), NULL if win is none. */
+struct mpi_comm *mpii_win_comm(MPI_Win win);
+/* A predefined window attribute (MPI_WIN_BASE...): 1, or 0 with *flag 0; -1 if win is none. */
+int mpii_win_attr(MPI_Win win, int key, void *val, int *flag);
 struct mpi_comm *mpii_comm_lookup(MPI_Comm h);
 extern struct mpi_comm *mpii_comm_world_obj;	/* MPI_COMM_WORLD's, from MPI_Init on (never freed) */
 /* The communicator of handle h, NULL if none (or freed); MPI_COMM_WORLD without a lookup. */

@@ -1391,6 +1391,12 @@ CASES = [
                                     "{root}/tests/mpi/named.txt", "--nic", "shm", "--jobs", "2",
                                     "--cap-np", "5", "--out", "{build}/tests/mpi-named"], timeout=1200,
             expect=[r"^\d+ passed, 0 failed, 0 skipped$"], alone=True),
+    # MPI's one-sided windows on remote memory (lib/mpi/win.c), judged by MPICH's rma tests that
+    # pass so far (tests/mpi/rma.txt), on the shared-memory link.
+    Command("mpi/mpich-rma-shm", ["python3", "{root}/tests/mpi/runtests.py", "--tests",
+                                  "{root}/tests/mpi/rma.txt", "--dirs", "rma", "--nic", "shm", "--jobs", "2",
+                                  "--cap-np", "4", "--mem", "256", "--out", "{build}/tests/mpi-rma"],
+            timeout=900, expect=[r"^\d+ passed, 0 failed, 0 skipped$"], alone=True),
 ] + [
     # make cost on the shared-memory link: every operation's instructions on each node under
     # -icount, twice: the counts the same in both runs, every operation within its budget

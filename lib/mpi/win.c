@@ -1,0 +1,1090 @@
+/*
+ * MPI's one-sided communication (MPI-3.1 chapter 11) on the remote memory
+ * paper's operations (net/rmem): a window is exported as segments of the
+ * node's memory, granted to the window's members only; MPI_Put is a remote
+ * WRITE, MPI_Get a READ, and the atomics (Accumulate, Get_accumulate,
+ * Fetch_and_op, Compare_and_swap) are the paper's compare-and-swap and
+ * fetch-and-add on the 8-byte word that holds each element.  The target's
+ * CPU takes no part: its kernel serves the operations (paper §2.1), its
+ * program may be computing or blocked anywhere.
+ *
+ * Each member exports, per window:
+ *  - data: [base, base + size), READ and WRITE;
+ *  - words: the same memory widened to whole aligned 8-byte words, for
+ *    compare-and-swap and fetch-and-add only (an element of 1, 2 or 4
+ *    bytes is changed by a compare-and-swap of its word that keeps the
+ *    other bytes as they are);
+ *  - lock: one 8-byte word, the passive target lock (MPI_Win_lock):
+ *    fetch-and-add of 1 a shared hold, compare-and-swap 0 -> EXCL the
+ *    exclusive one;
+ *  - bounce: where its own READs land before they are copied to the
+ *    origin buffer (a READ deposits into a local segment); granted to no
+ *    one.
+ * The descriptors for the others' segments come from their tickets
+ * (seg_ticket), exchanged when the window is made: no name service.
+ *
+ * Synchronization: Win_fence waits until every operation of this member
+ * reached its target (rmem_sync), then a barrier; Win_lock takes the
+ * target's lock word, Win_unlock and Win_flush wait for the operations;
+ * post/start/complete/wait are messages on the window's own communicator
+ * (a dup of the one it was made on).  An operation outside the target's
+ * window is refused (MPI_ERR_RMA_RANGE), checked at the origin against the
+ * size the target announced, and at the target by its segment's bounds.
+ *
+ * Not yet: target datatypes that are not one contiguous run, elements
+ * larger than 8 bytes or across an 8-byte boundary in atomics, dynamic and
+ * shared windows, window attributes set by keyval; each says so
+ * (MPI_ERR_UNSUPPORTED_OPERATION).
+ */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "kernel/thread.h"
+#include "lib/mpi/mpiimpl.h"
+#include "net/rmem/rmem.h"
+
+#define EXCL (1ull << 40)		/* the exclusive hold in a lock word; shared holds count below */
+#define BOUNCE (16 * 1024)		/* a window's READ landing area */
+#define READS_AT_ONCE 8
+#define WAIT_NS 10000000000ull
+#define T_POST 1			/* post/start/complete/wait on the window's communicator */
+#define T_DONE 2
+
+struct target {
+	int rd, ard, lrd;		/* data, words, lock descriptors (-1: none) */
+	uint64_t size;			/* its window's bytes */
+	int disp_unit;
+	uint32_t skew;			/* its base's offset in its words segment */
+	int held;			/* MPI_LOCK_SHARED or MPI_LOCK_EXCLUSIVE while this member holds it */
+};
+
+struct mpi_win {
+	MPI_Win handle;
+	MPI_Comm comm;			/* a dup of the creator's: PSCW's messages, fence's barrier */
+	struct mpi_comm *c;
+	void *base;
+	size_t size;
+	int disp_unit, flavor;
+	void *alloc;			/* Win_allocate's memory */
+	int seg, aseg, lseg, bseg;	/* this member's segments (-1: none) */
+	uint64_t *lockword;
+	uint8_t *bounce;
+	struct target *t;		/* by rank in comm */
+	MPI_Group access, exposure;	/* start's and post's groups */
+	char name[MPI_MAX_OBJECT_NAME];
+};
+
+struct ticket {				/* what a member tells each other member of its window */
+	int32_t seg, aseg, lseg, disp_unit;
+	uint32_t gen, agen, lgen, skew;
+	uint64_t size;
+};
+
+static unsigned win_seq;		/* names this node's segments: mpiw.<seq>.<kind> */
+
+static struct mpi_win *win_get(MPI_Win h)
+{
+	return mpii_obj_get(NOW_MPI_KWIN, h);
+}
+
+/* An error of window w's call fn, raised on its communicator's handler (the window's). */
+static int werr(struct mpi_win *w, int cls, const char *fn, const char *fmt, ...)
+{
+	char msg[256];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof msg, fmt, ap);
+	va_end(ap);
+	return mpii_err(w ? w->c : NULL, cls, fn, "%s", msg);
+}
+
+static int bad_win(MPI_Win h, const char *fn)
+{
+	return mpii_err_win(h, MPI_ERR_WIN, fn, "Invalid window %#x", h);
+}
+
+static int export(void *base, size_t size, int rights, const char *kind, struct mpi_comm *c)
+{
+	char name[RMEM_NAME_MAX];
+
+	snprintf(name, sizeof name, "mpiw.%u.%s", win_seq, kind);
+	int s = seg_export(name, base, size, 0);
+	for (int i = 0; s >= 0 && i < c->size; i++) {
+		int node = c->group->world[i];
+		if (i != c->rank && seg_grant(s, node, rights) < 0) {
+			seg_unexport(s);
+			return -ENOSPC;
+		}
+	}
+	return s;
+}
+
+static void unexport(int *s)
+{
+	if (*s >= 0)
+		seg_unexport(*s);
+	*s = -1;
+}
+
+static void win_destroy(struct mpi_win *w)
+{
+	if (w->t)
+		for (int i = 0; i < w->c->size; i++) {
+			if (w->t[i].rd >= 0)
+				rmem_release(w->t[i].rd);
+			if (w->t[i].ard >= 0)
+				rmem_release(w->t[i].ard);
+			if (w->t[i].lrd >= 0)
+				rmem_release(w->t[i].lrd);
+		}
+	unexport(&w->seg);
+	unexport(&w->aseg);
+	unexport(&w->lseg);
+	unexport(&w->bseg);
+	free(w->t);
+	free(w->lockword);
+	free(w->bounce);
+	free(w->alloc);
+	if (w->access != MPI_GROUP_NULL)
+		MPI_Group_free(&w->access);
+	if (w->exposure != MPI_GROUP_NULL)
+		MPI_Group_free(&w->exposure);
+	if (w->comm != MPI_COMM_NULL)
+		MPI_Comm_free(&w->comm);
+	free(w);
+}
+
+static int win_make(void *base, MPI_Aint size, int disp_unit, MPI_Comm comm, int flavor, void *alloc,
+		    MPI_Win *win, const char *fn)
+{
+	struct mpi_comm *pc = mpii_comm_get(comm);
+
+	if (!pc || mpii_comm_inter(pc))
+		return mpii_err(pc, MPI_ERR_COMM, fn, "Invalid communicator %#x%s", comm,
+				pc ? " (an intercommunicator)" : "");
+	if (!win)
+		return mpii_err(pc, MPI_ERR_ARG, fn, "Null pointer in parameter win");
+	if (size < 0)
+		return mpii_err(pc, MPI_ERR_SIZE, fn, "Invalid size argument in RMA call (value is %ld)", (long)size);
+	if (disp_unit <= 0)
+		return mpii_err(pc, MPI_ERR_DISP, fn, "Invalid displacement unit %d", disp_unit);
+	if (size > 0 && !base)
+		return mpii_err(pc, MPI_ERR_ARG, fn, "Null base with a size of %ld", (long)size);
+	if ((uint64_t)size >= (1ull << 31))
+		return mpii_err(pc, MPI_ERR_SIZE, fn, "a window of %ld bytes: a node's windows are below 2 GiB",
+				(long)size);
+
+	struct mpi_win *w = calloc(1, sizeof *w);
+	int e = MPI_SUCCESS;
+	if (!w)
+		return mpii_err(pc, MPI_ERR_NO_MEM, fn, "no memory for a window");
+	w->seg = w->aseg = w->lseg = w->bseg = -1;
+	w->access = w->exposure = MPI_GROUP_NULL;
+	w->comm = MPI_COMM_NULL;
+	w->base = base;
+	w->size = (size_t)size;
+	w->disp_unit = disp_unit;
+	w->flavor = flavor;
+	w->alloc = alloc;
+	if ((e = MPI_Comm_dup(comm, &w->comm)) != MPI_SUCCESS) {
+		win_destroy(w);
+		return e;
+	}
+	w->c = mpii_comm_get(w->comm);
+	MPI_Comm_set_errhandler(w->comm, MPI_ERRORS_ARE_FATAL);
+	int n = w->c->size, me = w->c->rank;
+	w->t = calloc((size_t)n, sizeof *w->t);
+	w->lockword = aligned_alloc(8, 8);
+	w->bounce = malloc(BOUNCE);
+	struct ticket *out = calloc((size_t)n, sizeof *out), *in = calloc((size_t)n, sizeof *in);
+	int ok = w->t && w->lockword && w->bounce && out && in;
+	if (ok) {
+		*w->lockword = 0;
+		win_seq++;
+		uintptr_t b = (uintptr_t)base, wb = b & ~(uintptr_t)7, we = (b + (uintptr_t)size + 7) & ~(uintptr_t)7;
+		if (size > 0) {
+			w->seg = export(base, (size_t)size, RMEM_RW, "d", w->c);
+			w->aseg = export((void *)wb, we - wb, RMEM_A, "a", w->c);
+		}
+		w->lseg = export(w->lockword, 8, RMEM_A, "l", w->c);
+		w->bseg = export(w->bounce, BOUNCE, 0, "b", w->c);
+		ok = (size == 0 || (w->seg >= 0 && w->aseg >= 0)) && w->lseg >= 0 && w->bseg >= 0;
+		for (int i = 0; ok && i < n; i++) {
+			int node = w->c->group->world[i];
+			struct ticket *t = &out[i];
+			t->seg = w->seg;
+			t->aseg = w->aseg;
+			t->lseg = w->lseg;
+			t->disp_unit = disp_unit;
+			t->size = (uint64_t)size;
+			t->skew = (uint32_t)(b - wb);
+			if (i != me && ((w->seg >= 0 && seg_ticket(w->seg, node, &t->gen) < 0) ||
+					(w->aseg >= 0 && seg_ticket(w->aseg, node, &t->agen) < 0) ||
+					seg_ticket(w->lseg, node, &t->lgen) < 0))
+				ok = 0;
+		}
+	}
+	/* Everyone learns whether everyone could make its part, then the tickets. */
+	int all_ok = 0;
+	e = MPI_Allreduce(&ok, &all_ok, 1, MPI_INT, MPI_MIN, w->comm);
+	if (e == MPI_SUCCESS && all_ok)
+		e = MPI_Alltoall(out, sizeof *out, MPI_BYTE, in, sizeof *in, MPI_BYTE, w->comm);
+	for (int i = 0; e == MPI_SUCCESS && all_ok && i < n; i++) {
+		struct target *t = &w->t[i];
+		int node = w->c->group->world[i];
+		t->rd = t->ard = t->lrd = -1;
+		t->size = in[i].size;
+		t->disp_unit = in[i].disp_unit;
+		t->skew = in[i].skew;
+		if (i == me)
+			continue;
+		if (in[i].seg >= 0 && (t->rd = rmem_attach(node, in[i].seg, in[i].gen, in[i].size, RMEM_RW)) < 0)
+			all_ok = 0;
+		if (in[i].aseg >= 0 &&
+		    (t->ard = rmem_attach(node, in[i].aseg, in[i].agen, (in[i].skew + in[i].size + 7) & ~7ull,
+					  RMEM_A)) < 0)
+			all_ok = 0;
+		if ((t->lrd = rmem_attach(node, in[i].lseg, in[i].lgen, 8, RMEM_A)) < 0)
+			all_ok = 0;
+	}
+	free(out);
+	free(in);
+	if (e != MPI_SUCCESS || !all_ok) {
+		if (w->t)
+			for (int i = 0; i < n; i++)
+				if (!w->t[i].rd && !w->t[i].ard && !w->t[i].lrd)
+					w->t[i].rd = w->t[i].ard = w->t[i].lrd = -1;
+		win_destroy(w);
+		return e != MPI_SUCCESS ? e : mpii_err(pc, MPI_ERR_NO_MEM, fn, "a member could not export or "
+						       "attach its window's segments (no memory or no segment left)");
+	}
+	int h = mpii_obj_new(NOW_MPI_KWIN, w);
+	if (h < 0) {
+		win_destroy(w);
+		return mpii_err(pc, MPI_ERR_NO_MEM, fn, "no handle for a window");
+	}
+	w->handle = h;
+	snprintf(w->name, sizeof w->name, "window %#x", h);
+	*win = h;
+	/* Every member's segments are ready before any member uses them. */
+	return MPI_Barrier(w->comm);
+}
+
+int MPI_Win_create(void *base, MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm, MPI_Win *win)
+{
+	(void)info;
+	return win_make(base, size, disp_unit, comm, MPI_WIN_FLAVOR_CREATE, NULL, win, "MPI_Win_create");
+}
+
+int MPI_Win_allocate(MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm, void *baseptr, MPI_Win *win)
+{
+	static const char fn[] = "MPI_Win_allocate";
+	void *p = NULL;
+
+	(void)info;
+	if (!baseptr)
+		return mpii_err(mpii_comm_get(comm), MPI_ERR_ARG, fn, "Null pointer in parameter baseptr");
+	if (size > 0 && size < (1l << 31) && !(p = aligned_alloc(16, ((size_t)size + 15) & ~(size_t)15)))
+		return mpii_err(mpii_comm_get(comm), MPI_ERR_NO_MEM, fn, "no memory for %ld bytes", (long)size);
+	int e = win_make(p, size, disp_unit, comm, MPI_WIN_FLAVOR_ALLOCATE, p, win, fn);
+	if (e != MPI_SUCCESS) {
+		free(p);
+		return e;
+	}
+	*(void **)baseptr = p;
+	return MPI_SUCCESS;
+}
+
+/* Wait until every operation this member issued to rank r reached it; the first refusal, as an MPI code. */
+static int flush_one(struct mpi_win *w, int r, const char *fn)
+{
+	struct target *t = &w->t[r];
+	int e = 0, x;
+
+	if (t->rd >= 0 && (x = rmem_sync(t->rd, WAIT_NS)) < 0 && !e)
+		e = x;
+	if (t->ard >= 0 && (x = rmem_sync(t->ard, WAIT_NS)) < 0 && !e)
+		e = x;
+	if (!e)
+		return MPI_SUCCESS;
+	return werr(w, e == -ERANGE ? MPI_ERR_RMA_RANGE : MPI_ERR_OTHER, fn,
+		    "rank %d refused or did not take an operation (%d)", r, e);
+}
+
+static int flush_all(struct mpi_win *w, const char *fn)
+{
+	int err = MPI_SUCCESS;
+
+	for (int r = 0; r < w->c->size; r++) {
+		int e = flush_one(w, r, fn);
+		if (e != MPI_SUCCESS && err == MPI_SUCCESS)
+			err = e;
+	}
+	return err;
+}
+
+int MPI_Win_free(MPI_Win *win)
+{
+	static const char fn[] = "MPI_Win_free";
+	struct mpi_win *w = win ? win_get(*win) : NULL;
+
+	if (!w)
+		return bad_win(win ? *win : MPI_WIN_NULL, fn);
+	int e = flush_all(w, fn);
+	/* No member goes before every member's operations on it are done. */
+	int b = MPI_Barrier(w->comm);
+	mpii_obj_free(NOW_MPI_KWIN, w->handle);
+	win_destroy(w);
+	*win = MPI_WIN_NULL;
+	return e != MPI_SUCCESS ? e : b;
+}
+
+/* --- where an operation goes ----------------------------------------------------------------- */
+
+struct where {
+	struct mpi_win *w;
+	struct target *t;
+	int rank, self;
+	uint64_t off;		/* in the target's window */
+	size_t len;		/* bytes at the target */
+	MPI_Datatype basic;	/* the target type's one predefined type (atomics) */
+	size_t esize;
+};
+
+/*
+ * Check an operation's target side: rank, displacement, count and type;
+ * the target run must be one contiguous run inside the target's window.
+ */
+static int target_of(struct mpi_win *w, int rank, MPI_Aint disp, int count, MPI_Datatype dt, struct where *o,
+		     const char *fn)
+{
+	if (rank == MPI_PROC_NULL) {
+		o->t = NULL;
+		return MPI_SUCCESS;
+	}
+	if (rank < 0 || rank >= w->c->size)
+		return werr(w, MPI_ERR_RANK, fn, "Invalid rank has value %d but must be nonnegative and less than %d",
+			    rank, w->c->size);
+	if (count < 0)
+		return werr(w, MPI_ERR_COUNT, fn, "Negative count, value is %d", count);
+	if (!mpii_type_valid(dt) || !mpii_type_committed(dt))
+		return werr(w, MPI_ERR_TYPE, fn, "Invalid datatype");
+	if (disp < 0)
+		return werr(w, MPI_ERR_DISP, fn, "Invalid displacement %ld", (long)disp);
+	const void *start;
+	size_t size = mpii_type_size(dt);
+	if (count > 0 && !mpii_type_contig((void *)(uintptr_t)4096, count, dt, &start))
+		return werr(w, MPI_ERR_UNSUPPORTED_OPERATION, fn, "a target datatype that is not one contiguous "
+			    "run is not supported yet");
+	struct target *t = &w->t[rank];
+	uint64_t off = (uint64_t)disp * (uint64_t)t->disp_unit +
+		       (count > 0 ? (uint64_t)((uintptr_t)start - 4096) : 0);
+	uint64_t len = (uint64_t)count * size;
+	if (off + len > t->size)
+		return werr(w, MPI_ERR_RMA_RANGE, fn, "bytes %lu to %lu of rank %d's window of %lu",
+			    (unsigned long)off, (unsigned long)(off + len), rank, (unsigned long)t->size);
+	o->w = w;
+	o->t = t;
+	o->rank = rank;
+	o->self = rank == w->c->rank;
+	o->off = off;
+	o->len = len;
+	o->basic = mpii_type_basic(dt);
+	o->esize = o->basic != MPI_DATATYPE_NULL ? mpii_type_size(o->basic) : 0;
+	return MPI_SUCCESS;
+}
+
+static int rmem_class(int r)
+{
+	return r == -ERANGE ? MPI_ERR_RMA_RANGE : r == -EACCES ? MPI_ERR_RMA_SYNC : MPI_ERR_OTHER;
+}
+
+/* Bytes from src to the target run. */
+static int put_bytes(struct where *o, const void *src, const char *fn)
+{
+	if (!o->len)
+		return MPI_SUCCESS;
+	if (o->self) {
+		memmove((uint8_t *)o->w->base + o->off, src, o->len);
+		return MPI_SUCCESS;
+	}
+	int r = rmem_write_block(o->t->rd, (uint32_t)o->off, src, o->len, 0);
+	return r < 0 ? werr(o->w, rmem_class(r), fn, "a WRITE to rank %d failed (%d)", o->rank, r) : MPI_SUCCESS;
+}
+
+/* The target run's bytes into dst: READs into the bounce segment, copied out. */
+static int get_bytes(struct where *o, void *dst, const char *fn)
+{
+	struct mpi_win *w = o->w;
+
+	if (!o->len)
+		return MPI_SUCCESS;
+	if (o->self) {
+		memmove(dst, (uint8_t *)w->base + o->off, o->len);
+		return MPI_SUCCESS;
+	}
+	for (size_t done = 0; done < o->len;) {
+		int h[READS_AT_ONCE], n = 0, r = 0;
+		size_t at = done;
+		while (n < READS_AT_ONCE && at < o->len && (size_t)(n + 1) * RMEM_MAX_XFER <= BOUNCE) {
+			uint32_t k = o->len - at < RMEM_MAX_XFER ? (uint32_t)(o->len - at) : RMEM_MAX_XFER;
+			h[n] = rmem_read(o->t->rd, (uint32_t)(o->off + at), k, w->bseg, (uint32_t)(n * RMEM_MAX_XFER), 0);
+			if (h[n] < 0) {
+				r = h[n];
+				break;
+			}
+			n++;
+			at += k;
+		}
+		for (int i = 0; i < n; i++) {
+			int x = rmem_read_wait(h[i], WAIT_NS);
+			if (x < 0 && !r)
+				r = x;
+		}
+		if (r < 0)
+			return werr(w, rmem_class(r), fn, "a READ from rank %d failed (%d)", o->rank, r);
+		memcpy((uint8_t *)dst + done, w->bounce, at - done);
+		done = at;
+	}
+	return MPI_SUCCESS;
+}
+
+/*
+ * The atomic update of one element of esize bytes at target offset off:
+ * the word that holds it read and swapped until no one changed it
+ * between; f(elem) computes the new element in place, its old value kept
+ * in *old (may be NULL).  The word: compare-and-swap of the target's
+ * kernel (or of this CPU, on this member's own window: the same word).
+ */
+typedef int (*elem_fn)(void *elem, void *arg);
+
+static int atomic_elem(struct where *o, uint64_t off, elem_fn f, void *arg, void *old, const char *fn)
+{
+	struct mpi_win *w = o->w;
+	uint64_t at = o->t->skew + off, word_off = at & ~7ull;
+	unsigned in = (unsigned)(at - word_off);
+
+	if (in + o->esize > 8 || o->esize == 0)
+		return werr(w, MPI_ERR_UNSUPPORTED_OPERATION, fn, "an atomic on an element of %zu bytes at byte %u "
+			    "of a word: elements of at most 8 bytes within one aligned word only, yet", o->esize, in);
+	uint64_t *local = o->self ? (uint64_t *)(((uintptr_t)w->base & ~(uintptr_t)7) + word_off) : NULL;
+	uint64_t cur = 0, seen;
+	if (local)
+		cur = __atomic_load_n(local, __ATOMIC_SEQ_CST);
+	else {
+		int r = rmem_cas(o->t->ard, (uint32_t)word_off, 0, 0, &cur);
+		if (r < 0)
+			return werr(w, rmem_class(r), fn, "an atomic on rank %d failed (%d)", o->rank, r);
+	}
+	for (;;) {
+		uint64_t next = cur;
+		uint8_t elem[8];
+		memcpy(elem, (uint8_t *)&cur + in, o->esize);
+		if (old)
+			memcpy(old, elem, o->esize);
+		int e = f(elem, arg);
+		if (e != MPI_SUCCESS)
+			return werr(w, e, fn, "the operation does not apply to the window's type");
+		memcpy((uint8_t *)&next + in, elem, o->esize);
+		if (next == cur)
+			return MPI_SUCCESS;
+		if (local) {
+			seen = cur;
+			if (__atomic_compare_exchange_n(local, &seen, next, 0, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST))
+				return MPI_SUCCESS;
+		} else {
+			int r = rmem_cas(o->t->ard, (uint32_t)word_off, cur, next, &seen);
+			if (r < 0)
+				return werr(w, rmem_class(r), fn, "an atomic on rank %d failed (%d)", o->rank, r);
+			if (seen == cur)
+				return MPI_SUCCESS;
+		}
+		cur = seen;
+	}
+}
+
+struct apply {
+	MPI_Op op;
+	const void *in;			/* one origin element */
+	MPI_Datatype basic;
+};
+
+static int apply_op(void *elem, void *arg)
+{
+	struct apply *a = arg;
+
+	return mpii_op_apply(a->op, a->in, elem, 1, a->basic);
+}
+
+struct cas {
+	const void *compare, *value;
+	size_t n;
+};
+
+static int apply_cas(void *elem, void *arg)
+{
+	struct cas *c = arg;
+
+	if (memcmp(elem, c->compare, c->n) == 0)
+		memcpy(elem, c->value, c->n);
+	return MPI_SUCCESS;
+}
+
+/* Origin data as one packed run: *run (a copy in *tmp when the type is not contiguous). */
+static int origin_run(const void *buf, int count, MPI_Datatype dt, const void **run, void **tmp, size_t *len,
+		      struct mpi_win *w, const char *fn)
+{
+	*tmp = NULL;
+	if (count < 0)
+		return werr(w, MPI_ERR_COUNT, fn, "Negative count, value is %d", count);
+	if (!mpii_type_valid(dt) || !mpii_type_committed(dt))
+		return werr(w, MPI_ERR_TYPE, fn, "Invalid datatype");
+	*len = (size_t)count * mpii_type_size(dt);
+	if (*len && !buf)
+		return werr(w, MPI_ERR_BUFFER, fn, "Null buffer pointer");
+	if (!*len || mpii_type_contig(buf, count, dt, run))
+		return MPI_SUCCESS;
+	if (!(*tmp = malloc(*len)))
+		return werr(w, MPI_ERR_NO_MEM, fn, "no memory for %zu bytes", *len);
+	mpii_pack(buf, count, dt, *tmp);
+	*run = *tmp;
+	return MPI_SUCCESS;
+}
+
+#define WIN_OR_FAIL(win, fn)                          \
+	struct mpi_win *w = win_get(win);             \
+	if (!w)                                       \
+		return bad_win(win, fn)
+
+int MPI_Put(const void *origin_addr, int origin_count, MPI_Datatype origin_datatype, int target_rank,
+	    MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype, MPI_Win win)
+{
+	static const char fn[] = "MPI_Put";
+	WIN_OR_FAIL(win, fn);
+	struct where o;
+	const void *run;
+	void *tmp;
+	size_t len;
+	int e = target_of(w, target_rank, target_disp, target_count, target_datatype, &o, fn);
+
+	if (e != MPI_SUCCESS || !o.t)
+		return e;
+	if ((e = origin_run(origin_addr, origin_count, origin_datatype, &run, &tmp, &len, w, fn)) != MPI_SUCCESS)
+		return e;
+	if (len != o.len)
+		e = werr(w, MPI_ERR_TYPE, fn, "origin %zu bytes, target %zu bytes", len, o.len);
+	else
+		e = put_bytes(&o, run, fn);
+	free(tmp);
+	return e;
+}
+
+int MPI_Get(void *origin_addr, int origin_count, MPI_Datatype origin_datatype, int target_rank,
+	    MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype, MPI_Win win)
+{
+	static const char fn[] = "MPI_Get";
+	WIN_OR_FAIL(win, fn);
+	struct where o;
+	const void *run;
+	void *tmp;
+	size_t len;
+	int e = target_of(w, target_rank, target_disp, target_count, target_datatype, &o, fn);
+
+	if (e != MPI_SUCCESS || !o.t)
+		return e;
+	if ((e = origin_run(origin_addr, origin_count, origin_datatype, &run, &tmp, &len, w, fn)) != MPI_SUCCESS)
+		return e;
+	if (len != o.len) {
+		e = werr(w, MPI_ERR_TYPE, fn, "origin %zu bytes, target %zu bytes", len, o.len);
+	} else if (!tmp) {
+		e = get_bytes(&o, (void *)run, fn);
+	} else if ((e = get_bytes(&o, tmp, fn)) == MPI_SUCCESS) {
+		mpii_unpack(tmp, len, origin_addr, origin_count, origin_datatype);
+	}
+	free(tmp);
+	return e;
+}
+
+/* Accumulate's and Get_accumulate's element loop; result (may be NULL) gets the old elements packed. */
+static int accumulate(const void *origin, int ocount, MPI_Datatype otype, void *result, int rcount,
+		      MPI_Datatype rtype, int rank, MPI_Aint disp, int tcount, MPI_Datatype ttype, MPI_Op op,
+		      struct mpi_win *w, const char *fn)
+{
+	struct where o;
+	const void *run = NULL;
+	void *tmp = NULL, *old = NULL;
+	size_t len = 0;
+	int e = target_of(w, rank, disp, tcount, ttype, &o, fn);
+
+	if (e != MPI_SUCCESS || !o.t)
+		return e;
+	if (!mpii_op_valid(op))
+		return werr(w, MPI_ERR_OP, fn, "Invalid MPI_Op");
+	if (op != MPI_NO_OP &&
+	    (e = origin_run(origin, ocount, otype, &run, &tmp, &len, w, fn)) != MPI_SUCCESS)
+		return e;
+	if (op != MPI_NO_OP && len != o.len) {
+		free(tmp);
+		return werr(w, MPI_ERR_TYPE, fn, "origin %zu bytes, target %zu bytes", len, o.len);
+	}
+	if (o.basic == MPI_DATATYPE_NULL || !o.esize) {
+		free(tmp);
+		return werr(w, MPI_ERR_TYPE, fn, "a target type of more than one predefined type");
+	}
+	if (result && !(old = malloc(o.len ? o.len : 1))) {
+		free(tmp);
+		return werr(w, MPI_ERR_NO_MEM, fn, "no memory for %zu bytes", o.len);
+	}
+	size_t n = o.len / o.esize;
+	for (size_t i = 0; e == MPI_SUCCESS && i < n; i++) {
+		struct apply a = { op, run ? (const uint8_t *)run + i * o.esize : NULL, o.basic };
+		e = atomic_elem(&o, o.off + i * o.esize, apply_op, &a, old ? (uint8_t *)old + i * o.esize : NULL, fn);
+	}
+	if (e == MPI_SUCCESS && result)
+		mpii_unpack(old, o.len, result, rcount, rtype);
+	free(old);
+	free(tmp);
+	return e;
+}
+
+int MPI_Accumulate(const void *origin_addr, int origin_count, MPI_Datatype origin_datatype, int target_rank,
+		   MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype, MPI_Op op, MPI_Win win)
+{
+	static const char fn[] = "MPI_Accumulate";
+	WIN_OR_FAIL(win, fn);
+
+	return accumulate(origin_addr, origin_count, origin_datatype, NULL, 0, MPI_DATATYPE_NULL, target_rank,
+			  target_disp, target_count, target_datatype, op, w, fn);
+}
+
+int MPI_Get_accumulate(const void *origin_addr, int origin_count, MPI_Datatype origin_datatype, void *result_addr,
+		       int result_count, MPI_Datatype result_datatype, int target_rank, MPI_Aint target_disp,
+		       int target_count, MPI_Datatype target_datatype, MPI_Op op, MPI_Win win)
+{
+	static const char fn[] = "MPI_Get_accumulate";
+	WIN_OR_FAIL(win, fn);
+
+	if (result_count > 0 && !result_addr)
+		return werr(w, MPI_ERR_BUFFER, fn, "Null buffer pointer");
+	return accumulate(origin_addr, origin_count, origin_datatype, result_addr, result_count, result_datatype,
+			  target_rank, target_disp, target_count, target_datatype, op, w, fn);
+}
+
+int MPI_Fetch_and_op(const void *origin_addr, void *result_addr, MPI_Datatype datatype, int target_rank,
+		     MPI_Aint target_disp, MPI_Op op, MPI_Win win)
+{
+	static const char fn[] = "MPI_Fetch_and_op";
+	WIN_OR_FAIL(win, fn);
+
+	return accumulate(origin_addr, 1, datatype, result_addr, 1, datatype, target_rank, target_disp, 1,
+			  datatype, op, w, fn);
+}
+
+int MPI_Compare_and_swap(const void *origin_addr, const void *compare_addr, void *result_addr,
+			 MPI_Datatype datatype, int target_rank, MPI_Aint target_disp, MPI_Win win)
+{
+	static const char fn[] = "MPI_Compare_and_swap";
+	WIN_OR_FAIL(win, fn);
+	struct where o;
+	int e = target_of(w, target_rank, target_disp, 1, datatype, &o, fn);
+
+	if (e != MPI_SUCCESS || !o.t)
+		return e;
+	if (!origin_addr || !compare_addr || !result_addr)
+		return werr(w, MPI_ERR_BUFFER, fn, "Null buffer pointer");
+	struct cas c = { compare_addr, origin_addr, o.esize };
+	return atomic_elem(&o, o.off, apply_cas, &c, result_addr, fn);
+}
+
+/* --- request-based operations: done when they return ----------------------------------------------- */
+
+static int done_request(struct mpi_win *w, int e, MPI_Request *request)
+{
+	struct mpi_req *r = mpii_req_generic(w->c);
+
+	if (!r)
+		return werr(w, MPI_ERR_NO_MEM, "MPI_Rput", "no memory for a request");
+	*request = mpii_req_handle(r);
+	mpii_req_complete(r, e);
+	return e;
+}
+
+int MPI_Rput(const void *origin_addr, int origin_count, MPI_Datatype origin_datatype, int target_rank,
+	     MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype, MPI_Win win, MPI_Request *request)
+{
+	WIN_OR_FAIL(win, "MPI_Rput");
+	int e = MPI_Put(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count,
+			target_datatype, win);
+
+	return done_request(w, e, request);
+}
+
+int MPI_Rget(void *origin_addr, int origin_count, MPI_Datatype origin_datatype, int target_rank,
+	     MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype, MPI_Win win, MPI_Request *request)
+{
+	WIN_OR_FAIL(win, "MPI_Rget");
+	int e = MPI_Get(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count,
+			target_datatype, win);
+
+	return done_request(w, e, request);
+}
+
+/* --- synchronization -------------------------------------------------------------------------- */
+
+int MPI_Win_fence(int assert, MPI_Win win)
+{
+	static const char fn[] = "MPI_Win_fence";
+	WIN_OR_FAIL(win, fn);
+	int e = flush_all(w, fn);
+
+	(void)assert;
+	int b = MPI_Barrier(w->comm);
+	return e != MPI_SUCCESS ? e : b;
+}
+
+/* The lock word of rank r: fetch-and-add (local or remote); *old the value before. */
+static int lock_fadd(struct mpi_win *w, int r, uint64_t add, uint64_t *old)
+{
+	if (r == w->c->rank) {
+		*old = __atomic_fetch_add(w->lockword, add, __ATOMIC_SEQ_CST);
+		return 0;
+	}
+	return rmem_fadd(w->t[r].lrd, 0, add, old);
+}
+
+static int lock_cas(struct mpi_win *w, int r, uint64_t expect, uint64_t desired, uint64_t *old)
+{
+	if (r == w->c->rank) {
+		*old = expect;
+		__atomic_compare_exchange_n(w->lockword, old, desired, 0, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST);
+		return 0;
+	}
+	return rmem_cas(w->t[r].lrd, 0, expect, desired, old);
+}
+
+static int take_lock(struct mpi_win *w, int type, int r, const char *fn)
+{
+	uint64_t old;
+	int x;
+
+	for (unsigned tries = 0;; tries++) {
+		if (type == MPI_LOCK_EXCLUSIVE) {
+			if ((x = lock_cas(w, r, 0, EXCL, &old)) < 0)
+				break;
+			if (old == 0)
+				return MPI_SUCCESS;
+		} else {
+			if ((x = lock_fadd(w, r, 1, &old)) < 0)
+				break;
+			if (!(old & EXCL))
+				return MPI_SUCCESS;
+			if ((x = lock_fadd(w, r, (uint64_t)-1, &old)) < 0)
+				break;
+		}
+		/* Held by another: let this node's other work run, then ask again. */
+		mpii_poke();
+		if (tries > 8)
+			thread_sleep_ns(tries < 100 ? 10000 : 100000);
+	}
+	return werr(w, MPI_ERR_OTHER, fn, "rank %d's lock could not be reached (%d)", r, x);
+}
+
+static int drop_lock(struct mpi_win *w, int type, int r, const char *fn)
+{
+	uint64_t old;
+	int x = lock_fadd(w, r, type == MPI_LOCK_EXCLUSIVE ? (uint64_t)-EXCL : (uint64_t)-1, &old);
+
+	return x < 0 ? werr(w, MPI_ERR_OTHER, fn, "rank %d's lock could not be reached (%d)", r, x) : MPI_SUCCESS;
+}
+
+int MPI_Win_lock(int lock_type, int rank, int assert, MPI_Win win)
+{
+	static const char fn[] = "MPI_Win_lock";
+	WIN_OR_FAIL(win, fn);
+
+	if (lock_type != MPI_LOCK_SHARED && lock_type != MPI_LOCK_EXCLUSIVE)
+		return werr(w, MPI_ERR_LOCKTYPE, fn, "Invalid lock type %d", lock_type);
+	if (rank == MPI_PROC_NULL)
+		return MPI_SUCCESS;
+	if (rank < 0 || rank >= w->c->size)
+		return werr(w, MPI_ERR_RANK, fn, "Invalid rank %d", rank);
+	if (w->t[rank].held)
+		return werr(w, MPI_ERR_RMA_SYNC, fn, "rank %d's window is already locked by this process", rank);
+	if (!(assert & MPI_MODE_NOCHECK)) {
+		int e = take_lock(w, lock_type, rank, fn);
+		if (e != MPI_SUCCESS)
+			return e;
+	}
+	w->t[rank].held = (assert & MPI_MODE_NOCHECK) ? -lock_type : lock_type;
+	return MPI_SUCCESS;
+}
+
+int MPI_Win_unlock(int rank, MPI_Win win)
+{
+	static const char fn[] = "MPI_Win_unlock";
+	WIN_OR_FAIL(win, fn);
+
+	if (rank == MPI_PROC_NULL)
+		return MPI_SUCCESS;
+	if (rank < 0 || rank >= w->c->size)
+		return werr(w, MPI_ERR_RANK, fn, "Invalid rank %d", rank);
+	int held = w->t[rank].held;
+	if (!held)
+		return werr(w, MPI_ERR_RMA_SYNC, fn, "rank %d's window is not locked by this process", rank);
+	int e = flush_one(w, rank, fn);
+	w->t[rank].held = 0;
+	int d = held > 0 ? drop_lock(w, held, rank, fn) : MPI_SUCCESS;
+	return e != MPI_SUCCESS ? e : d;
+}
+
+int MPI_Win_lock_all(int assert, MPI_Win win)
+{
+	static const char fn[] = "MPI_Win_lock_all";
+	WIN_OR_FAIL(win, fn);
+
+	for (int r = 0; r < w->c->size; r++) {
+		int e = MPI_Win_lock(MPI_LOCK_SHARED, r, assert, win);
+		if (e != MPI_SUCCESS)
+			return e;
+	}
+	return MPI_SUCCESS;
+}
+
+int MPI_Win_unlock_all(MPI_Win win)
+{
+	static const char fn[] = "MPI_Win_unlock_all";
+	WIN_OR_FAIL(win, fn);
+	int err = MPI_SUCCESS;
+
+	for (int r = 0; r < w->c->size; r++) {
+		int e = MPI_Win_unlock(r, win);
+		if (e != MPI_SUCCESS && err == MPI_SUCCESS)
+			err = e;
+	}
+	return err;
+}
+
+int MPI_Win_flush(int rank, MPI_Win win)
+{
+	static const char fn[] = "MPI_Win_flush";
+	WIN_OR_FAIL(win, fn);
+
+	if (rank == MPI_PROC_NULL)
+		return MPI_SUCCESS;
+	if (rank < 0 || rank >= w->c->size)
+		return werr(w, MPI_ERR_RANK, fn, "Invalid rank %d", rank);
+	return flush_one(w, rank, fn);
+}
+
+int MPI_Win_flush_all(MPI_Win win)
+{
+	WIN_OR_FAIL(win, "MPI_Win_flush_all");
+
+	return flush_all(w, "MPI_Win_flush_all");
+}
+
+int MPI_Win_flush_local(int rank, MPI_Win win)
+{
+	/* An operation's origin buffer is free once it is issued (WRITE copies it out): flush does more. */
+	return MPI_Win_flush(rank, win);
+}
+
+int MPI_Win_flush_local_all(MPI_Win win)
+{
+	return MPI_Win_flush_all(win);
+}
+
+int MPI_Win_sync(MPI_Win win)
+{
+	WIN_OR_FAIL(win, "MPI_Win_sync");
+
+	__atomic_thread_fence(__ATOMIC_SEQ_CST);
+	return MPI_SUCCESS;
+}
+
+/* The ranks in the window's communicator of group g's members; NULL: none or no memory. */
+static int *ranks_of(struct mpi_win *w, MPI_Group g, int *n, const char *fn, int *e)
+{
+	MPI_Group wg;
+
+	*e = MPI_Group_size(g, n);
+	if (*e != MPI_SUCCESS)
+		return NULL;
+	int *in = malloc(sizeof(int) * (size_t)(*n + 1)), *out = malloc(sizeof(int) * (size_t)(*n + 1));
+	if (!in || !out) {
+		free(in);
+		free(out);
+		*e = werr(w, MPI_ERR_NO_MEM, fn, "no memory for a group of %d", *n);
+		return NULL;
+	}
+	for (int i = 0; i < *n; i++)
+		in[i] = i;
+	MPI_Comm_group(w->comm, &wg);
+	*e = MPI_Group_translate_ranks(g, *n, in, wg, out);
+	MPI_Group_free(&wg);
+	free(in);
+	for (int i = 0; *e == MPI_SUCCESS && i < *n; i++)
+		if (out[i] == MPI_UNDEFINED)
+			*e = werr(w, MPI_ERR_GROUP, fn, "a member of the group is not in the window");
+	if (*e != MPI_SUCCESS) {
+		free(out);
+		return NULL;
+	}
+	return out;
+}
+
+/* Send a 0-byte tag message to, or receive one from, each member of g. */
+static int each(struct mpi_win *w, MPI_Group g, int tag, int send, const char *fn)
+{
+	int n, e;
+	int *r = ranks_of(w, g, &n, fn, &e);
+
+	for (int i = 0; r && e == MPI_SUCCESS && i < n; i++)
+		e = send ? MPI_Send(NULL, 0, MPI_BYTE, r[i], tag, w->comm)
+			 : MPI_Recv(NULL, 0, MPI_BYTE, r[i], tag, w->comm, MPI_STATUS_IGNORE);
+	free(r);
+	return e;
+}
+
+int MPI_Win_post(MPI_Group group, int assert, MPI_Win win)
+{
+	static const char fn[] = "MPI_Win_post";
+	WIN_OR_FAIL(win, fn);
+
+	(void)assert;
+	if (w->exposure != MPI_GROUP_NULL)
+		return werr(w, MPI_ERR_RMA_SYNC, fn, "an exposure epoch is already open");
+	MPI_Group_excl(group, 0, NULL, &w->exposure);	/* a copy of the caller's group */
+	return each(w, w->exposure, T_POST, 1, fn);
+}
+
+int MPI_Win_start(MPI_Group group, int assert, MPI_Win win)
+{
+	static const char fn[] = "MPI_Win_start";
+	WIN_OR_FAIL(win, fn);
+
+	(void)assert;
+	if (w->access != MPI_GROUP_NULL)
+		return werr(w, MPI_ERR_RMA_SYNC, fn, "an access epoch is already open");
+	MPI_Group_excl(group, 0, NULL, &w->access);
+	return each(w, w->access, T_POST, 0, fn);
+}
+
+int MPI_Win_complete(MPI_Win win)
+{
+	static const char fn[] = "MPI_Win_complete";
+	WIN_OR_FAIL(win, fn);
+
+	if (w->access == MPI_GROUP_NULL)
+		return werr(w, MPI_ERR_RMA_SYNC, fn, "no access epoch is open (MPI_Win_start)");
+	int n, e, f = MPI_SUCCESS;
+	int *r = ranks_of(w, w->access, &n, fn, &e);
+	for (int i = 0; r && i < n; i++) {
+		int x = flush_one(w, r[i], fn);
+		if (x != MPI_SUCCESS && f == MPI_SUCCESS)
+			f = x;
+	}
+	free(r);
+	e = each(w, w->access, T_DONE, 1, fn);
+	MPI_Group_free(&w->access);
+	return f != MPI_SUCCESS ? f : e;
+}
+
+int MPI_Win_wait(MPI_Win win)
+{
+	static const char fn[] = "MPI_Win_wait";
+	WIN_OR_FAIL(win, fn);
+
+	if (w->exposure == MPI_GROUP_NULL)
+		return werr(w, MPI_ERR_RMA_SYNC, fn, "no exposure epoch is open (MPI_Win_post)");
+	int e = each(w, w->exposure, T_DONE, 0, fn);
+	MPI_Group_free(&w->exposure);
+	return e;
+}
+
+int MPI_Win_test(MPI_Win win, int *flag)
+{
+	/* Every origin's completion is a message: waiting for them is the test's answer, true. */
+	int e = MPI_Win_wait(win);
+
+	if (flag)
+		*flag = 1;
+	return e;
+}
+
+/* --- queries ------------------------------------------------------------------------------------ */
+
+int MPI_Win_get_group(MPI_Win win, MPI_Group *group)
+{
+	WIN_OR_FAIL(win, "MPI_Win_get_group");
+
+	return MPI_Comm_group(w->comm, group);
+}
+
+int MPI_Win_set_name(MPI_Win win, const char *name)
+{
+	WIN_OR_FAIL(win, "MPI_Win_set_name");
+
+	if (!name)
+		return werr(w, MPI_ERR_ARG, "MPI_Win_set_name", "Null pointer in parameter name");
+	snprintf(w->name, sizeof w->name, "%s", name);
+	return MPI_SUCCESS;
+}
+
+int MPI_Win_get_name(MPI_Win win, char *name, int *len)
+{
+	WIN_OR_FAIL(win, "MPI_Win_get_name");
+
+	if (!name || !len)
+		return werr(w, MPI_ERR_ARG, "MPI_Win_get_name", "Null pointer in parameter name or resultlen");
+	strcpy(name, w->name);
+	*len = (int)strlen(name);
+	return MPI_SUCCESS;
+}
+
+/* MPI_Win_get_attr's predefined attributes (attr.c asks): 1 and *val set, or 0 if key is not one. */
+int mpii_win_attr(MPI_Win win, int key, void *val, int *flag)
+{
+	static int flavor, model = MPI_WIN_UNIFIED;
+	static MPI_Aint size;
+	static int disp;
+	struct mpi_win *w = win_get(win);
+
+	if (!w)
+		return -1;
+	*flag = 1;
+	switch (key) {
+	case MPI_WIN_BASE:
+		*(void **)val = w->base;
+		return 1;
+	case MPI_WIN_SIZE:
+		size = (MPI_Aint)w->size;
+		*(MPI_Aint **)val = &size;
+		return 1;
+	case MPI_WIN_DISP_UNIT:
+		disp = w->disp_unit;
+		*(int **)val = &disp;
+		return 1;
+	case MPI_WIN_CREATE_FLAVOR:
+		flavor = w->flavor;
+		*(int **)val = &flavor;
+		return 1;
+	case MPI_WIN_MODEL:
+		*(int **)val = &model;
+		return 1;
+	}
+	*flag = 0;
+	return 0;
+}
+
+struct mpi_comm *mpii_win_comm(MPI_Win win)
+{
+	struct mpi_win *w = win_get(win);
+
+	return w ? w->c : NULL;
+}
