@@ -203,6 +203,8 @@ static int win_make(void *base, MPI_Aint size, int disp_unit, MPI_Comm comm, int
 	w->bounce = malloc(BOUNCE);
 	struct ticket *out = calloc((size_t)n, sizeof *out), *in = calloc((size_t)n, sizeof *in);
 	int ok = w->t && w->lockword && w->bounce && out && in;
+	for (int i = 0; w->t && i < n; i++)
+		w->t[i].rd = w->t[i].ard = w->t[i].lrd = -1;	/* none attached yet */
 	if (ok) {
 		*w->lockword = 0;
 		win_seq++;
@@ -237,7 +239,6 @@ static int win_make(void *base, MPI_Aint size, int disp_unit, MPI_Comm comm, int
 	for (int i = 0; e == MPI_SUCCESS && all_ok && i < n; i++) {
 		struct target *t = &w->t[i];
 		int node = w->c->group->world[i];
-		t->rd = t->ard = t->lrd = -1;
 		t->size = in[i].size;
 		t->disp_unit = in[i].disp_unit;
 		t->skew = in[i].skew;
@@ -255,10 +256,6 @@ static int win_make(void *base, MPI_Aint size, int disp_unit, MPI_Comm comm, int
 	free(out);
 	free(in);
 	if (e != MPI_SUCCESS || !all_ok) {
-		if (w->t)
-			for (int i = 0; i < n; i++)
-				if (!w->t[i].rd && !w->t[i].ard && !w->t[i].lrd)
-					w->t[i].rd = w->t[i].ard = w->t[i].lrd = -1;
 		win_destroy(w);
 		return e != MPI_SUCCESS ? e : mpii_err(pc, MPI_ERR_NO_MEM, fn, "a member could not export or "
 						       "attach its window's segments (no memory or no segment left)");
