@@ -57,6 +57,15 @@ def run_gdb_example(argv, wait):
     return ok, "said it waits for gdb, then stopped" if ok else "never said it waits for gdb"
 
 
+def last_node_lines(out):
+    """Each node's last kernel line ('[n3] ...'), for a failure's summary: where every node stood."""
+    last = {}
+    for line in out.splitlines():
+        if line.startswith("[n") and "]" in line:
+            last[line[1:line.index("]")]] = line
+    return [last[k] for k in sorted(last, key=lambda n: int(n[1:]) if n[1:].isdigit() else -1)]
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("script", help="the launcher, relative to the project root (boot/cluster)")
@@ -78,6 +87,9 @@ def main():
             ok, why = r.returncode == 0, f"status {r.returncode}"
             if not ok:
                 sys.stdout.write((r.stdout + r.stderr)[-3000:])
+                print("help-examples: each node's last line:")
+                for node_line in last_node_lines(r.stdout + r.stderr):
+                    print("  " + node_line[:160])
         good += ok
         print(f"help-examples: {'ok' if ok else 'FAILED'} {line} ({why}, "
               f"{time.monotonic() - t0:.1f} s)", flush=True)

@@ -479,7 +479,7 @@ int MPI_Type_delete_attr(MPI_Datatype datatype, int type_keyval)
 	return list ? delete_attr(list, kv, datatype, NULL, fn) : err;
 }
 
-/* --- windows (none exist yet: every window handle is invalid) ------------------------------------- */
+/* --- windows ------------------------------------------------------------------------------------ */
 
 int MPI_Win_create_keyval(MPI_Win_copy_attr_function *win_copy_attr_fn,
 			  MPI_Win_delete_attr_function *win_delete_attr_fn, int *win_keyval, void *extra_state)
@@ -493,30 +493,65 @@ int MPI_Win_free_keyval(int *win_keyval)
 	return keyval_free(NOW_MPI_KWIN, win_keyval, "MPI_Win_free_keyval");
 }
 
-/* Windows (win.c): their predefined attributes; a keyval's own not yet. */
+/*
+ * Windows (win.c): the predefined attributes (MPI_WIN_BASE...) come from
+ * the window itself; a keyval's own live on the window's list.
+ */
+static struct mpi_attr **win_args(MPI_Win win, int keyval, struct keyval **kv, struct mpi_comm **c,
+				  const char *fn, int *err)
+{
+	struct mpi_attr **list = mpii_win_attrs(win);
+
+	if (!list) {
+		*err = mpii_err_win(win, MPI_ERR_WIN, fn, "Invalid window %#x", win);
+		return NULL;
+	}
+	*c = mpii_win_comm(win);
+	return (*kv = keyval_arg(*c, NOW_MPI_KWIN, keyval, fn, err)) ? list : NULL;
+}
+
 int MPI_Win_set_attr(MPI_Win win, int win_keyval, void *attribute_val)
 {
-	(void)win_keyval, (void)attribute_val;
-	if (!mpii_win_comm(win))
-		return mpii_err_win(win, MPI_ERR_WIN, "MPI_Win_set_attr", "Invalid window %#x", win);
-	return mpii_err(mpii_win_comm(win), MPI_ERR_UNSUPPORTED_OPERATION, "MPI_Win_set_attr",
-			"attributes of a window's own keyval are not supported yet");
+	static const char fn[] = "MPI_Win_set_attr";
+	struct keyval *kv;
+	struct mpi_comm *c = NULL;
+	int err;
+
+	if (win_predefined(win_keyval) && mpii_win_comm(win))
+		return mpii_err(mpii_win_comm(win), MPI_ERR_KEYVAL, fn,
+				"Keyval %#x is predefined: its attribute cannot be set", win_keyval);
+	struct mpi_attr **list = win_args(win, win_keyval, &kv, &c, fn, &err);
+	return list ? set_attr(list, kv, win, attribute_val, c, fn) : err;
 }
 
 int MPI_Win_get_attr(MPI_Win win, int win_keyval, void *attribute_val, int *flag)
 {
+	static const char fn[] = "MPI_Win_get_attr";
+	struct keyval *kv;
+	struct mpi_comm *c = NULL;
+	int err;
+
 	if (!attribute_val || !flag)
-		return mpii_err(mpii_win_comm(win), MPI_ERR_ARG, "MPI_Win_get_attr", "Null pointer argument");
+		return mpii_err(mpii_win_comm(win), MPI_ERR_ARG, fn, "Null pointer argument");
 	int r = mpii_win_attr(win, win_keyval, attribute_val, flag);
 	if (r < 0)
-		return mpii_err_win(win, MPI_ERR_WIN, "MPI_Win_get_attr", "Invalid window %#x", win);
-	return MPI_SUCCESS;
+		return mpii_err_win(win, MPI_ERR_WIN, fn, "Invalid window %#x", win);
+	if (r > 0)
+		return MPI_SUCCESS;
+	struct mpi_attr **list = win_args(win, win_keyval, &kv, &c, fn, &err);
+	return list ? get_attr(*list, kv, attribute_val, flag, c, fn) : err;
 }
 
 int MPI_Win_delete_attr(MPI_Win win, int win_keyval)
 {
-	(void)win_keyval;
-	if (!mpii_win_comm(win))
-		return mpii_err_win(win, MPI_ERR_WIN, "MPI_Win_delete_attr", "Invalid window %#x", win);
-	return MPI_SUCCESS;
+	static const char fn[] = "MPI_Win_delete_attr";
+	struct keyval *kv;
+	struct mpi_comm *c = NULL;
+	int err;
+
+	if (win_predefined(win_keyval) && mpii_win_comm(win))
+		return mpii_err(mpii_win_comm(win), MPI_ERR_KEYVAL, fn,
+				"Keyval %#x is predefined: its attribute cannot be deleted", win_keyval);
+	struct mpi_attr **list = win_args(win, win_keyval, &kv, &c, fn, &err);
+	return list ? delete_attr(list, kv, win, c, fn) : err;
 }

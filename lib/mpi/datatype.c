@@ -1096,7 +1096,31 @@ struct cursor {
 	char *pk;
 	size_t left;	/* bytes of the stream still to move */
 	int unpack;
+	struct runlist *rl;	/* mpii_type_runs: list the runs, move nothing */
 };
+
+struct runlist {
+	struct mpii_run *v;
+	size_t n, cap;
+	int nomem;
+};
+
+/* One more run of the stream at offset mem (walked from address 0); joined to the last if they touch. */
+static void runs_add(struct runlist *rl, const char *mem, size_t len)
+{
+	MPI_Aint off = (MPI_Aint)(intptr_t)mem;
+	struct mpii_run *last = rl->n ? &rl->v[rl->n - 1] : NULL;
+
+	if (last && last->off + (MPI_Aint)last->len == off) {
+		last->len += len;
+		return;
+	}
+	if (grow((void **)&rl->v, &rl->cap, rl->n, sizeof *rl->v) < 0) {
+		rl->nomem = 1;
+		return;
+	}
+	rl->v[rl->n++] = (struct mpii_run){ off, len };
+}
 
 /* Pointer plus displacement, as addresses: MPI_BOTTOM is NULL, and displacements go below a buffer. */
 static inline char *at(const void *base, MPI_Aint d)
@@ -1139,7 +1163,10 @@ static int walk_runs(struct cursor *c, char *mem, MPI_Count cnt, MPI_Aint stride
 		cnt = 1;
 	}
 	whole = MIN(cnt, (MPI_Count)(c->left / len));
-	if (c->unpack)
+	if (c->rl)
+		for (MPI_Count i = 0; i < whole && !c->rl->nomem; i++)
+			runs_add(c->rl, at(mem, i * stride), len);
+	else if (c->unpack)
 		copy_strided(mem, stride, c->pk, len, whole, len);
 	else
 		copy_strided(c->pk, len, mem, stride, whole, len);
@@ -1148,7 +1175,9 @@ static int walk_runs(struct cursor *c, char *mem, MPI_Count cnt, MPI_Aint stride
 	if (whole == cnt)
 		return c->left == 0;
 	n = c->left;
-	if (c->unpack)
+	if (c->rl)
+		runs_add(c->rl, at(mem, whole * stride), n);
+	else if (c->unpack)
 		memcpy(at(mem, whole * stride), c->pk, n);
 	else
 		memcpy(c->pk, at(mem, whole * stride), n);
@@ -1193,7 +1222,7 @@ static int walk(struct cursor *c, const struct pnode *p, char *base)
 void mpii_pack(const void *buf, int count, MPI_Datatype dt, void *out)
 {
 	const struct layout *l = &tobj(dt)->l;
-	struct cursor c = { out, (size_t)count * l->size, 0 };
+	struct cursor c = { out, (size_t)count * l->size, 0, NULL };
 
 	if (count > 0 && l->size)
 		walk_rep(&c, (char *)buf, count, l->ub - l->lb, l->prog);
@@ -1202,7 +1231,7 @@ void mpii_pack(const void *buf, int count, MPI_Datatype dt, void *out)
 void mpii_unpack(const void *in, size_t n, void *buf, int count, MPI_Datatype dt)
 {
 	const struct layout *l = &tobj(dt)->l;
-	struct cursor c = { (char *)in, MIN(n, (size_t)count * l->size), 1 };
+	struct cursor c = { (char *)in, MIN(n, (size_t)count * l->size), 1, NULL };
 
 	if (count > 0 && c.left)
 		walk_rep(&c, buf, count, l->ub - l->lb, l->prog);
@@ -1220,6 +1249,23 @@ int mpii_type_contig(const void *buf, int count, MPI_Datatype dt, const void **s
 		return 0;
 	*start = at(buf, l->prog->run.off);
 	return 1;
+}
+
+int mpii_type_runs(int count, MPI_Datatype dt, struct mpii_run **runs, size_t *n)
+{
+	const struct layout *l = &tobj(dt)->l;
+	struct runlist rl = { NULL, 0, 0, 0 };
+	struct cursor c = { NULL, (size_t)count * l->size, 0, &rl };
+
+	if (count > 0 && l->size)
+		walk_rep(&c, NULL, count, l->ub - l->lb, l->prog);
+	if (rl.nomem) {
+		free(rl.v);
+		return -1;
+	}
+	*runs = rl.v;
+	*n = rl.n;
+	return 0;
 }
 
 /* --- external32 ------------------------------------------------------------------------ */

@@ -130,7 +130,7 @@ struct mpi_errh {
 	enum errh_kind kind;
 	MPI_Errhandler handle;		/* the predefined ones' */
 	union {
-		MPI_Comm_errhandler_function *comm;	/* a window's too: no window calls it yet */
+		MPI_Comm_errhandler_function *comm;	/* a window's too: called with the window's handle */
 		MPI_File_errhandler_function *file;
 	} fn;
 };
@@ -321,7 +321,7 @@ static int raise_on(struct mpi_comm *c, int code, const char *caller)
 	if (!c)
 		c = mpii_comm_get(MPI_COMM_WORLD);
 	if (c) {
-		h = c->handle;
+		h = c->win ? c->win : c->handle;	/* a window's error: its handler gets the window */
 		eh = __atomic_load_n(&c->errh, __ATOMIC_ACQUIRE);
 	}
 	/* The handler may call MPI and free the handler: keep it meanwhile. */
@@ -592,35 +592,47 @@ int MPI_Win_create_errhandler(MPI_Win_errhandler_function *fn, MPI_Errhandler *e
 }
 
 /*
- * A window's errors go to its communicator's handler (win.c): the
- * predefined handlers; a handler of the program's for windows not yet.
+ * A window's errors go to the handler of its own communicator (win.c's dup,
+ * which names the window: the handler is called with the window's handle).
  */
 int MPI_Win_set_errhandler(MPI_Win win, MPI_Errhandler errhandler)
 {
+	static const char fn[] = "MPI_Win_set_errhandler";
 	struct mpi_comm *c = mpii_win_comm(win);
 
 	if (!c)
-		return mpii_err_win(win, MPI_ERR_WIN, "MPI_Win_set_errhandler", "Invalid window %#x", win);
-	if (errhandler != MPI_ERRORS_ARE_FATAL && errhandler != MPI_ERRORS_RETURN && errhandler != MPI_ERRORS_ABORT)
-		return mpii_err(c, MPI_ERR_UNSUPPORTED_OPERATION, "MPI_Win_set_errhandler",
-				"a program's own window error handler is not supported yet");
-	return MPI_Comm_set_errhandler(c->handle, errhandler);
+		return mpii_err_win(win, MPI_ERR_WIN, fn, "Invalid window %#x", win);
+	if (!errh_fits(errhandler, EH_WIN))
+		return mpii_err(c, MPI_ERR_ARG, fn, "Invalid error handler %#x for a window", errhandler);
+	mpii_errh_ref(errhandler);
+	mpii_errh_unref(__atomic_exchange_n(&c->errh, errhandler, __ATOMIC_ACQ_REL));
+	return MPI_SUCCESS;
 }
 
 int MPI_Win_get_errhandler(MPI_Win win, MPI_Errhandler *errhandler)
 {
+	static const char fn[] = "MPI_Win_get_errhandler";
 	struct mpi_comm *c = mpii_win_comm(win);
 
 	if (!c)
-		return mpii_err_win(win, MPI_ERR_WIN, "MPI_Win_get_errhandler", "Invalid window %#x", win);
-	return MPI_Comm_get_errhandler(c->handle, errhandler);
+		return mpii_err_win(win, MPI_ERR_WIN, fn, "Invalid window %#x", win);
+	if (!errhandler)
+		return mpii_err(c, MPI_ERR_ARG, fn, "Null pointer in parameter errhandler");
+	*errhandler = __atomic_load_n(&c->errh, __ATOMIC_ACQUIRE);
+	mpii_errh_ref(*errhandler);	/* the caller frees it (MPI-3.1 §8.3.2) */
+	return MPI_SUCCESS;
 }
 
 int MPI_Win_call_errhandler(MPI_Win win, int errorcode)
 {
-	(void)errorcode;
-	return mpii_err_win(win, MPI_ERR_WIN, "MPI_Win_call_errhandler", "Invalid window %#x (no window exists)",
-			    win);
+	static const char fn[] = "MPI_Win_call_errhandler";
+	struct mpi_comm *c = mpii_win_comm(win);
+
+	if (!c)
+		return mpii_err_win(win, MPI_ERR_WIN, fn, "Invalid window %#x", win);
+	raise_on(c, errorcode, fn);
+	/* MPI-3.1 §8.3.4: the handler ran and returned. */
+	return MPI_SUCCESS;
 }
 
 int MPI_File_create_errhandler(MPI_File_errhandler_function *fn, MPI_Errhandler *errhandler)
@@ -674,10 +686,14 @@ int mpii_check_comm(MPI_Comm h, const char *fn, struct mpi_comm **out)
 	*out = c;
 	if (c)
 		return MPI_SUCCESS;
-	/* The communicator cannot say how to report: COMM_WORLD's handler does. */
-	if (h == MPI_COMM_NULL)
-		return mpii_err(NULL, MPI_ERR_COMM, fn, "Null communicator");
-	return mpii_err(NULL, MPI_ERR_COMM, fn, "Invalid communicator %#x", h);
+	/*
+	 * The communicator cannot say how to report: COMM_WORLD's handler
+	 * does.  Never MPI_SUCCESS, even if a handler of the program's cleared
+	 * the code: the caller has no communicator to go on with.
+	 */
+	int e = h == MPI_COMM_NULL ? mpii_err(NULL, MPI_ERR_COMM, fn, "Null communicator")
+				   : mpii_err(NULL, MPI_ERR_COMM, fn, "Invalid communicator %#x", h);
+	return e != MPI_SUCCESS ? e : MPI_ERR_COMM;
 }
 
 int mpii_check_count(struct mpi_comm *c, int count, const char *fn)

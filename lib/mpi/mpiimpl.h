@@ -107,6 +107,7 @@ struct mpi_comm {
 	int freed;			/* MPI_Comm_free called; the object waits for its last reference */
 	struct mpi_comm *local;		/* intercommunicator: its local group as an intracommunicator */
 	uint32_t agree_seq;		/* context id agreements started on it (comm.c's tags) */
+	MPI_Win win;			/* a window's own communicator: that window (its errors' object), else 0 */
 };
 
 #define MPII_CTX_COLL 1			/* offset of the collectives' context */
@@ -114,6 +115,8 @@ struct mpi_comm {
 
 /* Windows (win.c): a window's communicator (its errors' handler), NULL if win is none. */
 struct mpi_comm *mpii_win_comm(MPI_Win win);
+/* A window's list of attributes of keyvals of its own; NULL if win is none. */
+struct mpi_attr **mpii_win_attrs(MPI_Win win);
 /* A predefined window attribute (MPI_WIN_BASE...): 1, or 0 with *flag 0; -1 if win is none. */
 int mpii_win_attr(MPI_Win win, int key, void *val, int *flag);
 struct mpi_comm *mpii_comm_lookup(MPI_Comm h);
@@ -228,6 +231,17 @@ int mpii_type_committed(MPI_Datatype dt);		/* predefined ones are */
  * 1 and *start set to its first byte, else 0.
  */
 int mpii_type_contig(const void *buf, int count, MPI_Datatype dt, const void **start);
+/*
+ * The contiguous runs count elements of dt occupy, in the order of the
+ * packed stream, as offsets from the buffer's address (below it for a
+ * negative displacement); runs that touch are joined.  *runs is
+ * malloc'd (NULL when there are none).  0, or -1 for no memory.
+ */
+struct mpii_run {
+	MPI_Aint off;
+	size_t len;
+};
+int mpii_type_runs(int count, MPI_Datatype dt, struct mpii_run **runs, size_t *n);
 /* Pack count elements of dt at buf into out (count * size bytes). */
 void mpii_pack(const void *buf, int count, MPI_Datatype dt, void *out);
 /*

@@ -11,9 +11,10 @@
  * Each member exports, per window:
  *  - data: [base, base + size), READ and WRITE;
  *  - words: the same memory widened to whole aligned 8-byte words, for
- *    compare-and-swap and fetch-and-add only (an element of 1, 2 or 4
- *    bytes is changed by a compare-and-swap of its word that keeps the
- *    other bytes as they are);
+ *    compare-and-swap and fetch-and-add, and READ (a batch of atomics
+ *    reads its words first): an element of 1, 2 or 4 bytes is changed by
+ *    a compare-and-swap of its word that keeps the other bytes as they
+ *    are;
  *  - lock: one 8-byte word, the passive target lock (MPI_Win_lock):
  *    fetch-and-add of 1 a shared hold, compare-and-swap 0 -> EXCL the
  *    exclusive one;
@@ -31,10 +32,10 @@
  * window is refused (MPI_ERR_RMA_RANGE), checked at the origin against the
  * size the target announced, and at the target by its segment's bounds.
  *
- * Not yet: target datatypes that are not one contiguous run, elements
- * larger than 8 bytes or across an 8-byte boundary in atomics, dynamic and
- * shared windows, window attributes set by keyval; each says so
- * (MPI_ERR_UNSUPPORTED_OPERATION).
+ * A target datatype that is not one contiguous run is flattened to its
+ * runs, a WRITE or READ each.  Not yet: elements larger than 8 bytes or
+ * across an 8-byte boundary in atomics, dynamic and shared windows; each
+ * says so (MPI_ERR_UNSUPPORTED_OPERATION).
  */
 #include <errno.h>
 #include <stdarg.h>
@@ -49,7 +50,6 @@
 
 #define EXCL (1ull << 40)		/* the exclusive hold in a lock word; shared holds count below */
 #define BOUNCE (16 * 1024)		/* a window's READ landing area */
-#define READS_AT_ONCE 8
 #define WAIT_NS 10000000000ull
 #define T_POST 1			/* post/start/complete/wait on the window's communicator */
 #define T_DONE 2
@@ -60,6 +60,7 @@ struct target {
 	int disp_unit;
 	uint32_t skew;			/* its base's offset in its words segment */
 	int held;			/* MPI_LOCK_SHARED or MPI_LOCK_EXCLUSIVE while this member holds it */
+	int wrote;			/* WRITEs sent to it since the last flush (the others wait for their answer) */
 };
 
 struct mpi_win {
@@ -76,6 +77,7 @@ struct mpi_win {
 	struct target *t;		/* by rank in comm */
 	MPI_Group access, exposure;	/* start's and post's groups */
 	char name[MPI_MAX_OBJECT_NAME];
+	struct mpi_attr *attrs;		/* of keyvals of the program's (attr.c) */
 };
 
 struct ticket {				/* what a member tells each other member of its window */
@@ -211,7 +213,8 @@ static int win_make(void *base, MPI_Aint size, int disp_unit, MPI_Comm comm, int
 		uintptr_t b = (uintptr_t)base, wb = b & ~(uintptr_t)7, we = (b + (uintptr_t)size + 7) & ~(uintptr_t)7;
 		if (size > 0) {
 			w->seg = export(base, (size_t)size, RMEM_RW, "d", w->c);
-			w->aseg = export((void *)wb, we - wb, RMEM_A, "a", w->c);
+			/* READ too: a batch of atomics reads its words first (no byte the atomics do not show) */
+			w->aseg = export((void *)wb, we - wb, RMEM_R | RMEM_A, "a", w->c);
 		}
 		w->lseg = export(w->lockword, 8, RMEM_A, "l", w->c);
 		w->bseg = export(w->bounce, BOUNCE, 0, "b", w->c);
@@ -248,7 +251,7 @@ static int win_make(void *base, MPI_Aint size, int disp_unit, MPI_Comm comm, int
 			all_ok = 0;
 		if (in[i].aseg >= 0 &&
 		    (t->ard = rmem_attach(node, in[i].aseg, in[i].agen, (in[i].skew + in[i].size + 7) & ~7ull,
-					  RMEM_A)) < 0)
+					  RMEM_R | RMEM_A)) < 0)
 			all_ok = 0;
 		if ((t->lrd = rmem_attach(node, in[i].lseg, in[i].lgen, 8, RMEM_A)) < 0)
 			all_ok = 0;
@@ -266,6 +269,7 @@ static int win_make(void *base, MPI_Aint size, int disp_unit, MPI_Comm comm, int
 		return mpii_err(pc, MPI_ERR_NO_MEM, fn, "no handle for a window");
 	}
 	w->handle = h;
+	w->c->win = h;			/* its errors name the window (errors.c) */
 	snprintf(w->name, sizeof w->name, "window %#x", h);
 	*win = h;
 	/* Every member's segments are ready before any member uses them. */
@@ -297,15 +301,23 @@ int MPI_Win_allocate(MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm,
 	return MPI_SUCCESS;
 }
 
-/* Wait until every operation this member issued to rank r reached it; the first refusal, as an MPI code. */
+/*
+ * Wait until every operation this member issued to rank r reached it; the
+ * first refusal, as an MPI code.  READs and atomics are done when they
+ * return (their answers came); only WRITEs go unanswered, and one fence
+ * to the node (rmem_sync: a round trip behind them on the same channel)
+ * covers them all.  No WRITE since the last flush: no message.
+ */
 static int flush_one(struct mpi_win *w, int r, const char *fn)
 {
 	struct target *t = &w->t[r];
 	int e = 0, x;
 
-	if (t->rd >= 0 && (x = rmem_sync(t->rd, WAIT_NS)) < 0 && !e)
-		e = x;
-	if (t->ard >= 0 && (x = rmem_sync(t->ard, WAIT_NS)) < 0 && !e)
+	if (t->rd >= 0) {
+		e = t->wrote ? rmem_sync(t->rd, WAIT_NS) : rmem_take_error(t->rd);
+		t->wrote = 0;
+	}
+	if (t->ard >= 0 && (x = rmem_take_error(t->ard)) < 0 && !e)
 		e = x;
 	if (!e)
 		return MPI_SUCCESS;
@@ -335,6 +347,10 @@ int MPI_Win_free(MPI_Win *win)
 	int e = flush_all(w, fn);
 	/* No member goes before every member's operations on it are done. */
 	int b = MPI_Barrier(w->comm);
+	/* The attributes' delete callbacks first, while the window is still one (MPI-3.1 §6.7.4). */
+	int a = mpii_attr_free_all(&w->attrs, NOW_MPI_KWIN, w->handle);
+	if (a != MPI_SUCCESS)
+		return mpii_err_raise(w->c, a);
 	mpii_obj_free(NOW_MPI_KWIN, w->handle);
 	win_destroy(w);
 	*win = MPI_WIN_NULL;
@@ -347,19 +363,32 @@ struct where {
 	struct mpi_win *w;
 	struct target *t;
 	int rank, self;
-	uint64_t off;		/* in the target's window */
-	size_t len;		/* bytes at the target */
+	size_t len;		/* bytes at the target, all runs */
+	struct mpii_run one;	/* a contiguous target: its one run */
+	struct mpii_run *runs;	/* the target's runs in the window, in the packed stream's order */
+	size_t nruns;
 	MPI_Datatype basic;	/* the target type's one predefined type (atomics) */
 	size_t esize;
 };
 
+static void where_done(struct where *o)
+{
+	if (o->runs != &o->one)
+		free(o->runs);
+	o->runs = &o->one;
+}
+
 /*
  * Check an operation's target side: rank, displacement, count and type;
- * the target run must be one contiguous run inside the target's window.
+ * every run of the target data must lie inside the target's window.  A
+ * contiguous type is one run; any other is flattened to its runs
+ * (mpii_type_runs), each a WRITE or READ of its own.  where_done after.
  */
 static int target_of(struct mpi_win *w, int rank, MPI_Aint disp, int count, MPI_Datatype dt, struct where *o,
 		     const char *fn)
 {
+	o->runs = &o->one;
+	o->nruns = 0;
 	if (rank == MPI_PROC_NULL) {
 		o->t = NULL;
 		return MPI_SUCCESS;
@@ -373,24 +402,36 @@ static int target_of(struct mpi_win *w, int rank, MPI_Aint disp, int count, MPI_
 		return werr(w, MPI_ERR_TYPE, fn, "Invalid datatype");
 	if (disp < 0)
 		return werr(w, MPI_ERR_DISP, fn, "Invalid displacement %ld", (long)disp);
-	const void *start;
-	size_t size = mpii_type_size(dt);
-	if (count > 0 && !mpii_type_contig((void *)(uintptr_t)4096, count, dt, &start))
-		return werr(w, MPI_ERR_UNSUPPORTED_OPERATION, fn, "a target datatype that is not one contiguous "
-			    "run is not supported yet");
 	struct target *t = &w->t[rank];
-	uint64_t off = (uint64_t)disp * (uint64_t)t->disp_unit +
-		       (count > 0 ? (uint64_t)((uintptr_t)start - 4096) : 0);
-	uint64_t len = (uint64_t)count * size;
-	if (off + len > t->size)
-		return werr(w, MPI_ERR_RMA_RANGE, fn, "bytes %lu to %lu of rank %d's window of %lu",
-			    (unsigned long)off, (unsigned long)(off + len), rank, (unsigned long)t->size);
+	size_t size = mpii_type_size(dt);
+	int64_t base;
+	if (__builtin_mul_overflow((int64_t)disp, (int64_t)t->disp_unit, &base))
+		return werr(w, MPI_ERR_RMA_RANGE, fn, "displacement %ld is outside rank %d's window", (long)disp, rank);
+	const void *start;
+	if (count > 0 && size > 0) {
+		if (mpii_type_contig((void *)(uintptr_t)4096, count, dt, &start)) {
+			o->one = (struct mpii_run){ (MPI_Aint)((uintptr_t)start - 4096), (size_t)count * size };
+			o->nruns = 1;
+		} else if (mpii_type_runs(count, dt, &o->runs, &o->nruns) < 0) {
+			o->runs = &o->one;
+			return werr(w, MPI_ERR_NO_MEM, fn, "no memory for the target datatype's runs");
+		}
+	}
+	for (size_t i = 0; i < o->nruns; i++) {
+		struct mpii_run *r = &o->runs[i];
+		int64_t at = base + r->off;
+		if (at < 0 || (uint64_t)at + r->len > t->size) {
+			where_done(o);
+			return werr(w, MPI_ERR_RMA_RANGE, fn, "bytes %ld to %lu of rank %d's window of %lu", (long)at,
+				    (unsigned long)(at + (int64_t)r->len), rank, (unsigned long)t->size);
+		}
+		r->off = at;
+	}
 	o->w = w;
 	o->t = t;
 	o->rank = rank;
 	o->self = rank == w->c->rank;
-	o->off = off;
-	o->len = len;
+	o->len = (size_t)count * size;
 	o->basic = mpii_type_basic(dt);
 	o->esize = o->basic != MPI_DATATYPE_NULL ? mpii_type_size(o->basic) : 0;
 	return MPI_SUCCESS;
@@ -401,113 +442,91 @@ static int rmem_class(int r)
 	return r == -ERANGE ? MPI_ERR_RMA_RANGE : r == -EACCES ? MPI_ERR_RMA_SYNC : MPI_ERR_OTHER;
 }
 
-/* Bytes from src to the target run. */
+/* Bytes from src (packed) to the target's runs: a WRITE each (the rmem block transfer when long). */
 static int put_bytes(struct where *o, const void *src, const char *fn)
 {
-	if (!o->len)
-		return MPI_SUCCESS;
-	if (o->self) {
-		memmove((uint8_t *)o->w->base + o->off, src, o->len);
-		return MPI_SUCCESS;
-	}
-	int r = rmem_write_block(o->t->rd, (uint32_t)o->off, src, o->len, 0);
-	return r < 0 ? werr(o->w, rmem_class(r), fn, "a WRITE to rank %d failed (%d)", o->rank, r) : MPI_SUCCESS;
-}
+	const uint8_t *p = src;
 
-/* The target run's bytes into dst: READs into the bounce segment, copied out. */
-static int get_bytes(struct where *o, void *dst, const char *fn)
-{
-	struct mpi_win *w = o->w;
-
-	if (!o->len)
-		return MPI_SUCCESS;
-	if (o->self) {
-		memmove(dst, (uint8_t *)w->base + o->off, o->len);
-		return MPI_SUCCESS;
-	}
-	for (size_t done = 0; done < o->len;) {
-		int h[READS_AT_ONCE], n = 0, r = 0;
-		size_t at = done;
-		while (n < READS_AT_ONCE && at < o->len && (size_t)(n + 1) * RMEM_MAX_XFER <= BOUNCE) {
-			uint32_t k = o->len - at < RMEM_MAX_XFER ? (uint32_t)(o->len - at) : RMEM_MAX_XFER;
-			h[n] = rmem_read(o->t->rd, (uint32_t)(o->off + at), k, w->bseg, (uint32_t)(n * RMEM_MAX_XFER), 0);
-			if (h[n] < 0) {
-				r = h[n];
-				break;
-			}
-			n++;
-			at += k;
+	for (size_t i = 0; i < o->nruns; p += o->runs[i].len, i++) {
+		if (o->self) {
+			memmove((uint8_t *)o->w->base + o->runs[i].off, p, o->runs[i].len);
+			continue;
 		}
-		for (int i = 0; i < n; i++) {
-			int x = rmem_read_wait(h[i], WAIT_NS);
-			if (x < 0 && !r)
-				r = x;
-		}
+		o->t->wrote = 1;
+		int r = rmem_write_block(o->t->rd, (uint32_t)o->runs[i].off, p, o->runs[i].len, 0);
 		if (r < 0)
-			return werr(w, rmem_class(r), fn, "a READ from rank %d failed (%d)", o->rank, r);
-		memcpy((uint8_t *)dst + done, w->bounce, at - done);
-		done = at;
+			return werr(o->w, rmem_class(r), fn, "a WRITE to rank %d failed (%d)", o->rank, r);
 	}
 	return MPI_SUCCESS;
 }
 
 /*
- * The atomic update of one element of esize bytes at target offset off:
- * the word that holds it read and swapped until no one changed it
- * between; f(elem) computes the new element in place, its old value kept
- * in *old (may be NULL).  The word: compare-and-swap of the target's
- * kernel (or of this CPU, on this member's own window: the same word).
+ * Read the pieces of [off, off + len) of segment descriptor rd, n of them
+ * (o's runs, or one span), into dst packed: READs of at most RMEM_MAX_XFER
+ * bytes, as many at once as the bounce segment holds, copied out each
+ * time it is full.
+ */
+static int read_pieces(struct mpi_win *w, int rd, const struct mpii_run *pc, size_t n, uint8_t *dst, int rank,
+		       const char *fn)
+{
+	size_t i = 0, in = 0;		/* the piece, and bytes of it already read */
+	int r = 0;
+
+	while (i < n && !r) {
+		int h[BOUNCE / RMEM_MAX_XFER + 1], k = 0;
+		uint32_t pos = 0;
+		while (i < n && k < (int)(sizeof h / sizeof h[0])) {
+			size_t left = pc[i].len - in;
+			uint32_t c = left < RMEM_MAX_XFER ? (uint32_t)left : RMEM_MAX_XFER;
+			if (pos + c > BOUNCE)
+				break;
+			if ((h[k] = rmem_read(rd, (uint32_t)(pc[i].off + in), c, w->bseg, pos, 0)) < 0) {
+				r = h[k];
+				break;
+			}
+			k++;
+			pos += c;
+			if ((in += c) == pc[i].len) {
+				i++;
+				in = 0;
+			}
+		}
+		for (int j = 0; j < k; j++) {
+			int x = rmem_read_wait(h[j], WAIT_NS);
+			if (x < 0 && !r)
+				r = x;
+		}
+		if (!r) {
+			memcpy(dst, w->bounce, pos);
+			dst += pos;
+		}
+	}
+	return r < 0 ? werr(w, rmem_class(r), fn, "a READ from rank %d failed (%d)", rank, r) : MPI_SUCCESS;
+}
+
+/* The target's runs' bytes into dst, packed. */
+static int get_bytes(struct where *o, void *dst, const char *fn)
+{
+	if (!o->self)
+		return read_pieces(o->w, o->t->rd, o->runs, o->nruns, dst, o->rank, fn);
+	uint8_t *p = dst;
+	for (size_t i = 0; i < o->nruns; p += o->runs[i].len, i++)
+		memmove(p, (uint8_t *)o->w->base + o->runs[i].off, o->runs[i].len);
+	return MPI_SUCCESS;
+}
+
+/*
+ * Atomics.  Each element of the target (at most 8 bytes, inside one
+ * aligned 8-byte word) is changed by a compare-and-swap of its word that
+ * keeps the word's other bytes: the target's kernel's operation (paper
+ * §2.3), or this CPU's on this member's own window (the same word).
+ * The element op: f(elem) computes the new element in place.
  */
 typedef int (*elem_fn)(void *elem, void *arg);
 
-static int atomic_elem(struct where *o, uint64_t off, elem_fn f, void *arg, void *old, const char *fn)
-{
-	struct mpi_win *w = o->w;
-	uint64_t at = o->t->skew + off, word_off = at & ~7ull;
-	unsigned in = (unsigned)(at - word_off);
-
-	if (in + o->esize > 8 || o->esize == 0)
-		return werr(w, MPI_ERR_UNSUPPORTED_OPERATION, fn, "an atomic on an element of %zu bytes at byte %u "
-			    "of a word: elements of at most 8 bytes within one aligned word only, yet", o->esize, in);
-	uint64_t *local = o->self ? (uint64_t *)(((uintptr_t)w->base & ~(uintptr_t)7) + word_off) : NULL;
-	uint64_t cur = 0, seen;
-	if (local)
-		cur = __atomic_load_n(local, __ATOMIC_SEQ_CST);
-	else {
-		int r = rmem_cas(o->t->ard, (uint32_t)word_off, 0, 0, &cur);
-		if (r < 0)
-			return werr(w, rmem_class(r), fn, "an atomic on rank %d failed (%d)", o->rank, r);
-	}
-	for (;;) {
-		uint64_t next = cur;
-		uint8_t elem[8];
-		memcpy(elem, (uint8_t *)&cur + in, o->esize);
-		if (old)
-			memcpy(old, elem, o->esize);
-		int e = f(elem, arg);
-		if (e != MPI_SUCCESS)
-			return werr(w, e, fn, "the operation does not apply to the window's type");
-		memcpy((uint8_t *)&next + in, elem, o->esize);
-		if (next == cur)
-			return MPI_SUCCESS;
-		if (local) {
-			seen = cur;
-			if (__atomic_compare_exchange_n(local, &seen, next, 0, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST))
-				return MPI_SUCCESS;
-		} else {
-			int r = rmem_cas(o->t->ard, (uint32_t)word_off, cur, next, &seen);
-			if (r < 0)
-				return werr(w, rmem_class(r), fn, "an atomic on rank %d failed (%d)", o->rank, r);
-			if (seen == cur)
-				return MPI_SUCCESS;
-		}
-		cur = seen;
-	}
-}
-
 struct apply {
 	MPI_Op op;
-	const void *in;			/* one origin element */
+	const void *in;			/* one origin element (NULL for MPI_NO_OP) */
 	MPI_Datatype basic;
 };
 
@@ -530,6 +549,199 @@ static int apply_cas(void *elem, void *arg)
 	if (memcmp(elem, c->compare, c->n) == 0)
 		memcpy(elem, c->value, c->n);
 	return MPI_SUCCESS;
+}
+
+/* Where the element at window offset off sits: its word's offset in the words segment, and its byte in it. */
+static int elem_word(struct where *o, uint64_t off, uint64_t *word, unsigned *in, const char *fn)
+{
+	uint64_t at = o->t->skew + off;
+
+	*word = at & ~7ull;
+	*in = (unsigned)(at - *word);
+	if (*in + o->esize > 8 || o->esize == 0)
+		return werr(o->w, MPI_ERR_UNSUPPORTED_OPERATION, fn, "an atomic on an element of %zu bytes at byte "
+			    "%u of a word: elements of at most 8 bytes within one aligned word only, yet", o->esize, *in);
+	return MPI_SUCCESS;
+}
+
+/* The new word: the element at byte in of cur changed by f; its old bytes to old (may be NULL). */
+static int elem_apply(uint64_t cur, unsigned in, size_t esize, elem_fn f, void *arg, void *old, uint64_t *next)
+{
+	uint8_t elem[8];
+
+	memcpy(elem, (uint8_t *)&cur + in, esize);
+	if (old)
+		memcpy(old, elem, esize);
+	int e = f(elem, arg);
+	*next = cur;
+	memcpy((uint8_t *)next + in, elem, esize);
+	return e;
+}
+
+/* One element, alone: its word read (a compare-and-swap that changes nothing), changed, swapped until no one raced. */
+static int atomic_elem(struct where *o, uint64_t off, elem_fn f, void *arg, void *old, const char *fn)
+{
+	struct mpi_win *w = o->w;
+	uint64_t word_off, cur = 0, seen, next;
+	unsigned in;
+	int e = elem_word(o, off, &word_off, &in, fn);
+
+	if (e != MPI_SUCCESS)
+		return e;
+	uint64_t *local = o->self ? (uint64_t *)(((uintptr_t)w->base & ~(uintptr_t)7) + word_off) : NULL;
+	if (local)
+		cur = __atomic_load_n(local, __ATOMIC_SEQ_CST);
+	else {
+		int r = rmem_cas(o->t->ard, (uint32_t)word_off, 0, 0, &cur);
+		if (r < 0)
+			return werr(w, rmem_class(r), fn, "an atomic on rank %d failed (%d)", o->rank, r);
+	}
+	for (;;) {
+		if ((e = elem_apply(cur, in, o->esize, f, arg, old, &next)) != MPI_SUCCESS)
+			return werr(w, e, fn, "the operation does not apply to the window's type");
+		if (next == cur)
+			return MPI_SUCCESS;
+		if (local) {
+			seen = cur;
+			if (__atomic_compare_exchange_n(local, &seen, next, 0, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST))
+				return MPI_SUCCESS;
+		} else {
+			int r = rmem_cas(o->t->ard, (uint32_t)word_off, cur, next, &seen);
+			if (r < 0)
+				return werr(w, rmem_class(r), fn, "an atomic on rank %d failed (%d)", o->rank, r);
+			if (seen == cur)
+				return MPI_SUCCESS;
+		}
+		cur = seen;
+	}
+}
+
+/* An 8-byte integer type: MPI_SUM on it is the paper's fetch-and-add. */
+static int int64_type(MPI_Datatype t)
+{
+	return t == MPI_LONG || t == MPI_UNSIGNED_LONG || t == MPI_LONG_LONG_INT || t == MPI_UNSIGNED_LONG_LONG ||
+	       t == MPI_INT64_T || t == MPI_UINT64_T || t == MPI_AINT || t == MPI_OFFSET || t == MPI_COUNT;
+}
+
+#define BATCH 64			/* atomics in flight at once, per call */
+
+struct group {				/* the elements of one word, in a batch */
+	uint64_t word;			/* in the words segment */
+	size_t first, n;		/* elements first.. of the operation */
+	uint64_t cur, next;
+	int h;				/* its compare-and-swap or fetch-and-add (-1: none needed) */
+};
+
+/*
+ * Accumulate's element loop at a remote target, pipelined: a batch of
+ * elements is read in one go (the span of their words, READs on the words
+ * segment), each word's new value computed, and every word's
+ * compare-and-swap sent before the first answer is awaited; a word that
+ * someone changed between the read and the swap is done again alone
+ * (atomic_elem).  An MPI_SUM on 8-byte integers is the target's
+ * fetch-and-add: no read, no retry.  in: the packed origin elements (NULL
+ * for MPI_NO_OP); old: the old elements, packed (may be NULL).
+ */
+static int atomic_batches(struct where *o, MPI_Op op, const uint8_t *in, uint8_t *old, const char *fn)
+{
+	struct mpi_win *w = o->w;
+	size_t n = o->len / o->esize, ri = 0, rj = 0;	/* elements; the run and element in it next */
+	int fadd = op == MPI_SUM && o->esize == 8 && int64_type(o->basic);
+	struct group g[BATCH];
+	uint64_t *offs = malloc(BATCH * 8 * sizeof *offs);	/* the batch's elements' window offsets */
+	int e = MPI_SUCCESS;
+
+	if (!offs)
+		return werr(w, MPI_ERR_NO_MEM, fn, "no memory for an atomic batch");
+	for (size_t done = 0; done < n && e == MPI_SUCCESS;) {
+		/* The batch: whole words, ascending, their span within the bounce segment. */
+		int ng = 0;
+		size_t k = 0;
+		unsigned at;
+		while (done + k < n && k < BATCH * 8) {
+			uint64_t off = (uint64_t)o->runs[ri].off + rj * o->esize, word;
+			if ((e = elem_word(o, off, &word, &at, fn)) != MPI_SUCCESS)
+				break;
+			if (!ng || word != g[ng - 1].word || fadd) {	/* a fetch-and-add is one element's */
+				if (ng == BATCH || (ng && (word < g[ng - 1].word || word + 8 - g[0].word > BOUNCE)))
+					break;
+				g[ng++] = (struct group){ word, done + k, 0, 0, 0, -1 };
+			}
+			g[ng - 1].n++;
+			offs[k++] = off;
+			if (++rj == o->runs[ri].len / o->esize) {
+				ri++;
+				rj = 0;
+			}
+		}
+		if (e != MPI_SUCCESS)
+			break;
+		if (!fadd) {
+			struct mpii_run span = { (MPI_Aint)g[0].word, (size_t)(g[ng - 1].word + 8 - g[0].word) };
+			uint8_t *words = malloc(span.len);
+			if (!words) {
+				e = werr(w, MPI_ERR_NO_MEM, fn, "no memory for an atomic batch");
+				break;
+			}
+			if ((e = read_pieces(w, o->t->ard, &span, 1, words, o->rank, fn)) == MPI_SUCCESS)
+				for (int i = 0; i < ng; i++)
+					memcpy(&g[i].cur, words + (g[i].word - g[0].word), 8);
+			free(words);
+			if (e != MPI_SUCCESS)
+				break;
+		}
+		/* Every word's operation out, then the answers. */
+		for (int i = 0; i < ng && e == MPI_SUCCESS; i++) {
+			struct group *gr = &g[i];
+			if (fadd) {
+				uint64_t add;
+				memcpy(&add, in + gr->first * 8, 8);
+				gr->h = rmem_fadd_start(o->t->ard, (uint32_t)gr->word, add, 0);
+			} else {
+				uint64_t v = gr->cur;
+				for (size_t j = 0; j < gr->n && e == MPI_SUCCESS; j++) {
+					size_t x = gr->first + j;
+					uint64_t wd;
+					struct apply a = { op, in ? in + x * o->esize : NULL, o->basic };
+					elem_word(o, offs[x - done], &wd, &at, fn);
+					int r = elem_apply(v, at, o->esize, apply_op, &a, old ? old + x * o->esize : NULL, &v);
+					if (r != MPI_SUCCESS)
+						e = werr(w, r, fn, "the operation does not apply to the window's type");
+				}
+				gr->next = v;
+				if (e == MPI_SUCCESS && v != gr->cur)
+					gr->h = rmem_cas_start(o->t->ard, (uint32_t)gr->word, gr->cur, v, 0);
+			}
+			if (e == MPI_SUCCESS && gr->h < -1)
+				e = werr(w, rmem_class(gr->h), fn, "an atomic on rank %d failed (%d)", o->rank, gr->h);
+		}
+		for (int i = 0; i < ng; i++) {
+			struct group *gr = &g[i];
+			uint64_t seen;
+			if (gr->h < 0)
+				continue;
+			int r = rmem_atomic_wait(gr->h, &seen, WAIT_NS);
+			if (r < 0) {
+				if (e == MPI_SUCCESS)
+					e = werr(w, rmem_class(r), fn, "an atomic on rank %d failed (%d)", o->rank, r);
+				continue;
+			}
+			if (fadd) {
+				if (old)
+					memcpy(old + gr->first * 8, &seen, 8);
+			} else if (seen != gr->cur && e == MPI_SUCCESS) {
+				/* Raced: this word's elements again, one by one. */
+				for (size_t j = 0; j < gr->n && e == MPI_SUCCESS; j++) {
+					size_t x = gr->first + j;
+					struct apply a = { op, in ? in + x * o->esize : NULL, o->basic };
+					e = atomic_elem(o, offs[x - done], apply_op, &a, old ? old + x * o->esize : NULL, fn);
+				}
+			}
+		}
+		done += k;
+	}
+	free(offs);
+	return e;
 }
 
 /* Origin data as one packed run: *run (a copy in *tmp when the type is not contiguous). */
@@ -558,26 +770,58 @@ static int origin_run(const void *buf, int count, MPI_Datatype dt, const void **
 	if (!w)                                       \
 		return bad_win(win, fn)
 
+/* Put's and Get's checks: the target, the origin as one packed run, the two the same size. */
+static int transfer(struct mpi_win *w, const void *origin, int ocount, MPI_Datatype otype, int rank, MPI_Aint disp,
+		    int tcount, MPI_Datatype ttype, struct where *o, const void **run, void **tmp, const char *fn)
+{
+	size_t len;
+	int e = target_of(w, rank, disp, tcount, ttype, o, fn);
+
+	*tmp = NULL;
+	if (e != MPI_SUCCESS || !o->t)
+		return e;
+	if ((e = origin_run(origin, ocount, otype, run, tmp, &len, w, fn)) == MPI_SUCCESS && len != o->len)
+		e = werr(w, MPI_ERR_TYPE, fn, "origin %zu bytes, target %zu bytes", len, o->len);
+	if (e != MPI_SUCCESS) {
+		free(*tmp);
+		where_done(o);
+	}
+	return e;
+}
+
 int MPI_Put(const void *origin_addr, int origin_count, MPI_Datatype origin_datatype, int target_rank,
 	    MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype, MPI_Win win)
 {
 	static const char fn[] = "MPI_Put";
 	WIN_OR_FAIL(win, fn);
+	/*
+	 * The common case in one step: the same plain type on both sides, to
+	 * another member, inside its window, one frame: one WRITE.
+	 */
+	size_t es = mpii_plain_size(origin_datatype);
+	if (es && target_datatype == origin_datatype && origin_count == target_count && origin_count > 0 &&
+	    (uint64_t)origin_count * es <= RMEM_MAX_XFER && origin_addr && target_disp >= 0 &&
+	    (unsigned)target_rank < (unsigned)w->c->size && target_rank != w->c->rank) {
+		struct target *t = &w->t[target_rank];
+		uint64_t off = (uint64_t)target_disp * (uint64_t)t->disp_unit, len = (uint64_t)origin_count * es;
+		if (target_disp < (1l << 31) && off + len <= t->size) {
+			t->wrote = 1;
+			int r = rmem_write(t->rd, (uint32_t)off, origin_addr, (uint32_t)len, 0);
+			return r < 0 ? werr(w, rmem_class(r), fn, "a WRITE to rank %d failed (%d)", target_rank, r)
+				     : MPI_SUCCESS;
+		}
+	}
 	struct where o;
 	const void *run;
 	void *tmp;
-	size_t len;
-	int e = target_of(w, target_rank, target_disp, target_count, target_datatype, &o, fn);
+	int e = transfer(w, origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count,
+			 target_datatype, &o, &run, &tmp, fn);
 
 	if (e != MPI_SUCCESS || !o.t)
 		return e;
-	if ((e = origin_run(origin_addr, origin_count, origin_datatype, &run, &tmp, &len, w, fn)) != MPI_SUCCESS)
-		return e;
-	if (len != o.len)
-		e = werr(w, MPI_ERR_TYPE, fn, "origin %zu bytes, target %zu bytes", len, o.len);
-	else
-		e = put_bytes(&o, run, fn);
+	e = put_bytes(&o, run, fn);
 	free(tmp);
+	where_done(&o);
 	return e;
 }
 
@@ -589,21 +833,17 @@ int MPI_Get(void *origin_addr, int origin_count, MPI_Datatype origin_datatype, i
 	struct where o;
 	const void *run;
 	void *tmp;
-	size_t len;
-	int e = target_of(w, target_rank, target_disp, target_count, target_datatype, &o, fn);
+	int e = transfer(w, origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count,
+			 target_datatype, &o, &run, &tmp, fn);
 
 	if (e != MPI_SUCCESS || !o.t)
 		return e;
-	if ((e = origin_run(origin_addr, origin_count, origin_datatype, &run, &tmp, &len, w, fn)) != MPI_SUCCESS)
-		return e;
-	if (len != o.len) {
-		e = werr(w, MPI_ERR_TYPE, fn, "origin %zu bytes, target %zu bytes", len, o.len);
-	} else if (!tmp) {
+	if (!tmp)
 		e = get_bytes(&o, (void *)run, fn);
-	} else if ((e = get_bytes(&o, tmp, fn)) == MPI_SUCCESS) {
-		mpii_unpack(tmp, len, origin_addr, origin_count, origin_datatype);
-	}
+	else if ((e = get_bytes(&o, tmp, fn)) == MPI_SUCCESS)
+		mpii_unpack(tmp, o.len, origin_addr, origin_count, origin_datatype);
 	free(tmp);
+	where_done(&o);
 	return e;
 }
 
@@ -621,31 +861,33 @@ static int accumulate(const void *origin, int ocount, MPI_Datatype otype, void *
 	if (e != MPI_SUCCESS || !o.t)
 		return e;
 	if (!mpii_op_valid(op))
-		return werr(w, MPI_ERR_OP, fn, "Invalid MPI_Op");
-	if (op != MPI_NO_OP &&
-	    (e = origin_run(origin, ocount, otype, &run, &tmp, &len, w, fn)) != MPI_SUCCESS)
-		return e;
-	if (op != MPI_NO_OP && len != o.len) {
-		free(tmp);
-		return werr(w, MPI_ERR_TYPE, fn, "origin %zu bytes, target %zu bytes", len, o.len);
-	}
-	if (o.basic == MPI_DATATYPE_NULL || !o.esize) {
-		free(tmp);
-		return werr(w, MPI_ERR_TYPE, fn, "a target type of more than one predefined type");
-	}
-	if (result && !(old = malloc(o.len ? o.len : 1))) {
-		free(tmp);
-		return werr(w, MPI_ERR_NO_MEM, fn, "no memory for %zu bytes", o.len);
-	}
-	size_t n = o.len / o.esize;
-	for (size_t i = 0; e == MPI_SUCCESS && i < n; i++) {
-		struct apply a = { op, run ? (const uint8_t *)run + i * o.esize : NULL, o.basic };
-		e = atomic_elem(&o, o.off + i * o.esize, apply_op, &a, old ? (uint8_t *)old + i * o.esize : NULL, fn);
+		e = werr(w, MPI_ERR_OP, fn, "Invalid MPI_Op");
+	else if (op != MPI_NO_OP && (e = origin_run(origin, ocount, otype, &run, &tmp, &len, w, fn)) != MPI_SUCCESS)
+		;
+	else if (op != MPI_NO_OP && len != o.len)
+		e = werr(w, MPI_ERR_TYPE, fn, "origin %zu bytes, target %zu bytes", len, o.len);
+	else if (o.basic == MPI_DATATYPE_NULL || !o.esize)
+		e = werr(w, MPI_ERR_TYPE, fn, "a target type of more than one predefined type");
+	else if (result && !(old = malloc(o.len ? o.len : 1)))
+		e = werr(w, MPI_ERR_NO_MEM, fn, "no memory for %zu bytes", o.len);
+	if (e == MPI_SUCCESS && o.len) {
+		if (!o.self) {
+			e = atomic_batches(&o, op, run, old, fn);
+		} else {
+			size_t x = 0;
+			for (size_t i = 0; i < o.nruns && e == MPI_SUCCESS; i++)
+				for (size_t j = 0; j < o.runs[i].len / o.esize && e == MPI_SUCCESS; j++, x++) {
+					struct apply a = { op, run ? (const uint8_t *)run + x * o.esize : NULL, o.basic };
+					e = atomic_elem(&o, (uint64_t)o.runs[i].off + j * o.esize, apply_op, &a,
+							old ? (uint8_t *)old + x * o.esize : NULL, fn);
+				}
+		}
 	}
 	if (e == MPI_SUCCESS && result)
 		mpii_unpack(old, o.len, result, rcount, rtype);
 	free(old);
 	free(tmp);
+	where_done(&o);
 	return e;
 }
 
@@ -693,9 +935,13 @@ int MPI_Compare_and_swap(const void *origin_addr, const void *compare_addr, void
 	if (e != MPI_SUCCESS || !o.t)
 		return e;
 	if (!origin_addr || !compare_addr || !result_addr)
-		return werr(w, MPI_ERR_BUFFER, fn, "Null buffer pointer");
-	struct cas c = { compare_addr, origin_addr, o.esize };
-	return atomic_elem(&o, o.off, apply_cas, &c, result_addr, fn);
+		e = werr(w, MPI_ERR_BUFFER, fn, "Null buffer pointer");
+	else if (o.nruns) {
+		struct cas c = { compare_addr, origin_addr, o.esize };
+		e = atomic_elem(&o, (uint64_t)o.runs[0].off, apply_cas, &c, result_addr, fn);
+	}
+	where_done(&o);
+	return e;
 }
 
 /* --- request-based operations: done when they return ----------------------------------------------- */
@@ -1077,6 +1323,13 @@ int mpii_win_attr(MPI_Win win, int key, void *val, int *flag)
 	}
 	*flag = 0;
 	return 0;
+}
+
+struct mpi_attr **mpii_win_attrs(MPI_Win win)
+{
+	struct mpi_win *w = win_get(win);
+
+	return w ? &w->attrs : NULL;
 }
 
 struct mpi_comm *mpii_win_comm(MPI_Win win)

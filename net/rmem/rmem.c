@@ -616,6 +616,11 @@ int rmem_cas_start(int rd, uint32_t off, uint64_t expect, uint64_t desired, int 
 	return atomic_start(rd, RM_CAS, off, v, sizeof v, flags & RMEM_INTR);
 }
 
+int rmem_fadd_start(int rd, uint32_t off, uint64_t add, int flags)
+{
+	return atomic_start(rd, RM_FADD, off, &add, sizeof add, flags & RMEM_INTR);
+}
+
 int rmem_cas_flags(int rd, uint32_t off, uint64_t expect, uint64_t desired, uint64_t *old, int flags)
 {
 	uint64_t v[2] = { expect, desired };

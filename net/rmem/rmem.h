@@ -261,11 +261,13 @@ int rmem_cas_settled(int rd, uint32_t off, uint64_t expect, uint64_t desired, ui
 int rmem_fadd(int rd, uint32_t off, uint64_t add, uint64_t *old);
 
 /*
- * Start a compare-and-swap and return at once with a handle (>= 0) for
- * rmem_atomic_wait, which blocks until the answer (or timeout_ns; the
- * handle stays valid after -ETIMEDOUT) and gives the value found.
+ * Start a compare-and-swap (or a fetch-and-add) and return at once with a
+ * handle (>= 0) for rmem_atomic_wait, which blocks until the answer (or
+ * timeout_ns; the handle stays valid after -ETIMEDOUT) and gives the value
+ * found.
  */
 int rmem_cas_start(int rd, uint32_t off, uint64_t expect, uint64_t desired, int flags);
+int rmem_fadd_start(int rd, uint32_t off, uint64_t add, int flags);
 int rmem_atomic_wait(int h, uint64_t *old, uint64_t timeout_ns);
 
 /* The same, with RMEM_INTR: the target segment is notified once applied. */

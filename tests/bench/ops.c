@@ -372,6 +372,38 @@ static int mpi_run(uint32_t i)
 	return MPI_Send(NULL, 0, MPI_BYTE, 1, 1, MPI_COMM_WORLD) == MPI_SUCCESS ? 0 : -1;
 }
 
+/*
+ * MPI_Put of 8 bytes into node 1's window, then MPI_Win_flush: one remote
+ * WRITE, and the wait until it reached node 1 (issue: one-sided windows).
+ * Both nodes make the window in setup (collective); node 0 holds a
+ * lock_all for good (NOCHECK: no lock traffic), node 1's CPU takes no part.
+ */
+static MPI_Win put_win = MPI_WIN_NULL;
+
+static int mpi_put_setup(void)
+{
+	void *base;
+
+	if (mpi_setup() < 0)
+		return -1;
+	if (put_win != MPI_WIN_NULL)
+		return 0;
+	if (MPI_Win_allocate(64, 8, MPI_INFO_NULL, MPI_COMM_WORLD, &base, &put_win) != MPI_SUCCESS)
+		return -1;
+	return node_id == 0 && MPI_Win_lock_all(MPI_MODE_NOCHECK, put_win) != MPI_SUCCESS ? -1 : 0;
+}
+
+static int mpi_put_run(uint32_t i)
+{
+	uint64_t v = i;
+
+	if (MPI_Put(&v, 1, MPI_UINT64_T, 1, 0, 1, MPI_UINT64_T, put_win) != MPI_SUCCESS)
+		return -1;
+	int r = MPI_Win_flush(1, put_win) == MPI_SUCCESS ? 0 : -1;
+	trace_point(TS_APP_WAKE);
+	return r;
+}
+
 /* --- the table ----------------------------------------------------------------------- */
 
 const struct op ops[] = {
@@ -391,6 +423,7 @@ const struct op ops[] = {
 	{ "mad-cell", mad_cell_setup, NULL, mad_cell_run, NULL, NULL, 0 },
 	{ "tcp-1B", op_tcp_setup, op_tcp_bind, op_tcp_run, NULL, NULL, 0 },
 	{ "mpi-rmem", mpi_setup, NULL, mpi_run, NULL, NULL, 0 },
+	{ "mpi-put", mpi_put_setup, NULL, mpi_put_run, NULL, NULL, 0 },
 };
 const int nops = (int)(sizeof ops / sizeof ops[0]);
 

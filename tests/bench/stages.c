@@ -327,8 +327,8 @@ static const struct argspec stages_args[] = {
 	{ "iters", ARG_INT, 1, 1000000, "traced operations of each kind (default 200)" },
 	{ "ops", ARG_STR, 0, 0,
 	  "the kinds, comma-separated, of tests/bench/ops.h: raw, reliable, write, read, cas, fadd, req, "
-	  "req-notify, deposit, deposit-rtt, rpc-simple, mad-rmem, mad-req, mad-cell, tcp-1B, mpi-rmem "
-	  "(default write,read)" },
+	  "req-notify, deposit, deposit-rtt, rpc-simple, mad-rmem, mad-req, mad-cell, tcp-1B, mpi-rmem, "
+	  "mpi-put (default write,read)" },
 	{ "marks", ARG_INT, 0, 1, "1: every node prints every mark of every operation (make cost)" },
 	{ NULL, 0, 0, 0, NULL },
 };
@@ -345,7 +345,7 @@ static int parse_ops(const char *list, int *want)
 		if (!op || n == MAX_OPS) {
 			printf("stages: ops=: '%.*s' is not an operation (%s)\n", len, p,
 			       "raw, reliable, write, read, cas, fadd, req, req-notify, deposit, "
-			       "deposit-rtt, rpc-simple, mad-rmem, mad-req, mad-cell, tcp-1B, mpi-rmem");
+			       "deposit-rtt, rpc-simple, mad-rmem, mad-req, mad-cell, tcp-1B, mpi-rmem, mpi-put");
 			return -1;
 		}
 		if (!op->npath && !marks) {

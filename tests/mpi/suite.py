@@ -246,7 +246,7 @@ def conf_values(mpi_h_text):
         v["HAVE_MPI_INTEGER16"] = ("1", "lib/mpi/mpi.h has MPI_INTEGER16")
     else:
         v["HAVE_MPI_INTEGER16"] = (None, "lib/mpi/mpi.h has no MPI_INTEGER16")
-    v["HAVE_MPI_WIN_CREATE"] = (None, "one-sided MPI (MPI_Win_*) is not implemented yet")
+    v["HAVE_MPI_WIN_CREATE"] = ("1", "lib/mpi/win.c: one-sided windows")
     v["HAVE_MPI_IO"] = (None, "no MPI-IO: the nodes have no file system")
     v["HAVE_MPI_SPAWN"] = (None, "no dynamic processes: a job is the nodes it booted with")
     v["HAVE_FORTRAN_BINDING"] = (None, "C only: no Fortran")

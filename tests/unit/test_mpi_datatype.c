@@ -1752,9 +1752,58 @@ static void test_verydeep(void **state)
 	tfree(&t);
 }
 
+/* The runs a window's target type is flattened to (win.c): in packed order, touching runs joined. */
+static void test_runs(void **state)
+{
+	MPI_Datatype v, r, ix;
+	struct mpii_run *runs;
+	size_t n;
+
+	(void)state;
+	/* 3 blocks of 2 ints, stride 5 ints, extent 48: the first element's last block touches the second's first. */
+	assert_int_equal(MPI_Type_vector(3, 2, 5, MPI_INT, &v), MPI_SUCCESS);
+	MPI_Type_commit(&v);
+	assert_int_equal(mpii_type_runs(2, v, &runs, &n), 0);
+	assert_int_equal(n, 5);
+	assert_int_equal(runs[0].off, 0);
+	assert_int_equal(runs[1].off, 20);
+	assert_int_equal(runs[2].off, 40);
+	assert_int_equal(runs[2].len, 16);
+	assert_int_equal(runs[4].off, 88);
+	assert_int_equal(runs[4].len, 8);
+	free(runs);
+	/* Resized to an extent of 64: 6 runs of 8 bytes, the second element's from 64. */
+	assert_int_equal(MPI_Type_create_resized(v, 0, 64, &r), MPI_SUCCESS);
+	MPI_Type_commit(&r);
+	assert_int_equal(mpii_type_runs(2, r, &runs, &n), 0);
+	assert_int_equal(n, 6);
+	for (size_t i = 0; i < 6; i++) {
+		assert_int_equal(runs[i].off, (MPI_Aint)((i / 3) * 64 + (i % 3) * 20));
+		assert_int_equal(runs[i].len, 8);
+	}
+	free(runs);
+	/* Blocks out of address order stay in the packed stream's order; a negative displacement is below. */
+	int bl[3] = { 1, 2, 1 }, dp[3] = { 4, -2, 0 };
+	assert_int_equal(MPI_Type_indexed(3, bl, dp, MPI_INT, &ix), MPI_SUCCESS);
+	MPI_Type_commit(&ix);
+	assert_int_equal(mpii_type_runs(1, ix, &runs, &n), 0);
+	assert_int_equal(n, 2);
+	assert_int_equal(runs[0].off, 16);
+	assert_int_equal(runs[0].len, 4);
+	assert_int_equal(runs[1].off, -8);
+	assert_int_equal(runs[1].len, 12);	/* ints -2, -1 and 0 touch */
+	free(runs);
+	assert_int_equal(mpii_type_runs(0, ix, &runs, &n), 0);
+	assert_int_equal(n, 0);
+	tfree(&v);
+	tfree(&r);
+	tfree(&ix);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_runs),
 		cmocka_unit_test(test_predefined),
 		cmocka_unit_test(test_struct_padding),
 		cmocka_unit_test(test_lbub),
