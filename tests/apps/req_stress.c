@@ -136,25 +136,28 @@ static void dd_hook(struct req_q *q, int step)
 
 /*
  * The stress queue's dequeuers pause inside their critical section now
- * and then (every 32nd dequeue, up to 64 times, for 200 us), so that REQs
- * arrive during a dequeue and overflow it: the paper's deferred overflow,
- * which a run would otherwise meet only by chance.  Until the first has
- * struck, a pause lasts until one does (10 ms at most): how soon the
- * senders fill the queue depends on the host's load, the test's claim
- * must not.
+ * and then (every 32nd dequeue), so that REQs arrive during a dequeue and
+ * overflow it: the paper's deferred overflow, which a run would otherwise
+ * meet only by chance.  A pause lasts until one has struck (50 ms at
+ * most), and the pauses go on until one has: how soon the senders fill
+ * the queue depends on the host's load, the test's claim must not.  Once
+ * one has struck, no more pauses; at most 4 s of them in all.
  */
 static void pause_hook(struct req_q *q, int step)
 {
-	static unsigned n;
+	static unsigned n, paused_ms;
+	static int seen;
 	struct req_stats st;
 
 	(void)q;
-	if (step != 1 || ++n % 32 != 0 || n > 32 * 64)
+	if (step != 1 || seen || ++n % 32 != 0 || paused_ms >= 4000)
 		return;
-	for (int i = 0; i < 50; i++) {
-		thread_sleep_ns(200000);
-		if (req_queue_stats(qid, &st) < 0 || st.deferred_overflows > 0)
+	for (int i = 0; i < 50; i++, paused_ms++) {
+		thread_sleep_ns(1000000);
+		if (req_queue_stats(qid, &st) < 0 || st.deferred_overflows > 0) {
+			seen = 1;
 			break;
+		}
 	}
 }
 
