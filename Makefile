@@ -8,6 +8,7 @@
 #   make bench        latency/bandwidth suite: table + build/bench/results.json
 #   make cost         instructions per operation and stage (QEMU -icount), against tests/cost/budgets
 #   make mpi-test     MPICH's own test suite judges lib/mpi (MPI_TESTS=, NIC=, FAULT=, DRIVER=)
+#   make mpi-rma      MPICH's rma tests the windows must pass, on shm, then virtio and e1000 with 2 % drop+dup
 #   make netpipe      NetPIPE's NPmpi (Debian's netpipe source) built with boot/mpicc: build/netpipe/NPmpi.elf
 #   make user         build/user/now-user.o, what boot/mpicc links a program with
 #   make qemu-gdb     one node waiting for gdb on :1234
@@ -474,6 +475,18 @@ mpi-test: $(BUILD)/user/now-user.o $(MPICH_TESTS)/.extracted
 		--jobs $(MPI_TEST_JOBS) $(if $(filter command line environment,$(origin NIC)),--nic $(NIC)) \
 		$(if $(FAULT),--fault $(FAULT)) $(if $(DRIVER),--driver $(DRIVER))
 
+# make mpi-rma: the rma tests tests/mpi/rma.txt names (the one-sided windows' set), on shm (as make
+# test does), then on virtio and e1000 with the fabric dropping and duplicating 2 % of frames.
+MPI_RMA_FAULT ?= drop:0.02,dup:0.02
+mpi-rma: $(BUILD)/user/now-user.o $(MPICH_TESTS)/.extracted
+	@set -e; for run in shm: virtio:$(MPI_RMA_FAULT) e1000:$(MPI_RMA_FAULT); do \
+		nic=$${run%%:*}; fault=$${run#*:}; \
+		echo "mpi-rma: on $$nic$${fault:+ with fault=$$fault}"; \
+		$(PYTHON) tests/mpi/runtests.py --suite $(MPICH_TESTS) --tests tests/mpi/rma.txt --dirs rma \
+			--nic $$nic $${fault:+--fault $$fault} --cap-np 4 --mem 256 --jobs $(MPI_TEST_JOBS) \
+			--out $(BUILD)/mpi-rma-$$nic; \
+	done
+
 # make papers: the four papers' own figures beside ours (e1000 and shm), with ratios.
 PAPERS_ITERS ?= 2000
 papers: $(BUILD)/now-test.elf
@@ -640,7 +653,7 @@ help:
 distclean:
 	rm -rf $(BUILD)
 
-.PHONY: FORCE all deps deps-check picolibc lwip run qemu-gdb bench cost trace papers speedup iso netboot unit test clean \
+.PHONY: FORCE all deps deps-check picolibc lwip run qemu-gdb bench cost trace papers mpi-rma speedup iso netboot unit test clean \
 	mpi-test mpich-tests netpipe user \
 	clean-bench distclean help
 
