@@ -50,6 +50,7 @@
 
 #define EXCL (1ull << 40)		/* the exclusive hold in a lock word; shared holds count below */
 #define BOUNCE (16 * 1024)		/* a window's READ landing area */
+#define READS_MAX 64			/* READs in flight at once, per call */
 #define WAIT_NS 10000000000ull
 #define T_POST 1			/* post/start/complete/wait on the window's communicator */
 #define T_DONE 2
@@ -473,7 +474,7 @@ static int read_pieces(struct mpi_win *w, int rd, const struct mpii_run *pc, siz
 	int r = 0;
 
 	while (i < n && !r) {
-		int h[BOUNCE / RMEM_MAX_XFER + 1], k = 0;
+		int h[READS_MAX], k = 0;
 		uint32_t pos = 0;
 		while (i < n && k < (int)(sizeof h / sizeof h[0])) {
 			size_t left = pc[i].len - in;
@@ -654,7 +655,7 @@ static int atomic_batches(struct where *o, MPI_Op op, const uint8_t *in, uint8_t
 	if (!offs)
 		return werr(w, MPI_ERR_NO_MEM, fn, "no memory for an atomic batch");
 	for (size_t done = 0; done < n && e == MPI_SUCCESS;) {
-		/* The batch: whole words, ascending, their span within the bounce segment. */
+		/* The batch: whole words, ascending, at most BATCH of them. */
 		int ng = 0;
 		size_t k = 0;
 		unsigned at;
@@ -663,7 +664,7 @@ static int atomic_batches(struct where *o, MPI_Op op, const uint8_t *in, uint8_t
 			if ((e = elem_word(o, off, &word, &at, fn)) != MPI_SUCCESS)
 				break;
 			if (!ng || word != g[ng - 1].word || fadd) {	/* a fetch-and-add is one element's */
-				if (ng == BATCH || (ng && (word < g[ng - 1].word || word + 8 - g[0].word > BOUNCE)))
+				if (ng == BATCH || (ng && word < g[ng - 1].word))
 					break;
 				g[ng++] = (struct group){ word, done + k, 0, 0, 0, -1 };
 			}
@@ -677,18 +678,20 @@ static int atomic_batches(struct where *o, MPI_Op op, const uint8_t *in, uint8_t
 		if (e != MPI_SUCCESS)
 			break;
 		if (!fadd) {
-			struct mpii_run span = { (MPI_Aint)g[0].word, (size_t)(g[ng - 1].word + 8 - g[0].word) };
-			uint8_t *words = malloc(span.len);
-			if (!words) {
-				e = werr(w, MPI_ERR_NO_MEM, fn, "no memory for an atomic batch");
-				break;
+			/* The batch's words, adjacent ones in one READ: group i's word at words[i]. */
+			struct mpii_run pc[BATCH];
+			uint64_t words[BATCH];
+			size_t np = 0;
+			for (int i = 0; i < ng; i++) {
+				if (np && pc[np - 1].off + (MPI_Aint)pc[np - 1].len == (MPI_Aint)g[i].word)
+					pc[np - 1].len += 8;
+				else
+					pc[np++] = (struct mpii_run){ (MPI_Aint)g[i].word, 8 };
 			}
-			if ((e = read_pieces(w, o->t->ard, &span, 1, words, o->rank, fn)) == MPI_SUCCESS)
-				for (int i = 0; i < ng; i++)
-					memcpy(&g[i].cur, words + (g[i].word - g[0].word), 8);
-			free(words);
-			if (e != MPI_SUCCESS)
+			if ((e = read_pieces(w, o->t->ard, pc, np, (uint8_t *)words, o->rank, fn)) != MPI_SUCCESS)
 				break;
+			for (int i = 0; i < ng; i++)
+				g[i].cur = words[i];
 		}
 		/* Every word's operation out, then the answers. */
 		for (int i = 0; i < ng && e == MPI_SUCCESS; i++) {
@@ -754,7 +757,8 @@ static int origin_run(const void *buf, int count, MPI_Datatype dt, const void **
 	if (!mpii_type_valid(dt) || !mpii_type_committed(dt))
 		return werr(w, MPI_ERR_TYPE, fn, "Invalid datatype");
 	*len = (size_t)count * mpii_type_size(dt);
-	if (*len && !buf)
+	/* MPI_BOTTOM (NULL) with a type of absolute addresses is a buffer; with one from 0 it is none. */
+	if (*len && !buf && mpii_type_true_lb(dt) == 0)
 		return werr(w, MPI_ERR_BUFFER, fn, "Null buffer pointer");
 	if (!*len || mpii_type_contig(buf, count, dt, run))
 		return MPI_SUCCESS;
