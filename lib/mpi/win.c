@@ -649,11 +649,9 @@ static int atomic_batches(struct where *o, MPI_Op op, const uint8_t *in, uint8_t
 	size_t n = o->len / o->esize, ri = 0, rj = 0;	/* elements; the run and element in it next */
 	int fadd = op == MPI_SUM && o->esize == 8 && int64_type(o->basic);
 	struct group g[BATCH];
-	uint64_t *offs = malloc(BATCH * 8 * sizeof *offs);	/* the batch's elements' window offsets */
+	uint64_t offs[BATCH * 8];	/* the batch's elements' window offsets (1-byte elements: 8 a word) */
 	int e = MPI_SUCCESS;
 
-	if (!offs)
-		return werr(w, MPI_ERR_NO_MEM, fn, "no memory for an atomic batch");
 	for (size_t done = 0; done < n && e == MPI_SUCCESS;) {
 		/* The batch: whole words, ascending, at most BATCH of them. */
 		int ng = 0;
@@ -743,7 +741,6 @@ static int atomic_batches(struct where *o, MPI_Op op, const uint8_t *in, uint8_t
 		}
 		done += k;
 	}
-	free(offs);
 	return e;
 }
 
@@ -773,6 +770,15 @@ static int origin_run(const void *buf, int count, MPI_Datatype dt, const void **
 	struct mpi_win *w = win_get(win);             \
 	if (!w)                                       \
 		return bad_win(win, fn)
+
+/* A lock's, unlock's or flush's rank: MPI_PROC_NULL has nothing to do, one outside the window fails. */
+#define RANK_OR_DONE(w, rank, fn)                                                        \
+	do {                                                                             \
+		if ((rank) == MPI_PROC_NULL)                                             \
+			return MPI_SUCCESS;                                              \
+		if ((rank) < 0 || (rank) >= (w)->c->size)                                \
+			return werr(w, MPI_ERR_RANK, fn, "Invalid rank %d", rank);       \
+	} while (0)
 
 /* Put's and Get's checks: the target, the origin as one packed run, the two the same size. */
 static int transfer(struct mpi_win *w, const void *origin, int ocount, MPI_Datatype otype, int rank, MPI_Aint disp,
@@ -1056,10 +1062,7 @@ int MPI_Win_lock(int lock_type, int rank, int assert, MPI_Win win)
 
 	if (lock_type != MPI_LOCK_SHARED && lock_type != MPI_LOCK_EXCLUSIVE)
 		return werr(w, MPI_ERR_LOCKTYPE, fn, "Invalid lock type %d", lock_type);
-	if (rank == MPI_PROC_NULL)
-		return MPI_SUCCESS;
-	if (rank < 0 || rank >= w->c->size)
-		return werr(w, MPI_ERR_RANK, fn, "Invalid rank %d", rank);
+	RANK_OR_DONE(w, rank, fn);
 	if (w->t[rank].held)
 		return werr(w, MPI_ERR_RMA_SYNC, fn, "rank %d's window is already locked by this process", rank);
 	if (!(assert & MPI_MODE_NOCHECK)) {
@@ -1076,10 +1079,7 @@ int MPI_Win_unlock(int rank, MPI_Win win)
 	static const char fn[] = "MPI_Win_unlock";
 	WIN_OR_FAIL(win, fn);
 
-	if (rank == MPI_PROC_NULL)
-		return MPI_SUCCESS;
-	if (rank < 0 || rank >= w->c->size)
-		return werr(w, MPI_ERR_RANK, fn, "Invalid rank %d", rank);
+	RANK_OR_DONE(w, rank, fn);
 	int held = w->t[rank].held;
 	if (!held)
 		return werr(w, MPI_ERR_RMA_SYNC, fn, "rank %d's window is not locked by this process", rank);
@@ -1121,10 +1121,7 @@ int MPI_Win_flush(int rank, MPI_Win win)
 	static const char fn[] = "MPI_Win_flush";
 	WIN_OR_FAIL(win, fn);
 
-	if (rank == MPI_PROC_NULL)
-		return MPI_SUCCESS;
-	if (rank < 0 || rank >= w->c->size)
-		return werr(w, MPI_ERR_RANK, fn, "Invalid rank %d", rank);
+	RANK_OR_DONE(w, rank, fn);
 	return flush_one(w, rank, fn);
 }
 
