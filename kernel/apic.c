@@ -31,6 +31,7 @@ enum {				/* LapicSvr */
 enum {				/* LVT entries */
 	LvtMasked = 1 << 16,
 	LvtOneShot = 0 << 17,
+	LvtNmi = 4 << 8,		/* delivery mode NMI (SDM 10.5.1) */
 };
 
 enum {				/* LapicTimerDiv */
@@ -101,7 +102,13 @@ void apic_init(void)
 	lapic_write(LapicSvr, SvrEnable | VEC_SPURIOUS);
 	lapic_write(LapicLvtTimer, LvtMasked);
 	lapic_write(LapicLvtLint0, LvtMasked);
-	lapic_write(LapicLvtLint1, LvtMasked);
+	/*
+	 * LINT1 is the PC's NMI line (as ACPI's MADT names it on every PC and
+	 * QEMU wires it): an NMI, such as QEMU's monitor command `nmi` that
+	 * boot/cluster sends before a timeout kills the node, makes it print
+	 * where it stands (kernel/trap.c), then go on.
+	 */
+	lapic_write(LapicLvtLint1, LvtNmi);
 	lapic_write(LapicLvtError, LvtMasked);
 	lapic_write(LapicEoi, 0);
 

@@ -26,6 +26,13 @@ void console_init(void);
 #define CONSOLE_TAG '\x02'
 extern int console_tagged;
 
+/*
+ * Set: printf writes each character straight to the console, past the
+ * running thread's line buffer (an NMI's dump, which must not touch the
+ * line the interrupted thread is assembling).
+ */
+extern volatile int console_raw;
+
 /* Write the calling thread's partial line, if any. */
 void console_flush(void);
 

@@ -69,6 +69,18 @@ void host_init_hook_add(const struct init_hook *h);
 		__attribute__((used, section(".exithooks." #name))) = (fn)
 
 /*
+ * Register fn(void) to say where this node stands when the launcher asks
+ * (an NMI: boot/cluster sends one to each node its --timeout is about to
+ * kill).  fn runs in the NMI handler, after the kernel's own list of
+ * threads and their stacks: it may only read its state and print it
+ * (printf goes straight to the console there), never block, take a lock
+ * or change anything the interrupted code may be in the middle of.
+ */
+#define DUMP_HOOK(name, fn)                                                             \
+	static void (*const dumphook_ptr_##name)(void)                                  \
+		__attribute__((used, section(".dumphooks." #name))) = (fn)
+
+/*
  * An app: a file in apps/ defines a struct app and registers it with
  * APP_REGISTER; the kernel runs the one named by app= on the command line
  * in the thread "main" and exits with its return value (0 = success).  Its

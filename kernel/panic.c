@@ -82,6 +82,31 @@ void backtrace_print(uint64_t rip, uint64_t rbp)
 	}
 }
 
+/* The same chain on one line, innermost first, "name+off < caller+off ...". */
+void backtrace_short(uint64_t rip, uint64_t rbp)
+{
+	uint64_t off = 0;
+	const char *name;
+
+	for (int i = 0; i < 10; i++) {
+		if (i > 0) {
+			if (rbp < 0x100000 || rbp >= 0x100000000ULL || (rbp & 7))
+				break;
+			rip = ((uint64_t *)rbp)[1];
+			rbp = ((uint64_t *)rbp)[0];
+			if (rip < 0x100000)
+				break;
+			rip--;		/* the call, not what follows it */
+		}
+		name = ksym_lookup(rip, &off);
+		if (name)
+			kprintf("%s%s+%#lx", i ? " < " : "", name, off);
+		else
+			kprintf("%s%#lx", i ? " < " : "", rip);
+	}
+	kprintf("\n");
+}
+
 static volatile int panicking;
 
 void panic(const char *fmt, ...)

@@ -28,6 +28,8 @@ __attribute__((noreturn)) void kernel_exit(int status);
 
 /* Print a frame-pointer backtrace starting at rbp (rip first, if nonzero). */
 void backtrace_print(uint64_t rip, uint64_t rbp);
+/* The same on one line (and its newline): "fn+off < caller+off < ...". */
+void backtrace_short(uint64_t rip, uint64_t rbp);
 
 /* Look up the function containing addr; return its name and set *off. */
 const char *ksym_lookup(uint64_t addr, uint64_t *off);

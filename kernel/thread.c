@@ -525,13 +525,23 @@ int thread_count(void)
 	return nthreads;
 }
 
-void thread_dump(void)
+void thread_dump(uint64_t rip, uint64_t rbp)
 {
 	static const char *const st[] = { "ready", "running", "blocked", "dead" };
 
-	printf("threads:\n");
-	for (struct thread *t = all_threads; t; t = t->all_next)
-		printf("  %3d %-16s prio %d %-8s switches %lu cpu %lu us%s\n", t->id, t->name,
-		       t->prio, st[t->state], t->switches, cycles_to_ns(t->cycles) / 1000,
-		       t->nopreempt ? " nopreempt" : "");
+	kprintf("threads:\n");
+	for (struct thread *t = all_threads; t; t = t->all_next) {
+		kprintf("  %3d %-16s prio %d %-8s switches %lu cpu %lu us%s: ", t->id, t->name,
+			t->prio, st[t->state], t->switches, cycles_to_ns(t->cycles) / 1000,
+			t->nopreempt ? " nopreempt" : "");
+		if (t == curthread) {
+			backtrace_short(rip, rbp);
+		} else if (t->state == THREAD_DEAD || !t->rsp) {
+			kprintf("-\n");
+		} else {
+			/* swtch's frame: r15 r14 r13 r12 rbx rbp, then its return address. */
+			const uint64_t *f = (const uint64_t *)t->rsp;
+			backtrace_short(f[6] - 1, f[5]);
+		}
+	}
 }

@@ -144,8 +144,12 @@ void sched_request(void);
 /* The timer tick: rotate the current priority level (irq). */
 void sched_tick(void);
 
-/* Print every thread on the console. */
-void thread_dump(void);
+/*
+ * Print every thread with kprintf, each with its stack on one line; the
+ * running one's from (rip, rbp), the others' from where they switched
+ * away.  Reads only: an NMI's dump (kernel/trap.c) calls it.
+ */
+void thread_dump(uint64_t rip, uint64_t rbp);
 
 /* Number of threads currently existing (for tests). */
 int thread_count(void);

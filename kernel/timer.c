@@ -5,6 +5,7 @@
 
 #include "kernel/apic.h"
 #include "kernel/calib.h"
+#include "kernel/console.h"
 #include "kernel/panic.h"
 #include "kernel/thread.h"
 #include "kernel/timer.h"
@@ -189,4 +190,17 @@ int timer_cancel(struct ktimer *t)
 		unlink(t);
 	irq_restore(f);
 	return was;
+}
+
+void timer_dump(void)
+{
+	uint64_t now = cycles();
+	int n = 0;
+
+	for (struct ktimer *t = timers; t; t = t->next)
+		n++;
+	kprintf("timer: %lu ticks, %d timers armed, the first in %ld us, the LAPIC timer's deadline "
+		"in %ld us\n", ticks, n,
+		timers ? (long)((int64_t)(timers->deadline - now) / (int64_t)(tsc_hz / 1000000)) : -1L,
+		programmed ? (long)((int64_t)(programmed - now) / (int64_t)(tsc_hz / 1000000)) : -1L);
 }

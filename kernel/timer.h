@@ -37,4 +37,7 @@ void timer_add_tick_hook(void (*fn)(void));
 /* Disarm t; harmless if not armed (irq).  Return 1 if it was armed. */
 int timer_cancel(struct ktimer *t);
 
+/* Print the tick count and the armed timers' first deadline (an NMI's dump). */
+void timer_dump(void);
+
 #endif

@@ -250,3 +250,34 @@ void fabric_print_stats(void)
 	}
 	fab_auto_print_stats();
 }
+
+/*
+ * An NMI's dump (kernel/init.h, DUMP_HOOK): each peer's binding and
+ * channel as they stand (sequence numbers, what is in flight, timers),
+ * then the counters and the NIC's.  Reads only.
+ */
+static void fabric_dump(void)
+{
+	uint64_t now = now_ns();
+
+	if (!fab.ready)
+		return;
+	printf("fabric: node %d of %d, HELLOs sent %lu heard %lu\n", fab.me, fab.nnodes,
+	       (unsigned long)fab.ctr.hello_tx, (unsigned long)fab.ctr.hello_rx);
+	for (int i = 0; i < fab.nnodes; i++) {
+		const struct peer *p = &fab.peers[i];
+		const struct chan *ch = &p->ch;
+		if (i == fab.me)
+			continue;
+		printf("fabric: peer n%d %s%s%s, snd una %u nxt %u limit %u, rcv nxt %u dlv %u ooo %u%s, "
+		       "rto in %ld ms, heard %lu ms ago\n", i,
+		       member_up(&p->m) ? "up" : p->known ? "bound, has not bound us" : "not bound",
+		       p->lossless ? ", lossless" : "", ch->dead ? ", DEAD" : "", ch->snd_una, ch->snd_nxt,
+		       ch->snd_limit, ch->rcv_nxt, ch->dlv_nxt, ch->rx_ooo, ch->blocked ? ", blocked" : "",
+		       ch->rto_deadline ? (long)((int64_t)(ch->rto_deadline - now) / 1000000) : -1L,
+		       ch->last_heard ? (unsigned long)((now - ch->last_heard) / 1000000) : 0UL);
+	}
+	fabric_print_stats();
+	net_print_stats();
+}
+DUMP_HOOK(fabric, fabric_dump);

@@ -1264,6 +1264,20 @@ CASES = [
                     r"^URIs: http://deb822\.invalid/debian\nSuites: bookworm-backports\n"
                     r"Components: main\nSigned-By: /usr/share/keyrings/debian-archive-keyring\.gpg$",
                     r"bookworm-backports is already a source here \(http://bp\.invalid/debian\)"]),
+    # A node its --timeout kills first says where it stands (an NMI through QEMU's monitor,
+    # kernel/trap.c): its threads with their stacks, its timers, the fabric's peers and counters.
+    Command("launcher/timeout-dump", ["{root}/boot/cluster", "-n", "2", "--nic", "e1000",
+                                      "--timeout", "15", "-a", "fabric-stress", "--", "count=10000000"],
+            status=124, timeout=120,
+            expect=[r"cluster: timeout after 15s; still running: n0 n1$", r"cluster: each says where it stands \(an NMI\), then is killed",
+                    r"\[n0\] now: NMI: where this node stands \(thread '\S+'",
+                    r"\[n1\]\s+\d+ main\s+prio \d+ blocked .*: thread_join\+0x[0-9a-f]+ < stress_main\+",
+                    r"\[n1\]\s+\d+ sender\s+prio \d+ \w+ .*: \S+ < .*sender",
+                    r"\[n0\] timer: \d+ ticks, \d+ timers armed",
+                    r"\[n0\] fabric: peer n1 up, snd una \d+ nxt \d+",
+                    r"\[n1\] net: e1000 rx \d+ frames",
+                    r"\[n0\] now: NMI: end of the dump", r"\[n1\] now: NMI: end of the dump",
+                    r"cluster: n1: status 255: killed: timeout after 15s"]),
     # Every example of boot/cluster --help runs as written and ends well.
     # Alone: its 8-node example pins every node to one host CPU, and beside another case's
     # nodes it ran past its own --timeout 60 (make test's full runs, two of three).
@@ -1383,6 +1397,16 @@ CASES = [
             expect=[r"^\[1\] rank 1: leaving without a word$",
                     r"^\[0\] rank 0: MPI_Recv from rank 1 returned class 101 after",
                     r"^\[0\]  No Errors$"]),
+    # A job that hangs: mpirun's timeout names the ranks still running and where each was, from
+    # the NMI dump boot/cluster asks every node for before it kills it.
+    Command("mpi/timeout-says-where", ["bash", "-c",
+            "d=$(mktemp -d) && trap 'rm -rf $d' EXIT && cd $d && "
+            "{root}/boot/mpicc {root}/tests/mpi/progs/hang.c -o hang.elf && "
+            "{root}/boot/mpirun -np 2 --timeout 15 hang.elf"], status=124, timeout=120,
+            expect=[r"^\[1\] rank 1: waiting$",
+                    r"^mpirun: timeout after 15 s: ranks 0, 1 still running, stopped$",
+                    r"^mpirun: rank 0 was blocked in .*< MPI_Finalize\+0x[0-9a-f]+ < main\+",
+                    r"^mpirun: rank 1 was blocked in .*< MPI_Recv\+0x[0-9a-f]+ < main\+"]),
     # MPICH's own test suite (test/mpi of Debian 12's mpich source), the tests the library must
     # pass (tests/mpi/named.txt), on the shared-memory link.
     # A run whose testlist line asks for more than 5 ranks runs on 5 (coll7 needs 5, a divisor of
