@@ -13,6 +13,7 @@ iff all did.
 """
 import argparse
 import os
+import re
 import shlex
 import signal
 import subprocess
@@ -66,6 +67,39 @@ def last_node_lines(out):
     return [last[k] for k in sorted(last, key=lambda n: int(n[1:]) if n[1:].isdigit() else -1)]
 
 
+DUMP_THREAD_RE = re.compile(r"^\[(n\d+)\]\s+\d+ (\S+)\s+prio \d+ (\w+) .*?: (.*)$")
+DUMP_PEER_RE = re.compile(r"^\[(n\d+)\] fabric: peer (n\d+) (up|bound, has not bound us|not bound)"
+                          r"(.*?), snd una (\d+) nxt (\d+) limit \d+, rcv nxt \d+ dlv \d+ ooo (\d+)"
+                          r"(, blocked)?, rto in (-?\d+) ms, heard (\d+) ms ago$")
+DUMP_NIC_RE = re.compile(r"^\[(n\d+)\] net: (\S+) rx (\d+) frames .* irqs (\d+)")
+
+
+def dump_digest(out):
+    """What the NMI dumps of a timed-out run say (boot/cluster asks every node for one), a line
+    a node: where its main thread was, which peers had frames outstanding or were not up, and
+    its NIC's frames and interrupts.  Short enough for a CI log's tail."""
+    nodes = {}
+    for line in out.splitlines():
+        m = DUMP_THREAD_RE.match(line)
+        if m and m.group(2) == "main":
+            stack = " < ".join(f.split("+")[0] for f in m.group(4).split(" < ")[:4])
+            nodes.setdefault(m.group(1), []).insert(0, f"main {m.group(3)} in {stack}")
+            continue
+        m = DUMP_PEER_RE.match(line)
+        if m:
+            una, nxt = int(m.group(5)), int(m.group(6))
+            if m.group(3) != "up" or una != nxt or m.group(4) or m.group(8):
+                nodes.setdefault(m.group(1), []).append(
+                    f"{m.group(2)} {m.group(3)}{m.group(4)} out {nxt - una}{m.group(8) or ''} "
+                    f"rto {m.group(9)} heard {m.group(10)} ms")
+            continue
+        m = DUMP_NIC_RE.match(line)
+        if m:
+            nodes.setdefault(m.group(1), []).append(f"{m.group(2)} rx {m.group(3)} irqs {m.group(4)}")
+    return [f"{n}: " + "; ".join(parts)
+            for n, parts in sorted(nodes.items(), key=lambda kv: int(kv[0][1:]))]
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("script", help="the launcher, relative to the project root (boot/cluster)")
@@ -87,9 +121,15 @@ def main():
             ok, why = r.returncode == 0, f"status {r.returncode}"
             if not ok:
                 sys.stdout.write((r.stdout + r.stderr)[-3000:])
-                print("help-examples: each node's last line:")
-                for node_line in last_node_lines(r.stdout + r.stderr):
-                    print("  " + node_line[:160])
+                digest = dump_digest(r.stdout + r.stderr)
+                if digest:
+                    print("help-examples: where each node stood (its NMI dump at the timeout):")
+                    for d in digest:
+                        print("  " + d[:400])
+                else:
+                    print("help-examples: each node's last line:")
+                    for node_line in last_node_lines(r.stdout + r.stderr):
+                        print("  " + node_line[:160])
         good += ok
         print(f"help-examples: {'ok' if ok else 'FAILED'} {line} ({why}, "
               f"{time.monotonic() - t0:.1f} s)", flush=True)
