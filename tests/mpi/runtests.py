@@ -677,8 +677,9 @@ def parse_args(argv):
     p.add_argument("--driver", default="rmem", choices=["rmem", "req", "cell", "tcp"],
                    help="Madeleine's driver under MPI (boot/mpirun --driver; default: rmem)")
     p.add_argument("--fault", metavar="SPEC", help="fabric fault injection, e.g. drop:0.02 (boot/mpirun --fault)")
-    p.add_argument("--max-np", type=int, default=8, metavar="N",
-                   help="skip a test that needs more than N processes (default: 8)")
+    p.add_argument("--max-np", type=int, default=16, metavar="N",
+                   help="skip a test that needs more than N processes (default: 16; on shm, more nodes than "
+                        "host CPUs halt when idle, and 16 share two CPUs well enough)")
     p.add_argument("--cap-np", type=int, metavar="N",
                    help="run a test whose testlist asks for more than N processes on N instead (before --max-np; "
                         "the result line says so); make test runs the named set with --cap-np 4")
