@@ -111,6 +111,18 @@ static int write_run(uint32_t i)
 	return rmem_write(rd, 0, seg_mem, 40, 0);
 }
 
+/* The paper's WRITE is asynchronous: to know it landed, a fence behind it (MPI_Put's flush, bare). */
+static int write_sync_run(uint32_t i)
+{
+	uint64_t v = i;
+	int r = rmem_write(rd, 192, &v, sizeof v, 0);
+
+	if (r == 0)
+		r = rmem_sync(rd, WAIT_NS);
+	trace_point(TS_APP_WAKE);
+	return r;
+}
+
 static int read_run(uint32_t i)
 {
 	(void)i;
@@ -410,6 +422,7 @@ const struct op ops[] = {
 	{ "raw", frames_setup, NULL, raw_run, NULL, PATH(frame_way) },
 	{ "reliable", frames_setup, NULL, reliable_run, NULL, PATH(frame_way) },
 	{ "write", rmem_setup, rmem_bind, write_run, NULL, PATH(one_way) },
+	{ "write-sync", rmem_setup, rmem_bind, write_sync_run, NULL, NULL, 0 },
 	{ "read", rmem_setup, rmem_bind, read_run, NULL, PATH(round_trip) },
 	{ "cas", rmem_setup, rmem_bind, cas_run, NULL, PATH(round_trip) },
 	{ "fadd", rmem_setup, rmem_bind, fadd_run, NULL, PATH(round_trip) },

@@ -326,7 +326,7 @@ static int run_op(int k, int iters, int64_t offset, uint64_t error)
 static const struct argspec stages_args[] = {
 	{ "iters", ARG_INT, 1, 1000000, "traced operations of each kind (default 200)" },
 	{ "ops", ARG_STR, 0, 0,
-	  "the kinds, comma-separated, of tests/bench/ops.h: raw, reliable, write, read, cas, fadd, req, "
+	  "the kinds, comma-separated, of tests/bench/ops.h: raw, reliable, write, write-sync, read, cas, fadd, req, "
 	  "req-notify, deposit, deposit-rtt, rpc-simple, mad-rmem, mad-req, mad-cell, tcp-1B, mpi-rmem, "
 	  "mpi-put (default write,read)" },
 	{ "marks", ARG_INT, 0, 1, "1: every node prints every mark of every operation (make cost)" },
@@ -344,7 +344,7 @@ static int parse_ops(const char *list, int *want)
 		const struct op *op = op_find(p, len);
 		if (!op || n == MAX_OPS) {
 			printf("stages: ops=: '%.*s' is not an operation (%s)\n", len, p,
-			       "raw, reliable, write, read, cas, fadd, req, req-notify, deposit, "
+			       "raw, reliable, write, write-sync, read, cas, fadd, req, req-notify, deposit, "
 			       "deposit-rtt, rpc-simple, mad-rmem, mad-req, mad-cell, tcp-1B, mpi-rmem, mpi-put");
 			return -1;
 		}
