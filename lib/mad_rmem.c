@@ -36,6 +36,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "kernel/init.h"
 #include "kernel/node.h"
 #include "kernel/sync.h"
 #include "kernel/thread.h"
@@ -517,3 +518,22 @@ static void rmem_kick(void)
 }
 
 MAD_DRIVER_DEFINE(rmem, .init = rmem_init_drv, .exit = rmem_exit_drv, .wait = rmem_wait, .kick = rmem_kick);
+
+/* An NMI's dump (kernel/init.h): each peer's ring and credit counts, the message open. */
+static void rmem_drv_dump(void)
+{
+	for (int i = 0; i < nnodes; i++) {
+		struct peer *p = peers[i];
+		if (!p || i == me)
+			continue;
+		printf("mad-rmem: node %d: from it arrived %lu consumed %lu returned %lu, READY sent %u; "
+		       "to it sent %lu, it consumed %lu, READY %u seen %u\n", i, (unsigned long)p->arrived,
+		       (unsigned long)p->consumed, (unsigned long)p->returned, p->ready_seq,
+		       (unsigned long)p->sent, p->ctl ? (unsigned long)p->ctl->consumed : 0UL,
+		       p->ctl ? p->ctl->ready.seq : 0, p->ready_seen);
+	}
+	if (nnodes)
+		printf("mad-rmem: receiving %s from node %d, protocol errors %lu\n", rx.open ? "a message" : "none",
+		       rx.src, (unsigned long)proto_errors);
+}
+DUMP_HOOK(mad_rmem, rmem_drv_dump);

@@ -41,6 +41,14 @@
  * dead and the request fails with MPI_ERR_PROC_FAILED instead of waiting
  * for ever.
  *
+ * Cancelling a send (MPI-3.1 3.8.4: its Wait must then return whatever
+ * the other side does).  An eager send is complete when MPI_Cancel comes;
+ * one still waiting to be matched (a rendezvous's RTS, a synchronous
+ * eager message) asks its receiver with CANCEL: the receiver takes the
+ * message out of its unexpected queue if no receive matched it yet, and
+ * answers CANCELLED with yes or no; yes completes the send as cancelled,
+ * no leaves it to complete as matched.
+ *
  * Frames from the network are untrusted: an envelope that names no known
  * request, a kind we do not send or a length beyond what we accept is
  * counted (mpii_counters.proto_errors), reported once, and its body
@@ -52,6 +60,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "kernel/init.h"
 #include "kernel/node.h"
 #include "kernel/sync.h"
 #include "kernel/thread.h"
@@ -65,7 +74,7 @@
 #define CHUNK (8u << 20)		/* a Madeleine pack is at most 16 MiB - 1 */
 #define MAX_MSG ((uint64_t)CHUNK * (MAD_MAX_PACKS - 2))	/* the envelope takes two packs */
 
-enum wire_kind { W_EAGER = 1, W_RTS, W_CTS, W_DATA, W_SACK, W_PING };
+enum wire_kind { W_EAGER = 1, W_RTS, W_CTS, W_DATA, W_SACK, W_PING, W_CANCEL, W_CANCELLED };
 enum { F_SYNC = 1, F_LEN = 2 };	/* F_LEN: on the wire only (a 4-byte length pack follows) */
 
 /*
@@ -823,7 +832,7 @@ static int take_unexp(struct mpi_req *r, struct unexp *u)
 
 static int wire_ok(int node, const struct wire *w)
 {
-	if (w->kind < W_EAGER || w->kind > W_PING) {
+	if (w->kind < W_EAGER || w->kind > W_CANCELLED) {
 		proto_error(node, "a message of an unknown kind");
 		return 0;
 	}
@@ -992,6 +1001,33 @@ static int on_data(int node, const struct wire *w)
 	return 0;
 }
 
+/*
+ * The sender of node's message sreq asks to cancel it: taken out of the
+ * unexpected queue if no receive matched it (an RTS, or a synchronous
+ * eager message whose body is all here), and the answer queued.
+ */
+static void on_cancel(int node, uint64_t sreq)
+{
+	struct wire a = { .kind = W_CANCELLED, .sreq = sreq };
+
+	mpii_lock();
+	for (struct unexp **p = &unexp; *p; p = &(*p)->next) {
+		struct unexp *u = *p;
+		if (u->node != node || u->sreq != sreq || u->arriving || u->claim ||
+		    !(u->kind == W_RTS || (u->kind == W_EAGER && u->sync)))
+			continue;
+		*p = u->next;
+		if (!*p)
+			unexp_tail = p;
+		free(u->data);
+		free(u);
+		a.rreq = 1;
+		break;
+	}
+	queue_ctl(node, &a);
+	mpii_unlock();
+}
+
 static int on_message(int node)
 {
 	struct wire w;
@@ -1001,7 +1037,7 @@ static int on_message(int node)
 		mad_recvbuf_receive_data();
 		return 0;
 	}
-	if (!wire_ok(node, &w) || ((w.kind == W_CTS || w.kind == W_SACK || w.kind == W_PING) && w.len)) {
+	if (!wire_ok(node, &w) || (w.kind != W_EAGER && w.kind != W_RTS && w.kind != W_DATA && w.len)) {
 		if (w.kind >= W_EAGER && w.kind <= W_DATA && (w.kind == W_EAGER || w.kind == W_DATA) &&
 		    w.len <= MAX_MSG)
 			mad_drain(w.len);
@@ -1036,6 +1072,27 @@ static int on_message(int node)
 		mad_recvbuf_receive_data();
 		mpii_counters.pings_heard++;
 		return 0;
+	case W_CANCEL:
+		mad_recvbuf_receive_data();
+		on_cancel(node, w.sreq);
+		return 0;
+	case W_CANCELLED: {
+		mad_recvbuf_receive_data();
+		mpii_lock();
+		struct mpi_req *s = take_waiting(w.sreq, REQ_SEND);
+		if (s && s->node == node && (s->state == S_WAIT_CTS || s->state == S_WAIT_SACK) && w.rreq == 1) {
+			s->status.count_hi_and_cancelled |= 1;
+			complete(s, MPI_SUCCESS);
+		} else if (s) {
+			/* Too late: matched; its CTS or SACK comes (or came) and completes it. */
+			s->next = waiting;
+			waiting = s;
+		} else if (w.rreq == 1) {
+			proto_error(node, "a cancellation for no send of ours");
+		}
+		mpii_unlock();
+		return 0;
+	}
 	case W_SACK: {
 		mad_recvbuf_receive_data();
 		mpii_lock();
@@ -1414,6 +1471,26 @@ void mpii_req_cancel(struct mpi_req *r)
 				complete(r, MPI_SUCCESS);
 				break;
 			}
+	} else if (r->kind == REQ_SEND && r->state == S_SELF && !r->done) {
+		/* To this rank, not matched yet: out of the queue, cancelled. */
+		for (struct unexp **p = &unexp; *p; p = &(*p)->next)
+			if ((*p)->self == r) {
+				struct unexp *u = *p;
+				*p = u->next;
+				if (!*p)
+					unexp_tail = p;
+				free(u->data);
+				free(u);
+				r->status.count_hi_and_cancelled |= 1;
+				complete(r, MPI_SUCCESS);
+				break;
+			}
+	} else if (r->kind == REQ_SEND && (r->state == S_WAIT_CTS || r->state == S_WAIT_SACK) && !r->done &&
+		   !r->cancel_asked) {
+		/* Waiting to be matched: its receiver takes it back if no receive has. */
+		struct wire w = { .kind = W_CANCEL, .sreq = r->id };
+		r->cancel_asked = 1;
+		queue_ctl(r->node, &w);
 	} else if (r->kind == REQ_GREQ && r->cancel_fn) {
 		int d = r->done;
 		mpii_unlock();
@@ -1707,3 +1784,38 @@ void mpii_pt2pt_stop(void)
 {
 	/* The threads stay: a peer may still be sending control (credits) to this node. */
 }
+
+/*
+ * An NMI's dump (kernel/init.h, DUMP_HOOK): who receives, the posted
+ * receives, the unexpected messages, the sends and receives a rendezvous
+ * or SACK names, and the counters, read as they are (at most 8 of each).
+ */
+static void mpi_dump(void)
+{
+	int n;
+
+	if (!running)
+		return;
+	printf("mpi: rank %d, receiver %s%s, rx_receiving %d, mpi-tx queue %s%s\n", mpii_world_rank,
+	       receiver ? receiver->name : "mpi-rx", receiver_waiting ? " (waiting)" : "", rx_receiving,
+	       ctlq ? "control " : "", txq ? "data" : "");
+	n = 0;
+	for (struct mpi_req *r = posted; r && n < 8; r = r->next, n++)
+		printf("mpi: posted receive ctx %u src %d tag %d len %lu\n", r->ctx, r->peer, r->tag,
+		       (unsigned long)r->len);
+	n = 0;
+	for (struct unexp *u = unexp; u && n < 8; u = u->next, n++)
+		printf("mpi: unexpected ctx %u src %d (node %d) tag %d kind %d len %lu%s%s\n", u->ctx, u->src,
+		       u->node, u->tag, u->kind, (unsigned long)u->len, u->arriving ? " arriving" : "",
+		       u->claim ? " claimed" : "");
+	n = 0;
+	for (struct mpi_req *r = waiting; r && n < 8; r = r->next, n++)
+		printf("mpi: waiting %s node %d id %lu state %d\n", r->kind == REQ_SEND ? "send" : "receive",
+		       r->node, (unsigned long)r->id, r->state);
+	printf("mpi: eager sent %lu, rendezvous %lu, to self %lu, unexpected %lu, protocol errors %lu, "
+	       "send errors %lu, pings heard %lu\n", (unsigned long)mpii_counters.eager_sent,
+	       (unsigned long)mpii_counters.rndv_sent, (unsigned long)mpii_counters.self_sent,
+	       (unsigned long)mpii_counters.unexpected, (unsigned long)mpii_counters.proto_errors,
+	       (unsigned long)mpii_counters.send_errors, (unsigned long)mpii_counters.pings_heard);
+}
+DUMP_HOOK(mpi, mpi_dump);

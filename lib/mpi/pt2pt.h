@@ -31,6 +31,7 @@ struct mpi_req {
 	uint64_t id;			/* rendezvous: ours */
 	uint64_t peer_id;		/* rendezvous: the other side's */
 	int node;			/* the peer's world rank */
+	int cancel_asked;		/* a send: MPI_Cancel asked its receiver (W_CANCEL) */
 	void *tmp;			/* a send's packed copy; a receive's staging */
 	struct mpi_req *next;		/* the queue it is on */
 	struct mpi_req *parent;		/* a part of parent (Isendrecv): completes it with the other part */
@@ -49,7 +50,12 @@ int mpii_req_start(struct mpi_req *r);
 /* A request made but not started (persistent: MPI_Send_init...). */
 struct mpi_req *mpii_req_persistent(enum req_kind kind, const void *buf, int count, MPI_Datatype dt, int peer,
 				    int tag, struct mpi_comm *c, enum mpii_send_mode mode);
-/* Cancel a receive not yet matched; sends are not cancelled (MPI allows it). */
+/*
+ * Cancel a receive not yet matched, or a send not yet matched (one to
+ * self at once; one to another rank by asking it: it completes, as
+ * cancelled or as sent, when the answer comes).  A send already complete
+ * is not cancelled.
+ */
 void mpii_req_cancel(struct mpi_req *r);
 /* Release a request that is done (its handle, references, memory). */
 void mpii_req_release(struct mpi_req *r);

@@ -269,12 +269,13 @@ static void fabric_dump(void)
 		const struct chan *ch = &p->ch;
 		if (i == fab.me)
 			continue;
-		printf("fabric: peer n%d %s%s%s, snd una %u nxt %u limit %u, rcv nxt %u dlv %u ooo %u%s, "
-		       "rto in %ld ms, heard %lu ms ago\n", i,
+		printf("fabric: peer n%d %s%s%s, snd una %u nxt %u tx %u limit %u, rcv nxt %u dlv %u ooo %u%s, "
+		       "rto in %ld ms, quiet in %ld ms, heard %lu ms ago\n", i,
 		       member_up(&p->m) ? "up" : p->known ? "bound, has not bound us" : "not bound",
-		       p->lossless ? ", lossless" : "", ch->dead ? ", DEAD" : "", ch->snd_una, ch->snd_nxt,
-		       ch->snd_limit, ch->rcv_nxt, ch->dlv_nxt, ch->rx_ooo, ch->blocked ? ", blocked" : "",
+		       ch->cfg.lossless ? ", lossless" : "", ch->dead ? ", DEAD" : "", ch->snd_una, ch->snd_nxt,
+		       ch->snd_tx, ch->snd_limit, ch->rcv_nxt, ch->dlv_nxt, ch->rx_ooo, ch->blocked ? ", blocked" : "",
 		       ch->rto_deadline ? (long)((int64_t)(ch->rto_deadline - now) / 1000000) : -1L,
+		       ch->quiet_deadline ? (long)((int64_t)(ch->quiet_deadline - now) / 1000000) : -1L,
 		       ch->last_heard ? (unsigned long)((now - ch->last_heard) / 1000000) : 0UL);
 	}
 	fabric_print_stats();

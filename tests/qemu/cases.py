@@ -12,6 +12,7 @@ them all; each returns (ok, reason, log).
 import os
 import re
 import shutil
+import signal
 import subprocess
 import sys
 
@@ -43,15 +44,38 @@ class Cluster:
         if missing:
             return None, missing, ""
         cmd = [w.format(root=root, build=build) for w in self.command(root)]
-        try:
-            p = subprocess.run(cmd, capture_output=True, text=True, cwd=root,
-                               timeout=self.timeout + 60, stdin=subprocess.DEVNULL,
-                               errors="replace")
-        except subprocess.TimeoutExpired:
-            return False, "launcher itself did not return", ""
-        log = "$ %s\n%s\n--- stderr ---\n%s" % (" ".join(cmd), p.stdout, p.stderr)
-        return verify(p.returncode, p.stdout + p.stderr, self.status, self.expect,
+        rc, stdout, stderr = run_session(cmd, root, self.timeout + 60)
+        if rc is None:
+            return False, "launcher itself did not return", stdout + stderr
+        log = "$ %s\n%s\n--- stderr ---\n%s" % (" ".join(cmd), stdout, stderr)
+        return verify(rc, stdout + stderr, self.status, self.expect,
                       self.absent, self.count, log)
+
+
+def run_session(argv, root, timeout):
+    """(status, stdout, stderr) of argv run in a session of its own; status None if it ran out
+    of time: then the whole session goes, everything it started with it (a launcher's QEMUs
+    left spinning would starve the cases after it): told to stop (launchers clean up on
+    SIGTERM), killed 10 s later."""
+    p = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                         cwd=root, stdin=subprocess.DEVNULL, errors="replace",
+                         start_new_session=True)
+    try:
+        out, err = p.communicate(timeout=timeout)
+        return p.returncode, out, err
+    except subprocess.TimeoutExpired:
+        pass
+    for sig, wait in ((signal.SIGTERM, 10), (signal.SIGKILL, 5)):
+        try:
+            os.killpg(p.pid, sig)
+        except ProcessLookupError:
+            pass
+        try:
+            out, err = p.communicate(timeout=wait)
+            return None, out or "", err or ""
+        except subprocess.TimeoutExpired:
+            continue
+    return None, "", ""
 
 
 class Command:
@@ -67,14 +91,11 @@ class Command:
         for tool in self.needs:
             if not (shutil.which(tool) or (tool.startswith("/") and os.path.exists(tool))):
                 return False, "%s is not installed (make deps)" % tool, ""
-        try:
-            p = subprocess.run(argv, capture_output=True, text=True, cwd=root,
-                               timeout=self.timeout, stdin=subprocess.DEVNULL, errors="replace")
-        except subprocess.TimeoutExpired as e:
-            out = (e.stdout or b"").decode(errors="replace") if isinstance(e.stdout, bytes) else (e.stdout or "")
-            return False, "timed out after %d s" % self.timeout, out
-        log = "$ %s\n%s\n--- stderr ---\n%s" % (" ".join(argv), p.stdout, p.stderr)
-        return verify(p.returncode, p.stdout + p.stderr, self.status, self.expect,
+        rc, stdout, stderr = run_session(argv, root, self.timeout)
+        if rc is None:
+            return False, "timed out after %d s" % self.timeout, stdout + stderr
+        log = "$ %s\n%s\n--- stderr ---\n%s" % (" ".join(argv), stdout, stderr)
+        return verify(rc, stdout + stderr, self.status, self.expect,
                       self.absent, {}, log)
 
 
@@ -1396,6 +1417,17 @@ CASES = [
             "{root}/boot/mpirun -np 2 --timeout 90 deadpeer.elf"], timeout=180,
             expect=[r"^\[1\] rank 1: leaving without a word$",
                     r"^\[0\] rank 0: MPI_Recv from rank 1 returned class 101 after",
+                    r"^\[0\]  No Errors$"]),
+    # Cancelled sends (MPI-3.1 3.8.4): a rendezvous, a synchronous and a self send nobody receives
+    # are cancelled and their Waits return; one already received is not cancelled and arrives.
+    Command("mpi/cancel-send", ["bash", "-c",
+            "d=$(mktemp -d) && trap 'rm -rf $d' EXIT && cd $d && "
+            "{root}/boot/mpicc {root}/tests/mpi/progs/cancelsend.c -o cancelsend.elf && "
+            "{root}/boot/mpirun -np 2 --timeout 60 cancelsend.elf"], timeout=120,
+            expect=[r"^\[0\] rank 0: a rendezvous send nobody receives cancelled$",
+                    r"^\[0\] rank 0: a synchronous send nobody receives cancelled$",
+                    r"^\[0\] rank 0: a synchronous send to itself cancelled$",
+                    r"^\[0\] rank 0: a send already received not cancelled$",
                     r"^\[0\]  No Errors$"]),
     # A job that hangs: mpirun's timeout names the ranks still running and where each was, from
     # the NMI dump boot/cluster asks every node for before it kills it.
