@@ -1,7 +1,12 @@
 /*
  * Binary buddy allocator (Knuth, TAOCP vol. 1, 2.5).  One metadata byte per
  * page: for the first page of a free block, FREE | order; otherwise 0 or
- * the order of an allocated block (for checking page_free's order).
+ * the order of an allocated block (for checking page_free's order).  The
+ * free lists are linked through an array beside the metadata, not through
+ * the free pages themselves: free memory is never written, so memory given
+ * to the allocator costs nothing until it is used (under QEMU a guest
+ * page's first write costs the host a fault and a page of zeroes; on this
+ * host a node of 1 GiB spent 1 s of its boot linking its free pages).
  */
 #include <stddef.h>
 #include <stdint.h>
@@ -25,19 +30,21 @@
 #define META_ALLOC 0x40
 #define META_ORDER 0x1f
 
-struct fnode {
-	struct fnode *next, *prev;
+/* A free block's neighbours in its list: page indexes plus one, 0 for none. */
+struct flink {
+	uint32_t next, prev;
 };
 
 static uintptr_t span_lo, span_hi;
 static uint8_t *meta;
-static struct fnode *freelist[PAGE_MAX_ORDER + 1];
+static struct flink *links;		/* one per page, valid for a free block's first */
+static uint32_t freelist[PAGE_MAX_ORDER + 1];
 static size_t nfree, ntotal;
 
 static inline size_t idx_of(uintptr_t a) { return (a - span_lo) >> PAGE_SHIFT; }
 static inline uintptr_t addr_of(size_t i) { return span_lo + (i << PAGE_SHIFT); }
 
-size_t page_meta_bytes(uintptr_t lo, uintptr_t hi)
+static size_t span_pages(uintptr_t lo, uintptr_t hi)
 {
 	uintptr_t blk = PAGE_SIZE << PAGE_MAX_ORDER;
 	lo &= ~(blk - 1);
@@ -45,40 +52,50 @@ size_t page_meta_bytes(uintptr_t lo, uintptr_t hi)
 	return (hi - lo) >> PAGE_SHIFT;
 }
 
+size_t page_meta_bytes(uintptr_t lo, uintptr_t hi)
+{
+	size_t n = span_pages(lo, hi);
+
+	/* The bytes, then the links (aligned to 8). */
+	return ((n + 7) & ~(size_t)7) + n * sizeof(struct flink);
+}
+
 void page_init(uintptr_t lo, uintptr_t hi, uint8_t *m)
 {
 	uintptr_t blk = PAGE_SIZE << PAGE_MAX_ORDER;
+	size_t n = span_pages(lo, hi);
 
 	span_lo = lo & ~(blk - 1);
 	span_hi = (hi + blk - 1) & ~(blk - 1);
 	meta = m;
-	memset(meta, 0, page_meta_bytes(lo, hi));
+	memset(meta, 0, n);		/* the links are read only where meta says free */
+	links = (struct flink *)(void *)(m + ((n + 7) & ~(size_t)7));
 	memset(freelist, 0, sizeof freelist);
 	nfree = ntotal = 0;
 }
 
 static void push(size_t i, int order)
 {
-	struct fnode *n = (struct fnode *)addr_of(i);
+	struct flink *n = &links[i];
 
 	meta[i] = (uint8_t)(META_FREE | order);
-	n->prev = NULL;
+	n->prev = 0;
 	n->next = freelist[order];
 	if (n->next)
-		n->next->prev = n;
-	freelist[order] = n;
+		links[n->next - 1].prev = (uint32_t)i + 1;
+	freelist[order] = (uint32_t)i + 1;
 }
 
 static void unlink_block(size_t i, int order)
 {
-	struct fnode *n = (struct fnode *)addr_of(i);
+	struct flink *n = &links[i];
 
 	if (n->prev)
-		n->prev->next = n->next;
+		links[n->prev - 1].next = n->next;
 	else
 		freelist[order] = n->next;
 	if (n->next)
-		n->next->prev = n->prev;
+		links[n->next - 1].prev = n->prev;
 	meta[i] = 0;
 }
 
@@ -108,14 +125,25 @@ void page_add(uintptr_t base, size_t len)
 		a = span_lo;
 	if (end > span_hi)
 		end = span_hi;
+	/* In the largest aligned blocks the range holds, not page by page. */
 	PAGE_LOCK();
-	for (; a < end; a += PAGE_SIZE) {
-		size_t i = idx_of(a);
-		if (meta[i] & META_FREE)
-			continue;	/* given twice: ignore */
-		release(i, 0);
-		nfree++;
-		ntotal++;
+	while (a < end) {
+		size_t i = idx_of(a), n;
+		int order = 0;
+		while (order < PAGE_MAX_ORDER && !(i & ((size_t)1 << order)) &&
+		       a + (PAGE_SIZE << (order + 1)) <= end)
+			order++;
+		/* A page given twice is ignored: such a range goes page by page. */
+		for (n = 0; n < ((size_t)1 << order) && !(meta[i + n] & META_FREE); n++)
+			;
+		if (n < ((size_t)1 << order))
+			order = 0;
+		if (!(meta[i] & META_FREE)) {
+			release(i, order);
+			nfree += (size_t)1 << order;
+			ntotal += (size_t)1 << order;
+		}
+		a += PAGE_SIZE << order;
 	}
 	PAGE_UNLOCK();
 }
@@ -134,7 +162,7 @@ void *page_alloc(int order)
 		PAGE_UNLOCK();
 		return NULL;
 	}
-	i = idx_of((uintptr_t)freelist[k]);
+	i = freelist[k] - 1;
 	unlink_block(i, k);
 	while (k > order) {
 		k--;

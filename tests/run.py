@@ -21,6 +21,7 @@ import os
 import re
 import subprocess
 import sys
+import threading
 import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -96,7 +97,13 @@ def main():
     os.makedirs(logdir, exist_ok=True)
     outcomes = []
 
+    lock = threading.Lock()
+
     def report(o):
+        with lock:
+            report_locked(o)
+
+    def report_locked(o):
         outcomes.append(o)
         if o.ok is None:
             print("SKIP %s: %s" % (o.name, o.reason), flush=True)
@@ -113,9 +120,14 @@ def main():
             print("     full log: " + os.path.relpath(path, ROOT), flush=True)
 
     t0 = time.time()
-    for u in units:
-        for o in run_unit(u):
-            report(o)
+
+    # The host's unit tests beside the QEMU cases (they are short and need no QEMU).
+    def run_units():
+        for u in units:
+            for o in run_unit(u):
+                report(o)
+    unit_thread = threading.Thread(target=run_units)
+    unit_thread.start()
 
     # A case marked alone (two jobs of up to five nodes each, for minutes) would starve the
     # cases beside it of host CPU until their own timeouts passed: it runs after them, by itself.
@@ -123,6 +135,7 @@ def main():
         futs = [pool.submit(run_case, c, build) for c in qcases if not getattr(c, "alone", False)]
         for f in concurrent.futures.as_completed(futs):
             report(f.result())
+    unit_thread.join()
     for c in qcases:
         if getattr(c, "alone", False):
             report(run_case(c, build))

@@ -110,6 +110,43 @@ static void partial_pages_are_dropped(void **state)
 	assert_int_equal(page_free_pages(), 2);
 }
 
+/*
+ * An unaligned range goes in as the largest aligned blocks it holds: every
+ * page of it can be had, none outside it, and adding it writes none of its
+ * pages (the free lists live beside the metadata: a canary in every page
+ * survives the add).
+ */
+static void unaligned_range_in_blocks(void **state)
+{
+	enum { FIRST = 3, LAST = 3000 };	/* pages [3, 3000) */
+	static uint8_t seen[ARENA_PAGES];
+
+	(void)state;
+	memset(arena, 0xa5, ARENA_PAGES * PAGE_SIZE);
+	page_add((uintptr_t)arena + FIRST * PAGE_SIZE, (LAST - FIRST) * PAGE_SIZE);
+	assert_int_equal(page_free_pages(), LAST - FIRST);
+	for (size_t i = 0; i < ARENA_PAGES * PAGE_SIZE; i += 8)
+		assert_int_equal(arena[i], 0xa5);
+	/* Given again: ignored. */
+	page_add((uintptr_t)arena + FIRST * PAGE_SIZE, PAGE_SIZE);
+	assert_int_equal(page_free_pages(), LAST - FIRST);
+	memset(seen, 0, sizeof seen);
+	for (;;) {
+		uint8_t *p = page_alloc(0);
+		if (!p)
+			break;
+		size_t i = (size_t)(p - arena) / PAGE_SIZE;
+		assert_true(i >= FIRST && i < LAST);
+		assert_int_equal(seen[i], 0);
+		seen[i] = 1;
+	}
+	assert_int_equal(page_free_pages(), 0);
+	for (size_t i = FIRST; i < LAST; i++)
+		page_free(arena + i * PAGE_SIZE, 0);
+	assert_int_equal(page_free_pages(), LAST - FIRST);
+	assert_non_null(page_alloc(PAGE_MAX_ORDER));	/* [1024, 2048) merged again */
+}
+
 static void order_of_sizes(void **state)
 {
 	(void)state;
@@ -128,6 +165,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(adds_and_merges, setup, teardown),
 		cmocka_unit_test_setup_teardown(alignment_and_disjointness, setup, teardown),
+		cmocka_unit_test_setup_teardown(unaligned_range_in_blocks, setup, teardown),
 		cmocka_unit_test_setup_teardown(split_ranges_do_not_merge_across_holes, setup, teardown),
 		cmocka_unit_test_setup_teardown(partial_pages_are_dropped, setup, teardown),
 		cmocka_unit_test_setup_teardown(order_of_sizes, setup, teardown),
