@@ -171,6 +171,7 @@ def plots(outdir, link, curves):
 
 def run(links, drivers, peers, np_max, outdir, iters=1000, timeout=900, draw=True):
     """Every run; prints the tables; returns (report, failures)."""
+    os.makedirs(outdir, exist_ok=True)
     report, failed = {"np_max": np_max, "links": {}}, 0
     if not os.path.exists(NPMPI):
         print("netpipe: %s is missing: make netpipe" % os.path.relpath(NPMPI, ROOT), flush=True)

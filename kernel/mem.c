@@ -73,6 +73,11 @@ void memory_init(void)
 
 	/* Page metadata sits at the heap's end, inside the reserved half. */
 	size_t mbytes = page_meta_bytes(lo, hi);
+	if (mbytes > (heap_end - heap_start) / 2)
+		panic("mem: the page metadata of %lu MiB of memory (%lu KiB) does not fit in half of a heap "
+		      "of %lu KiB (the largest usable range is too small beside the others)",
+		      (unsigned long)((hi - lo) >> 20), (unsigned long)(mbytes >> 10),
+		      (unsigned long)((heap_end - heap_start) >> 10));
 	heap_end -= (mbytes + PAGE_SIZE - 1) & ~(PAGE_SIZE - 1);
 	page_init(lo, hi, (uint8_t *)heap_end);
 

@@ -133,7 +133,11 @@ void page_add(uintptr_t base, size_t len)
 		while (order < PAGE_MAX_ORDER && !(i & ((size_t)1 << order)) &&
 		       a + (PAGE_SIZE << (order + 1)) <= end)
 			order++;
-		/* A page given twice is ignored: such a range goes page by page. */
+		/*
+		 * Ranges must not overlap ones given before (memory_init's are
+		 * disjoint): only a free block's first page is recognised, and
+		 * ignored, if given again.
+		 */
 		for (n = 0; n < ((size_t)1 << order) && !(meta[i + n] & META_FREE); n++)
 			;
 		if (n < ((size_t)1 << order))

@@ -24,7 +24,7 @@
 size_t page_meta_bytes(uintptr_t lo, uintptr_t hi);
 void page_init(uintptr_t lo, uintptr_t hi, uint8_t *meta);
 
-/* Hand [base, base+len) to the allocator; partial pages are dropped. */
+/* Hand [base, base+len) to the allocator; partial pages are dropped.  Ranges must not overlap. */
 void page_add(uintptr_t base, size_t len);
 
 /* A block of 2^order pages aligned to its size, or NULL. Not zeroed. */

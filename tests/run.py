@@ -43,7 +43,8 @@ def run_unit(binary):
     env = dict(os.environ, CMOCKA_MESSAGE_OUTPUT="TAP")
     t0 = time.time()
     try:
-        p = subprocess.run([binary], capture_output=True, text=True, env=env, timeout=300)
+        p = subprocess.run([binary], capture_output=True, text=True, env=env, timeout=300,
+                           errors="replace")
     except subprocess.TimeoutExpired:
         return [Outcome("unit/" + name, False, time.time() - t0, "timed out after 300 s")]
     except OSError as e:
@@ -124,8 +125,12 @@ def main():
     # The host's unit tests beside the QEMU cases (they are short and need no QEMU).
     def run_units():
         for u in units:
-            for o in run_unit(u):
-                report(o)
+            try:
+                for o in run_unit(u):
+                    report(o)
+            except Exception as e:  # a unit the runner cannot run is a failed unit, never lost
+                report(Outcome("unit/" + os.path.basename(u), False, 0.0,
+                               "runner raised %s: %s" % (type(e).__name__, e)))
     unit_thread = threading.Thread(target=run_units)
     unit_thread.start()
 

@@ -687,7 +687,7 @@ def parse_args(argv):
                    help="time limit of every run (default: its timeLimit=, else 180)")
     p.add_argument("--mem", type=int, default=NODE_MEM_MIB, metavar="MIB",
                    help=f"memory per node (default: {NODE_MEM_MIB}; a mem= test gets its share of the job's on "
-                        f"top; 256 boots faster, but coll/allgatherv4 needs 1024)")
+                        f"top; coll/allgatherv4 needs 1024)")
     p.add_argument("--jobs", "-j", type=int, default=1, metavar="J",
                    help="runs at once (default: 1; each rank is a QEMU VM)")
     p.add_argument("--out", default=DEFAULT_OUT, metavar="DIR",

@@ -65,6 +65,9 @@ def run_session(argv, root, timeout):
         return p.returncode, out, err
     except subprocess.TimeoutExpired:
         pass
+    except BaseException:           # Ctrl-C: the case's session goes too
+        os.killpg(p.pid, signal.SIGKILL)
+        raise
     for sig, wait in ((signal.SIGTERM, 10), (signal.SIGKILL, 5)):
         try:
             os.killpg(p.pid, sig)
@@ -75,7 +78,11 @@ def run_session(argv, root, timeout):
             return None, out or "", err or ""
         except subprocess.TimeoutExpired:
             continue
-    return None, "", ""
+    # Something outside the session still holds the pipes: give them up.
+    p.stdout.close()
+    p.stderr.close()
+    p.wait()
+    return None, "", "(its output lost: the pipes stayed open after the kill)"
 
 
 class Command:
