@@ -348,6 +348,9 @@ CASES = [
                     r"  sustained WRITE throughput +Table 3 +4\.3 MB/s",
                     r"  32 B remote write, round trip +5 +49 us +\d+\.\d+",
                     r"  REQ returns to its caller .*<1 us +\d+\.\d+",
+                    # Figure 8: Figure 6's RPC over Madeleine/TCP and over our MPI, per link.
+                    r"^Figure 8 \(Madeleine paper 3\.1\): RPC of Figure 6 over Madeleine/TCP and over MPI/TCP",
+                    r"^  +1024 +\d+\.\d +\d+\.\d +\d+\.\d\d",
                     r"papers: wrote .*papers\.json$"],
             absent=[r"missing"]),
     # Linux peers (make bench PEERS=1): two Debian Linux guests built from Debian's packages
