@@ -572,8 +572,9 @@ def select(a, own_lists):
         return os.path.isdir(os.path.join(a.suite, e)) or suite.list_file(a.suite, e, own_lists) is not None
 
     names = []
-    if a.tests:
-        names += read_names(a.tests)
+    for f in (a.tests or "").split(","):
+        if f:
+            names += read_names(f)
     if a.only:
         names += parse_entries(a.only)
     dirs = parse_entries(a.dirs)
@@ -668,8 +669,8 @@ def parse_args(argv):
                    help="comma list of the suite's directories, or dir/name entries (default: $MPI_TESTS, "
                         f"else {DEFAULT_DIRS})")
     p.add_argument("--tests", metavar="FILE",
-                   help="run only the tests this file names (dir/name a line, # comments; every testlist "
-                        "line of that name), e.g. tests/mpi/named.txt")
+                   help="run only the tests these files name (comma list; dir/name a line, # comments; "
+                        "every testlist line of that name), e.g. tests/mpi/named.txt")
     p.add_argument("--only", metavar="NAMES",
                    help="run only these tests: comma list of dir/name, or names searched in --dirs")
     p.add_argument("--nic", default="shm", choices=["shm", "virtio", "e1000", "e1000e", "igb"],
@@ -708,8 +709,9 @@ def parse_args(argv):
     if not os.path.isfile(os.path.join(a.suite, "include", "mpitestconf.h.in")):
         p.error(f"--suite {a.suite}: not MPICH's test/mpi (no include/mpitestconf.h.in); "
                 f"make mpich-tests unpacks it")
-    if a.tests and not os.path.isfile(a.tests):
-        p.error(f"--tests {a.tests}: no such file")
+    for f in (a.tests or "").split(","):
+        if f and not os.path.isfile(f):
+            p.error(f"--tests {f}: no such file")
     return a
 
 

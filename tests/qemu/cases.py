@@ -1450,19 +1450,17 @@ CASES = [
                     r"^mpirun: rank 0 was blocked in .*< MPI_Finalize\+0x[0-9a-f]+ < main\+",
                     r"^mpirun: rank 1 was blocked in .*< MPI_Recv\+0x[0-9a-f]+ < main\+"]),
     # MPICH's own test suite (test/mpi of Debian 12's mpich source), the tests the library must
-    # pass (tests/mpi/named.txt), on the shared-memory link.
+    # pass (tests/mpi/named.txt), and the rma tests MPI's one-sided windows on remote memory
+    # (lib/mpi/win.c) pass so far (tests/mpi/rma.txt), on the shared-memory link: one run of
+    # both sets, two jobs at once to the end (two runs, one after the other, left a CPU idle
+    # while each one's last jobs ran).
     # A run whose testlist line asks for more than 5 ranks runs on 5 (coll7 needs 5, a divisor of
     # 10; bcasttest, redscat2, uoplong and allred ask for up to 16): time, not coverage.
-    Command("mpi/mpich-named-shm", ["python3", "{root}/tests/mpi/runtests.py", "--tests",
-                                    "{root}/tests/mpi/named.txt", "--nic", "shm", "--jobs", "2",
-                                    "--cap-np", "5", "--out", "{build}/tests/mpi-named"], timeout=1200,
-            expect=[r"^\d+ passed, 0 failed, 0 skipped$"], alone=True),
-    # MPI's one-sided windows on remote memory (lib/mpi/win.c), judged by MPICH's rma tests that
-    # pass so far (tests/mpi/rma.txt), on the shared-memory link.
-    Command("mpi/mpich-rma-shm", ["python3", "{root}/tests/mpi/runtests.py", "--tests",
-                                  "{root}/tests/mpi/rma.txt", "--dirs", "rma", "--nic", "shm", "--jobs", "2",
-                                  "--cap-np", "4", "--mem", "256", "--out", "{build}/tests/mpi-rma"],
-            timeout=900, expect=[r"^22 passed, 0 failed, 0 skipped$"], alone=True),
+    Command("mpi/mpich-named-rma-shm", ["python3", "{root}/tests/mpi/runtests.py", "--tests",
+                                        "{root}/tests/mpi/named.txt,{root}/tests/mpi/rma.txt", "--nic",
+                                        "shm", "--jobs", "2", "--cap-np", "5", "--out", "{build}/tests/mpi-named"],
+            timeout=1500, expect=[r"^rma: 22 passed, 0 failed, 0 skipped$",
+                                  r"^93 passed, 0 failed, 0 skipped$"], alone=True),
 ] + [
     # make cost on the shared-memory link: every operation's instructions on each node under
     # -icount, twice: the counts the same in both runs, every operation within its budget
