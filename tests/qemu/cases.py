@@ -281,6 +281,14 @@ def fuzz_smoke(target, runs=20000):
                    expect=[r"Done \d+ runs"], timeout=300)
 
 
+def own_program(prog, options, args=""):
+    """The command that builds tests/mpi/progs/<prog>.c with boot/mpicc in a directory of its own,
+    outside the checkout, and runs it with boot/mpirun <options> <prog>.elf <args>."""
+    return ["bash", "-c", "d=$(mktemp -d) && trap 'rm -rf $d' EXIT && cd $d && "
+            "{root}/boot/mpicc {root}/tests/mpi/progs/%s.c -o %s.elf && "
+            "{root}/boot/mpirun %s %s.elf%s" % (prog, prog, options, prog, " " + args if args else "")]
+
+
 CASES = [
     Check("check/static-elf-picolibc", static_elf),
     Check("check/ksyms", ksyms_match),
@@ -1384,18 +1392,12 @@ CASES = [
     for nic, drv in (("shm", None), ("virtio", None), ("shm", "req"), ("shm", "cell"), ("shm", "tcp"))
 ] + [
     # One rank's exit(3) is the job's status 3, and mpirun names the rank and its status.
-    Command("mpi/exit-status", ["bash", "-c",
-            "d=$(mktemp -d) && trap 'rm -rf $d' EXIT && cd $d && "
-            "{root}/boot/mpicc {root}/tests/mpi/progs/exit3.c -o exit3.elf && "
-            "{root}/boot/mpirun -np 3 --grace 2 exit3.elf"], status=3, timeout=180,
+    Command("mpi/exit-status", own_program("exit3", "-np 3 --grace 2"), status=3, timeout=180,
             expect=[r"^\[2\] rank 2: exit\(3\)$", r"^mpirun: rank 2 exited with status 3$",
                     r"^mpirun: ranks 0, 1 stopped after rank 2 failed"]),
     # A program's files (kernel/files.c): written, read back, sought in, appended to, renamed
     # and removed through stdio on every rank; /dev/stdout is the console, /dev/null takes all.
-    Command("mpi/files", ["bash", "-c",
-            "d=$(mktemp -d) && trap 'rm -rf $d' EXIT && cd $d && "
-            "{root}/boot/mpicc {root}/tests/mpi/progs/files.c -o files.elf && "
-            "{root}/boot/mpirun -np 2 files.elf"], timeout=180,
+    Command("mpi/files", own_program("files", "-np 2"), timeout=180,
             expect=[r"^\[0\] rank 0: a line through /dev/stdout$", r"^\[1\] rank 1: a line through /dev/stdout$",
                     r"^\[0\]  No Errors$"]),
     # NetPIPE's NPmpi (Debian's netpipe source, make netpipe), unmodified, on 2 shm nodes: every
@@ -1410,10 +1412,7 @@ CASES = [
             absent=[r"Can't open", r"mpirun: rank"]),
     # Bad arguments: the class MPICH raises, with a message naming the call; with the default
     # handler a bad rank ends the job, named.
-    Command("mpi/bad-arguments", ["bash", "-c",
-            "d=$(mktemp -d) && trap 'rm -rf $d' EXIT && cd $d && "
-            "{root}/boot/mpicc {root}/tests/mpi/progs/badargs.c -o badargs.elf && "
-            "{root}/boot/mpirun -np 2 badargs.elf fatal"], status=1, timeout=180,
+    Command("mpi/bad-arguments", own_program("badargs", "-np 2", "fatal"), status=1, timeout=180,
             expect=[r"^\[0\] rank: MPI_Send: Invalid rank", r"^\[0\] tag: MPI_Send: ",
                     r"^\[0\] count: MPI_Send: ", r"^\[0\] datatype: MPI_Send: ",
                     r"^\[0\] communicator: MPI_Send: ", r"^\[0\] buffer: MPI_Send: ",
@@ -1421,19 +1420,13 @@ CASES = [
                     r"^\[1\] Fatal error in MPI_Send: Invalid rank",
                     r"^mpirun: rank 1 aborted the job \(code 1\): .*MPI_Send"]),
     # A rank that dies: the other's receive from it fails (MPI_ERR_PROC_FAILED), it does not hang.
-    Command("mpi/dead-rank", ["bash", "-c",
-            "d=$(mktemp -d) && trap 'rm -rf $d' EXIT && cd $d && "
-            "{root}/boot/mpicc {root}/tests/mpi/progs/deadpeer.c -o deadpeer.elf && "
-            "{root}/boot/mpirun -np 2 --timeout 90 deadpeer.elf"], timeout=180,
+    Command("mpi/dead-rank", own_program("deadpeer", "-np 2 --timeout 90"), timeout=180,
             expect=[r"^\[1\] rank 1: leaving without a word$",
                     r"^\[0\] rank 0: MPI_Recv from rank 1 returned class 101 after",
                     r"^\[0\]  No Errors$"]),
     # Cancelled sends (MPI-3.1 3.8.4): a rendezvous, a synchronous and a self send nobody receives
     # are cancelled and their Waits return; one already received is not cancelled and arrives.
-    Command("mpi/cancel-send", ["bash", "-c",
-            "d=$(mktemp -d) && trap 'rm -rf $d' EXIT && cd $d && "
-            "{root}/boot/mpicc {root}/tests/mpi/progs/cancelsend.c -o cancelsend.elf && "
-            "{root}/boot/mpirun -np 2 --timeout 60 cancelsend.elf"], timeout=120,
+    Command("mpi/cancel-send", own_program("cancelsend", "-np 2 --timeout 60"), timeout=120,
             expect=[r"^\[0\] rank 0: a rendezvous send nobody receives cancelled$",
                     r"^\[0\] rank 0: a synchronous send nobody receives cancelled$",
                     r"^\[0\] rank 0: a synchronous send to itself cancelled$",
@@ -1441,10 +1434,7 @@ CASES = [
                     r"^\[0\]  No Errors$"]),
     # A job that hangs: mpirun's timeout names the ranks still running and where each was, from
     # the NMI dump boot/cluster asks every node for before it kills it.
-    Command("mpi/timeout-says-where", ["bash", "-c",
-            "d=$(mktemp -d) && trap 'rm -rf $d' EXIT && cd $d && "
-            "{root}/boot/mpicc {root}/tests/mpi/progs/hang.c -o hang.elf && "
-            "{root}/boot/mpirun -np 2 --timeout 15 hang.elf"], status=124, timeout=120,
+    Command("mpi/timeout-says-where", own_program("hang", "-np 2 --timeout 15"), status=124, timeout=120,
             expect=[r"^\[1\] rank 1: waiting$",
                     r"^mpirun: timeout after 15 s: ranks 0, 1 still running, stopped$",
                     r"^mpirun: rank 0 was blocked in .*< MPI_Finalize\+0x[0-9a-f]+ < main\+",
