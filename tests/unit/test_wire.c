@@ -56,7 +56,7 @@ static void crc32c_known_values(void **state)
 		assert_int_equal(crc32c_hw_checked(0, buf + 3, n), crc32c_sw(0, buf + 3, n));
 	}
 	assert_int_equal(crc32c_sw(0, buf, 1000), crc32c_hw_checked(0, buf, 1000));
-	assert_true(strcmp(crc32c_impl(), "tables") == 0 || strcmp(crc32c_impl(), "sse4.2") == 0);
+	assert_true(strncmp(crc32c_impl(), "tables", 6) == 0 || strcmp(crc32c_impl(), "sse4.2") == 0);
 }
 
 static void build_then_parse(void **state)
