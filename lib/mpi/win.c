@@ -33,9 +33,27 @@
  * size the target announced, and at the target by its segment's bounds.
  *
  * A target datatype that is not one contiguous run is flattened to its
- * runs, a WRITE or READ each.  Not yet: elements larger than 8 bytes or
- * across an 8-byte boundary in atomics, dynamic and shared windows; each
- * says so (MPI_ERR_UNSUPPORTED_OPERATION).
+ * runs, a WRITE or READ each.
+ *
+ * Dynamic windows (MPI_Win_create_dynamic): a region attached is exported
+ * as a data and a words segment, like a window's memory, and entered in a
+ * table of the member's regions, one table for each other member (its
+ * entries carry the generations that member's descriptors need), which
+ * that member alone may READ.  An origin looks a target address up in the
+ * regions it knows of that target; one it does not know it finds by
+ * READing the target's table for it afresh (one READ), and attaches the
+ * segments from the tickets there.  The target's CPU takes no part in the
+ * lookup either.  The table changes with interrupts held, so that a READ
+ * (served in the kernel's receive path) sees it whole.
+ *
+ * Shared windows (MPI_Win_allocate_shared): every rank runs alone on its
+ * node, so only a communicator of one process shares memory (one from
+ * MPI_Comm_split_type with MPI_COMM_TYPE_SHARED); its window is an
+ * allocated window that MPI_Win_shared_query answers for.  On more
+ * processes the call fails with MPI_ERR_RMA_SHARED.
+ *
+ * Not yet: elements larger than 8 bytes or across an 8-byte boundary in
+ * atomics (MPI_ERR_UNSUPPORTED_OPERATION).
  */
 #include <errno.h>
 #include <stdarg.h>
@@ -45,6 +63,7 @@
 #include <string.h>
 
 #include "kernel/thread.h"
+#include "kernel/x86.h"
 #include "lib/mpi/mpiimpl.h"
 #include "net/rmem/rmem.h"
 
@@ -64,6 +83,36 @@ struct target {
 	int wrote;			/* WRITEs sent to it since the last flush (the others wait for their answer) */
 };
 
+#define REGIONS 64			/* a dynamic window's attached regions, per member */
+
+struct region_entry {			/* a table's entry: one attached region, as one peer addresses it */
+	uint64_t base, size;
+	int32_t seg, aseg;
+	uint32_t gen, agen;
+};
+
+struct region_table {			/* a member's regions, READ by one peer */
+	uint64_t n;
+	struct region_entry e[REGIONS];
+};
+
+struct region {				/* an attached region: this member's own, or one a peer told of */
+	uint64_t base, size;
+	int seg, aseg;			/* its segments (own) or the target's numbers (a peer's) */
+	uint32_t gen, agen;
+	struct target t;		/* its descriptors (a peer's), size and skew */
+};
+
+struct dyn {				/* a dynamic window's regions */
+	struct region mine[REGIONS];
+	int nmine;
+	struct region_table **tables;	/* by rank: the table that rank reads (NULL: this member) */
+	int *tseg;			/* by rank: its table's segment (-1: none) */
+	int *trd;			/* by rank: a descriptor for its table of this member's (-1: none) */
+	struct region (*known)[REGIONS];	/* by rank: the regions it told of, as last read */
+	int *nknown;
+};
+
 struct mpi_win {
 	MPI_Win handle;
 	MPI_Comm comm;			/* a dup of the creator's: PSCW's messages, fence's barrier */
@@ -79,12 +128,15 @@ struct mpi_win {
 	MPI_Group access, exposure;	/* start's and post's groups */
 	char name[MPI_MAX_OBJECT_NAME];
 	struct mpi_attr *attrs;		/* of keyvals of the program's (attr.c) */
+	struct dyn *dyn;		/* MPI_WIN_FLAVOR_DYNAMIC only */
 };
 
 struct ticket {				/* what a member tells each other member of its window */
 	int32_t seg, aseg, lseg, disp_unit;
 	uint32_t gen, agen, lgen, skew;
 	uint64_t size;
+	int32_t tseg;			/* dynamic: the table of regions for the receiver */
+	uint32_t tgen;
 };
 
 static unsigned win_seq;		/* names this node's segments: mpiw.<seq>.<kind> */
@@ -111,6 +163,11 @@ static int bad_win(MPI_Win h, const char *fn)
 	return mpii_err_win(h, MPI_ERR_WIN, fn, "Invalid window %#x", h);
 }
 
+#define WIN_OR_FAIL(win, fn)                          \
+	struct mpi_win *w = win_get(win);             \
+	if (!w)                                       \
+		return bad_win(win, fn)
+
 static int export(void *base, size_t size, int rights, const char *kind, struct mpi_comm *c)
 {
 	char name[RMEM_NAME_MAX];
@@ -134,8 +191,73 @@ static void unexport(int *s)
 	*s = -1;
 }
 
+static void release_target(struct target *t)
+{
+	if (t->rd >= 0)
+		rmem_release(t->rd);
+	if (t->ard >= 0)
+		rmem_release(t->ard);
+	t->rd = t->ard = -1;
+}
+
+static void dyn_destroy(struct mpi_win *w)
+{
+	struct dyn *d = w->dyn;
+
+	if (!d)
+		return;
+	for (int k = 0; k < d->nmine; k++) {
+		unexport(&d->mine[k].seg);
+		unexport(&d->mine[k].aseg);
+	}
+	for (int i = 0; w->c && i < w->c->size; i++) {
+		if (d->tseg)
+			unexport(&d->tseg[i]);
+		if (d->trd && d->trd[i] >= 0)
+			rmem_release(d->trd[i]);
+		if (d->tables)
+			free(d->tables[i]);
+		for (int k = 0; d->known && k < d->nknown[i]; k++)
+			release_target(&d->known[i][k].t);
+	}
+	free(d->tables);
+	free(d->tseg);
+	free(d->trd);
+	free(d->known);
+	free(d->nknown);
+	free(d);
+	w->dyn = NULL;
+}
+
+/* A dynamic window's tables, one for each other member, exported to it alone (READ).  0 or -errno. */
+static int dyn_make(struct mpi_win *w)
+{
+	int n = w->c->size;
+	struct dyn *d = w->dyn = calloc(1, sizeof *d);
+
+	if (!d || !(d->tables = calloc((size_t)n, sizeof *d->tables)) || !(d->tseg = malloc((size_t)n * sizeof(int))) ||
+	    !(d->trd = malloc((size_t)n * sizeof(int))) || !(d->known = calloc((size_t)n, sizeof *d->known)) ||
+	    !(d->nknown = calloc((size_t)n, sizeof(int))))
+		return -ENOMEM;
+	for (int i = 0; i < n; i++)
+		d->tseg[i] = d->trd[i] = -1;
+	for (int i = 0; i < n; i++) {
+		char name[RMEM_NAME_MAX];
+		if (i == w->c->rank)
+			continue;
+		if (!(d->tables[i] = calloc(1, sizeof *d->tables[i])))
+			return -ENOMEM;
+		snprintf(name, sizeof name, "mpiw.%u.t%d", win_seq, i);
+		if ((d->tseg[i] = seg_export_for(name, d->tables[i], sizeof *d->tables[i], w->c->group->world[i],
+						 RMEM_R)) < 0)
+			return d->tseg[i];
+	}
+	return 0;
+}
+
 static void win_destroy(struct mpi_win *w)
 {
+	dyn_destroy(w);
 	if (w->t)
 		for (int i = 0; i < w->c->size; i++) {
 			if (w->t[i].rd >= 0)
@@ -220,6 +342,8 @@ static int win_make(void *base, MPI_Aint size, int disp_unit, MPI_Comm comm, int
 		w->lseg = export(w->lockword, 8, RMEM_A, "l", w->c);
 		w->bseg = export(w->bounce, BOUNCE, 0, "b", w->c);
 		ok = (size == 0 || (w->seg >= 0 && w->aseg >= 0)) && w->lseg >= 0 && w->bseg >= 0;
+		if (ok && flavor == MPI_WIN_FLAVOR_DYNAMIC && dyn_make(w) < 0)
+			ok = 0;
 		for (int i = 0; ok && i < n; i++) {
 			int node = w->c->group->world[i];
 			struct ticket *t = &out[i];
@@ -229,6 +353,9 @@ static int win_make(void *base, MPI_Aint size, int disp_unit, MPI_Comm comm, int
 			t->disp_unit = disp_unit;
 			t->size = (uint64_t)size;
 			t->skew = (uint32_t)(b - wb);
+			t->tseg = w->dyn ? w->dyn->tseg[i] : -1;
+			if (i != me && t->tseg >= 0 && seg_ticket(t->tseg, node, &t->tgen) < 0)
+				ok = 0;
 			if (i != me && ((w->seg >= 0 && seg_ticket(w->seg, node, &t->gen) < 0) ||
 					(w->aseg >= 0 && seg_ticket(w->aseg, node, &t->agen) < 0) ||
 					seg_ticket(w->lseg, node, &t->lgen) < 0))
@@ -255,6 +382,10 @@ static int win_make(void *base, MPI_Aint size, int disp_unit, MPI_Comm comm, int
 					  RMEM_R | RMEM_A)) < 0)
 			all_ok = 0;
 		if ((t->lrd = rmem_attach(node, in[i].lseg, in[i].lgen, 8, RMEM_A)) < 0)
+			all_ok = 0;
+		if (w->dyn && (in[i].tseg < 0 ||
+			       (w->dyn->trd[i] = rmem_attach(node, in[i].tseg, in[i].tgen, sizeof(struct region_table),
+							     RMEM_R)) < 0))
 			all_ok = 0;
 	}
 	free(out);
@@ -283,23 +414,247 @@ int MPI_Win_create(void *base, MPI_Aint size, int disp_unit, MPI_Info info, MPI_
 	return win_make(base, size, disp_unit, comm, MPI_WIN_FLAVOR_CREATE, NULL, win, "MPI_Win_create");
 }
 
-int MPI_Win_allocate(MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm, void *baseptr, MPI_Win *win)
+static int win_alloc(MPI_Aint size, int disp_unit, MPI_Comm comm, void *baseptr, MPI_Win *win, int flavor,
+		     const char *fn)
 {
-	static const char fn[] = "MPI_Win_allocate";
 	void *p = NULL;
 
-	(void)info;
 	if (!baseptr)
 		return mpii_err(mpii_comm_get(comm), MPI_ERR_ARG, fn, "Null pointer in parameter baseptr");
 	if (size > 0 && size < (1l << 31) && !(p = aligned_alloc(16, ((size_t)size + 15) & ~(size_t)15)))
 		return mpii_err(mpii_comm_get(comm), MPI_ERR_NO_MEM, fn, "no memory for %ld bytes", (long)size);
-	int e = win_make(p, size, disp_unit, comm, MPI_WIN_FLAVOR_ALLOCATE, p, win, fn);
+	int e = win_make(p, size, disp_unit, comm, flavor, p, win, fn);
 	if (e != MPI_SUCCESS) {
 		free(p);
 		return e;
 	}
 	*(void **)baseptr = p;
 	return MPI_SUCCESS;
+}
+
+int MPI_Win_allocate(MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm, void *baseptr, MPI_Win *win)
+{
+	(void)info;
+	return win_alloc(size, disp_unit, comm, baseptr, win, MPI_WIN_FLAVOR_ALLOCATE, "MPI_Win_allocate");
+}
+
+int MPI_Win_allocate_shared(MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm, void *baseptr,
+			    MPI_Win *win)
+{
+	static const char fn[] = "MPI_Win_allocate_shared";
+	struct mpi_comm *c = mpii_comm_get(comm);
+
+	(void)info;
+	if (c && !mpii_comm_inter(c) && c->size > 1)
+		return mpii_err(c, MPI_ERR_RMA_SHARED, fn, "the communicator's %d processes share no memory: every "
+				"rank runs alone on its node (MPI_Comm_split_type with MPI_COMM_TYPE_SHARED gives "
+				"each a communicator of its own)", c->size);
+	return win_alloc(size, disp_unit, comm, baseptr, win, MPI_WIN_FLAVOR_SHARED, fn);
+}
+
+int MPI_Win_shared_query(MPI_Win win, int rank, MPI_Aint *size, int *disp_unit, void *baseptr)
+{
+	static const char fn[] = "MPI_Win_shared_query";
+	WIN_OR_FAIL(win, fn);
+
+	if (w->flavor != MPI_WIN_FLAVOR_SHARED)
+		return werr(w, MPI_ERR_RMA_FLAVOR, fn, "window %#x was not made by MPI_Win_allocate_shared", win);
+	if (rank != MPI_PROC_NULL && (rank < 0 || rank >= w->c->size))
+		return werr(w, MPI_ERR_RANK, fn, "Invalid rank %d", rank);
+	if (!size || !disp_unit || !baseptr)
+		return werr(w, MPI_ERR_ARG, fn, "Null pointer in parameter size, disp_unit or baseptr");
+	/* One member: MPI_PROC_NULL names the lowest rank with memory, which is it or none. */
+	*size = (MPI_Aint)w->size;
+	*disp_unit = w->disp_unit;
+	*(void **)baseptr = w->size || rank != MPI_PROC_NULL ? w->base : NULL;
+	return MPI_SUCCESS;
+}
+
+int MPI_Win_create_dynamic(MPI_Info info, MPI_Comm comm, MPI_Win *win)
+{
+	(void)info;
+	return win_make(NULL, 0, 1, comm, MPI_WIN_FLAVOR_DYNAMIC, NULL, win, "MPI_Win_create_dynamic");
+}
+
+/* Write this member's regions into every peer's table (interrupts held: a READ sees it whole). */
+static void dyn_publish(struct mpi_win *w)
+{
+	struct dyn *d = w->dyn;
+	irqflags_t f = irq_save();
+
+	for (int i = 0; i < w->c->size; i++) {
+		struct region_table *t = d->tables[i];
+		int node = w->c->group->world[i];
+		if (!t)
+			continue;
+		for (int k = 0; k < d->nmine; k++) {
+			struct region *r = &d->mine[k];
+			struct region_entry *e = &t->e[k];
+			e->base = r->base;
+			e->size = r->size;
+			e->seg = r->seg;
+			e->aseg = r->aseg;
+			seg_ticket(r->seg, node, &e->gen);
+			seg_ticket(r->aseg, node, &e->agen);
+		}
+		t->n = (uint64_t)d->nmine;
+	}
+	irq_restore(f);
+}
+
+int MPI_Win_attach(MPI_Win win, void *base, MPI_Aint size)
+{
+	static const char fn[] = "MPI_Win_attach";
+	WIN_OR_FAIL(win, fn);
+	struct dyn *d = w->dyn;
+
+	if (!d)
+		return werr(w, MPI_ERR_RMA_FLAVOR, fn, "window %#x was not made by MPI_Win_create_dynamic", win);
+	if (size < 0)
+		return werr(w, MPI_ERR_SIZE, fn, "Invalid size argument in RMA call (value is %ld)", (long)size);
+	if (size == 0)
+		return MPI_SUCCESS;	/* nothing any access could reach */
+	if (!base)
+		return werr(w, MPI_ERR_ARG, fn, "Null base with a size of %ld", (long)size);
+	if ((uint64_t)size >= (1ull << 31))
+		return werr(w, MPI_ERR_SIZE, fn, "a region of %ld bytes: regions are below 2 GiB", (long)size);
+	uint64_t b = (uintptr_t)base, e = b + (uint64_t)size;
+	for (int k = 0; k < d->nmine; k++)
+		if (b < d->mine[k].base + d->mine[k].size && d->mine[k].base < e)
+			return werr(w, MPI_ERR_RMA_ATTACH, fn, "%#lx to %#lx overlaps the region attached at %#lx",
+				    (unsigned long)b, (unsigned long)e, (unsigned long)d->mine[k].base);
+	if (d->nmine == REGIONS)
+		return werr(w, MPI_ERR_RMA_ATTACH, fn, "%d regions are attached already: the most a window holds",
+			    REGIONS);
+	struct region *r = &d->mine[d->nmine];
+	uint64_t wb = b & ~7ull, we = (e + 7) & ~7ull;
+	memset(r, 0, sizeof *r);
+	r->base = b;
+	r->size = (uint64_t)size;
+	r->t.rd = r->t.ard = r->t.lrd = -1;
+	r->t.size = r->size;
+	r->t.skew = (uint32_t)(b - wb);
+	win_seq++;
+	r->seg = export(base, (size_t)size, RMEM_RW, "d", w->c);
+	r->aseg = export((void *)(uintptr_t)wb, we - wb, RMEM_R | RMEM_A, "a", w->c);
+	if (r->seg < 0 || r->aseg < 0) {
+		unexport(&r->seg);
+		unexport(&r->aseg);
+		return werr(w, MPI_ERR_RMA_ATTACH, fn, "no segment left to export the region");
+	}
+	d->nmine++;
+	dyn_publish(w);
+	return MPI_SUCCESS;
+}
+
+int MPI_Win_detach(MPI_Win win, const void *base)
+{
+	static const char fn[] = "MPI_Win_detach";
+	WIN_OR_FAIL(win, fn);
+	struct dyn *d = w->dyn;
+
+	if (!d)
+		return werr(w, MPI_ERR_RMA_FLAVOR, fn, "window %#x was not made by MPI_Win_create_dynamic", win);
+	for (int k = 0; k < d->nmine; k++) {
+		if (d->mine[k].base != (uintptr_t)base)
+			continue;
+		struct region gone = d->mine[k];
+		d->mine[k] = d->mine[--d->nmine];
+		dyn_publish(w);
+		/* Out of the tables first: then no peer finds it, and its segments go. */
+		unexport(&gone.seg);
+		unexport(&gone.aseg);
+		return MPI_SUCCESS;
+	}
+	return werr(w, MPI_ERR_RMA_ATTACH, fn, "no region of window %#x is attached at %p", win, base);
+}
+
+static int read_pieces(struct mpi_win *w, int rd, const struct mpii_run *pc, size_t n, uint8_t *dst, int rank,
+		       const char *fn);
+
+/* A peer's regions read afresh from its table for this member; descriptors kept for those still there. */
+static int dyn_refresh(struct mpi_win *w, int rank, const char *fn)
+{
+	struct dyn *d = w->dyn;
+	struct region_table *tab = malloc(sizeof *tab);
+	struct region *fresh = malloc(REGIONS * sizeof *fresh);
+	struct mpii_run all = { 0, sizeof *tab };
+	int node = w->c->group->world[rank], n;
+
+	if (!tab || !fresh) {
+		free(tab);
+		free(fresh);
+		return werr(w, MPI_ERR_NO_MEM, fn, "no memory to read rank %d's regions", rank);
+	}
+	int e = read_pieces(w, d->trd[rank], &all, 1, (uint8_t *)tab, rank, fn);
+	if (e != MPI_SUCCESS) {
+		free(tab);
+		free(fresh);
+		return e;
+	}
+	n = tab->n <= REGIONS ? (int)tab->n : 0;
+	for (int k = 0; k < n; k++) {
+		struct region_entry *x = &tab->e[k];
+		struct region *r = &fresh[k];
+		memset(r, 0, sizeof *r);
+		r->base = x->base;
+		r->size = x->size;
+		r->seg = x->seg;
+		r->aseg = x->aseg;
+		r->gen = x->gen;
+		r->agen = x->agen;
+		r->t.rd = r->t.ard = r->t.lrd = -1;
+		r->t.size = x->size;
+		r->t.skew = (uint32_t)(x->base & 7);
+		r->t.disp_unit = 1;
+		for (int j = 0; j < d->nknown[rank]; j++) {
+			struct region *o = &d->known[rank][j];
+			if (o->t.rd >= 0 && o->seg == r->seg && o->gen == r->gen && o->aseg == r->aseg &&
+			    o->agen == r->agen && o->base == r->base) {
+				r->t = o->t;
+				o->t.rd = o->t.ard = -1;	/* moved */
+				break;
+			}
+		}
+		if (r->t.rd < 0) {
+			uint64_t words = ((x->base + x->size + 7) & ~7ull) - (x->base & ~7ull);
+			r->t.rd = rmem_attach(node, x->seg, x->gen, x->size, RMEM_RW);
+			r->t.ard = rmem_attach(node, x->aseg, x->agen, words, RMEM_R | RMEM_A);
+			if (r->t.rd < 0 || r->t.ard < 0) {
+				release_target(&r->t);
+				for (int j = 0; j < k; j++)
+					release_target(&fresh[j].t);
+				free(tab);
+				free(fresh);
+				return werr(w, MPI_ERR_NO_MEM, fn, "no descriptor left for rank %d's region", rank);
+			}
+		}
+	}
+	/* Those gone: their WRITEs are waited for now (a fence on the node), then they go. */
+	for (int j = 0; j < d->nknown[rank]; j++) {
+		struct target *t = &d->known[rank][j].t;
+		if (t->rd >= 0 && t->wrote)
+			rmem_sync(t->rd, WAIT_NS);
+		release_target(t);
+	}
+	memcpy(d->known[rank], fresh, (size_t)n * sizeof fresh[0]);
+	d->nknown[rank] = n;
+	free(tab);
+	free(fresh);
+	return MPI_SUCCESS;
+}
+
+/* The region of rank's (this member's own for self) that holds [lo, hi), or NULL. */
+static struct region *dyn_find(struct mpi_win *w, int rank, uint64_t lo, uint64_t hi)
+{
+	struct dyn *d = w->dyn;
+	struct region *rs = rank == w->c->rank ? d->mine : d->known[rank];
+	int n = rank == w->c->rank ? d->nmine : d->nknown[rank];
+
+	for (int k = 0; k < n; k++)
+		if (lo >= rs[k].base && hi <= rs[k].base + rs[k].size)
+			return &rs[k];
+	return NULL;
 }
 
 /*
@@ -309,9 +664,24 @@ int MPI_Win_allocate(MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm,
  * to the node (rmem_sync: a round trip behind them on the same channel)
  * covers them all.  No WRITE since the last flush: no message.
  */
+static int flush_target(struct mpi_win *w, struct target *t, int r, const char *fn);
+
 static int flush_one(struct mpi_win *w, int r, const char *fn)
 {
-	struct target *t = &w->t[r];
+	if (w->dyn && r != w->c->rank) {
+		int e = MPI_SUCCESS;
+		for (int k = 0; k < w->dyn->nknown[r]; k++) {
+			int x = flush_target(w, &w->dyn->known[r][k].t, r, fn);
+			if (e == MPI_SUCCESS)
+				e = x;
+		}
+		return e;
+	}
+	return flush_target(w, &w->t[r], r, fn);
+}
+
+static int flush_target(struct mpi_win *w, struct target *t, int r, const char *fn)
+{
 	int e = 0, x;
 
 	if (t->rd >= 0) {
@@ -363,6 +733,7 @@ int MPI_Win_free(MPI_Win *win)
 struct where {
 	struct mpi_win *w;
 	struct target *t;
+	uint8_t *lbase;		/* self: where offset 0 is in this member's memory */
 	int rank, self;
 	size_t len;		/* bytes at the target, all runs */
 	struct mpii_run one;	/* a contiguous target: its one run */
@@ -385,6 +756,8 @@ static void where_done(struct where *o)
  * contiguous type is one run; any other is flattened to its runs
  * (mpii_type_runs), each a WRITE or READ of its own.  where_done after.
  */
+static struct target dyn_none = { -1, -1, -1, 0, 1, 0, 0, 0 };	/* a dynamic window before a region is found */
+
 static int target_of(struct mpi_win *w, int rank, MPI_Aint disp, int count, MPI_Datatype dt, struct where *o,
 		     const char *fn)
 {
@@ -403,7 +776,7 @@ static int target_of(struct mpi_win *w, int rank, MPI_Aint disp, int count, MPI_
 		return werr(w, MPI_ERR_TYPE, fn, "Invalid datatype");
 	if (disp < 0)
 		return werr(w, MPI_ERR_DISP, fn, "Invalid displacement %ld", (long)disp);
-	struct target *t = &w->t[rank];
+	struct target *t = w->dyn ? &dyn_none : &w->t[rank];
 	size_t size = mpii_type_size(dt);
 	int64_t base;
 	if (__builtin_mul_overflow((int64_t)disp, (int64_t)t->disp_unit, &base))
@@ -417,6 +790,38 @@ static int target_of(struct mpi_win *w, int rank, MPI_Aint disp, int count, MPI_
 			o->runs = &o->one;
 			return werr(w, MPI_ERR_NO_MEM, fn, "no memory for the target datatype's runs");
 		}
+	}
+	o->lbase = w->base;
+	if (w->dyn && o->nruns) {
+		/* The target's address: the region that holds every run of it, known or read afresh. */
+		uint64_t lo = UINT64_MAX, hi = 0;
+		for (size_t i = 0; i < o->nruns; i++) {
+			int64_t at = base + o->runs[i].off;
+			if (at < 0) {
+				where_done(o);
+				return werr(w, MPI_ERR_RMA_RANGE, fn, "address %ld is in no region of rank %d's",
+					    (long)at, rank);
+			}
+			lo = (uint64_t)at < lo ? (uint64_t)at : lo;
+			hi = (uint64_t)at + o->runs[i].len > hi ? (uint64_t)at + o->runs[i].len : hi;
+		}
+		struct region *g = dyn_find(w, rank, lo, hi);
+		int e;
+		if (!g && rank != w->c->rank) {
+			if ((e = dyn_refresh(w, rank, fn)) != MPI_SUCCESS) {
+				where_done(o);
+				return e;
+			}
+			g = dyn_find(w, rank, lo, hi);
+		}
+		if (!g) {
+			where_done(o);
+			return werr(w, MPI_ERR_RMA_RANGE, fn, "addresses %#lx to %#lx are in no region rank %d attached",
+				    (unsigned long)lo, (unsigned long)hi, rank);
+		}
+		t = &g->t;
+		base -= (int64_t)g->base;
+		o->lbase = (uint8_t *)(uintptr_t)g->base;
 	}
 	for (size_t i = 0; i < o->nruns; i++) {
 		struct mpii_run *r = &o->runs[i];
@@ -450,7 +855,7 @@ static int put_bytes(struct where *o, const void *src, const char *fn)
 
 	for (size_t i = 0; i < o->nruns; p += o->runs[i].len, i++) {
 		if (o->self) {
-			memmove((uint8_t *)o->w->base + o->runs[i].off, p, o->runs[i].len);
+			memmove(o->lbase + o->runs[i].off, p, o->runs[i].len);
 			continue;
 		}
 		o->t->wrote = 1;
@@ -512,7 +917,7 @@ static int get_bytes(struct where *o, void *dst, const char *fn)
 		return read_pieces(o->w, o->t->rd, o->runs, o->nruns, dst, o->rank, fn);
 	uint8_t *p = dst;
 	for (size_t i = 0; i < o->nruns; p += o->runs[i].len, i++)
-		memmove(p, (uint8_t *)o->w->base + o->runs[i].off, o->runs[i].len);
+		memmove(p, o->lbase + o->runs[i].off, o->runs[i].len);
 	return MPI_SUCCESS;
 }
 
@@ -589,7 +994,7 @@ static int atomic_elem(struct where *o, uint64_t off, elem_fn f, void *arg, void
 
 	if (e != MPI_SUCCESS)
 		return e;
-	uint64_t *local = o->self ? (uint64_t *)(((uintptr_t)w->base & ~(uintptr_t)7) + word_off) : NULL;
+	uint64_t *local = o->self ? (uint64_t *)(((uintptr_t)o->lbase & ~(uintptr_t)7) + word_off) : NULL;
 	if (local)
 		cur = __atomic_load_n(local, __ATOMIC_SEQ_CST);
 	else {
@@ -765,11 +1170,6 @@ static int origin_run(const void *buf, int count, MPI_Datatype dt, const void **
 	*run = *tmp;
 	return MPI_SUCCESS;
 }
-
-#define WIN_OR_FAIL(win, fn)                          \
-	struct mpi_win *w = win_get(win);             \
-	if (!w)                                       \
-		return bad_win(win, fn)
 
 /* A lock's, unlock's or flush's rank: MPI_PROC_NULL has nothing to do, one outside the window fails. */
 #define RANK_OR_DONE(w, rank, fn)                                                        \

@@ -1435,6 +1435,11 @@ CASES = [
                     r"^\[0\] rank 0: a synchronous send to itself cancelled$",
                     r"^\[0\] rank 0: a send already received not cancelled$",
                     r"^\[0\]  No Errors$"]),
+    # Dynamic windows (regions attached at any time, found by absolute address, one refused
+    # outside every region, one attached over another refused) and shared windows (a
+    # communicator of one per node; across nodes refused with MPI_ERR_RMA_SHARED).
+    Command("mpi/dynamic-shared-windows", own_program("dynwin", "-np 3 --timeout 60"), timeout=120,
+            expect=[r"^\[0\]  No Errors$"], absent=[r"^\[\d\] rank \d: "]),
     # A job that hangs: mpirun's timeout names the ranks still running and where each was, from
     # the NMI dump boot/cluster asks every node for before it kills it.
     Command("mpi/timeout-says-where", own_program("hang", "-np 2 --timeout 15"), status=124, timeout=120,
