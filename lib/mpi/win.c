@@ -129,7 +129,37 @@ struct mpi_win {
 	char name[MPI_MAX_OBJECT_NAME];
 	struct mpi_attr *attrs;		/* of keyvals of the program's (attr.c) */
 	struct dyn *dyn;		/* MPI_WIN_FLAVOR_DYNAMIC only */
+	char hint[6][32];		/* the info hints (HINTS), as last set */
 };
+
+/*
+ * The info hints a window keeps (MPI-3.1 11.2.1), with their defaults; a
+ * key not among them is ignored (MPI_Win_get_info does not return it).
+ * None changes what the window does: each is only a promise the program
+ * makes, and the window keeps every guarantee without it.
+ */
+static const char *const HINTS[6][2] = {
+	{ "no_locks", "false" },
+	{ "accumulate_ordering", "rar,raw,war,waw" },
+	{ "accumulate_ops", "same_op_no_op" },
+	{ "same_size", "false" },
+	{ "same_disp_unit", "false" },
+	{ "alloc_shared_noncontig", "false" },
+};
+
+static void hints_set(struct mpi_win *w, MPI_Info info, int defaults)
+{
+	char v[MPI_MAX_INFO_VAL + 1];
+	int flag;
+
+	for (int k = 0; k < 6; k++) {
+		if (defaults)
+			snprintf(w->hint[k], sizeof w->hint[k], "%s", HINTS[k][1]);
+		if (info != MPI_INFO_NULL && MPI_Info_get(info, HINTS[k][0], MPI_MAX_INFO_VAL, v, &flag) == MPI_SUCCESS &&
+		    flag && strlen(v) < sizeof w->hint[k])
+			strcpy(w->hint[k], v);
+	}
+}
 
 struct ticket {				/* what a member tells each other member of its window */
 	int32_t seg, aseg, lseg, disp_unit;
@@ -408,10 +438,41 @@ static int win_make(void *base, MPI_Aint size, int disp_unit, MPI_Comm comm, int
 	return MPI_Barrier(w->comm);
 }
 
+/* A window just made: its hints from the creator's info. */
+static int with_hints(int e, MPI_Win *win, MPI_Info info)
+{
+	struct mpi_win *w = e == MPI_SUCCESS ? win_get(*win) : NULL;
+
+	if (w)
+		hints_set(w, info, 1);
+	return e;
+}
+
 int MPI_Win_create(void *base, MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm, MPI_Win *win)
 {
-	(void)info;
-	return win_make(base, size, disp_unit, comm, MPI_WIN_FLAVOR_CREATE, NULL, win, "MPI_Win_create");
+	return with_hints(win_make(base, size, disp_unit, comm, MPI_WIN_FLAVOR_CREATE, NULL, win, "MPI_Win_create"),
+			  win, info);
+}
+
+int MPI_Win_set_info(MPI_Win win, MPI_Info info)
+{
+	WIN_OR_FAIL(win, "MPI_Win_set_info");
+	hints_set(w, info, 0);
+	return MPI_SUCCESS;
+}
+
+int MPI_Win_get_info(MPI_Win win, MPI_Info *info_used)
+{
+	static const char fn[] = "MPI_Win_get_info";
+	WIN_OR_FAIL(win, fn);
+
+	if (!info_used)
+		return werr(w, MPI_ERR_ARG, fn, "Null pointer in parameter info_used");
+	int e = MPI_Info_create(info_used);
+	for (int k = 0; k < 6 && e == MPI_SUCCESS; k++)
+		if (k != 5 || w->flavor == MPI_WIN_FLAVOR_SHARED)
+			e = MPI_Info_set(*info_used, HINTS[k][0], w->hint[k]);
+	return e;
 }
 
 static int win_alloc(MPI_Aint size, int disp_unit, MPI_Comm comm, void *baseptr, MPI_Win *win, int flavor,
@@ -434,8 +495,8 @@ static int win_alloc(MPI_Aint size, int disp_unit, MPI_Comm comm, void *baseptr,
 
 int MPI_Win_allocate(MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm, void *baseptr, MPI_Win *win)
 {
-	(void)info;
-	return win_alloc(size, disp_unit, comm, baseptr, win, MPI_WIN_FLAVOR_ALLOCATE, "MPI_Win_allocate");
+	return with_hints(win_alloc(size, disp_unit, comm, baseptr, win, MPI_WIN_FLAVOR_ALLOCATE, "MPI_Win_allocate"),
+			  win, info);
 }
 
 int MPI_Win_allocate_shared(MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm, void *baseptr,
@@ -444,12 +505,11 @@ int MPI_Win_allocate_shared(MPI_Aint size, int disp_unit, MPI_Info info, MPI_Com
 	static const char fn[] = "MPI_Win_allocate_shared";
 	struct mpi_comm *c = mpii_comm_get(comm);
 
-	(void)info;
 	if (c && !mpii_comm_inter(c) && c->size > 1)
 		return mpii_err(c, MPI_ERR_RMA_SHARED, fn, "the communicator's %d processes share no memory: every "
 				"rank runs alone on its node (MPI_Comm_split_type with MPI_COMM_TYPE_SHARED gives "
 				"each a communicator of its own)", c->size);
-	return win_alloc(size, disp_unit, comm, baseptr, win, MPI_WIN_FLAVOR_SHARED, fn);
+	return with_hints(win_alloc(size, disp_unit, comm, baseptr, win, MPI_WIN_FLAVOR_SHARED, fn), win, info);
 }
 
 int MPI_Win_shared_query(MPI_Win win, int rank, MPI_Aint *size, int *disp_unit, void *baseptr)
@@ -472,8 +532,8 @@ int MPI_Win_shared_query(MPI_Win win, int rank, MPI_Aint *size, int *disp_unit, 
 
 int MPI_Win_create_dynamic(MPI_Info info, MPI_Comm comm, MPI_Win *win)
 {
-	(void)info;
-	return win_make(NULL, 0, 1, comm, MPI_WIN_FLAVOR_DYNAMIC, NULL, win, "MPI_Win_create_dynamic");
+	return with_hints(win_make(NULL, 0, 1, comm, MPI_WIN_FLAVOR_DYNAMIC, NULL, win, "MPI_Win_create_dynamic"),
+			  win, info);
 }
 
 /* Write this member's regions into every peer's table (interrupts held: a READ sees it whole). */
@@ -1383,6 +1443,28 @@ int MPI_Rget(void *origin_addr, int origin_count, MPI_Datatype origin_datatype, 
 	WIN_OR_FAIL(win, "MPI_Rget");
 	int e = MPI_Get(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count,
 			target_datatype, win);
+
+	return done_request(w, e, request);
+}
+
+int MPI_Raccumulate(const void *origin_addr, int origin_count, MPI_Datatype origin_datatype, int target_rank,
+		    MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype, MPI_Op op, MPI_Win win,
+		    MPI_Request *request)
+{
+	WIN_OR_FAIL(win, "MPI_Raccumulate");
+	int e = MPI_Accumulate(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count,
+			       target_datatype, op, win);
+
+	return done_request(w, e, request);
+}
+
+int MPI_Rget_accumulate(const void *origin_addr, int origin_count, MPI_Datatype origin_datatype, void *result_addr,
+			int result_count, MPI_Datatype result_datatype, int target_rank, MPI_Aint target_disp,
+			int target_count, MPI_Datatype target_datatype, MPI_Op op, MPI_Win win, MPI_Request *request)
+{
+	WIN_OR_FAIL(win, "MPI_Rget_accumulate");
+	int e = MPI_Get_accumulate(origin_addr, origin_count, origin_datatype, result_addr, result_count,
+				   result_datatype, target_rank, target_disp, target_count, target_datatype, op, win);
 
 	return done_request(w, e, request);
 }
