@@ -52,8 +52,8 @@
  * allocated window that MPI_Win_shared_query answers for.  On more
  * processes the call fails with MPI_ERR_RMA_SHARED.
  *
- * Not yet: elements larger than 8 bytes or across an 8-byte boundary in
- * atomics (MPI_ERR_UNSUPPORTED_OPERATION).
+ * An accumulate of elements wider than a word, or across one, runs under
+ * a mutex in the target's lock word (atomic_locked).
  */
 #include <errno.h>
 #include <stdarg.h>
@@ -1317,6 +1317,74 @@ int MPI_Get(void *origin_addr, int origin_count, MPI_Datatype origin_datatype, i
 	return e;
 }
 
+#define ACC_MUTEX (1ull << 48)		/* in a lock word: an accumulate of wide elements under way */
+
+static int lock_fadd(struct mpi_win *w, int r, uint64_t add, uint64_t *old);
+static int lock_cas(struct mpi_win *w, int r, uint64_t expect, uint64_t desired, uint64_t *old);
+
+/* Whether each element is at most 8 bytes and inside one aligned word: the paper's atomics reach it. */
+static int word_sized(const struct where *o)
+{
+	if (o->esize > 8 || (o->esize & (o->esize - 1)))
+		return 0;
+	for (size_t i = 0; i < o->nruns; i++)
+		if ((o->t->skew + (uint64_t)o->runs[i].off) % o->esize)
+			return 0;
+	return 1;
+}
+
+/*
+ * An accumulate whose elements no compare-and-swap of one word reaches
+ * (wider than 8 bytes, like MPI_LONG_DOUBLE and MPI_DOUBLE_INT, or across
+ * a word): under the target's accumulate mutex, a bit of its lock word
+ * taken by compare-and-swap, its bytes are read, changed here, written
+ * back and fenced, and the mutex is given back.  Every such accumulate on
+ * the target takes the same mutex: they are atomic with respect to one
+ * another, as MPI asks of accumulates of one type to one place (MPI-3.1
+ * 11.7.1).  The mutex leaves Win_lock's holds as they are.
+ */
+static int atomic_locked(struct where *o, MPI_Op op, const void *in, uint8_t *old, const char *fn)
+{
+	struct mpi_win *w = o->w;
+	uint64_t cur, seen;
+	int x, e;
+	uint8_t *buf = malloc(o->len);
+
+	if (!buf)
+		return werr(w, MPI_ERR_NO_MEM, fn, "no memory for %zu bytes", o->len);
+	for (unsigned tries = 0;; tries++) {
+		if ((x = lock_fadd(w, o->rank, 0, &cur)) < 0)
+			goto unreachable;
+		if (!(cur & ACC_MUTEX)) {
+			if ((x = lock_cas(w, o->rank, cur, cur | ACC_MUTEX, &seen)) < 0)
+				goto unreachable;
+			if (seen == cur)
+				break;
+		}
+		mpii_poke();
+		if (tries > 8)
+			thread_sleep_ns(tries < 100 ? 10000 : 100000);
+	}
+	e = get_bytes(o, buf, fn);
+	if (e == MPI_SUCCESS && old)
+		memcpy(old, buf, o->len);
+	if (e == MPI_SUCCESS && op != MPI_NO_OP) {
+		if (mpii_op_apply(op, in, buf, (int)(o->len / o->esize), o->basic) != MPI_SUCCESS)
+			e = werr(w, MPI_ERR_OP, fn, "the operation does not apply to the window's type");
+		if (e == MPI_SUCCESS)
+			e = put_bytes(o, buf, fn);
+		if (e == MPI_SUCCESS && !o->self)
+			e = flush_target(w, o->t, o->rank, fn);
+	}
+	if ((x = lock_fadd(w, o->rank, (uint64_t)-ACC_MUTEX, &cur)) < 0 && e == MPI_SUCCESS)
+		e = werr(w, MPI_ERR_OTHER, fn, "rank %d's lock word could not be reached (%d)", o->rank, x);
+	free(buf);
+	return e;
+unreachable:
+	free(buf);
+	return werr(w, MPI_ERR_OTHER, fn, "rank %d's lock word could not be reached (%d)", o->rank, x);
+}
+
 /* Accumulate's and Get_accumulate's element loop; result (may be NULL) gets the old elements packed. */
 static int accumulate(const void *origin, int ocount, MPI_Datatype otype, void *result, int rcount,
 		      MPI_Datatype rtype, int rank, MPI_Aint disp, int tcount, MPI_Datatype ttype, MPI_Op op,
@@ -1341,7 +1409,9 @@ static int accumulate(const void *origin, int ocount, MPI_Datatype otype, void *
 	else if (result && !(old = malloc(o.len ? o.len : 1)))
 		e = werr(w, MPI_ERR_NO_MEM, fn, "no memory for %zu bytes", o.len);
 	if (e == MPI_SUCCESS && o.len) {
-		if (!o.self) {
+		if (!word_sized(&o)) {
+			e = atomic_locked(&o, op, run, old, fn);
+		} else if (!o.self) {
 			e = atomic_batches(&o, op, run, old, fn);
 		} else {
 			size_t x = 0;

@@ -1437,7 +1437,8 @@ CASES = [
                     r"^\[0\]  No Errors$"]),
     # Dynamic windows (regions attached at any time, found by absolute address, one refused
     # outside every region, one attached over another refused) and shared windows (a
-    # communicator of one per node; across nodes refused with MPI_ERR_RMA_SHARED).
+    # communicator of one per node; across nodes refused with MPI_ERR_RMA_SHARED), and
+    # accumulates of 16-byte elements (long double, MPI_DOUBLE_INT) from every rank at once.
     Command("mpi/dynamic-shared-windows", own_program("dynwin", "-np 3 --timeout 60"), timeout=120,
             expect=[r"^\[0\]  No Errors$"], absent=[r"^\[\d\] rank \d: "]),
     # A job that hangs: mpirun's timeout names the ranks still running and where each was, from

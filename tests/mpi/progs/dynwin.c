@@ -15,6 +15,10 @@
  * communicator of its own (every rank is alone on its node); a shared
  * window on it is its memory (MPI_Win_shared_query); on MPI_COMM_WORLD
  * of more than one process the call fails with MPI_ERR_RMA_SHARED.
+ *
+ * Wide elements: every rank adds to rank 0's MPI_LONG_DOUBLE at once
+ * (Accumulate, Fetch_and_op) and takes the MPI_MAXLOC of an MPI_DOUBLE_INT
+ * (16 bytes each, beyond a word's compare-and-swap): none is lost.
  */
 #include <mpi.h>
 #include <stdio.h>
@@ -134,6 +138,35 @@ int main(int argc, char **argv)
 		MPI_Error_class(e, &cls);
 		check(cls == MPI_ERR_RMA_SHARED, rank, "a shared window across nodes did not fail with MPI_ERR_RMA_SHARED");
 	}
+
+	/* Wide elements, from every rank at once. */
+	struct {
+		long double sum;
+		struct { double v; int i; } loc;
+	} *wide;
+	MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_ARE_FATAL);
+	MPI_Win_allocate(sizeof *wide, 1, MPI_INFO_NULL, MPI_COMM_WORLD, &wide, &win);
+	wide->sum = 0;
+	wide->loc.v = -1;
+	wide->loc.i = -1;
+	MPI_Barrier(MPI_COMM_WORLD);
+	long double add = 1.5L, before;
+	struct { double v; int i; } mine_loc = { (double)(rank % 2 ? rank : 100 + rank), rank };
+	MPI_Win_lock(MPI_LOCK_SHARED, 0, 0, win);
+	for (int k = 0; k < 20; k++) {
+		MPI_Accumulate(&add, 1, MPI_LONG_DOUBLE, 0, 0, 1, MPI_LONG_DOUBLE, MPI_SUM, win);
+		MPI_Fetch_and_op(&add, &before, MPI_LONG_DOUBLE, 0, 0, MPI_SUM, win);
+	}
+	MPI_Accumulate(&mine_loc, 1, MPI_DOUBLE_INT, 0, (MPI_Aint)((char *)&wide->loc - (char *)wide), 1,
+		       MPI_DOUBLE_INT, MPI_MAXLOC, win);
+	MPI_Win_unlock(0, win);
+	MPI_Barrier(MPI_COMM_WORLD);
+	if (rank == 0) {
+		int top = size % 2 ? size - 1 : size - 2;	/* the largest even rank: 100 + rank */
+		check(wide->sum == 1.5L * 40 * size, rank, "a wide accumulate was lost");
+		check(wide->loc.v == 100 + top && wide->loc.i == top, rank, "MPI_MAXLOC of MPI_DOUBLE_INT is wrong");
+	}
+	MPI_Win_free(&win);
 
 	int all;
 	MPI_Reduce(&errs, &all, 1, MPI_INT, MPI_SUM, 0, MPI_COMM_WORLD);
