@@ -443,7 +443,7 @@ qemu-gdb: $(BUILD)/now.elf $(BUILD)/now-test.elf
 BENCH_ITERS ?= 5000
 BENCH_NICS  ?= virtio,e1000,e1000e,igb,shm,shm-halt
 
-bench: $(BUILD)/now-test.elf
+bench: $(BUILD)/now-test.elf $(NETPIPE)/NPmpi.elf
 	@boot/bench --iters $(BENCH_ITERS) --nics $(BENCH_NICS) $(if $(filter 1,$(PEERS)),--peers)
 
 # make trace: one operation at a time, stamped at every stage on both nodes

@@ -75,7 +75,10 @@
 #define T_DONE 2
 
 struct target {
-	int rd, ard, lrd;		/* data, words, lock descriptors (-1: none) */
+	int rd, ard, lrd;		/* data, words, lock descriptors (-1: none yet) */
+	int node;			/* the member's node, and the tickets its descriptors are made from */
+	int32_t seg, aseg, lseg;	/* (-1: none; a dynamic window's regions are attached at once) */
+	uint32_t gen, agen, lgen;
 	uint64_t size;			/* its window's bytes */
 	int disp_unit;
 	uint32_t skew;			/* its base's offset in its words segment */
@@ -83,7 +86,7 @@ struct target {
 	int wrote;			/* WRITEs sent to it since the last flush (the others wait for their answer) */
 };
 
-#define REGIONS 64			/* a dynamic window's attached regions, per member */
+#define REGIONS 1024			/* a dynamic window's attached regions, per member */
 
 struct region_entry {			/* a table's entry: one attached region, as one peer addresses it */
 	uint64_t base, size;
@@ -104,12 +107,12 @@ struct region {				/* an attached region: this member's own, or one a peer told 
 };
 
 struct dyn {				/* a dynamic window's regions */
-	struct region mine[REGIONS];
+	struct region *mine;		/* REGIONS of them */
 	int nmine;
 	struct region_table **tables;	/* by rank: the table that rank reads (NULL: this member) */
 	int *tseg;			/* by rank: its table's segment (-1: none) */
 	int *trd;			/* by rank: a descriptor for its table of this member's (-1: none) */
-	struct region (*known)[REGIONS];	/* by rank: the regions it told of, as last read */
+	struct region **known;		/* by rank: the regions it told of, as last read (NULL: none yet) */
 	int *nknown;
 };
 
@@ -230,6 +233,40 @@ static void release_target(struct target *t)
 	t->rd = t->ard = -1;
 }
 
+/* A member's descriptors, made at first use from the tickets it sent; -errno if none can be made. */
+static int d_rd(struct target *t)
+{
+	if (t->rd < 0 && t->seg >= 0)
+		t->rd = rmem_attach(t->node, t->seg, t->gen, t->size, RMEM_RW);
+	return t->rd;
+}
+
+static int d_ard(struct target *t)
+{
+	if (t->ard < 0 && t->aseg >= 0)
+		t->ard = rmem_attach(t->node, t->aseg, t->agen, (t->skew + t->size + 7) & ~7ull, RMEM_R | RMEM_A);
+	return t->ard;
+}
+
+static int d_lrd(struct target *t)
+{
+	if (t->lrd < 0 && t->lseg >= 0)
+		t->lrd = rmem_attach(t->node, t->lseg, t->lgen, 8, RMEM_A);
+	return t->lrd;
+}
+
+/* Where this member's READs land, made at the first: a window that never reads has none. */
+static int bounce_ready(struct mpi_win *w)
+{
+	if (w->bseg >= 0)
+		return 0;
+	if (!w->bounce && !(w->bounce = malloc(BOUNCE)))
+		return -ENOMEM;
+	win_seq++;
+	w->bseg = export(w->bounce, BOUNCE, 0, "b", w->c);
+	return w->bseg < 0 ? w->bseg : 0;
+}
+
 static void dyn_destroy(struct mpi_win *w)
 {
 	struct dyn *d = w->dyn;
@@ -249,7 +286,10 @@ static void dyn_destroy(struct mpi_win *w)
 			free(d->tables[i]);
 		for (int k = 0; d->known && k < d->nknown[i]; k++)
 			release_target(&d->known[i][k].t);
+		if (d->known)
+			free(d->known[i]);
 	}
+	free(d->mine);
 	free(d->tables);
 	free(d->tseg);
 	free(d->trd);
@@ -265,7 +305,7 @@ static int dyn_make(struct mpi_win *w)
 	int n = w->c->size;
 	struct dyn *d = w->dyn = calloc(1, sizeof *d);
 
-	if (!d || !(d->tables = calloc((size_t)n, sizeof *d->tables)) || !(d->tseg = malloc((size_t)n * sizeof(int))) ||
+	if (!d || !(d->mine = malloc(REGIONS * sizeof *d->mine)) || !(d->tables = calloc((size_t)n, sizeof *d->tables)) || !(d->tseg = malloc((size_t)n * sizeof(int))) ||
 	    !(d->trd = malloc((size_t)n * sizeof(int))) || !(d->known = calloc((size_t)n, sizeof *d->known)) ||
 	    !(d->nknown = calloc((size_t)n, sizeof(int))))
 		return -ENOMEM;
@@ -355,11 +395,12 @@ static int win_make(void *base, MPI_Aint size, int disp_unit, MPI_Comm comm, int
 	int n = w->c->size, me = w->c->rank;
 	w->t = calloc((size_t)n, sizeof *w->t);
 	w->lockword = aligned_alloc(8, 8);
-	w->bounce = malloc(BOUNCE);
 	struct ticket *out = calloc((size_t)n, sizeof *out), *in = calloc((size_t)n, sizeof *in);
-	int ok = w->t && w->lockword && w->bounce && out && in;
-	for (int i = 0; w->t && i < n; i++)
-		w->t[i].rd = w->t[i].ard = w->t[i].lrd = -1;	/* none attached yet */
+	int ok = w->t && w->lockword && out && in;
+	for (int i = 0; w->t && i < n; i++) {
+		struct target *t = &w->t[i];
+		t->rd = t->ard = t->lrd = t->seg = t->aseg = t->lseg = -1;	/* none attached yet */
+	}
 	if (ok) {
 		*w->lockword = 0;
 		win_seq++;
@@ -370,8 +411,7 @@ static int win_make(void *base, MPI_Aint size, int disp_unit, MPI_Comm comm, int
 			w->aseg = export((void *)wb, we - wb, RMEM_R | RMEM_A, "a", w->c);
 		}
 		w->lseg = export(w->lockword, 8, RMEM_A, "l", w->c);
-		w->bseg = export(w->bounce, BOUNCE, 0, "b", w->c);
-		ok = (size == 0 || (w->seg >= 0 && w->aseg >= 0)) && w->lseg >= 0 && w->bseg >= 0;
+		ok = (size == 0 || (w->seg >= 0 && w->aseg >= 0)) && w->lseg >= 0;
 		if (ok && flavor == MPI_WIN_FLAVOR_DYNAMIC && dyn_make(w) < 0)
 			ok = 0;
 		for (int i = 0; ok && i < n; i++) {
@@ -405,14 +445,14 @@ static int win_make(void *base, MPI_Aint size, int disp_unit, MPI_Comm comm, int
 		t->skew = in[i].skew;
 		if (i == me)
 			continue;
-		if (in[i].seg >= 0 && (t->rd = rmem_attach(node, in[i].seg, in[i].gen, in[i].size, RMEM_RW)) < 0)
-			all_ok = 0;
-		if (in[i].aseg >= 0 &&
-		    (t->ard = rmem_attach(node, in[i].aseg, in[i].agen, (in[i].skew + in[i].size + 7) & ~7ull,
-					  RMEM_R | RMEM_A)) < 0)
-			all_ok = 0;
-		if ((t->lrd = rmem_attach(node, in[i].lseg, in[i].lgen, 8, RMEM_A)) < 0)
-			all_ok = 0;
+		/* The descriptors are made at their first use (d_rd, d_ard, d_lrd): a window never used costs none. */
+		t->node = node;
+		t->seg = in[i].seg;
+		t->gen = in[i].gen;
+		t->aseg = in[i].aseg;
+		t->agen = in[i].agen;
+		t->lseg = in[i].lseg;
+		t->lgen = in[i].lgen;
 		if (w->dyn && (in[i].tseg < 0 ||
 			       (w->dyn->trd[i] = rmem_attach(node, in[i].tseg, in[i].tgen, sizeof(struct region_table),
 							     RMEM_R)) < 0))
@@ -536,8 +576,12 @@ int MPI_Win_create_dynamic(MPI_Info info, MPI_Comm comm, MPI_Win *win)
 			  win, info);
 }
 
-/* Write this member's regions into every peer's table (interrupts held: a READ sees it whole). */
-static void dyn_publish(struct mpi_win *w)
+/*
+ * Region k (if it is one still) and the count into every peer's table,
+ * with interrupts held: a READ (served in the receive path) sees the
+ * table before or after, never halfway.
+ */
+static void dyn_publish(struct mpi_win *w, int k)
 {
 	struct dyn *d = w->dyn;
 	irqflags_t f = irq_save();
@@ -547,7 +591,7 @@ static void dyn_publish(struct mpi_win *w)
 		int node = w->c->group->world[i];
 		if (!t)
 			continue;
-		for (int k = 0; k < d->nmine; k++) {
+		if (k < d->nmine) {
 			struct region *r = &d->mine[k];
 			struct region_entry *e = &t->e[k];
 			e->base = r->base;
@@ -591,7 +635,7 @@ int MPI_Win_attach(MPI_Win win, void *base, MPI_Aint size)
 	memset(r, 0, sizeof *r);
 	r->base = b;
 	r->size = (uint64_t)size;
-	r->t.rd = r->t.ard = r->t.lrd = -1;
+	r->t.rd = r->t.ard = r->t.lrd = r->t.seg = r->t.aseg = r->t.lseg = -1;
 	r->t.size = r->size;
 	r->t.skew = (uint32_t)(b - wb);
 	win_seq++;
@@ -603,7 +647,7 @@ int MPI_Win_attach(MPI_Win win, void *base, MPI_Aint size)
 		return werr(w, MPI_ERR_RMA_ATTACH, fn, "no segment left to export the region");
 	}
 	d->nmine++;
-	dyn_publish(w);
+	dyn_publish(w, d->nmine - 1);
 	return MPI_SUCCESS;
 }
 
@@ -620,7 +664,7 @@ int MPI_Win_detach(MPI_Win win, const void *base)
 			continue;
 		struct region gone = d->mine[k];
 		d->mine[k] = d->mine[--d->nmine];
-		dyn_publish(w);
+		dyn_publish(w, k);
 		/* Out of the tables first: then no peer finds it, and its segments go. */
 		unexport(&gone.seg);
 		unexport(&gone.aseg);
@@ -638,21 +682,28 @@ static int dyn_refresh(struct mpi_win *w, int rank, const char *fn)
 	struct dyn *d = w->dyn;
 	struct region_table *tab = malloc(sizeof *tab);
 	struct region *fresh = malloc(REGIONS * sizeof *fresh);
-	struct mpii_run all = { 0, sizeof *tab };
-	int node = w->c->group->world[rank], n;
+	struct mpii_run head = { 0, sizeof tab->n }, all = { 0, 0 };
+	int node = w->c->group->world[rank], n, e;
 
-	if (!tab || !fresh) {
+	if (!tab || !fresh || (!d->known[rank] && !(d->known[rank] = malloc(REGIONS * sizeof *fresh)))) {
 		free(tab);
 		free(fresh);
 		return werr(w, MPI_ERR_NO_MEM, fn, "no memory to read rank %d's regions", rank);
 	}
-	int e = read_pieces(w, d->trd[rank], &all, 1, (uint8_t *)tab, rank, fn);
+	/* How many, then those: the table is read whole in the second READ (its count again with it). */
+	uint64_t n0 = 0;
+	if ((e = read_pieces(w, d->trd[rank], &head, 1, (uint8_t *)tab, rank, fn)) == MPI_SUCCESS) {
+		n0 = tab->n <= REGIONS ? tab->n : 0;
+		all.len = sizeof tab->n + n0 * sizeof tab->e[0];
+		e = read_pieces(w, d->trd[rank], &all, 1, (uint8_t *)tab, rank, fn);
+	}
 	if (e != MPI_SUCCESS) {
 		free(tab);
 		free(fresh);
 		return e;
 	}
-	n = tab->n <= REGIONS ? (int)tab->n : 0;
+	/* Each READ sees the table whole; entries past the first READ's count were not read. */
+	n = (int)(tab->n < n0 ? tab->n : n0);
 	for (int k = 0; k < n; k++) {
 		struct region_entry *x = &tab->e[k];
 		struct region *r = &fresh[k];
@@ -663,30 +714,23 @@ static int dyn_refresh(struct mpi_win *w, int rank, const char *fn)
 		r->aseg = x->aseg;
 		r->gen = x->gen;
 		r->agen = x->agen;
-		r->t.rd = r->t.ard = r->t.lrd = -1;
+		r->t.rd = r->t.ard = r->t.lrd = r->t.seg = r->t.aseg = r->t.lseg = -1;
 		r->t.size = x->size;
 		r->t.skew = (uint32_t)(x->base & 7);
 		r->t.disp_unit = 1;
+		/* Descriptors at first use (d_rd, d_ard), from these tickets; those of a region still there kept. */
+		r->t.node = node;
+		r->t.seg = x->seg;
+		r->t.gen = x->gen;
+		r->t.aseg = x->aseg;
+		r->t.agen = x->agen;
 		for (int j = 0; j < d->nknown[rank]; j++) {
 			struct region *o = &d->known[rank][j];
-			if (o->t.rd >= 0 && o->seg == r->seg && o->gen == r->gen && o->aseg == r->aseg &&
-			    o->agen == r->agen && o->base == r->base) {
+			if (o->seg == r->seg && o->gen == r->gen && o->aseg == r->aseg && o->agen == r->agen &&
+			    o->base == r->base && o->size == r->size) {
 				r->t = o->t;
 				o->t.rd = o->t.ard = -1;	/* moved */
 				break;
-			}
-		}
-		if (r->t.rd < 0) {
-			uint64_t words = ((x->base + x->size + 7) & ~7ull) - (x->base & ~7ull);
-			r->t.rd = rmem_attach(node, x->seg, x->gen, x->size, RMEM_RW);
-			r->t.ard = rmem_attach(node, x->aseg, x->agen, words, RMEM_R | RMEM_A);
-			if (r->t.rd < 0 || r->t.ard < 0) {
-				release_target(&r->t);
-				for (int j = 0; j < k; j++)
-					release_target(&fresh[j].t);
-				free(tab);
-				free(fresh);
-				return werr(w, MPI_ERR_NO_MEM, fn, "no descriptor left for rank %d's region", rank);
 			}
 		}
 	}
@@ -816,7 +860,8 @@ static void where_done(struct where *o)
  * contiguous type is one run; any other is flattened to its runs
  * (mpii_type_runs), each a WRITE or READ of its own.  where_done after.
  */
-static struct target dyn_none = { -1, -1, -1, 0, 1, 0, 0, 0 };	/* a dynamic window before a region is found */
+/* A dynamic window before a region is found. */
+static struct target dyn_none = { .rd = -1, .ard = -1, .lrd = -1, .seg = -1, .aseg = -1, .lseg = -1, .disp_unit = 1 };
 
 static int target_of(struct mpi_win *w, int rank, MPI_Aint disp, int count, MPI_Datatype dt, struct where *o,
 		     const char *fn)
@@ -919,7 +964,7 @@ static int put_bytes(struct where *o, const void *src, const char *fn)
 			continue;
 		}
 		o->t->wrote = 1;
-		int r = rmem_write_block(o->t->rd, (uint32_t)o->runs[i].off, p, o->runs[i].len, 0);
+		int r = rmem_write_block(d_rd(o->t), (uint32_t)o->runs[i].off, p, o->runs[i].len, 0);
 		if (r < 0)
 			return werr(o->w, rmem_class(r), fn, "a WRITE to rank %d failed (%d)", o->rank, r);
 	}
@@ -936,7 +981,7 @@ static int read_pieces(struct mpi_win *w, int rd, const struct mpii_run *pc, siz
 		       const char *fn)
 {
 	size_t i = 0, in = 0;		/* the piece, and bytes of it already read */
-	int r = 0;
+	int r = bounce_ready(w);
 
 	while (i < n && !r) {
 		int h[READS_MAX], k = 0;
@@ -974,7 +1019,7 @@ static int read_pieces(struct mpi_win *w, int rd, const struct mpii_run *pc, siz
 static int get_bytes(struct where *o, void *dst, const char *fn)
 {
 	if (!o->self)
-		return read_pieces(o->w, o->t->rd, o->runs, o->nruns, dst, o->rank, fn);
+		return read_pieces(o->w, d_rd(o->t), o->runs, o->nruns, dst, o->rank, fn);
 	uint8_t *p = dst;
 	for (size_t i = 0; i < o->nruns; p += o->runs[i].len, i++)
 		memmove(p, o->lbase + o->runs[i].off, o->runs[i].len);
@@ -1058,7 +1103,7 @@ static int atomic_elem(struct where *o, uint64_t off, elem_fn f, void *arg, void
 	if (local)
 		cur = __atomic_load_n(local, __ATOMIC_SEQ_CST);
 	else {
-		int r = rmem_cas(o->t->ard, (uint32_t)word_off, 0, 0, &cur);
+		int r = rmem_cas(d_ard(o->t), (uint32_t)word_off, 0, 0, &cur);
 		if (r < 0)
 			return werr(w, rmem_class(r), fn, "an atomic on rank %d failed (%d)", o->rank, r);
 	}
@@ -1072,7 +1117,7 @@ static int atomic_elem(struct where *o, uint64_t off, elem_fn f, void *arg, void
 			if (__atomic_compare_exchange_n(local, &seen, next, 0, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST))
 				return MPI_SUCCESS;
 		} else {
-			int r = rmem_cas(o->t->ard, (uint32_t)word_off, cur, next, &seen);
+			int r = rmem_cas(d_ard(o->t), (uint32_t)word_off, cur, next, &seen);
 			if (r < 0)
 				return werr(w, rmem_class(r), fn, "an atomic on rank %d failed (%d)", o->rank, r);
 			if (seen == cur)
@@ -1097,6 +1142,25 @@ struct group {				/* the elements of one word, in a batch */
 	uint64_t cur, next;
 	int h;				/* its compare-and-swap or fetch-and-add (-1: none needed) */
 };
+
+/* A group's elements applied to its word's value cur: the new word in *next, their old bytes to old. */
+static int group_apply(struct where *o, const struct group *gr, MPI_Op op, const uint8_t *in, uint8_t *old,
+		       const uint64_t *offs, size_t done, uint64_t cur, uint64_t *next, const char *fn)
+{
+	uint64_t v = cur, wd;
+	unsigned at;
+
+	for (size_t j = 0; j < gr->n; j++) {
+		size_t x = gr->first + j;
+		struct apply a = { op, in ? in + x * o->esize : NULL, o->basic };
+		elem_word(o, offs[x - done], &wd, &at, fn);
+		int r = elem_apply(v, at, o->esize, apply_op, &a, old ? old + x * o->esize : NULL, &v);
+		if (r != MPI_SUCCESS)
+			return werr(o->w, r, fn, "the operation does not apply to the window's type");
+	}
+	*next = v;
+	return MPI_SUCCESS;
+}
 
 /*
  * Accumulate's element loop at a remote target, pipelined: a batch of
@@ -1151,7 +1215,7 @@ static int atomic_batches(struct where *o, MPI_Op op, const uint8_t *in, uint8_t
 				else
 					pc[np++] = (struct mpii_run){ (MPI_Aint)g[i].word, 8 };
 			}
-			if ((e = read_pieces(w, o->t->ard, pc, np, (uint8_t *)words, o->rank, fn)) != MPI_SUCCESS)
+			if ((e = read_pieces(w, d_ard(o->t), pc, np, (uint8_t *)words, o->rank, fn)) != MPI_SUCCESS)
 				break;
 			for (int i = 0; i < ng; i++)
 				g[i].cur = words[i];
@@ -1162,21 +1226,13 @@ static int atomic_batches(struct where *o, MPI_Op op, const uint8_t *in, uint8_t
 			if (fadd) {
 				uint64_t add;
 				memcpy(&add, in + gr->first * 8, 8);
-				gr->h = rmem_fadd_start(o->t->ard, (uint32_t)gr->word, add, 0);
+				gr->h = rmem_fadd_start(d_ard(o->t), (uint32_t)gr->word, add, 0);
 			} else {
 				uint64_t v = gr->cur;
-				for (size_t j = 0; j < gr->n && e == MPI_SUCCESS; j++) {
-					size_t x = gr->first + j;
-					uint64_t wd;
-					struct apply a = { op, in ? in + x * o->esize : NULL, o->basic };
-					elem_word(o, offs[x - done], &wd, &at, fn);
-					int r = elem_apply(v, at, o->esize, apply_op, &a, old ? old + x * o->esize : NULL, &v);
-					if (r != MPI_SUCCESS)
-						e = werr(w, r, fn, "the operation does not apply to the window's type");
-				}
+				e = group_apply(o, gr, op, in, old, offs, done, gr->cur, &v, fn);
 				gr->next = v;
 				if (e == MPI_SUCCESS && v != gr->cur)
-					gr->h = rmem_cas_start(o->t->ard, (uint32_t)gr->word, gr->cur, v, 0);
+					gr->h = rmem_cas_start(d_ard(o->t), (uint32_t)gr->word, gr->cur, v, 0);
 			}
 			if (e == MPI_SUCCESS && gr->h < -1)
 				e = werr(w, rmem_class(gr->h), fn, "an atomic on rank %d failed (%d)", o->rank, gr->h);
@@ -1196,11 +1252,25 @@ static int atomic_batches(struct where *o, MPI_Op op, const uint8_t *in, uint8_t
 				if (old)
 					memcpy(old + gr->first * 8, &seen, 8);
 			} else if (seen != gr->cur && e == MPI_SUCCESS) {
-				/* Raced: this word's elements again, one by one. */
-				for (size_t j = 0; j < gr->n && e == MPI_SUCCESS; j++) {
-					size_t x = gr->first + j;
-					struct apply a = { op, in ? in + x * o->esize : NULL, o->basic };
-					e = atomic_elem(o, offs[x - done], apply_op, &a, old ? old + x * o->esize : NULL, fn);
+				/*
+				 * Raced: the word's elements again, all at once, on what
+				 * the target holds, until no one races: a reader never
+				 * sees some of one call's elements in a word changed and
+				 * others not (a pointer of MPI_BYTEs stays whole).
+				 */
+				for (uint64_t cur = seen;;) {
+					uint64_t next;
+					if ((e = group_apply(o, gr, op, in, old, offs, done, cur, &next, fn)) != MPI_SUCCESS ||
+					    next == cur)
+						break;
+					int r = rmem_cas(d_ard(o->t), (uint32_t)gr->word, cur, next, &seen);
+					if (r < 0) {
+						e = werr(w, rmem_class(r), fn, "an atomic on rank %d failed (%d)", o->rank, r);
+						break;
+					}
+					if (seen == cur)
+						break;
+					cur = seen;
 				}
 			}
 		}
@@ -1276,7 +1346,7 @@ int MPI_Put(const void *origin_addr, int origin_count, MPI_Datatype origin_datat
 		uint64_t off = (uint64_t)target_disp * (uint64_t)t->disp_unit, len = (uint64_t)origin_count * es;
 		if (target_disp < (1l << 31) && off + len <= t->size) {
 			t->wrote = 1;
-			int r = rmem_write(t->rd, (uint32_t)off, origin_addr, (uint32_t)len, 0);
+			int r = rmem_write(d_rd(t), (uint32_t)off, origin_addr, (uint32_t)len, 0);
 			return r < 0 ? werr(w, rmem_class(r), fn, "a WRITE to rank %d failed (%d)", target_rank, r)
 				     : MPI_SUCCESS;
 		}
@@ -1342,17 +1412,24 @@ static int word_sized(const struct where *o)
  * the target takes the same mutex: they are atomic with respect to one
  * another, as MPI asks of accumulates of one type to one place (MPI-3.1
  * 11.7.1).  The mutex leaves Win_lock's holds as they are.
+ *
+ * Without the mutex (mutex 0) where this member holds the target's
+ * exclusive lock (MPI_Win_lock): no other member's operation can reach
+ * the window until it is given back, so an accumulate of any size is the
+ * READs of its bytes, the operation here, and their WRITEs (the rmem
+ * block transfer), not a compare-and-swap an element; a READ behind those
+ * WRITEs on the same channel sees them.
  */
-static int atomic_locked(struct where *o, MPI_Op op, const void *in, uint8_t *old, const char *fn)
+static int atomic_locked(struct where *o, MPI_Op op, const void *in, uint8_t *old, int mutex, const char *fn)
 {
 	struct mpi_win *w = o->w;
 	uint64_t cur, seen;
-	int x, e;
+	int x = 0, e;
 	uint8_t *buf = malloc(o->len);
 
 	if (!buf)
 		return werr(w, MPI_ERR_NO_MEM, fn, "no memory for %zu bytes", o->len);
-	for (unsigned tries = 0;; tries++) {
+	for (unsigned tries = 0; mutex; tries++) {
 		if ((x = lock_fadd(w, o->rank, 0, &cur)) < 0)
 			goto unreachable;
 		if (!(cur & ACC_MUTEX)) {
@@ -1373,10 +1450,10 @@ static int atomic_locked(struct where *o, MPI_Op op, const void *in, uint8_t *ol
 			e = werr(w, MPI_ERR_OP, fn, "the operation does not apply to the window's type");
 		if (e == MPI_SUCCESS)
 			e = put_bytes(o, buf, fn);
-		if (e == MPI_SUCCESS && !o->self)
+		if (e == MPI_SUCCESS && !o->self && mutex)
 			e = flush_target(w, o->t, o->rank, fn);
 	}
-	if ((x = lock_fadd(w, o->rank, (uint64_t)-ACC_MUTEX, &cur)) < 0 && e == MPI_SUCCESS)
+	if (mutex && (x = lock_fadd(w, o->rank, (uint64_t)-ACC_MUTEX, &cur)) < 0 && e == MPI_SUCCESS)
 		e = werr(w, MPI_ERR_OTHER, fn, "rank %d's lock word could not be reached (%d)", o->rank, x);
 	free(buf);
 	return e;
@@ -1404,23 +1481,35 @@ static int accumulate(const void *origin, int ocount, MPI_Datatype otype, void *
 		;
 	else if (op != MPI_NO_OP && len != o.len)
 		e = werr(w, MPI_ERR_TYPE, fn, "origin %zu bytes, target %zu bytes", len, o.len);
+	else if (!o.len)
+		;		/* nothing to change or to read, whatever the types */
 	else if (o.basic == MPI_DATATYPE_NULL || !o.esize)
 		e = werr(w, MPI_ERR_TYPE, fn, "a target type of more than one predefined type");
 	else if (result && !(old = malloc(o.len ? o.len : 1)))
 		e = werr(w, MPI_ERR_NO_MEM, fn, "no memory for %zu bytes", o.len);
+	int held = o.self ? 0 : w->t[rank].held;
 	if (e == MPI_SUCCESS && o.len) {
-		if (!word_sized(&o)) {
-			e = atomic_locked(&o, op, run, old, fn);
+		if (held == MPI_LOCK_EXCLUSIVE || held == -MPI_LOCK_EXCLUSIVE) {
+			e = atomic_locked(&o, op, run, old, 0, fn);
+		} else if (!word_sized(&o)) {
+			e = atomic_locked(&o, op, run, old, 1, fn);
 		} else if (!o.self) {
 			e = atomic_batches(&o, op, run, old, fn);
 		} else {
+			/*
+			 * This member's own window: interrupts held, so that no
+			 * operation from another member (served in the receive
+			 * path) sees the call's elements half done.
+			 */
 			size_t x = 0;
+			irqflags_t f = irq_save();
 			for (size_t i = 0; i < o.nruns && e == MPI_SUCCESS; i++)
 				for (size_t j = 0; j < o.runs[i].len / o.esize && e == MPI_SUCCESS; j++, x++) {
 					struct apply a = { op, run ? (const uint8_t *)run + x * o.esize : NULL, o.basic };
 					e = atomic_elem(&o, (uint64_t)o.runs[i].off + j * o.esize, apply_op, &a,
 							old ? (uint8_t *)old + x * o.esize : NULL, fn);
 				}
+			irq_restore(f);
 		}
 	}
 	if (e == MPI_SUCCESS && result)
@@ -1559,7 +1648,7 @@ static int lock_fadd(struct mpi_win *w, int r, uint64_t add, uint64_t *old)
 		*old = __atomic_fetch_add(w->lockword, add, __ATOMIC_SEQ_CST);
 		return 0;
 	}
-	return rmem_fadd(w->t[r].lrd, 0, add, old);
+	return rmem_fadd(d_lrd(&w->t[r]), 0, add, old);
 }
 
 static int lock_cas(struct mpi_win *w, int r, uint64_t expect, uint64_t desired, uint64_t *old)
@@ -1569,7 +1658,7 @@ static int lock_cas(struct mpi_win *w, int r, uint64_t expect, uint64_t desired,
 		__atomic_compare_exchange_n(w->lockword, old, desired, 0, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST);
 		return 0;
 	}
-	return rmem_cas(w->t[r].lrd, 0, expect, desired, old);
+	return rmem_cas(d_lrd(&w->t[r]), 0, expect, desired, old);
 }
 
 static int take_lock(struct mpi_win *w, int type, int r, const char *fn)

@@ -32,8 +32,8 @@
 #include <stdint.h>
 
 #define RMEM_NAME_MAX 32		/* with the NUL */
-#define RMEM_MAX_SEGS 256		/* exported segments per node */
-#define RMEM_MAX_DESC 512		/* imported descriptors per node */
+#define RMEM_MAX_SEGS 4096		/* exported segments per node (MPI: 3 a window, 2 a region) */
+#define RMEM_MAX_DESC 4096		/* imported descriptors per node */
 /* READs and atomics outstanding share the fabric's calls (CALL_MAX per node). */
 
 /* Rights on a segment (per importing node). */

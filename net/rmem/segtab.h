@@ -14,7 +14,7 @@
 
 #include "net/rmem/proto.h"
 
-#define SEGTAB_SLOTS 256
+#define SEGTAB_SLOTS 4096
 #define SEGTAB_NODES 64
 #define SEGTAB_NAME 32
 
