@@ -482,7 +482,7 @@ mpi-rma: $(BUILD)/user/now-user.o $(MPICH_TESTS)/.extracted
 	@set -e; for run in shm: virtio:$(MPI_RMA_FAULT) e1000:$(MPI_RMA_FAULT); do \
 		nic=$${run%%:*}; fault=$${run#*:}; \
 		echo "mpi-rma: on $$nic$${fault:+ with fault=$$fault}"; \
-		$(PYTHON) tests/mpi/runtests.py --suite $(MPICH_TESTS) --tests tests/mpi/rma.txt --dirs rma \
+		$(PYTHON) tests/mpi/runtests.py --suite $(MPICH_TESTS) --tests tests/mpi/rma.txt,tests/mpi/rma-more.txt --dirs rma \
 			--nic $$nic $${fault:+--fault $$fault} --cap-np 4 --mem 256 --jobs $(MPI_TEST_JOBS) \
 			--out $(BUILD)/mpi-rma-$$nic; \
 	done

@@ -17,7 +17,9 @@
  *    are;
  *  - lock: one 8-byte word, the passive target lock (MPI_Win_lock):
  *    fetch-and-add of 1 a shared hold, compare-and-swap 0 -> EXCL the
- *    exclusive one;
+ *    exclusive one; and the accumulate mutex (ACC_MUTEX), which an
+ *    accumulate of more than one word, or of elements wider than one,
+ *    holds while it runs;
  *  - bounce: where its own READs land before they are copied to the
  *    origin buffer (a READ deposits into a local segment); granted to no
  *    one.
@@ -114,6 +116,8 @@ struct dyn {				/* a dynamic window's regions */
 	int *trd;			/* by rank: a descriptor for its table of this member's (-1: none) */
 	struct region **known;		/* by rank: the regions it told of, as last read (NULL: none yet) */
 	int *nknown;
+	int nranks;
+	struct dyn *next;		/* in dyns */
 };
 
 struct mpi_win {
@@ -233,18 +237,54 @@ static void release_target(struct target *t)
 	t->rd = t->ard = -1;
 }
 
+static struct dyn *dyns;		/* every dynamic window's regions (their descriptors can be let go) */
+
+/*
+ * The node's descriptors ran out (a node holds RMEM_MAX_DESC, and an
+ * asynchronous error sink each, CALL_MAX_SINKS): let go of those of the
+ * dynamic windows' regions other than keep, each made again at its next
+ * use; WRITEs still unanswered are waited for first.  How many went.
+ */
+static int dyn_evict(const struct target *keep)
+{
+	int n = 0;
+
+	for (struct dyn *d = dyns; d; d = d->next)
+		for (int i = 0; d->known && i < d->nranks; i++)
+			for (int k = 0; d->known[i] && k < d->nknown[i]; k++) {
+				struct target *t = &d->known[i][k].t;
+				if (t == keep || (t->rd < 0 && t->ard < 0))
+					continue;
+				if (t->rd >= 0 && t->wrote)
+					rmem_sync(t->rd, WAIT_NS);
+				t->wrote = 0;
+				release_target(t);
+				n++;
+			}
+	return n;
+}
+
+static int attach_or_evict(const struct target *t, int seg, uint32_t gen, uint64_t size, int rights)
+{
+	int rd = rmem_attach(t->node, seg, gen, size, rights);
+
+	if (rd == -ENOSPC && dyn_evict(t) > 0)
+		rd = rmem_attach(t->node, seg, gen, size, rights);
+	return rd;
+}
+
 /* A member's descriptors, made at first use from the tickets it sent; -errno if none can be made. */
 static int d_rd(struct target *t)
 {
 	if (t->rd < 0 && t->seg >= 0)
-		t->rd = rmem_attach(t->node, t->seg, t->gen, t->size, RMEM_RW);
+		t->rd = attach_or_evict(t, t->seg, t->gen, t->size, RMEM_RW);
 	return t->rd;
 }
 
 static int d_ard(struct target *t)
 {
 	if (t->ard < 0 && t->aseg >= 0)
-		t->ard = rmem_attach(t->node, t->aseg, t->agen, (t->skew + t->size + 7) & ~7ull, RMEM_R | RMEM_A);
+		t->ard = attach_or_evict(t, t->aseg, t->agen, (t->skew + t->size + 7) & ~7ull, RMEM_R | RMEM_A);
 	return t->ard;
 }
 
@@ -273,6 +313,11 @@ static void dyn_destroy(struct mpi_win *w)
 
 	if (!d)
 		return;
+	for (struct dyn **p = &dyns; *p; p = &(*p)->next)
+		if (*p == d) {
+			*p = d->next;
+			break;
+		}
 	for (int k = 0; k < d->nmine; k++) {
 		unexport(&d->mine[k].seg);
 		unexport(&d->mine[k].aseg);
@@ -311,6 +356,9 @@ static int dyn_make(struct mpi_win *w)
 		return -ENOMEM;
 	for (int i = 0; i < n; i++)
 		d->tseg[i] = d->trd[i] = -1;
+	d->nranks = n;
+	d->next = dyns;
+	dyns = d;
 	for (int i = 0; i < n; i++) {
 		char name[RMEM_NAME_MAX];
 		if (i == w->c->rank)
@@ -1392,6 +1440,43 @@ int MPI_Get(void *origin_addr, int origin_count, MPI_Datatype origin_datatype, i
 static int lock_fadd(struct mpi_win *w, int r, uint64_t add, uint64_t *old);
 static int lock_cas(struct mpi_win *w, int r, uint64_t expect, uint64_t desired, uint64_t *old);
 
+/* Take (take 1) or give back rank's accumulate mutex. */
+static int acc_mutex(struct mpi_win *w, int rank, int take, const char *fn)
+{
+	uint64_t cur, seen;
+	int x;
+
+	if (!take)
+		x = lock_fadd(w, rank, (uint64_t)-ACC_MUTEX, &cur);
+	else
+		for (unsigned tries = 0;; tries++) {
+			if ((x = lock_fadd(w, rank, 0, &cur)) < 0)
+				break;
+			if (!(cur & ACC_MUTEX)) {
+				if ((x = lock_cas(w, rank, cur, cur | ACC_MUTEX, &seen)) < 0 || seen == cur)
+					break;
+			}
+			mpii_poke();
+			if (tries > 8)
+				thread_sleep_ns(tries < 100 ? 10000 : 100000);
+		}
+	return x < 0 ? werr(w, MPI_ERR_OTHER, fn, "rank %d's lock word could not be reached (%d)", rank, x)
+		     : MPI_SUCCESS;
+}
+
+/* Whether the operation's elements lie in more than one word of the target. */
+static int multi_word(const struct where *o)
+{
+	uint64_t lo = UINT64_MAX, hi = 0;
+
+	for (size_t i = 0; i < o->nruns; i++) {
+		uint64_t a = o->t->skew + (uint64_t)o->runs[i].off, b = a + o->runs[i].len - 1;
+		lo = a >> 3 < lo ? a >> 3 : lo;
+		hi = b >> 3 > hi ? b >> 3 : hi;
+	}
+	return o->nruns && hi > lo;
+}
+
 /* Whether each element is at most 8 bytes and inside one aligned word: the paper's atomics reach it. */
 static int word_sized(const struct where *o)
 {
@@ -1423,43 +1508,65 @@ static int word_sized(const struct where *o)
 static int atomic_locked(struct where *o, MPI_Op op, const void *in, uint8_t *old, int mutex, const char *fn)
 {
 	struct mpi_win *w = o->w;
-	uint64_t cur, seen;
-	int x = 0, e;
+	int x, e;
 	uint8_t *buf = malloc(o->len);
 
 	if (!buf)
 		return werr(w, MPI_ERR_NO_MEM, fn, "no memory for %zu bytes", o->len);
-	for (unsigned tries = 0; mutex; tries++) {
-		if ((x = lock_fadd(w, o->rank, 0, &cur)) < 0)
-			goto unreachable;
-		if (!(cur & ACC_MUTEX)) {
-			if ((x = lock_cas(w, o->rank, cur, cur | ACC_MUTEX, &seen)) < 0)
-				goto unreachable;
-			if (seen == cur)
-				break;
-		}
-		mpii_poke();
-		if (tries > 8)
-			thread_sleep_ns(tries < 100 ? 10000 : 100000);
+	if (mutex && (e = acc_mutex(w, o->rank, 1, fn)) != MPI_SUCCESS) {
+		free(buf);
+		return e;
 	}
 	e = get_bytes(o, buf, fn);
 	if (e == MPI_SUCCESS && old)
 		memcpy(old, buf, o->len);
 	if (e == MPI_SUCCESS && op != MPI_NO_OP) {
-		if (mpii_op_apply(op, in, buf, (int)(o->len / o->esize), o->basic) != MPI_SUCCESS)
-			e = werr(w, MPI_ERR_OP, fn, "the operation does not apply to the window's type");
+		/*
+		 * Element by element, each unpacked to the type's own layout
+		 * (a pair type's packed bytes leave out its padding: MPI_SHORT_INT
+		 * is 6 of them, its int at 2, not 4), the operation applied there.
+		 */
+		uint8_t a[64] __attribute__((aligned(16))), b[64] __attribute__((aligned(16)));
+		size_t es = o->esize;
+		if (mpii_type_extent(o->basic) > (MPI_Aint)sizeof a)
+			e = werr(w, MPI_ERR_UNSUPPORTED_OPERATION, fn, "an element of more than %zu bytes", sizeof a);
+		for (size_t x = 0; e == MPI_SUCCESS && x < o->len / es; x++) {
+			mpii_unpack((const uint8_t *)in + x * es, es, a, 1, o->basic);
+			mpii_unpack(buf + x * es, es, b, 1, o->basic);
+			if (mpii_op_apply(op, a, b, 1, o->basic) != MPI_SUCCESS)
+				e = werr(w, MPI_ERR_OP, fn, "the operation does not apply to the window's type");
+			mpii_pack(b, 1, o->basic, buf + x * es);
+		}
 		if (e == MPI_SUCCESS)
 			e = put_bytes(o, buf, fn);
 		if (e == MPI_SUCCESS && !o->self && mutex)
 			e = flush_target(w, o->t, o->rank, fn);
 	}
-	if (mutex && (x = lock_fadd(w, o->rank, (uint64_t)-ACC_MUTEX, &cur)) < 0 && e == MPI_SUCCESS)
-		e = werr(w, MPI_ERR_OTHER, fn, "rank %d's lock word could not be reached (%d)", o->rank, x);
+	if (mutex && (x = acc_mutex(w, o->rank, 0, fn)) != MPI_SUCCESS && e == MPI_SUCCESS)
+		e = x;
 	free(buf);
 	return e;
-unreachable:
-	free(buf);
-	return werr(w, MPI_ERR_OTHER, fn, "rank %d's lock word could not be reached (%d)", o->rank, x);
+}
+
+/*
+ * An accumulate on this member's own window: interrupts held, so that no
+ * operation from another member (served in the receive path) sees the
+ * call's elements half done.
+ */
+static int atomic_self(struct where *o, MPI_Op op, const void *in, uint8_t *old, const char *fn)
+{
+	size_t x = 0;
+	int e = MPI_SUCCESS;
+	irqflags_t f = irq_save();
+
+	for (size_t i = 0; i < o->nruns && e == MPI_SUCCESS; i++)
+		for (size_t j = 0; j < o->runs[i].len / o->esize && e == MPI_SUCCESS; j++, x++) {
+			struct apply a = { op, in ? (const uint8_t *)in + x * o->esize : NULL, o->basic };
+			e = atomic_elem(o, (uint64_t)o->runs[i].off + j * o->esize, apply_op, &a,
+					old ? old + x * o->esize : NULL, fn);
+		}
+	irq_restore(f);
+	return e;
 }
 
 /* Accumulate's and Get_accumulate's element loop; result (may be NULL) gets the old elements packed. */
@@ -1493,23 +1600,25 @@ static int accumulate(const void *origin, int ocount, MPI_Datatype otype, void *
 			e = atomic_locked(&o, op, run, old, 0, fn);
 		} else if (!word_sized(&o)) {
 			e = atomic_locked(&o, op, run, old, 1, fn);
+		} else if (multi_word(&o)) {
+			/*
+			 * Elements in more than one word: each word by compare-and-
+			 * swap as ever (element-wise atomic against any other
+			 * accumulate), and the whole call under the accumulate
+			 * mutex, so that no other such call sees it half done (a
+			 * list's next pointer of MPI_BYTEs, read by Get_accumulate
+			 * while another rank's Accumulate replaces it, is old or new).
+			 */
+			if ((e = acc_mutex(w, rank, 1, fn)) == MPI_SUCCESS) {
+				e = o.self ? atomic_self(&o, op, run, old, fn) : atomic_batches(&o, op, run, old, fn);
+				int x = acc_mutex(w, rank, 0, fn);
+				if (e == MPI_SUCCESS)
+					e = x;
+			}
 		} else if (!o.self) {
 			e = atomic_batches(&o, op, run, old, fn);
 		} else {
-			/*
-			 * This member's own window: interrupts held, so that no
-			 * operation from another member (served in the receive
-			 * path) sees the call's elements half done.
-			 */
-			size_t x = 0;
-			irqflags_t f = irq_save();
-			for (size_t i = 0; i < o.nruns && e == MPI_SUCCESS; i++)
-				for (size_t j = 0; j < o.runs[i].len / o.esize && e == MPI_SUCCESS; j++, x++) {
-					struct apply a = { op, run ? (const uint8_t *)run + x * o.esize : NULL, o.basic };
-					e = atomic_elem(&o, (uint64_t)o.runs[i].off + j * o.esize, apply_op, &a,
-							old ? (uint8_t *)old + x * o.esize : NULL, fn);
-				}
-			irq_restore(f);
+			e = atomic_self(&o, op, run, old, fn);
 		}
 	}
 	if (e == MPI_SUCCESS && result)
@@ -1537,7 +1646,7 @@ int MPI_Get_accumulate(const void *origin_addr, int origin_count, MPI_Datatype o
 	static const char fn[] = "MPI_Get_accumulate";
 	WIN_OR_FAIL(win, fn);
 
-	if (result_count > 0 && !result_addr)
+	if (result_count > 0 && !result_addr && mpii_type_valid(result_datatype) && mpii_type_size(result_datatype))
 		return werr(w, MPI_ERR_BUFFER, fn, "Null buffer pointer");
 	return accumulate(origin_addr, origin_count, origin_datatype, result_addr, result_count, result_datatype,
 			  target_rank, target_disp, target_count, target_datatype, op, w, fn);
