@@ -24,15 +24,17 @@
  * only after the compare-and-swap of sweep s-1 from this node, which
  * comes after this node emptied that slot for sweep s-2.
  *
- * At the end every node writes its rows' energies and spins into node
- * 0's result segment and adds one to its count (fetch-and-add).  Node 0
+ * At the end every node writes its rows' energies into node 0's result
+ * segment and adds one to its count (fetch-and-add), then its spins, and
+ * adds one to a second count.  Node 0
  * sums the row energies in row order, and then checks the result against
  * the same optimizer run on the whole grid alone, with local memory and no
  * synchronization: the energy must agree bit for bit and so must every
  * spin.  It prints
  *	RESULT ising nodes=P grid=n sweeps=S energy=E flips=F ms=T seq_ms=Q ok=1
  * where ms is the parallel run measured on node 0 with the TSC (from the
- * moment all nodes are ready to the last result in), seq_ms the check
+ * moment all nodes are ready to the last node's energies and flips in;
+ * the spins, which only the check needs, come after), seq_ms the check
  * run's time on node 0 alone, and compute_ms, cas_ms and wait_ms node 0's
  * time in the half-sweeps, in its compare-and-swaps, and waiting for its
  * neighbours.
@@ -56,6 +58,7 @@
 #define SYNC_DOWN 8			/* sweep word the node below moves */
 #define RES_DONE 0			/* node 0: parts reported */
 #define RES_FLIPS 8			/* node 0: flips of the other nodes */
+#define RES_SPINS 16			/* node 0: parts whose spins are in (the check's) */
 #define RES_E 64			/* node 0: the row energies, then the spins */
 #define INBOX_SLOT(n) (16 + 2 * (size_t)(n))
 
@@ -223,13 +226,19 @@ static int exchange(struct ctx *x, uint64_t k, const struct ising_span ch[4])
 	return 0;
 }
 
-/* The optimizer alone on the whole grid: the check, and the one-node run. */
-static int sequential(int n, int sweeps, uint32_t inst, double *energy, long *flips, int8_t *grid)
+/*
+ * The optimizer alone on the whole grid: the check, and the one-node run.
+ * *ns: its sweeps and the energy, timed as the parallel run is (from the
+ * first sweep to the energy known; the grid and couplings made before).
+ */
+static int sequential(int n, int sweeps, uint32_t inst, double *energy, long *flips, int8_t *grid,
+		      uint64_t *ns)
 {
 	struct ising_part p;
 
 	if (ising_part_init(&p, n, inst, 0, n) < 0)
 		return -ENOMEM;
+	uint64_t t0 = cycles();
 	*flips = 0;
 	for (int s = 0; s < sweeps; s++)
 		for (int color = 0; color < 2; color++) {
@@ -240,6 +249,7 @@ static int sequential(int n, int sweeps, uint32_t inst, double *energy, long *fl
 	for (int r = 0; r < n; r++)
 		e += ising_row_energy(&p, r);
 	*energy = e;
+	*ns = cycles_to_ns(cycles() - t0);
 	if (grid)
 		memcpy(grid, ising_row(&p, 0), (size_t)n * (size_t)n);
 	ising_part_free(&p);
@@ -262,8 +272,11 @@ int ising_run(int n, int sweeps, uint32_t inst, struct ising_result *out)
 		       num_nodes);
 		return -EINVAL;
 	}
-	if (ising_part_init(&x.part, n, inst, node_id * n / num_nodes, (node_id + 1) * n / num_nodes) < 0)
+	if (ising_part_init(&x.part, n, inst, node_id * n / num_nodes, (node_id + 1) * n / num_nodes) < 0) {
+		printf("ising: node %d: no memory for its %d rows of a %dx%d grid (17 bytes a spin)\n", node_id,
+		       (node_id + 1) * n / num_nodes - node_id * n / num_nodes, n, n);
 		return -ENOMEM;
+	}
 	if ((r = setup(&x)) < 0) {
 		printf("ising: node %d: setting up the segments failed (%d)\n", node_id, r);
 		goto out;
@@ -307,13 +320,16 @@ int ising_run(int n, int sweeps, uint32_t inst, struct ising_result *out)
 		memcpy(x.res + goff, ising_row(&x.part, x.part.r0), (size_t)rows * (size_t)n);
 	} else {
 		uint64_t old;
+		/* The result first (node 0's clock stops on it), then the spins for the check. */
 		r = rmem_write_block(x.res_rd, eoff, e, sizeof(double) * (size_t)rows, 0);
-		if (r == 0)
-			r = rmem_write_block(x.res_rd, goff, ising_row(&x.part, x.part.r0), (size_t)rows * (size_t)n, 0);
 		if (r == 0)
 			r = rmem_fadd(x.res_rd, RES_FLIPS, (uint64_t)flips, &old);
 		if (r == 0)
 			r = rmem_fadd_flags(x.res_rd, RES_DONE, 1, &old, RMEM_INTR);
+		if (r == 0)
+			r = rmem_write_block(x.res_rd, goff, ising_row(&x.part, x.part.r0), (size_t)rows * (size_t)n, 0);
+		if (r == 0)
+			r = rmem_fadd_flags(x.res_rd, RES_SPINS, 1, &old, RMEM_INTR);
 	}
 	free(e);
 	if (r < 0)
@@ -329,6 +345,13 @@ int ising_run(int n, int sweeps, uint32_t inst, struct ising_result *out)
 				goto out;
 			}
 		out->ns = cycles_to_ns(cycles() - t0);
+		while (num_nodes > 1 && *(volatile uint64_t *)(x.res + RES_SPINS) < (uint64_t)num_nodes - 1)
+			if (seg_wait(x.segs[x.nsegs - 1], &seen, WAIT_NS) < 0) {
+				r = -ETIMEDOUT;
+				printf("ising: only %lu of %d nodes sent their spins\n",
+				       (unsigned long)*(volatile uint64_t *)(x.res + RES_SPINS), num_nodes - 1);
+				goto out;
+			}
 		out->flips += (long)*(volatile uint64_t *)(x.res + RES_FLIPS);
 		double sum = 0;
 		for (int i = 0; i < n; i++) {
@@ -341,13 +364,13 @@ int ising_run(int n, int sweeps, uint32_t inst, struct ising_result *out)
 		int8_t *grid = malloc((size_t)n * (size_t)n);
 		long seq_flips;
 		double seq_e;
-		uint64_t t1 = cycles();
-		if (!grid || sequential(n, sweeps, inst, &seq_e, &seq_flips, grid) < 0) {
+		if (!grid || sequential(n, sweeps, inst, &seq_e, &seq_flips, grid, &out->seq_ns) < 0) {
+			printf("ising: node 0: no memory for the one-node check of a %dx%d grid (17 bytes a spin)\n",
+			       n, n);
 			free(grid);
 			r = -ENOMEM;
 			goto out;
 		}
-		out->seq_ns = cycles_to_ns(cycles() - t1);
 		out->seq_energy = seq_e;
 		out->energy_match = memcmp(&seq_e, &sum, sizeof sum) == 0 && seq_flips == out->flips;
 		out->grid_match = memcmp(grid, x.res + RES_E + sizeof(double) * (size_t)n, (size_t)n * (size_t)n) == 0;

@@ -1,9 +1,16 @@
 /*
  * tour: what `make run` shows by default, on every node of the cluster:
- * each node's id and calibrated TSC, then the Ising optimizer on a 40x40 grid with its speedup over the same
- * optimizer alone on node 0, then the circuit simulator on the 32-bit
- * adder; each checks its own answer against a sequential run, and the
- * tour fails if either does.
+ * each node's id and calibrated TSC, then the Ising optimizer with its
+ * speedup over the same optimizer alone on node 0, then the circuit
+ * simulator on the 32-bit adder; each checks its own answer against a
+ * sequential run, and the tour fails if either does.
+ *
+ * Of three rounds, the median is shown (the host is shared).  The grid is
+ * sized so that the speedup shows: 1000x1000 for 6 sweeps is
+ * about 0.7 s alone on this kind of host (17 MB of grid and couplings),
+ * where a 40x40 grid takes 4 ms and 4 nodes only show their messages.  The ceiling printed beside it is what the
+ * nodes can have at most: their number, or the host CPUs they share
+ * (host_cpus=, which boot/cluster passes), whichever is less.
  */
 #include <stdio.h>
 
@@ -12,9 +19,25 @@
 #include "kernel/tsc.h"
 #include "net/fabric/fabric.h"
 
+#define TOUR_GRID 1000
+#define TOUR_SWEEPS 6
+#define TOUR_ROUNDS 3
+#define TOUR_ROUNDS_MAX 15
+
+static const struct argspec tour_args[] = {
+	{ "grid", ARG_INT, 4, 2048, "the Ising grid's side, even (default 1000)" },
+	{ "sweeps", ARG_INT, 1, 100000, "the Ising optimizer's red/black sweeps (default 6)" },
+	{ "rounds", ARG_INT, 1, TOUR_ROUNDS_MAX, "Ising runs, each beside a one-node run; the median is shown (default 3)" },
+	{ "host_cpus", ARG_INT, 0, 4096,
+	  "host CPUs the nodes share, as the launcher counted them (boot/cluster passes it; 0: unknown)" },
+	{ NULL, 0, 0, 0, NULL },
+};
+
 static int tour_main(void)
 {
 	struct ising_result res;
+	int grid = (int)arg_int("grid", TOUR_GRID), sweeps = (int)arg_int("sweeps", TOUR_SWEEPS);
+	int host_cpus = (int)arg_int("host_cpus", 0), rounds = (int)arg_int("rounds", TOUR_ROUNDS);
 	const struct app *circuit = app_find("circuit");
 	int failures = 0;
 
@@ -23,21 +46,61 @@ static int tour_main(void)
 	if (num_nodes > 1 && fabric_wait_peers(60000000000ULL) < 0)
 		return 1;
 	if (node_id == 0)
-		printf("tour: %d nodes. 1: the Ising optimizer (remote-memory paper 3.2.1), 40x40 grid\n",
-		       num_nodes);
-	if (ising_run(40, 40, 1, &res) < 0) {
+		printf("tour: %d nodes. 1: the Ising optimizer (remote-memory paper 3.2.1), %dx%d grid, %d sweeps\n",
+		       num_nodes, grid, grid, sweeps);
+	/*
+	 * Rounds of the same run (the same instance, so the same work): the
+	 * host is shared, and its speed drifts from one second to the next.
+	 * Each round pairs a parallel run with the one-node run right after
+	 * it, under the same conditions; the round of the median speedup is
+	 * the one shown.
+	 */
+	struct { uint64_t ns, seq_ns; double speedup; } rs[TOUR_ROUNDS_MAX];
+	int ok = 1, ran = 0;
+	for (int k = 0; k < rounds; k++) {
+		if (ising_run(grid, sweeps, 1, &res) < 0) {
+			ok = 0;
+			break;
+		}
+		ran++;
+		if (node_id != 0)
+			continue;
+		ok &= res.energy_match && res.grid_match;
+		rs[k].ns = res.ns;
+		rs[k].seq_ns = res.seq_ns;
+		rs[k].speedup = res.ns ? (double)res.seq_ns / (double)res.ns : 0;
+		printf("tour: round %d of %d: %d nodes %lu.%03lu ms, alone on node 0 %lu.%03lu ms, speedup %.2f\n",
+		       k + 1, rounds, num_nodes, res.ns / 1000000, res.ns / 1000 % 1000, res.seq_ns / 1000000,
+		       res.seq_ns / 1000 % 1000, rs[k].speedup);
+	}
+	if (ran < rounds) {
 		failures++;
 	} else if (node_id == 0) {
-		int ok = res.energy_match && res.grid_match;
-		double speedup = res.ns ? (double)res.seq_ns / (double)res.ns : 0;
-		printf("tour: ising 40x40: energy %.17g, %s the one-node run\n", res.energy,
+		for (int i = 1; i < rounds; i++)	/* by speedup */
+			for (int j = i; j > 0 && rs[j].speedup < rs[j - 1].speedup; j--) {
+				__typeof__(rs[0]) t = rs[j];
+				rs[j] = rs[j - 1];
+				rs[j - 1] = t;
+			}
+		uint64_t best = rs[rounds / 2].ns, best_seq = rs[rounds / 2].seq_ns;
+		double speedup = rs[rounds / 2].speedup;
+		int ceiling = host_cpus > 0 && host_cpus < num_nodes ? host_cpus : num_nodes;
+		char why[64];
+		if (host_cpus > 0)
+			snprintf(why, sizeof why, "%d node%s on %d host CPU%s", num_nodes, num_nodes > 1 ? "s" : "",
+				 host_cpus, host_cpus > 1 ? "s" : "");
+		else
+			snprintf(why, sizeof why, "%d node%s, host CPUs unknown", num_nodes, num_nodes > 1 ? "s" : "");
+		printf("tour: ising %dx%d: energy %.17g, %s the one-node run\n", grid, grid, res.energy,
 		       ok ? "bit for bit the same as" : "FAILED: not the same as");
-		printf("tour: ising 40x40 on %d node%s: %lu.%03lu ms; alone on node 0: %lu.%03lu ms; "
-		       "speedup %.2f\n",
-		       num_nodes, num_nodes > 1 ? "s" : "", res.ns / 1000000, res.ns / 1000 % 1000,
-		       res.seq_ns / 1000000, res.seq_ns / 1000 % 1000, speedup);
-		result("part=ising nodes=%d grid=40 ms=%lu.%03lu seq_ms=%lu.%03lu ok=%d", num_nodes,
-		       res.ns / 1000000, res.ns / 1000 % 1000, res.seq_ns / 1000000, res.seq_ns / 1000 % 1000, ok);
+		printf("tour: ising %dx%d on %d node%s: %lu.%03lu ms; alone on node 0: %lu.%03lu ms (the median of %d rounds); "
+		       "speedup %.2f (ceiling %d: %s)\n",
+		       grid, grid, num_nodes, num_nodes > 1 ? "s" : "", best / 1000000, best / 1000 % 1000,
+		       best_seq / 1000000, best_seq / 1000 % 1000, rounds, speedup, ceiling, why);
+		result("part=ising nodes=%d grid=%d sweeps=%d rounds=%d ms=%lu.%03lu seq_ms=%lu.%03lu speedup=%.2f "
+		       "ceiling=%d ok=%d",
+		       num_nodes, grid, sweeps, rounds, best / 1000000, best / 1000 % 1000, best_seq / 1000000,
+		       best_seq / 1000 % 1000, speedup, ceiling, ok);
 		failures += !ok;
 	}
 	if (!circuit) {
@@ -58,7 +121,8 @@ static int tour_main(void)
 
 static const struct app tour_app = {
 	.name = "tour",
-	.summary = "the default run: Ising 40x40 with its speedup, the circuit simulator on the 32-bit adder",
+	.summary = "the default run: Ising 1000x1000 with its speedup, the circuit simulator on the 32-bit adder",
 	.main = tour_main,
+	.args = tour_args,
 };
 APP_REGISTER(tour_app);

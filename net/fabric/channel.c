@@ -358,6 +358,16 @@ size_t chan_send_in_place(struct chan *c, uint8_t *frame, uint8_t proto, size_t 
 	return CHAN_PAYLOAD_OFF + len;
 }
 
+/* rto from the smoothed round trip (RFC 6298 2.3), within the configured bounds. */
+static void rto_from_srtt(struct chan *c)
+{
+	c->rto = c->srtt ? c->srtt + 4 * c->rttvar : c->cfg.rto_init_ns;
+	if (c->rto < c->cfg.rto_min_ns)
+		c->rto = c->cfg.rto_min_ns;
+	if (c->rto > c->cfg.rto_max_ns)
+		c->rto = c->cfg.rto_max_ns;
+}
+
 /* RFC 6298 2.2-2.4. */
 static void rtt_sample(struct chan *c, uint64_t r)
 {
@@ -369,11 +379,30 @@ static void rtt_sample(struct chan *c, uint64_t r)
 		c->rttvar = (3 * c->rttvar + d) / 4;
 		c->srtt = (7 * c->srtt + r) / 8;
 	}
-	c->rto = c->srtt + 4 * c->rttvar;
-	if (c->rto < c->cfg.rto_min_ns)
-		c->rto = c->cfg.rto_min_ns;
-	if (c->rto > c->cfg.rto_max_ns)
-		c->rto = c->cfg.rto_max_ns;
+	rto_from_srtt(c);
+}
+
+/*
+ * The first acknowledgement of progress after a timeout: the link carries
+ * frames again.  The backoff ends (rto from the round trip once more, as
+ * TCP's does on new data acknowledged), and every frame still missing
+ * that was sent at least an rto ago goes again now: a lost tail of a
+ * burst (a switch that dropped the frames queued for a busy port), with
+ * no later frame to SACK it, would otherwise come back one frame per
+ * doubled timeout, seconds for a dozen frames.  Only after a timeout: a
+ * stream's acks never walk the window here.
+ */
+static void recover_after_timeout(struct chan *c, uint64_t now)
+{
+	c->backed_off = 0;
+	rto_from_srtt(c);
+	for (uint32_t s = c->snd_una; s != c->snd_tx && seq_lt(s, c->snd_limit); s++) {
+		struct chan_tx_slot *t = TXSLOT(c, s);
+		if (t->tries > 0 && !t->sacked && now - t->last_tx >= c->rto) {
+			c->stats.tx_retx_timeout++;
+			tx_data(c, s, now);
+		}
+	}
 }
 
 /* process_ack when the frame tells something new. */
@@ -427,6 +456,8 @@ static __attribute__((noinline)) void process_ack_update(struct chan *c, const s
 	 * armed before the link was agreed lossless goes too: it would keep
 	 * frames from being built in place until it ran out).
 	 */
+	if (progress && c->backed_off && !c->cfg.lossless)
+		recover_after_timeout(c, now);
 	if (progress && c->snd_una == c->snd_nxt)
 		c->rto_deadline = c->quiet_deadline = 0;
 	else if (progress && !c->cfg.lossless)
@@ -754,6 +785,7 @@ uint64_t chan_timer(struct chan *c, uint64_t now)
 		c->rto *= 2;
 		if (c->rto > c->cfg.rto_max_ns)
 			c->rto = c->cfg.rto_max_ns;
+		c->backed_off = 1;
 		c->rto_deadline = c->snd_una != c->snd_nxt ? now + c->rto : 0;
 	}
 	if (c->quiet_deadline && now >= c->quiet_deadline) {

@@ -114,6 +114,7 @@ struct chan {
 	struct chan_tx_slot txq[CHAN_SNDQ_MAX];
 	uint64_t srtt, rttvar, rto;
 	uint64_t rto_deadline;			/* 0 = not armed */
+	int backed_off;				/* rto doubled by a timeout, no progress since */
 	uint64_t probe_deadline, probe_interval;
 	uint64_t quiet_deadline, quiet_interval;	/* lossless: nothing acknowledged for this long */
 	uint64_t last_heard;

@@ -1258,15 +1258,22 @@ CASES = [
         (4, "mul32-random", "circuit=mul32 vectors=5 place=random", "virtio", "mul32", 5, 962187),
         (8, "linear", "", "virtio", "adder32", 100, 27582)]
 ] + [
+    # A grid the node's memory cannot hold: said, and the run fails.
+    Cluster("ising-1-no-memory", app="ising", nodes=1, args="grid=2000 sweeps=1", status=1,
+            expect=[r"ising: node 0: no memory for its 2000 rows of a 2000x2000 grid"]),
     # The check itself: one output change inverted on node 0 must fail the run.
     Cluster("circuit-2-checker", app="circuit", nodes=2, args="flip=100", status=1,
             expect=[r"circuit: FAILED: output change \d+: expected s\d+=\d at \d+, got",
                     r"RESULT circuit nodes=2 .* ok=0"]),
-    # The default make run: Ising 40x40 with its speedup line, then the circuit simulator.
+    # The default make run: Ising 1000x1000 in three rounds, each beside the one-node run, the
+    # median's speedup line with its ceiling (boot/cluster passes host_cpus), then the circuit simulator.
     Cluster("tour-4", app="tour", nodes=4, timeout=240,
-            count={r"tour: node \d of 4, tsc \d+\.\d{3} MHz": 4},
-            expect=[r"tour: ising 40x40: energy \S+, bit for bit the same as the one-node run",
-                    r"tour: ising 40x40 on 4 nodes: \d+\.\d+ ms; alone on node 0: \d+\.\d+ ms; speedup \d+\.\d\d",
+            count={r"tour: node \d of 4, tsc \d+\.\d{3} MHz": 4,
+                   r"tour: round \d of 3: 4 nodes \d+\.\d+ ms, alone on node 0 \d+\.\d+ ms, speedup \d+\.\d\d": 3},
+            expect=[r"tour: ising 1000x1000: energy \S+, bit for bit the same as the one-node run",
+                    r"tour: ising 1000x1000 on 4 nodes: \d+\.\d+ ms; alone on node 0: \d+\.\d+ ms "
+                    r"\(the median of 3 rounds\); speedup \d+\.\d\d \(ceiling [12]: 4 nodes on \d+ host CPUs?\)",
+                    r"RESULT tour part=ising nodes=4 grid=1000 sweeps=6 rounds=3 .* ok=1",
                     r"RESULT tour part=circuit nodes=4 .* ok=1", r"tour: every result checked"],
             absent=[r"FAILED"]),
     # The launcher itself, with a tiny test guest (exit codes, prefixes,

@@ -576,6 +576,43 @@ static void sack_refills_a_single_hole_before_timeout(void **state)
 	finish();
 }
 
+/*
+ * The tail of a burst lost (a switch dropped what it had queued for a busy
+ * port): no later frame SACKs it, so the rto timer resends the oldest, and
+ * when that is acknowledged the rest goes at once.  Before, each of the
+ * lost frames came back one doubled timeout after the one before: 1, 2,
+ * 4 ... 200 ms, 0.65 s for ten frames here, and seconds on a node.
+ */
+static void lost_tail_comes_back_after_one_timeout(void **state)
+{
+	(void)state;
+	setup_pair(32);
+	link.fifo = 1;
+	/* A round trip measured first, as a running node has one. */
+	for (uint32_t v = 0; v < 6; v++) {
+		assert_int_equal(send_one(0, v, 200), 0);
+		for (int i = 0; i < 20 && sides[1].got <= v; i++)
+			pump(20 * US);
+	}
+	for (int i = 0; i < 100 && chan_outstanding(&sides[0].ch); i++)
+		pump(20 * US);
+	assert_int_equal(sides[1].got, 6);
+	link.cut = 1;
+	for (uint32_t v = 6; v < 16; v++)
+		assert_int_equal(send_one(0, v, 200), 0);
+	link.cut = 0;
+	uint64_t t0 = clock_ns;
+	for (int i = 0; i < 100000 && sides[1].got < 16; i++)
+		pump(20 * US);
+	assert_int_equal(sides[1].got, 16);
+	assert_int_equal(sides[1].bad_order, 0);
+	/* One timeout (at least rto_min, 1 ms) and a few round trips of 100 us. */
+	assert_true(clock_ns - t0 < 10 * MS);
+	assert_int_equal(sides[0].ch.backed_off, 0);
+	assert_true(sides[0].ch.rto < 5 * MS);
+	finish();
+}
+
 static void busy_receiver_stops_the_sender_without_loss(void **state)
 {
 	(void)state;
@@ -863,6 +900,7 @@ int main(void)
 		cmocka_unit_test(lossy_link_delivers_exactly_once_in_order),
 		cmocka_unit_test(keyed_link_refuses_replays_and_delivers_exactly_once),
 		cmocka_unit_test(sack_refills_a_single_hole_before_timeout),
+		cmocka_unit_test(lost_tail_comes_back_after_one_timeout),
 		cmocka_unit_test(busy_receiver_stops_the_sender_without_loss),
 		cmocka_unit_test(lost_window_update_is_recovered_by_probes),
 		cmocka_unit_test(random_busy_receiver),
