@@ -112,7 +112,7 @@ TEST_APP_OBJS := $(addprefix tests/apps/,check.o fault.o nictest.o fabric_stress
 	deposit_test_hostile.o deposit_test_group.o lwip_pin.o \
 	barrier_forge.o) \
 	$(addprefix tests/bench/,bench.o pingpong.o floor_line.o stages.o ops.o ops_tcp.o cost.o rmem_bench.o \
-	req_bench.o deposit_bench.o mad_bench.o mpi_bench.o rpc_bench.o tcp_echo.o)
+	req_bench.o deposit_bench.o mad_bench.o mpi_bench.o rpc_bench.o tcp_echo.o bulk_bench.o)
 
 # The objects with test hooks (#ifdef NOW_TEST_HOOKS: forged descriptors,
 # raw cells, a pause inside a dequeue): built a second time, with the

@@ -87,9 +87,10 @@ def run_session(argv, root, timeout):
 
 class Command:
     def __init__(self, name, argv, status=0, expect=(), absent=(), timeout=120, needs=(),
-                 alone=False):
+                 alone=False, count=None):
         self.name = name
         self.argv, self.status, self.expect, self.absent = argv, status, expect, absent
+        self.count = count or {}    # pattern: the number of lines it must match
         self.timeout, self.needs = timeout, needs
         self.alone = alone      # runs by itself after the others: it keeps the host's CPUs busy
 
@@ -103,7 +104,7 @@ class Command:
             return False, "timed out after %d s" % self.timeout, stdout + stderr
         log = "$ %s\n%s\n--- stderr ---\n%s" % (" ".join(argv), stdout, stderr)
         return verify(rc, stdout + stderr, self.status, self.expect,
-                      self.absent, {}, log)
+                      self.absent, self.count, log)
 
 
 class Check:
@@ -377,6 +378,17 @@ CASES = [
                     r"^  deposit-mcast +\d+\.\d+ .* members=1",
                     r"^  rpc-ref-1k +\d+\.\d+ .* ref=1024",
                     r"^  rpc-concurrent +\d+\.\d+ .* threads=4 busy_calls=[1-9]"]),
+    # The bulk rows on shm and e1000: every size of the block WRITE and READ (each READ's
+    # last block compared with what node 1 holds: the row fails otherwise), the paper's 2.3
+    # pair, memcpy-4m both ways, and the MB/s table side by side.
+    Command("bench/bulk", ["bash", "-c", "{root}/boot/bench --nics shm,e1000 --no-plots --stages '' "
+                           "--only bulk --out {build}/tests/bench-bulk/results.json && "
+                           "rm -rf {build}/tests/bench-bulk"], timeout=300,
+            count={r"^  (write|read)-bw-(4k|16k|64k|256k|1m|4m) +- .* mb_per_s=\d+\.\d+": 24,
+                   r"^  block-4k(-cells)? +- .* bytes=262144 .* mb_per_s=\d+\.\d+": 4,
+                   r"^  memcpy-4m(-aligned)? +- .* mb_per_s=\d+\.\d+": 4},
+            expect=[r"^MB/s side by side", r"^  read-bw-4m +\d+\.\d+ +\d+\.\d+$"],
+            absent=[r"bench: (read|write)-bw: ", r"failed"]),
     Command("bench/unknown-run", ["{root}/boot/bench", "--nics", "e1000,token-ring"], status=2,
             expect=[r"token-ring: not one of virtio, e1000, e1000e, igb, shm, shm-halt"]),
     # The lwIP fetch takes another Debian revision of the pinned upstream when the pinned one is
