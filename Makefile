@@ -615,7 +615,7 @@ UNIT_SRCS_mpi_info   := $(MPI_COMM_HOST_SRCS)
 UNIT_SRCS_mpi_topo   := $(MPI_COMM_HOST_SRCS)
 UNIT_SRCS_mpi_comm   := $(MPI_COMM_HOST_SRCS)
 
-UNIT_TESTS := cmdline acpi_s5 calib page pktbuf shm_ring channel wire call member autoview barrier fabric_rx rmem rmem_serve rpc_claim rpc_server req_queue req_rx req_remote cell dart mad ising circuit \
+UNIT_TESTS := cmdline acpi_s5 calib page memcpy pktbuf shm_ring channel wire call member autoview barrier fabric_rx rmem rmem_serve rpc_claim rpc_server req_queue req_rx req_remote cell dart mad ising circuit \
 	mpi_datatype mpi_op mpi_coll mpi_group mpi_errors mpi_attr mpi_info mpi_topo mpi_comm
 UNIT_BINS := $(addprefix $(BUILD)/tests/unit_,$(UNIT_TESTS))
 

@@ -17,6 +17,8 @@
 #include <stdint.h>
 #include <string.h>
 
+#define MEMCPY_BLOCKS_MIN 256
+
 static inline uint64_t ld8(const uint8_t *p)
 {
 	uint64_t v;
@@ -28,6 +30,74 @@ static inline uint64_t ld8(const uint8_t *p)
 static inline void st8(uint8_t *p, uint64_t v)
 {
 	__builtin_memcpy(p, &v, 8);
+}
+
+/*
+ * QEMU's TCG looks guest addresses up in a direct-mapped TLB indexed by
+ * the virtual page number (64 entries at least, a power of two, resized
+ * as it goes).  Source and destination pages of the same number modulo
+ * its size take the same entry: each access of rep movsq's evicts the
+ * other side's, and the copy runs at about 100 MB/s against 1.5 GB/s.
+ * Blocks of the buddy allocator are aligned to their size, so two large
+ * ones are such twins.  For them the copy goes by 256-byte blocks, all
+ * of a block's loads (sixteen xmm registers) before its stores: two
+ * misses a block instead of two a word, 7-8 times faster measured; for
+ * other copies rep movsq stays, a tenth faster there.  On hardware the
+ * two are alike.  The interrupt entry saves the SSE state (trapasm.S).
+ */
+static inline int tlb_twins(const void *d, const void *s)
+{
+	return ((((uintptr_t)d >> 12) - ((uintptr_t)s >> 12)) & 63) == 0;
+}
+
+typedef char v16 __attribute__((vector_size(16), aligned(1)));
+
+static __attribute__((noinline)) void *copy_blocks(uint8_t *d, const uint8_t *s, size_t n, void *dst)
+{
+	while (n >= 256) {
+		v16 a0 = *(const v16 *)s, a1 = *(const v16 *)(s + 16), a2 = *(const v16 *)(s + 32),
+		    a3 = *(const v16 *)(s + 48), a4 = *(const v16 *)(s + 64), a5 = *(const v16 *)(s + 80),
+		    a6 = *(const v16 *)(s + 96), a7 = *(const v16 *)(s + 112), a8 = *(const v16 *)(s + 128),
+		    a9 = *(const v16 *)(s + 144), a10 = *(const v16 *)(s + 160), a11 = *(const v16 *)(s + 176),
+		    a12 = *(const v16 *)(s + 192), a13 = *(const v16 *)(s + 208), a14 = *(const v16 *)(s + 224),
+		    a15 = *(const v16 *)(s + 240);
+		/* Every load done before the first store. */
+		__asm__("" : "+x"(a0), "+x"(a1), "+x"(a2), "+x"(a3), "+x"(a4), "+x"(a5), "+x"(a6), "+x"(a7));
+		__asm__("" : "+x"(a8), "+x"(a9), "+x"(a10), "+x"(a11), "+x"(a12), "+x"(a13), "+x"(a14),
+			"+x"(a15));
+		*(v16 *)d = a0;
+		*(v16 *)(d + 16) = a1;
+		*(v16 *)(d + 32) = a2;
+		*(v16 *)(d + 48) = a3;
+		*(v16 *)(d + 64) = a4;
+		*(v16 *)(d + 80) = a5;
+		*(v16 *)(d + 96) = a6;
+		*(v16 *)(d + 112) = a7;
+		*(v16 *)(d + 128) = a8;
+		*(v16 *)(d + 144) = a9;
+		*(v16 *)(d + 160) = a10;
+		*(v16 *)(d + 176) = a11;
+		*(v16 *)(d + 192) = a12;
+		*(v16 *)(d + 208) = a13;
+		*(v16 *)(d + 224) = a14;
+		*(v16 *)(d + 240) = a15;
+		s += 256;
+		d += 256;
+		n -= 256;
+	}
+	while (n >= 16) {
+		v16 a = *(const v16 *)s;
+		*(v16 *)d = a;
+		s += 16;
+		d += 16;
+		n -= 16;
+	}
+	if (n) {
+		/* The last 1 to 15 bytes: the 16 that end there (the copy is at least 256 long). */
+		v16 a = *(const v16 *)(s + n - 16);
+		*(v16 *)(d + n - 16) = a;
+	}
+	return dst;
 }
 
 __attribute__((externally_visible)) void *(memcpy)(void *restrict dst, const void *restrict src, size_t n)
@@ -65,6 +135,8 @@ __attribute__((externally_visible)) void *(memcpy)(void *restrict dst, const voi
 		st8(d + n - 8, e);
 		return dst;
 	}
+	if (n >= MEMCPY_BLOCKS_MIN && tlb_twins(d, s))
+		return copy_blocks(d, s, n, dst);
 	/* The whole words, then the last eight bytes (read first: the two may overlap in dst only). */
 	uint64_t tail = ld8(s + n - 8);
 	size_t words = n / 8;

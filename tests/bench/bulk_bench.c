@@ -189,9 +189,10 @@ static int block_rows(void)
  * start of another.  memcpy-4m-aligned: the whole of one block to the
  * other.  QEMU's TCG keeps its TLB direct-mapped by virtual page number:
  * two blocks of the buddy allocator are aligned to their 4 MiB, so their
- * pages fall on the same entries, a copy from one to the other misses on
- * every access, and runs at a twentieth of the rate (measured: 2.4-3.3
- * GB/s against 100-160 MB/s).  Both rows, so that the cost shows.
+ * pages fall on the same entries, and rep movsq between them misses on
+ * every access (measured: 100-160 MB/s against 1.5-2.4 GB/s); the node's
+ * memcpy copies such twins by blocks instead (kernel/memcpy.c), about a
+ * tenth of the loss left.  Both rows, so that what is left shows.
  */
 static int memcpy_row(void)
 {
