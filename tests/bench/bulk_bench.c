@@ -44,14 +44,20 @@ static int bseg = -1, peer_rd = -1;
 static int setup(void)
 {
 	buf = page_alloc_zeroed(BULK);
-	if (!buf)
+	if (!buf || (node_id == 0 && !(src = page_alloc_zeroed(BULK)))) {
+		printf("bench: bulk: node %d has no free 4 MiB block of pages\n", node_id);
 		return -1;
-	if (node_id == 0 && !(src = page_alloc_zeroed(BULK)))
-		return -1;
+	}
 	bseg = seg_export("bulk", buf, BULK, RMEM_ALL);
-	if (bseg < 0)
+	if (bseg < 0) {
+		printf("bench: bulk: node %d could not export its segment (%d)\n", node_id, bseg);
 		return -1;
-	peer_rd = rmem_import_wait(1 - node_id, "bulk", 2000000000ULL);
+	}
+	/* The peer exports when it gets here; a busy host may keep it a while. */
+	peer_rd = rmem_import_wait(1 - node_id, "bulk", 30000000000ULL);
+	if (peer_rd < 0)
+		printf("bench: bulk: node %d found no segment \"bulk\" on node %d (%d)\n", node_id, 1 - node_id,
+		       peer_rd);
 	return peer_rd < 0 ? -1 : 0;
 }
 
