@@ -256,6 +256,19 @@ static int sequential(int n, int sweeps, uint32_t inst, double *energy, long *fl
 	return 0;
 }
 
+/* Node 0: wait until every other node added one to the count at off of the result segment. */
+static int wait_count(struct ctx *x, uint32_t off, uint64_t *seen, const char *what)
+{
+	volatile uint64_t *count = (volatile uint64_t *)(x->res + off);
+
+	while (*count < (uint64_t)x->p - 1)
+		if (seg_wait(x->segs[x->nsegs - 1], seen, WAIT_NS) < 0) {
+			printf("ising: only %lu of %d nodes %s\n", (unsigned long)*count, x->p - 1, what);
+			return -ETIMEDOUT;
+		}
+	return 0;
+}
+
 int ising_run(int n, int sweeps, uint32_t inst, struct ising_result *out)
 {
 	struct ctx x = { .n = n, .p = num_nodes, .me = node_id };
@@ -337,21 +350,11 @@ int ising_run(int n, int sweeps, uint32_t inst, struct ising_result *out)
 	out->flips = flips;
 	if (node_id == 0) {
 		uint64_t seen = 0;
-		while (num_nodes > 1 && *(volatile uint64_t *)(x.res + RES_DONE) < (uint64_t)num_nodes - 1)
-			if (seg_wait(x.segs[x.nsegs - 1], &seen, WAIT_NS) < 0) {
-				r = -ETIMEDOUT;
-				printf("ising: only %lu of %d nodes reported\n",
-				       (unsigned long)*(volatile uint64_t *)(x.res + RES_DONE), num_nodes - 1);
-				goto out;
-			}
+		if ((r = wait_count(&x, RES_DONE, &seen, "reported")) < 0)
+			goto out;
 		out->ns = cycles_to_ns(cycles() - t0);
-		while (num_nodes > 1 && *(volatile uint64_t *)(x.res + RES_SPINS) < (uint64_t)num_nodes - 1)
-			if (seg_wait(x.segs[x.nsegs - 1], &seen, WAIT_NS) < 0) {
-				r = -ETIMEDOUT;
-				printf("ising: only %lu of %d nodes sent their spins\n",
-				       (unsigned long)*(volatile uint64_t *)(x.res + RES_SPINS), num_nodes - 1);
-				goto out;
-			}
+		if ((r = wait_count(&x, RES_SPINS, &seen, "sent their spins")) < 0)
+			goto out;
 		out->flips += (long)*(volatile uint64_t *)(x.res + RES_FLIPS);
 		double sum = 0;
 		for (int i = 0; i < n; i++) {

@@ -13,6 +13,7 @@
  * (host_cpus=, which boot/cluster passes), whichever is less.
  */
 #include <stdio.h>
+#include <stdlib.h>
 
 #include "apps/app.h"
 #include "apps/ising.h"
@@ -32,6 +33,22 @@ static const struct argspec tour_args[] = {
 	  "host CPUs the nodes share, as the launcher counted them (boot/cluster passes it; 0: unknown)" },
 	{ NULL, 0, 0, 0, NULL },
 };
+
+struct round {
+	uint64_t ns, seq_ns;		/* node 0: the parallel run, the one-node run after it */
+};
+
+static double speedup_of(const struct round *r)
+{
+	return r->ns ? (double)r->seq_ns / (double)r->ns : 0;
+}
+
+static int by_speedup(const void *a, const void *b)
+{
+	double x = speedup_of(a), y = speedup_of(b);
+
+	return (x > y) - (x < y);
+}
 
 static int tour_main(void)
 {
@@ -55,35 +72,26 @@ static int tour_main(void)
 	 * it, under the same conditions; the round of the median speedup is
 	 * the one shown.
 	 */
-	struct { uint64_t ns, seq_ns; double speedup; } rs[TOUR_ROUNDS_MAX];
+	struct round rs[TOUR_ROUNDS_MAX];
 	int ok = 1, ran = 0;
 	for (int k = 0; k < rounds; k++) {
-		if (ising_run(grid, sweeps, 1, &res) < 0) {
-			ok = 0;
+		if (ising_run(grid, sweeps, 1, &res) < 0)
 			break;
-		}
 		ran++;
 		if (node_id != 0)
 			continue;
 		ok &= res.energy_match && res.grid_match;
-		rs[k].ns = res.ns;
-		rs[k].seq_ns = res.seq_ns;
-		rs[k].speedup = res.ns ? (double)res.seq_ns / (double)res.ns : 0;
+		rs[k] = (struct round){ res.ns, res.seq_ns };
 		printf("tour: round %d of %d: %d nodes %lu.%03lu ms, alone on node 0 %lu.%03lu ms, speedup %.2f\n",
 		       k + 1, rounds, num_nodes, res.ns / 1000000, res.ns / 1000 % 1000, res.seq_ns / 1000000,
-		       res.seq_ns / 1000 % 1000, rs[k].speedup);
+		       res.seq_ns / 1000 % 1000, speedup_of(&rs[k]));
 	}
 	if (ran < rounds) {
 		failures++;
 	} else if (node_id == 0) {
-		for (int i = 1; i < rounds; i++)	/* by speedup */
-			for (int j = i; j > 0 && rs[j].speedup < rs[j - 1].speedup; j--) {
-				__typeof__(rs[0]) t = rs[j];
-				rs[j] = rs[j - 1];
-				rs[j - 1] = t;
-			}
-		uint64_t best = rs[rounds / 2].ns, best_seq = rs[rounds / 2].seq_ns;
-		double speedup = rs[rounds / 2].speedup;
+		qsort(rs, (size_t)rounds, sizeof rs[0], by_speedup);
+		const struct round *med = &rs[rounds / 2];
+		double speedup = speedup_of(med);
 		int ceiling = host_cpus > 0 && host_cpus < num_nodes ? host_cpus : num_nodes;
 		char why[64];
 		if (host_cpus > 0)
@@ -95,12 +103,12 @@ static int tour_main(void)
 		       ok ? "bit for bit the same as" : "FAILED: not the same as");
 		printf("tour: ising %dx%d on %d node%s: %lu.%03lu ms; alone on node 0: %lu.%03lu ms (the median of %d rounds); "
 		       "speedup %.2f (ceiling %d: %s)\n",
-		       grid, grid, num_nodes, num_nodes > 1 ? "s" : "", best / 1000000, best / 1000 % 1000,
-		       best_seq / 1000000, best_seq / 1000 % 1000, rounds, speedup, ceiling, why);
+		       grid, grid, num_nodes, num_nodes > 1 ? "s" : "", med->ns / 1000000, med->ns / 1000 % 1000,
+		       med->seq_ns / 1000000, med->seq_ns / 1000 % 1000, rounds, speedup, ceiling, why);
 		result("part=ising nodes=%d grid=%d sweeps=%d rounds=%d ms=%lu.%03lu seq_ms=%lu.%03lu speedup=%.2f "
 		       "ceiling=%d ok=%d",
-		       num_nodes, grid, sweeps, rounds, best / 1000000, best / 1000 % 1000, best_seq / 1000000,
-		       best_seq / 1000 % 1000, speedup, ceiling, ok);
+		       num_nodes, grid, sweeps, rounds, med->ns / 1000000, med->ns / 1000 % 1000, med->seq_ns / 1000000,
+		       med->seq_ns / 1000 % 1000, speedup, ceiling, ok);
 		failures += !ok;
 	}
 	if (!circuit) {
