@@ -115,7 +115,9 @@ struct shm {
 	uint8_t *mem;			/* BAR2 */
 	uint64_t size;
 	int me, nodes;
-	unsigned slots;
+	struct shm_geom g;		/* slot bytes and slots a ring (shm_ring.h) */
+	unsigned slots;			/* g.slots */
+	uint32_t frame_max;		/* the largest frame this node sends or takes */
 	struct pci_msix msix;
 	int vector;
 	uint32_t tx_tail[MAX_NODES];	/* what this node published to each node */
@@ -136,8 +138,8 @@ struct shm {
 	int tx_dst;			/* tx_begin's node, until tx_commit */
 	struct shm_slot *tx_slot;	/* and its slot */
 	int in_rx;			/* a frame is being handed up from rx_frame */
-	char model[96];
-	uint8_t rx_frame[SHM_FRAME_MAX];	/* the frame handed up */
+	char model[128];
+	uint8_t rx_frame[SHM_FRAME_LIMIT];	/* the frame handed up */
 };
 
 static struct shm *the_shm;
@@ -183,7 +185,7 @@ static struct shm_slot *free_slot(struct shm *sc, int dst)
 			return NULL;
 		}
 	}
-	return shm_slot(r, sc->slots, t);
+	return shm_slot(r, sc->g, t);
 }
 
 /* Publish the frame of len bytes in dst's free slot s; ring dst's doorbell if it waits.  (irq off) */
@@ -209,14 +211,18 @@ static void publish(struct shm *sc, int dst, struct shm_slot *s, uint32_t len)
 	}
 }
 
-/* Copy one frame into the ring to dst.  (irq off) */
-static int put_frame(struct shm *sc, int dst, const uint8_t *frame, uint16_t len)
+/* Copy one frame (14 bytes or more) into the ring to dst.  (irq off) */
+static inline int put_frame(struct shm *sc, int dst, const uint8_t *frame, uint16_t len)
 {
 	struct shm_slot *s = free_slot(sc, dst);
 
 	if (!s)
 		return -EAGAIN;
-	memcpy(s->frame, frame, len);
+	/* Ethernet's frames inline; a long one by memcpy (it knows QEMU's TLB). */
+	if (__builtin_expect(len <= ETH_MAX_FRAME, 1))
+		memcpy_words(s->frame, frame, len);
+	else
+		memcpy(s->frame, frame, len);
 	publish(sc, dst, s, len);
 	return 0;
 }
@@ -227,7 +233,7 @@ static uint8_t *shm_tx_begin(struct netdev *nd, const uint8_t dst[ETH_ALEN], siz
 	struct shm *sc = nd->softc;
 	int d = mac_node(sc, dst);
 
-	if (d < 0 || d == sc->me || len < SHM_FRAME_MIN || len > SHM_FRAME_MAX ||
+	if (d < 0 || d == sc->me || len < SHM_FRAME_MIN || len > sc->frame_max ||
 	    !(sc->tx_slot = free_slot(sc, d)))
 		return NULL;
 	sc->tx_dst = d;
@@ -250,7 +256,7 @@ static int shm_transmit(struct netdev *nd, struct pktbuf *pb)
 	const uint8_t *dmac = pb->data;
 	int r = 0, dst;
 
-	if (pb->len < SHM_FRAME_MIN || pb->len > SHM_FRAME_MAX)
+	if (pb->len < SHM_FRAME_MIN || pb->len > sc->frame_max)
 		return -EINVAL;
 	if (dmac[0] & 1) {
 		/* Broadcast and multicast: every other node. */
@@ -277,7 +283,7 @@ static int shm_transmit(struct netdev *nd, struct pktbuf *pb)
 /* The stamp of the next frame from src, whether or not it is there yet. */
 static inline uint32_t next_stamp(struct shm *sc, int src)
 {
-	return __atomic_load_n(&shm_slot(sc->rx_ring[src], sc->slots, sc->rx_head[src])->stamp,
+	return __atomic_load_n(&shm_slot(sc->rx_ring[src], sc->g, sc->rx_head[src])->stamp,
 			       __ATOMIC_ACQUIRE);
 }
 
@@ -310,14 +316,18 @@ static int shm_poll(struct netdev *nd, int budget)
 		struct shm_ring *r = sc->rx_ring[src];
 		uint32_t h = sc->rx_head[src];
 		while (n < budget) {
-			struct shm_slot *s = shm_slot(r, sc->slots, h);
+			struct shm_slot *s = shm_slot(r, sc->g, h);
 			uint32_t stamp = __atomic_load_n(&s->stamp, __ATOMIC_ACQUIRE);
 			if (!shm_stamp_is(stamp, h + 1))
 				break;
 			trace_point(TS_NIC_RX);
 			uint32_t len = stamp & 0xffff;
-			if (len >= SHM_FRAME_MIN && len <= SHM_FRAME_MAX) {
-				memcpy(sc->rx_frame, s->frame, len);
+			if (len >= SHM_FRAME_MIN && len <= sc->frame_max) {
+				/* Ethernet's frames inline; a long one by memcpy (it knows QEMU's TLB). */
+				if (__builtin_expect(len <= ETH_MAX_FRAME, 1))
+					memcpy_words(sc->rx_frame, s->frame, len);
+				else
+					memcpy(sc->rx_frame, s->frame, len);
 				sc->in_rx = 1;
 				int r2 = netdev_input_frame(nd, sc->rx_frame, len);
 				sc->in_rx = 0;
@@ -633,13 +643,17 @@ static int shm_probe(struct pci_dev *d)
 		r = -EINVAL;
 		goto free;
 	}
-	sc->slots = shm_slots(sc->size, sc->nodes);
+	sc->g = shm_geom(sc->size, sc->nodes);
+	sc->slots = sc->g.slots;
 	if (!sc->slots) {
 		printf("ivshmem: %lu bytes of shared memory hold no rings for %d nodes (need %lu)\n",
-		       sc->size, sc->nodes, shm_bytes(sc->nodes, SHM_SLOTS_MIN));
+		       sc->size, sc->nodes,
+		       shm_bytes(sc->nodes, (struct shm_geom){ SHM_SLOT_MIN, SHM_SLOTS_MIN }));
 		r = -ENOSPC;
 		goto free;
 	}
+	/* Ethernet's frames in the smallest slots, as on any NIC; the slot's room in larger ones. */
+	sc->frame_max = sc->g.slot > SHM_SLOT_MIN ? shm_frame_max(sc->g) : ETH_MAX_FRAME;
 	if (pci_msix_enable(d, 1, &sc->msix) < 0) {
 		printf("ivshmem: no MSI-X: the device must be ivshmem-doorbell with vectors=1\n");
 		goto free;
@@ -650,10 +664,10 @@ static int shm_probe(struct pci_dev *d)
 	}
 	/* This node's consumer side starts where the ring is: a peer may have published already. */
 	for (int src = 0; src < sc->nodes; src++) {
-		struct shm_ring *ring = shm_ring(sc->mem, sc->nodes, sc->slots, src, sc->me);
+		struct shm_ring *ring = shm_ring(sc->mem, sc->nodes, sc->g, src, sc->me);
 		sc->rx_ring[src] = ring;
 		sc->rx_head[src] = ring->head;
-		struct shm_ring *out = shm_ring(sc->mem, sc->nodes, sc->slots, sc->me, src);
+		struct shm_ring *out = shm_ring(sc->mem, sc->nodes, sc->g, sc->me, src);
 		sc->tx_ring[src] = out;
 		sc->tx_tail[src] = out->tail;
 		sc->tx_head[src] = out->head;
@@ -680,8 +694,10 @@ static int shm_probe(struct pci_dev *d)
 	sc->nd.mac[3] = 0x57;
 	sc->nd.mac[4] = (uint8_t)(sc->me >> 8);
 	sc->nd.mac[5] = (uint8_t)sc->me;
-	snprintf(sc->model, sizeof sc->model, "pci %02x:%02x.%d, %lu MiB shared, %u slots a ring, msi-x",
-		 d->bus, d->dev, d->fn, sc->size >> 20, sc->slots);
+	sc->nd.frame_max = sc->frame_max;
+	snprintf(sc->model, sizeof sc->model,
+		 "pci %02x:%02x.%d, %lu MiB shared, %u slots of %u KiB a ring, frames to %u bytes, msi-x",
+		 d->bus, d->dev, d->fn, sc->size >> 20, sc->slots, sc->g.slot >> 10, sc->frame_max);
 	irqflags_t f = irq_save();
 	pci_msix_route(&sc->msix, 0, sc->vector);
 	my_ctl(sc)->armed = 1;

@@ -21,6 +21,14 @@ int netdev_register(struct netdev *nd)
 		       the_netdev->name);
 		return -EBUSY;
 	}
+	if (!nd->frame_max)
+		nd->frame_max = ETH_MAX_FRAME;
+	/* Longer frames than a small buffer holds: large buffers for those the layers above keep. */
+	if (nd->frame_max > PKT_MAX_FRAME && pkt_large_init(PKT_LARGE_BUFS, nd->frame_max) < 0) {
+		printf("net: %s: no memory for %d buffers of %u-byte frames; frames of %d bytes\n",
+		       nd->name, PKT_LARGE_BUFS, nd->frame_max, ETH_MAX_FRAME);
+		nd->frame_max = ETH_MAX_FRAME;
+	}
 	the_netdev = nd;
 	printf("net: %s (%s) mac %02x:%02x:%02x:%02x:%02x:%02x link %s\n", nd->name,
 	       nd->model ? nd->model : "?", nd->mac[0], nd->mac[1], nd->mac[2], nd->mac[3],

@@ -135,6 +135,13 @@ struct netdev {
 	const char *model;		/* device model, for the boot log */
 	uint8_t mac[ETH_ALEN];
 	int link_up;
+	/*
+	 * The largest frame (without FCS) the NIC sends and takes; 0 at
+	 * registration means ETH_MAX_FRAME.  Beyond PKT_MAX_FRAME only where
+	 * every frame goes in place (tx_begin) and comes up through
+	 * netdev_input_frame, or in large buffers (pkt_get_len).
+	 */
+	uint32_t frame_max;
 	unsigned flags;			/* NETDEV_* properties of the link */
 	int polling;			/* receive by polling, interrupt off */
 	int wait;			/* enum netdev_wait, when not polling */

@@ -1,5 +1,6 @@
 /*
- * The pktbuf pool: one contiguous block of 2 KiB buffers and a free list.
+ * The pktbuf pool: one contiguous block of 2 KiB buffers and a free list;
+ * and, for a NIC with longer frames, a block of large ones and theirs.
  * What each consumer holds against its share is pktshare.c's.
  */
 #include <errno.h>
@@ -16,6 +17,9 @@
 
 static struct pktbuf *pool, *freelist;
 static int nbufs, nfree, low_water;
+static struct pktbuf *large_pool, *large_free;
+static int nlarge, nlarge_free;
+static uint32_t large_frame;		/* frame bytes a large buffer holds */
 
 int pkt_pool_init(int n)
 {
@@ -34,6 +38,71 @@ int pkt_pool_init(int n)
 	return 0;
 }
 
+int pkt_large_init(int n, uint32_t frame)
+{
+	if (large_pool)
+		return frame <= large_frame ? 0 : -ENOMEM;
+	size_t each = (PKT_HEADROOM + (size_t)frame + 4095) & ~(size_t)4095;
+	uint8_t *mem = page_alloc_zeroed((size_t)n * each);
+	struct pktbuf *p = calloc((size_t)n, sizeof *p);
+
+	if (!mem || !p) {
+		free(p);
+		return -ENOMEM;
+	}
+	irqflags_t f = irq_save();
+	for (int i = 0; i < n; i++) {
+		p[i].buf = mem + (size_t)i * each;
+		p[i].large = 1;
+		p[i].next = large_free;
+		large_free = &p[i];
+	}
+	large_pool = p;
+	nlarge = nlarge_free = n;
+	large_frame = frame;
+	irq_restore(f);
+	return 0;
+}
+
+/* A buffer off list (the small or the large free list) made ready: one reference, data at the headroom. */
+static inline struct pktbuf *ready(struct pktbuf *pb)
+{
+	pb->next = NULL;
+	pb->refs = 1;
+	pb->charged = 0;
+	pb->data = pb->buf + PKT_HEADROOM;
+	pb->len = 0;
+	pb->stamp = 0;
+	pb->owner = NULL;
+	return pb;
+}
+
+struct pktbuf *pkt_get_len(size_t len)
+{
+	if (len <= PKT_MAX_FRAME)
+		return pkt_get();
+	if (len > large_frame)
+		return NULL;
+	irqflags_t f = irq_save();
+	struct pktbuf *pb = large_free;
+	if (pb) {
+		large_free = pb->next;
+		nlarge_free--;
+	}
+	irq_restore(f);
+	return pb ? ready(pb) : NULL;
+}
+
+uint32_t pkt_room(const struct pktbuf *pb)
+{
+	return pb->large ? large_frame : PKT_MAX_FRAME;
+}
+
+int pkt_free_len(size_t len)
+{
+	return len <= PKT_MAX_FRAME ? nfree : len <= large_frame ? nlarge_free : 0;
+}
+
 struct pktbuf *pkt_get(void)
 {
 	irqflags_t f = irq_save();
@@ -45,16 +114,7 @@ struct pktbuf *pkt_get(void)
 			low_water = nfree;
 	}
 	irq_restore(f);
-	if (!pb)
-		return NULL;
-	pb->next = NULL;
-	pb->refs = 1;
-	pb->charged = 0;
-	pb->data = pb->buf + PKT_HEADROOM;
-	pb->len = 0;
-	pb->stamp = 0;
-	pb->owner = NULL;
-	return pb;
+	return pb ? ready(pb) : NULL;
 }
 
 void pkt_ref(struct pktbuf *pb)
@@ -73,9 +133,15 @@ void pkt_put(struct pktbuf *pb)
 		panic("pkt_put: buffer %p has no reference (double free)", (void *)pb);
 	if (--pb->refs == 0) {
 		pkt_uncharge(pb);
-		pb->next = freelist;
-		freelist = pb;
-		nfree++;
+		if (pb->large) {
+			pb->next = large_free;
+			large_free = pb;
+			nlarge_free++;
+		} else {
+			pb->next = freelist;
+			freelist = pb;
+			nfree++;
+		}
 	}
 	irq_restore(f);
 }

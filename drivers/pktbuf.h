@@ -1,6 +1,7 @@
 /*
  * Packet buffers: fixed 2 KiB buffers, reference-counted, from one pool
- * allocated at boot.  They carry frames in both directions without copies:
+ * allocated at boot (and, for a NIC with longer frames, a few large ones:
+ * pkt_large_init).  They carry frames in both directions without copies:
  *
  *  - receive: a driver posts pktbufs to its RX ring; a filled one goes up
  *    to net_input() and belongs to the layer above, which calls pkt_put()
@@ -48,6 +49,7 @@ struct pktbuf {
 	uint16_t len;			/* frame length */
 	int16_t refs;
 	uint8_t charged;		/* consumer + 1 it is charged to, or 0 */
+	uint8_t large;			/* from the large pool (pkt_get_len) */
 	struct pktbuf *next;		/* free list, or any queue of the owner's */
 	uint8_t *buf;			/* start of the 2 KiB buffer (DMA-able) */
 	uint64_t stamp;			/* owner's use (e.g. TSC at receipt) */
@@ -60,6 +62,28 @@ int pkt_pool_init(int n);
 
 /* A buffer with one reference and data at PKT_HEADROOM, len 0; NULL if none. */
 struct pktbuf *pkt_get(void);
+
+/*
+ * Large buffers, for a NIC whose frames are longer than PKT_MAX_FRAME
+ * (the shared-memory link's large slots): a second pool of n buffers of
+ * frame bytes each after the headroom, made once (netdev_register, for the
+ * NIC's frame_max).  0, or -ENOMEM; a second call with a frame no longer
+ * than the first's changes nothing.
+ */
+#define PKT_LARGE_BUFS 48
+int pkt_large_init(int n, uint32_t frame);
+
+/*
+ * A buffer for a frame of len bytes: pkt_get() for one that fits a small
+ * buffer, else one of the large pool; NULL if none (or len beyond both).
+ */
+struct pktbuf *pkt_get_len(size_t len);
+
+/* Bytes of frame pb holds from PKT_HEADROOM. */
+uint32_t pkt_room(const struct pktbuf *pb);
+
+/* Buffers free now that hold a frame of len bytes. */
+int pkt_free_len(size_t len);
 
 /* Take another reference. */
 void pkt_ref(struct pktbuf *pb);

@@ -109,7 +109,7 @@ static void demux(struct netdev *dev, struct pktbuf *pb)
 /* demux_frame's frame to a handler that keeps what it is given: in a buffer of the pool, or later. */
 static __attribute__((noinline)) int frame_to_pktbuf(int i, const uint8_t *frame, size_t len)
 {
-	struct pktbuf *pb = pkt_get();
+	struct pktbuf *pb = pkt_get_len(len);
 
 	if (!pb) {
 		net_stats.no_buffer++;
@@ -132,8 +132,7 @@ static int demux_frame(struct netdev *dev, uint8_t *frame, size_t len)
 	int i = (int)last_type, r;
 	uint16_t type;
 
-	(void)dev;
-	if (len < ETH_HLEN || len > PKT_MAX_FRAME) {
+	if (len < ETH_HLEN || len > dev->frame_max) {
 		net_stats.short_frames++;
 		return 0;
 	}
@@ -155,6 +154,11 @@ static int demux_frame(struct netdev *dev, uint8_t *frame, size_t len)
 int net_up(void)
 {
 	return nd != NULL;
+}
+
+uint32_t net_frame_max(void)
+{
+	return nd ? nd->frame_max : ETH_MAX_FRAME;
 }
 
 int net_link_lossless(void)

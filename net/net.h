@@ -69,6 +69,12 @@ int net_up(void);
 int net_link_lossless(void);
 
 /*
+ * The largest frame (without FCS) the NIC sends and takes: ETH_MAX_FRAME
+ * on every NIC but the shared-memory link with large slots (up to 65535).
+ */
+uint32_t net_frame_max(void);
+
+/*
  * On a link made of memory the nodes share (the shared-memory link): two
  * 64-byte lines of it that carry no frames, the same on every node, for
  * measuring the memory itself (the floor-line bench row: node 0 writes

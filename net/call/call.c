@@ -157,9 +157,9 @@ static int send_at(int node, uint32_t epoch, uint8_t proto, const void *hdr, siz
 	if (flags & CALL_RAW) {
 		struct pktbuf *pb;
 		int r;
-		if (hlen + dlen > FAB_MTU)
+		if (hlen + dlen > FAB_MTU && hlen + dlen > fabric_mtu(node))
 			return -EMSGSIZE;
-		if (!(pb = pkt_get()))
+		if (!(pb = pkt_get_len(FAB_ETH_HLEN + FAB_HDR_LEN + hlen + dlen + FAB_TRAILER_LEN)))
 			return -ENOBUFS;
 		memcpy(fabric_payload(pb), hdr, hlen);
 		if (dlen)

@@ -18,6 +18,10 @@ void chan_init(struct chan *c, const struct chan_cfg *cfg, const struct chan_ops
 {
 	memset(c, 0, sizeof *c);
 	c->cfg = *cfg;
+	if (c->cfg.mtu < FAB_MTU)
+		c->cfg.mtu = FAB_MTU;
+	if (!c->cfg.kept_stride)
+		c->cfg.kept_stride = chan_kept_stride(FAB_MTU);
 	if (c->cfg.window == 0 || c->cfg.window > CHAN_WIN_MAX)
 		c->cfg.window = CHAN_WIN_MAX;
 	while (c->cfg.window & (c->cfg.window - 1))
@@ -61,6 +65,7 @@ void chan_reset(struct chan *c, uint16_t session, const uint8_t peer_mac[6])
 	chan_release(c);
 	cfg.session = session;
 	cfg.lossless = 0;
+	cfg.mtu = FAB_MTU;		/* until the new incarnation's HELLO says more */
 	memcpy(cfg.peer_mac, peer_mac, 6);
 	chan_init(c, &cfg, c->ops, c->ctx);
 	c->stats = stats;
@@ -128,12 +133,12 @@ static void tx_data(struct chan *c, uint32_t seq, uint64_t now)
 
 	/* Sent in place: its kept payload into a buffer of its own, now that it goes again. */
 	if (!t->pb) {
-		struct pktbuf *pb = c->ops->alloc(c->ctx);
+		struct pktbuf *pb = c->ops->alloc(c->ctx, CHAN_PAYLOAD_OFF + t->len + FAB_TRAILER_LEN);
 		if (!pb) {
 			c->stats.alloc_failures++;
 			return;
 		}
-		memcpy(pb->data + CHAN_PAYLOAD_OFF, c->cfg.kept + (seq & (c->cfg.window - 1)) * CHAN_KEPT_STRIDE,
+		memcpy(pb->data + CHAN_PAYLOAD_OFF, c->cfg.kept + (seq & (c->cfg.window - 1)) * c->cfg.kept_stride,
 		       t->len);
 		t->pb = pb;
 		t->acknow = 0;		/* sent again, it asks for nothing more */
@@ -144,7 +149,7 @@ static void tx_data(struct chan *c, uint32_t seq, uint64_t now)
 	 * frame to a fresh buffer first.  Without one, try at the next timer.
 	 */
 	if (t->tries > 0 && t->pb->refs > 1) {
-		struct pktbuf *fresh = c->ops->alloc(c->ctx);
+		struct pktbuf *fresh = c->ops->alloc(c->ctx, t->pb->len);
 		if (!fresh) {
 			c->stats.alloc_failures++;
 			return;
@@ -179,7 +184,7 @@ static void tx_data(struct chan *c, uint32_t seq, uint64_t now)
 
 static void send_ctl(struct chan *c, uint8_t type, uint64_t now)
 {
-	struct pktbuf *pb = c->ops->alloc(c->ctx);
+	struct pktbuf *pb = c->ops->alloc(c->ctx, CHAN_PAYLOAD_OFF + FAB_TRAILER_LEN);
 	struct fab_hdr h;
 
 	if (!pb) {
@@ -233,7 +238,7 @@ int chan_send(struct chan *c, struct pktbuf *pb, uint8_t proto, size_t len, int 
 
 	if (c->dead)
 		return -EHOSTDOWN;
-	if (len > FAB_MTU)
+	if (len > c->cfg.mtu)
 		return -EMSGSIZE;
 	if (c->snd_nxt - c->snd_una >= c->sndq)
 		return -EAGAIN;
@@ -321,7 +326,7 @@ size_t chan_send_in_place(struct chan *c, uint8_t *frame, uint8_t proto, size_t 
 	 * No buffer, no round-trip sample: the payload kept where the link's
 	 * memory cannot reach, should the frame be lost there.
 	 */
-	keep_copy(c->cfg.kept + (c->snd_nxt & (c->cfg.window - 1)) * CHAN_KEPT_STRIDE,
+	keep_copy(c->cfg.kept + (c->snd_nxt & (c->cfg.window - 1)) * c->cfg.kept_stride,
 		  frame + CHAN_PAYLOAD_OFF, len);
 	t->pb = NULL;
 	t->proto = proto;
@@ -560,7 +565,7 @@ static struct pktbuf *keep(struct chan *c, const struct fab_hdr *h, const uint8_
 			   struct pktbuf *pb)
 {
 	if (!pb) {
-		if (!(pb = c->ops->alloc(c->ctx))) {
+		if (!(pb = c->ops->alloc(c->ctx, CHAN_PAYLOAD_OFF + h->len))) {
 			c->stats.alloc_failures++;
 			return NULL;
 		}
@@ -690,6 +695,13 @@ drop:
 	if (pb)
 		pkt_put(pb);
 	return 0;
+}
+
+void chan_set_mtu(struct chan *c, size_t mtu)
+{
+	size_t most = c->cfg.kept ? c->cfg.kept_stride - 16 : mtu;
+
+	c->cfg.mtu = mtu < FAB_MTU ? FAB_MTU : mtu > most ? most : mtu;
 }
 
 void chan_set_lossless(struct chan *c, int on, uint64_t now)

@@ -60,8 +60,8 @@ struct chan_ops {
 	/* Deliver one message: 0 = taken (pb may be pkt_ref'd), -EBUSY = not now. */
 	int (*deliver)(void *ctx, int peer, uint8_t proto, const uint8_t *p, size_t len,
 		       struct pktbuf *pb);
-	/* A buffer for an ACK or PROBE frame, or NULL. */
-	struct pktbuf *(*alloc)(void *ctx);
+	/* A buffer for a frame of len bytes (an ACK, a PROBE, a copy of a DATA frame), or NULL. */
+	struct pktbuf *(*alloc)(void *ctx, size_t len);
 };
 
 struct chan_cfg {
@@ -75,13 +75,25 @@ struct chan_cfg {
 	uint64_t dead_ns;
 	struct fab_seal *seal;		/* keyed: every frame built is sealed with it; else NULL */
 	/*
-	 * window * CHAN_KEPT_STRIDE bytes where a frame sent in place keeps
-	 * its payload until acknowledged; NULL: none is sent in place.
+	 * The largest payload a message to the peer may have: FAB_MTU, or
+	 * more on a link of longer frames both ends take (chan_set_mtu).
+	 */
+	size_t mtu;
+	/*
+	 * window * kept_stride bytes where a frame sent in place keeps its
+	 * payload until acknowledged; NULL: none is sent in place.  The
+	 * stride is chan_kept_stride(the largest mtu the channel will have).
 	 */
 	uint8_t *kept;
+	size_t kept_stride;
 };
 
-#define CHAN_KEPT_STRIDE (FAB_MTU + 16)	/* keep_copy writes whole 16-byte blocks */
+/* A kept slot's bytes for payloads of up to mtu: keep_copy writes whole 16-byte blocks. */
+static inline size_t chan_kept_stride(size_t mtu)
+{
+	return (mtu + 16 + 15) & ~(size_t)15;
+}
+
 
 struct chan_stats {
 	uint64_t tx_data, tx_retx_timeout, tx_retx_sack, tx_ack, tx_probe;
@@ -150,11 +162,18 @@ void chan_release(struct chan *c);
 void chan_reset(struct chan *c, uint16_t session, const uint8_t peer_mac[6]);
 
 /*
+ * The largest payload of a message to the peer from now on: at least
+ * FAB_MTU, at most what cfg.kept_stride was made for (clamped).  Frames
+ * queued keep their length; the peer takes any up to its NIC's.
+ */
+void chan_set_mtu(struct chan *c, size_t mtu);
+
+/*
  * Queue a message whose payload (len bytes) the caller wrote at
  * pb->data + CHAN_PAYLOAD_OFF; acknow: the peer acknowledges it at once.
  * The channel takes the caller's reference and writes the header.
  * Return 0, -EAGAIN if the send queue is full (pb not taken), -EHOSTDOWN
- * if the peer is dead (pb not taken), -EMSGSIZE if len > FAB_MTU.
+ * if the peer is dead (pb not taken), -EMSGSIZE if len > cfg.mtu.
  */
 int chan_send(struct chan *c, struct pktbuf *pb, uint8_t proto, size_t len, int acknow, uint64_t now);
 

@@ -87,6 +87,7 @@ static void send_hello(int dst)
 	hello.nodes = (uint16_t)fab.nnodes;
 	hello.flags = fab.lossless ? FAB_HELLO_LOSSLESS : 0;
 	memcpy(hello.mac, net_mac(), 6);
+	hello.frame = (uint16_t)fab.frame_max;
 	hello.known = known_mask();
 	hello.lossless = lossless_mask();
 	hello.inc = fab.inc;
@@ -175,6 +176,7 @@ static void bind_peer(struct peer *p, int reset)
 		/* Nothing of the old incarnation's channel survives, nor reaches the new one. */
 		chan_reset(&p->ch, fab_pair_tag(fab.inc, p->m.inc), p->m.mac);
 		p->lossless = 0;
+		p->frame = FAB_FRAME_MAX;
 		p->reported_dead = 0;
 		for (int i = 0; i < FABRIC_RESET_HOOKS && fab_reset_hooks[i]; i++)
 			fab_reset_hooks[i](id);
@@ -225,6 +227,14 @@ void fab_hello_input(const struct fab_hdr *h, const uint8_t *payload, const uint
 		}
 		if (p->lossless && (hello.lossless & (1ULL << fab.me)) && !p->ch.cfg.lossless)
 			chan_set_lossless(&p->ch, 1, now_ns());
+		/* Frames as long as both NICs take (the link between them is one NIC's: shm). */
+		uint32_t frame = hello.frame > FAB_FRAME_MAX ? hello.frame : FAB_FRAME_MAX;
+		if (frame > fab.frame_max)
+			frame = fab.frame_max;
+		if (frame != p->frame) {
+			p->frame = frame;
+			chan_set_mtu(&p->ch, fab_payload_max(frame));
+		}
 	}
 	/* Answer broadcasts too, so that a node that already finished still helps. */
 	if ((r & MEMBER_REPLY) && hello_answer_allowed(p))

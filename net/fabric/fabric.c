@@ -71,10 +71,10 @@ static int chan_xmit(void *ctx, struct pktbuf *pb)
 	return fab_xmit(pb);
 }
 
-static struct pktbuf *chan_alloc(void *ctx)
+static struct pktbuf *chan_alloc(void *ctx, size_t len)
 {
 	(void)ctx;
-	return pkt_get();
+	return pkt_get_len(len);
 }
 
 /*

@@ -2,7 +2,8 @@
  * The fabric: the link layer between the nodes of the cluster.
  *
  * For every pair of nodes, a reliable, in-order, flow-controlled channel
- * (net/fabric/channel.h) carries messages of up to FAB_MTU bytes for a protocol
+ * (net/fabric/channel.h) carries messages of up to fabric_mtu(dst) bytes (FAB_MTU,
+ * more on a link of longer frames) for a protocol
  * (the mechanisms register one each).  A raw mode sends single frames with
  * no sequencing or retransmission: the floor the benchmarks compare with.
  * Nodes find each other at boot by broadcasting HELLO frames; a node's
@@ -119,6 +120,14 @@ int fabric_register_raw(uint8_t proto, fabric_handler_t fn);
  */
 int fabric_send(int dst, uint8_t proto, const void *hdr, size_t hlen, const void *data,
 		size_t dlen, int flags);
+
+/*
+ * The longest message to dst: FAB_MTU, or more where both nodes' NIC
+ * carries longer frames (the shared-memory link's large slots: up to
+ * 65477 bytes), as the pair agreed in its HELLOs.  It can change when dst
+ * is bound again (it rebooted).
+ */
+size_t fabric_mtu(int dst);
 
 /*
  * fabric_send to the binding epoch of dst (fabric_peer_epoch) only: if dst

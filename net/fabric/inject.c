@@ -87,7 +87,7 @@ void fab_inject(struct pktbuf *pb)
 		fab.ctr.fault_corrupt++;
 	}
 	struct pktbuf *dup = NULL;
-	if (chance(faults.dup) && (dup = pkt_get()) != NULL) {
+	if (chance(faults.dup) && (dup = pkt_get_len(pb->len)) != NULL) {
 		memcpy(dup->data, pb->data, pb->len);
 		dup->len = pb->len;
 		fab.ctr.fault_dup++;

@@ -22,6 +22,7 @@ struct peer {
 	struct waitq senders;		/* threads waiting for window space or an ack */
 	int reported_dead;
 	int lossless;			/* its HELLO said lossless: it may send us no CRC */
+	uint32_t frame;			/* the longest frame to send it: the shorter of its HELLO's and ours */
 	struct fab_seal tx_seal;	/* keyed: our frames to it (the channel's and raw) */
 	struct fab_unseal rx_seal;	/* keyed: its frames to us, and their replay window */
 	unsigned hello_tokens;		/* unicast HELLOs we may still send it now */
@@ -37,6 +38,8 @@ struct fabric {
 	int ready;			/* up: fabric_init succeeded */
 	int started;			/* the kernel's protocols are registered */
 	int lossless;			/* the link is lossless and no fault= here */
+	uint32_t frame_max;		/* the longest frame this node's NIC carries (net_frame_max) */
+	size_t mtu_max;			/* and the payload of one (fab_payload_max) */
 	int inject;			/* fault= applies here (fab_inject_any(), read on every frame) */
 	uint64_t inc;			/* this boot's incarnation */
 	int keyed;			/* key= given: every frame sealed (wire.h) */

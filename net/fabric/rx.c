@@ -128,7 +128,7 @@ static __attribute__((noinline)) int process_frame_copied(uint8_t *frame, size_t
 {
 	struct pktbuf *pb;
 
-	if (!(pb = pkt_get()))
+	if (!(pb = pkt_get_len(len)))
 		return -ENOBUFS;
 	memcpy(pb->data, frame, len);
 	pb->len = (uint16_t)len;
@@ -147,6 +147,9 @@ int fab_process_frame(uint8_t *frame, size_t len)
 	if (__builtin_expect(fab.inject, 0) ||
 	    (len > FAB_ETH_HLEN + 1 && frame[FAB_ETH_HLEN + 1] == FAB_AUTO))
 		return process_frame_copied(frame, len);
+	/* A frame longer than a small buffer, should it be kept: a large buffer for it, or later. */
+	if (__builtin_expect(len > PKT_MAX_FRAME, 0) && pkt_free_len(len) < 1)
+		return -ENOBUFS;
 	fab.ctr.rx_frames++;
 	return fab_receive(frame, len, NULL);
 }

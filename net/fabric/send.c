@@ -31,12 +31,25 @@ static int wait_known(struct peer *p)
 	return 0;
 }
 
+/* A message longer than FAB_MTU to dst (checked): 0 if the pair's frames carry it, else -EMSGSIZE. */
+static __attribute__((noinline)) int check_long(int dst, size_t len)
+{
+	return len > fab.peers[dst].ch.cfg.mtu ? -EMSGSIZE : 0;
+}
+
 /* Can anything be sent to dst on proto, len bytes?  0, -EINVAL, -EMSGSIZE. */
 static int check_send(int dst, uint8_t proto, size_t len)
 {
 	if (!fab.ready || dst < 0 || dst >= fab.nnodes || dst == fab.me || proto == 0 || proto >= FP_MAX)
 		return -EINVAL;
-	return len > FAB_MTU ? -EMSGSIZE : 0;
+	return __builtin_expect(len > FAB_MTU, 0) ? check_long(dst, len) : 0;
+}
+
+size_t fabric_mtu(int dst)
+{
+	if (!fab.ready || dst < 0 || dst >= fab.nnodes || dst == fab.me)
+		return FAB_MTU;
+	return fab.peers[dst].ch.cfg.mtu;
 }
 
 /* fabric_send_pb to dst's binding epoch only (0: any; see fabric_send_at). */
@@ -126,10 +139,28 @@ static uint8_t *slot_begin(struct fabric_tx *tx)
 	return net_tx_begin(p->mac, CHAN_PAYLOAD_OFF + tx->len + (fab.keyed ? FAB_TRAILER_LEN : 0));
 }
 
+/* A message longer than FAB_MTU: too long for dst (or no such dst)?  Apart: the short ones' path stays lean. */
+static __attribute__((noinline)) int tx_too_long(int dst, size_t len)
+{
+	return !fab.ready || dst < 0 || dst >= fab.nnodes || dst == fab.me || check_long(dst, len) < 0;
+}
+
+/* fabric_tx_begin's buffer when the NIC's slot cannot take the message: 0 or -ENOBUFS. */
+static __attribute__((noinline)) int tx_buffer(struct fabric_tx *tx)
+{
+	while ((tx->pb = pkt_get_len(CHAN_PAYLOAD_OFF + tx->len + FAB_TRAILER_LEN)) == NULL) {
+		if ((tx->flags & FABRIC_NOWAIT) || in_irq)
+			return -ENOBUFS;
+		thread_sleep_ns(200000);
+	}
+	tx->payload = fabric_payload(tx->pb);
+	return 0;
+}
+
 int fabric_tx_begin(struct fabric_tx *tx, int dst, uint32_t epoch, uint8_t proto, size_t len,
 		    int flags)
 {
-	if (len > FAB_MTU)
+	if (__builtin_expect(len > FAB_MTU, 0) && tx_too_long(dst, len))
 		return -EMSGSIZE;
 	tx->dst = dst;
 	tx->epoch = epoch;
@@ -143,13 +174,7 @@ int fabric_tx_begin(struct fabric_tx *tx, int dst, uint32_t epoch, uint8_t proto
 		return 0;		/* interrupts stay off until fabric_tx_end */
 	}
 	irq_restore(tx->irq);
-	while ((tx->pb = pkt_get()) == NULL) {
-		if ((flags & FABRIC_NOWAIT) || in_irq)
-			return -ENOBUFS;
-		thread_sleep_ns(200000);
-	}
-	tx->payload = fabric_payload(tx->pb);
-	return 0;
+	return tx_buffer(tx);
 }
 
 int fabric_tx_end(struct fabric_tx *tx)
@@ -267,7 +292,7 @@ int fabric_raw_send(int dst, uint8_t proto, const void *data, size_t len)
 		return 0;
 	}
 	irq_restore(fl);
-	if (!(pb = pkt_get()))
+	if (!(pb = pkt_get_len(CHAN_PAYLOAD_OFF + len + FAB_TRAILER_LEN)))
 		return -ENOBUFS;
 	memcpy(fabric_payload(pb), data, len);
 	r = raw_xmit_pb(p, proto, pb, len);

@@ -140,6 +140,9 @@ static int fabric_init(void)
 	fab.inject = fab_inject_any();
 	/* A lossless link is lossless unless this node injects faults. */
 	fab.lossless = net_link_lossless() && !fab_inject_any();
+	/* The longest message this node's NIC carries; a pair uses the shorter of its two (HELLO). */
+	fab.frame_max = net_frame_max() < FAB_FRAME_LIMIT ? net_frame_max() : FAB_FRAME_LIMIT;
+	fab.mtu_max = fab_payload_max(fab.frame_max);
 
 	/* Every peer's window fits the receive ring and the buffer pool together. */
 	window = fab.nnodes > 1 ? 192 / (unsigned)(fab.nnodes - 1) : CHAN_WIN_MAX;
@@ -162,9 +165,20 @@ static int fabric_init(void)
 			.dead_ns = fab.peer_timeout_ns,
 		};
 		memcpy(cfg.my_mac, net_mac(), 6);
-		/* Frames sent in place keep their payload until acknowledged (channel.h). */
-		if (fab.lossless && i != fab.me)
-			cfg.kept = malloc((size_t)window * CHAN_KEPT_STRIDE);
+		/*
+		 * Frames sent in place keep their payload until acknowledged
+		 * (channel.h), in slots for the longest this NIC sends; failing
+		 * that much memory, for Ethernet's and its frames are Ethernet's.
+		 */
+		if (fab.lossless && i != fab.me) {
+			cfg.kept_stride = chan_kept_stride(fab.mtu_max);
+			if (!(cfg.kept = malloc((size_t)window * cfg.kept_stride)) && fab.mtu_max > FAB_MTU) {
+				printf("fabric: no memory to keep %u frames of %zu bytes for node %d: "
+				       "frames of %d bytes to it\n", window, fab.mtu_max, i, FAB_FRAME_MAX);
+				cfg.kept_stride = chan_kept_stride(FAB_MTU);
+				cfg.kept = malloc((size_t)window * cfg.kept_stride);
+			}
+		}
 		if (fab.keyed) {
 			cfg.seal = &fab.peers[i].tx_seal;	/* its key comes with the binding */
 			fab.peers[i].m.keep_past = 1;
@@ -179,8 +193,9 @@ static int fabric_init(void)
 	fab.ready = 1;
 	fab_inject_describe(desc, sizeof desc);
 	printf("fabric: node %d of %d, incarnation %016lx (%s), window %u frames per peer, "
-	       "peer timeout %lu ms, %s%s%s%s%s\n",
-	       fab.me, fab.nnodes, fab.inc, incarnation_source(), window, fab.peer_timeout_ns / 1000000,
+	       "frames to %u bytes, peer timeout %lu ms, %s%s%s%s%s\n",
+	       fab.me, fab.nnodes, fab.inc, incarnation_source(), window, fab.frame_max,
+	       fab.peer_timeout_ns / 1000000,
 	       fab.keyed ? "keyed (SipHash-2-4 MAC, replay window)" : "crc32c ",
 	       fab.keyed ? "" : crc32c_impl(),
 	       fab.lossless ? ", lossless link (no CRC, acks for credit)" : "",

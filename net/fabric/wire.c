@@ -35,7 +35,7 @@ static inline __attribute__((always_inline)) enum fab_err parse_head(const uint8
 {
 	if (n < FAB_ETH_HLEN + FAB_HDR_LEN)
 		return FAB_E_SHORT;
-	if (n > FAB_FRAME_MAX)
+	if (n > FAB_FRAME_LIMIT)
 		return FAB_E_LEN;
 	memcpy(h, frame + FAB_ETH_HLEN, sizeof *h);
 	if (h->version != FAB_VERSION)

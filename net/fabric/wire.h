@@ -40,10 +40,17 @@
 #define FAB_VERSION 3
 #define FAB_HDR_LEN 32
 #define FAB_ETH_HLEN 14
-#define FAB_FRAME_MAX 1514
+#define FAB_FRAME_MAX 1514		/* Ethernet's: every link carries these */
+#define FAB_FRAME_LIMIT 65535		/* the longest any link may carry (a 16-bit length) */
 #define FAB_TRAILER_LEN 12
 /* Room for the trailer in every frame, keyed or not: one MTU for both. */
 #define FAB_MTU (FAB_FRAME_MAX - FAB_ETH_HLEN - FAB_HDR_LEN - FAB_TRAILER_LEN)	/* 1456 */
+
+/* The payload of a frame of frame bytes (at least FAB_FRAME_MAX), keyed or not. */
+static inline size_t fab_payload_max(uint32_t frame)
+{
+	return (size_t)frame - FAB_ETH_HLEN - FAB_HDR_LEN - FAB_TRAILER_LEN;
+}
 #define FAB_BROADCAST 0xffff
 #define FAB_MAX_NODES 64
 
@@ -131,7 +138,7 @@ struct fab_hello {
 	uint16_t nodes;		/* cluster size the sender was told */
 	uint16_t flags;		/* FAB_HELLO_* */
 	uint8_t mac[6];
-	uint16_t pad;
+	uint16_t frame;		/* the longest frame the sender's NIC takes; 0: FAB_FRAME_MAX */
 	uint64_t known;		/* bit i: the sender has bound node i */
 	uint64_t lossless;	/* bit i: node i said lossless, and so does the sender */
 	uint64_t inc;		/* the sender's incarnation (never 0) */

@@ -50,9 +50,10 @@ struct read_dest {
 
 struct write_train {
 	uint32_t pending;
-	int first;			/* enum rmem_status */
+	int16_t first;			/* enum rmem_status */
+	uint16_t pieces;		/* at most RMEM_TRAIN_MAX */
 	uint32_t off0;			/* the first piece's offset */
-	uint32_t pieces;
+	uint32_t piece;			/* bytes of every piece but the last (rmem_max_xfer) */
 	uint64_t seen[RMEM_TRAIN_MAX / 64];
 };
 

@@ -22,7 +22,8 @@
 
 #define RMEM_PROTO 3		/* fabric protocol number */
 #define RMEM_HDR_LEN 24
-#define RMEM_DATA_MAX 1408		/* = RMEM_MAX_XFER */
+/* The most data one message carries: a frame of FAB_FRAME_LIMIT bytes (rmem.h, rmem_max_xfer). */
+#define RMEM_DATA_MAX 65453
 #define RMEM_NAME_LEN 32
 
 enum rmem_op {

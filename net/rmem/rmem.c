@@ -53,6 +53,17 @@ struct desc {
 
 static struct desc descs[RMEM_MAX_DESC];
 
+/* rmem_max_xfer for d (valid): the pair's message less the header, in whole KiB. */
+static uint32_t xfer_max(const struct desc *d)
+{
+	size_t n = fabric_mtu(d->node) - RMEM_HDR_LEN;
+
+	if (n <= RMEM_MAX_XFER)
+		return RMEM_MAX_XFER;
+	n &= ~(size_t)1023;
+	return n > RMEM_XFER_LIMIT ? RMEM_XFER_LIMIT : n < RMEM_MAX_XFER ? RMEM_MAX_XFER : (uint32_t)n;
+}
+
 static struct desc *desc_get(int rd)
 {
 	if (rd < 0 || rd >= RMEM_MAX_DESC || !descs[rd].used)
@@ -61,6 +72,13 @@ static struct desc *desc_get(int rd)
 }
 
 /* --- descriptors ------------------------------------------------------------- */
+
+uint32_t rmem_max_xfer(int rd)
+{
+	const struct desc *d = desc_get(rd);
+
+	return d ? xfer_max(d) : RMEM_MAX_XFER;
+}
 
 /* A new descriptor; -ENOSPC if the table or the sinks are full. */
 static int desc_new(int node, int seg, uint32_t gen, uint64_t size, int rights)
@@ -227,7 +245,7 @@ void rmem_complete(int src, const struct rmem_msg *m, const uint8_t *data)
 				rmem_ctr.responses_unmatched++;
 				st = RMS_STALE;
 			} else {
-				memcpy(s->base + d->doff, data, d->count);
+				memcpy_upto(s->base + d->doff, data, d->count, RMEM_MAX_XFER);
 				trace_point(TS_MECH_DONE);
 				if (d->flags & RMEM_INTR)
 					rmem_arrived(d->lseg, d->doff, d->count);
@@ -251,8 +269,8 @@ void rmem_complete(int src, const struct rmem_msg *m, const uint8_t *data)
 			 * doubled) counts for nothing.  The first refusal is the verdict.
 			 */
 			struct write_train *w = (struct write_train *)c->priv;
-			uint32_t at = m->off - w->off0, i = at / RMEM_MAX_XFER;
-			if (m->off < w->off0 || at % RMEM_MAX_XFER || i >= w->pieces) {
+			uint32_t at = m->off - w->off0, i = at / w->piece;
+			if (m->off < w->off0 || at % w->piece || i >= w->pieces) {
 				rmem_ctr.responses_unmatched++;
 				return;
 			}
@@ -377,7 +395,7 @@ int rmem_write(int rd, uint32_t off, const void *src, uint32_t count, int flags)
 	r = flags & RMEM_SYNC ? local_check(d, off, count, RMEM_W) : desc_check(d, off, count, RMEM_W);
 	if (r < 0)
 		return r;
-	if (count > RMEM_MAX_XFER)
+	if (count > RMEM_MAX_XFER && count > xfer_max(d))
 		return -EINVAL;
 	msg_init(&m, d, RM_WRITE, off, count, flags);
 	trace_point(TS_MECH_SEND);
@@ -400,6 +418,7 @@ int rmem_write(int rd, uint32_t off, const void *src, uint32_t count, int flags)
 		return -EAGAIN;
 	struct write_train *w = (struct write_train *)c->priv;
 	w->pending = w->pieces = 1;
+	w->piece = count;
 	w->off0 = off;
 	m.tag = c->tag;
 	m.flags |= RM_F_ACK;
@@ -421,10 +440,12 @@ static int write_train(struct desc *d, uint32_t off, const uint8_t *p, size_t co
 	if (!(c = call_new(RMEM_PROTO, RK_STATUS, d->node)))
 		return -EAGAIN;
 	struct write_train *w = (struct write_train *)c->priv;
-	w->pending = w->pieces = (uint32_t)((count + RMEM_MAX_XFER - 1) / RMEM_MAX_XFER);
+	uint32_t piece = xfer_max(d);
+	w->pending = w->pieces = (uint32_t)((count + piece - 1) / piece);
+	w->piece = piece;
 	w->off0 = off;
 	while (count) {
-		uint32_t n = count > RMEM_MAX_XFER ? RMEM_MAX_XFER : (uint32_t)count;
+		uint32_t n = count > piece ? piece : (uint32_t)count;
 		/* Only the block's last piece notifies: it arrives last (in order). */
 		int fl = count > n || !last ? (flags & (RMEM_UNRELIABLE | RMEM_SYNC)) : flags;
 		msg_init(&m, d, RM_WRITE, off, n, fl);
@@ -460,7 +481,7 @@ int rmem_write_block(int rd, uint32_t off, const void *src, size_t count, int fl
 		 * (as the asynchronous block does).  An error of the call itself
 		 * (a timeout, the peer gone) ends the block.
 		 */
-		const size_t train = (size_t)RMEM_TRAIN_MAX * RMEM_MAX_XFER;
+		const size_t train = (size_t)RMEM_TRAIN_MAX * xfer_max(d);
 		while (count) {
 			size_t n = count > train ? train : count;
 			int refusal = 0;
@@ -474,8 +495,9 @@ int rmem_write_block(int rd, uint32_t off, const void *src, size_t count, int fl
 		}
 		return verdict;
 	}
+	uint32_t piece = xfer_max(d);
 	while (count) {
-		uint32_t n = count > RMEM_MAX_XFER ? RMEM_MAX_XFER : (uint32_t)count;
+		uint32_t n = count > piece ? piece : (uint32_t)count;
 		/* Only the last piece notifies: it arrives last (in order). */
 		int fl = count > n ? (flags & RMEM_UNRELIABLE) : flags;
 		if ((r = rmem_write(rd, off, p, n, fl)) < 0)
@@ -498,7 +520,7 @@ int rmem_read(int rs, uint32_t soff, uint32_t count, int lseg, uint32_t doff, in
 
 	if ((r = desc_check(d, soff, count, RMEM_R)) < 0)
 		return r;
-	if (count > RMEM_MAX_XFER)
+	if (count > RMEM_MAX_XFER && count > xfer_max(d))
 		return -EINVAL;
 	irqflags_t f = irq_save();
 	s = rmem_seg(lseg);

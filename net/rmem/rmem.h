@@ -76,8 +76,21 @@ enum {
 	RMEM_NOWAIT = 16,
 };
 
-/* Largest WRITE or READ carried by one frame. */
+/*
+ * Largest WRITE or READ carried by one frame between any two nodes.  A
+ * pair whose link carries longer frames (the shared-memory link's large
+ * slots) takes more in one: rmem_max_xfer(rd), up to RMEM_XFER_LIMIT.
+ */
 #define RMEM_MAX_XFER 1408
+#define RMEM_XFER_LIMIT 64512
+
+/*
+ * The largest WRITE or READ through descriptor rd in one frame: what
+ * the fabric's message to its node holds (fabric_mtu) less the header,
+ * in whole KiB, at least RMEM_MAX_XFER; RMEM_MAX_XFER for a bad rd.
+ * The block transfers go in pieces of this.
+ */
+uint32_t rmem_max_xfer(int rd);
 
 /* --- segments (the exporting side) --------------------------------------- */
 

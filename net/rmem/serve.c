@@ -20,7 +20,9 @@
 #include "net/rmem/internal.h"
 #include "net/rmem/proto.h"
 
-_Static_assert(RMEM_MAX_XFER == RMEM_DATA_MAX, "one maximum transfer");
+_Static_assert(RMEM_XFER_LIMIT <= RMEM_DATA_MAX, "the longest transfer is taken");
+_Static_assert(RMEM_HDR_LEN + RMEM_DATA_MAX == FAB_FRAME_LIMIT - FAB_ETH_HLEN - FAB_HDR_LEN - FAB_TRAILER_LEN,
+	       "the longest message fills the longest frame");
 _Static_assert(RMEM_HDR_LEN + RMEM_MAX_XFER <= FAB_MTU, "a transfer fits one frame");
 
 
@@ -56,7 +58,7 @@ static void answer(struct fabric_tx *tx, int src, uint8_t op, const struct rmem_
 	/* Written where it goes (on the shared-memory link, the NIC's slot). */
 	memcpy(tx->payload, &a, sizeof a);
 	if (dlen)
-		memcpy(tx->payload + sizeof a, data, dlen);
+		memcpy_upto(tx->payload + sizeof a, data, dlen, RMEM_MAX_XFER);
 	if (fabric_tx_end(tx) < 0)
 		rmem_ctr.answers_lost++;
 }
@@ -111,6 +113,11 @@ static int serve(int src, const struct rmem_msg *m, const uint8_t *data, int raw
 {
 	struct rmem_segview v = segtab_view(&rmem_segtab, m->seg, src);
 	int st = rmem_check(&v, m);
+
+	/* A READ longer than one message back to src (its issuer asked beyond rmem_max_xfer). */
+	if (st == RMS_OK && m->op == RM_READ_REQ && m->count > RMEM_MAX_XFER &&
+	    RMEM_HDR_LEN + (size_t)m->count > fabric_mtu(src))
+		st = RMS_MALFORMED;
 	int needs_answer = st != RMS_OK || m->op != RM_WRITE || (m->flags & RM_F_ACK);
 
 	/*
@@ -153,7 +160,7 @@ static int serve(int src, const struct rmem_msg *m, const uint8_t *data, int raw
 	uint8_t *target = s->base + m->off;
 	switch (m->op) {
 	case RM_WRITE:
-		memcpy(target, data, m->count);
+		memcpy_upto(target, data, m->count, RMEM_MAX_XFER);
 		trace_point(TS_MECH_DONE);
 		rmem_ctr.applied_write++;
 		if (m->flags & RM_F_ACK)
@@ -213,7 +220,7 @@ static int write_fast(int src, const struct rmem_msg *m, const uint8_t *data, si
 	if (!s->used || s->gen[src] != m->gen || !(s->rights[src] & RMEM_W) || s->inhibit ||
 	    (uint64_t)m->off + m->count > s->size)
 		return 0;
-	memcpy(s->base + m->off, data, m->count);
+	memcpy_upto(s->base + m->off, data, m->count, RMEM_MAX_XFER);
 	trace_point(TS_MECH_DONE);
 	rmem_ctr.applied_write++;
 	if (m->flags & RM_F_INTR)

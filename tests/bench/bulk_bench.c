@@ -5,7 +5,8 @@
  *   write-bw-<size>   rmem_write_block of <size> bytes, again and again
  *                     (8 MiB in all, at least two blocks), then rmem_sync:
  *                     the block WRITE one way, until the target applied it
- *   read-bw-<size>    the same bytes by READ: pieces of RMEM_MAX_XFER, up to
+ *   read-bw-<size>    the same bytes by READ: pieces of rmem_max_xfer (one
+ *                     frame: 1408 bytes, 63 KiB on shm's large slots), up to
  *                     READ_DEPTH in flight, into a local segment; the last
  *                     block compared with what node 1 holds
  *   block-4k          the remote-memory paper's 2.3: 4 KiB block transfers
@@ -112,12 +113,13 @@ static int write_curve(void)
 static int read_block(uint32_t off, size_t count)
 {
 	int h[READ_DEPTH];
-	size_t issued = 0, waited = 0, n = (count + RMEM_MAX_XFER - 1) / RMEM_MAX_XFER;
+	const uint32_t piece = rmem_max_xfer(peer_rd);
+	size_t issued = 0, waited = 0, n = (count + piece - 1) / piece;
 
 	while (waited < n) {
 		while (issued < n && issued - waited < READ_DEPTH) {
-			uint32_t at = (uint32_t)(issued * RMEM_MAX_XFER);
-			uint32_t c = count - at > RMEM_MAX_XFER ? RMEM_MAX_XFER : (uint32_t)(count - at);
+			uint32_t at = (uint32_t)(issued * piece);
+			uint32_t c = count - at > piece ? piece : (uint32_t)(count - at);
 			int x = rmem_read(peer_rd, off + at, c, bseg, off + at, 0);
 			if (x == -EAGAIN && issued > waited)
 				break;		/* no call left: wait for one first */

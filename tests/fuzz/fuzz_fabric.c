@@ -54,10 +54,10 @@ static int deliver(void *ctx, int peer, uint8_t proto, const uint8_t *p, size_t 
 	return (len & 1) && (p[0] == 0xbb) ? -EBUSY : 0;
 }
 
-static struct pktbuf *alloc(void *ctx)
+static struct pktbuf *alloc(void *ctx, size_t len)
 {
 	(void)ctx;
-	return pkt_get();
+	return pkt_get_len(len);
 }
 
 static const struct chan_ops ops = { xmit, deliver, alloc };

@@ -1181,6 +1181,16 @@ CASES = [
                            (2, "tcp", 0, "shm"), (2, "rmem", 0, "shm"), (2, "req", 0, "shm"),
                            (2, "cell", 0, "shm"), (4, "req", 0, "shm"), (4, "cell", 1, "shm")]
 ] + [
+    # The shared-memory link's 64 KiB slots: a pair agrees on frames of 65532 bytes, and a
+    # 4 MiB message on each driver (64 such frames on the fabric's channel, blocks of 63 KiB
+    # WRITEs for rmem) arrives intact with frames dropped, doubled and corrupted.
+    Cluster("mad-test-2-%s-shm-64k-faults" % d, app="mad-test", nodes=2, nic="shm",
+            args="driver=%s big=4194304 fault=drop:0.03,dup:0.03,corrupt:0.01" % d, timeout=300,
+            expect=[r"I received the strings", r"frames to 65532 bytes"],
+            absent=[r"FAILED", r"malformed"],
+            count={r"RESULT mad-test driver=%s messages=70 bytes=\d+ failures=0 misuse=11" % d: 2})
+    for d in ("rmem", "req", "cell", "tcp")
+] + [
     # A node forging another's REQ notification (word naming node 0, sent by node 2) is
     # refused by node 1, and node 0's stream to node 1 stays in step.
     Cluster("mad-test-3-req-forge", app="mad-test", nodes=3, args="driver=req forge=1", timeout=240,

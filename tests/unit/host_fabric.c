@@ -198,6 +198,12 @@ uint32_t fabric_peer_epoch(int dst)
 	return dst >= 0 && dst < 64 ? host_epoch[dst] : 0;
 }
 
+size_t fabric_mtu(int dst)
+{
+	(void)dst;
+	return FAB_MTU;		/* the host link: Ethernet's frames */
+}
+
 int fabric_can_send(int dst)
 {
 	(void)dst;

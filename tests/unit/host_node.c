@@ -166,6 +166,7 @@ static int nout;
 int net_up(void) { return 1; }
 int net_unregister(uint16_t ethertype) { (void)ethertype; return 0; }
 int net_link_lossless(void) { return 0; }
+uint32_t net_frame_max(void) { return ETH_MAX_FRAME; }
 void net_print_stats(void) {}
 /* The node has a typed id: auto.c's hook does nothing, and AUTO frames are ignored. */
 int node_auto(int *expect)
@@ -368,10 +369,10 @@ static int sim_deliver(void *ctx, int peer, uint8_t proto, const uint8_t *p, siz
 	return 0;
 }
 
-static struct pktbuf *sim_alloc(void *ctx)
+static struct pktbuf *sim_alloc(void *ctx, size_t len)
 {
 	(void)ctx;
-	return pkt_get();
+	return pkt_get_len(len);
 }
 
 static const struct chan_ops sim_ops = { sim_xmit, sim_deliver, sim_alloc };

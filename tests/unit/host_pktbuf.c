@@ -34,6 +34,43 @@ struct pktbuf *pkt_get(void)
 	return pb;
 }
 
+static uint32_t large_frame;
+
+int pkt_large_init(int n, uint32_t frame)
+{
+	(void)n;
+	if (frame > large_frame)
+		large_frame = frame;
+	return 0;
+}
+
+struct pktbuf *pkt_get_len(size_t len)
+{
+	struct pktbuf *pb;
+
+	if (len <= PKT_MAX_FRAME)
+		return pkt_get();
+	if (len > large_frame || (limit >= 0 && live >= limit))
+		return NULL;
+	pb = calloc(1, sizeof *pb);
+	pb->buf = calloc(1, PKT_HEADROOM + large_frame);
+	pb->data = pb->buf + PKT_HEADROOM;
+	pb->refs = 1;
+	pb->large = 1;
+	live++;
+	return pb;
+}
+
+uint32_t pkt_room(const struct pktbuf *pb)
+{
+	return pb->large ? large_frame : PKT_MAX_FRAME;
+}
+
+int pkt_free_len(size_t len)
+{
+	return len <= PKT_MAX_FRAME || len <= large_frame ? pkt_free_count() : 0;
+}
+
 void pkt_ref(struct pktbuf *pb)
 {
 	if (pb->refs <= 0)

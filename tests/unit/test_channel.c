@@ -156,15 +156,16 @@ static int deliver(void *ctx, int peer, uint8_t proto, const uint8_t *p, size_t 
 	return 0;
 }
 
-static struct pktbuf *alloc(void *ctx)
+static struct pktbuf *alloc(void *ctx, size_t len)
 {
 	(void)ctx;
-	return pkt_get();
+	return pkt_get_len(len);
 }
 
 static const struct chan_ops ops = { xmit, deliver, alloc };
 
-static uint8_t kept[2][CHAN_WIN_MAX * CHAN_KEPT_STRIDE];
+#define KEPT_STRIDE ((FAB_MTU + 16 + 15) & ~15)
+static uint8_t kept[2][CHAN_WIN_MAX * KEPT_STRIDE];
 
 static void setup_pair(unsigned window)
 {

@@ -476,9 +476,9 @@ static void check_bounds(void **state)
 	assert_int_equal(rmem_check(&v, &m), RMS_OK);
 	m = req(RM_WRITE, 5, 0xffffffffu, 1);
 	assert_int_equal(rmem_check(&v, &m), RMS_BOUNDS);
-	m = req(RM_READ_REQ, 5, 0xfffffa81u, RMEM_DATA_MAX);	/* ends at 2^32 + 1 */
+	m = req(RM_READ_REQ, 5, 0xfffffa81u, RMEM_MAX_XFER);	/* ends at 2^32 + 1 */
 	assert_int_equal(rmem_check(&v, &m), RMS_BOUNDS);
-	m = req(RM_READ_REQ, 5, 0xfffffa7fu, RMEM_DATA_MAX);	/* ends at 2^32 - 1 */
+	m = req(RM_READ_REQ, 5, 0xfffffa7fu, RMEM_MAX_XFER);	/* ends at 2^32 - 1 */
 	assert_int_equal(rmem_check(&v, &m), RMS_OK);
 	m = req(RM_FADD, 5, 0xfffffff0u, 8);
 	assert_int_equal(rmem_check(&v, &m), RMS_OK);
@@ -1158,7 +1158,7 @@ static void setup_arena(struct segtab *t)
 /* A fixed table of operations at the edges, each with its exact verdict. */
 static void memory_table_of_edges(void **state)
 {
-	static uint8_t payload[RMEM_DATA_MAX];
+	static uint8_t payload[RMEM_MAX_XFER];
 	struct segtab *t = &rmem_segtab;
 
 	(void)state;
@@ -1178,8 +1178,8 @@ static void memory_table_of_edges(void **state)
 		{ RM_WRITE, 0, 1, g1, SEG_SIZE - 100, 101, RMS_BOUNDS },	/* spans by one */
 		{ RM_WRITE, 0, 1, g1, SEG_SIZE - 100, 100, RMS_OK },
 		{ RM_WRITE, 0, 1, g1, 0xffffffffu, 1, RMS_BOUNDS },		/* wraps */
-		{ RM_WRITE, 0, 1, g1, 0xfffffa80u, RMEM_DATA_MAX, RMS_BOUNDS },	/* wraps to 0 */
-		{ RM_WRITE, 0, 1, g1, 0xfffffb00u, RMEM_DATA_MAX, RMS_BOUNDS },	/* wraps to 128 */
+		{ RM_WRITE, 0, 1, g1, 0xfffffa80u, RMEM_MAX_XFER, RMS_BOUNDS },	/* wraps to 0 */
+		{ RM_WRITE, 0, 1, g1, 0xfffffb00u, RMEM_MAX_XFER, RMS_BOUNDS },	/* wraps to 128 */
 		{ RM_WRITE, 0, 1, g1 - 1, 0, 8, RMS_STALE },			/* an older gen */
 		{ RM_WRITE, 0, 1, g1 + 1, 0, 8, RMS_STALE },
 		{ RM_WRITE, 0, 5, g1, 0, 8, RMS_STALE },			/* revoked node */
@@ -1198,7 +1198,7 @@ static void memory_table_of_edges(void **state)
 		{ RM_CAS, 0, 1, g1, SEG_SIZE - 12, 8, RMS_OK },
 		{ RM_FADD, 0, 6, g1, 0xfffffff8u, 8, RMS_BOUNDS },
 		{ RM_WRITE, 0, 6, g1, 16, 8, RMS_RIGHTS },
-		{ RM_READ_REQ, 0, 1, g1, 0, SEG_SIZE < RMEM_DATA_MAX ? SEG_SIZE : RMEM_DATA_MAX, RMS_OK },
+		{ RM_READ_REQ, 0, 1, g1, 0, SEG_SIZE < RMEM_MAX_XFER ? SEG_SIZE : RMEM_MAX_XFER, RMS_OK },
 	};
 	for (size_t i = 0; i < sizeof ops / sizeof ops[0]; i++) {
 		int st = one_op(t, ops[i].op, ops[i].seg, ops[i].src, ops[i].gen, ops[i].off,
@@ -1225,7 +1225,7 @@ static uint32_t pick_off(uint8_t op)
 	switch (rnd() % 8) {
 	case 0: return (uint32_t)(SEG_SIZE - rnd() % 16);		/* near the end */
 	case 1: return (uint32_t)(SEG_SIZE + rnd() % 16);		/* just past */
-	case 2: return (uint32_t)(0u - 1 - rnd() % RMEM_DATA_MAX);	/* wrapping */
+	case 2: return (uint32_t)(0u - 1 - rnd() % RMEM_MAX_XFER);	/* wrapping */
 	case 3: return (uint32_t)rnd();					/* anywhere */
 	case 4: return (uint32_t)(rnd() % 16);				/* near the start */
 	default:
@@ -1237,7 +1237,7 @@ static uint32_t pick_off(uint8_t op)
 
 static void memory_random_operations(void **state)
 {
-	static uint8_t payload[RMEM_DATA_MAX];
+	static uint8_t payload[RMEM_MAX_XFER];
 	struct segtab *t = &rmem_segtab;
 	int seen[RMS_NSTATUS] = { 0 };
 
@@ -1255,7 +1255,7 @@ static void memory_random_operations(void **state)
 		uint32_t count = 8;
 		if (op == RM_WRITE || op == RM_READ_REQ)
 			count = rnd() % 4 ? 1 + (uint32_t)(rnd() % 64)
-					  : 1 + (uint32_t)(rnd() % RMEM_DATA_MAX);
+					  : 1 + (uint32_t)(rnd() % RMEM_MAX_XFER);
 		for (size_t k = 0; k < (op == RM_WRITE ? count : 16); k++)
 			payload[k] = (uint8_t)rnd();
 		/* Now and then the table changes under the issuers' feet. */
