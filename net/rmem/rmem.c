@@ -25,6 +25,8 @@
 #include <errno.h>
 #include <string.h>
 
+#include "kernel/builtins.h"	/* memcpy_upto; the kernel build has it already */
+
 #include "kernel/node.h"
 #include "kernel/thread.h"
 #include "kernel/trace.h"

@@ -9,6 +9,8 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "kernel/builtins.h"	/* memcpy_upto; the kernel build has it already */
+
 #include "kernel/init.h"
 #include "kernel/node.h"
 #include "kernel/trace.h"
