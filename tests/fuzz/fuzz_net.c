@@ -115,7 +115,8 @@ static const struct netdev_ops fake_ops = {
 	.irq_enable = fake_irq_enable,
 };
 
-static struct netdev nic = { .name = "fake", .ops = &fake_ops };
+/* Its frames fill a small buffer (PKT_MAX_FRAME): longer than Ethernet's, as the model expects. */
+static struct netdev nic = { .name = "fake", .ops = &fake_ops, .frame_max = PKT_MAX_FRAME };
 
 /* --- handlers and the model ------------------------------------------------------- */
 
