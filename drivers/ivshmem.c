@@ -116,8 +116,6 @@ struct shm {
 	uint64_t size;
 	int me, nodes;
 	struct shm_geom g;		/* slot bytes and slots a ring (shm_ring.h) */
-	unsigned slots;			/* g.slots */
-	uint32_t frame_max;		/* the largest frame this node sends or takes */
 	struct pci_msix msix;
 	int vector;
 	uint32_t tx_tail[MAX_NODES];	/* what this node published to each node */
@@ -172,15 +170,15 @@ static struct shm_slot *free_slot(struct shm *sc, int dst)
 	struct shm_ring *r = sc->tx_ring[dst];
 	uint32_t t = sc->tx_tail[dst];
 
-	if (__builtin_expect(t - sc->tx_head[dst] >= sc->slots, 0)) {
+	if (__builtin_expect(t - sc->tx_head[dst] >= sc->g.slots, 0)) {
 		uint32_t h = __atomic_load_n(&r->head, __ATOMIC_ACQUIRE);
-		if (t - h > sc->slots) {
+		if (t - h > sc->g.slots) {
 			sc->bad_counts++;	/* dst wrote a head beyond our tail */
 			sc->ring_full++;
 			return NULL;
 		}
 		sc->tx_head[dst] = h;
-		if (t - h == sc->slots) {
+		if (t - h == sc->g.slots) {
 			sc->ring_full++;
 			return NULL;
 		}
@@ -211,18 +209,23 @@ static void publish(struct shm *sc, int dst, struct shm_slot *s, uint32_t len)
 	}
 }
 
-/* Copy one frame (14 bytes or more) into the ring to dst.  (irq off) */
+/* Copy a frame of len (14 or more) bytes: Ethernet's inline, a long one by memcpy (it knows QEMU's TLB). */
+static inline void copy_frame(uint8_t *d, const uint8_t *s, uint32_t len)
+{
+	if (__builtin_expect(len <= ETH_MAX_FRAME, 1))
+		memcpy_words(d, s, len);
+	else
+		memcpy(d, s, len);
+}
+
+/* Copy one frame into the ring to dst.  (irq off) */
 static inline int put_frame(struct shm *sc, int dst, const uint8_t *frame, uint16_t len)
 {
 	struct shm_slot *s = free_slot(sc, dst);
 
 	if (!s)
 		return -EAGAIN;
-	/* Ethernet's frames inline; a long one by memcpy (it knows QEMU's TLB). */
-	if (__builtin_expect(len <= ETH_MAX_FRAME, 1))
-		memcpy_words(s->frame, frame, len);
-	else
-		memcpy(s->frame, frame, len);
+	copy_frame(s->frame, frame, len);
 	publish(sc, dst, s, len);
 	return 0;
 }
@@ -233,7 +236,7 @@ static uint8_t *shm_tx_begin(struct netdev *nd, const uint8_t dst[ETH_ALEN], siz
 	struct shm *sc = nd->softc;
 	int d = mac_node(sc, dst);
 
-	if (d < 0 || d == sc->me || len < SHM_FRAME_MIN || len > sc->frame_max ||
+	if (d < 0 || d == sc->me || len < SHM_FRAME_MIN || len > sc->nd.frame_max ||
 	    !(sc->tx_slot = free_slot(sc, d)))
 		return NULL;
 	sc->tx_dst = d;
@@ -256,7 +259,7 @@ static int shm_transmit(struct netdev *nd, struct pktbuf *pb)
 	const uint8_t *dmac = pb->data;
 	int r = 0, dst;
 
-	if (pb->len < SHM_FRAME_MIN || pb->len > sc->frame_max)
+	if (pb->len < SHM_FRAME_MIN || pb->len > sc->nd.frame_max)
 		return -EINVAL;
 	if (dmac[0] & 1) {
 		/* Broadcast and multicast: every other node. */
@@ -322,12 +325,8 @@ static int shm_poll(struct netdev *nd, int budget)
 				break;
 			trace_point(TS_NIC_RX);
 			uint32_t len = stamp & 0xffff;
-			if (len >= SHM_FRAME_MIN && len <= sc->frame_max) {
-				/* Ethernet's frames inline; a long one by memcpy (it knows QEMU's TLB). */
-				if (__builtin_expect(len <= ETH_MAX_FRAME, 1))
-					memcpy_words(sc->rx_frame, s->frame, len);
-				else
-					memcpy(sc->rx_frame, s->frame, len);
+			if (len >= SHM_FRAME_MIN && len <= sc->nd.frame_max) {
+				copy_frame(sc->rx_frame, s->frame, len);
 				sc->in_rx = 1;
 				int r2 = netdev_input_frame(nd, sc->rx_frame, len);
 				sc->in_rx = 0;
@@ -423,7 +422,7 @@ static void shm_repair(struct shm *sc)
 		}
 		t = __atomic_load_n(&r->tail, __ATOMIC_ACQUIRE);
 		ahead = t - h;		/* frames published and not taken, by the producer's count */
-		if (ahead == 0 || (ahead <= sc->slots && shm_stamp_is(next_stamp(sc, src), h + 1))) {
+		if (ahead == 0 || (ahead <= sc->g.slots && shm_stamp_is(next_stamp(sc, src), h + 1))) {
 			sc->suspect[src] = 0;	/* nothing wrong: empty, or the next frame is there */
 			continue;
 		}
@@ -433,7 +432,7 @@ static void shm_repair(struct shm *sc)
 		 * over slots not taken (a moved head let it); back to its count
 		 * if this node is ahead of it.
 		 */
-		to = ahead <= sc->slots ? h + 1 : ahead < 0x80000000u ? t - sc->slots : t;
+		to = ahead <= sc->g.slots ? h + 1 : ahead < 0x80000000u ? t - sc->g.slots : t;
 		if (sc->suspect[src] != (to | 1u << 31) || sc->suspect_at[src] != h) {
 			sc->suspect[src] = to | 1u << 31;
 			sc->suspect_at[src] = h;
@@ -644,8 +643,7 @@ static int shm_probe(struct pci_dev *d)
 		goto free;
 	}
 	sc->g = shm_geom(sc->size, sc->nodes);
-	sc->slots = sc->g.slots;
-	if (!sc->slots) {
+	if (!sc->g.slots) {
 		printf("ivshmem: %lu bytes of shared memory hold no rings for %d nodes (need %lu)\n",
 		       sc->size, sc->nodes,
 		       shm_bytes(sc->nodes, (struct shm_geom){ SHM_SLOT_MIN, SHM_SLOTS_MIN }));
@@ -653,7 +651,7 @@ static int shm_probe(struct pci_dev *d)
 		goto free;
 	}
 	/* Ethernet's frames in the smallest slots, as on any NIC; the slot's room in larger ones. */
-	sc->frame_max = sc->g.slot > SHM_SLOT_MIN ? shm_frame_max(sc->g) : ETH_MAX_FRAME;
+	sc->nd.frame_max = sc->g.slot > SHM_SLOT_MIN ? shm_frame_max(sc->g) : ETH_MAX_FRAME;
 	if (pci_msix_enable(d, 1, &sc->msix) < 0) {
 		printf("ivshmem: no MSI-X: the device must be ivshmem-doorbell with vectors=1\n");
 		goto free;
@@ -672,7 +670,7 @@ static int shm_probe(struct pci_dev *d)
 		sc->tx_tail[src] = out->tail;
 		sc->tx_head[src] = out->head;
 		/* A frame whose stamp went out just before a reboot, but not its tail, may be taken already. */
-		if (out->head - out->tail - 1 < sc->slots)
+		if (out->head - out->tail - 1 < sc->g.slots)
 			sc->tx_tail[src] = out->head;
 		if (src != sc->me)
 			sc->peer[sc->npeers++] = src;
@@ -694,10 +692,9 @@ static int shm_probe(struct pci_dev *d)
 	sc->nd.mac[3] = 0x57;
 	sc->nd.mac[4] = (uint8_t)(sc->me >> 8);
 	sc->nd.mac[5] = (uint8_t)sc->me;
-	sc->nd.frame_max = sc->frame_max;
 	snprintf(sc->model, sizeof sc->model,
 		 "pci %02x:%02x.%d, %lu MiB shared, %u slots of %u KiB a ring, frames to %u bytes, msi-x",
-		 d->bus, d->dev, d->fn, sc->size >> 20, sc->slots, sc->g.slot >> 10, sc->frame_max);
+		 d->bus, d->dev, d->fn, sc->size >> 20, sc->g.slots, sc->g.slot >> 10, sc->nd.frame_max);
 	irqflags_t f = irq_save();
 	pci_msix_route(&sc->msix, 0, sc->vector);
 	my_ctl(sc)->armed = 1;

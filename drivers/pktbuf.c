@@ -18,7 +18,7 @@
 static struct pktbuf *pool, *freelist;
 static int nbufs, nfree, low_water;
 static struct pktbuf *large_pool, *large_free;
-static int nlarge, nlarge_free;
+static int nlarge_free;
 static uint32_t large_frame;		/* frame bytes a large buffer holds */
 
 int pkt_pool_init(int n)
@@ -58,7 +58,7 @@ int pkt_large_init(int n, uint32_t frame)
 		large_free = &p[i];
 	}
 	large_pool = p;
-	nlarge = nlarge_free = n;
+	nlarge_free = n;
 	large_frame = frame;
 	irq_restore(f);
 	return 0;
@@ -91,11 +91,6 @@ struct pktbuf *pkt_get_len(size_t len)
 	}
 	irq_restore(f);
 	return pb ? ready(pb) : NULL;
-}
-
-uint32_t pkt_room(const struct pktbuf *pb)
-{
-	return pb->large ? large_frame : PKT_MAX_FRAME;
 }
 
 int pkt_free_len(size_t len)

@@ -79,9 +79,6 @@ int pkt_large_init(int n, uint32_t frame);
  */
 struct pktbuf *pkt_get_len(size_t len);
 
-/* Bytes of frame pb holds from PKT_HEADROOM. */
-uint32_t pkt_room(const struct pktbuf *pb);
-
 /* Buffers free now that hold a frame of len bytes. */
 int pkt_free_len(size_t len);
 

@@ -61,11 +61,6 @@ struct pktbuf *pkt_get_len(size_t len)
 	return pb;
 }
 
-uint32_t pkt_room(const struct pktbuf *pb)
-{
-	return pb->large ? large_frame : PKT_MAX_FRAME;
-}
-
 int pkt_free_len(size_t len)
 {
 	return len <= PKT_MAX_FRAME || len <= large_frame ? pkt_free_count() : 0;
