@@ -33,7 +33,7 @@ done
 
 # command:package pairs
 need="gcc:gcc ld:binutils make:make
-qemu-system-x86_64:qemu-system-x86 vde_switch:vde2
+qemu-system-x86_64:qemu-system-x86 vde_switch:vde2 vde_plug:vdeplug
 meson:meson ninja:ninja-build
 grub-mkrescue:grub-common grub-file:grub-common xorriso:xorriso mformat:mtools
 python3:python3 taskset:util-linux xz:xz-utils

@@ -49,6 +49,8 @@ f.h_lossless = ProtoField.uint64("now.hello.lossless", "Lossless nodes", base.HE
 f.h_inc = ProtoField.uint64("now.hello.inc", "Incarnation", base.HEX)
 f.h_echo = ProtoField.uint64("now.hello.echo", "Echoed challenge", base.HEX)
 f.h_nonce = ProtoField.uint64("now.hello.nonce", "Challenge", base.HEX)
+f.h_frame = ProtoField.uint16("now.hello.frame", "Longest frame taken")
+f.h_heard = ProtoField.uint16("now.hello.heard", "Longest frame heard from the receiver")
 
 f.a_expect = ProtoField.uint16("now.auto.expect", "Expected nodes (0: auto)")
 f.a_nview = ProtoField.uint16("now.auto.nview", "View size (0: searching)")
@@ -176,11 +178,13 @@ function now.dissector(buf, pinfo, tree)
 			h:add_le(f.h_nodes, p(0, 2))
 			h:add_le(f.h_flags, p(2, 2))
 			h:add(f.h_mac, p(4, 6))
+			h:add_le(f.h_frame, p(10, 2))
 			h:add_le(f.h_known, p(12, 8))
 			h:add_le(f.h_lossless, p(20, 8))
 			h:add_le(f.h_inc, p(28, 8))
 			h:add_le(f.h_echo, p(36, 8))
 			h:add_le(f.h_nonce, p(44, 8))
+			if plen >= 54 then h:add_le(f.h_heard, p(52, 2)) end
 		elseif ty == 6 and plen >= 24 then
 			local a = t:add(now, p, "AUTO")
 			a:add_le(f.a_expect, p(0, 2))

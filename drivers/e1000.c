@@ -66,6 +66,12 @@
 #define RX_BUDGET 64			/* frames per interrupt */
 #define RX_BUF_SIZE 2048		/* RCTL.BSIZE */
 #define MAX_FRAME (ETH_MAX_FRAME + 4)	/* 802.1Q tag, no FCS (RCTL.SECRC) */
+/*
+ * Long packets (RCTL.LPE, 8254x SDM 13.4.22: up to 16384 bytes): 9000 bytes
+ * of payload, received over several 2 KiB buffers and gathered
+ * (inic_rx_part), sent from one large buffer in one descriptor.
+ */
+#define JUMBO_FRAME (9000 + ETH_HLEN)
 #define LINK_WAIT_NS 3000000000ULL	/* autonegotiation takes ~2 s on copper */
 
 /* Receive interrupts; irq_enable() turns these off for polling mode. */
@@ -106,7 +112,8 @@ struct ctlr {
 	struct pktbuf *rxpb[NRDESC];	/* the buffer armed in each slot */
 	unsigned rx_next;		/* next slot to harvest */
 	unsigned rx_unposted;		/* re-armed slots behind RDT, < RX_POST_BATCH */
-	int rx_discard;			/* inside a frame that spans descriptors */
+	struct inic_rx rx;		/* a frame that spans descriptors */
+	unsigned rx_max, tx_max;	/* the longest frame in one buffer, and sent */
 
 	volatile struct e1000_tdesc *tdba;
 	struct pktbuf *txpb[NTDESC];	/* NULL when the slot is free */
@@ -271,6 +278,8 @@ static int tx_init(struct ctlr *c)
 /* Free what e1000_probe() allocated before the device was live. */
 static void e1000_free(struct ctlr *c)
 {
+	if (c->rx.big)
+		pkt_put(c->rx.big);
 	if (c->rdba) {
 		for (unsigned i = 0; i < NRDESC; i++)
 			if (c->rxpb[i])
@@ -306,7 +315,7 @@ static int tx_reclaim(struct ctlr *c)
 static int e1000_transmit(struct netdev *nd, struct pktbuf *pb)
 {
 	struct ctlr *c = nd->softc;
-	int len = inic_tx_len(pb, MAX_FRAME);
+	int len = inic_tx_len(pb, c->tx_max);
 
 	if (len < 0)
 		return len;
@@ -362,8 +371,8 @@ static int rx_harvest(struct ctlr *c, int budget, int *frames)
 			break;
 		trace_point(TS_NIC_RX);
 		struct pktbuf *up;
-		rx_arm(c, i, inic_rx_one(nd, &c->rx_discard, c->rxpb[i], status & RdEop,
-					 d->errors & RdFrameErrors, d->length, MAX_FRAME, &up));
+		rx_arm(c, i, inic_rx_one(nd, &c->rx, c->rxpb[i], status & RdEop, d->errors & RdFrameErrors,
+					 d->length, c->rx_max, RX_BUF_SIZE, &up));
 		i = (i + 1) % NRDESC;
 		c->rx_next = i;
 		if (up) {
@@ -559,6 +568,8 @@ static int e1000_probe(struct pci_dev *d)
 
 	c->nd.name = "e1000";
 	c->nd.model = c->model->name;
+	c->nd.frame_max = JUMBO_FRAME;
+	c->rx_max = c->tx_max = MAX_FRAME;
 	c->nd.ops = &e1000_ops;
 	c->nd.softc = c;
 	uint64_t end = now_ns() + LINK_WAIT_NS;
@@ -576,11 +587,14 @@ static int e1000_probe(struct pci_dev *d)
 		goto quiet;
 	}
 	d->softc = c;
+	/* Long packets where netdev_register found the buffers for them. */
+	c->rx_max = c->nd.frame_max > ETH_MAX_FRAME ? c->nd.frame_max : MAX_FRAME;
+	c->tx_max = c->rx_max;
 
 	csr32w(c, Ims, RX_INTS | IntLsc);
 	/* 8254x SDM 14.4; the only RCTL write (see the top of this file). */
-	csr32w(c, Rctl, RctlEn | RctlBam | RctlSecrc | RctlBsize2048 | RctlRdmtsHalf |
-				RctlLbmNone | RctlMo36 | RctlDtypLegacy);
+	csr32w(c, Rctl, RctlEn | RctlBam | RctlSecrc | RctlBsize2048 | RctlRdmtsHalf | RctlLbmNone |
+				RctlMo36 | RctlDtypLegacy | (c->nd.frame_max > ETH_MAX_FRAME ? RctlLpe : 0));
 	return 0;
 
 quiet:

@@ -60,6 +60,12 @@
 #define RX_BUDGET 64			/* frames per interrupt */
 #define RX_BUF_SIZE 2048		/* SRRCTL.BSIZEPKT */
 #define MAX_FRAME (ETH_MAX_FRAME + 4)	/* 802.1Q tag, no FCS (RCTL.SECRC) */
+/*
+ * Jumbo frames (RCTL.LPE with RLPML, 82576 DS 8.10.1 and 8.10.4): 9000
+ * bytes of payload, received over several 2 KiB buffers and gathered
+ * (inic_rx_part), sent from one large buffer in one descriptor.
+ */
+#define JUMBO_FRAME (9000 + ETH_HLEN)
 #define LINK_WAIT_NS 3000000000ULL	/* autonegotiation takes ~2 s on copper */
 
 /* MSI-X vectors (the IVAR entries and the EICR/EIMS bits are these numbers). */
@@ -136,7 +142,8 @@ struct ctlr {
 	struct pktbuf *rxpb[NRDESC];	/* the buffer armed in each slot */
 	unsigned rx_next;		/* next slot to harvest */
 	unsigned rx_unposted;		/* re-armed slots behind RDT, < RX_POST_BATCH */
-	int rx_discard;			/* inside a frame that spans descriptors */
+	struct inic_rx rx;		/* a frame that spans descriptors */
+	unsigned rx_max, tx_max;	/* the longest frame in one buffer, and sent */
 
 	volatile struct igb_tdesc *tdba;
 	struct pktbuf *txpb[NTDESC];	/* NULL when the slot is free */
@@ -370,7 +377,7 @@ static void txint(struct ctlr *c, int on)
 static int igb_transmit(struct netdev *nd, struct pktbuf *pb)
 {
 	struct ctlr *c = nd->softc;
-	int len = inic_tx_len(pb, MAX_FRAME);
+	int len = inic_tx_len(pb, c->tx_max);
 
 	if (len < 0)
 		return len;
@@ -420,8 +427,8 @@ static int rx_harvest(struct ctlr *c, int budget, int *frames)
 			break;
 		trace_point(TS_NIC_RX);
 		struct pktbuf *up;
-		rx_arm(c, i, inic_rx_one(nd, &c->rx_discard, c->rxpb[i], status & IgbRdEop,
-					 status & IgbRdFrameErrors, d->wb.length, MAX_FRAME, &up));
+		rx_arm(c, i, inic_rx_one(nd, &c->rx, c->rxpb[i], status & IgbRdEop, status & IgbRdFrameErrors,
+					 d->wb.length, c->rx_max, RX_BUF_SIZE, &up));
 		i = (i + 1) % NRDESC;
 		c->rx_next = i;
 		if (up) {
@@ -695,6 +702,8 @@ static int igb_probe(struct pci_dev *d)
 
 	c->nd.name = "igb";
 	c->nd.model = c->model->name;
+	c->nd.frame_max = JUMBO_FRAME;
+	c->rx_max = c->tx_max = MAX_FRAME;
 	c->nd.ops = &igb_ops;
 	c->nd.softc = c;
 	uint64_t end = now_ns() + LINK_WAIT_NS;
@@ -712,10 +721,16 @@ static int igb_probe(struct pci_dev *d)
 		goto quiet;
 	}
 	d->softc = c;
+	/* Long packets where netdev_register found the buffers for them; RLPML counts the FCS. */
+	if (c->nd.frame_max > ETH_MAX_FRAME) {
+		c->rx_max = c->tx_max = c->nd.frame_max;
+		csr32w(c, IgbRlpml, c->nd.frame_max + 4);
+	}
 
 	irqs_on(c);
 	/* 82576 DS 4.5.9: the receiver last, with the queue ready. */
-	csr32w(c, IgbRctl, IgbRctlEn | IgbRctlBam | IgbRctlSecrc);
+	csr32w(c, IgbRctl, IgbRctlEn | IgbRctlBam | IgbRctlSecrc |
+				   (c->nd.frame_max > ETH_MAX_FRAME ? IgbRctlLpe : 0));
 	return 0;
 
 quiet:

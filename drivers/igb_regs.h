@@ -38,6 +38,7 @@ enum {					/* registers; 82576 DS 8.1 (the register summary) */
 	IgbIvar0 = 0x1700,		/* Interrupt Vector Allocation, queues 0 and 8 */
 	IgbIvarMisc = 0x1740,		/* Interrupt Vector Allocation, other causes */
 	IgbCrcerrs = 0x4000,		/* CRC Error Count */
+	IgbRlpml = 0x5004,		/* Receive Long Packet Maximum Length (with RCTL.LPE) */
 	IgbMpc = 0x4010,		/* Missed Packets Count (no room in the FIFO) */
 	IgbGprc = 0x4074,		/* Good Packets Received Count */
 	IgbGptc = 0x4080,		/* Good Packets Transmitted Count */

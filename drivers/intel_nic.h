@@ -77,14 +77,15 @@ static inline void inic_mac_set(volatile uint32_t *regs, int ral, const uint8_t 
  * A frame to transmit: its length on the wire (at least ETH_MIN_FRAME: a
  * shorter one is padded with zeros written after pb->len in pb's buffer,
  * pb->len left as it was), or -EINVAL for a length of 0, over max_frame,
- * or whose padding would leave the buffer.
+ * or whose padding would leave the buffer (a large one's: pkt_large_room).
  */
 static inline int inic_tx_len(struct pktbuf *pb, unsigned max_frame)
 {
 	unsigned len = pb->len;
 
 	if (len == 0 || len > max_frame ||
-	    pb->data + (len < ETH_MIN_FRAME ? ETH_MIN_FRAME : len) > pb->buf + PKT_BUF_SIZE)
+	    pb->data + (len < ETH_MIN_FRAME ? ETH_MIN_FRAME : len) >
+		    pb->buf + (pb->large ? pkt_large_room() : PKT_BUF_SIZE))
 		return -EINVAL;
 	if (len < ETH_MIN_FRAME) {
 		memset(pb->data + len, 0, ETH_MIN_FRAME - len);
@@ -94,30 +95,98 @@ static inline int inic_tx_len(struct pktbuf *pb, unsigned max_frame)
 }
 
 /*
- * One written-back receive descriptor holding pb: whether it ended its
- * frame (eop), was flagged bad (frame_err) and its length.  A frame over
- * several descriptors is dropped whole (*discard carries that across
- * them) and counted once in rx_errors, as is a bad one; a good one gets a
- * fresh buffer for the slot, or without one counts in rx_no_buffer and
- * keeps its own.  Returns the buffer to arm the slot with; *up is the
- * frame to hand up (pb, data and len set) or NULL.
+ * What a receive ring carries from one descriptor to the next: a frame
+ * longer than one buffer (a jumbo frame in 2 KiB buffers) gathered into a
+ * large buffer, or one being dropped.
  */
-static inline struct pktbuf *inic_rx_one(struct netdev *nd, int *discard, struct pktbuf *pb,
-					 int eop, int frame_err, unsigned len, unsigned max_frame,
-					 struct pktbuf **up)
+struct inic_rx {
+	int discard;			/* inside a frame being dropped */
+	int nobuf;			/* and it is for want of a large buffer: counted at its end */
+	struct pktbuf *big;		/* the long frame gathered so far, or NULL */
+	unsigned have;			/* its bytes (or the dropped one's) */
+};
+
+/*
+ * A descriptor of a frame over several buffers: its bytes appended to a
+ * large buffer (pkt_get_len) up to nd->frame_max, the whole handed up at
+ * its last (eop), pb's slot re-armed with pb itself.  Dropped whole, and
+ * counted once in rx_errors, where the NIC's frames are Ethernet's, the
+ * frame grows past frame_max or is flagged bad; in rx_no_buffer where it
+ * is good but no large buffer was free at its start.
+ */
+static __attribute__((noinline, unused)) struct pktbuf *
+inic_rx_part(struct netdev *nd, struct inic_rx *rx, struct pktbuf *pb, int eop, int frame_err,
+	     unsigned len, unsigned buf_size, struct pktbuf **up)
 {
-	int continued = *discard;
-	int good = !continued && eop && !frame_err && len >= ETH_HLEN && len <= max_frame;
+	if (rx->discard) {
+		rx->have += len;
+		if (eop) {
+			if (rx->nobuf && !frame_err && rx->have <= nd->frame_max)
+				nd->stats.rx_no_buffer++;
+			else if (rx->nobuf)
+				nd->stats.rx_errors++;
+			rx->discard = rx->nobuf = 0;
+		}
+		return pb;
+	}
+	if (!rx->big) {
+		rx->have = 0;
+		if (nd->frame_max <= ETH_MAX_FRAME || frame_err) {
+			nd->stats.rx_errors++;
+			rx->discard = !eop;
+			return pb;
+		}
+		if (!(rx->big = pkt_get_len(nd->frame_max))) {
+			rx->discard = rx->nobuf = 1;
+			return inic_rx_part(nd, rx, pb, eop, frame_err, len, buf_size, up);
+		}
+	}
+	if (frame_err || len > buf_size || rx->have + len > nd->frame_max ||
+	    (eop && rx->have + len < ETH_HLEN)) {
+		pkt_put(rx->big);
+		rx->big = NULL;
+		nd->stats.rx_errors++;
+		rx->discard = !eop;
+		return pb;
+	}
+	memcpy(rx->big->data + rx->have, pb->buf, len);
+	rx->have += len;
+	if (eop) {
+		rx->big->len = (uint16_t)rx->have;
+		*up = rx->big;
+		rx->big = NULL;
+	}
+	return pb;
+}
+
+/*
+ * One written-back receive descriptor holding pb: whether it ended its
+ * frame (eop), was flagged bad (frame_err) and its length.  A frame in one
+ * buffer goes up in it; one over several descriptors is gathered
+ * (inic_rx_part) where the NIC takes frames longer than Ethernet's, else
+ * dropped whole (rx->discard carries that across them) and counted once
+ * in rx_errors, as is a bad one; a good one in one buffer gets a fresh
+ * buffer for the slot, or without one counts in rx_no_buffer and keeps
+ * its own.  Returns the buffer to arm the slot with; *up is the frame to
+ * hand up (pb, data and len set) or NULL.
+ */
+static inline struct pktbuf *inic_rx_one(struct netdev *nd, struct inic_rx *rx, struct pktbuf *pb,
+					 int eop, int frame_err, unsigned len, unsigned max_frame,
+					 unsigned buf_size, struct pktbuf **up)
+{
 	struct pktbuf *fresh = NULL;
 
-	*discard = !eop;
 	*up = NULL;
-	if (!good && !continued)
+	if (__builtin_expect(!eop || rx->discard || rx->big, 0))
+		return inic_rx_part(nd, rx, pb, eop, frame_err, len, buf_size, up);
+	if (frame_err || len < ETH_HLEN || len > max_frame || len > buf_size) {
 		nd->stats.rx_errors++;
-	if (good && !(fresh = pkt_get()))
-		nd->stats.rx_no_buffer++;
-	if (!fresh)
 		return pb;
+	}
+	if (!(fresh = pkt_get())) {
+		nd->stats.rx_no_buffer++;
+		return pb;
+	}
 	pb->data = pb->buf;
 	pb->len = (uint16_t)len;
 	*up = pb;

@@ -93,6 +93,11 @@ struct pktbuf *pkt_get_len(size_t len)
 	return pb ? ready(pb) : NULL;
 }
 
+uint32_t pkt_large_room(void)
+{
+	return PKT_HEADROOM + large_frame;
+}
+
 int pkt_free_len(size_t len)
 {
 	return len <= PKT_MAX_FRAME ? nfree : len <= large_frame ? nlarge_free : 0;

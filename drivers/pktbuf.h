@@ -71,7 +71,10 @@ struct pktbuf *pkt_get(void);
  * than the first's changes nothing.
  */
 #define PKT_LARGE_BUFS 48
+#define PKT_LARGE_BUFS_JUMBO 192	/* for frames to 16 KiB (a NIC's jumbo frames): a window's worth */
 int pkt_large_init(int n, uint32_t frame);
+/* Bytes from a large buffer's start (pb->buf) that it holds: the headroom and its frame. */
+uint32_t pkt_large_room(void);
 
 /*
  * A buffer for a frame of len bytes: pkt_get() for one that fits a small

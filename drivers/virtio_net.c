@@ -1,8 +1,9 @@
 /*
  * virtio-net (virtio 1.0 §5.1) on the virtio PCI transport (virtio.c):
- * one receive and one transmit queue, features VERSION_1, MAC and STATUS
- * only, so every buffer starts with a 12-byte struct virtio_net_hdr and a
- * frame never spans buffers.
+ * one receive and one transmit queue, features VERSION_1, MAC, STATUS and
+ * MRG_RXBUF, so every frame starts with a 12-byte struct virtio_net_hdr;
+ * one longer than a buffer (a jumbo frame, to VNET_JUMBO_FRAME) spans
+ * several, gathered by rx_merge into a large pktbuf.
  *
  * Receive: every RX descriptor is one pktbuf, the header in its headroom
  * just in front of pb->data; a filled one goes up to netdev_input() as it
@@ -52,7 +53,10 @@ enum {				/* virtqueues, §5.1.2 */
 
 /* Feature bits, §5.1.3. */
 #define VIRTIO_NET_F_MAC (1ULL << 5)
+#define VIRTIO_NET_F_MRG_RXBUF (1ULL << 15)
 #define VIRTIO_NET_F_STATUS (1ULL << 16)
+/* With MRG_RXBUF: 9000 bytes of payload, a frame over several 2 KiB buffers gathered (rx_merge). */
+#define VNET_JUMBO_FRAME (9000 + ETH_HLEN)
 
 enum {				/* struct virtio_net_config, §5.1.4 */
 	NetCfgMac = 0,		/* u8 mac[6], with VIRTIO_NET_F_MAC */
@@ -72,8 +76,8 @@ enum {				/* MSI-X table entries we use */
 
 /*
  * §5.1.6: in front of every frame, both directions.  With VERSION_1 and
- * neither offloads nor MRG_RXBUF every field is zero on transmit and
- * num_buffers is 1 on receive.
+ * no offloads every field is zero on transmit; on receive num_buffers is
+ * the buffers the frame fills (1 but for a long one, with MRG_RXBUF).
  */
 struct virtio_net_hdr {
 	uint8_t flags;
@@ -94,6 +98,7 @@ struct vnet {
 	struct virtio_dev vd;
 	struct virtq rxq, txq;
 	int rx_intr;			/* receive interrupt on (irq_enable) */
+	int mrg;			/* VIRTIO_NET_F_MRG_RXBUF: a frame may span buffers */
 	int tx_intr;			/* transmit interrupt on: a sender waits for space */
 	struct ktimer refill;		/* retries the RX refill when the pool was empty */
 	struct ktimer resched;		/* continues a long receive after an interrupt */
@@ -151,6 +156,61 @@ static void rx_refill(struct vnet *sc)
 }
 
 /*
+ * A frame of nb buffers (MRG_RXBUF, §5.1.6.4.1), first the one with the
+ * header (len bytes with it): the rest are the next nb - 1 used ones,
+ * each without a header.  Gathered into a large buffer up to frame_max
+ * and handed up; every buffer goes back to its slot.  Dropped and counted
+ * where it is longer, no large buffer is free, or the device gave fewer
+ * buffers than it said.  Return the frames handed up (0 or 1).
+ */
+static __attribute__((noinline)) int rx_merge(struct vnet *sc, struct pktbuf *first, uint32_t len,
+					      unsigned nb, int *posted)
+{
+	struct netdev *nd = &sc->nd;
+	struct pktbuf *big = NULL, *pb = first;
+	uint32_t have = 0, l = len - VNET_HDR;
+	uint8_t *from = first->data;
+	int ok = nb > 1 && nd->frame_max > ETH_MAX_FRAME;
+
+	if (ok && !(big = pkt_get_len(nd->frame_max))) {
+		nd->stats.rx_no_buffer++;
+		ok = 0;
+	} else if (!ok) {
+		nd->stats.rx_errors++;
+	}
+	for (unsigned k = 0;;) {
+		if (ok && have + l > nd->frame_max) {
+			nd->stats.rx_errors++;
+			ok = 0;
+		}
+		if (ok)
+			memcpy(big->data + have, from, l);
+		have += l;
+		rx_post(sc, pb);
+		(*posted)++;
+		if (++k == nb)
+			break;
+		if (!(pb = virtq_get(&sc->rxq, &l))) {
+			if (ok)
+				nd->stats.rx_errors++;
+			ok = 0;
+			break;
+		}
+		if (l > VNET_HDR + PKT_MAX_FRAME)
+			l = 0, ok = ok ? (nd->stats.rx_errors++, 0) : 0;
+		from = pb->data - VNET_HDR;
+	}
+	if (!ok || have < ETH_HLEN) {
+		if (big)
+			pkt_put(big);
+		return 0;
+	}
+	big->len = (uint16_t)have;
+	netdev_input(nd, big);
+	return 1;
+}
+
+/*
  * Hand up to budget received frames to netdev_input and put fresh buffers
  * in their slots.  Return frames handed up.  Interrupts off.
  */
@@ -169,6 +229,13 @@ static int rx_harvest(struct vnet *sc, int budget)
 			rx_post(sc, pb);	/* the same buffer back in its slot */
 			posted++;
 			continue;
+		}
+		if (sc->mrg) {
+			uint16_t nb = ((const struct virtio_net_hdr *)(pb->data - VNET_HDR))->num_buffers;
+			if (__builtin_expect(nb != 1, 0)) {
+				n += rx_merge(sc, pb, len, nb, &posted);
+				continue;
+			}
 		}
 		pb->len = (uint16_t)(len - VNET_HDR);
 		netdev_input(&sc->nd, pb);
@@ -214,7 +281,8 @@ static int vnet_transmit(struct netdev *nd, struct pktbuf *pb)
 	uint32_t len = pb->len < ETH_MIN_FRAME ? ETH_MIN_FRAME : pb->len;
 	uint8_t *hdr = pb->data - VNET_HDR;
 
-	if (hdr < pb->buf || pb->data + len > pb->buf + PKT_BUF_SIZE || pb->len < ETH_HLEN)
+	if (hdr < pb->buf || pb->data + len > pb->buf + (pb->large ? pkt_large_room() : PKT_BUF_SIZE) ||
+	    pb->len < ETH_HLEN || pb->len > nd->frame_max)
 		return -EINVAL;
 
 	irqflags_t f = irq_save();
@@ -409,9 +477,11 @@ static int vnet_probe(struct pci_dev *d)
 		r = -ENODEV;
 		goto fail;
 	}
-	r = virtio_negotiate(&sc->vd, VIRTIO_NET_F_STATUS, VIRTIO_F_VERSION_1 | VIRTIO_NET_F_MAC);
+	r = virtio_negotiate(&sc->vd, VIRTIO_NET_F_STATUS | VIRTIO_NET_F_MRG_RXBUF,
+			     VIRTIO_F_VERSION_1 | VIRTIO_NET_F_MAC);
 	if (r < 0)
 		goto fail;
+	sc->mrg = (sc->vd.features & VIRTIO_NET_F_MRG_RXBUF) != 0;
 	if (virtio_msix_init(&sc->vd, MsixEntries) == 0) {
 		qvec = MsixQueueEntry;
 		r = virtio_config_vector(&sc->vd, MsixConfigEntry);
@@ -429,6 +499,7 @@ static int vnet_probe(struct pci_dev *d)
 
 	sc->nd.name = "virtio-net";
 	sc->nd.model = sc->model;
+	sc->nd.frame_max = sc->mrg ? VNET_JUMBO_FRAME : ETH_MAX_FRAME;
 	sc->nd.ops = &vnet_ops;
 	sc->nd.softc = sc;
 	virtio_config_read(&sc->vd, NetCfgMac, sc->nd.mac, ETH_ALEN);

@@ -69,10 +69,16 @@ static uint64_t lossless_mask(void)
 static int all_discovered(void);
 static void hello_fire(void *arg);
 
-/* dst < 0: broadcast, echoing nothing. */
-static void send_hello(int dst)
+/*
+ * dst < 0: broadcast, echoing nothing.  frame > 0 (unicast): padded with
+ * zeros to a frame of that many bytes, the probe of the path to dst.
+ */
+static void send_hello_frame(int dst, uint32_t frame)
 {
-	struct pktbuf *pb = pkt_get();
+	size_t len = sizeof(struct fab_hello);
+	if (frame)
+		len = fab_payload_max(frame) + (fab.keyed ? 0 : FAB_TRAILER_LEN);
+	struct pktbuf *pb = pkt_get_len(frame ? frame : CHAN_PAYLOAD_OFF + len + FAB_TRAILER_LEN);
 	struct fab_hdr h;
 	struct fab_hello hello;
 
@@ -83,7 +89,7 @@ static void send_hello(int dst)
 	h.type = FAB_HELLO;
 	h.src = (uint16_t)fab.me;
 	h.dst = dst < 0 ? FAB_BROADCAST : (uint16_t)dst;
-	h.len = sizeof hello;
+	h.len = (uint16_t)len;
 	hello.nodes = (uint16_t)fab.nnodes;
 	hello.flags = fab.lossless ? FAB_HELLO_LOSSLESS : 0;
 	memcpy(hello.mac, net_mac(), 6);
@@ -94,16 +100,77 @@ static void send_hello(int dst)
 	if (dst >= 0) {
 		hello.echo = member_echo(&fab.peers[dst].m);
 		hello.nonce = member_nonce(&fab.peers[dst].m);
+		hello.heard = (uint16_t)fab.peers[dst].heard_long;
 		if (member_says_bound(&fab.peers[dst].m))
 			hello.flags |= FAB_HELLO_BOUND;
 	}
 	memcpy(pb->data + CHAN_PAYLOAD_OFF, &hello, sizeof hello);
+	memset(pb->data + CHAN_PAYLOAD_OFF + sizeof hello, 0, len - sizeof hello);
 	/* To whoever last spoke for dst: the new incarnation before it is bound. */
 	pb->len = (uint16_t)fab_build_sealed(pb->data, dst < 0 ? bcast_mac : fab.peers[dst].m.heard_mac,
 					     net_mac(), &h, fab.keyed ? &fab.hello_seal : NULL);
 	fab.ctr.hello_tx++;
 	fab_xmit(pb);
 	pkt_put(pb);
+}
+
+static void send_hello(int dst)
+{
+	send_hello_frame(dst, 0);
+}
+
+/* --- the path's probe: frames longer than Ethernet's (wire.h) ------------- */
+
+#define PROBE_INTERVAL_NS 100000000ULL	/* 100 ms */
+#define PROBE_TRIES 5
+
+static struct ktimer probe_timer;
+static int probe_armed;
+
+/* The pair's frames to p: the agreed length once a probe of it came through, else Ethernet's. */
+static void peer_set_frame(struct peer *p)
+{
+	uint32_t f = fab.link_exact || p->frame_ok >= p->frame ? p->frame : FAB_FRAME_MAX;
+
+	chan_set_mtu(&p->ch, fab_payload_max(f));
+}
+
+/* A padded HELLO to every bound peer whose long frames are not confirmed yet, PROBE_TRIES each. */
+static void probe_fire(void *arg)
+{
+	int again = 0;
+
+	(void)arg;
+	probe_armed = 0;
+	for (int i = 0; i < fab.nnodes; i++) {
+		struct peer *p = &fab.peers[i];
+		if (i == fab.me || !p->known || p->frame <= FAB_FRAME_MAX || p->frame_ok >= p->frame ||
+		    p->probes > PROBE_TRIES)
+			continue;
+		if (p->probes == PROBE_TRIES) {
+			p->probes++;
+			fab.ctr.probe_failed++;
+			kprintf("fabric: node %d: no frame of %u bytes reached it in %d tries (what lies "
+				"between passes no more): frames of %d bytes to it\n",
+				i, p->frame, PROBE_TRIES, FAB_FRAME_MAX);
+			continue;
+		}
+		p->probes++;
+		send_hello_frame(i, p->frame);
+		again = 1;
+	}
+	if (again) {
+		probe_armed = 1;
+		timer_arm(&probe_timer, cycles() + ns_to_cycles(PROBE_INTERVAL_NS), probe_fire, NULL);
+	}
+}
+
+static void probe_start(void)
+{
+	if (!probe_armed) {
+		probe_armed = 1;
+		timer_arm(&probe_timer, cycles() + ns_to_cycles(1000000), probe_fire, NULL);
+	}
 }
 
 static int all_discovered(void)
@@ -176,7 +243,9 @@ static void bind_peer(struct peer *p, int reset)
 		/* Nothing of the old incarnation's channel survives, nor reaches the new one. */
 		chan_reset(&p->ch, fab_pair_tag(fab.inc, p->m.inc), p->m.mac);
 		p->lossless = 0;
-		p->frame = FAB_FRAME_MAX;
+		p->frame = p->frame_ok = FAB_FRAME_MAX;
+		p->heard_long = 0;
+		p->probes = 0;
 		p->reported_dead = 0;
 		for (int i = 0; i < FABRIC_RESET_HOOKS && fab_reset_hooks[i]; i++)
 			fab_reset_hooks[i](id);
@@ -227,13 +296,30 @@ void fab_hello_input(const struct fab_hdr *h, const uint8_t *payload, const uint
 		}
 		if (p->lossless && (hello.lossless & (1ULL << fab.me)) && !p->ch.cfg.lossless)
 			chan_set_lossless(&p->ch, 1, now_ns());
-		/* Frames as long as both NICs take (the link between them is one NIC's: shm). */
+		/* Frames as long as both NICs take, once one of that length came through (probe_fire). */
 		uint32_t frame = hello.frame > FAB_FRAME_MAX ? hello.frame : FAB_FRAME_MAX;
 		if (frame > fab.frame_max)
 			frame = fab.frame_max;
 		if (frame != p->frame) {
 			p->frame = frame;
-			chan_set_mtu(&p->ch, fab_payload_max(frame));
+			p->probes = 0;
+			peer_set_frame(p);
+			if (frame > FAB_FRAME_MAX && !fab.link_exact && p->frame_ok < frame)
+				probe_start();
+		}
+		/* The longest frame taken from p intact, said back to it: a probe's is news. */
+		uint32_t got = FAB_ETH_HLEN + FAB_HDR_LEN + h->len + (fab.keyed ? FAB_TRAILER_LEN : 0);
+		if (h->dst != FAB_BROADCAST && got > p->heard_long && got > FAB_FRAME_MAX) {
+			p->heard_long = got;
+			r |= MEMBER_REPLY;
+		}
+		if (hello.heard > p->frame_ok && h->dst != FAB_BROADCAST) {
+			int was = p->frame_ok >= p->frame;
+			p->frame_ok = hello.heard;
+			peer_set_frame(p);
+			if (!was && p->frame_ok >= p->frame && !fab.link_exact)
+				kprintf("fabric: node %d takes frames of %u bytes from this node\n",
+					(int)(p - fab.peers), p->frame);
 		}
 	}
 	/* Answer broadcasts too, so that a node that already finished still helps. */

@@ -23,6 +23,9 @@ struct peer {
 	int reported_dead;
 	int lossless;			/* its HELLO said lossless: it may send us no CRC */
 	uint32_t frame;			/* the longest frame to send it: the shorter of its HELLO's and ours */
+	uint32_t frame_ok;		/* the longest it said it took from us intact (its HELLO's heard) */
+	uint32_t heard_long;		/* the longest frame we took from it intact (said in our HELLOs) */
+	uint8_t probes;			/* padded HELLOs of p->frame bytes sent, not yet confirmed */
 	struct fab_seal tx_seal;	/* keyed: our frames to it (the channel's and raw) */
 	struct fab_unseal rx_seal;	/* keyed: its frames to us, and their replay window */
 	unsigned hello_tokens;		/* unicast HELLOs we may still send it now */
@@ -38,7 +41,8 @@ struct fabric {
 	int ready;			/* up: fabric_init succeeded */
 	int started;			/* the kernel's protocols are registered */
 	int lossless;			/* the link is lossless and no fault= here */
-	uint32_t frame_max;		/* the longest frame this node's NIC carries (net_frame_max) */
+	uint32_t frame_max;		/* the longest frame this node's NIC carries (net_frame_max, frame=) */
+	int link_exact;			/* the NIC's link is its memory (shm): any frame it takes arrives */
 	size_t mtu_max;			/* and the payload of one (fab_payload_max) */
 	int inject;			/* fault= applies here (fab_inject_any(), read on every frame) */
 	uint64_t inc;			/* this boot's incarnation */

@@ -36,6 +36,8 @@ static const struct argspec fabric_args[] = {
 	  "stations have heard each other and no newcomer for this long (default 300)" },
 	{ "auto_timeout_ms", ARG_INT, 1000, 86400000, "node=auto: give up (naming the stations "
 	  "heard) if no agreement is reached in this long (default 300000)" },
+	{ "frame", ARG_INT, FAB_FRAME_MAX, FAB_FRAME_LIMIT, "the longest frame this node's fabric sends "
+	  "and takes (default: its NIC's); a pair uses the shorter of its two" },
 	{ "key", ARG_SECRET, 0, 0, "cluster key (16 to 128 characters, the same on every node): every "
 	  "fabric frame carries a SipHash-2-4 MAC and is taken at most once" },
 	{ NULL, 0, 0, 0, NULL },
@@ -142,6 +144,9 @@ static int fabric_init(void)
 	fab.lossless = net_link_lossless() && !fab_inject_any();
 	/* The longest message this node's NIC carries; a pair uses the shorter of its two (HELLO). */
 	fab.frame_max = net_frame_max() < FAB_FRAME_LIMIT ? net_frame_max() : FAB_FRAME_LIMIT;
+	if (fab.frame_max > (uint32_t)arg_int("frame", FAB_FRAME_LIMIT))
+		fab.frame_max = (uint32_t)arg_int("frame", FAB_FRAME_LIMIT);
+	fab.link_exact = net_link_lossless();
 	fab.mtu_max = fab_payload_max(fab.frame_max);
 
 	/* Every peer's window fits the receive ring and the buffer pool together. */
@@ -165,6 +170,7 @@ static int fabric_init(void)
 			.dead_ns = fab.peer_timeout_ns,
 		};
 		memcpy(cfg.my_mac, net_mac(), 6);
+		fab.peers[i].frame = fab.peers[i].frame_ok = FAB_FRAME_MAX;
 		/*
 		 * Frames sent in place keep their payload until acknowledged
 		 * (channel.h), in slots for the longest this NIC sends; failing
@@ -247,9 +253,9 @@ void fabric_print_stats(void)
 		printf(" %s %lu", fab_err_names[e], c.rx_rejected[e]);
 	printf(", stale session %lu, foreign mac %lu, unknown proto %lu, from dead peer %lu, "
 	       "unbound %lu, hello without or with a past incarnation %lu, hello answers held back %lu, "
-	       "rebinds %lu\n",
+	       "peers that took no long frame %lu, rebinds %lu\n",
 	       c.rx_stale_session, c.rx_foreign_mac, c.rx_unknown_proto, c.rx_dead_peer,
-	       c.rx_unbound, c.hello_bad, c.hello_limited, c.rebinds);
+	       c.rx_unbound, c.hello_bad, c.hello_limited, c.probe_failed, c.rebinds);
 	if (fab_inject_any())
 		printf("fabric: injected drop %lu dup %lu reorder %lu corrupt %lu\n", c.fault_drop,
 		       c.fault_dup, c.fault_reorder, c.fault_corrupt);

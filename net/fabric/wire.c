@@ -101,7 +101,9 @@ static enum fab_err parse_checks(const uint8_t *frame, size_t n, int me, int nod
 			return FAB_E_FIELD;
 		break;
 	case FAB_HELLO:
-		if (h->len != sizeof(struct fab_hello))
+		/* A unicast one may be padded (the path's probe, wire.h). */
+		if (h->len < sizeof(struct fab_hello) ||
+		    (h->len > sizeof(struct fab_hello) && h->dst == FAB_BROADCAST))
 			return FAB_E_FIELD;
 		break;
 	case FAB_DATA:

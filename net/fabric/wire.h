@@ -144,8 +144,18 @@ struct fab_hello {
 	uint64_t inc;		/* the sender's incarnation (never 0) */
 	uint64_t echo;		/* the receiver's challenge as the sender heard it; 0: none */
 	uint64_t nonce;		/* the sender's challenge to the receiver (member.h); 0: broadcast */
+	uint16_t heard;		/* unicast: the longest frame the sender took intact from the receiver */
 } __attribute__((packed));
-_Static_assert(sizeof(struct fab_hello) == 52, "hello payload layout");
+_Static_assert(sizeof(struct fab_hello) == 54, "hello payload layout");
+
+/*
+ * A unicast HELLO may be longer than struct fab_hello: zeros after it, up
+ * to a frame of the pair's agreed length.  That is the probe of the path
+ * between them (discovery.c): frames longer than Ethernet's go to a peer
+ * only once its HELLO says (heard) that one of that length reached it
+ * intact, so a switch between that truncates or drops them costs the pair
+ * its long frames, never its messages.
+ */
 
 enum {				/* fab_hello.flags */
 	/*

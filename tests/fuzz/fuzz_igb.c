@@ -11,7 +11,8 @@
  * drivers/netdev.c to a receive hook that frees buffers at once or holds
  * some, down to an empty pool.
  *
- * Input: a byte (bit 0: MSI-X), then operations, each one byte (bits 0-1)
+ * Input: a byte (bit 0: MSI-X; bit 1: jumbo frames, gathered from several
+ * buffers into a large one), then operations, each one byte (bits 0-1)
  * and operands:
  *   0 the device receives a frame: length (16 bits, up to 6000), error
  *     bits (8: status_error bits 31:24), junk for the write-back's first
@@ -45,7 +46,7 @@
 #define CHECK(c) do { if (!(c)) __builtin_trap(); } while (0)
 #define REGS_BYTES 0x20000
 #define POOL_EXTRA 2			/* buffers beyond the ring's: the hook can empty the pool */
-#define MAX_LEN 6000
+#define MAX_LEN 12000
 
 /* --- the fake device ------------------------------------------------------------- */
 
@@ -54,11 +55,14 @@ static unsigned head;			/* the device's next descriptor (RDH) */
 
 struct slotrec {			/* what the device put in a slot */
 	int first;			/* the first buffer of its frame */
+	unsigned pieces;		/* the buffers of its frame */
+	int last;			/* its last buffer */
 	int good;			/* the frame should go up */
 	unsigned frame, len;
 };
 static struct slotrec rec[NRDESC];
 static unsigned frames_in;
+static int jumbo;			/* the NIC takes long frames (JUMBO_FRAME): they are gathered */
 
 static uint32_t reg(int r) { return c->regs[r / 4]; }
 
@@ -81,7 +85,8 @@ static void device_receive(unsigned len, uint8_t errors, uint64_t junk)
 	CHECK(reg(IgbRdt0) < NRDESC);
 	if (avail < pieces)
 		return;				/* no room: the NIC drops it (RQDPC) */
-	int good = pieces == 1 && !(err & IgbRdFrameErrors) && len >= ETH_HLEN && len <= MAX_FRAME;
+	int good = !(err & IgbRdFrameErrors) && len >= ETH_HLEN &&
+		   (jumbo ? len <= JUMBO_FRAME : pieces == 1 && len <= MAX_FRAME);
 	for (unsigned p = 0; p < pieces; p++) {
 		volatile union igb_rdesc *d = &c->rdba[head];
 		unsigned n = p + 1 < pieces ? RX_BUF_SIZE : len - p * RX_BUF_SIZE;
@@ -95,7 +100,7 @@ static void device_receive(unsigned len, uint8_t errors, uint64_t junk)
 		d->wb.length = (uint16_t)n;
 		d->wb.vlan = 0;
 		d->wb.status_error = IgbRdDd | (p + 1 == pieces ? IgbRdEop | err : 0);
-		rec[head] = (struct slotrec){ p == 0, good, f, len };
+		rec[head] = (struct slotrec){ p == 0, pieces, p + 1 == pieces, good, f, len };
 		head = (head + 1) % NRDESC;
 	}
 	c->regs[IgbIcr / 4] |= IgbIntRxdw;
@@ -113,7 +118,9 @@ static void hook(struct netdev *nd, struct pktbuf *pb)
 	const struct slotrec *r = &rec[slot];
 
 	CHECK(nd == &c->nd);
-	CHECK(r->good && pb->len == r->len && pb->data == pb->buf);
+	/* A frame of one buffer goes up in it; a longer one in a large buffer, gathered. */
+	CHECK(r->good && pb->len == r->len &&
+	      (r->pieces == 1 ? pb->data == pb->buf : pb->large && pb->data == pb->buf + PKT_HEADROOM));
 	for (unsigned i = 0; i < pb->len; i++)
 		CHECK(pb->data[i] == frame_byte(r->frame, i));
 	handed++;
@@ -146,27 +153,32 @@ static void ring_sound(void)
 		for (unsigned k = 0; k < nheld; k++)
 			CHECK(held[k] != c->rxpb[i]);
 	}
-	CHECK(pkt_free_count() == NRDESC + POOL_EXTRA - (NRDESC + (int)nheld));
+	/* and a long frame gathered so far, if a harvest ended inside it */
+	CHECK(pkt_free_count() == NRDESC + POOL_EXTRA - (NRDESC + (int)nheld + (c->rx.big != NULL)));
 }
 
 /* The driver takes what it will; check it against what the device put there. */
+static uint64_t want_good, want_bad;
+
 static void harvest(int by_interrupt)
 {
 	unsigned from = c->rx_next;
-	uint64_t err0 = c->nd.stats.rx_errors, nobuf0 = c->nd.stats.rx_no_buffer;
-	unsigned handed0 = handed, good = 0, bad = 0;
 
 	if (by_interrupt)
 		c->msix ? igb_intr_queues(c) : igb_intr_intx(c);
 	else
 		CHECK(netdev_poll(&c->nd) >= 0);
 	for (unsigned i = from; i != c->rx_next; i = (i + 1) % NRDESC) {
-		good += rec[i].good;
-		bad += !rec[i].good && rec[i].first;
+		/* A frame counts once: at its first buffer where it is dropped at once, else at its last. */
+		want_good += rec[i].good && rec[i].last;
+		want_bad += !rec[i].good && (jumbo ? rec[i].last : rec[i].first);
 		CHECK(!(c->rdba[i].wb.status_error & IgbRdDd));	/* re-armed */
 	}
-	CHECK(c->nd.stats.rx_errors - err0 == bad);
-	CHECK(handed - handed0 + (c->nd.stats.rx_no_buffer - nobuf0) == good);
+	/* Where a harvest ends between frames, every frame so far is accounted for. */
+	if (c->rx_next == head || rec[c->rx_next].first) {
+		CHECK(c->nd.stats.rx_errors == want_bad);
+		CHECK(handed + c->nd.stats.rx_no_buffer == want_good);
+	}
 	ring_sound();
 }
 
@@ -190,12 +202,18 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	head = 0;
 	frames_in = 0;
 	handed = nheld = hold = 0;
+	want_good = want_bad = 0;
 	memset(rec, 0, sizeof rec);
 	ring_sound();
 
 	in = data;
 	in_left = size;
-	c->msix = take(1) & 1;
+	unsigned mode = take(1);
+	c->msix = mode & 1;
+	jumbo = (mode >> 1) & 1;
+	c->nd.frame_max = jumbo ? JUMBO_FRAME : ETH_MAX_FRAME;
+	c->rx_max = c->tx_max = jumbo ? JUMBO_FRAME : MAX_FRAME;
+	CHECK(pkt_large_init(PKT_LARGE_BUFS_JUMBO, JUMBO_FRAME) == 0);
 	for (int n = 0; in_left && n < 2048; n++) {
 		unsigned op = take(1);
 		hold = (op >> 2) & 3;

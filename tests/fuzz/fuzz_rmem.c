@@ -299,6 +299,9 @@ static int model_check(const struct rmem_msg *m, int src)
 		return RMS_ALIGN;
 	if (need != RMEM_R && s->inhibit)
 		return RMS_INHIBIT;
+	/* A READ whose answer would not fit one message back to src (serve.c). */
+	if (m->op == RM_READ_REQ && m->count > RMEM_MAX_XFER && RMEM_HDR_LEN + (size_t)m->count > fabric_mtu(src))
+		return RMS_MALFORMED;
 	return RMS_OK;
 }
 

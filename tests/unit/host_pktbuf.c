@@ -61,6 +61,11 @@ struct pktbuf *pkt_get_len(size_t len)
 	return pb;
 }
 
+uint32_t pkt_large_room(void)
+{
+	return PKT_HEADROOM + large_frame;
+}
+
 int pkt_free_len(size_t len)
 {
 	return len <= PKT_MAX_FRAME || len <= large_frame ? pkt_free_count() : 0;
