@@ -5,7 +5,7 @@
 # status to isa-debug-exit, hang, triple fault...
 #
 # Usage: tests/launcher_test.sh        (exit 0 = all passed, 77 = skipped)
-# Needs: qemu-system-x86_64, vde_switch, taskset, gcc with -m32, ld.
+# Needs: qemu-system-x86_64, vde_switch, vde_plug, taskset, gcc with -m32, ld.
 set -u
 
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
@@ -14,7 +14,7 @@ WORK=$(mktemp -d /tmp/launcher-test.XXXXXX)
 TAG="lt$$x$RANDOM"      # on every kernel command line: finds our QEMUs only
 trap 'rm -rf "$WORK"' EXIT
 
-for tool in qemu-system-x86_64 vde_switch taskset gcc ld; do
+for tool in qemu-system-x86_64 vde_switch vde_plug taskset gcc ld; do
     command -v "$tool" >/dev/null || { echo "SKIP: $tool not installed"; exit 77; }
 done
 
@@ -130,7 +130,7 @@ check "missing kernel: clear error" '[ $RC = 2 ] && grep -q "run make first" "$W
 mkdir -p "$WORK/bin" && ln -sf "$(command -v qemu-system-x86_64)" "$WORK/bin/"
 PY=$(python3 -c 'import sys; print(sys.executable)')
 PATH="$WORK/bin" "$PY" "$CLUSTER" -n 1 --kernel "$G" >"$WORK/out" 2>"$WORK/err"; RC=$?
-check "missing vde_switch: names the package" '[ $RC = 2 ] && grep -q "vde2" "$WORK/err"'
+check "missing switch: names the package" '[ $RC = 2 ] && grep -q "vdeplug" "$WORK/err"'
 
 # --- exit statuses and console ----------------------------------------------------
 run -n 3 -- "$TAG" spam=3 @0:exit=0 @1:exit=3 @2:crlf @2:partial @2:exit=5
@@ -171,7 +171,7 @@ check "--quiet prints no console, --log keeps the raw console" \
 "$CLUSTER" --kernel "$G" -n 2 --cpus one --cpu 0 --timeout 20 -- "$TAG" hang >"$WORK/out" 2>"$WORK/err" &
 pid=$!
 wait_for_nodes 2; sleep 0.3
-masks=$(for p in $(pgrep -f "qemu-system.*$TAG") $(pgrep -P "$pid" -x vde_switch); do
+masks=$(for p in $(pgrep -f "qemu-system.*$TAG") $(pgrep -P "$pid" -x 'vde_switch|vde_plug'); do
     taskset -pc "$p" | sed 's/.*: //'; done | sort | uniq -c | tr -s ' ' | tr '\n' ' ')
 kill -INT "$pid"; wait "$pid"; RC=$?
 check "--cpus one pins the switch and QEMUs to CPU 0" '[ "$masks" = " 3 0 " ]'
@@ -181,7 +181,7 @@ for sig in INT TERM; do
     "$CLUSTER" --kernel "$G" -n 3 --timeout 0 -- "$TAG" hang >"$WORK/out" 2>"$WORK/err" &
     pid=$!
     wait_for_nodes 3
-    sw=$(pgrep -P "$pid" -x vde_switch)
+    sw=$(pgrep -P "$pid" -x 'vde_switch|vde_plug')
     tmp=$(pgrep -af "qemu-system.*$TAG" | grep -o "sock=[^ ]*" | head -1 | sed 's/sock=//; s,/switch$,,')
     kill -"$sig" "$pid"; wait "$pid"; RC=$?
     want=$([ $sig = INT ] && echo 130 || echo 143)
@@ -194,7 +194,7 @@ done
 pid=$!
 wait_for_nodes 2
 sockdir=$(pgrep -af "qemu-system.*$TAG" | grep -o "sock=[^ ]*" | head -1 | sed 's/sock=//; s,/switch$,,')
-sw=$(pgrep -P "$pid" -x vde_switch)
+sw=$(pgrep -P "$pid" -x 'vde_switch|vde_plug')
 kill -KILL "$pid"; wait "$pid" 2>/dev/null
 sleep 0.5
 check "SIGKILL of the launcher: QEMUs (PDEATHSIG) and switch (stdin EOF) die too" \

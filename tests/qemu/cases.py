@@ -1197,7 +1197,7 @@ CASES = [
     # frames): each pair agrees on 9014-byte frames once a probe of that length came through,
     # and a 4 MiB message on each driver arrives intact under faults (e1000: every driver;
     # virtio and igb: rmem, the block WRITEs in 8 KiB pieces).
-    Cluster("mad-test-2-%s-%s-jumbo-faults" % (d, nic), app="mad-test", nodes=2, nic=nic,
+    Cluster("mad-test-2-%s-jumbo-faults-%s" % (d, nic), app="mad-test", nodes=2, nic=nic,
             args="driver=%s big=4194304 fault=drop:0.03,dup:0.03,corrupt:0.01" % d, timeout=300,
             expect=[r"I received the strings", r"fabric: node 0 of 2, .*frames to 9014 bytes"],
             absent=[r"FAILED", r"malformed", r"no frame of \d+ bytes reached"],
