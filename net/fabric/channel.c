@@ -29,6 +29,7 @@ void chan_init(struct chan *c, const struct chan_cfg *cfg, const struct chan_ops
 	c->ops = ops;
 	c->ctx = ctx;
 	c->sndq = 2 * c->cfg.window;
+	c->inflight = c->cfg.window;
 	/* Until the peer says otherwise it grants the same window we do. */
 	c->snd_limit = c->cfg.window;
 	c->limit_sent = c->cfg.window;
@@ -216,12 +217,13 @@ static void send_ctl(struct chan *c, uint8_t type, uint64_t now)
 /* Transmit queued frames the peer's credit now allows (those from snd_tx on were never sent). */
 static void push(struct chan *c, uint64_t now)
 {
-	while (c->snd_tx != c->snd_nxt && seq_lt(c->snd_tx, c->snd_limit)) {
+	while (c->snd_tx != c->snd_nxt && seq_lt(c->snd_tx, c->snd_limit) &&
+	       c->snd_tx - c->snd_una < c->inflight) {
 		tx_data(c, c->snd_tx, now);
 		c->snd_tx++;
 	}
-	/* Data waits beyond the limit: probe until the window opens. */
-	if (c->snd_tx != c->snd_nxt) {
+	/* Data waits beyond the peer's limit: probe until the window opens (not for inflight's). */
+	if (c->snd_tx != c->snd_nxt && !seq_lt(c->snd_tx, c->snd_limit)) {
 		if (!c->probe_deadline) {
 			c->probe_interval = c->rto;
 			c->probe_deadline = now + c->probe_interval;
@@ -697,17 +699,37 @@ drop:
 	return 0;
 }
 
+/*
+ * Frames in flight at most: the window, but on a link that can lose
+ * frames with frames longer than Ethernet's, as many as carry the bytes a
+ * window of Ethernet's frames does (at least 8).  A switch or socket
+ * between the nodes buffers bytes, not frames: a window of 9000-byte
+ * frames would overrun what holds 64 of 1500 and lose them in bursts.
+ */
+static void set_inflight(struct chan *c)
+{
+	unsigned n = c->cfg.window;
+
+	if (!c->cfg.lossless && c->cfg.mtu > FAB_MTU) {
+		n = (unsigned)((size_t)c->cfg.window * FAB_MTU / c->cfg.mtu);
+		n = n < 8 ? 8 : n > c->cfg.window ? c->cfg.window : n;
+	}
+	c->inflight = n;
+}
+
 void chan_set_mtu(struct chan *c, size_t mtu)
 {
 	size_t most = c->cfg.kept ? c->cfg.kept_stride - 16 : mtu;
 
 	c->cfg.mtu = mtu < FAB_MTU ? FAB_MTU : mtu > most ? most : mtu;
+	set_inflight(c);
 }
 
 void chan_set_lossless(struct chan *c, int on, uint64_t now)
 {
 	c->cfg.lossless = on;
 	c->tmpl_ok = 0;
+	set_inflight(c);
 	/*
 	 * Frames already sent keep a timer that resends them: on a lossless
 	 * link the quiet timer (the rto timer there resends only what the NIC

@@ -123,6 +123,7 @@ struct chan {
 	int tmpl_ok;				/* tmpl holds this channel's headers (0 after init) */
 	uint8_t tmpl[CHAN_PAYLOAD_OFF];		/* a frame in place's headers, but for its own fields */
 	unsigned sndq;				/* capacity of txq */
+	unsigned inflight;			/* frames sent and not acknowledged, at most (set_inflight) */
 	struct chan_tx_slot txq[CHAN_SNDQ_MAX];
 	uint64_t srtt, rttvar, rto;
 	uint64_t rto_deadline;			/* 0 = not armed */

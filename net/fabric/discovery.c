@@ -307,10 +307,14 @@ void fab_hello_input(const struct fab_hdr *h, const uint8_t *payload, const uint
 			if (frame > FAB_FRAME_MAX && !fab.link_exact && p->frame_ok < frame)
 				probe_start();
 		}
-		/* The longest frame taken from p intact, said back to it: a probe's is news. */
+		/*
+		 * The longest frame taken from p intact, said back to it: every
+		 * probe is answered (the answer may be lost as the probe may).
+		 */
 		uint32_t got = FAB_ETH_HLEN + FAB_HDR_LEN + h->len + (fab.keyed ? FAB_TRAILER_LEN : 0);
-		if (h->dst != FAB_BROADCAST && got > p->heard_long && got > FAB_FRAME_MAX) {
-			p->heard_long = got;
+		if (h->dst != FAB_BROADCAST && got > FAB_FRAME_MAX) {
+			if (got > p->heard_long)
+				p->heard_long = got;
 			r |= MEMBER_REPLY;
 		}
 		if (hello.heard > p->frame_ok && h->dst != FAB_BROADCAST) {
