@@ -172,6 +172,9 @@ static __attribute__((noinline)) int rx_merge(struct vnet *sc, struct pktbuf *fi
 	uint8_t *from = first->data;
 	int ok = nb > 1 && nd->frame_max > ETH_MAX_FRAME;
 
+	if (nb == 0)
+		nb = 1;			/* no such frame: this buffer alone, dropped */
+
 	if (ok && !(big = pkt_get_len(nd->frame_max))) {
 		nd->stats.rx_no_buffer++;
 		ok = 0;
@@ -196,8 +199,12 @@ static __attribute__((noinline)) int rx_merge(struct vnet *sc, struct pktbuf *fi
 			ok = 0;
 			break;
 		}
-		if (l > VNET_HDR + PKT_MAX_FRAME)
-			l = 0, ok = ok ? (nd->stats.rx_errors++, 0) : 0;
+		if (l > VNET_HDR + PKT_MAX_FRAME) {
+			if (ok)
+				nd->stats.rx_errors++;
+			l = 0;
+			ok = 0;
+		}
 		from = pb->data - VNET_HDR;
 	}
 	if (!ok || have < ETH_HLEN) {
