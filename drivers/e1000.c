@@ -69,9 +69,8 @@
 /*
  * Long packets (RCTL.LPE, 8254x SDM 13.4.22: up to 16384 bytes): 9000 bytes
  * of payload, received over several 2 KiB buffers and gathered
- * (inic_rx_part), sent from one large buffer in one descriptor.
+ * (inic_rx_part), sent from one large buffer in one descriptor: ETH_JUMBO_FRAME.
  */
-#define JUMBO_FRAME (9000 + ETH_HLEN)
 #define LINK_WAIT_NS 3000000000ULL	/* autonegotiation takes ~2 s on copper */
 
 /* Receive interrupts; irq_enable() turns these off for polling mode. */
@@ -113,7 +112,7 @@ struct ctlr {
 	unsigned rx_next;		/* next slot to harvest */
 	unsigned rx_unposted;		/* re-armed slots behind RDT, < RX_POST_BATCH */
 	struct inic_rx rx;		/* a frame that spans descriptors */
-	unsigned rx_max, tx_max;	/* the longest frame in one buffer, and sent */
+	unsigned max_frame;		/* the longest frame sent or taken: MAX_FRAME, or frame_max */
 
 	volatile struct e1000_tdesc *tdba;
 	struct pktbuf *txpb[NTDESC];	/* NULL when the slot is free */
@@ -315,7 +314,7 @@ static int tx_reclaim(struct ctlr *c)
 static int e1000_transmit(struct netdev *nd, struct pktbuf *pb)
 {
 	struct ctlr *c = nd->softc;
-	int len = inic_tx_len(pb, c->tx_max);
+	int len = inic_tx_len(pb, c->max_frame);
 
 	if (len < 0)
 		return len;
@@ -372,7 +371,7 @@ static int rx_harvest(struct ctlr *c, int budget, int *frames)
 		trace_point(TS_NIC_RX);
 		struct pktbuf *up;
 		rx_arm(c, i, inic_rx_one(nd, &c->rx, c->rxpb[i], status & RdEop, d->errors & RdFrameErrors,
-					 d->length, c->rx_max, RX_BUF_SIZE, &up));
+					 d->length, c->max_frame, RX_BUF_SIZE, &up));
 		i = (i + 1) % NRDESC;
 		c->rx_next = i;
 		if (up) {
@@ -568,8 +567,8 @@ static int e1000_probe(struct pci_dev *d)
 
 	c->nd.name = "e1000";
 	c->nd.model = c->model->name;
-	c->nd.frame_max = JUMBO_FRAME;
-	c->rx_max = c->tx_max = MAX_FRAME;
+	c->nd.frame_max = ETH_JUMBO_FRAME;
+	c->max_frame = MAX_FRAME;
 	c->nd.ops = &e1000_ops;
 	c->nd.softc = c;
 	uint64_t end = now_ns() + LINK_WAIT_NS;
@@ -588,8 +587,7 @@ static int e1000_probe(struct pci_dev *d)
 	}
 	d->softc = c;
 	/* Long packets where netdev_register found the buffers for them. */
-	c->rx_max = c->nd.frame_max > ETH_MAX_FRAME ? c->nd.frame_max : MAX_FRAME;
-	c->tx_max = c->rx_max;
+	c->max_frame = c->nd.frame_max > ETH_MAX_FRAME ? c->nd.frame_max : MAX_FRAME;
 
 	csr32w(c, Ims, RX_INTS | IntLsc);
 	/* 8254x SDM 14.4; the only RCTL write (see the top of this file). */

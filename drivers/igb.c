@@ -63,9 +63,8 @@
 /*
  * Jumbo frames (RCTL.LPE with RLPML, 82576 DS 8.10.1 and 8.10.4): 9000
  * bytes of payload, received over several 2 KiB buffers and gathered
- * (inic_rx_part), sent from one large buffer in one descriptor.
+ * (inic_rx_part), sent from one large buffer in one descriptor: ETH_JUMBO_FRAME.
  */
-#define JUMBO_FRAME (9000 + ETH_HLEN)
 #define LINK_WAIT_NS 3000000000ULL	/* autonegotiation takes ~2 s on copper */
 
 /* MSI-X vectors (the IVAR entries and the EICR/EIMS bits are these numbers). */
@@ -143,7 +142,7 @@ struct ctlr {
 	unsigned rx_next;		/* next slot to harvest */
 	unsigned rx_unposted;		/* re-armed slots behind RDT, < RX_POST_BATCH */
 	struct inic_rx rx;		/* a frame that spans descriptors */
-	unsigned rx_max, tx_max;	/* the longest frame in one buffer, and sent */
+	unsigned max_frame;		/* the longest frame sent or taken: MAX_FRAME, or frame_max */
 
 	volatile struct igb_tdesc *tdba;
 	struct pktbuf *txpb[NTDESC];	/* NULL when the slot is free */
@@ -377,7 +376,7 @@ static void txint(struct ctlr *c, int on)
 static int igb_transmit(struct netdev *nd, struct pktbuf *pb)
 {
 	struct ctlr *c = nd->softc;
-	int len = inic_tx_len(pb, c->tx_max);
+	int len = inic_tx_len(pb, c->max_frame);
 
 	if (len < 0)
 		return len;
@@ -428,7 +427,7 @@ static int rx_harvest(struct ctlr *c, int budget, int *frames)
 		trace_point(TS_NIC_RX);
 		struct pktbuf *up;
 		rx_arm(c, i, inic_rx_one(nd, &c->rx, c->rxpb[i], status & IgbRdEop, status & IgbRdFrameErrors,
-					 d->wb.length, c->rx_max, RX_BUF_SIZE, &up));
+					 d->wb.length, c->max_frame, RX_BUF_SIZE, &up));
 		i = (i + 1) % NRDESC;
 		c->rx_next = i;
 		if (up) {
@@ -702,8 +701,8 @@ static int igb_probe(struct pci_dev *d)
 
 	c->nd.name = "igb";
 	c->nd.model = c->model->name;
-	c->nd.frame_max = JUMBO_FRAME;
-	c->rx_max = c->tx_max = MAX_FRAME;
+	c->nd.frame_max = ETH_JUMBO_FRAME;
+	c->max_frame = MAX_FRAME;
 	c->nd.ops = &igb_ops;
 	c->nd.softc = c;
 	uint64_t end = now_ns() + LINK_WAIT_NS;
@@ -723,7 +722,7 @@ static int igb_probe(struct pci_dev *d)
 	d->softc = c;
 	/* Long packets where netdev_register found the buffers for them; RLPML counts the FCS. */
 	if (c->nd.frame_max > ETH_MAX_FRAME) {
-		c->rx_max = c->tx_max = c->nd.frame_max;
+		c->max_frame = c->nd.frame_max;
 		csr32w(c, IgbRlpml, c->nd.frame_max + 4);
 	}
 

@@ -84,8 +84,7 @@ static inline int inic_tx_len(struct pktbuf *pb, unsigned max_frame)
 	unsigned len = pb->len;
 
 	if (len == 0 || len > max_frame ||
-	    pb->data + (len < ETH_MIN_FRAME ? ETH_MIN_FRAME : len) >
-		    pb->buf + (pb->large ? pkt_large_room() : PKT_BUF_SIZE))
+	    pb->data + (len < ETH_MIN_FRAME ? ETH_MIN_FRAME : len) > pkt_buf_end(pb))
 		return -EINVAL;
 	if (len < ETH_MIN_FRAME) {
 		memset(pb->data + len, 0, ETH_MIN_FRAME - len);

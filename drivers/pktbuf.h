@@ -35,6 +35,7 @@
 #define ETH_HLEN 14
 #define ETH_MIN_FRAME 60		/* without FCS */
 #define ETH_MAX_FRAME 1514		/* without FCS */
+#define ETH_JUMBO_FRAME (9000 + ETH_HLEN)	/* the NICs' long frames: 9000 bytes of payload */
 
 /*
  * Consumers with a share of the pool: a layer that keeps buffers for long
@@ -75,6 +76,11 @@ struct pktbuf *pkt_get(void);
 int pkt_large_init(int n, uint32_t frame);
 /* Bytes from a large buffer's start (pb->buf) that it holds: the headroom and its frame. */
 uint32_t pkt_large_room(void);
+/* The end of pb's buffer, small or large. */
+static inline const uint8_t *pkt_buf_end(const struct pktbuf *pb)
+{
+	return pb->buf + (pb->large ? pkt_large_room() : PKT_BUF_SIZE);
+}
 
 /*
  * A buffer for a frame of len bytes: pkt_get() for one that fits a small

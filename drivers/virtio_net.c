@@ -2,7 +2,7 @@
  * virtio-net (virtio 1.0 §5.1) on the virtio PCI transport (virtio.c):
  * one receive and one transmit queue, features VERSION_1, MAC, STATUS and
  * MRG_RXBUF, so every frame starts with a 12-byte struct virtio_net_hdr;
- * one longer than a buffer (a jumbo frame, to VNET_JUMBO_FRAME) spans
+ * one longer than a buffer (a jumbo frame, to ETH_JUMBO_FRAME) spans
  * several, gathered by rx_merge into a large pktbuf.
  *
  * Receive: every RX descriptor is one pktbuf, the header in its headroom
@@ -55,8 +55,6 @@ enum {				/* virtqueues, §5.1.2 */
 #define VIRTIO_NET_F_MAC (1ULL << 5)
 #define VIRTIO_NET_F_MRG_RXBUF (1ULL << 15)
 #define VIRTIO_NET_F_STATUS (1ULL << 16)
-/* With MRG_RXBUF: 9000 bytes of payload, a frame over several 2 KiB buffers gathered (rx_merge). */
-#define VNET_JUMBO_FRAME (9000 + ETH_HLEN)
 
 enum {				/* struct virtio_net_config, §5.1.4 */
 	NetCfgMac = 0,		/* u8 mac[6], with VIRTIO_NET_F_MAC */
@@ -288,7 +286,7 @@ static int vnet_transmit(struct netdev *nd, struct pktbuf *pb)
 	uint32_t len = pb->len < ETH_MIN_FRAME ? ETH_MIN_FRAME : pb->len;
 	uint8_t *hdr = pb->data - VNET_HDR;
 
-	if (hdr < pb->buf || pb->data + len > pb->buf + (pb->large ? pkt_large_room() : PKT_BUF_SIZE) ||
+	if (hdr < pb->buf || pb->data + len > pkt_buf_end(pb) ||
 	    pb->len < ETH_HLEN || pb->len > nd->frame_max)
 		return -EINVAL;
 
@@ -506,7 +504,7 @@ static int vnet_probe(struct pci_dev *d)
 
 	sc->nd.name = "virtio-net";
 	sc->nd.model = sc->model;
-	sc->nd.frame_max = sc->mrg ? VNET_JUMBO_FRAME : ETH_MAX_FRAME;
+	sc->nd.frame_max = sc->mrg ? ETH_JUMBO_FRAME : ETH_MAX_FRAME;
 	sc->nd.ops = &vnet_ops;
 	sc->nd.softc = sc;
 	virtio_config_read(&sc->vd, NetCfgMac, sc->nd.mac, ETH_ALEN);

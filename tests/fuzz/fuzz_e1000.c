@@ -22,7 +22,7 @@
  *  - a frame goes up exactly when it fit one buffer, carried no frame
  *    error and is 14..1518 bytes, with its bytes and length, in order;
  *    with jumbo frames (every input runs both ways), when it carried no
- *    frame error and is 14..JUMBO_FRAME bytes, one of several buffers
+ *    frame error and is 14..ETH_JUMBO_FRAME bytes, one of several buffers
  *    gathered into a large buffer;
  *    the others count once each in rx_errors (a frame over several
  *    buffers once, not per buffer); a good frame with no buffer to replace
@@ -59,7 +59,7 @@ struct slotrec {			/* what the device put in a slot */
 };
 static struct slotrec rec[NRDESC];
 static unsigned frames_in;
-static int jumbo;			/* the NIC takes long frames (JUMBO_FRAME): they are gathered */
+static int jumbo;			/* the NIC takes long frames (ETH_JUMBO_FRAME): they are gathered */
 
 static uint32_t reg(int r) { return c->regs[r / 4]; }
 
@@ -79,7 +79,7 @@ static void device_receive(unsigned len, uint8_t errors)
 	if (avail < pieces)
 		return;				/* no room: the NIC drops it (RXO) */
 	int good = !(errors & RdFrameErrors) && len >= ETH_HLEN &&
-		   (jumbo ? len <= JUMBO_FRAME : pieces == 1 && len <= MAX_FRAME);
+		   (jumbo ? len <= ETH_JUMBO_FRAME : pieces == 1 && len <= MAX_FRAME);
 	for (unsigned p = 0; p < pieces; p++) {
 		volatile struct e1000_rdesc *d = &c->rdba[head];
 		unsigned n = p + 1 < pieces ? RX_BUF_SIZE : len - p * RX_BUF_SIZE;
@@ -178,9 +178,9 @@ static int run_input(const uint8_t *data, size_t size)
 	c->nd.name = "e1000";
 	c->nd.ops = &e1000_ops;
 	c->nd.softc = c;
-	c->nd.frame_max = jumbo ? JUMBO_FRAME : ETH_MAX_FRAME;
-	c->rx_max = c->tx_max = jumbo ? JUMBO_FRAME : MAX_FRAME;
-	CHECK(pkt_large_init(PKT_LARGE_BUFS_JUMBO, JUMBO_FRAME) == 0);
+	c->nd.frame_max = jumbo ? ETH_JUMBO_FRAME : ETH_MAX_FRAME;
+	c->max_frame = jumbo ? ETH_JUMBO_FRAME : MAX_FRAME;
+	CHECK(pkt_large_init(PKT_LARGE_BUFS_JUMBO, ETH_JUMBO_FRAME) == 0);
 	CHECK(c->regs && rx_init(c) == 0 && tx_init(c) == 0);
 	netdev_set_rx(&c->nd, hook, NULL);
 	head = 0;

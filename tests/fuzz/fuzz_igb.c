@@ -62,7 +62,7 @@ struct slotrec {			/* what the device put in a slot */
 };
 static struct slotrec rec[NRDESC];
 static unsigned frames_in;
-static int jumbo;			/* the NIC takes long frames (JUMBO_FRAME): they are gathered */
+static int jumbo;			/* the NIC takes long frames (ETH_JUMBO_FRAME): they are gathered */
 
 static uint32_t reg(int r) { return c->regs[r / 4]; }
 
@@ -86,7 +86,7 @@ static void device_receive(unsigned len, uint8_t errors, uint64_t junk)
 	if (avail < pieces)
 		return;				/* no room: the NIC drops it (RQDPC) */
 	int good = !(err & IgbRdFrameErrors) && len >= ETH_HLEN &&
-		   (jumbo ? len <= JUMBO_FRAME : pieces == 1 && len <= MAX_FRAME);
+		   (jumbo ? len <= ETH_JUMBO_FRAME : pieces == 1 && len <= MAX_FRAME);
 	for (unsigned p = 0; p < pieces; p++) {
 		volatile union igb_rdesc *d = &c->rdba[head];
 		unsigned n = p + 1 < pieces ? RX_BUF_SIZE : len - p * RX_BUF_SIZE;
@@ -211,9 +211,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	unsigned mode = take(1);
 	c->msix = mode & 1;
 	jumbo = (mode >> 1) & 1;
-	c->nd.frame_max = jumbo ? JUMBO_FRAME : ETH_MAX_FRAME;
-	c->rx_max = c->tx_max = jumbo ? JUMBO_FRAME : MAX_FRAME;
-	CHECK(pkt_large_init(PKT_LARGE_BUFS_JUMBO, JUMBO_FRAME) == 0);
+	c->nd.frame_max = jumbo ? ETH_JUMBO_FRAME : ETH_MAX_FRAME;
+	c->max_frame = jumbo ? ETH_JUMBO_FRAME : MAX_FRAME;
+	CHECK(pkt_large_init(PKT_LARGE_BUFS_JUMBO, ETH_JUMBO_FRAME) == 0);
 	for (int n = 0; in_left && n < 2048; n++) {
 		unsigned op = take(1);
 		hold = (op >> 2) & 3;
