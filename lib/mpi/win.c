@@ -893,6 +893,15 @@ struct where {
 	size_t nruns;
 	MPI_Datatype basic;	/* the target type's one predefined type (atomics) */
 	size_t esize;
+	struct part *parts;	/* a dynamic window's access over adjacent regions: one part each (else NULL) */
+	size_t nparts;
+};
+
+struct part {			/* the runs of an access that lie in one region */
+	struct target *t;
+	uint8_t *lbase;
+	size_t first, n;	/* its runs in the where's */
+	size_t len;		/* their bytes */
 };
 
 static void where_done(struct where *o)
@@ -900,6 +909,25 @@ static void where_done(struct where *o)
 	if (o->runs != &o->one)
 		free(o->runs);
 	o->runs = &o->one;
+	free(o->parts);
+	o->parts = NULL;
+	o->nparts = 0;
+}
+
+/* Part k of o as a where of its own: the same call, one region's runs. */
+static struct where part_where(const struct where *o, size_t k)
+{
+	struct where s = *o;
+	struct part *p = &o->parts[k];
+
+	s.t = p->t;
+	s.lbase = p->lbase;
+	s.runs = &o->runs[p->first];
+	s.nruns = p->n;
+	s.len = p->len;
+	s.parts = NULL;
+	s.nparts = 0;
+	return s;
 }
 
 /*
@@ -908,6 +936,77 @@ static void where_done(struct where *o)
  * contiguous type is one run; any other is flattened to its runs
  * (mpii_type_runs), each a WRITE or READ of its own.  where_done after.
  */
+/*
+ * An access to a dynamic window that no one region holds: its runs cut
+ * where one attached region ends and the next begins (MPI-3.1 11.2.4: a
+ * target buffer may lie across regions attached side by side), each piece
+ * then a WRITE or READ of its own region's, the pieces in one region a
+ * part.  Every byte must lie in a region, read afresh once if some is not.
+ */
+static int dyn_split(struct mpi_win *w, int rank, int64_t base, struct where *o, const char *fn)
+{
+	for (int fresh = rank == w->c->rank;; fresh = 1) {
+		size_t cap = o->nruns + 8, n = 0, np = 0;
+		struct mpii_run *pc = malloc(cap * sizeof *pc);
+		struct part *parts = malloc(cap * sizeof *parts);
+		struct region *last = NULL;
+		uint64_t miss = UINT64_MAX;
+		if (!pc || !parts) {
+			free(pc);
+			free(parts);
+			return werr(w, MPI_ERR_NO_MEM, fn, "no memory for an access across regions");
+		}
+		for (size_t i = 0; i < o->nruns && miss == UINT64_MAX; i++) {
+			uint64_t at = (uint64_t)(base + o->runs[i].off), end = at + o->runs[i].len;
+			while (at < end) {
+				struct region *g = dyn_find(w, rank, at, at + 1);
+				if (!g) {
+					miss = at;
+					break;
+				}
+				uint64_t stop = g->base + g->size < end ? g->base + g->size : end;
+				if (n == cap || np == cap) {
+					cap *= 2;
+					struct mpii_run *a = realloc(pc, cap * sizeof *pc);
+					struct part *b = a ? realloc(parts, cap * sizeof *parts) : NULL;
+					pc = a ? a : pc;
+					parts = b ? b : parts;
+					if (!a || !b) {
+						free(pc);
+						free(parts);
+						return werr(w, MPI_ERR_NO_MEM, fn, "no memory for an access across regions");
+					}
+				}
+				if (g != last) {
+					parts[np++] = (struct part){ &g->t, (uint8_t *)(uintptr_t)g->base, n, 0, 0 };
+					last = g;
+				}
+				pc[n++] = (struct mpii_run){ (MPI_Aint)(at - g->base), (size_t)(stop - at) };
+				parts[np - 1].n++;
+				parts[np - 1].len += stop - at;
+				at = stop;
+			}
+		}
+		if (miss == UINT64_MAX) {
+			if (o->runs != &o->one)
+				free(o->runs);
+			o->runs = pc;
+			o->nruns = n;
+			o->parts = parts;
+			o->nparts = np;
+			return MPI_SUCCESS;
+		}
+		free(pc);
+		free(parts);
+		if (fresh)
+			return werr(w, MPI_ERR_RMA_RANGE, fn, "address %#lx is in no region rank %d attached",
+				    (unsigned long)miss, rank);
+		int e = dyn_refresh(w, rank, fn);
+		if (e != MPI_SUCCESS)
+			return e;
+	}
+}
+
 /* A dynamic window before a region is found. */
 static struct target dyn_none = { .rd = -1, .ard = -1, .lrd = -1, .seg = -1, .aseg = -1, .lseg = -1, .disp_unit = 1 };
 
@@ -916,6 +1015,8 @@ static int target_of(struct mpi_win *w, int rank, MPI_Aint disp, int count, MPI_
 {
 	o->runs = &o->one;
 	o->nruns = 0;
+	o->parts = NULL;
+	o->nparts = 0;
 	if (rank == MPI_PROC_NULL) {
 		o->t = NULL;
 		return MPI_SUCCESS;
@@ -968,9 +1069,13 @@ static int target_of(struct mpi_win *w, int rank, MPI_Aint disp, int count, MPI_
 			g = dyn_find(w, rank, lo, hi);
 		}
 		if (!g) {
-			where_done(o);
-			return werr(w, MPI_ERR_RMA_RANGE, fn, "addresses %#lx to %#lx are in no region rank %d attached",
-				    (unsigned long)lo, (unsigned long)hi, rank);
+			/* Across regions attached side by side: a part in each. */
+			if ((e = dyn_split(w, rank, base, o, fn)) != MPI_SUCCESS) {
+				where_done(o);
+				return e;
+			}
+			t = o->parts[0].t;
+			goto found;
 		}
 		t = &g->t;
 		base -= (int64_t)g->base;
@@ -986,6 +1091,7 @@ static int target_of(struct mpi_win *w, int rank, MPI_Aint disp, int count, MPI_
 		}
 		r->off = at;
 	}
+found:
 	o->w = w;
 	o->t = t;
 	o->rank = rank;
@@ -1005,6 +1111,15 @@ static int rmem_class(int r)
 static int put_bytes(struct where *o, const void *src, const char *fn)
 {
 	const uint8_t *p = src;
+
+	if (o->parts) {
+		int e = MPI_SUCCESS;
+		for (size_t k = 0; k < o->nparts && e == MPI_SUCCESS; p += o->parts[k].len, k++) {
+			struct where s = part_where(o, k);
+			e = put_bytes(&s, p, fn);
+		}
+		return e;
+	}
 
 	for (size_t i = 0; i < o->nruns; p += o->runs[i].len, i++) {
 		if (o->self) {
@@ -1066,6 +1181,15 @@ static int read_pieces(struct mpi_win *w, int rd, const struct mpii_run *pc, siz
 /* The target's runs' bytes into dst, packed. */
 static int get_bytes(struct where *o, void *dst, const char *fn)
 {
+	if (o->parts) {
+		int e = MPI_SUCCESS;
+		uint8_t *p = dst;
+		for (size_t k = 0; k < o->nparts && e == MPI_SUCCESS; p += o->parts[k].len, k++) {
+			struct where s = part_where(o, k);
+			e = get_bytes(&s, p, fn);
+		}
+		return e;
+	}
 	if (!o->self)
 		return read_pieces(o->w, d_rd(o->t), o->runs, o->nruns, dst, o->rank, fn);
 	uint8_t *p = dst;
@@ -1469,6 +1593,9 @@ static int multi_word(const struct where *o)
 {
 	uint64_t lo = UINT64_MAX, hi = 0;
 
+	if (o->parts)
+		return 1;		/* in two regions at least */
+
 	for (size_t i = 0; i < o->nruns; i++) {
 		uint64_t a = o->t->skew + (uint64_t)o->runs[i].off, b = a + o->runs[i].len - 1;
 		lo = a >> 3 < lo ? a >> 3 : lo;
@@ -1482,6 +1609,13 @@ static int word_sized(const struct where *o)
 {
 	if (o->esize > 8 || (o->esize & (o->esize - 1)))
 		return 0;
+	for (size_t k = 0; k < o->nparts; k++) {
+		struct where s = part_where(o, k);
+		if (!word_sized(&s))
+			return 0;
+	}
+	if (o->parts)
+		return 1;
 	for (size_t i = 0; i < o->nruns; i++)
 		if ((o->t->skew + (uint64_t)o->runs[i].off) % o->esize)
 			return 0;
@@ -1569,6 +1703,25 @@ static int atomic_self(struct where *o, MPI_Op op, const void *in, uint8_t *old,
 	return e;
 }
 
+enum { ACC_LOCKED, ACC_WIDE, ACC_WORDS };	/* under the exclusive lock; under the mutex; a word each */
+
+/* An accumulate's elements, each part of o with its share of in and old (may be NULL). */
+static int acc_parts(struct where *o, int how, MPI_Op op, const void *in, uint8_t *old, const char *fn)
+{
+	if (o->parts) {
+		int e = MPI_SUCCESS;
+		size_t at = 0;
+		for (size_t k = 0; k < o->nparts && e == MPI_SUCCESS; at += o->parts[k].len, k++) {
+			struct where s = part_where(o, k);
+			e = acc_parts(&s, how, op, in ? (const uint8_t *)in + at : NULL, old ? old + at : NULL, fn);
+		}
+		return e;
+	}
+	if (how != ACC_WORDS)
+		return atomic_locked(o, op, in, old, how == ACC_WIDE, fn);
+	return o->self ? atomic_self(o, op, in, old, fn) : atomic_batches(o, op, in, old, fn);
+}
+
 /* Accumulate's and Get_accumulate's element loop; result (may be NULL) gets the old elements packed. */
 static int accumulate(const void *origin, int ocount, MPI_Datatype otype, void *result, int rcount,
 		      MPI_Datatype rtype, int rank, MPI_Aint disp, int tcount, MPI_Datatype ttype, MPI_Op op,
@@ -1594,12 +1747,15 @@ static int accumulate(const void *origin, int ocount, MPI_Datatype otype, void *
 		e = werr(w, MPI_ERR_TYPE, fn, "a target type of more than one predefined type");
 	else if (result && !(old = malloc(o.len ? o.len : 1)))
 		e = werr(w, MPI_ERR_NO_MEM, fn, "no memory for %zu bytes", o.len);
+	for (size_t i = 0; e == MPI_SUCCESS && o.parts && i < o.nruns; i++)
+		if (o.runs[i].len % o.esize)
+			e = werr(w, MPI_ERR_RMA_RANGE, fn, "an element of rank %d's lies across two regions", rank);
 	int held = o.self ? 0 : w->t[rank].held;
 	if (e == MPI_SUCCESS && o.len) {
 		if (held == MPI_LOCK_EXCLUSIVE || held == -MPI_LOCK_EXCLUSIVE) {
-			e = atomic_locked(&o, op, run, old, 0, fn);
+			e = acc_parts(&o, ACC_LOCKED, op, run, old, fn);
 		} else if (!word_sized(&o)) {
-			e = atomic_locked(&o, op, run, old, 1, fn);
+			e = acc_parts(&o, ACC_WIDE, op, run, old, fn);
 		} else if (multi_word(&o)) {
 			/*
 			 * Elements in more than one word: each word by compare-and-
@@ -1610,15 +1766,13 @@ static int accumulate(const void *origin, int ocount, MPI_Datatype otype, void *
 			 * while another rank's Accumulate replaces it, is old or new).
 			 */
 			if ((e = acc_mutex(w, rank, 1, fn)) == MPI_SUCCESS) {
-				e = o.self ? atomic_self(&o, op, run, old, fn) : atomic_batches(&o, op, run, old, fn);
+				e = acc_parts(&o, ACC_WORDS, op, run, old, fn);
 				int x = acc_mutex(w, rank, 0, fn);
 				if (e == MPI_SUCCESS)
 					e = x;
 			}
-		} else if (!o.self) {
-			e = atomic_batches(&o, op, run, old, fn);
 		} else {
-			e = atomic_self(&o, op, run, old, fn);
+			e = acc_parts(&o, ACC_WORDS, op, run, old, fn);
 		}
 	}
 	if (e == MPI_SUCCESS && result)
@@ -1674,6 +1828,8 @@ int MPI_Compare_and_swap(const void *origin_addr, const void *compare_addr, void
 		return e;
 	if (!origin_addr || !compare_addr || !result_addr)
 		e = werr(w, MPI_ERR_BUFFER, fn, "Null buffer pointer");
+	else if (o.parts)
+		e = werr(w, MPI_ERR_RMA_RANGE, fn, "an element of rank %d's lies across two regions", target_rank);
 	else if (o.nruns) {
 		struct cas c = { compare_addr, origin_addr, o.esize };
 		e = atomic_elem(&o, (uint64_t)o.runs[0].off, apply_cas, &c, result_addr, fn);
