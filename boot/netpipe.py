@@ -9,7 +9,8 @@ e1000e, igb, shm), every size from 1 byte to --np-max (every 2^k and
 its three trials' mean half round trip).  With --peers, boot/peers runs
 Debian's NPmpich2 (MPICH over TCP) and NPtcp (raw Linux TCP) between two
 Linux guests on the same emulated NIC (e1000 and virtio; the guests have
-no driver for the others, and shm is ours alone).
+no driver for the others, and shm is ours alone), and iperf3 (Linux's
+bulk TCP, 64 MiB one way) between the same guests.
 
 Prints a table per link (latency at 1, 8, 64 and 1024 bytes, bandwidth
 at 64 KiB, 1 MiB and 8 MiB), writes build/bench/netpipe.json and, with
@@ -205,7 +206,12 @@ def run(links, drivers, peers, np_max, outdir, iters=1000, timeout=900, draw=Tru
                         curves.append((label, pts))
                         entry["linux"][kind] = pts
                 entry["linux_rows"] = data.get("rows", [])
+                entry["linux_bulk"] = data.get("bulk")
         print(table(link, curves), flush=True)
+        if entry.get("linux_bulk"):
+            b = entry["linux_bulk"]
+            print("  Linux bulk TCP on %s (iperf3, %d MiB one way): %.1f MB/s" % (
+                link, b["bytes"] >> 20, b["mb_per_s"]), flush=True)
         for line in goals(link, curves):
             print(line, flush=True)
         if draw and curves:

@@ -363,12 +363,14 @@ CASES = [
                     r"papers: wrote .*papers\.json$"],
             absent=[r"missing"]),
     # Linux peers (make bench PEERS=1): two Debian Linux guests built from Debian's packages
-    # measure UDP, TCP and soft-RoCE WRITE, READ and CAS on the same switch and NIC.
+    # measure UDP, TCP, soft-RoCE WRITE, READ and CAS and bulk TCP on the same switch and NIC.
     Command("peers/smoke", ["{root}/boot/peers", "--iters", "50",
                             "--out", "{build}/tests/peers-smoke.json"], timeout=400,
             expect=[r"^RESULT peer row=%s tool=\S+ n=50 median_us=[1-9][\d.]* " % row
                     for row in ("udp-64", "tcp-1B", "rxe-write", "rxe-read", "rxe-cas")] +
-                   [r"peers: wrote "],
+                   # Linux's bulk TCP (iperf3), beside which make bench puts our bulk rows.
+                   [r"^RESULT peer row=iperf3-tcp bytes=[1-9]\d+ seconds=[\d.]+ mb_per_s=\d*[1-9]",
+                    r"peers: wrote "],
             needs=("qemu-system-x86_64", "vde_switch", "apt-get")),
     # The rows of the papers' last features run and print their figures (not asserted).
     Command("bench/new-rows", ["bash", "-c", "{root}/boot/bench --nics shm --iters 20 --no-plots --stages '' "
