@@ -109,7 +109,11 @@ void sys_check_core_locking(void);
 #define LWIP_RAW 0
 
 /* Checksums in software, generated and checked at every layer: the
- * emulated NICs would not care, but real ones are not set up to offload. */
+ * emulated NICs would not care, but real ones are not set up to offload.
+ * Per netif, so that the shared-memory link, which neither corrupts nor
+ * loses a frame and carries no checksum of its own either (the fabric's
+ * frames go without a CRC there), goes without them (netif.c). */
+#define LWIP_CHECKSUM_CTRL_PER_NETIF 1
 #define CHECKSUM_GEN_IP 1
 #define CHECKSUM_GEN_UDP 1
 #define CHECKSUM_GEN_TCP 1
@@ -127,8 +131,13 @@ void sys_check_core_locking(void);
 #define CHECKSUM_CHECK_ICMP 0
 #define LWIP_HOOK_TCP_ISN(local_ip, local_port, remote_ip, remote_port) 0x1000u
 #endif
-/* Sum TCP/UDP payload while copying it in from the app: one pass, not two. */
-#define LWIP_CHECKSUM_ON_COPY 1
+/*
+ * No sum while copying the app's data in: lwIP's copy-and-sum is a copy
+ * then a sum (lwip_chksum_copy), so it saves nothing where the segment is
+ * summed (a NIC's netif sums it once at output), and it would sum what
+ * the shared-memory link sends without checksums.
+ */
+#define LWIP_CHECKSUM_ON_COPY 0
 /* lwIP's fastest portable checksum loop (32-bit adds). */
 #define LWIP_CHKSUM_ALGORITHM 3
 
@@ -136,14 +145,35 @@ void sys_check_core_locking(void);
 
 #define LWIP_UDP 1
 #define LWIP_TCP 1
-/* Full Ethernet segments. */
-#define TCP_MSS 1460
-/* Window and send buffer: 44 segments (64240 bytes), the most that fits in
- * 16 bits without window scaling; enough to keep a LAN's pipe full. */
-#define TCP_WND (44 * TCP_MSS)
-#define TCP_SND_BUF (44 * TCP_MSS)
-/* Segments in a send queue: small writes make small segments. */
-#define TCP_SND_QUEUELEN (4 * TCP_SND_BUF / TCP_MSS)
+/*
+ * Segments as long as the link's frames: the netif's MTU is the NIC's
+ * frame less its header (1500 on Ethernet, up to LWIP_MTU_MAX, 16 KiB, on
+ * the shared-memory link's large slots; netif.c), and a connection's MSS
+ * is the smaller of the two ends' MTU less 40.  TCP_MSS is the most any
+ * has: lwIP keeps a segment's length and its send low-water mark in
+ * 16 bits, and asks no more than 16382 of TCP_MSS.
+ */
+#define LWIP_MTU_MAX 16384
+#define TCP_MSS (LWIP_MTU_MAX - 40)
+/*
+ * Window and send buffer: 44 of Ethernet's segments (64240 bytes), the
+ * most that fits in 16 bits without window scaling; enough to keep a
+ * LAN's pipe full, and four 16 KiB segments on the shared-memory link.
+ * (Twice that, scaled, lost frames on the NICs' switch and ran at a
+ * tenth of the speed there.)
+ */
+#define TCP_WND (44 * 1460)
+#define TCP_SND_BUF (44 * 1460)
+/* Segments in a send queue: small writes make small segments (Ethernet's, four per MSS). */
+#define TCP_SND_QUEUELEN (4 * TCP_SND_BUF / 1460)
+/*
+ * A socket is writable again with a quarter of its buffer free.  lwIP's
+ * own checks of these sizes want the low-water mark four segments below
+ * 65535, which no 16 KiB segment allows: they are off, and
+ * net/lwip/netif.c checks what still holds.
+ */
+#define TCP_SNDLOWAT (TCP_SND_BUF / 4)
+#define LWIP_DISABLE_TCP_SANITY_CHECKS 1
 /* Keep out-of-order segments (a lost frame then costs one retransmission,
  * not a window), but bound the pktbufs they pin. */
 #define TCP_QUEUE_OOSEQ 1

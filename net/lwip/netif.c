@@ -16,10 +16,14 @@
  * and TCP sends it again later; the NIC rings and the fabric keep the
  * rest of the pool.
  *
- * Transmit: lwIP's pbuf chain is copied into one pktbuf (the only copy on
- * the way out) and given to the driver; with its ring full the sender
- * (always a thread: the tcpip thread or an app under the core lock) waits
- * for ring space, for at most TX_WAIT_NS.
+ * Transmit: lwIP's pbuf chain is copied into the NIC's transmit slot
+ * where it has one (the shared-memory link, net_tx_begin), else into one
+ * pktbuf given to the driver (the only copy on the way out); with its ring
+ * full the sender (always a thread: the tcpip thread or an app under the
+ * core lock) waits for ring space, for at most TX_WAIT_NS.
+ *
+ * The MTU is Ethernet's on a NIC, the slots' (up to LWIP_MTU_MAX) on the
+ * shared-memory link, which goes without checksums (netif_setup).
  */
 #include <errno.h>
 #include <stddef.h>
@@ -28,6 +32,7 @@
 
 #include "kernel/init.h"
 #include "kernel/node.h"
+#include "kernel/x86.h"
 #include "lwip/etharp.h"
 #include "lwip/netif.h"
 #include "lwip/pbuf.h"
@@ -40,7 +45,16 @@
 #define LTRACEF(...) do { if (LOCAL_TRACE) printf("lwip: " __VA_ARGS__); } while (0)
 
 #define TX_WAIT_NS 100000000ULL		/* longest wait for TX ring space */
-#define LWIP_MTU 1500
+#define LWIP_MTU 1500			/* on Ethernet */
+
+/* lwIP's TCP sanity checks (init.c), as they hold with window scaling (lwipopts.h). */
+_Static_assert(TCP_MSS <= 16382, "lwIP keeps TCP_MSS below 16383");
+_Static_assert(TCP_SND_BUF >= 2 * TCP_MSS, "a send buffer holds two segments");
+_Static_assert(TCP_SND_QUEUELEN >= 2 * (TCP_SND_BUF / TCP_MSS), "a queue of the send buffer's segments");
+_Static_assert(TCP_SND_QUEUELEN <= 0xffff && MEMP_NUM_TCP_SEG >= TCP_SND_QUEUELEN, "segments for a queue");
+_Static_assert(TCP_SNDLOWAT < TCP_SND_BUF && TCP_SNDLOWAT < 0xffff,
+	       "writable below the send buffer and tcp_sndbuf's 16 bits");
+_Static_assert(TCP_WND >= TCP_MSS && TCP_WND <= 0xffff, "the window, in 16 bits");
 
 _Static_assert(sizeof(struct pbuf_custom) <= sizeof(((struct pktbuf *)0)->ext),
 	       "struct pbuf_custom must fit in pktbuf.ext");
@@ -109,18 +123,30 @@ static void rx_input(struct pktbuf *pb)
 static err_t link_output(struct netif *netif, struct pbuf *p)
 {
 	struct pktbuf *pb;
+	uint8_t *slot;
 	int r;
 
-	if (p->tot_len > ETH_MAX_FRAME) {
+	if (p->tot_len > netif->mtu + ETH_HLEN) {
 		lwip_port_stats.tx_dropped++;
 		return ERR_IF;
 	}
+	/* Where the NIC has one (the shared-memory link), written straight into its transmit slot. */
+	irqflags_t f = irq_save();
+	if (!(((const uint8_t *)p->payload)[0] & 1) && p->len >= ETH_ALEN &&
+	    (slot = net_tx_begin(p->payload, p->tot_len)) != NULL) {
+		pbuf_copy_partial(p, slot, p->tot_len, 0);
+		net_tx_commit(p->tot_len);
+		irq_restore(f);
+		lwip_port_stats.tx_frames++;
+		return ERR_OK;
+	}
+	irq_restore(f);
 	/*
 	 * Not charged to lwIP's share: the driver holds a sent frame only
 	 * until the NIC took it (its TX ring bounds them), and a share full
 	 * of unread received data must not stop lwIP's ACKs and resets.
 	 */
-	pb = pkt_get();
+	pb = pkt_get_len(p->tot_len);
 	if (!pb) {
 		lwip_port_stats.tx_no_buffer++;
 		return ERR_MEM;
@@ -147,7 +173,18 @@ static err_t netif_setup(struct netif *netif)
 	netif->name[1] = 'n';
 	netif->output = etharp_output;
 	netif->linkoutput = link_output;
+	/*
+	 * Ethernet's MTU on a NIC: what lies between the nodes may pass no
+	 * more.  The shared-memory link passes every frame its slots hold,
+	 * and neither corrupts nor loses one: frames up to LWIP_MTU_MAX, and
+	 * no checksums (the fabric's frames carry no CRC there either).
+	 */
 	netif->mtu = LWIP_MTU;
+	if (net_link_lossless()) {
+		uint32_t fm = net_frame_max();
+		netif->mtu = (u16_t)(fm - ETH_HLEN < LWIP_MTU_MAX ? fm - ETH_HLEN : LWIP_MTU_MAX);
+		NETIF_SET_CHECKSUM_CTRL(netif, NETIF_CHECKSUM_DISABLE_ALL);
+	}
 	netif->hwaddr_len = ETH_HWADDR_LEN;
 	memcpy(netif->hwaddr, net_mac(), ETH_HWADDR_LEN);
 	netif->flags = NETIF_FLAG_BROADCAST | NETIF_FLAG_ETHARP | NETIF_FLAG_ETHERNET;
@@ -199,7 +236,8 @@ static int lwip_port_init(void)
 	if (net_register(ETHERTYPE_ARP, rx_input) < 0)
 		goto unregister;
 	ready = 1;
-	printf("lwip: %s/24 up on %s\n", ip4addr_ntoa_r(&addr, buf, sizeof buf), net_nic_name());
+	printf("lwip: %s/24 up on %s, MTU %u%s\n", ip4addr_ntoa_r(&addr, buf, sizeof buf), net_nic_name(),
+	       (unsigned)n->mtu, net_link_lossless() ? ", no checksums" : "");
 	return 0;
 unregister:
 	net_unregister(ETHERTYPE_IPV4);

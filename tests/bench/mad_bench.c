@@ -218,16 +218,20 @@ RPC_ROW(rpc_cell_16k, "cell", 16384, 500);
 RPC_ROW(rpc_cell_64k, "cell", 65536, 100);
 
 /*
- * One way: BW_MSGS messages of MAXARR bytes, then a null answer.  Each
- * message has a buffer of its own on each side (4 MiB a side), made before
- * the clock starts and compared, every byte, after it stopped.
+ * One way: 4 MiB as messages of one size (4 KiB to 4 MiB), then a null
+ * answer.  Each message has bytes of its own on each side (one 4 MiB block
+ * a side, message i at i * size), patterned before the clock starts and
+ * compared, every byte, after it stopped.  The 256 KiB messages' row is
+ * mad-bw-<drv>, the others mad-bw-<drv>-<size>.
  */
-static uint8_t *bwbuf[BW_MSGS];
+#define BW_TOTAL (BW_MSGS * MAXARR)
+static uint8_t *bwbuf;
 
-static int bandwidth(const char *drv)
+static int bandwidth(const char *drv, size_t size)
 {
 	struct mad_channel *ch = channel(drv);
 	uint8_t *keep_arr = arr, *keep_rx = rxarr;
+	const int msgs = (int)(BW_TOTAL / size);
 	int r = 0;
 
 	if (!ch)
@@ -236,25 +240,22 @@ static int bandwidth(const char *drv)
 		return -1;
 	if (node_id > 1)
 		return cluster_barrier(120000000000ULL) < 0 ? -1 : 0;
-	set_len(MAXARR);
-	for (int i = 0; i < BW_MSGS && r == 0; i++) {
-		if (!bwbuf[i] && !(bwbuf[i] = malloc(MAXARR))) {
-			printf("mad-pingpong: no memory for the bandwidth run's buffers (%d of %d KiB)\n",
-			       i * (MAXARR >> 10), BW_MSGS * (MAXARR >> 10));
-			r = -1;
-		} else if (node_id == 0) {
-			pattern(bwbuf[i], MAXARR, 0, (uint32_t)i);
-		}
+	set_len(size);
+	if (!bwbuf && !(bwbuf = malloc(BW_TOTAL))) {
+		printf("mad-pingpong: no memory for the bandwidth run's %u KiB\n", BW_TOTAL >> 10);
+		r = -1;
 	}
+	for (int i = 0; i < msgs && r == 0 && node_id == 0; i++)
+		pattern(bwbuf + (size_t)i * size, size, 0, (uint32_t)i);
 	uint64_t t0 = cycles();
-	for (int i = 0; i < BW_MSGS && r == 0; i++) {
+	for (int i = 0; i < msgs && r == 0; i++) {
 		cur_null = 0;
 		cur_seq = (uint32_t)i;
 		if (node_id == 0) {
-			arr = bwbuf[i];
+			arr = bwbuf + (size_t)i * size;
 			r = send_one(ch, 1);
 		} else {
-			rxarr = bwbuf[i];
+			rxarr = bwbuf + (size_t)i * size;
 			r = mad_recvbuf_receive_on(ch, handler, WAIT_NS);
 			unchecked = 0;		/* compared below */
 		}
@@ -266,31 +267,52 @@ static int bandwidth(const char *drv)
 		r = node_id == 0 ? mad_recvbuf_receive_on(ch, handler, WAIT_NS) : send_one(ch, 0);
 	uint64_t ns = cycles_to_ns(cycles() - t0);
 	if (r == 0 && node_id == 0) {
-		uint64_t kbps = (uint64_t)BW_MSGS * MAXARR * 1000000ULL / (ns ? ns : 1);
-		result("row=mad-bw-%s nic=%s bytes=%d ms=%lu mb_per_s=%lu.%02lu base=-", drv,
-		       net_nic_name(), BW_MSGS * MAXARR, ns / 1000000, kbps / 1000, kbps % 1000 / 10);
+		uint64_t kbps = (uint64_t)BW_TOTAL * 1000000ULL / (ns ? ns : 1);
+		char row[32];
+		if (size == MAXARR)
+			snprintf(row, sizeof row, "mad-bw-%s", drv);
+		else
+			snprintf(row, sizeof row, "mad-bw-%s-%zu%s", drv, size >= (1u << 20) ? size >> 20 : size >> 10,
+				 size >= (1u << 20) ? "m" : "k");
+		result("row=%s nic=%s bytes=%d ms=%lu mb_per_s=%lu.%02lu base=-", row, net_nic_name(), BW_TOTAL,
+		       ns / 1000000, kbps / 1000, kbps % 1000 / 10);
 	}
-	/* Node 1: every message, every byte. */
-	for (int i = 0; i < BW_MSGS && r == 0 && node_id == 1; i++) {
+	/* Node 1: every message, every byte (the expected bytes made a message at a time). */
+	uint8_t *want = r == 0 && node_id == 1 ? malloc(size) : NULL;
+	if (r == 0 && node_id == 1 && !want)
+		r = -1;
+	for (int i = 0; i < msgs && r == 0 && node_id == 1; i++) {
+		uint8_t *keep_peer = peerarr;
 		cur_null = 0;
 		cur_seq = (uint32_t)i;
-		pattern(peerarr, MAXARR, 0, (uint32_t)i);
-		rxarr = bwbuf[i];
+		peerarr = want;
+		pattern(peerarr, size, 0, (uint32_t)i);
+		rxarr = bwbuf + (size_t)i * size;
 		unchecked = 1;
 		r = check_array();
 		rxarr = keep_rx;
+		peerarr = keep_peer;
 	}
+	free(want);
 	return cluster_barrier(120000000000ULL) < 0 || r < 0 ? -1 : 0;
 }
 
+static const size_t bw_sizes[] = { 4096, 16384, 65536, MAXARR, 1u << 20, 4u << 20 };
+
 static int run_bw(const struct bench_opts *o)
 {
+	static const char *const drv[] = { "tcp", "rmem", "req", "cell" };
+	int r = 0;
+
 	(void)o;
-	return bandwidth("tcp") | bandwidth("rmem") | bandwidth("req") | bandwidth("cell");
+	for (size_t d = 0; d < 4; d++)
+		for (size_t k = 0; k < sizeof bw_sizes / sizeof bw_sizes[0]; k++)
+			r |= bandwidth(drv[d], bw_sizes[k]);
+	return r;
 }
 
 static const struct bench bw = {
-	.name = "mad-bandwidth", .summary = "4 MiB one way as 256 KiB messages, per driver",
+	.name = "mad-bandwidth", .summary = "4 MiB one way as messages of 4 KiB to 4 MiB, per driver",
 	.run = run_bw,
 };
 
@@ -339,7 +361,7 @@ static int mp_main(void)
 			       fmt_us(b, sizeof b, samples_quantile(&s, 0.99)), n, checked, bad);
 	}
 	samples_free(&s);
-	return bandwidth(drv) < 0 ? 1 : 0;
+	return bandwidth(drv, MAXARR) < 0 ? 1 : 0;
 }
 
 static const struct app mp_app = {

@@ -434,6 +434,156 @@ out:
 	return r;
 }
 
+/*
+ * --- bench rows: lwIP TCP one way, 4 KiB to 4 MiB -------------------------
+ *
+ *   tcp-bw-<size>   node 0 sends BW_TOTAL bytes (at least two writes) to
+ *                   node 1's sink on port 9 (RFC 863's discard, but for
+ *                   its answer) in send() calls of <size> bytes; the sink
+ *                   reads them all and answers one byte: the time from the
+ *                   first send to that answer.  Each run begins with the
+ *                   count of bytes to come (8 bytes).
+ *
+ * The same bytes the block WRITE rows move (bulk_bench.c), by lwIP's
+ * sockets: RESULT bench row=tcp-bw-<size> nic=.. bytes=B ms=T mb_per_s=M.
+ */
+#define SINK_PORT 9
+#define BW_TOTAL (8u << 20)
+#define BW_BUF (4u << 20)
+
+static const size_t bw_sizes[] = { 4096, 16384, 65536, 262144, 1u << 20, 4u << 20 };
+
+/* Read exactly n bytes (into p, or a scratch buffer of n bytes at most len).  0 or -errno/-EPIPE. */
+static int recv_all(int s, uint8_t *p, size_t n, size_t len)
+{
+	size_t got = 0;
+
+	while (got < n) {
+		size_t want = n - got < len ? n - got : len;
+		ssize_t r = recv(s, p + (len >= n ? got : 0), want, 0);
+		if (r == 0)
+			return -EPIPE;
+		if (r < 0)
+			return -errno;
+		got += (size_t)r;
+	}
+	return 0;
+}
+
+/* Node 1: one connection at a time; each run is its count, its bytes and a one-byte answer. */
+static void *sink(void *arg)
+{
+	struct sockaddr_in sa = { 0 };
+	uint8_t *buf = malloc(256 * 1024);
+	int ls = socket(AF_INET, SOCK_STREAM, 0);
+
+	(void)arg;
+	sa.sin_family = AF_INET;
+	sa.sin_port = htons(SINK_PORT);
+	sa.sin_addr.s_addr = htonl(INADDR_ANY);
+	if (!buf || ls < 0 || bind(ls, (struct sockaddr *)&sa, sizeof sa) < 0 || listen(ls, 1) < 0) {
+		printf("tcp-bw: no sink on port %d (errno %d)\n", SINK_PORT, errno);
+		goto out;
+	}
+	set_timeout(ls, SO_RCVTIMEO, ACCEPT_TIMEOUT_MS);
+	int c = accept(ls, NULL, NULL);
+	if (c < 0) {
+		printf("tcp-bw: accept: errno %d\n", errno);
+		goto out;
+	}
+	set_nodelay(c);
+	set_timeout(c, SO_RCVTIMEO, IO_TIMEOUT_MS);
+	set_timeout(c, SO_SNDTIMEO, IO_TIMEOUT_MS);
+	for (;;) {
+		uint64_t total;
+		uint8_t one = 1;
+		int e = recv_all(c, (uint8_t *)&total, sizeof total, sizeof total);
+		if (e == -EPIPE)
+			break;		/* the client is through */
+		if (e < 0 || (e = recv_all(c, buf, total, 256 * 1024)) < 0 || (e = send_all(c, &one, 1)) < 0) {
+			printf("tcp-bw: sink: errno %d\n", -e);
+			break;
+		}
+	}
+	closesocket(c);
+	thread_sleep_ns(FIN_LINGER_NS);
+out:
+	if (ls >= 0)
+		closesocket(ls);
+	free(buf);
+	return NULL;
+}
+
+static int run_tcp_bw(const struct bench_opts *o)
+{
+	uint8_t *tx;
+	int s, r = -1;
+
+	(void)o;
+	if (node_id == SERVER_NODE) {
+		struct thread *t = thread_create("tcp-sink", sink, NULL, PRIO_NORMAL, 0);
+		if (!t)
+			return -1;
+		thread_detach(t);
+		return 0;
+	}
+	if (node_id != 0)
+		return 0;
+	if (!(tx = malloc(BW_BUF)))
+		return -1;
+	fill(tx, BW_BUF, 7);
+	struct sockaddr_in sa = { 0 };
+	sa.sin_family = AF_INET;
+	sa.sin_port = htons(SINK_PORT);
+	sa.sin_addr.s_addr = htonl(0x0a000000u | (SERVER_NODE + 1));
+	/* The sink is up once node 1 got here: try for CONNECT_TRIES seconds. */
+	for (int attempt = 0;; attempt++) {
+		if ((s = socket(AF_INET, SOCK_STREAM, 0)) < 0)
+			goto out;
+		if (connect(s, (struct sockaddr *)&sa, sizeof sa) == 0)
+			break;
+		closesocket(s);
+		if (attempt == CONNECT_TRIES) {
+			printf("tcp-bw: cannot connect to the sink on 10.0.0.%d:%d (errno %d)\n", SERVER_NODE + 1,
+			       SINK_PORT, errno);
+			goto out;
+		}
+		thread_sleep_ns(1000000000ULL);
+	}
+	set_nodelay(s);
+	set_timeout(s, SO_RCVTIMEO, IO_TIMEOUT_MS);
+	set_timeout(s, SO_SNDTIMEO, IO_TIMEOUT_MS);
+	for (size_t k = 0; k < sizeof bw_sizes / sizeof bw_sizes[0]; k++) {
+		size_t size = bw_sizes[k];
+		uint64_t total = BW_TOTAL > 2 * size ? BW_TOTAL : 2 * size;
+		uint8_t one;
+		char row[32];
+		uint64_t t0 = cycles();
+		int e = send_all(s, (const uint8_t *)&total, sizeof total);
+		for (uint64_t done = 0; e == 0 && done < total; done += size)
+			e = send_all(s, tx + done % BW_BUF, size);
+		if (e == 0)
+			e = recv_all(s, &one, 1, 1);
+		uint64_t ns = cycles_to_ns(cycles() - t0);
+		if (e < 0) {
+			printf("tcp-bw: %zu-byte sends: errno %d\n", size, -e);
+			closesocket(s);
+			goto out;
+		}
+		uint64_t kbs = total * 1000000ULL / (ns ? ns : 1);
+		snprintf(row, sizeof row, "tcp-bw-%zu%s", size >= (1u << 20) ? size >> 20 : size >> 10,
+			 size >= (1u << 20) ? "m" : "k");
+		result("row=%s nic=%s bytes=%lu ms=%lu.%03lu mb_per_s=%lu.%02lu base=-", row, net_nic_name(),
+		       (unsigned long)total, (unsigned long)(ns / 1000000), (unsigned long)(ns / 1000 % 1000),
+		       (unsigned long)(kbs / 1000), (unsigned long)(kbs % 1000 / 10));
+	}
+	closesocket(s);
+	r = 0;
+out:
+	free(tx);
+	return r;
+}
+
 static const struct bench tcp1_bench = {
 	.name = "tcp-1B", .summary = "lwIP TCP echo round trip of 1 byte (sockets, TCP_NODELAY)",
 	.sample = sample_tcp1, .extra = "size=1",
@@ -444,6 +594,11 @@ static const struct bench tcp64k_bench = {
 };
 BENCH_REGISTER(tcp1_bench, 30_tcp1);
 BENCH_REGISTER(tcp64k_bench, 31_tcp64k);
+static const struct bench tcp_bw_bench = {
+	.name = "tcp-bw", .summary = "lwIP TCP one way: 8 MiB in sends of 4 KiB to 4 MiB, to node 1's sink",
+	.run = run_tcp_bw,
+};
+BENCH_REGISTER(tcp_bw_bench, 32_tcpbw);
 
 static const struct argspec tcp_echo_args[] = {
 	{ "iters", ARG_INT, 1, 1000000,

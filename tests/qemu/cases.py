@@ -385,10 +385,13 @@ CASES = [
     # pair, memcpy-4m both ways, and the MB/s table side by side.  Alone: its shm nodes spin
     # on both host CPUs, and its e1000 pair, on one CPU with the cases beside it (Linux guests
     # among them), once went 10 s without a frame between its nodes.
+    # Beside them, lwIP TCP one way (tcp-bw) and each Madeleine driver's curve (mad-bandwidth).
     Command("bench/bulk", ["bash", "-c", "{root}/boot/bench --nics shm,e1000 --no-plots --stages '' "
-                           "--only bulk --out {build}/tests/bench-bulk/results.json && "
-                           "rm -rf {build}/tests/bench-bulk"], timeout=300, alone=True,
+                           "--only bulk,tcp-bw,mad-bandwidth --out {build}/tests/bench-bulk/results.json && "
+                           "rm -rf {build}/tests/bench-bulk"], timeout=400, alone=True,
             count={r"^  (write|read)-bw-(4k|16k|64k|256k|1m|4m) +- .* mb_per_s=\d+\.\d+": 24,
+                   r"^  tcp-bw-(4k|16k|64k|256k|1m|4m) +- .* bytes=8388608 .* mb_per_s=\d+\.\d+": 12,
+                   r"^  mad-bw-(tcp|rmem|req|cell)(-4k|-16k|-64k|-1m|-4m)? +- .* bytes=4194304 .* mb_per_s=\d+\.\d+": 48,
                    r"^  block-4k(-cells)? +- .* bytes=262144 .* mb_per_s=\d+\.\d+": 4,
                    r"^  memcpy-4m(-aligned)? +- .* mb_per_s=\d+\.\d+": 4},
             expect=[r"^MB/s side by side", r"^  read-bw-4m +\d+\.\d+ +\d+\.\d+$"],
@@ -574,8 +577,8 @@ CASES = [
     # TCP over lwIP: node 0 echoes 1 B..64 KiB through node 1, every byte checked.
     Cluster("tcp-echo-virtio", app="tcp-echo", nodes=2, nic="virtio", timeout=120,
             expect=[TCP_ECHO % 1, TCP_ECHO % 65536,
-                    r"^\[n0\] lwip: 10\.0\.0\.1/24 up on virtio-net$",
-                    r"^\[n1\] lwip: 10\.0\.0\.2/24 up on virtio-net$",
+                    r"^\[n0\] lwip: 10\.0\.0\.1/24 up on virtio-net, MTU 1500$",
+                    r"^\[n1\] lwip: 10\.0\.0\.2/24 up on virtio-net, MTU 1500$",
                     r"cluster: 2 nodes, status 0"],
             absent=[r"bytes wrong", r"PANIC", r"EXCEPTION"]),
     # TCP data nobody reads pins lwIP's share of the packet pool and no more:
@@ -596,8 +599,8 @@ CASES = [
             absent=[r"FAILED"]),
     Cluster("tcp-echo-e1000", app="tcp-echo", nodes=2, nic="e1000", timeout=120,
             expect=[TCP_ECHO % 1, TCP_ECHO % 65536,
-                    r"^\[n0\] lwip: 10\.0\.0\.1/24 up on e1000$",
-                    r"^\[n1\] lwip: 10\.0\.0\.2/24 up on e1000$",
+                    r"^\[n0\] lwip: 10\.0\.0\.1/24 up on e1000, MTU 1500$",
+                    r"^\[n1\] lwip: 10\.0\.0\.2/24 up on e1000, MTU 1500$",
                     r"cluster: 2 nodes, status 0"],
             absent=[r"bytes wrong", r"PANIC", r"EXCEPTION"]),
 
@@ -689,7 +692,7 @@ CASES = [
                    r"its sender stopped, the node's other connection went on; 300 flood cells landed in order": 1,
                    r"got the multicast cell and block": 3, r"RESULT deposit-test checks=\d+ failed=0": 4}),
     Cluster("tcp-echo-shm", app="tcp-echo", nodes=2, nic="shm", timeout=120,
-            expect=[TCP_ECHO % 1, TCP_ECHO % 65536, r"^\[n0\] lwip: 10\.0\.0\.1/24 up on ivshmem$",
+            expect=[TCP_ECHO % 1, TCP_ECHO % 65536, r"^\[n0\] lwip: 10\.0\.0\.1/24 up on ivshmem, MTU 16384, no checksums$",
                     r"cluster: 2 nodes, status 0"],
             absent=[r"bytes wrong", r"PANIC", r"EXCEPTION"]),
 
@@ -732,7 +735,7 @@ CASES = [
         ("mad-test-2-req", "mad-test", 2, "driver=req", 240, [r"I received the strings"],
          {r"RESULT mad-test driver=req messages=70 bytes=\d+ failures=0 misuse=11": 2}),
         ("tcp-echo", "tcp-echo", 2, "", 120,
-         [TCP_ECHO % 1, TCP_ECHO % 65536, r"^\[n0\] lwip: 10\.0\.0\.1/24 up on igb$"], {}),
+         [TCP_ECHO % 1, TCP_ECHO % 65536, r"^\[n0\] lwip: 10\.0\.0\.1/24 up on igb, MTU 1500$"], {}),
     ]
 ] + [
     # The floor and the reliable channel, both wait modes (values are not asserted).
