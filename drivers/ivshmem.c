@@ -119,7 +119,13 @@ struct shm {
 	struct pci_msix msix;
 	int vector;
 	uint32_t tx_tail[MAX_NODES];	/* what this node published to each node */
-	uint32_t tx_head[MAX_NODES];	/* each node's head as this node last read it */
+	/*
+	 * Per node, the count this node's writes must stay within a ring of:
+	 * its head as last read, or the oldest frame pinned if that is older.
+	 * Only ever behind the truth (a pin let go, a head moved on): free_slot
+	 * looks again when it seems full.
+	 */
+	uint32_t tx_head[MAX_NODES];
 	uint32_t rx_head[MAX_NODES];	/* what it took from each node */
 	uint32_t suspect[MAX_NODES];	/* shm_repair: where it would go on from (bit 31 set), */
 	uint32_t suspect_at[MAX_NODES];	/* from which head */
@@ -133,6 +139,14 @@ struct shm {
 	uint64_t no_dest, ring_full, bad_counts, bad_lengths, doorbells;
 	uint64_t drain_bounded;		/* drains that stopped at DRAIN_MAX, the rest left */
 	uint64_t heads_restored, slots_skipped;	/* shm_repair */
+	/*
+	 * Frames pinned in the ring to each node (tx_commit_pinned): their
+	 * counts, oldest first, a FIFO of pin_n from pin_first.  No slot is
+	 * written while its frame is pinned: the ring is full at the oldest.
+	 */
+	uint32_t pin[MAX_NODES][SHM_SLOTS_MAX];
+	uint8_t pin_first[MAX_NODES], pin_n[MAX_NODES];
+	uint64_t pin_full, pin_unknown;	/* rings full at a pin; unpins of no pin */
 	int tx_dst;			/* tx_begin's node, until tx_commit */
 	struct shm_slot *tx_slot;	/* and its slot */
 	int in_rx;			/* a frame is being handed up from rx_frame */
@@ -181,6 +195,16 @@ static struct shm_slot *free_slot(struct shm *sc, int dst)
 		if (t - h == sc->g.slots) {
 			sc->ring_full++;
 			return NULL;
+		}
+		/* The slot of a frame still pinned: full until it is let go. */
+		if (sc->pin_n[dst]) {
+			uint32_t p = sc->pin[dst][sc->pin_first[dst]];
+			if ((int32_t)(p - h) < 0)
+				sc->tx_head[dst] = p;
+			if (t - p >= sc->g.slots) {
+				sc->pin_full++;
+				return NULL;
+			}
 		}
 	}
 	return shm_slot(r, sc->g, t);
@@ -250,6 +274,34 @@ static void shm_tx_commit(struct netdev *nd, size_t len)
 	publish(sc, sc->tx_dst, sc->tx_slot, (uint32_t)len);
 	nd->stats.tx_frames++;
 	nd->stats.tx_bytes += len;
+}
+
+/* ops->tx_commit_pinned: the frame's count joins its node's pins before it goes. */
+static void shm_tx_commit_pinned(struct netdev *nd, size_t len)
+{
+	struct shm *sc = nd->softc;
+	int d = sc->tx_dst;
+
+	/* free_slot keeps the pins within a ring's slots: there is room. */
+	sc->pin[d][(sc->pin_first[d] + sc->pin_n[d]) & (SHM_SLOTS_MAX - 1)] = sc->tx_tail[d];
+	sc->pin_n[d]++;
+	shm_tx_commit(nd, len);
+}
+
+/* ops->tx_unpin: the n oldest pins to dst go. */
+static void shm_tx_unpin(struct netdev *nd, const uint8_t dst[ETH_ALEN], unsigned n)
+{
+	struct shm *sc = nd->softc;
+	int d = mac_node(sc, dst);
+
+	if (d < 0 || n > sc->pin_n[d]) {
+		sc->pin_unknown++;	/* a caller's bug: let go what there is */
+		if (d < 0)
+			return;
+		n = sc->pin_n[d];
+	}
+	sc->pin_first[d] = (uint8_t)((sc->pin_first[d] + n) & (SHM_SLOTS_MAX - 1));
+	sc->pin_n[d] = (uint8_t)(sc->pin_n[d] - n);
 }
 
 /* netdev ops->transmit. */
@@ -587,6 +639,8 @@ static const struct netdev_ops shm_ops = {
 	.poll_wait = shm_poll_wait,
 	.tx_begin = shm_tx_begin,
 	.tx_commit = shm_tx_commit,
+	.tx_commit_pinned = shm_tx_commit_pinned,
+	.tx_unpin = shm_tx_unpin,
 };
 
 static int shm_match(const struct pci_dev *d)
@@ -719,9 +773,9 @@ static void shm_exit(void)
 	if (sc)
 		printf("ivshmem: doorbells rung %lu, interrupts %lu, ring full %lu, frames for no node %lu, "
 		       "rejected: bad counts %lu, bad lengths %lu, damaged slots skipped %lu, heads put back %lu, "
-		       "drains cut short %lu\n", sc->doorbells, sc->nd.stats.irqs, sc->ring_full, sc->no_dest,
-		       sc->bad_counts, sc->bad_lengths, sc->slots_skipped, sc->heads_restored,
-		       sc->drain_bounded);
+		       "drains cut short %lu, full at a pinned frame %lu, unpins of no pin %lu\n", sc->doorbells,
+		       sc->nd.stats.irqs, sc->ring_full, sc->no_dest, sc->bad_counts, sc->bad_lengths,
+		       sc->slots_skipped, sc->heads_restored, sc->drain_bounded, sc->pin_full, sc->pin_unknown);
 }
 EXIT_HOOK(ivshmem, shm_exit);
 

@@ -96,6 +96,14 @@ struct netdev_ops {
 	uint8_t *(*tx_begin)(struct netdev *nd, const uint8_t dst[ETH_ALEN], size_t len);
 	void (*tx_commit)(struct netdev *nd, size_t len);
 	/*
+	 * Optional, with tx_begin: tx_commit_pinned sends as tx_commit does and
+	 * leaves the slot as written until tx_unpin lets it go (pins to one
+	 * node go in the order they were made; tx_unpin lets the n oldest go).
+	 * A pinned slot is never written again: the ring is full at it.
+	 */
+	void (*tx_commit_pinned)(struct netdev *nd, size_t len);
+	void (*tx_unpin)(struct netdev *nd, const uint8_t dst[ETH_ALEN], unsigned n);
+	/*
 	 * Optional: add the NIC's own counters of frames it dropped (registers
 	 * that clear when read) into stats.rx_nic_dropped.  Interrupts off.
 	 */

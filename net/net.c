@@ -208,6 +208,22 @@ void net_tx_commit(size_t len)
 	trace_point(TS_NIC_TX);
 }
 
+int net_tx_pins(void)
+{
+	return nd && nd->ops->tx_commit_pinned && nd->ops->tx_unpin;
+}
+
+void net_tx_commit_pinned(size_t len)
+{
+	nd->ops->tx_commit_pinned(nd, len);
+	trace_point(TS_NIC_TX);
+}
+
+void net_tx_unpin(const uint8_t dst[ETH_ALEN], unsigned n)
+{
+	nd->ops->tx_unpin(nd, dst, n);
+}
+
 int net_transmit_wait(struct pktbuf *pb, uint64_t timeout_ns, uint64_t *waits)
 {
 	uint64_t deadline = cycles() + ns_to_cycles(timeout_ns);

@@ -107,6 +107,17 @@ uint8_t *net_tx_begin(const uint8_t dst[ETH_ALEN], size_t len);
 void net_tx_commit(size_t len);
 
 /*
+ * Where the NIC can (net_tx_pins: the shared-memory link), a frame built
+ * in place stays in its slot as written until net_tx_unpin lets it go: the
+ * slot is never written again before (the ring to dst is full at it), so
+ * what lies there can be read and sent again.  Pins to one node are let
+ * go oldest first, n at a time.  Interrupts off.
+ */
+int net_tx_pins(void);
+void net_tx_commit_pinned(size_t len);
+void net_tx_unpin(const uint8_t dst[ETH_ALEN], unsigned n);
+
+/*
  * Polling mode: the receive interrupt is off and frames arrive only from
  * net_poll() (which returns how many it harvested).  For latency
  * measurements that spin instead of halting.

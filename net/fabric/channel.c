@@ -34,16 +34,24 @@ void chan_init(struct chan *c, const struct chan_cfg *cfg, const struct chan_ops
 	c->snd_limit = c->cfg.window;
 	c->limit_sent = c->cfg.window;
 	c->rto = cfg->rto_init_ns;
+	/* Unkeyed only: a keyed frame's tag is over bytes no one else can change (a copy). */
+	c->pin_min = c->cfg.by_ref && !c->cfg.seal ? CHAN_PIN_MIN : SIZE_MAX;
 }
 
 void chan_release(struct chan *c)
 {
+	unsigned pinned = 0;
+
 	for (uint32_t s = c->snd_una; s != c->snd_nxt; s++) {
 		struct chan_tx_slot *t = TXSLOT(c, s);
 		if (t->pb)
 			pkt_put(t->pb);
 		t->pb = NULL;
+		pinned += t->pinned;
+		t->pinned = 0;
 	}
+	if (pinned)
+		c->ops->unpin(c->ctx, c->cfg.peer_mac, pinned);
 	c->snd_una = c->snd_tx = c->snd_nxt;
 	for (unsigned i = 0; i < c->cfg.window; i++) {
 		if (c->rxq[i])
@@ -70,6 +78,22 @@ void chan_reset(struct chan *c, uint16_t session, const uint8_t peer_mac[6])
 	memcpy(cfg.peer_mac, peer_mac, 6);
 	chan_init(c, &cfg, c->ops, c->ctx);
 	c->stats = stats;
+}
+
+int chan_unpin_oldest(struct chan *c)
+{
+	for (uint32_t s = c->snd_una; s != c->snd_nxt; s++) {
+		struct chan_tx_slot *t = TXSLOT(c, s);
+		if (!t->pinned)
+			continue;
+		if (!t->pb)
+			memcpy(c->cfg.kept + (s & (c->cfg.window - 1)) * c->cfg.kept_stride, t->ref, t->len);
+		t->pinned = 0;
+		c->stats.unpinned_early++;
+		c->ops->unpin(c->ctx, c->cfg.peer_mac, 1);
+		return 1;
+	}
+	return 0;
 }
 
 unsigned chan_space(const struct chan *c)
@@ -132,15 +156,15 @@ static void tx_data(struct chan *c, uint32_t seq, uint64_t now)
 	struct fab_hdr h;
 	int r;
 
-	/* Sent in place: its kept payload into a buffer of its own, now that it goes again. */
+	/* Sent in place: its kept payload (or its slot's) into a buffer of its own, now that it goes again. */
 	if (!t->pb) {
 		struct pktbuf *pb = c->ops->alloc(c->ctx, CHAN_PAYLOAD_OFF + t->len + FAB_TRAILER_LEN);
 		if (!pb) {
 			c->stats.alloc_failures++;
 			return;
 		}
-		memcpy(pb->data + CHAN_PAYLOAD_OFF, c->cfg.kept + (seq & (c->cfg.window - 1)) * c->cfg.kept_stride,
-		       t->len);
+		memcpy(pb->data + CHAN_PAYLOAD_OFF,
+		       t->pinned ? t->ref : c->cfg.kept + (seq & (c->cfg.window - 1)) * c->cfg.kept_stride, t->len);
 		t->pb = pb;
 		t->acknow = 0;		/* sent again, it asks for nothing more */
 	}
@@ -248,6 +272,7 @@ int chan_send(struct chan *c, struct pktbuf *pb, uint8_t proto, size_t len, int 
 		c->last_heard = now;	/* the silence clock starts with the first outstanding frame */
 	t = TXSLOT(c, c->snd_nxt);
 	t->pb = pb;
+	t->pinned = 0;
 	t->tries = 0;
 	t->sacked = 0;
 	t->refused = 0;
@@ -326,10 +351,16 @@ size_t chan_send_in_place(struct chan *c, uint8_t *frame, uint8_t proto, size_t 
 	}
 	/*
 	 * No buffer, no round-trip sample: the payload kept where the link's
-	 * memory cannot reach, should the frame be lost there.
+	 * memory cannot reach, should the frame be lost there; or, pinned,
+	 * where it lies.
 	 */
-	keep_copy(c->cfg.kept + (c->snd_nxt & (c->cfg.window - 1)) * c->cfg.kept_stride,
-		  frame + CHAN_PAYLOAD_OFF, len);
+	int pin = chan_pins(c, len);
+	if (__builtin_expect(pin, 0))
+		t->ref = frame + CHAN_PAYLOAD_OFF;
+	else
+		keep_copy(c->cfg.kept + (c->snd_nxt & (c->cfg.window - 1)) * c->cfg.kept_stride,
+			  frame + CHAN_PAYLOAD_OFF, len);
+	t->pinned = (uint8_t)pin;
 	t->pb = NULL;
 	t->proto = proto;
 	t->len = (uint16_t)len;
@@ -427,6 +458,7 @@ static __attribute__((noinline)) void process_ack_update(struct chan *c, const s
 	uint32_t acked = h->ack - c->snd_una;
 	if (acked > 0 && acked <= in_flight) {
 		uint64_t sample = 0;
+		unsigned pinned = 0;
 		while (c->snd_una != h->ack) {
 			struct chan_tx_slot *t = TXSLOT(c, c->snd_una);
 			/* Karn: only unambiguous samples (a frame sent in place gives none) */
@@ -435,8 +467,12 @@ static __attribute__((noinline)) void process_ack_update(struct chan *c, const s
 			if (t->pb)
 				pkt_put(t->pb);
 			t->pb = NULL;
+			pinned += t->pinned;
+			t->pinned = 0;
 			c->snd_una++;
 		}
+		if (pinned)
+			c->ops->unpin(c->ctx, c->cfg.peer_mac, pinned);
 		/* Acknowledged before it was sent (a forged ack): never send it now. */
 		if (seq_lt(c->snd_tx, c->snd_una))
 			c->snd_tx = c->snd_una;
@@ -513,7 +549,7 @@ static inline void process_ack(struct chan *c, const struct fab_hdr *h, uint64_t
 	 * process_ack_update would do, in short.
 	 */
 	if (h->ack == c->snd_nxt && h->ack - c->snd_una == 1 && c->snd_tx == c->snd_nxt && !h->sack &&
-	    !TXSLOT(c, c->snd_una)->pb) {
+	    !TXSLOT(c, c->snd_una)->pb && !TXSLOT(c, c->snd_una)->pinned) {
 		c->snd_una = h->ack;
 		if (h->limit - c->snd_una <= c->sndq + c->cfg.window &&
 		    (int32_t)(h->limit - c->snd_limit) > 0)

@@ -62,6 +62,12 @@ struct chan_ops {
 		       struct pktbuf *pb);
 	/* A buffer for a frame of len bytes (an ACK, a PROBE, a copy of a DATA frame), or NULL. */
 	struct pktbuf *(*alloc)(void *ctx, size_t len);
+	/*
+	 * The n oldest frames sent in place to peer_mac and kept by reference
+	 * (cfg.by_ref) are acknowledged, or given up: the link may write their
+	 * slots again.  NULL where nothing is kept so.
+	 */
+	void (*unpin)(void *ctx, const uint8_t peer_mac[6], unsigned n);
 };
 
 struct chan_cfg {
@@ -86,7 +92,20 @@ struct chan_cfg {
 	 */
 	uint8_t *kept;
 	size_t kept_stride;
+	/*
+	 * Unkeyed, on a link whose transmit slots keep what was written in
+	 * them until this node lets them go (net.h, net_tx_commit_pinned: the
+	 * shared-memory link): a frame sent in place longer than CHAN_PIN_MIN
+	 * is kept by reference, where it lies in the slot, not copied to kept;
+	 * ops->unpin lets the slots go once acknowledged.  The link's memory
+	 * is writable by others, and a frame lost there (shm_repair) goes
+	 * again from the slot, as the peer would have read it.
+	 */
+	int by_ref;
 };
+
+/* Frames sent in place longer than this are kept by reference where cfg.by_ref says so. */
+#define CHAN_PIN_MIN 1024
 
 /* A kept slot's bytes for payloads of up to mtu: keep_copy writes whole 16-byte blocks. */
 static inline size_t chan_kept_stride(size_t mtu)
@@ -99,6 +118,7 @@ struct chan_stats {
 	uint64_t tx_data, tx_retx_timeout, tx_retx_sack, tx_ack, tx_probe;
 	uint64_t rx_data, rx_dup, rx_ooo, rx_outside_window, rx_ack_frames;
 	uint64_t delivered, busy_refusals, rto_events, alloc_failures;
+	uint64_t unpinned_early;		/* pinned frames copied out to free their slots */
 };
 
 struct chan_tx_slot {
@@ -110,6 +130,8 @@ struct chan_tx_slot {
 	uint8_t proto;			/* its protocol, length and the sender's ask for an */
 	uint8_t acknow;			/* ack at once: tx_data builds the header from them */
 	uint16_t len;
+	uint8_t pinned;			/* sent in place, kept by reference at ref (cfg.by_ref) */
+	const uint8_t *ref;
 };
 
 struct chan {
@@ -120,6 +142,7 @@ struct chan {
 	/* sender */
 	uint32_t snd_una, snd_nxt, snd_limit;
 	uint32_t snd_tx;			/* the first frame never sent (snd_una..snd_nxt) */
+	size_t pin_min;				/* frames in place longer than this are pinned (chan_pins) */
 	int tmpl_ok;				/* tmpl holds this channel's headers (0 after init) */
 	uint8_t tmpl[CHAN_PAYLOAD_OFF];		/* a frame in place's headers, but for its own fields */
 	unsigned sndq;				/* capacity of txq */
@@ -182,12 +205,29 @@ int chan_send(struct chan *c, struct pktbuf *pb, uint8_t proto, size_t len, int 
  * A message built in place in the link's own transmit buffer (net.h,
  * net_tx_begin), which sends it as soon as this returns: on a lossless
  * link only, where a frame the NIC took is sent again only if lost in
- * the link, so the channel keeps its payload (cfg.kept), not a buffer.  chan_can_send_in_place says whether the
+ * the link, so the channel keeps its payload (cfg.kept, or the slot itself
+ * where chan_pins says so: the caller then commits the frame pinned), not
+ * a buffer.  chan_can_send_in_place says whether the
  * next message may go so now (lossless, credit, room, nothing queued or
  * refused before it); chan_send_in_place takes the len bytes of payload
  * the caller wrote at frame + CHAN_PAYLOAD_OFF, writes the headers (and
  * the seal) around them and returns the frame's length.
  */
+/*
+ * The oldest frame still pinned in its slot (cfg.by_ref) copied to the
+ * kept area and its slot let go (ops->unpin): for a link whose ring to the
+ * peer is full at that slot, so that what must go to the peer (an
+ * acknowledgement above all, which the peer needs to let go of its own
+ * pins) can.  1 if one was, 0 if none is pinned.
+ */
+int chan_unpin_oldest(struct chan *c);
+
+/* Does a frame of len payload bytes sent in place stay pinned in the link's slot (cfg.by_ref)? */
+static inline int chan_pins(const struct chan *c, size_t len)
+{
+	return len > c->pin_min;
+}
+
 static inline int chan_can_send_in_place(const struct chan *c)
 {
 	/*

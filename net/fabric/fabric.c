@@ -66,9 +66,19 @@ int fab_xmit(struct pktbuf *pb)
 
 static int chan_xmit(void *ctx, struct pktbuf *pb)
 {
-	(void)ctx;
-	/* A full TX ring is a loss to the channel: it sends the frame again. */
-	return fab_xmit(pb);
+	struct peer *p = ctx;
+	int r = fab_xmit(pb);
+
+	/*
+	 * A ring full at a frame pinned in it (channel.h, cfg.by_ref): that
+	 * frame copied out and its slot let go, and this one tried again; so
+	 * an acknowledgement goes even while both ends' rings hold only
+	 * frames waiting for one.  Otherwise a full TX ring is a loss to the
+	 * channel: it sends the frame again.
+	 */
+	if (__builtin_expect(r == -EAGAIN, 0) && chan_unpin_oldest(&p->ch))
+		r = fab_xmit(pb);
+	return r;
 }
 
 static struct pktbuf *chan_alloc(void *ctx, size_t len)
@@ -101,7 +111,14 @@ static int chan_deliver(void *ctx, int src, uint8_t proto, const uint8_t *p, siz
 	return deliver_unhandled(proto);
 }
 
-const struct chan_ops fab_chan_ops = { chan_xmit, chan_deliver, chan_alloc };
+/* Frames sent in place and kept in their slots (channel.h, cfg.by_ref): acknowledged, the slots go. */
+static void chan_unpin(void *ctx, const uint8_t peer_mac[6], unsigned n)
+{
+	(void)ctx;
+	net_tx_unpin(peer_mac, n);
+}
+
+const struct chan_ops fab_chan_ops = { chan_xmit, chan_deliver, chan_alloc, chan_unpin };
 
 void fab_after_chan_op_slow(struct peer *p)
 {

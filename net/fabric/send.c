@@ -136,6 +136,7 @@ static uint8_t *slot_begin(struct fabric_tx *tx)
 	p = &fab.peers[tx->dst];
 	if (!p->known || (tx->epoch && p->m.epoch != tx->epoch) || !chan_can_send_in_place(&p->ch))
 		return NULL;
+	/* No room (the ring full, maybe at a frame pinned in it): the message goes in a buffer (chan_xmit). */
 	return net_tx_begin(p->mac, CHAN_PAYLOAD_OFF + tx->len + (fab.keyed ? FAB_TRAILER_LEN : 0));
 }
 
@@ -183,10 +184,14 @@ int fabric_tx_end(struct fabric_tx *tx)
 
 	if (!tx->pb) {
 		struct peer *p = &fab.peers[tx->dst];
+		int pin = chan_pins(&p->ch, tx->len);
 		size_t n = chan_send_in_place(&p->ch, tx->frame, tx->proto, tx->len,
 					      (tx->flags & FABRIC_ACKNOW) != 0, now_ns());
 		trace_point(TS_FABRIC_TX);
-		net_tx_commit(n);
+		if (__builtin_expect(pin, 0))
+			net_tx_commit_pinned(n);
+		else
+			net_tx_commit(n);
 		irq_restore(tx->irq);
 		return 0;
 	}

@@ -189,6 +189,12 @@ static int fabric_init(void)
 			cfg.seal = &fab.peers[i].tx_seal;	/* its key comes with the binding */
 			fab.peers[i].m.keep_past = 1;
 		}
+		/*
+		 * Unkeyed, where the link keeps a slot as written until let go
+		 * (the shared-memory link), a long frame sent in place is kept
+		 * there, not copied: one copy of its bytes on this node, not two.
+		 */
+		cfg.by_ref = !fab.keyed && net_tx_pins();
 		chan_init(&fab.peers[i].ch, &cfg, &fab_chan_ops, &fab.peers[i]);
 	}
 	timer_add_tick_hook(fabric_tick);

@@ -60,7 +60,7 @@ static struct pktbuf *alloc(void *ctx, size_t len)
 	return pkt_get_len(len);
 }
 
-static const struct chan_ops ops = { xmit, deliver, alloc };
+static const struct chan_ops ops = { xmit, deliver, alloc, NULL };
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {

@@ -162,7 +162,34 @@ static struct pktbuf *alloc(void *ctx, size_t len)
 	return pkt_get_len(len);
 }
 
-static const struct chan_ops ops = { xmit, deliver, alloc };
+/*
+ * The shared-memory link's ring to the peer as a channel kept by reference
+ * sees it (cfg.by_ref): RSLOTS slots, a frame's slot never written while
+ * it is pinned, pins let go oldest first (drivers/ivshmem.c).
+ */
+#define RSLOTS 8		/* fewer than the window: the pins fill the ring */
+static struct ring_model {
+	uint8_t slot[RSLOTS][PKT_BUF_SIZE];
+	uint32_t tail;
+	uint32_t pin[RSLOTS];
+	unsigned first, n;
+	uint64_t pinned, unpinned;
+} rings[2];
+
+static void unpin(void *ctx, const uint8_t peer_mac[6], unsigned n)
+{
+	struct side *s = ctx;
+	struct ring_model *r = &rings[s->id];
+
+	assert_int_equal(peer_mac[0], 2 - s->id);	/* the peer's MAC (setup_pair) */
+	assert_true(n <= r->n);
+	r->first = (r->first + n) % RSLOTS;
+	r->n -= n;
+	r->unpinned += n;
+}
+
+static const struct chan_ops ops = { xmit, deliver, alloc, unpin };
+static int setup_by_ref;		/* the next setup_pair's channels keep long frames in their slots */
 
 #define KEPT_STRIDE ((FAB_MTU + 16 + 15) & ~15)
 static uint8_t kept[2][CHAN_WIN_MAX * KEPT_STRIDE];
@@ -179,6 +206,7 @@ static void setup_pair(unsigned window)
 			.me = i, .peer = 1 - i, .session = (uint16_t)(100 + i), .window = window,
 			.rto_init_ns = 5 * MS, .rto_min_ns = 1 * MS, .rto_max_ns = 200 * MS,
 			.ack_delay_ns = 100 * US, .dead_ns = 2000 * MS, .kept = kept[i],
+			.by_ref = setup_by_ref,
 		};
 		memset(cfg.my_mac, i + 1, 6);
 		memset(cfg.peer_mac, 2 - i, 6);
@@ -434,6 +462,107 @@ static void lossless_link_recovers_frames_lost_in_the_link(void **state)
 	}
 	assert_true(in_place > 500);
 	assert_true(lost_in_place > 0);
+	finish();
+}
+
+/*
+ * Frames longer than CHAN_PIN_MIN sent in place on a link that keeps its
+ * slots as written until let go (cfg.by_ref): each stays pinned in its
+ * slot, never copied, until acknowledged; a frame lost in the link goes
+ * again from its slot (the kept area holds other bytes: a resend from it
+ * would fail the receiver's pattern check).  Every message arrives once
+ * and in order, every pin is let go once, and a reset lets go of the
+ * pins of frames never acknowledged.
+ */
+static void lossless_by_reference_resends_from_the_slot(void **state)
+{
+	uint32_t sent[2] = { 0, 0 };
+	uint64_t in_place = 0, lost = 0, ring_full = 0;
+
+	(void)state;
+	setup_by_ref = 1;
+	setup_pair(16);
+	setup_by_ref = 0;
+	memset(rings, 0, sizeof rings);
+	memset(kept, 0xee, sizeof kept);
+	link.lossless_rx = 1;
+	link.fifo = 1;
+	link.in_place = 1;
+	link.drop = 0.02;
+	for (int i = 0; i < 2; i++)
+		chan_set_lossless(&sides[i].ch, 1, clock_ns);
+	while ((sides[0].got < 2000 || sides[1].got < 2000) && clock_ns < 60000 * MS) {
+		for (int from = 0; from < 2; from++) {
+			struct chan *c = &sides[from].ch;
+			struct ring_model *r = &rings[from];
+			while (sent[from] < 2000 && chan_space(c) > 0) {
+				size_t len = CHAN_PIN_MIN + 1 + (sent[from] * 37) % (FAB_MTU - CHAN_PIN_MIN);
+				int full = r->n && r->tail - r->pin[r->first] >= RSLOTS;
+				ring_full += full;
+				if (!chan_can_send_in_place(c) || full) {
+					assert_int_equal(send_one(from, sent[from]++, len), 0);
+					continue;
+				}
+				uint8_t *frame = r->slot[r->tail % RSLOTS];
+				fill(frame + CHAN_PAYLOAD_OFF, sent[from]++, len);
+				assert_true(chan_pins(c, len));
+				size_t n = chan_send_in_place(c, frame, 7, len, 0, clock_ns);
+				r->pin[(r->first + r->n) % RSLOTS] = r->tail++;
+				r->n++;
+				r->pinned++;
+				in_place++;
+				if (rnd() < 0.02) {
+					lost++;		/* its slot damaged before the peer read it */
+					continue;
+				}
+				struct pktbuf *pb = pkt_get();
+				memcpy(pb->data, frame, n);
+				pb->len = (uint16_t)n;
+				wire_push(1 - from, pb, link.latency);
+				pkt_put(pb);
+			}
+		}
+		pump(20 * US);
+		for (int i = 0; i < 2; i++)
+			if (sides[i].ch.blocked)
+				chan_resume(&sides[i].ch, clock_ns);
+	}
+	for (int i = 0; i < 2; i++) {
+		assert_int_equal(sides[i].got, 2000);
+		assert_int_equal(sides[i].bad_order, 0);
+		assert_true(sides[i].ch.stats.tx_retx_sack + sides[i].ch.stats.tx_retx_timeout > 0);
+	}
+	assert_true(in_place > 500);
+	assert_true(lost > 0);
+	assert_true(ring_full > 0);		/* the pins held the ring: slots were never overwritten */
+	for (int i = 0; i < 2; i++) {
+		for (int k = 0; k < 100; k++)
+			pump(1 * MS);		/* the last acknowledgements */
+		assert_int_equal(rings[i].n, 0);
+		assert_true(rings[i].pinned > 0);
+		assert_true(rings[i].pinned == rings[i].unpinned);
+	}
+	/* No long frame was copied to kept. */
+	for (size_t k = 0; k < sizeof kept; k++)
+		assert_int_equal(((uint8_t *)kept)[k], 0xee);
+	/* Frames pinned and never acknowledged: a reset lets them go. */
+	struct ring_model *r = &rings[0];
+	for (int k = 0; k < 3; k++) {
+		size_t len = CHAN_PIN_MIN + 100;
+		uint8_t *frame = r->slot[r->tail % RSLOTS];
+		assert_true(chan_can_send_in_place(&sides[0].ch));
+		fill(frame + CHAN_PAYLOAD_OFF, 5000 + (uint32_t)k, len);
+		chan_send_in_place(&sides[0].ch, frame, 7, len, 0, clock_ns);
+		r->pin[(r->first + r->n) % RSLOTS] = r->tail++;
+		r->n++;
+		r->pinned++;
+	}
+	assert_int_equal(r->n, 3);
+	uint8_t mac[6];
+	memset(mac, 2, 6);
+	chan_reset(&sides[0].ch, 300, mac);
+	assert_int_equal(r->n, 0);
+	assert_true(r->pinned == r->unpinned);
 	finish();
 }
 
@@ -897,6 +1026,7 @@ int main(void)
 		cmocka_unit_test(lossless_mode_acks_for_credit),
 		cmocka_unit_test(lossless_in_place_mixes_with_queued_sends),
 		cmocka_unit_test(lossless_link_recovers_frames_lost_in_the_link),
+		cmocka_unit_test(lossless_by_reference_resends_from_the_slot),
 		cmocka_unit_test(frame_lost_before_lossless_is_resent),
 		cmocka_unit_test(lossy_link_delivers_exactly_once_in_order),
 		cmocka_unit_test(keyed_link_refuses_replays_and_delivers_exactly_once),
