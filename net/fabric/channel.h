@@ -24,7 +24,9 @@
  *    acknowledgements go only for credit: when half the window was
  *    delivered, when asked (FAB_F_ACKNOW), when delivery resumes, or
  *    after ack_delay.  A frame is still kept until acknowledged (one sent
- *    in place: its payload copied to cfg.kept), because the link's memory
+ *    in place: its payload copied to cfg.kept, or, a long one on a link
+ *    that keeps its slots until let go, pinned where it lies: cfg.by_ref),
+ *    because the link's memory
  *    is writable by others: a hole the SACK bitmap shows is filled at
  *    once, and frames unacknowledged for rto are sent again (the oldest,
  *    with backoff), so that a frame lost in the link stalls nothing.  A
