@@ -396,6 +396,11 @@ CASES = [
                    r"^  memcpy-4m(-aligned)? +- .* mb_per_s=\d+\.\d+": 4},
             expect=[r"^MB/s side by side", r"^  read-bw-4m +\d+\.\d+ +\d+\.\d+$"],
             absent=[r"bench: (read|write)-bw: ", r"failed"]),
+    # make cost's report of the instructions QEMU's TCG runs in a helper, from the image alone.
+    Command("cost/helpers", ["{root}/boot/cost", "--helpers"],
+            expect=[r"^  on the data path ", r"^    crc32 +x\d+ +in \d+ functions? \(crc32c_hw",
+                    r"^    rdtsc +x\d+ +in \d+ functions", r"^    wrmsr +x\d+ +in 1 function \(schedule\)",
+                    r"^    fxsave +x1 +in 1 function \(trap_common\)", r"^  elsewhere .*rdrand x\d+"]),
     Command("bench/unknown-run", ["{root}/boot/bench", "--nics", "e1000,token-ring"], status=2,
             expect=[r"token-ring: not one of virtio, e1000, e1000e, igb, shm, shm-halt"]),
     # The lwIP fetch takes another Debian revision of the pinned upstream when the pinned one is
