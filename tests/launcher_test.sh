@@ -202,6 +202,32 @@ check "SIGKILL of the launcher: QEMUs (PDEATHSIG) and switch (stdin EOF) die too
 [ -n "$sockdir" ] && rm -rf "$sockdir"   # nobody is left to remove it
 
 # --- optional: tap switch (root), kvm --------------------------------------------------------
+# The steal watch, on a made-up /proc/stat: 0 ms says nothing; 30 ticks on
+# cpu1 in one piece and 10 on cpu0 are 400 ms, the longest piece 300 ms.
+steal=$(python3 - "$CLUSTER" "$WORK/stat" <<'PY'
+import sys, time
+from importlib.machinery import SourceFileLoader
+cl = SourceFileLoader("cluster", sys.argv[1]).load_module()
+def stat(a, b):
+    with open(sys.argv[2], "w") as f:
+        f.write(f"cpu  1 2 3 4 5 6 7 {a + b} 0 0\ncpu0 1 2 3 4 5 6 7 {a} 0 0\ncpu1 1 2 3 4 5 6 7 {b} 0 0\nintr 1\n")
+cl.StealWatch.STAT = sys.argv[2]
+cl.StealWatch.PERIOD = 0.01
+stat(5, 7)
+w = cl.StealWatch()
+time.sleep(0.1)
+print("none:", w.report())
+stat(5, 7)
+w = cl.StealWatch()
+w.hz = 100
+stat(5, 37); time.sleep(0.1)
+stat(15, 37); time.sleep(0.1)
+print("some:", w.report())
+PY
+)
+check "steal watch: nothing taken says nothing; taken time and its longest piece said" \
+    'grep -qx "none: None" <<<"$steal" && grep -q "^some: the hypervisor .* took 400 ms .*longest piece about 300 ms" <<<"$steal"'
+
 if [ "$(id -u)" = 0 ] && command -v ip >/dev/null && ip netns list >/dev/null 2>&1; then
     "$CLUSTER" --kernel "$G" -n 3 --switch tap --timeout 3 -- "$TAG" hang >"$WORK/out" 2>"$WORK/err" &
     pid=$!
