@@ -385,8 +385,8 @@ static int time_tput(const struct bench_opts *o, struct samples *s)
 	if (r < 0)
 		return -1;
 	uint64_t kbs = (uint64_t)total * 1000000ULL / (ns ? ns : 1);
-	result("row=deposit-block-throughput nic=%s bytes=%zu block=%zu ms=%lu mbytes_per_s=%lu.%02lu base=-",
-	       net_nic_name(), total, blk, ns / 1000000, kbs / 1000, (kbs % 1000) / 10);
+	result("row=deposit-block-throughput nic=%s bytes=%zu block=%zu ms=%lu.%03lu mbytes_per_s=%lu.%02lu base=-",
+	       net_nic_name(), total, blk, ns / 1000000, ns / 1000 % 1000, kbs / 1000, (kbs % 1000) / 10);
 	return 0;
 }
 

@@ -274,8 +274,8 @@ static int bandwidth(const char *drv, size_t size)
 		else
 			snprintf(row, sizeof row, "mad-bw-%s-%zu%s", drv, size >= (1u << 20) ? size >> 20 : size >> 10,
 				 size >= (1u << 20) ? "m" : "k");
-		result("row=%s nic=%s bytes=%d ms=%lu mb_per_s=%lu.%02lu base=-", row, net_nic_name(), BW_TOTAL,
-		       ns / 1000000, kbps / 1000, kbps % 1000 / 10);
+		result("row=%s nic=%s bytes=%d ms=%lu.%03lu mb_per_s=%lu.%02lu base=-", row, net_nic_name(), BW_TOTAL,
+		       ns / 1000000, ns / 1000 % 1000, kbps / 1000, kbps % 1000 / 10);
 	}
 	/* Node 1: every message, every byte (the expected bytes made a message at a time). */
 	uint8_t *want = r == 0 && node_id == 1 ? malloc(size) : NULL;

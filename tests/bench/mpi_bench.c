@@ -306,8 +306,8 @@ static int bandwidth(const char *drv)
 	uint64_t ns = cycles_to_ns(cycles() - t0);
 	if (r == 0 && node_id == 0) {
 		uint64_t kbps = (uint64_t)BW_MSGS * BW_MSG * 1000000ULL / (ns ? ns : 1);
-		result("row=mpi-bw-%s nic=%s bytes=%d ms=%lu mb_per_s=%lu.%02lu base=mad-bw-%s", drv, net_nic_name(),
-		       BW_MSGS * BW_MSG, (unsigned long)(ns / 1000000), (unsigned long)(kbps / 1000),
+		result("row=mpi-bw-%s nic=%s bytes=%d ms=%lu.%03lu mb_per_s=%lu.%02lu base=mad-bw-%s", drv, net_nic_name(),
+		       BW_MSGS * BW_MSG, (unsigned long)(ns / 1000000), (unsigned long)(ns / 1000 % 1000), (unsigned long)(kbps / 1000),
 		       (unsigned long)(kbps % 1000 / 10), drv);
 	}
 	for (int i = 0; i < BW_MSGS && r == 0 && node_id == 1; i++)

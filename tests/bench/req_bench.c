@@ -163,8 +163,8 @@ static int time_tput(const struct bench_opts *o, struct samples *s)
 	if (r < 0)
 		return -1;
 	uint64_t per_s = (uint64_t)n * 1000000000ULL / (ns ? ns : 1);
-	result("row=req-throughput nic=%s reqs=%d ms=%lu reqs_per_s=%lu base=-", net_nic_name(), n,
-	       ns / 1000000, per_s);
+	result("row=req-throughput nic=%s reqs=%d ms=%lu.%03lu reqs_per_s=%lu base=-", net_nic_name(), n,
+	       ns / 1000000, ns / 1000 % 1000, per_s);
 	return 0;
 }
 
