@@ -38,9 +38,12 @@ def main():
             if v and abs(med - r["median_us"]) > 0.02 + 0.02 * r["median_us"] and r.get("oneway") != 1:
                 bad.append("%s on %s: median %.2f us from the samples, %.2f in the row" % (
                     r["row"], run["nic"], med, r["median_us"]))
+    for run in res["runs"]:
+        if not isinstance(run.get("stolen_ms"), int) or run["stolen_ms"] < 0:
+            bad.append("run %s: no CPU time stolen by the hypervisor counted (stolen_ms)" % run["nic"])
     with open(os.path.join(d, "report.md")) as f:
         page = f.read()
-    for k in ("## Conditions", "| qemu | QEMU emulator version", "| host_cpus |", "| run | NIC | placement"):
+    for k in ("## Conditions", "| qemu | QEMU emulator version", "| host_cpus |", "| run | NIC | placement", "CPU stolen (ms) |"):
         if k not in page:
             bad.append("report.md lacks %r" % k)
     pngs = re.findall(r"!\[[^\]]*\]\(([^)]+)\)", page)
