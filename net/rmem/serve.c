@@ -309,3 +309,5 @@ void rmem_print_stats(void)
 	       c.refused_unreliable, c.errors_reported, c.responses_unmatched, c.answers_duplicate,
 	       c.notifications, c.answers_lost, c.fifo_overflows);
 }
+/* In an NMI's dump (boot/cluster's --timeout): what this node applied and refused. */
+DUMP_HOOK(rmem, rmem_print_stats);

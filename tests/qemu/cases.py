@@ -546,8 +546,11 @@ CASES = [
             expect=[r"PANIC .*assertion failed: kind\[0\] == 'x'"]),
     Cluster("fault-status-1", app="fault", args="kind=return", nodes=2, status=1,
             expect=[r"cluster: 2 nodes, status 1"]),
+    # Before the kill, each node's NMI dump: threads, fabric, and what rmem applied and refused.
     Cluster("hang-timeout", app="fault", args="kind=hang", nodes=2, timeout=8, status=124,
-            expect=[r"timeout after 8"]),
+            expect=[r"timeout after 8", r"\[n1\] now: NMI: where this node stands",
+                    r"\[n0\] rmem: applied write \d+ read \d+ atomic \d+; refused bad_segment",
+                    r"\[n1\] now: NMI: end of the dump"]),
 
     # The command line is untrusted: every problem is named, the node stops (the launcher's
     # own check of the image's apps and keys is off here, so that the kernel's is tested).
