@@ -43,6 +43,8 @@ static uint32_t *by_ticket;		/* word dequeued with each ticket */
 static volatile uint64_t dequeued;
 static uint64_t total;
 
+static void release_senders(void);
+
 static void *dequeuer(void *arg)
 {
 	uint32_t w[64];
@@ -64,6 +66,7 @@ static void *dequeuer(void *arg)
 			break;
 		thread_sleep_ns(10000000);
 	}
+	release_senders();
 	while (dequeued < total) {
 		uint64_t t;
 		int n = req_dequeue_many(qid, w, 64, &t);
@@ -135,29 +138,41 @@ static void dd_hook(struct req_q *q, int step)
 }
 
 /*
- * The stress queue's dequeuers pause inside their critical section now
- * and then (every 32nd dequeue), so that REQs arrive during a dequeue and
- * overflow it: the paper's deferred overflow, which a run would otherwise
- * meet only by chance.  A pause lasts until one has struck (50 ms at
- * most), and the pauses go on until one has: how soon the senders fill
- * the queue depends on the host's load, the test's claim must not.  Once
- * one has struck, no more pauses; at most 4 s of them in all.
+ * The paper's deferred overflow, made certain: an overflow that strikes
+ * while a dequeue holds the queue.  The senders hold back their last HOLD
+ * words until node 0's dequeuers run: the first dequeuer meets them at a
+ * barrier (not inside a dequeue: frames behind a REQ held back there
+ * would hold the barrier's up too), and its next dequeue then waits
+ * inside its critical section (5 s at most) until their words overflow
+ * the queue, by then a backlog of full buffers.  So the claim does not
+ * rest on how the host schedules the nodes.  Not with cap=: capped
+ * senders wait for room that only dequeues make.
  */
+#define HOLD 64
+
+static int released;			/* 1: the barrier is under way; 2: the senders go on */
+
+static void release_senders(void)
+{
+	if (cap > 0 || __atomic_exchange_n(&released, 1, __ATOMIC_RELAXED))
+		return;
+	EXPECT(cluster_barrier(60000000000ULL) == 0, "the senders never reached their last words");
+	__atomic_store_n(&released, 2, __ATOMIC_RELEASE);
+}
+
 static void pause_hook(struct req_q *q, int step)
 {
-	static unsigned n, paused_ms;
-	static int seen;
+	static int taken;
 	struct req_stats st;
 
 	(void)q;
-	if (step != 1 || seen || ++n % 32 != 0 || paused_ms >= 4000)
+	if (step != 1 || __atomic_load_n(&released, __ATOMIC_ACQUIRE) != 2 ||
+	    __atomic_exchange_n(&taken, 1, __ATOMIC_RELAXED))
 		return;
-	for (int i = 0; i < 50; i++, paused_ms++) {
-		thread_sleep_ns(1000000);
-		if (req_queue_stats(qid, &st) < 0 || st.deferred_overflows > 0) {
-			seen = 1;
+	for (int i = 0; i < 5000; i++) {
+		if (req_queue_stats(qid, &st) < 0 || st.deferred_overflows > 0)
 			break;
-		}
+		thread_sleep_ns(1000000);
 	}
 }
 
@@ -417,9 +432,9 @@ static int req_stress_main(void)
 	total = (uint64_t)count * (uint64_t)(num_nodes - 1);
 	if (!fabric_ready() || fabric_wait_peers(60000000000ULL) < 0)
 		return 1;
+	cap = arg_int("cap", 0);
 	if (node_id == 0) {
 		qid = req_create((size_t)arg_int("bytes", 32));
-		cap = arg_int("cap", 0);
 		if (qid >= 0 && cap > 0)
 			req_set_cap(qid, (size_t)cap);
 		doomed = req_create(64);
@@ -449,7 +464,13 @@ static int req_stress_main(void)
 	} else {
 		int rq = req_import(0, "stress");
 		EXPECT(rq >= 0, "import stress: %d", rq);
+		/* The last HOLD words once node 0 is inside a dequeue (pause_hook). */
+		int hold = cap > 0 || count <= HOLD ? -1 : count - HOLD;
 		for (int i = 0; rq >= 0 && i < count; i++) {
+			if (i == hold && cluster_barrier(60000000000ULL) < 0) {
+				EXPECT(0, "node 0's dequeuers never started");
+				break;
+			}
 			int r = req_enqueue(rq, (uint32_t)node_id << SRC_SHIFT | (uint32_t)i, 0);
 			if (r < 0) {
 				EXPECT(r == 0, "req_enqueue %d: %d", i, r);
