@@ -14,6 +14,8 @@
 #define KEPT_PROTO(st) ((uint8_t)(st))
 #define KEPT_LEN(st) ((size_t)(uint16_t)((st) >> 8))
 
+static void set_inflight(struct chan *c);
+
 void chan_init(struct chan *c, const struct chan_cfg *cfg, const struct chan_ops *ops, void *ctx)
 {
 	memset(c, 0, sizeof *c);
@@ -29,7 +31,7 @@ void chan_init(struct chan *c, const struct chan_cfg *cfg, const struct chan_ops
 	c->ops = ops;
 	c->ctx = ctx;
 	c->sndq = 2 * c->cfg.window;
-	c->inflight = c->cfg.window;
+	set_inflight(c);
 	/* Until the peer says otherwise it grants the same window we do. */
 	c->snd_limit = c->cfg.window;
 	c->limit_sent = c->cfg.window;
@@ -584,8 +586,7 @@ static void deliver(struct chan *c)
 
 static void schedule_ack(struct chan *c, int now_please, uint64_t now)
 {
-	/* A lossless link needs acks only for credit: half a window, not a quarter. */
-	if (now_please || ++c->unacked_rx >= c->cfg.window >> (c->cfg.lossless ? 1 : 2)) {
+	if (now_please || ++c->unacked_rx >= c->ack_after) {
 		send_ctl(c, FAB_ACK, now);
 		return;
 	}
@@ -737,20 +738,33 @@ drop:
 
 /*
  * Frames in flight at most: the window, but on a link that can lose
- * frames with frames longer than Ethernet's, as many as carry the bytes a
- * window of Ethernet's frames does (at least 8).  A switch or socket
- * between the nodes buffers bytes, not frames: a window of 9000-byte
- * frames would overrun what holds 64 of 1500 and lose them in bursts.
+ * frames with frames longer than Ethernet's, as many as carry the bytes
+ * of two windows of Ethernet's frames (at least 8, at most the window).
+ * A switch or socket between the nodes buffers bytes, not frames: a
+ * window of 9000-byte frames would overrun what holds 64 of 1500 and lose
+ * them in bursts; two windows' bytes keep a link of 150 MB/s busy over a
+ * round trip of 1 ms (issue 38: the bandwidth-delay product).
+ *
+ * And how many frames received earn an acknowledgement of their own
+ * (schedule_ack): on a lossless link half a window, for credit only; on a
+ * lossy one a quarter window, or half of what the peer may have in flight
+ * if that is fewer, so that the sender's in-flight limit never waits for
+ * an idle receiver's acknowledgement.  (The pair's frame length is the
+ * same both ways: the peer's limit is ours.)
  */
 static void set_inflight(struct chan *c)
 {
 	unsigned n = c->cfg.window;
 
 	if (!c->cfg.lossless && c->cfg.mtu > FAB_MTU) {
-		n = (unsigned)((size_t)c->cfg.window * FAB_MTU / c->cfg.mtu);
+		n = (unsigned)((size_t)c->cfg.window * FAB_MTU * 2 / c->cfg.mtu);
 		n = n < 8 ? 8 : n > c->cfg.window ? c->cfg.window : n;
 	}
 	c->inflight = n;
+	if (c->cfg.lossless)
+		c->ack_after = c->cfg.window >> 1;
+	else
+		c->ack_after = n >> 1 < c->cfg.window >> 2 ? n >> 1 : c->cfg.window >> 2;
 }
 
 void chan_set_mtu(struct chan *c, size_t mtu)

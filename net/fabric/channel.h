@@ -8,7 +8,8 @@
  *  - Acknowledgement: cumulative (ack = next seq expected) plus a 32-bit
  *    selective bitmap of what arrived beyond a gap; piggybacked on every
  *    frame, or sent alone after ack_delay, at once for a gap or duplicate,
- *    and every window/4 frames.
+ *    and every window/4 frames (fewer with long frames: half of what the
+ *    sender may have in flight).
  *  - Retransmission: per-frame, on a timeout (RFC 6298 estimator, Karn's
  *    rule, exponential backoff) and early for holes the SACK bitmap shows.
  *  - Credit: the receiver buffers at most `window` frames it has not
@@ -149,6 +150,7 @@ struct chan {
 	uint8_t tmpl[CHAN_PAYLOAD_OFF];		/* a frame in place's headers, but for its own fields */
 	unsigned sndq;				/* capacity of txq */
 	unsigned inflight;			/* frames sent and not acknowledged, at most (set_inflight) */
+	unsigned ack_after;			/* frames received that earn an ack of their own (set_inflight) */
 	struct chan_tx_slot txq[CHAN_SNDQ_MAX];
 	uint64_t srtt, rttvar, rto;
 	uint64_t rto_deadline;			/* 0 = not armed */

@@ -97,6 +97,7 @@ static const struct argspec bench_args[] = {
 	{ "iters", ARG_INT, 10, 10000000, "timed iterations per latency row (default 5000)" },
 	{ "rounds", ARG_INT, 1, 1000, "interleaved rounds the iterations are split into (default 5)" },
 	{ "warmup", ARG_INT, 0, 1000000, "untimed iterations before each round (default 100)" },
+	{ "stats", ARG_INT, 0, 1, "1: print the fabric's and the NIC's counters at the end" },
 	{ "only", ARG_STR, 0, 0, "run only rows named in this comma-separated list (substrings)" },
 	{ "samples", ARG_BOOL, 0, 0, "print every sample of every latency row (default 1)" },
 	{ NULL, 0, 0, 0, NULL },
@@ -189,6 +190,10 @@ static int bench_main(void)
 		}
 	}
 	cluster_barrier(60000000000ULL);
+	if (arg_int("stats", 0)) {
+		fabric_print_stats();
+		net_print_stats();
+	}
 	return failed ? 1 : 0;
 }
 static const struct app bench = {

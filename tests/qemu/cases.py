@@ -1207,11 +1207,13 @@ CASES = [
     for d in ("rmem", "req", "cell", "tcp")
 ] + [
     # The same on the NICs with jumbo frames (boot/cluster's default switch passes 9234-byte
-    # frames): each pair agrees on 9014-byte frames once a probe of that length came through,
-    # and a 4 MiB message on each driver arrives intact under faults (e1000: every driver;
-    # virtio and igb: rmem, the block WRITEs in 8 KiB pieces).
+    # frames; frame=9014, the NICs' own longest, where the launcher would give 7872): each pair
+    # agrees on 9014-byte frames once a probe of that length came through, and a 4 MiB message
+    # on each driver arrives intact under faults (e1000: every driver; virtio and igb: rmem,
+    # the block WRITEs in 8 KiB pieces).
     Cluster("mad-test-2-%s-jumbo-faults-%s" % (d, nic), app="mad-test", nodes=2, nic=nic,
-            args="driver=%s big=4194304 fault=drop:0.03,dup:0.03,corrupt:0.01" % d, timeout=300,
+            args="driver=%s big=4194304 frame=9014 fault=drop:0.03,dup:0.03,corrupt:0.01" % d,
+            timeout=300,
             expect=[r"I received the strings", r"fabric: node 0 of 2, .*frames to 9014 bytes"],
             absent=[r"FAILED", r"malformed", r"no frame of \d+ bytes reached"],
             count={r"RESULT mad-test driver=%s messages=70 bytes=\d+ failures=0 misuse=11" % d: 2,
@@ -1230,11 +1232,12 @@ CASES = [
                    r"fabric: node \d: no frame of 9014 bytes reached it in 5 tries .*frames of "
                    r"1514 bytes to it": 2}),
     # One jumbo node and one that keeps to Ethernet's frames (frame=1514 on node 1 alone): the
-    # pair uses 1514, probes nothing, and the message arrives.
+    # pair uses 1514, probes nothing, and the message arrives.  Node 0 has the launcher's
+    # frame for its jumbo switch (boot/cluster: JUMBO_SWITCH_FRAME), node 1's own word wins.
     Cluster("mad-test-2-rmem-virtio-jumbo-mixed", app="mad-test", nodes=2, nic="virtio",
             args="driver=rmem big=4194304 fault=drop:0.03,dup:0.03,corrupt:0.01",
             options=["--node-args", "1:frame=1514"], timeout=300,
-            expect=[r"I received the strings", r"^\[n0\] fabric: node 0 of 2, .*frames to 9014 bytes",
+            expect=[r"I received the strings", r"^\[n0\] fabric: node 0 of 2, .*frames to 7872 bytes",
                     r"^\[n1\] fabric: node 1 of 2, .*frames to 1514 bytes"],
             absent=[r"FAILED", r"takes frames of", r"no frame of \d+ bytes reached"],
             count={r"RESULT mad-test driver=rmem messages=70 bytes=\d+ failures=0 misuse=11": 2}),
