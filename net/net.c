@@ -161,6 +161,24 @@ uint32_t net_frame_max(void)
 	return nd ? nd->frame_max : ETH_MAX_FRAME;
 }
 
+static uint32_t path_frame = ETH_MAX_FRAME;
+static void (*path_frame_fn)(uint32_t);
+
+void net_set_path_frame(uint32_t frame)
+{
+	if (frame == path_frame)
+		return;
+	path_frame = frame;
+	if (path_frame_fn)
+		path_frame_fn(frame);
+}
+
+void net_on_path_frame(void (*fn)(uint32_t frame))
+{
+	path_frame_fn = fn;
+	fn(path_frame);
+}
+
 int net_link_lossless(void)
 {
 	return nd && (nd->flags & NETDEV_LOSSLESS);

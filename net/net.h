@@ -75,6 +75,17 @@ int net_link_lossless(void);
 uint32_t net_frame_max(void);
 
 /*
+ * The longest frame every peer's path was found to pass: the fabric's
+ * probes say it per peer (net/fabric/discovery.c), and it sets here the
+ * shortest of them, ETH_MAX_FRAME until a probe came through.  Protocols
+ * that talk to every node over the same NIC (lwIP) size their packets by
+ * it: fn is called at each change (interrupt context), and once at
+ * registration.
+ */
+void net_set_path_frame(uint32_t frame);
+void net_on_path_frame(void (*fn)(uint32_t frame));
+
+/*
  * On a link made of memory the nodes share (the shared-memory link): two
  * 64-byte lines of it that carry no frames, the same on every node, for
  * measuring the memory itself (the floor-line bench row: node 0 writes

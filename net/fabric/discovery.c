@@ -127,12 +127,33 @@ static void send_hello(int dst)
 static struct ktimer probe_timer;
 static int probe_armed;
 
-/* The pair's frames to p: the agreed length once a probe of it came through, else Ethernet's. */
+/* The frames to p: the agreed length once a probe of it came through, else Ethernet's. */
+static uint32_t peer_frame(const struct peer *p)
+{
+	return fab.link_exact || p->frame_ok >= p->frame ? p->frame : FAB_FRAME_MAX;
+}
+
+/*
+ * The shortest of every peer's frames, for the protocols beside the
+ * fabric (net.h): a peer not yet bound counts as Ethernet's, so that the
+ * figure rises once, when the last probe came through.
+ */
+static void publish_path_frame(void)
+{
+	uint32_t f = fab.nnodes > 1 ? fab.frame_max : FAB_FRAME_MAX;
+
+	for (int i = 0; i < fab.nnodes; i++) {
+		uint32_t pf = fab.peers[i].known ? peer_frame(&fab.peers[i]) : FAB_FRAME_MAX;
+		if (i != fab.me && pf < f)
+			f = pf;
+	}
+	net_set_path_frame(f);
+}
+
 static void peer_set_frame(struct peer *p)
 {
-	uint32_t f = fab.link_exact || p->frame_ok >= p->frame ? p->frame : FAB_FRAME_MAX;
-
-	chan_set_mtu(&p->ch, fab_payload_max(f));
+	chan_set_mtu(&p->ch, fab_payload_max(peer_frame(p)));
+	publish_path_frame();
 }
 
 /* A padded HELLO to every bound peer whose long frames are not confirmed yet, PROBE_TRIES each. */
@@ -244,6 +265,7 @@ static void bind_peer(struct peer *p, int reset)
 		chan_reset(&p->ch, fab_pair_tag(fab.inc, p->m.inc), p->m.mac);
 		p->lossless = 0;
 		p->frame = p->frame_ok = FAB_FRAME_MAX;
+		publish_path_frame();
 		p->heard_long = 0;
 		p->probes = 0;
 		p->reported_dead = 0;

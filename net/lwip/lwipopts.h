@@ -147,8 +147,9 @@ void sys_check_core_locking(void);
 #define LWIP_TCP 1
 /*
  * Segments as long as the link's frames: the netif's MTU is the NIC's
- * frame less its header (1500 on Ethernet, up to LWIP_MTU_MAX, 16 KiB, on
- * the shared-memory link's large slots; netif.c), and a connection's MSS
+ * frame less its header, up to LWIP_MTU_MAX, 16 KiB (netif.c): on a NIC
+ * 1500 until every peer's path passed long frames, then theirs; on the
+ * shared-memory link its large slots'.  A connection's MSS
  * is the smaller of the two ends' MTU less 40.  TCP_MSS is the most any
  * has: lwIP keeps a segment's length and its send low-water mark in
  * 16 bits, and asks no more than 16382 of TCP_MSS.

@@ -30,6 +30,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "kernel/console.h"
 #include "kernel/init.h"
 #include "kernel/node.h"
 #include "kernel/x86.h"
@@ -191,6 +192,22 @@ static err_t netif_setup(struct netif *netif)
 	return ERR_OK;
 }
 
+/*
+ * A NIC's MTU: Ethernet's until every peer's path was found to pass long
+ * frames (the fabric's probes, net.h), then theirs: a connection's MSS is
+ * fixed at its SYN from both ends' MTUs, so segments as long as the
+ * frames once both ends know.  (Interrupt context.)
+ */
+static void path_frame_changed(uint32_t frame)
+{
+	uint32_t mtu = frame - ETH_HLEN;
+
+	the_netif.mtu = (u16_t)(mtu < LWIP_MTU_MAX ? mtu : LWIP_MTU_MAX);
+	if (ready)
+		kprintf("lwip: MTU %u: every node's path takes frames of %u bytes\n", (unsigned)the_netif.mtu,
+			(unsigned)frame);
+}
+
 static int lwip_port_init(void)
 {
 	ip4_addr_t addr, mask, gw;
@@ -235,6 +252,8 @@ static int lwip_port_init(void)
 		goto busy;
 	if (net_register(ETHERTYPE_ARP, rx_input) < 0)
 		goto unregister;
+	if (!net_link_lossless())
+		net_on_path_frame(path_frame_changed);
 	ready = 1;
 	printf("lwip: %s/24 up on %s, MTU %u%s\n", ip4addr_ntoa_r(&addr, buf, sizeof buf), net_nic_name(),
 	       (unsigned)n->mtu, net_link_lossless() ? ", no checksums" : "");

@@ -50,6 +50,8 @@ int net_register(uint16_t type, ethertype_handler_t fn) { (void)type; (void)fn; 
 /* An Ethernet NIC: Ethernet's MTU, checksums on, no transmit slot (frames go by net_transmit_wait). */
 int net_link_lossless(void) { return 0; }
 uint32_t net_frame_max(void) { return 1514; }
+/* Every path found to pass Ethernet's frames only. */
+void net_on_path_frame(void (*fn)(uint32_t frame)) { fn(1514); }
 uint8_t *net_tx_begin(const uint8_t dst[6], size_t len) { (void)dst; (void)len; return NULL; }
 void net_tx_commit(size_t len) { (void)len; }
 int net_transmit_wait(struct pktbuf *pb, uint64_t timeout_ns, uint64_t *waits)
