@@ -442,24 +442,36 @@ static void lossless_in_place_mixes_with_queued_sends(void **state)
  * and in order, filled by the SACK at once where a later frame shows the
  * hole and by the quiet timer where none does (the last frame lost).
  */
+/* Both ends lossless over a link that loses frames in it (drop, fifo, in place). */
+static void setup_lossy_lossless_link(double drop)
+{
+	link.lossless_rx = 1;
+	link.fifo = 1;
+	link.in_place = 1;
+	link.drop = drop;
+	for (int i = 0; i < 2; i++)
+		chan_set_lossless(&sides[i].ch, 1, clock_ns);
+}
+
+/* Every one of want messages arrived at each end, in order, some by a resend. */
+static void assert_all_arrived_resent(uint32_t want)
+{
+	for (int i = 0; i < 2; i++) {
+		assert_int_equal(sides[i].got, want);
+		assert_int_equal(sides[i].bad_order, 0);
+		assert_true(sides[i].ch.stats.tx_retx_sack + sides[i].ch.stats.tx_retx_timeout > 0);
+	}
+}
+
 static void lossless_link_recovers_frames_lost_in_the_link(void **state)
 {
 	uint64_t in_place = 0, lost_in_place = 0;
 
 	(void)state;
 	setup_pair(16);
-	link.lossless_rx = 1;
-	link.fifo = 1;
-	link.in_place = 1;
-	link.drop = 0.02;
-	for (int i = 0; i < 2; i++)
-		chan_set_lossless(&sides[i].ch, 1, clock_ns);
+	setup_lossy_lossless_link(0.02);
 	stream_lossless(0.02, &in_place, &lost_in_place);
-	for (int i = 0; i < 2; i++) {
-		assert_int_equal(sides[i].got, 3000);
-		assert_int_equal(sides[i].bad_order, 0);
-		assert_true(sides[i].ch.stats.tx_retx_sack + sides[i].ch.stats.tx_retx_timeout > 0);
-	}
+	assert_all_arrived_resent(3000);
 	assert_true(in_place > 500);
 	assert_true(lost_in_place > 0);
 	finish();
@@ -485,12 +497,7 @@ static void lossless_by_reference_resends_from_the_slot(void **state)
 	setup_by_ref = 0;
 	memset(rings, 0, sizeof rings);
 	memset(kept, 0xee, sizeof kept);
-	link.lossless_rx = 1;
-	link.fifo = 1;
-	link.in_place = 1;
-	link.drop = 0.02;
-	for (int i = 0; i < 2; i++)
-		chan_set_lossless(&sides[i].ch, 1, clock_ns);
+	setup_lossy_lossless_link(0.02);
 	while ((sides[0].got < 2000 || sides[1].got < 2000) && clock_ns < 60000 * MS) {
 		for (int from = 0; from < 2; from++) {
 			struct chan *c = &sides[from].ch;
@@ -527,11 +534,7 @@ static void lossless_by_reference_resends_from_the_slot(void **state)
 			if (sides[i].ch.blocked)
 				chan_resume(&sides[i].ch, clock_ns);
 	}
-	for (int i = 0; i < 2; i++) {
-		assert_int_equal(sides[i].got, 2000);
-		assert_int_equal(sides[i].bad_order, 0);
-		assert_true(sides[i].ch.stats.tx_retx_sack + sides[i].ch.stats.tx_retx_timeout > 0);
-	}
+	assert_all_arrived_resent(2000);
 	assert_true(in_place > 500);
 	assert_true(lost > 0);
 	assert_true(ring_full > 0);		/* the pins held the ring: slots were never overwritten */
