@@ -1,6 +1,7 @@
 """What the QEMU on PATH (or a given one) can do, asked once per process:
 its version and the devices it lists, whether it emulates a NIC that only
-newer QEMUs have, and whether its e1000 still takes mitigation=off.
+newer QEMUs have, and whether its e1000 still takes mitigation=off; and
+the frame that crosses the launcher's switch best.
 
 Used by boot/cluster, boot/bench, boot/peers and the test cases
 (tests/qemu/cases.py), so that they all say the same thing the same way.
@@ -9,6 +10,17 @@ Python 3 standard library only.
 
 import re
 import subprocess
+
+# The frame boot/cluster gives its nodes on its jumbo switch (frame=), and
+# boot/peers its Linux guests (MTU 7858).  The switch passes
+# 9234 bytes, but a frame crosses it as a unix datagram, and Linux charges
+# a datagram of n bytes to the sender's socket buffer (212992 bytes by
+# default) as a kmalloc of n + 320 (skb_shared_info) rounded up to a power
+# of two: 8 KiB up to 7872 bytes, 16 KiB for 9014.  With 9014-byte frames
+# the switch's socket to a node fills at 12 frames in flight and drops the
+# next; with 7872-byte ones it holds 24 (measured: retransmissions in
+# make bench's bulk rows fell from 50-380 to 4-8 a run).
+JUMBO_SWITCH_FRAME = 7872
 
 # NICs only newer QEMUs emulate (boot/cluster --nic): the device, and the first QEMU with it.
 NEWER_NICS = {"igb": ("igb", "8.0")}

@@ -102,10 +102,18 @@ check "--help exits 0 and documents every option" '[ $RC = 0 ] && for o in --nod
 check "dry run: exit 0 even without a kernel" '[ $RC = 0 ] && grep -q "run make first" "$WORK/err"'
 # mitigation=off where the QEMU has the switch (up to 9.0), nothing after it.
 MIT=$(qemu-system-x86_64 -device e1000,help 2>/dev/null | grep -q "mitigation=" && echo ",mitigation=off")
+# frame=7872: the jumbo switch's frame (boot/qemufacts.py), before the words given.
 check "dry run: command line, MAC, e1000 mitigation off (where QEMU has the switch)" \
-    'grep -q "node=2 nodes=3 app=ping x=1 y=2 z=3" "$WORK/out" &&
+    'grep -q "node=2 nodes=3 app=ping frame=7872 x=1 y=2 z=3" "$WORK/out" &&
      grep -Eq "e1000,netdev=net0,mac=02:4e:4f:57:00:02$MIT( |$)" "$WORK/out" &&
      [ "$(grep -c "^[^#].*qemu-system-x86_64" "$WORK/out")" = 3 ]'
+"$CLUSTER" -n 2 --node-args 1:frame=1514 --dry-run >"$WORK/out" 2>"$WORK/err"
+check "dry run: a node's own frame= wins over the jumbo switch's; one node, or shm, gets none" \
+    'grep -q "node=0 nodes=2 frame=7872'"'"'" "$WORK/out" &&
+     grep -q "node=1 nodes=2 frame=1514'"'"'" "$WORK/out" &&
+     ! "$CLUSTER" -n 1 --dry-run | grep -q "frame=" &&
+     ! "$CLUSTER" -n 2 --nic shm --dry-run | grep -q "frame=" &&
+     ! "$CLUSTER" -n 2 --switch vde --dry-run | grep -q "frame="'
 "$CLUSTER" -n 2 --key short --dry-run >"$WORK/out" 2>"$WORK/err"; RC=$?
 check "--key: too short is refused" '[ $RC = 2 ] && grep -q "16 to 128" "$WORK/err"'
 "$CLUSTER" -n 2 --key random --hostile="--rate 50" --dry-run >"$WORK/out" 2>"$WORK/err"; RC=$?
