@@ -196,23 +196,30 @@ static int req_init_drv(int nodes, int self)
 
 /*
  * Deposit the next n bytes of the stream at the write pointer: one WRITE
- * per frame, straight from the caller's memory where a vector covers the
- * frame, gathered through a small stage where short vectors meet.
+ * per frame of the pair (rmem_max_xfer: 1408 bytes on Ethernet, 7-8 KiB
+ * with long frames, the whole chunk on the shared-memory link), straight
+ * from the caller's memory where a vector covers it, gathered through a
+ * small stage (one Ethernet frame's worth) where short vectors meet.
  */
 static int deposit(struct peer *p, struct iovcur *c, size_t n)
 {
+	size_t most = rmem_max_xfer(p->seg.ring_rd);
 	int r = 0;
 
 	while (n && r == 0) {
 		uint32_t pos = (uint32_t)(p->wp % RING);
-		size_t k = n < RMEM_MAX_XFER ? n : RMEM_MAX_XFER;
+		size_t k = n < most ? n : most;
 		uint8_t *src;
 		if (k > RING - pos)
 			k = RING - pos;
-		if (iovcur_peek(c, &src, k) == k)
-			iovcur_skip(c, k);
-		else
+		size_t m = iovcur_peek(c, &src, k);
+		if (m == k || m >= sizeof p->stage) {
+			iovcur_skip(c, k = m);
+		} else {
+			if (k > sizeof p->stage)
+				k = sizeof p->stage;
 			iovcur_gather(c, src = p->stage, k);
+		}
 		/* The chunk is a body: its word is refused if any of its WRITEs was (req.h). */
 		/* Never waits (madeleine paper 2.2: post "returns without blocking"). */
 		if ((r = rmem_write(p->seg.ring_rd, pos, src, (uint32_t)k, RMEM_MARKED | RMEM_NOWAIT)) < 0)

@@ -21,6 +21,9 @@
  *   2, 3 node 0 receives one message.
  * At the end node 0 receives until nothing is left.
  *
+ * An input of even length runs with long frames (rmem_max_xfer 7 KiB),
+ * one of odd length with Ethernet's.
+ *
  * Checked, __builtin_trap() on a broken promise:
  *  - every message of a node that never wrote by hand arrives, whole, in
  *    order, pack for pack, whatever the other node wrote or enqueued;
@@ -143,8 +146,19 @@ int rmem_release(int rd)
 	(void)rd;
 	return 0;
 }
+
+/* A pair's frames: Ethernet's, or long ones (7 KiB with 7872-byte frames), by the input's length. */
+static uint32_t max_xfer = RMEM_MAX_XFER;
+
+uint32_t rmem_max_xfer(int rd)
+{
+	(void)rd;
+	return max_xfer;
+}
+
 int rmem_write(int rd, uint32_t off, const void *data, uint32_t len, int flags)
 {
+	CHECK(len <= max_xfer);	/* one WRITE, one frame of the pair */
 	(void)flags;
 	CHECK(rd >= 0 && rd < nsegs);
 	CHECK((size_t)off + len <= segs[rd].size);	/* the driver stays in the segment */
@@ -375,6 +389,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	memset(qt, 0, sizeof qt);
 	in = data;
 	in_left = size;
+	max_xfer = size & 1 ? RMEM_MAX_XFER : 7 * 1024;
 	for (int n = 0; in_left && n < 128; n++) {
 		unsigned op = take(1);
 		int k = 1 + (int)((op >> 2) & 1);
