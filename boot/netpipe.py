@@ -210,8 +210,10 @@ def run(links, drivers, peers, np_max, outdir, iters=1000, timeout=900, draw=Tru
         print(table(link, curves), flush=True)
         if entry.get("linux_bulk"):
             b = entry["linux_bulk"]
-            print("  Linux bulk TCP on %s (iperf3, %d MiB one way): %.1f MB/s" % (
-                link, b["bytes"] >> 20, b["mb_per_s"]), flush=True)
+            print("  Linux bulk TCP on %s (iperf3, %d MiB one way%s): %.1f MB/s" % (
+                link, b["bytes"] >> 20, ", at MTU %d, the better of its runs (%s)" % (b["mtu"], ", ".join(
+                    "MTU %d: %.1f" % (r["mtu"], r["mb_per_s"]) for r in b.get("runs", [])))
+                if b.get("mtu") else "", b["mb_per_s"]), flush=True)
         for line in goals(link, curves):
             print(line, flush=True)
         if draw and curves:
