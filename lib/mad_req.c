@@ -203,7 +203,8 @@ static int req_init_drv(int nodes, int self)
  */
 static int deposit(struct peer *p, struct iovcur *c, size_t n)
 {
-	size_t most = rmem_max_xfer(p->seg.ring_rd);
+	/* A chunk that one Ethernet-sized WRITE carries asks nothing (a null message's cost). */
+	size_t most = n > RMEM_MAX_XFER ? rmem_max_xfer(p->seg.ring_rd) : RMEM_MAX_XFER;
 	int r = 0;
 
 	while (n && r == 0) {
