@@ -73,6 +73,16 @@ def run_case(case, build):
     return Outcome(case.name, ok, time.time() - t0, reason, log)
 
 
+
+TELLING = re.compile(r"FAILED|\berror\b(?! \d)|failed(?! \d)|[Tt]imeout after|timed out|did not|"
+                     r"panic|not found|status [1-9]|expected")
+
+
+def telling_lines(log, most=8):
+    """The first lines of a failed test's log that say what went wrong, for the summary."""
+    lines = [l for l in log.splitlines() if TELLING.search(l)]
+    return [l[:300] for l in lines[:most]]
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -154,6 +164,13 @@ def main():
         print("skipped %d: %s (%s)" % (len(skipped), ", ".join(o.name for o in skipped),
                                         "; ".join(reasons)))
     if failed:
+        # Again at the end, where a reader of only the last lines (CI's summary) looks: each
+        # failure's reason and the first lines of its log that say what went wrong.
+        for o in outcomes:
+            if o.ok is False:
+                print("FAILED %s: %s" % (o.name, o.reason))
+                for line in telling_lines(o.log):
+                    print("     | " + line)
         print("failed: " + ", ".join(o.name for o in outcomes if o.ok is False))
     print("%d passed, %d failed" % (passed, failed))
     return 1 if failed else 0

@@ -140,21 +140,24 @@ static void dd_hook(struct req_q *q, int step)
 /*
  * The paper's deferred overflow, made certain: an overflow that strikes
  * while a dequeue holds the queue.  The senders hold back their last HOLD
- * words until node 0's dequeuers run: the first dequeuer meets them at a
- * barrier (not inside a dequeue: frames behind a REQ held back there
- * would hold the barrier's up too), and its next dequeue then waits
- * inside its critical section (5 s at most) until their words overflow
- * the queue, by then a backlog of full buffers.  So the claim does not
- * rest on how the host schedules the nodes.  Not with cap=: capped
- * senders wait for room that only dequeues make.
+ * words for two barriers.  The first dequeuer meets them at the first
+ * outside any dequeue: every word sent before it has then arrived (frames
+ * behind a REQ held back inside a dequeue would hold the barrier's up
+ * too).  The second is met from inside node 0's next dequeue, in its
+ * critical section: the senders' words go out only once that dequeue
+ * holds the queue, which then waits there (5 s at most) until they
+ * overflow it, by then a backlog of full buffers.  So the claim does not
+ * rest on how the host schedules the nodes (words sent after one barrier
+ * could all land before node 0's dequeuer ran again).  Not with cap=:
+ * capped senders wait for room that only dequeues make.
  */
 #define HOLD 64
 
-static int released;			/* 1: the barrier is under way; 2: the senders go on */
+static int released;			/* 1: the first barrier is under way; 2: it is through */
 
 static void release_senders(void)
 {
-	if (cap > 0 || __atomic_exchange_n(&released, 1, __ATOMIC_RELAXED))
+	if (cap > 0 || count <= HOLD || __atomic_exchange_n(&released, 1, __ATOMIC_RELAXED))
 		return;
 	EXPECT(cluster_barrier(60000000000ULL) == 0, "the senders never reached their last words");
 	__atomic_store_n(&released, 2, __ATOMIC_RELEASE);
@@ -169,6 +172,8 @@ static void pause_hook(struct req_q *q, int step)
 	if (step != 1 || __atomic_load_n(&released, __ATOMIC_ACQUIRE) != 2 ||
 	    __atomic_exchange_n(&taken, 1, __ATOMIC_RELAXED))
 		return;
+	/* Inside the critical section: the senders' last words go out now. */
+	EXPECT(cluster_barrier(60000000000ULL) == 0, "the senders never took the go for their last words");
 	for (int i = 0; i < 5000; i++) {
 		if (req_queue_stats(qid, &st) < 0 || st.deferred_overflows > 0)
 			break;
@@ -467,9 +472,13 @@ static int req_stress_main(void)
 		/* The last HOLD words once node 0 is inside a dequeue (pause_hook). */
 		int hold = cap > 0 || count <= HOLD ? -1 : count - HOLD;
 		for (int i = 0; rq >= 0 && i < count; i++) {
-			if (i == hold && cluster_barrier(60000000000ULL) < 0) {
-				EXPECT(0, "node 0's dequeuers never started");
-				break;
+			if (i == hold) {
+				int b1 = cluster_barrier(60000000000ULL);
+				int b2 = b1 < 0 ? b1 : cluster_barrier(60000000000ULL);
+				EXPECT(b1 == 0, "node 0's dequeuers never started: %d", b1);
+				EXPECT(b2 == 0, "node 0's dequeue never held the queue: %d", b2);
+				if (b2 < 0)
+					break;
 			}
 			int r = req_enqueue(rq, (uint32_t)node_id << SRC_SHIFT | (uint32_t)i, 0);
 			if (r < 0) {
