@@ -271,6 +271,12 @@ void cell_seg_start(struct cell_seg *s, uint16_t vci, const void *data, uint32_t
  */
 int cell_seg_next(struct cell_seg *s, struct cell_aal5 *out);
 
+/* Cells cell_seg_next has still to write: the data left and the trailer, in whole cells. */
+static inline uint32_t cell_seg_cells_left(const struct cell_seg *s)
+{
+	return s->done ? 0 : (s->left + AAL5_TRAILER + CELL_PAYLOAD - 1) / CELL_PAYLOAD;
+}
+
 /* The trailer of a last cell's payload. */
 static inline const struct aal5_trailer *aal5_trailer_of(const uint8_t payload[CELL_PAYLOAD])
 {

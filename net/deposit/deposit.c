@@ -8,7 +8,8 @@
  * Choices where the paper leaves one (DESIGN.md), and why:
  *
  *  - Transport.  Cells travel in fabric messages (DEP_PROTO) on the
- *    reliable channel, 1 to 27 cells a message, in order per node pair and
+ *    reliable channel, 1 to as many cells a message as the pair's frames
+ *    hold (27 in Ethernet's, 147 in 7872-byte ones), in order per node pair and
  *    so per connection (ATM's guarantee, which 6.4 relies on).  A 32-byte
  *    deposit is one cell in one frame.  A message whose length is not a
  *    whole number of cells is dropped and counted: it is not a cell.

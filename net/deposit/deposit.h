@@ -34,7 +34,7 @@
 #include "net/deposit/cell.h"
 #include "net/deposit/dart.h"
 
-#define DEP_CELLS_PER_FRAME 27	/* 27 * 53 = 1431 <= FAB_MTU */
+#define DEP_CELLS_PER_FRAME 27	/* in Ethernet's frames: 27 * 53 = 1431 <= FAB_MTU; more in longer ones */
 #define DEP_HOLD_DEFAULT 64	/* cells held behind an exception, per connection */
 
 /* --- endpoints and connections (3.2, DART 6.1) ------------------------------ */

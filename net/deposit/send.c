@@ -1,7 +1,7 @@
 /*
  * Hybrid deposit, the send side (DART 6.3): the send registers of each
  * connection and the write to "go", which sends one cell, or a block as
- * AAL5 cells, DEP_CELLS_PER_FRAME to a fabric message.  See deposit.h.
+ * AAL5 cells, as many to a fabric message as the pair's frames hold.  See deposit.h.
  */
 #include <errno.h>
 #include <string.h>
@@ -28,12 +28,25 @@ struct dart_sendregs *dep_sendregs(int vci)
 	return &dep_sendregs_tab[vci];
 }
 
-/* A fresh packet buffer; in a thread, wait for one. */
-static struct pktbuf *get_pb(void)
+/*
+ * Cells in a frame to peer: as many as the pair's messages hold (27 in
+ * Ethernet's 1500 bytes, 148 in 7872-byte frames, 617 in the shared-memory
+ * link's 32 KiB slots).  A cell is a cell whatever frame carries it: the
+ * receiver takes a frame of any whole number of cells (dart_input).
+ */
+static size_t cells_per_frame(int peer)
+{
+	size_t n = fabric_mtu(peer) / CELL_SIZE;
+
+	return n > DEP_CELLS_PER_FRAME ? n : DEP_CELLS_PER_FRAME;
+}
+
+/* A packet buffer for a message of len bytes; in a thread, wait for one. */
+static struct pktbuf *get_pb(size_t len)
 {
 	struct pktbuf *pb;
 
-	while ((pb = pkt_get()) == NULL) {
+	while ((pb = pkt_get_len(FAB_ETH_HLEN + FAB_HDR_LEN + len + FAB_TRAILER_LEN)) == NULL) {
 		if (in_irq)
 			return NULL;
 		thread_sleep_ns(200000);
@@ -41,27 +54,35 @@ static struct pktbuf *get_pb(void)
 	return pb;
 }
 
-/* Send the AAL5 cells of a block, DEP_CELLS_PER_FRAME a frame (thread). */
-static int send_block(int peer, struct cell_seg *seg, struct pktbuf *pb, size_t have)
+/* Send a block's AAL5 cells: first (taken from seg already), then the rest of seg.  (thread) */
+static int send_block(int peer, struct cell_seg *seg, const struct cell *first)
 {
-	int more = 1, r = 0;
+	size_t per = cells_per_frame(peer), lead = 1;
 
-	while (more) {
+	for (;;) {
+		size_t left = cell_seg_cells_left(seg) + lead;
+		size_t n = left < per ? left : per, i = 0;
+		struct pktbuf *pb = get_pb(n * CELL_SIZE);
+		if (!pb)
+			return -ENOBUFS;
 		uint8_t *p = fabric_payload(pb);
-		size_t n = have;
-		while (n < DEP_CELLS_PER_FRAME && more)
-			more = cell_seg_next(seg, (struct cell_aal5 *)(p + CELL_SIZE * n++)) == 1;
-		if ((r = fabric_send_pb(peer, DEP_PROTO, pb, n * CELL_SIZE, 0)) < 0) {
+		if (lead) {
+			memcpy(p, first, CELL_SIZE);
+			i = 1;
+			lead = 0;
+		}
+		for (; i < n; i++)
+			cell_seg_next(seg, (struct cell_aal5 *)(p + CELL_SIZE * i));
+		int r = fabric_send_pb(peer, DEP_PROTO, pb, n * CELL_SIZE, 0);
+		if (r < 0) {
 			pkt_put(pb);
 			return r;
 		}
 		__atomic_fetch_add(&dep_stats.tx_frames, 1, __ATOMIC_RELAXED);
 		__atomic_fetch_add(&dep_stats.tx_cells, n, __ATOMIC_RELAXED);
-		have = 0;
-		if (more && !(pb = get_pb()))
-			return -ENOBUFS;
+		if (cell_seg_cells_left(seg) == 0)
+			return 0;
 	}
-	return 0;
 }
 
 /* The nodes a send goes to: a multicast connection's members (3.2), or its peer. */
@@ -119,7 +140,6 @@ int dep_go(struct dart_sendregs *sr, uint32_t value)
 {
 	int vci = (int)(sr - dep_sendregs_tab), r;
 	struct dart_send snd;
-	struct pktbuf *pb;
 	struct cell first;
 
 	if (sr < dep_sendregs_tab || sr >= dep_sendregs_tab + DART_MAX_CONN)
@@ -194,13 +214,7 @@ int dep_go(struct dart_sendregs *sr, uint32_t value)
 		if (!(to & 1))
 			continue;
 		struct cell_seg seg = snd.seg;
-		int e;
-		if (!(pb = get_pb()))
-			e = -ENOBUFS;
-		else {
-			memcpy(fabric_payload(pb), &first, CELL_SIZE);
-			e = send_block((int)m, &seg, pb, 1);
-		}
+		int e = send_block((int)m, &seg, &first);
 		if (e < 0 && r == 0)
 			r = e;
 	}

@@ -231,10 +231,31 @@ void dt_primitives(void)
 	uint32_t dst = P_BLOCK_DST;
 	for (size_t b = 0; b < sizeof p_blocks / sizeof p_blocks[0]; b++) {
 		int last = b + 1 == sizeof p_blocks / sizeof p_blocks[0];
+		struct dep_counters c0, c1;
 		sr->size = p_blocks[b];
+		deposit_counters(&c0);
 		int r = dep_send(sr, last ? dt_write_intr : DART_OPC(CELL_OP(CK_WRITE, CA_DIRECT), 0, 0, 0), dst,
 				 DART_IDX(0, 0, 0, 0xff), P_BLOCK_SRC);
+		deposit_counters(&c1);
 		EXPECT(r == 0 && sr->size == 0, "block of %u x 16 bytes: %d", p_blocks[b], r);
+		/*
+		 * As many cells to a frame as the pair's frames hold (27 in
+		 * Ethernet's): the block's cells are its first (24 bytes of data)
+		 * and the AAL5 cells of the rest and the trailer.  Cells another
+		 * thread sent meanwhile went one to a frame.
+		 */
+		uint64_t len16 = p_blocks[b] * 16;
+		uint64_t cells = 1 + (len16 - 24 + AAL5_TRAILER + CELL_PAYLOAD - 1) / CELL_PAYLOAD;
+		uint64_t others = c1.tx_cells - c0.tx_cells - cells, frames = c1.tx_frames - c0.tx_frames - others;
+		uint64_t per = fabric_mtu(0) / CELL_SIZE > DEP_CELLS_PER_FRAME ? fabric_mtu(0) / CELL_SIZE
+									    : DEP_CELLS_PER_FRAME;
+		EXPECT(c1.tx_cells - c0.tx_cells >= cells && frames == (cells + per - 1) / per,
+		       "block of %u x 16 bytes: %lu cells in %lu frames, %lu a frame (want %lu cells)", p_blocks[b],
+		       (unsigned long)(c1.tx_cells - c0.tx_cells), (unsigned long)(c1.tx_frames - c0.tx_frames),
+		       (unsigned long)per, (unsigned long)cells);
+		if (last)
+			printf("deposit-test: a block of %lu cells went in %lu frames of up to %lu cells\n",
+			       (unsigned long)cells, (unsigned long)frames, (unsigned long)per);
 		intrs += last;
 		/* First, middle and last 32 bytes. */
 		uint32_t len = p_blocks[b] * 16, at[3] = { 0, (len / 2) & ~31u, len - 32 };

@@ -697,7 +697,8 @@ CASES = [
             expect=[r"RESULT req-stress enqueued=12000 dequeued=12000 lost=0 dup=0 fifo_violations=0 "
                     r"overflows=\d{3,} deferred_overflows=[1-9]"], absent=[r"FAILED"]),
     Cluster("deposit-test-4-shm", app="deposit-test", nodes=4, nic="shm", timeout=180,
-            expect=[r"counters 400 and 400 after 4 nodes x 100 increments"],
+            expect=[r"counters 400 and 400 after 4 nodes x 100 increments",
+                    r"a block of 44 cells went in 1 frames of up to 617 cells"],
             absent=[r"FAILED", r"unexpected"],
             count={r"cells ran 3 instructions each through the sequencer": 1,
                    r"a deposit into a read-only page was refused, and landed once it was writable": 1,
@@ -1139,8 +1140,10 @@ CASES = [
     # Hybrid deposit: every primitive, every exception class (each checked byte for byte and
     # blocking only its own connection), a read storm whose READs wait for reply room, fetch-and-increment
     # and compare-and-swap under contention, a barrier of register operations.
+    # (On the jumbo switch, frames of 7872 bytes: 147 cells each.)
     Cluster("deposit-test-2", app="deposit-test", nodes=2, timeout=180,
-            expect=[r"counters 200 and 200 after 2 nodes x 100 increments"],
+            expect=[r"counters 200 and 200 after 2 nodes x 100 increments",
+                    r"a block of 44 cells went in 1 frames of up to 147 cells"],
             absent=[r"FAILED", r"unexpected"],
             count={r"cells ran 3 instructions each through the sequencer": 1,
                    r"a deposit into a read-only page was refused, and landed once it was writable": 1,
@@ -1162,9 +1165,11 @@ CASES = [
                    r"a deposit into a read-only page was refused, and landed once it was writable": 1,
                    r"its sender stopped, the node's other connection went on; 300 flood cells landed in order": 1,
                    r"got the multicast cell and block": 3, r"RESULT deposit-test checks=\d+ failed=0": 4}),
+    # At Ethernet's frames (frame=1514): a block's cells 27 to a frame, its 44 in two.
     Cluster("deposit-test-4-faults-e1000", app="deposit-test", nodes=4, nic="e1000", timeout=240,
-            args="fault=drop:0.05,dup:0.02,reorder:0.02,corrupt:0.01",
-            expect=[r"counters 400 and 400"], absent=[r"FAILED", r"unexpected"],
+            args="frame=1514 fault=drop:0.05,dup:0.02,reorder:0.02,corrupt:0.01",
+            expect=[r"counters 400 and 400", r"a block of 44 cells went in 2 frames of up to 27 cells"],
+            absent=[r"FAILED", r"unexpected"],
             count={r"cells ran 3 instructions each through the sequencer": 1,
                    r"a deposit into a read-only page was refused, and landed once it was writable": 1,
                    r"its sender stopped, the node's other connection went on; 300 flood cells landed in order": 1,
