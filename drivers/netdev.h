@@ -18,7 +18,10 @@
  * shared-memory link) copies each frame out into memory of its own and
  * hands it up with netdev_input_frame(), valid until the call returns:
  * the hook above processes it where it lies and copies what it keeps, so
- * that no pool buffer is taken for a frame nobody keeps.
+ * that no pool buffer is taken for a frame nobody keeps.  Where the layer
+ * above asks for it (rx_shared set) and reads each field of shared memory
+ * once, a long frame goes up where it lies in the ring, through that
+ * hook instead: the layer above copies what it does not take from there.
  *
  * Transmit: ops->transmit() takes its own reference on the pktbuf and
  * posts it; the caller keeps (and may drop) its own.  The driver counts
@@ -164,6 +167,8 @@ struct netdev {
 	volatile uint8_t *lines;
 	netdev_rx_fn rx;		/* the receive hook (netdev_set_rx) */
 	netdev_rx_frame_fn rx_frame;	/* the hook for netdev_input_frame */
+	/* Set by the layer above: the hook for long frames where they lie in shared memory (above). */
+	netdev_rx_frame_fn rx_shared;
 	struct netdev_stats stats;
 	struct waitq tx_waiters;	/* threads waiting for TX ring space */
 };

@@ -196,6 +196,39 @@ volatile uint8_t *net_shared_lines(void)
 	return nd ? nd->lines : NULL;
 }
 
+static uint16_t shared_type;
+static ethertype_frame_handler_t shared_fn;
+
+/* The NIC's hook for a long frame where it lies in shared memory: its type read once. */
+static int demux_shared(struct netdev *dev, uint8_t *frame, size_t len)
+{
+	uint16_t type = get_be16(frame + 12);
+	int i, r;
+
+	(void)dev;
+	if (type == shared_type && shared_fn) {
+		if ((r = shared_fn(frame, len)) == 0)
+			net_stats.delivered++;
+		return r;
+	}
+	if ((i = type_slot(type)) < 0) {
+		net_stats.unknown_type++;
+		return 0;
+	}
+	return frame_to_pktbuf(i, frame, len);	/* a copy of its own, whatever its handler */
+}
+
+void net_set_rx_shared(uint16_t ethertype, ethertype_frame_handler_t fn)
+{
+	irqflags_t f = irq_save();
+
+	shared_type = ethertype;
+	shared_fn = fn;
+	if (nd)
+		nd->rx_shared = fn ? demux_shared : NULL;
+	irq_restore(f);
+}
+
 const char *net_nic_name(void)
 {
 	return nd ? nd->name : "none";

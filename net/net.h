@@ -55,6 +55,14 @@ int net_unregister(uint16_t ethertype);
  */
 typedef int (*ethertype_frame_handler_t)(uint8_t *frame, size_t len);
 
+/*
+ * fn takes ethertype's long frames where they lie in memory other nodes
+ * write (the shared-memory link's ring, drivers/netdev.h): it reads every
+ * field there once, copying first what it reads twice.  Frames of other
+ * types go on copied.  NULL: none (the fabric, keyed).
+ */
+void net_set_rx_shared(uint16_t ethertype, ethertype_frame_handler_t fn);
+
 /* Add a frame handler to ethertype's registration.  0, or -ENOENT. */
 int net_register_frame(uint16_t ethertype, ethertype_frame_handler_t fn);
 

@@ -158,6 +158,19 @@ int fabric_register(uint8_t proto, fabric_handler_t fn)
 	return 0;
 }
 
+int fabric_register_in_place(uint8_t proto)
+{
+	if (proto == 0 || proto >= FP_MAX)
+		return -EINVAL;
+	fab.in_place[proto] = 1;
+	return 0;
+}
+
+int fabric_rx_shared(void)
+{
+	return fab.rx_shared;
+}
+
 int fabric_register_raw(uint8_t proto, fabric_handler_t fn)
 {
 	if (proto == 0 || proto >= FP_MAX)

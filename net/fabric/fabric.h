@@ -111,6 +111,16 @@ int fabric_register(uint8_t proto, fabric_handler_t fn);
 int fabric_register_raw(uint8_t proto, fabric_handler_t fn);
 
 /*
+ * proto's reliable handler takes a message where it lies in memory other
+ * nodes write (the shared-memory link's ring, unkeyed), fabric_rx_shared()
+ * saying so while it runs: it reads every field there once, copying first
+ * what it reads twice.  Messages of every other protocol, and of this one
+ * on a keyed fabric, arrive in memory of this node's own.  0 or -EINVAL.
+ */
+int fabric_register_in_place(uint8_t proto);
+int fabric_rx_shared(void);
+
+/*
  * Send a reliable message of hlen + dlen bytes (hdr then data) to dst.
  * Blocks while dst's window is full unless FABRIC_NOWAIT (required in
  * interrupt context).  Return 0 once queued; -EINVAL (bad dst), -EMSGSIZE,
@@ -231,6 +241,7 @@ struct fabric_counters {
 	uint64_t fault_drop, fault_dup, fault_reorder, fault_corrupt;
 	uint64_t hello_tx, hello_rx;
 	uint64_t send_waits;		/* a sender slept because a window was full */
+	uint64_t rx_in_place, rx_copied;	/* long frames of the ring: taken where they lie, copied */
 	/* summed over channels */
 	uint64_t tx_data, retransmits, tx_acks, rx_data, rx_dup, rx_ooo, delivered, busy;
 };

@@ -53,6 +53,8 @@ struct fabric {
 	struct fab_unseal hello_unseal;
 	uint64_t peer_timeout_ns;
 	fabric_handler_t handlers[FP_MAX], raw_handlers[FP_MAX];
+	uint8_t in_place[FP_MAX];	/* its handler takes messages in shared memory (fabric_register_in_place) */
+	int rx_shared;			/* the message being delivered lies there (fabric_rx_shared) */
 	struct fabric_counters ctr;
 	uint64_t app_grace_end;		/* until then an app protocol's messages wait for its handler */
 	int pkt_tx;			/* the send queues' share of the packet pool (pktbuf.h) */
@@ -106,6 +108,8 @@ void fab_auto_print_stats(void);
  */
 void fab_process(struct pktbuf *pb);
 int fab_process_frame(uint8_t *frame, size_t len);
+/* fab_process_frame for a long frame where it lies in the shared-memory link's ring (net_set_rx_shared). */
+int fab_process_shared(uint8_t *frame, size_t len);
 int fab_receive(uint8_t *frame, size_t len, struct pktbuf *pb);
 
 /*

@@ -11,7 +11,11 @@
  * the NIC's own memory (the shared-memory link, netdev_input_frame): the
  * header is parsed once, where the frame lies, and a frame is copied into
  * a pktbuf only where something keeps it (the channel's window, a
- * protocol that refused it for now).
+ * protocol that refused it for now).  A long frame of the shared-memory
+ * link may lie in the ring itself, which other nodes write
+ * (net_set_rx_shared, unkeyed): its header is copied and parsed once, and
+ * only a data frame for a protocol that takes it there is taken there
+ * (receive_shared); every other is copied first, whole.
  */
 #include <errno.h>
 #include <string.h>
@@ -36,6 +40,9 @@ static inline int mac_eq(const uint8_t *a, const uint8_t *b)
 	return a0 == b0 && a1 == b1;
 }
 
+/* A header receive_shared copied and checked already: fab_receive takes it instead of the frame's. */
+static const struct fab_hdr *rx_pre;
+
 int fab_receive(uint8_t *frame, size_t len, struct pktbuf *pb)
 {
 	struct fab_hdr h;
@@ -46,9 +53,15 @@ int fab_receive(uint8_t *frame, size_t len, struct pktbuf *pb)
 	int r = 0;
 
 	trace_point(TS_FABRIC_RX);
-	e = fab_parse_link(frame, len, fab.me, fab.nnodes, fab.lossless, fab.keyed, &h, &payload);
-	if (e != FAB_OK)
-		goto reject;
+	if (__builtin_expect(rx_pre != NULL, 0)) {
+		h = *rx_pre;
+		rx_pre = NULL;
+		payload = frame + FAB_ETH_HLEN + FAB_HDR_LEN;
+	} else {
+		e = fab_parse_link(frame, len, fab.me, fab.nnodes, fab.lossless, fab.keyed, &h, &payload);
+		if (e != FAB_OK)
+			goto reject;
+	}
 	p = &fab.peers[h.src];
 	if (h.type == FAB_HELLO) {
 		/* Under the cluster key: only a holder of the key names itself a node. */
@@ -139,6 +152,44 @@ static __attribute__((noinline)) int process_frame_copied(uint8_t *frame, size_t
 	return 0;
 }
 
+/* A frame of the ring, copied into memory of this node's own and received from there. */
+static uint8_t rx_copy[FAB_FRAME_LIMIT];
+
+static __attribute__((noinline)) int receive_copy(const uint8_t *frame, size_t len)
+{
+	fab.ctr.rx_copied++;
+	memcpy(rx_copy, frame, len);
+	return fab_receive(rx_copy, len, NULL);
+}
+
+/*
+ * A long frame where it lies in the shared-memory link's ring, which other
+ * nodes may write while it is read.  Every check is on a copy of the
+ * header; what the checks do not settle here goes to receive_copy, which
+ * counts and rejects as for any frame.  The payload goes to its protocol
+ * in place only on the stream's fast path (in order, nothing waiting):
+ * the channel copies anything else it keeps.
+ */
+static __attribute__((noinline)) int receive_shared(uint8_t *frame, size_t len)
+{
+	uint8_t head[FAB_ETH_HLEN + FAB_HDR_LEN];
+	struct fab_hdr h;
+	int r;
+
+	memcpy(head, frame, sizeof head);
+	__asm__ volatile("" ::: "memory");	/* no check below reads the ring again */
+	memcpy(&h, head + FAB_ETH_HLEN, sizeof h);
+	if (fab.keyed || len > fab.frame_max || !fab_stream_ok(&h, len, fab.me, fab.nnodes, fab.lossless) ||
+	    h.type != FAB_DATA || !fab.in_place[h.proto])
+		return receive_copy(frame, len);
+	fab.ctr.rx_in_place++;
+	fab.rx_shared = 1;
+	rx_pre = &h;
+	r = fab_receive(frame, len, NULL);
+	fab.rx_shared = 0;
+	return r;
+}
+
 int fab_process_frame(uint8_t *frame, size_t len)
 {
 	/* What the channel or a protocol may keep of it needs buffers: without them, later. */
@@ -152,4 +203,16 @@ int fab_process_frame(uint8_t *frame, size_t len)
 		return -ENOBUFS;
 	fab.ctr.rx_frames++;
 	return fab_receive(frame, len, NULL);
+}
+
+int fab_process_shared(uint8_t *frame, size_t len)
+{
+	if (pkt_free_count() < RX_RESERVE)
+		return -ENOBUFS;
+	if (fab.inject || frame[FAB_ETH_HLEN + 1] == FAB_AUTO)
+		return process_frame_copied(frame, len);
+	if (len > PKT_MAX_FRAME && pkt_free_len(len) < 1)
+		return -ENOBUFS;
+	fab.ctr.rx_frames++;
+	return receive_shared(frame, len);
 }

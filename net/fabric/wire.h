@@ -261,18 +261,24 @@ enum fab_err fab_parse_full(const uint8_t *frame, size_t n, int me, int nodes, i
  * The frames of a stream on a lossless link, unkeyed (data, raw, an
  * acknowledgement), accepted in one test of the fields that make them
  * valid: 1 with *h a copy of the header (payload at frame + FAB_ETH_HLEN
- * + FAB_HDR_LEN), or 0.
+ * + FAB_HDR_LEN), or 0.  fab_stream_ok is that test on a header already
+ * copied, of a frame of n bytes (n checked by the caller).
  */
+static inline int fab_stream_ok(const struct fab_hdr *h, size_t n, int me, int nodes, int lossless)
+{
+	return h->version == FAB_VERSION && (h->flags & ~FAB_F_ACKNOW) == FAB_F_NOCRC &&
+	       h->len <= n - FAB_ETH_HLEN - FAB_HDR_LEN && h->src < nodes && h->src != me && h->dst == me &&
+	       (((h->type == FAB_DATA || h->type == FAB_RAW) && h->proto && (lossless || h->type == FAB_RAW)) ||
+		(h->type == FAB_ACK && lossless && h->len == 0));
+}
+
 static inline int fab_parse_stream(const uint8_t *frame, size_t n, int me, int nodes, int lossless,
 				   struct fab_hdr *h)
 {
 	if (n < FAB_ETH_HLEN + FAB_HDR_LEN || n > FAB_FRAME_MAX)
 		return 0;
 	__builtin_memcpy(h, frame + FAB_ETH_HLEN, sizeof *h);
-	return h->version == FAB_VERSION && (h->flags & ~FAB_F_ACKNOW) == FAB_F_NOCRC &&
-	       h->len <= n - FAB_ETH_HLEN - FAB_HDR_LEN && h->src < nodes && h->src != me && h->dst == me &&
-	       (((h->type == FAB_DATA || h->type == FAB_RAW) && h->proto && (lossless || h->type == FAB_RAW)) ||
-		(h->type == FAB_ACK && lossless && h->len == 0));
+	return fab_stream_ok(h, n, me, nodes, lossless);
 }
 
 static inline enum fab_err fab_parse_link(const uint8_t *frame, size_t n, int me, int nodes, int lossless,

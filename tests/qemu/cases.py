@@ -690,6 +690,19 @@ CASES = [
     Cluster("rmem-test-4-shm", app="rmem-test", nodes=4, nic="shm",
             expect=[r"counters 1200 and 1200 after 4 nodes x 300 increments"], absent=[r"FAILED"],
             count={r"RESULT rmem-test checks=\d+ failed=0": 4}),
+    # Long frames of the shared-memory link read where they lie in the ring: the rmem WRITEs
+    # of the bulk rows (each READ's last block checked against node 1's memory), the req
+    # driver's copied first; none under a key, whose tag is over bytes of the node's own.
+    Cluster("bulk-in-place-shm", app="bench", nodes=2, nic="shm",
+            args="iters=20 only=bulk,mad-bandwidth stats=1",
+            expect=[r"\[n1\] fabric: long frames of the shared ring taken where they lie [1-9]\d*, "
+                    r"copied first [1-9]", r"cluster: 2 nodes, status 0"],
+            count={r"RESULT bench row=write-bw-4m .* mb_per_s=": 1,
+                   r"RESULT bench row=mad-bw-req-4m .* mb_per_s=": 1}),
+    Cluster("bulk-in-place-shm-keyed", app="bench", nodes=2, nic="shm", options=["--key", "random"],
+            args="iters=20 only=bulk stats=1",
+            expect=[r"RESULT bench row=write-bw-4m .* mb_per_s=", r"cluster: 2 nodes, status 0"],
+            absent=[r"shared ring"]),
     Cluster("rpc-test-4-shm", app="rpc-test", nodes=4, nic="shm", timeout=180,
             expect=[r"RESULT rpc-test calls=1809 failed=0 rewritten=0 role=server", r"cluster: 4 nodes, status 0"],
             absent=[r"FAILED"]),

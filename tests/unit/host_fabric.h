@@ -55,6 +55,8 @@ extern uint32_t host_epoch[64];
 
 /* What fabric_can_send answers (1 by default); 0 also fails a FABRIC_NOWAIT send, -EAGAIN. */
 extern int host_can_send;
+/* fabric_rx_shared(): 1 while a test hands a handler a message "in shared memory". */
+extern int host_rx_shared;
 
 /*
  * Called each time kernel code waits (waitq_wait_timeout): the test moves

@@ -168,6 +168,8 @@ int net_unregister(uint16_t ethertype) { (void)ethertype; return 0; }
 int net_link_lossless(void) { return 0; }
 uint32_t net_frame_max(void) { return ETH_MAX_FRAME; }
 void net_set_path_frame(uint32_t frame) { (void)frame; }
+/* Frames go up copied, never where they lie. */
+void net_set_rx_shared(uint16_t ethertype, ethertype_frame_handler_t fn) { (void)ethertype; (void)fn; }
 void net_print_stats(void) {}
 /* The node has a typed id: auto.c's hook does nothing, and AUTO frames are ignored. */
 int node_auto(int *expect)

@@ -17,6 +17,7 @@
 
 #include <cmocka.h>
 
+#include "kernel/init.h"
 #include "net/call/call.h"
 #include "net/rmem/internal.h"
 #include "net/rmem/proto.h"
@@ -441,6 +442,49 @@ static void nowait_write_overflow_is_the_papers_exception(void **state)
 	rmem_release(rd);
 }
 
+/*
+ * A message that lies in memory other nodes write (the shared-memory
+ * link's ring, fabric_rx_shared): a WRITE of the fast path lands from
+ * there; one the fast path does not take (it asks for an answer) is
+ * copied first and served from the copy, answered as any; a short one is
+ * refused as malformed, in shared memory as out of it.
+ */
+static void shared_messages_land_once_checked(void **state)
+{
+	static uint8_t ring[4096];
+	struct host_frame f;
+	uint32_t gen;
+
+	(void)state;
+	/* rmem's handler, as the kernel registers it (its init hook), on a fresh table. */
+	if (!host_handler(RMEM_PROTO, 0))
+		assert_int_equal(host_run_init_hooks(INIT_SUBSYS_4), 0);
+	setup(NULL);
+	fabric_handler_t h = host_handler(RMEM_PROTO, 0);
+	assert_non_null(h);
+	int seg = export_remote(RMEM_ALL, &gen);
+	host_rx_shared = 1;
+	size_t n = msg(ring, RM_WRITE, 0, (uint16_t)seg, gen, 64, 2048, 0, 0, local, 0);
+	memset(ring + n, 0x5a, 2048);
+	assert_int_equal(h(PEER, ring, n + 2048, NULL), 0);
+	assert_int_equal(remote[64], 0x5a);
+	assert_int_equal(remote[64 + 2047], 0x5a);
+	assert_int_equal(remote[64 + 2048], 0);
+	assert_int_equal(rmem_ctr.applied_write, 1);
+	assert_int_equal(host_frames(), 0);
+	n = msg(ring, RM_WRITE, RM_F_ACK, (uint16_t)seg, gen, 4096, 8, 0x300, 0, "acked-in", 8);
+	assert_int_equal(h(PEER, ring, n, NULL), 0);
+	assert_memory_equal(remote + 4096, "acked-in", 8);
+	struct rmem_msg a = take(&f, 0);
+	assert_int_equal(a.op, RM_STATUS);
+	assert_int_equal(a.tag, 0x300);
+	assert_int_equal(a.status, RMS_OK);
+	assert_int_equal(h(PEER, ring, 3, NULL), 0);
+	assert_int_equal(rmem_ctr.refused_malformed, 1);
+	host_rx_shared = 0;
+	assert_int_equal(rmem_ctr.applied_write, 2);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -454,6 +498,7 @@ int main(void)
 		cmocka_unit_test_setup(descriptor_of_a_rebooted_node_is_refused, setup),
 		cmocka_unit_test_setup(write_block_sync_reports_a_refused_piece, setup),
 		cmocka_unit_test_setup(write_block_sync_all_applied, setup),
+		cmocka_unit_test_setup(shared_messages_land_once_checked, setup),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
