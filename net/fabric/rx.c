@@ -180,7 +180,7 @@ static __attribute__((noinline)) int receive_shared(uint8_t *frame, size_t len)
 	__asm__ volatile("" ::: "memory");	/* no check below reads the ring again */
 	memcpy(&h, head + FAB_ETH_HLEN, sizeof h);
 	if (fab.keyed || len > fab.frame_max || !fab_stream_ok(&h, len, fab.me, fab.nnodes, fab.lossless) ||
-	    h.type != FAB_DATA || !fab.in_place[h.proto])
+	    h.type != FAB_DATA || h.proto >= FP_MAX || !fab.in_place[h.proto])
 		return receive_copy(frame, len);
 	fab.ctr.rx_in_place++;
 	fab.rx_shared = 1;

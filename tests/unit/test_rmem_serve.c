@@ -33,6 +33,7 @@ static _Alignas(8) uint8_t local[256], local2[256];
 static int setup(void **state)
 {
 	(void)state;
+	host_rx_shared = 0;
 	host_rmem_reset(SELF, 4);
 	memset(remote, 0, sizeof remote);
 	memset(local, 0x11, sizeof local);
