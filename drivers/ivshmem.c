@@ -78,7 +78,7 @@ enum {				/* BAR0 registers (ivshmem-spec, "PCI device registers") */
 #define RX_BUDGET 64
 /*
  * Frames this long or longer go up where they lie when the layer above
- * asks (rx_in_place): the copy they would cost is what bulk transfers pay
+ * asks (nd->rx_shared set): the copy they would cost is what bulk transfers pay
  * most; a shorter one is copied as it costs little.
  */
 #define SHM_IN_PLACE_MIN 2048
