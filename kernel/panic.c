@@ -82,13 +82,17 @@ void backtrace_print(uint64_t rip, uint64_t rbp)
 	}
 }
 
-/* The same chain on one line, innermost first, "name+off < caller+off ...". */
+/*
+ * The same chain on one line, innermost first, "name+off < caller+off ...".
+ * 16 frames: a thread an interrupt caught in its driver's handler has the
+ * handler's chain (intr < trap < trap_common) above its own.
+ */
 void backtrace_short(uint64_t rip, uint64_t rbp)
 {
 	uint64_t off = 0;
 	const char *name;
 
-	for (int i = 0; i < 10; i++) {
+	for (int i = 0; i < 16; i++) {
 		if (i > 0) {
 			if (rbp < 0x100000 || rbp >= 0x100000000ULL || (rbp & 7))
 				break;
