@@ -603,6 +603,20 @@ static void test_recv_misuse(void **state)
 	assert_int_equal(receive(good_handler), -ETIMEDOUT);	/* nothing left */
 }
 
+/* Past the 20 said on the console, misuse is still refused and counted, one by one. */
+static void test_misuse_counted_past_said(void **state)
+{
+	struct mad_stats before, after;
+	int x;
+
+	(void)state;
+	mad_stats(&before);
+	for (int i = 0; i < 50; i++)
+		assert_int_equal(mad_recvbuf_unpack_int(MAD_SND_SAFER, &x, 1), -EPROTO);
+	mad_stats(&after);
+	assert_int_equal(after.misuse - before.misuse, 50);
+}
+
 static void test_send_misuse(void **state)
 {
 	int x = 1;
@@ -788,6 +802,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_modes, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_express_in_body, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_recv_misuse, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_misuse_counted_past_said, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_send_misuse, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_safer_nomem, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_many_packs, setup, teardown),
