@@ -4,6 +4,8 @@
 #include "net/rmem/rmem.h"
 #include "net/rmem/segtab.h"
 
+_Static_assert(SEGTAB_SLOTS % 64 == 0 && SEGTAB_SLOTS < 65536, "usedmap words, chain links of 16 bits");
+
 static struct segslot *get(struct segtab *t, int seg)
 {
 	if (seg < 0 || seg >= SEGTAB_SLOTS || !t->slot[seg].used)
@@ -17,21 +19,35 @@ void segtab_init(struct segtab *t, int self)
 	t->self = self;
 }
 
+/* FNV-1a of a name, to its bucket. */
+static unsigned bucket(const char *name)
+{
+	uint32_t h = 2166136261u;
+
+	while (*name)
+		h = (h ^ (uint8_t)*name++) * 16777619u;
+	return h & (SEGTAB_HASH - 1);
+}
+
+static int lowest_free(const struct segtab *t)
+{
+	for (int w = 0; w < SEGTAB_SLOTS / 64; w++)
+		if (~t->usedmap[w])
+			return w * 64 + __builtin_ctzll(~t->usedmap[w]);
+	return -1;
+}
+
 int segtab_export(struct segtab *t, const char *name, void *base, uint64_t size, int rights)
 {
 	size_t n = strlen(name);
-	int free_slot = -1;
+	int free_slot;
 
 	if (n == 0 || n >= SEGTAB_NAME || !base || size == 0 || size > 0xffffffffULL ||
 	    (rights & ~RMEM_ALL))
 		return -EINVAL;
-	for (int i = 0; i < SEGTAB_SLOTS; i++) {
-		if (t->slot[i].used && strcmp(t->slot[i].name, name) == 0)
-			return -EEXIST;
-		if (!t->slot[i].used && free_slot < 0)
-			free_slot = i;
-	}
-	if (free_slot < 0)
+	if (segtab_find(t, name) >= 0)
+		return -EEXIST;
+	if ((free_slot = lowest_free(t)) < 0)
 		return -ENOSPC;
 	struct segslot *s = &t->slot[free_slot];
 	uint32_t gens[SEGTAB_NODES], epoch = s->epoch;
@@ -46,6 +62,10 @@ int segtab_export(struct segtab *t, const char *name, void *base, uint64_t size,
 	s->base = base;
 	s->size = size;
 	s->used = 1;
+	t->usedmap[free_slot / 64] |= 1ULL << (free_slot % 64);
+	unsigned b = bucket(name);
+	t->next[free_slot] = t->head[b];
+	t->head[b] = (uint16_t)(free_slot + 1);
 	return free_slot;
 }
 
@@ -94,6 +114,14 @@ int segtab_unexport(struct segtab *t, int seg)
 		return -EBADF;
 	for (int i = 0; i < SEGTAB_NODES; i++)
 		s->gen[i]++;
+	for (uint16_t *p = &t->head[bucket(s->name)]; *p; p = &t->next[*p - 1]) {
+		if (*p - 1 == seg) {
+			*p = t->next[seg];
+			break;
+		}
+	}
+	t->next[seg] = 0;
+	t->usedmap[seg / 64] &= ~(1ULL << (seg % 64));
 	s->used = 0;
 	s->name[0] = '\0';
 	return 0;
@@ -111,9 +139,9 @@ int segtab_inhibit(struct segtab *t, int seg, int on)
 
 int segtab_find(const struct segtab *t, const char *name)
 {
-	for (int i = 0; i < SEGTAB_SLOTS; i++)
-		if (t->slot[i].used && strcmp(t->slot[i].name, name) == 0)
-			return i;
+	for (unsigned i = t->head[bucket(name)]; i; i = t->next[i - 1])
+		if (strcmp(t->slot[i - 1].name, name) == 0)
+			return (int)i - 1;
 	return -1;
 }
 
