@@ -18,13 +18,18 @@ const char *const rmem_status_names[RMS_NSTATUS] = {
 int rmem_parse(const uint8_t *p, size_t len, struct rmem_msg *m, const uint8_t **data,
 	       size_t *dlen)
 {
-	size_t want;
-
 	if (len < RMEM_HDR_LEN)
 		return RMS_MALFORMED;
 	memcpy(m, p, sizeof *m);
 	*data = p + RMEM_HDR_LEN;
 	*dlen = len - RMEM_HDR_LEN;
+	return rmem_parse_header(m, *dlen);
+}
+
+int rmem_parse_header(const struct rmem_msg *m, size_t dlen)
+{
+	size_t want;
+
 	if (m->flags & ~(RM_F_INTR | RM_F_ACK | RM_F_RAW | RM_F_MARKED))
 		return RMS_MALFORMED;
 	switch (m->op) {
@@ -56,7 +61,7 @@ int rmem_parse(const uint8_t *p, size_t len, struct rmem_msg *m, const uint8_t *
 	default:
 		return RMS_MALFORMED;
 	}
-	if (*dlen != want)
+	if (dlen != want)
 		return RMS_MALFORMED;
 	if ((m->op == RM_STATUS || m->op == RM_READ_RESP || m->op == RM_ATOMIC_RESP) &&
 	    (m->status < 0 || m->status >= RMS_NSTATUS))

@@ -98,6 +98,9 @@ struct rmem_segview {
 int rmem_parse(const uint8_t *p, size_t len, struct rmem_msg *m, const uint8_t **data,
 	       size_t *dlen);
 
+/* The same checks on a header already copied out, whose message carries dlen bytes of data. */
+int rmem_parse_header(const struct rmem_msg *m, size_t dlen);
+
 /* May operation m touch the segment seen as sv?  RMS_OK or why not. */
 int rmem_check(const struct rmem_segview *sv, const struct rmem_msg *m);
 

@@ -260,9 +260,10 @@ int rmem_receive(int src, const uint8_t *payload, size_t len, int raw)
 /*
  * A message where it lies in the shared-memory link's ring, which other
  * nodes may write meanwhile (fabric_rx_shared): a WRITE the fast path
- * takes is checked on a copy of its header and its data copied once, from
- * there to its segment, as a sender's bytes; any other message is copied
- * whole first (into memory of this node's own), then received from there.
+ * takes, or a READ's answer, is checked on a copy of its header and its
+ * data copied once, from there to its segment, as a sender's bytes; any
+ * other message is copied whole first (into memory of this node's own),
+ * then received from there.
  */
 static uint8_t shared_copy[FAB_FRAME_LIMIT];
 
@@ -275,6 +276,14 @@ static __attribute__((noinline)) int receive_shared(int src, const uint8_t *payl
 		__asm__ volatile("" ::: "memory");	/* write_fast checks the copy, never the ring */
 		if (write_fast(src, &m, payload + RMEM_HDR_LEN, len - RMEM_HDR_LEN))
 			return 0;
+		if (m.op == RM_READ_RESP) {
+			/* rmem_complete reads m (ours) for every check, the ring only to copy the data. */
+			if (rmem_parse_header(&m, len - RMEM_HDR_LEN) == RMS_OK)
+				rmem_complete(src, &m, payload + RMEM_HDR_LEN);
+			else
+				rmem_ctr.refused_malformed++;
+			return 0;
+		}
 	}
 	if (len > sizeof shared_copy)
 		return 0;

@@ -28,7 +28,7 @@
 #define PEER 2
 
 static _Alignas(8) uint8_t remote[(RMEM_TRAIN_MAX + 4) * RMEM_MAX_XFER];	/* the "remote" segment (node 2's view) */
-static _Alignas(8) uint8_t local[256], local2[256];
+static _Alignas(8) uint8_t local[8192], local2[256];
 
 static int setup(void **state)
 {
@@ -482,6 +482,28 @@ static void shared_messages_land_once_checked(void **state)
 	assert_int_equal(a.status, RMS_OK);
 	assert_int_equal(h(PEER, ring, 3, NULL), 0);
 	assert_int_equal(rmem_ctr.refused_malformed, 1);
+	/* A READ's answer where it lies: its data lands in the READ's segment, once. */
+	int lseg = seg_export("dest", local, sizeof local, 0);
+	int rd = rmem_attach(PEER, 7, 1, 4096, RMEM_R);
+	int hr = rmem_read(rd, 0, 1024, lseg, 32, 0);
+	assert_true(hr > 0);
+	take(&f, 0);
+	n = msg(ring, RM_READ_RESP, 0, 0, 0, 0, 1024, (uint32_t)hr, RMS_OK, NULL, 0);
+	memset(ring + n, 0xc3, 1024);
+	assert_int_equal(h(PEER, ring, n + 1024, NULL), 0);
+	assert_int_equal(rmem_read_wait(hr, 0), 0);
+	assert_int_equal(local[32], 0xc3);
+	assert_int_equal(local[32 + 1023], 0xc3);
+	assert_int_equal(local[32 + 1024], 0x11);
+	/* One whose length disagrees with its count is malformed, counted, and lands nowhere. */
+	hr = rmem_read(rd, 0, 1024, lseg, 4096, 0);
+	assert_true(hr > 0);
+	take(&f, 0);
+	n = msg(ring, RM_READ_RESP, 0, 0, 0, 0, 1024, (uint32_t)hr, RMS_OK, NULL, 0);
+	assert_int_equal(h(PEER, ring, n + 512, NULL), 0);
+	assert_int_equal(rmem_ctr.refused_malformed, 2);
+	assert_int_equal(local[4096], 0x11);
+	assert_int_equal(rmem_read_poll(hr), 0);
 	host_rx_shared = 0;
 	assert_int_equal(rmem_ctr.applied_write, 2);
 }
