@@ -365,8 +365,10 @@ CASES = [
     # Linux peers (make bench PEERS=1): two Debian Linux guests built from Debian's packages
     # measure UDP, TCP, soft-RoCE WRITE, READ and CAS and bulk TCP on the same switch and NIC.
     # (NetPIPE to 1 MiB and iperf3 16 MiB: the rows run, in half the time of make bench's.)
+    # Its own --timeout ends it before the case's, saying where each guest stood.
     Command("peers/smoke", ["{root}/boot/peers", "--iters", "50", "--np-max", "1048576",
-                            "--bulk", "16777216", "--out", "{build}/tests/peers-smoke.json"],
+                            "--bulk", "16777216", "--timeout", "330",
+                            "--out", "{build}/tests/peers-smoke.json"],
             timeout=400,
             expect=[r"^RESULT peer row=%s tool=\S+ n=50 median_us=[1-9][\d.]* " % row
                     for row in ("udp-64", "tcp-1B", "rxe-write", "rxe-read", "rxe-cas")] +
