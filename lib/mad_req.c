@@ -8,7 +8,7 @@
  * For each ordered pair of nodes a circular FIFO buffer of RING bytes
  * lives on the receiver ("mad.q.<sender>"), which only the sender may
  * write.  The sender keeps the write pointer; it deposits a chunk of the
- * message stream (header vector, then body vectors, a chunk at most: CHUNK)
+ * message stream (header vector, then body vectors, a chunk at a time)
  * at the write pointer with remote WRITEs and then REQs one word, its
  * node and the chunk's length, into the receiver's notification queue
  * for that sender ("mad.n.<sender>"), one queue per sender.  The
