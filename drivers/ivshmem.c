@@ -12,7 +12,9 @@
  * broadcast) and rings that node's doorbell only if it is armed (waiting
  * for one); a frame for a MAC that is no node's goes nowhere, as on a
  * switch that never learned it.  A unicast frame may also be built in
- * place in its slot (tx_begin/tx_commit): no buffer and no copy.
+ * place in its slot (tx_begin/tx_commit): no buffer and no copy (the
+ * fabric's unkeyed frames: a keyed one is sealed in memory of the node's
+ * own, where no other process can change it before its tag is made).
  *
  * Receive copies each frame out of this node's rings into memory of the
  * driver's own and hands it up with netdev_input_frame.  The copy is

@@ -151,7 +151,7 @@ int fabric_send_at(int dst, uint32_t epoch, uint8_t proto, const void *hdr, size
  * A message written where it goes: fabric_tx_begin gives in tx->payload
  * room for len bytes of a reliable message to dst (epoch as for
  * fabric_send_at), the caller writes them, and fabric_tx_end sends it.
- * On the shared-memory link, with credit and nothing queued, tx->payload
+ * On the shared-memory link, unkeyed, with credit and nothing queued, tx->payload
  * is the NIC's own transmit slot and the message costs no buffer and no
  * copy but the caller's; interrupts are then off from begin to end, so
  * write and end at once, never sleep in between (and always end: a frame

@@ -126,18 +126,26 @@ int fabric_send(int dst, uint8_t proto, const void *hdr, size_t hlen, const void
  * A message in the NIC's transmit slot (net_tx_begin), on a lossless link
  * with credit and nothing queued (chan_can_send_in_place): tx->frame, or
  * NULL if it cannot go so now.  Interrupts off (the caller's tx->irq).
+ *
+ * Never with a key.  The slot is shared memory: whatever else maps it
+ * (another guest on the same ivshmem server, a process with the memory)
+ * can change the payload between the caller's writing it and the tag's
+ * computing, and the tag would then vouch for bytes this node never sent.
+ * A keyed frame is built and sealed in a buffer of this node's own, and
+ * the NIC copies it, sealed, into the slot; the receiver checks the tag on
+ * a copy of its own (rx.c), so a change made in the ring fails there.
  */
 static uint8_t *slot_begin(struct fabric_tx *tx)
 {
 	struct peer *p;
 
-	if (check_send(tx->dst, tx->proto, tx->len) < 0)
+	if (fab.keyed || check_send(tx->dst, tx->proto, tx->len) < 0)
 		return NULL;
 	p = &fab.peers[tx->dst];
 	if (!p->known || (tx->epoch && p->m.epoch != tx->epoch) || !chan_can_send_in_place(&p->ch))
 		return NULL;
 	/* No room (the ring full, maybe at a frame pinned in it): the message goes in a buffer (chan_xmit). */
-	return net_tx_begin(p->mac, CHAN_PAYLOAD_OFF + tx->len + (fab.keyed ? FAB_TRAILER_LEN : 0));
+	return net_tx_begin(p->mac, CHAN_PAYLOAD_OFF + tx->len);
 }
 
 /* A message longer than FAB_MTU: too long for dst (or no such dst)?  Apart: the short ones' path stays lean. */
@@ -285,9 +293,9 @@ int fabric_raw_send(int dst, uint8_t proto, const void *data, size_t len)
 	if ((r = raw_check(dst, proto, len)) < 0)
 		return r;
 	p = &fab.peers[dst];
-	/* Built in the NIC's transmit slot where it has one (the shared-memory link). */
+	/* Built in the NIC's transmit slot where it has one (the shared-memory link), unkeyed (slot_begin). */
 	irqflags_t fl = irq_save();
-	if ((f = net_tx_begin(p->mac, CHAN_PAYLOAD_OFF + len + (fab.keyed ? FAB_TRAILER_LEN : 0)))) {
+	if (!fab.keyed && (f = net_tx_begin(p->mac, CHAN_PAYLOAD_OFF + len))) {
 		memcpy(f + CHAN_PAYLOAD_OFF, data, len);
 		size_t n = build_raw(f, p, proto, len);
 		trace_point(TS_FABRIC_TX);
