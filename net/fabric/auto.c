@@ -292,6 +292,7 @@ void fab_auto_print_stats(void)
 	for (int i = 0; i < FAB_NERR; i++)
 		bad += au.rejected[i];
 	printf("fabric: auto: frames %lu, rejected %lu, other nodes= %lu, answers %lu, views unlike "
-	       "ours %lu, stale views %lu\n", au.rx, bad, au.expect_mismatch, au.answers, au.v.conflicts,
-	       au.v.stale_views);
+	       "ours %lu, stale views %lu, nonces dropped %lu, answers held back %lu\n", au.rx, bad,
+	       au.expect_mismatch, au.answers, au.v.conflicts, au.v.stale_views, au.v.nonces_dropped,
+	       au.v.answers_held);
 }

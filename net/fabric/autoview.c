@@ -64,6 +64,58 @@ static int echoes_me(const struct autov *s, const struct fab_auto *a)
 	return 0;
 }
 
+/*
+ * A nonce of p's heard in a frame: fresh (the frame echoed ours, so it was
+ * made now), it is p's own and leads; else it joins the others as the most
+ * recent, the oldest dropped when the set is full, never the proven one.
+ */
+static void hear_nonce(struct autov *s, struct autov_peer *p, uint64_t nonce, int fresh)
+{
+	int keep = p->live ? 1 : 0;	/* nonce[0] proven: it stays */
+	int i;
+
+	if (fresh) {
+		p->nonce[0] = nonce;
+		p->nn = 1;
+		return;
+	}
+	for (i = 0; i < p->nn; i++)
+		if (p->nonce[i] == nonce)
+			break;
+	if (i < keep)
+		return;			/* the proven one again */
+	if (i == p->nn) {
+		if (p->nn < AUTOV_NONCES)
+			p->nn++;
+		else
+			s->nonces_dropped++;
+		i = p->nn - 1;
+	}
+	/* To the front of the unproven ones. */
+	memmove(&p->nonce[keep + 1], &p->nonce[keep], (size_t)(i - keep) * sizeof p->nonce[0]);
+	p->nonce[keep] = nonce;
+}
+
+/* Is a search of p's (carrying nonce) to be answered now?  See AUTOV_ANSWER_MIN_NS. */
+static int answer_due(struct autov *s, struct autov_peer *p, uint64_t nonce, uint64_t now)
+{
+	if (!p)
+		return 0;		/* a table full of live stations: p is not one of them */
+	if (nonce != p->answered_nonce || !p->answer_gap) {
+		p->answered_nonce = nonce;
+		p->answer_gap = AUTOV_ANSWER_MIN_NS;
+	} else if (now - p->answered_at < p->answer_gap) {
+		s->answers_held++;
+		return 0;
+	} else if (p->answer_gap < AUTOV_ANSWER_MAX_NS) {
+		p->answer_gap *= 2;
+		if (p->answer_gap > AUTOV_ANSWER_MAX_NS)
+			p->answer_gap = AUTOV_ANSWER_MAX_NS;
+	}
+	p->answered_at = now;
+	return 1;
+}
+
 int autov_input(struct autov *s, const struct fab_auto *a, uint64_t now)
 {
 	int fresh = echoes_me(s, a);
@@ -72,7 +124,7 @@ int autov_input(struct autov *s, const struct fab_auto *a, uint64_t now)
 	if (a->expect != s->expect || memcmp(a->mac, s->me, 6) == 0)
 		return 0;
 	if ((p = peer(s, a->mac, now)) != NULL) {
-		p->nonce = a->nonce;
+		hear_nonce(s, p, a->nonce, fresh);
 		p->last = now;
 		if (fresh && !p->live) {
 			p->live = 1;
@@ -85,7 +137,7 @@ int autov_input(struct autov *s, const struct fab_auto *a, uint64_t now)
 		/* A member: answer a station still looking; note a view unlike ours. */
 		if (a->nview && (a->nview != s->nview || memcmp(a->view, s->view, (size_t)s->nview * 6)))
 			s->conflicts++;
-		return !a->nview;
+		return !a->nview && answer_due(s, p, a->nonce, now);
 	}
 	if (a->nview) {
 		/* Only a view made for this station now counts, for it or against it. */
@@ -156,10 +208,18 @@ void autov_payload(const struct autov *s, uint64_t inc, struct fab_auto *a)
 		a->nview = (uint16_t)s->nview;
 		memcpy(a->view, s->view, (size_t)s->nview * 6);
 	}
-	/* Every station heard, live or not yet: each learns that its nonce came through. */
-	for (int i = 0; i < s->n && a->necho < FAB_MAX_NODES; i++) {
-		memcpy(a->echo[a->necho].mac, s->p[i].mac, 6);
-		a->echo[a->necho].nonce = s->p[i].nonce;
-		a->necho++;
-	}
+	/*
+	 * Every station heard, live or not yet: each learns that its nonce
+	 * came through.  Each one's first nonce, then the others while there
+	 * is room.
+	 */
+	for (int k = 0; k < AUTOV_NONCES; k++)
+		for (int i = 0; i < s->n && a->necho < FAB_MAX_NODES; i++) {
+			const struct autov_peer *p = &s->p[i];
+			if (k >= p->nn)
+				continue;
+			memcpy(a->echo[a->necho].mac, p->mac, 6);
+			a->echo[a->necho].nonce = p->nonce[k];
+			a->necho++;
+		}
 }

@@ -12,6 +12,15 @@
  * a replayed search frame of an absent machine, or a replayed old view,
  * changes nothing.
  *
+ * A station's nonce as heard is not simply the last one heard: a frame
+ * recorded at an earlier boot of a station that is present, replayed
+ * after each of its real frames, would then make every other station echo
+ * a stale nonce, and the present one would never count anyone live.  So
+ * each station's nonces form a bounded set, most recently heard first,
+ * all echoed; a frame that echoes this station's nonce (made now) proves
+ * its own nonce, which then leads the set, and a replay neither displaces
+ * it nor is counted for anything.
+ *
  *  - nodes=N: once N stations are live (this one included) and none has
  *    become live for confirm_ns, the view is the live MACs, ascending.
  *    More than N live is an error that names them.
@@ -25,12 +34,36 @@
 
 #include "net/fabric/wire.h"
 
+/* Nonces kept for one station: its proven one and the latest others heard. */
+#define AUTOV_NONCES 4
+
 struct autov_peer {
 	uint8_t mac[6];
 	int live;		/* a frame of its echoed our nonce */
-	uint64_t nonce;		/* its nonce, as last heard (ours echo it) */
+	int nn;			/* nonces in nonce[] */
+	/*
+	 * Its nonces as heard (ours echo them all): nonce[0] the one a fresh
+	 * frame of its carried, once live; then the others, the most
+	 * recently heard first.
+	 */
+	uint64_t nonce[AUTOV_NONCES];
 	uint64_t last;		/* when it was last heard */
+	/* A member's answers to its search frames (autov_input): */
+	uint64_t answered_nonce;	/* the nonce of the search last answered */
+	uint64_t answered_at;
+	uint64_t answer_gap;		/* before the same search is answered again */
 };
+
+/*
+ * A member answers a station's search at once, the same search (the same
+ * nonce) again after AUTOV_ANSWER_MIN_NS, then twice as long each time up
+ * to AUTOV_ANSWER_MAX_NS: a station whose answer was lost still hears
+ * soon, and a search frame replayed over and over (of a station that may
+ * be absent) draws about one view a second from each member, not one per
+ * replay.
+ */
+#define AUTOV_ANSWER_MIN_NS 50000000ULL		/* 50 ms: a searcher's own interval */
+#define AUTOV_ANSWER_MAX_NS 1000000000ULL	/* 1 s */
 
 struct autov {
 	uint8_t me[6];
@@ -45,7 +78,7 @@ struct autov {
 	int excluded;		/* a fresh view without this station */
 	uint8_t excluded_by[6];
 	/* counters */
-	unsigned long stale_views, conflicts, full;
+	unsigned long stale_views, conflicts, full, nonces_dropped, answers_held;
 };
 
 void autov_init(struct autov *s, const uint8_t me[6], int expect, uint64_t nonce, uint64_t now);
@@ -53,7 +86,8 @@ void autov_init(struct autov *s, const uint8_t me[6], int expect, uint64_t nonce
 /*
  * A frame fab_parse_auto accepted (and, keyed, whose tag checked), heard
  * at now.  1 if this station, a member, should answer it (a station still
- * looking: the caller limits how often), else 0.
+ * looking, not answered in the last answer_gap: see AUTOV_ANSWER_MIN_NS),
+ * else 0.
  */
 int autov_input(struct autov *s, const struct fab_auto *a, uint64_t now);
 

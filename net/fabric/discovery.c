@@ -39,6 +39,13 @@
  */
 #define HELLO_BURST 4
 #define HELLO_REPLY_NS 2000000ULL		/* 2 ms */
+/*
+ * A broadcast of a node whose pair with us is up (each bound the other's
+ * incarnation) asks nothing of us, unless our HELLO saying so was lost:
+ * at most one answer per HELLO_UP_REPLY_NS, so that replayed broadcasts
+ * of a present node draw ten frames a second, not one each.
+ */
+#define HELLO_UP_REPLY_NS 100000000ULL		/* 100 ms */
 
 static struct waitq discovery_wq = WAITQ_INIT;
 static struct ktimer hello_timer;
@@ -245,6 +252,22 @@ static int hello_answer_allowed(struct peer *p)
 	return 1;
 }
 
+/* A HELLO of p's asking for an answer: not a broadcast of the pair up more often than HELLO_UP_REPLY_NS. */
+static int up_broadcast_answer_allowed(struct peer *p, const struct fab_hdr *h, uint64_t inc)
+{
+	uint64_t now;
+
+	if (h->dst != FAB_BROADCAST || inc != p->m.inc || !member_up(&p->m))
+		return 1;
+	now = now_ns();
+	if (p->hello_up_answer && now - p->hello_up_answer < HELLO_UP_REPLY_NS) {
+		fab.ctr.hello_limited++;
+		return 0;
+	}
+	p->hello_up_answer = now;
+	return 1;
+}
+
 /* (inc, mac) is p's new binding: tag its channel, and reset it if p rebooted. */
 static void bind_peer(struct peer *p, int reset)
 {
@@ -349,7 +372,7 @@ void fab_hello_input(const struct fab_hdr *h, const uint8_t *payload, const uint
 		}
 	}
 	/* Answer broadcasts too, so that a node that already finished still helps. */
-	if ((r & MEMBER_REPLY) && hello_answer_allowed(p))
+	if ((r & MEMBER_REPLY) && up_broadcast_answer_allowed(p, h, hello.inc) && hello_answer_allowed(p))
 		send_hello(h->src);
 	if (all_discovered()) {
 		waitq_wake_all(&discovery_wq);

@@ -30,6 +30,7 @@ struct peer {
 	struct fab_unseal rx_seal;	/* keyed: its frames to us, and their replay window */
 	unsigned hello_tokens;		/* unicast HELLOs we may still send it now */
 	uint64_t hello_refill;		/* when they were last counted up */
+	uint64_t hello_up_answer;	/* when we last answered its broadcast with the pair up */
 };
 
 /* How long after start-up a message to an app protocol not registered yet waits for its handler. */

@@ -44,6 +44,7 @@ unsigned member_hello(struct member *m, uint64_t inc, uint64_t nonce, uint64_t e
 		}
 		m->inc = inc;
 		memcpy(m->mac, mac, 6);
+		m->knows_me = 0;
 		m->epoch++;
 		/*
 		 * A new challenge from now on: nothing that answered one of
@@ -53,9 +54,14 @@ unsigned member_hello(struct member *m, uint64_t inc, uint64_t nonce, uint64_t e
 		m->chal = fresh && fresh != m->bound_chal ? fresh : m->bound_chal + 1;
 		r |= MEMBER_BIND | MEMBER_REPLY;
 	}
-	/* A broadcast says nothing of whom its sender bound. */
-	if (inc == m->inc && !broadcast)
-		m->knows_me = says_bound && answers;
+	/*
+	 * A broadcast says nothing of whom its sender bound.  Once the bound
+	 * incarnation said it bound ours, it does for as long as both last
+	 * (it forgets us only by rebooting, a new binding): a HELLO of its
+	 * from before that, replayed, takes nothing down.
+	 */
+	if (inc == m->inc && !broadcast && says_bound && answers)
+		m->knows_me = 1;
 	/*
 	 * Answer a broadcast; a claim not bound yet (its HELLO may be the
 	 * answer to ours it is waiting for, ours to it may have been lost);

@@ -53,7 +53,7 @@ struct member {
 	uint64_t heard_nonce;	/* the challenge its last unicast HELLO carried; ours echo it */
 	uint64_t chal;		/* our challenge; 0: none drawn yet */
 	uint64_t bound_chal;	/* the one the bound incarnation answered */
-	int knows_me;		/* its HELLO said it bound our incarnation */
+	int knows_me;		/* its HELLO said it bound our incarnation (until a new binding) */
 	uint32_t epoch;		/* bindings so far */
 	uint64_t past[MEMBER_PAST];	/* incarnations bound before, most recent first */
 	int keep_past;			/* refuse them (a cluster key is set) */

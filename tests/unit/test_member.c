@@ -45,6 +45,10 @@ static double rnd(void)
 	return (double)((rng >> 8) & 0xffffff) / 16777216.0;
 }
 
+/* HELLOs from rec_src to rec_dst (-1: broadcasts too), recorded as posted. */
+static struct hello_msg rec[256];
+static int nrec, rec_src = -1, rec_dst = -1;
+
 static void post(int src, int dst)
 {
 	struct hello_msg *m;
@@ -62,6 +66,8 @@ static void post(int src, int dst)
 		m->nonce = member_nonce(&mem[src][dst]);
 		m->bound = member_says_bound(&mem[src][dst]);
 	}
+	if (src == rec_src && (dst == rec_dst || dst < 0) && nrec < 256)
+		rec[nrec++] = *m;
 }
 
 static void boot(int n, uint64_t incarnation)
@@ -344,6 +350,43 @@ static void replayed_hello_of_a_past_incarnation_is_refused(void **state)
 }
 
 /*
+ * Every HELLO node 2 sent node 0 (and broadcast) on its way up, replayed
+ * to node 0 once the pair is up, keyed and not: none unbinds it, resets
+ * it or takes the pair down.  (A unicast HELLO from before node 2 bound
+ * node 0 said "not bound", and once cleared knows_me: the pair went down
+ * until a rediscovery.)
+ */
+static void replayed_hellos_of_the_handshake_keep_the_pair_up(void **state)
+{
+	(void)state;
+	for (int keyed = 0; keyed < 2; keyed++) {
+		setup();
+		for (int a = 0; a < N; a++)
+			for (int b = 0; b < N; b++)
+				mem[a][b].keep_past = keyed;
+		nrec = 0;
+		rec_src = 2;
+		rec_dst = 0;
+		discover(5);
+		rec_src = rec_dst = -1;
+		assert_true(all_up());
+		int unbound = 0;
+		for (int i = 0; i < nrec; i++)
+			unbound += rec[i].dst >= 0 && !rec[i].bound;
+		assert_true(unbound > 0);
+		for (int round = 0; round < 3; round++)
+			for (int i = 0; i < nrec; i++) {
+				unsigned r = hear(0, &rec[i]);
+				assert_false(r & (MEMBER_BIND | MEMBER_RESET));
+				assert_true(member_up(&mem[0][2]));
+			}
+		assert_int_equal(resets[0][2], 0);
+		assert_int_equal(binds[0][2], 1);
+		assert_int_equal(mem[0][2].epoch, 1);
+	}
+}
+
+/*
  * Every HELLO node 2 sent in its first boot, recorded and replayed to
  * node 0 after node 2 rebooted ten times (more than MEMBER_PAST, so the
  * list of refused incarnations no longer names it), interleaved with the
@@ -482,6 +525,7 @@ int main(void)
 		cmocka_unit_test(claims_without_handshake_bind_nothing),
 		cmocka_unit_test(rebooted_node_is_bound_again_after_both_agree),
 		cmocka_unit_test(replayed_hello_of_a_past_incarnation_is_refused),
+		cmocka_unit_test(replayed_hellos_of_the_handshake_keep_the_pair_up),
 		cmocka_unit_test(no_past_boot_is_bound_again_however_many_reboots),
 		cmocka_unit_test(pair_tags_differ_per_incarnation),
 		cmocka_unit_test(jitter_fold_spreads_every_bit),
