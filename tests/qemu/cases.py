@@ -660,8 +660,18 @@ CASES = [
     # copy, so a change made in the ring fails its tag (bad_mac), is sent again, and no
     # changed byte is delivered.  (Sealed in the slot, as before, 190 of 5000 were.)
     Cluster("fabric-stress-2-shm-keyed-raced", app="fabric-stress", nodes=2, nic="shm",
-            timeout=180, args="count=5000", options=["--key", "random", "--shm-race"],
+            timeout=180, args="count=5000", options=["--key", "random", "--shm-race", "payload"],
             expect=[r"cluster: ivshmem-server: raced [1-9]\d* writes", r"bad_mac [1-9]"],
+            count={r"RESULT fabric-stress sent=5000 received=5000 lost=0 dup=0 misordered=0": 2}),
+    # A co-resident writer at the host's full speed keeps every slot of the ring from n1 to
+    # n0 stamped as a bad frame ahead of n0's head for 2 s: each counts against the polling
+    # budget, so no poll takes more than its 64 (interrupts off); before, one poll took
+    # 479,058.  The frames it destroyed are sent again once it stops.
+    Cluster("fabric-stress-2-shm-stamps-raced", app="fabric-stress", nodes=2, nic="shm",
+            timeout=120, args="count=5000", options=["--shm-race", "stamps"],
+            expect=[r"cluster: ivshmem-racer: stamped [1-9]\d* slots ahead of node 0's head",
+                    r"\[n0\] ivshmem: .*bad lengths [1-9]\d*, .*most bad slots in one poll "
+                    r"(?:[1-9]|[1-5][0-9]|6[0-4]) \(its budget 64\)", r"cluster: 2 nodes, status 0"],
             count={r"RESULT fabric-stress sent=5000 received=5000 lost=0 dup=0 misordered=0": 2}),
     # A node out of packet buffers: the frames wait in the ring while its own thread runs and
     # gives the buffers back (the driver's drain is bounded; it does not spin in the interrupt
