@@ -129,7 +129,7 @@ HOOK_OBJS := \
 NET_OBJS := net/net.o
 
 FABRIC_OBJS := $(addprefix net/fabric/,wire.o channel.o fault.o fabric.o start.o member.o discovery.o rx.o inject.o send.o \
-	auto.o autoview.o clock.o)
+	auto.o autoview.o clock.o park.o)
 
 # The services above the link that every mechanism shares.
 CALL_OBJS := $(addprefix net/call/,call_wire.o call.o names.o service.o barrier.o)
@@ -592,7 +592,7 @@ UNIT_SRCS_acpi_s5 := kernel/acpi_s5.c
 UNIT_SRCS_calib   := kernel/calib.c
 # The fabric's kernel side, node 1 of four, with simulated peers.
 FABRIC_NODE_SRCS  := net/fabric/fabric.c net/fabric/start.c net/fabric/rx.c net/fabric/discovery.c net/fabric/send.c net/fabric/auto.c \
-	net/fabric/autoview.c \
+	net/fabric/autoview.c net/fabric/park.c \
 	net/call/barrier.c net/fabric/member.c net/fabric/channel.c net/fabric/wire.c \
 	net/fabric/inject.c net/fabric/fault.c kernel/crc.c kernel/siphash.c kernel/cmdline.c \
 	tests/unit/host_node.c tests/unit/host_pktbuf.c drivers/pktshare.c

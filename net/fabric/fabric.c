@@ -89,15 +89,21 @@ static struct pktbuf *chan_alloc(void *ctx, size_t len)
 
 /*
  * A message for a protocol with no handler: kept while its handler may
- * still come (-EBUSY: the channel offers it again every tick, and at
- * once when a handler registers), else refused as no one's.  A kernel
- * protocol registers before INIT_START; an app registers its own once it
- * runs, after a peer may have sent to them: those wait FAB_APP_GRACE_NS.
+ * still come, else refused as no one's.  A kernel protocol registers
+ * before INIT_START: until then the channel holds it (-EBUSY: offered
+ * again every tick, and at once when a handler registers).  An app
+ * registers its own once it runs, after a peer may have sent to them:
+ * those are parked (park.c) for up to FAB_APP_GRACE_NS, the sender's
+ * other protocols going on meanwhile.
  */
-static int deliver_unhandled(uint8_t proto)
+static __attribute__((noinline)) int deliver_unhandled(int src, uint8_t proto, const uint8_t *p,
+							size_t len, struct pktbuf *pb)
 {
-	if (proto < FP_MAX && (!fab.started || (proto >= FP_APP_FIRST && now_ns() < fab.app_grace_end)))
+	if (proto < FP_MAX && !fab.started)
 		return -EBUSY;
+	if (proto >= FP_APP_FIRST && proto < FP_MAX &&
+	    (now_ns() < fab.app_grace_end || fab_park_has(proto)))
+		return fab_park(src, proto, p, len, pb);
 	fab.ctr.rx_unknown_proto++;
 	return 0;		/* consumed: nobody will ever want it */
 }
@@ -108,7 +114,7 @@ static int chan_deliver(void *ctx, int src, uint8_t proto, const uint8_t *p, siz
 	(void)ctx;
 	if (__builtin_expect(proto < FP_MAX && fab.handlers[proto] != NULL, 1))
 		return fab.handlers[proto](src, p, len, pb);
-	return deliver_unhandled(proto);
+	return deliver_unhandled(src, proto, p, len, pb);
 }
 
 /* Frames sent in place and kept in their slots (channel.h, cfg.by_ref): acknowledged, the slots go. */
@@ -149,10 +155,13 @@ int fabric_register(uint8_t proto, fabric_handler_t fn)
 {
 	if (proto == 0 || proto >= FP_MAX)
 		return -EINVAL;
-	if (fab.handlers[proto])
-		return -EBUSY;
-	fab.handlers[proto] = fn;
-	/* What waited for it goes now. */
+	irqflags_t f = irq_save();
+	/* Taken, or taken and still handing over what was parked for it (park.c): -EBUSY. */
+	int r = fab.handlers[proto] ? -EBUSY : fab_park_register(proto, fn);
+	irq_restore(f);
+	if (r < 0)
+		return r;
+	/* What waited for it in a channel goes now. */
 	if (fab.started)
 		fabric_resume();
 	return 0;

@@ -104,8 +104,9 @@ int fabric_wait_peers(uint64_t timeout_ns);
 /*
  * Claim a protocol number for a reliable or a raw handler.  0, or -EBUSY /
  * -EINVAL.  Reliable messages to an app's protocol (FP_APP_FIRST..) that
- * came before it registered wait for it up to 20 s after start-up
- * (holding up the sender's channel meanwhile), then count as unknown.
+ * came before it registered wait for it up to 20 s after start-up, set
+ * aside (the sender's other protocols go on; its order kept), then count
+ * as unknown.
  */
 int fabric_register(uint8_t proto, fabric_handler_t fn);
 int fabric_register_raw(uint8_t proto, fabric_handler_t fn);
@@ -242,6 +243,8 @@ struct fabric_counters {
 	uint64_t hello_tx, hello_rx;
 	uint64_t send_waits;		/* a sender slept because a window was full */
 	uint64_t rx_in_place, rx_copied;	/* long frames of the ring: taken where they lie, copied */
+	/* messages for an app protocol not registered yet (park.c): kept aside, handed over, */
+	uint64_t parked, park_delivered, park_refused, park_full;	/* refused by it, the park full */
 	/* summed over channels */
 	uint64_t tx_data, retransmits, tx_acks, rx_data, rx_dup, rx_ooo, delivered, busy;
 };

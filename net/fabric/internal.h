@@ -6,6 +6,7 @@
 #ifndef NET_FABRIC_INTERNAL_H
 #define NET_FABRIC_INTERNAL_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #include "kernel/sync.h"
@@ -33,7 +34,7 @@ struct peer {
 	uint64_t hello_up_answer;	/* when we last answered its broadcast with the pair up */
 };
 
-/* How long after start-up a message to an app protocol not registered yet waits for its handler. */
+/* How long after start-up a message to an app protocol not registered yet waits for its handler (park.c). */
 #define FAB_APP_GRACE_NS 20000000000ULL
 
 struct fabric {
@@ -68,6 +69,24 @@ extern struct fabric fab;
 
 /* The channels' link: the NIC, the buffer pool and the protocols' handlers (fabric.c). */
 extern const struct chan_ops fab_chan_ops;
+
+/*
+ * Messages for an app protocol not registered yet, kept aside so that the
+ * sender's other protocols go on (park.c).  fab_park: 0, or -EBUSY (the
+ * park full: the channel holds it).  fab_park_has: proto (< FP_MAX) has
+ * messages parked or a handler waiting for them.  fab_park_register:
+ * fabric_register's (0, or -EBUSY: one is waiting already); the handler
+ * is installed once proto's parked messages are handed over.  fab_park_flush (fab_park_busy: anything to
+ * do): hand over what can go, drop what the grace ended for.
+ * fab_park_drop_peer: a peer rebooted; fab_park_clear: everything goes.
+ */
+int fab_park(int src, uint8_t proto, const uint8_t *p, size_t len, struct pktbuf *pb);
+int fab_park_has(uint8_t proto);
+int fab_park_register(uint8_t proto, fabric_handler_t fn);
+int fab_park_busy(void);
+void fab_park_flush(void);
+void fab_park_drop_peer(int src);
+void fab_park_clear(void);
 
 /* Hand a built frame to the NIC; a full ring counts as tx_failed.  (irq off) */
 int fab_xmit(struct pktbuf *pb);

@@ -88,6 +88,8 @@ static void fabric_tick(void)
 			chan_resume(&fab.peers[i].ch, now);
 		fab_after_chan_op(&fab.peers[i]);
 	}
+	if (__builtin_expect(fab_park_busy(), 0))
+		fab_park_flush();
 }
 
 /* The CPU is about to halt: acknowledge what arrived (interrupts off). */
@@ -268,6 +270,10 @@ void fabric_print_stats(void)
 	       "peers that took no long frame %lu, rebinds %lu\n",
 	       c.rx_stale_session, c.rx_foreign_mac, c.rx_unknown_proto, c.rx_dead_peer,
 	       c.rx_unbound, c.hello_bad, c.hello_limited, c.probe_failed, c.rebinds);
+	if (c.parked)
+		printf("fabric: messages for an app protocol not registered yet %lu, handed over %lu, "
+		       "refused by it %lu, park full %lu\n", c.parked, c.park_delivered, c.park_refused,
+		       c.park_full);
 	if (fab_inject_any())
 		printf("fabric: injected drop %lu dup %lu reorder %lu corrupt %lu\n", c.fault_drop,
 		       c.fault_dup, c.fault_reorder, c.fault_corrupt);

@@ -320,6 +320,28 @@ static int node_handler(int src, const uint8_t *p, size_t len, struct pktbuf *pb
 	return 0;
 }
 
+static int node_late_handler(int src, const uint8_t *p, size_t len, struct pktbuf *pb)
+{
+	(void)pb;
+	if (src < 0 || src >= HN_NODES || src == HN_ME || len == 0 || len > FAB_MTU)
+		abort();
+	if (hn.late_refuse)
+		return -EBUSY;
+	for (size_t i = 1; i < len; i++)
+		if (p[i] != p[0])
+			hn.garbage++;
+	if (hn.late_n < 64)
+		hn.late_tags[hn.late_n] = p[0];
+	hn.late_n++;
+	return 0;
+}
+
+int hn_register_late(void)
+{
+	in_irq = 0;
+	return fabric_register(HN_LATE_PROTO, node_late_handler);
+}
+
 static int node_raw_handler(int src, const uint8_t *p, size_t len, struct pktbuf *pb)
 {
 	(void)p;
@@ -600,6 +622,7 @@ static void node_free(void)
 			chan_release(&fab.peers[i].ch);
 		free(fab.peers);
 	}
+	fab_park_clear();
 	memset(&fab, 0, sizeof fab);
 	memset(fab_reset_hooks, 0, sizeof fab_reset_hooks);
 }
@@ -803,6 +826,21 @@ int hn_send(int k, size_t len)
 		s->next_seq--;
 		pkt_put(pb);
 	}
+	return r;
+}
+
+int hn_send_late(int k, uint8_t tag, size_t len)
+{
+	struct sim *s = &sims[k];
+	struct pktbuf *pb;
+	int r;
+
+	if (len == 0 || len > FAB_MTU || !(pb = pkt_get()))
+		return -ENOBUFS;
+	memset(pb->data + CHAN_PAYLOAD_OFF, tag, len);
+	r = chan_send(&s->ch, pb, HN_LATE_PROTO, len, 0, clock_ns);
+	if (r < 0)
+		pkt_put(pb);
 	return r;
 }
 

@@ -26,6 +26,7 @@
 #define HN_NODES 4
 #define HN_ME 1			/* the node under test */
 #define HN_PROTO 16		/* the app protocol the node's handler takes */
+#define HN_LATE_PROTO 17	/* an app protocol the node registers only at hn_register_late() */
 #define HN_WIRE 512		/* frames waiting toward the node */
 #define HN_KEY "host-node-test-cluster-key"
 
@@ -37,6 +38,9 @@ struct hn_stats {
 	uint64_t raw[HN_NODES];		/* raw frames the node's raw handler took */
 	uint64_t peer_got[HN_NODES];	/* the node's messages a peer's channel delivered */
 	uint64_t damaged;		/* frames the test changed before delivering */
+	int late_n;			/* HN_LATE_PROTO's messages taken, their tags in order: */
+	uint8_t late_tags[64];
+	int late_refuse;		/* the test's: its handler refuses (-EBUSY) while set */
 };
 
 extern struct hn_stats hn;
@@ -55,6 +59,12 @@ int hn_discover(void);
 
 /* Peer k sends an app message of len bytes on its channel (queued on the wire). */
 int hn_send(int k, size_t len);
+
+/* Peer k sends a message on HN_LATE_PROTO, every byte tag (queued). */
+int hn_send_late(int k, uint8_t tag, size_t len);
+
+/* The node's app registers HN_LATE_PROTO now; fabric_register's result. */
+int hn_register_late(void);
 
 /* Peer k sends a raw frame of len bytes (queued). */
 int hn_raw(int k, size_t len);

@@ -227,6 +227,92 @@ static void barrier_release_from_a_member_is_dropped(void **state)
 	assert_int_equal(hn_teardown(), 0);
 }
 
+static int tags_are(const uint8_t *want, int n)
+{
+	if (hn.late_n != n)
+		return 0;
+	return memcmp(hn.late_tags, want, (size_t)n) == 0;
+}
+
+/*
+ * Messages for an app protocol its app has not registered yet (HN_LATE_PROTO)
+ * are set aside: the same peer's messages of a registered protocol behind
+ * them are delivered meanwhile (they waited behind the first for up to
+ * 20 s before), the parked ones go in order when it registers, and a
+ * handler that refuses one keeps the rest of its protocol behind it.  One
+ * never registered is dropped at the end of the grace, as no one's.
+ */
+static void an_unregistered_protocol_holds_up_only_itself(void **state)
+{
+	static const uint8_t t12[] = { 1, 2 }, t123[] = { 1, 2, 3 };
+	struct fabric_counters c;
+
+	(void)state;
+	for (int keyed = 0; keyed < 2; keyed++) {
+		hn_reset(keyed, 10000);
+		assert_int_equal(hn_discover(), 0);
+		assert_int_equal(hn_send_late(0, 1, 100), 0);
+		assert_int_equal(hn_send(0, 200), 0);
+		assert_int_equal(hn_send_late(0, 2, 300), 0);
+		assert_int_equal(hn_send(0, 400), 0);
+		hn_settle();
+		assert_int_equal(hn.good[0], 2);	/* not held behind the first */
+		assert_int_equal(hn.out_of_order, 0);
+		assert_int_equal(hn.late_n, 0);
+		hn_counters(&c);
+		assert_int_equal(c.parked, 2);
+		assert_int_equal(hn_register_late(), 0);
+		assert_true(tags_are(t12, 2));
+		assert_int_equal(hn_register_late(), -EBUSY);
+		/* Registered: the next goes straight to it. */
+		assert_int_equal(hn_send_late(0, 3, 50), 0);
+		hn_settle();
+		assert_true(tags_are(t123, 3));
+		hn_counters(&c);
+		assert_int_equal(c.park_delivered, 2);
+		assert_int_equal(hn.garbage, 0);
+		assert_int_equal(hn_teardown(), 0);
+
+		/* A handler that refuses a parked message: its protocol's later ones stay behind it. */
+		hn_reset(keyed, 10000);
+		assert_int_equal(hn_discover(), 0);
+		assert_int_equal(hn_send_late(2, 1, 64), 0);
+		assert_int_equal(hn_send_late(2, 2, 64), 0);
+		hn_settle();
+		hn.late_refuse = 1;
+		assert_int_equal(hn_register_late(), 0);
+		assert_int_equal(hn_send_late(2, 3, 64), 0);
+		assert_int_equal(hn_send(2, 64), 0);
+		hn_settle();
+		assert_int_equal(hn.late_n, 0);
+		assert_int_equal(hn.good[2], 1);
+		hn.late_refuse = 0;
+		hn_advance(10);
+		hn_settle();
+		assert_true(tags_are(t123, 3));
+		hn_counters(&c);
+		assert_true(c.park_refused >= 1);
+		assert_int_equal(hn_teardown(), 0);
+
+		/* Never registered: dropped when the grace ends, counted as no one's. */
+		hn_reset(keyed, 100000);
+		assert_int_equal(hn_discover(), 0);
+		assert_int_equal(hn_send_late(3, 9, 64), 0);
+		hn_settle();
+		for (int i = 0; i < 21; i++) {
+			hn_advance(1000);
+			hn_settle();
+		}
+		hn_counters(&c);
+		assert_int_equal(c.parked, 1);
+		assert_int_equal(c.rx_unknown_proto, 1);
+		assert_int_equal(hn_send(3, 64), 0);
+		hn_settle();
+		assert_int_equal(hn.good[3], 1);
+		assert_int_equal(hn_teardown(), 0);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -237,6 +323,7 @@ int main(void)
 		cmocka_unit_test(keyed_replayed_hello_of_a_past_boot),
 		cmocka_unit_test(dead_peer_comes_back),
 		cmocka_unit_test(barrier_release_from_a_member_is_dropped),
+		cmocka_unit_test(an_unregistered_protocol_holds_up_only_itself),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
