@@ -253,6 +253,27 @@ static struct dart_spill spill_pool[DEP_SPILL_CELLS];
 struct dep_flow dep_flow[DART_MAX_CONN];
 static volatile int flow_dirty;	/* a stop or go did not go: the worker sends it */
 
+/* dep_go's stop deadline (send.c, flow_wait). */
+#define DEP_STOP_MS_DEFAULT 60000
+uint64_t dep_stop_ns = DEP_STOP_MS_DEFAULT * 1000000ULL;
+
+static const struct argspec dep_args[] = {
+	{ "dep_stop_ms", ARG_INT, 1, 86400000, "deposit: a send told to stop waits this long for "
+	  "the go, then fails with -ETIMEDOUT (default 60000)" },
+	{ NULL, 0, 0, 0, NULL },
+};
+static const struct arg_table dep_argtab = { "deposit", dep_args, NULL };
+ARGS_REGISTER(dep_argtab);
+
+uint64_t dep_stop_timeout(uint64_t ns)
+{
+	uint64_t was = dep_stop_ns;
+
+	if (ns)
+		dep_stop_ns = ns;
+	return was;
+}
+
 static int flow_msg(int peer, int vci, int stop)
 {
 	struct dep_flow_msg m = { (uint16_t)vci, (uint8_t)stop, 0 };
@@ -502,6 +523,7 @@ static int deposit_init(void)
 
 	if (!fabric_ready())
 		return -ENODEV;
+	dep_stop_ns = (uint64_t)arg_int("dep_stop_ms", DEP_STOP_MS_DEFAULT) * 1000000ULL;
 	dart_init(&dep_dart);
 	dart_spill_init(&dep_dart, spill_pool, DEP_SPILL_CELLS, DEP_SPILL_PER_CONN);
 	if (fabric_register(DEP_PROTO, cell_handler) < 0 || fabric_register(DEP_FLOW_PROTO, flow_handler) < 0 ||
@@ -533,6 +555,7 @@ void deposit_counters(struct dep_counters *out)
 	out->flow_rx = dep_stats.flow_rx;
 	out->flow_bad = dep_stats.flow_bad;
 	out->flow_waits = dep_stats.flow_waits;
+	out->flow_timeouts = dep_stats.flow_timeouts;
 	irq_restore(f);
 }
 
@@ -558,7 +581,8 @@ void deposit_print_stats(void)
 	       "handled %lu unhandled %lu; tx frames %lu cells %lu dep_stats.reply_lost %lu\n",
 	       d->discarded, d->held, d->spilled, d->hold_full, d->skipped, d->block_skipped, d->busy,
 	       c.exceptions_handled, c.exceptions_unhandled, c.tx_frames, c.tx_cells, c.reply_lost);
-	printf("deposit: flow stops %lu goes %lu; messages sent %lu taken %lu refused %lu; sends waited %lu\n",
-	       d->flow_stops, d->flow_goes, c.flow_tx, c.flow_rx, c.flow_bad, c.flow_waits);
+	printf("deposit: flow stops %lu goes %lu; messages sent %lu taken %lu refused %lu; sends waited %lu, "
+	       "past the stop deadline %lu\n",
+	       d->flow_stops, d->flow_goes, c.flow_tx, c.flow_rx, c.flow_bad, c.flow_waits, c.flow_timeouts);
 }
 

@@ -174,9 +174,18 @@ struct dart_sendregs *dep_sendregs(int vci);
  * the connection sends to has told it to stop (its receiving end holds
  * cells behind an exception: flow control per connection, 6.4), a thread
  * waits for the go and the receive path gets -EAGAIN; the connection's
- * other nodes, and every other connection, are not held up by it.
+ * other nodes, and every other connection, are not held up by it.  A
+ * thread waits at most the stop deadline (dep_stop_timeout), then gets
+ * -ETIMEDOUT (said on the console, with the node that stopped it).
  */
 int dep_go(struct dart_sendregs *sr, uint32_t value);
+
+/*
+ * The stop deadline of dep_go: ns > 0 sets it; 0 leaves it.  The one in
+ * force before, in ns.  dep_stop_ms= on the command line sets it at boot
+ * (default 60000).
+ */
+uint64_t dep_stop_timeout(uint64_t ns);
 
 /* Set opcode, operand and index, then write go (irq, as dep_go). */
 static inline int dep_send(struct dart_sendregs *sr, uint64_t opcode, uint32_t operand,
@@ -194,6 +203,8 @@ static inline int dep_send(struct dart_sendregs *sr, uint64_t opcode, uint32_t o
  * dst in one frame, as a hostile sender could.
  */
 int dep_test_send_raw(int dst, const void *cells, size_t len);
+/* A stop (stop 1) or go of vci, as the connection's receiving end sends it, to dst. */
+int dep_test_send_flow(int dst, int vci, int stop);
 #endif
 
 /* --- accounting -------------------------------------------------------------- */
@@ -206,6 +217,7 @@ struct dep_counters {
 	uint64_t exceptions_handled, exceptions_unhandled;
 	/* flow control per connection: stop and go messages sent, taken, refused; sends that waited */
 	uint64_t flow_tx, flow_rx, flow_bad, flow_waits;
+	uint64_t flow_timeouts;		/* sends that waited past the stop deadline (-ETIMEDOUT) */
 };
 
 void deposit_counters(struct dep_counters *out);

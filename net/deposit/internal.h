@@ -57,7 +57,11 @@ struct dep_stats {
 	uint64_t exc_handled, exc_unhandled;
 	uint64_t flow_tx, flow_rx, flow_bad;	/* stop and go messages sent, taken, refused */
 	uint64_t flow_waits;			/* a send waited for a go */
+	uint64_t flow_timeouts;			/* ... and no go came in time (dep_stop_ns) */
 };
+
+/* How long a send waits for the go after a stop (dep_stop_timeout, dep_stop_ms=). */
+extern uint64_t dep_stop_ns;
 
 extern struct dart dep_dart;
 extern struct conn_note dep_notes[DART_MAX_CONN];

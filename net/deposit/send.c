@@ -6,11 +6,13 @@
 #include <errno.h>
 #include <string.h>
 
+#include "kernel/console.h"
 #include "kernel/node.h"
 #include "kernel/sync.h"
 #include "kernel/thread.h"
 #include "kernel/trace.h"
 #include "kernel/trap.h"
+#include "kernel/tsc.h"
 #include "kernel/x86.h"
 #include "net/deposit/internal.h"
 #include "net/fabric/fabric.h"
@@ -114,11 +116,16 @@ static __attribute__((noinline)) int multicast_cell(uint64_t to, const struct ce
  * A node this connection sends to told it to stop (flow control per
  * connection, 6.4): wait for its go; a node that died or rebooted takes
  * its stop with it.  -EAGAIN in interrupt context, -EBADF if the
- * connection closes meanwhile.  (interrupts off)
+ * connection closes meanwhile, -ETIMEDOUT if no go came within the stop
+ * deadline (dep_stop_timeout, dep_stop_ms=): a receiving end whose app
+ * never handles its exception, or a node that stops and never lets go,
+ * holds this sender no longer.  The stop stays: the next send waits again.
+ * (interrupts off)
  */
 static __attribute__((noinline)) int flow_wait(int vci)
 {
 	struct dep_flow *fl = &dep_flow[vci];
+	uint64_t start = now_ns(), limit = dep_stop_ns;
 
 	if (in_irq)
 		return -EAGAIN;
@@ -131,7 +138,15 @@ static __attribute__((noinline)) int flow_wait(int vci)
 			break;
 		if (dep_dart.conn[vci].state == DC_FREE)
 			return -EBADF;
-		waitq_wait_timeout(&fl->wq, 100000000);
+		uint64_t waited = now_ns() - start;
+		if (waited >= limit) {
+			dep_stats.flow_timeouts++;
+			kprintf("deposit: connection %d: node %d said stop and no go came in %lu ms; "
+				"the send fails (-ETIMEDOUT)\n", vci, __builtin_ctzll(fl->stopped_by),
+				(unsigned long)(waited / 1000000));
+			return -ETIMEDOUT;
+		}
+		waitq_wait_timeout(&fl->wq, limit - waited < 100000000 ? limit - waited : 100000000);
 	}
 	return 0;
 }
@@ -230,6 +245,13 @@ int dep_go(struct dart_sendregs *sr, uint32_t value)
 int dep_test_send_raw(int dst, const void *cells, size_t len)
 {
 	return fabric_send(dst, DEP_PROTO, cells, len, NULL, 0, 0);
+}
+
+int dep_test_send_flow(int dst, int vci, int stop)
+{
+	struct dep_flow_msg m = { (uint16_t)vci, (uint8_t)(stop != 0), 0 };
+
+	return fabric_send(dst, DEP_FLOW_PROTO, &m, sizeof m, NULL, 0, 0);
 }
 #endif
 

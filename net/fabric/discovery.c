@@ -295,7 +295,7 @@ static void bind_peer(struct peer *p, int reset)
 		for (int i = 0; i < FABRIC_RESET_HOOKS && fab_reset_hooks[i]; i++)
 			fab_reset_hooks[i](id);
 		if (fab_park_busy())
-			fab_park_drop_peer(id);	/* what its old incarnation sent an app not yet running */
+			fab_park_drop_peer(id, fab_park_late());	/* what its old incarnation sent an app not yet running */
 		fab.ctr.rebinds++;
 		kprintf("fabric: node %d rebooted (incarnation %016lx); its channel starts again, "
 			"what was in flight to it failed\n", id, p->m.inc);

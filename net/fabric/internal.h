@@ -74,19 +74,25 @@ extern const struct chan_ops fab_chan_ops;
  * Messages for an app protocol not registered yet, kept aside so that the
  * sender's other protocols go on (park.c).  fab_park: 0, or -EBUSY (the
  * park full: the channel holds it).  fab_park_has: proto (< FP_MAX) has
- * messages parked or a handler waiting for them.  fab_park_register:
+ * messages parked or a handler waiting for them (fab_park_bind: the
+ * fabric's handler table and counters, given at start-up; late: the
+ * grace is over, fab_park_late()).  fab_park_register:
  * fabric_register's (0, or -EBUSY: one is waiting already); the handler
  * is installed once proto's parked messages are handed over.  fab_park_flush (fab_park_busy: anything to
  * do): hand over what can go, drop what the grace ended for.
  * fab_park_drop_peer: a peer rebooted; fab_park_clear: everything goes.
  */
+void fab_park_bind(fabric_handler_t *handlers, struct fabric_counters *ctr);
 int fab_park(int src, uint8_t proto, const uint8_t *p, size_t len, struct pktbuf *pb);
 int fab_park_has(uint8_t proto);
-int fab_park_register(uint8_t proto, fabric_handler_t fn);
+int fab_park_register(uint8_t proto, fabric_handler_t fn, int late);
 int fab_park_busy(void);
-void fab_park_flush(void);
-void fab_park_drop_peer(int src);
+void fab_park_flush(int late);
+void fab_park_drop_peer(int src, int late);
 void fab_park_clear(void);
+
+/* The grace of app protocols is over: what is parked for one with no handler goes as no one's. */
+#define fab_park_late() (fab.started && now_ns() >= fab.app_grace_end)
 
 /* Hand a built frame to the NIC; a full ring counts as tx_failed.  (irq off) */
 int fab_xmit(struct pktbuf *pb);

@@ -12,13 +12,13 @@
  * protocol and dropped.  With the park full, the channel holds the message
  * as before (it is offered again every tick).
  *
- * Interrupt context or interrupts off, like the rest of the fabric.
+ * Interrupt context or interrupts off, like the rest of the fabric.  late:
+ * the grace is over (fab_park_late, internal.h).
  */
 #include <errno.h>
 #include <string.h>
 
 #include "drivers/pktbuf.h"
-#include "kernel/tsc.h"
 #include "net/fabric/internal.h"
 
 #define PARK_MAX 64
@@ -35,6 +35,15 @@ static uint8_t parked_of[FP_MAX];	/* messages parked per protocol */
 /* Registered while messages of its own were parked: installed once they are handed over. */
 static fabric_handler_t pending[FP_MAX];
 static unsigned pending_n;
+/* The fabric's handler table and counters (fab_park_bind): this file names no state of fabric.c's. */
+static fabric_handler_t *handlers;
+static struct fabric_counters *ctr;
+
+void fab_park_bind(fabric_handler_t *table, struct fabric_counters *counters)
+{
+	handlers = table;
+	ctr = counters;
+}
 
 int fab_park_has(uint8_t proto)
 {
@@ -46,7 +55,7 @@ int fab_park(int src, uint8_t proto, const uint8_t *p, size_t len, struct pktbuf
 	struct parked *k;
 
 	if (park_n == PARK_MAX || len > UINT16_MAX) {
-		fab.ctr.park_full++;
+		ctr->park_full++;
 		return -EBUSY;
 	}
 	k = &park[park_n];
@@ -67,7 +76,7 @@ int fab_park(int src, uint8_t proto, const uint8_t *p, size_t len, struct pktbuf
 	k->src = (uint8_t)src;
 	park_n++;
 	parked_of[proto]++;
-	fab.ctr.parked++;
+	ctr->parked++;
 	return 0;
 }
 
@@ -79,13 +88,13 @@ static void take_out(unsigned i)
 	park_n--;
 }
 
-int fab_park_register(uint8_t proto, fabric_handler_t fn)
+int fab_park_register(uint8_t proto, fabric_handler_t fn, int late)
 {
 	if (pending[proto])
 		return -EBUSY;
 	pending[proto] = fn;
 	pending_n++;
-	fab_park_flush();
+	fab_park_flush(late);
 	return 0;
 }
 
@@ -94,9 +103,8 @@ int fab_park_busy(void)
 	return park_n != 0 || pending_n != 0;
 }
 
-void fab_park_flush(void)
+void fab_park_flush(int late)
 {
-	int late = fab.started && now_ns() >= fab.app_grace_end;
 	uint32_t held = 0;		/* protocols one of whose messages was refused in this pass */
 
 	for (unsigned i = 0; i < park_n;) {
@@ -106,15 +114,15 @@ void fab_park_flush(void)
 			if ((held >> k->proto & 1) || fn(k->src, k->pb->data + k->off, k->len, k->pb) < 0) {
 				/* Not now: it and its protocol's later ones wait for the next tick. */
 				if (!(held >> k->proto & 1))
-					fab.ctr.park_refused++;
+					ctr->park_refused++;
 				held |= 1u << k->proto;
 				i++;
 				continue;
 			}
-			fab.ctr.park_delivered++;
+			ctr->park_delivered++;
 			take_out(i);
 		} else if (late) {
-			fab.ctr.rx_unknown_proto++;
+			ctr->rx_unknown_proto++;
 			take_out(i);
 		} else {
 			i++;
@@ -123,20 +131,20 @@ void fab_park_flush(void)
 	/* A protocol whose parked messages are all handed over takes the rest directly. */
 	for (unsigned p = 0; pending_n && p < FP_MAX; p++)
 		if (pending[p] && !parked_of[p]) {
-			fab.handlers[p] = pending[p];
+			handlers[p] = pending[p];
 			pending[p] = NULL;
 			pending_n--;
 		}
 }
 
-void fab_park_drop_peer(int src)
+void fab_park_drop_peer(int src, int late)
 {
 	for (unsigned i = 0; i < park_n;)
 		if (park[i].src == src)
 			take_out(i);
 		else
 			i++;
-	fab_park_flush();
+	fab_park_flush(late);
 }
 
 void fab_park_clear(void)

@@ -89,7 +89,7 @@ static void fabric_tick(void)
 		fab_after_chan_op(&fab.peers[i]);
 	}
 	if (__builtin_expect(fab_park_busy(), 0))
-		fab_park_flush();
+		fab_park_flush(fab_park_late());
 }
 
 /* The CPU is about to halt: acknowledge what arrived (interrupts off). */
@@ -123,6 +123,7 @@ static int fabric_init(void)
 	char desc[128];
 	unsigned window;
 
+	fab_park_bind(fab.handlers, &fab.ctr);
 	if (!net_up())
 		return -ENODEV;
 	fab.me = node_id;

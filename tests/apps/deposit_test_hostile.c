@@ -33,6 +33,7 @@
 #define H_WOULD 2304		/* + 32 k: where faulting writes aim */
 #define H_ACK_AT 4000		/* in the hostile node's endpoint */
 #define H_SRC 0			/* in the hostile node's endpoint: data to send */
+#define STOP_DEADLINE_NS 500000000ULL	/* the stop deadline of the last case (dep_stop_timeout) */
 
 struct hcase {
 	const char *name;
@@ -345,6 +346,30 @@ void dt_hostile_run(void)
 	sr->mode = 0;
 	EXPECT(dep_go(sr, H_SRC) == 0, "go without the status mode");
 	EXPECT(dep_conn_resume(V_H_STATUS, DART_SKIP) == 0, "re-enable V_H_STATUS");
+	/*
+	 * A stop no go follows: node 0 stops V_H_BY and lets it go only once
+	 * told.  The send gives up at the stop deadline (-ETIMEDOUT), the
+	 * node's other connection still goes (the marker), and after node 0's
+	 * go the same send goes through.
+	 */
+	EXPECT(wait_ack(), "no go-ahead before the stop without a go");
+	uint64_t was = dep_stop_timeout(STOP_DEADLINE_NS);
+	struct dep_counters fb, fa;
+	deposit_counters(&fb);
+	dt_fill(dt_mine + H_SRC, 0x44);
+	struct dart_sendregs *by = dep_sendregs(V_H_BY);
+	int r = by ? dep_send(by, DART_OPC(CELL_OP(CK_WRITE, CA_DIRECT), 0, 0, 0), H_BY + 32 * 29,
+			      DART_IDX(0, 0, 0, 0xff), H_SRC) : -EBADF;
+	deposit_counters(&fa);
+	EXPECT(r == -ETIMEDOUT && fa.flow_timeouts == fb.flow_timeouts + 1,
+	       "a stop without a go: the send gave %d, %lu past the deadline", r, fa.flow_timeouts - fb.flow_timeouts);
+	dep_stop_timeout(was);
+	dt_fill(dt_mine + H_SRC + 32, 0x62);
+	dt_send(V_H_DISCARD, DART_OPC(CELL_OP(CK_WRITE, CA_DIRECT), 0, 0, 0), H_DISC + 32, DART_IDX(0, 0, 0, 0xff),
+		H_SRC + 32);
+	EXPECT(wait_ack(), "no go from node 0 after the deadline");
+	dt_send(V_H_BY, DART_OPC(CELL_OP(CK_WRITE, CA_DIRECT), 0, 0, 0), H_BY + 32 * 29, DART_IDX(0, 0, 0, 0xff),
+		H_SRC);
 }
 
 /* Node 0: the expected image of its hostile-facing endpoints and registers. */
@@ -542,6 +567,18 @@ void dt_hostile_check(void)
 	EXPECT(dt_wait_for(has_landed, &s, WAIT_NS), "the deposit after the status exception never landed");
 	expect_fill(expect_h, H_STATUS, 0x27);
 	image_ok("end of the hostile cases");
+	/* A stop without a go (the hostile node's last case): its send must give up, not wait forever. */
+	EXPECT(dep_test_send_flow(dt_hostile, V_H_BY, 1) == 0, "send the stop");
+	ack();
+	struct landed mk = { h + H_DISC + 32, 0x62 };
+	EXPECT(dt_wait_for(has_landed, &mk, WAIT_NS), "the marker after the stop deadline never landed");
+	expect_fill(expect_h, H_DISC + 32, 0x62);
+	EXPECT(dep_test_send_flow(dt_hostile, V_H_BY, 0) == 0, "send the go");
+	ack();
+	struct landed after = { h + H_BY + 32 * 29, 0x44 };
+	EXPECT(dt_wait_for(has_landed, &after, WAIT_NS), "the send after the go never landed");
+	expect_fill(expect_h, H_BY + 32 * 29, 0x44);
+	image_ok("after a stop without a go");
 	/* Every class was raised and handled. */
 	for (int cls = DEX_CHECK; cls <= DEX_SOFTWARE; cls++)
 		EXPECT(dt_exc_by_class[cls] > 0, "no %s exception seen", dart_exc_names[cls]);
