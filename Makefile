@@ -597,6 +597,10 @@ FABRIC_NODE_SRCS  := net/fabric/fabric.c net/fabric/start.c net/fabric/rx.c net/
 	net/fabric/inject.c net/fabric/fault.c kernel/crc.c kernel/siphash.c kernel/cmdline.c \
 	tests/unit/host_node.c tests/unit/host_pktbuf.c drivers/pktshare.c
 UNIT_SRCS_fabric_rx := $(FABRIC_NODE_SRCS)
+# test_mad_tcp includes lib/mad_tcp.c itself, with lwIP's socket headers (none of lwIP's code).
+UNIT_SRCS_mad_tcp := lib/mad.c kernel/siphash.c
+$(BUILD)/tests/unit_mad_tcp: UNIT_CFLAGS += -include tests/fuzz/lwip_host.h $(LWIP_INC)
+$(BUILD)/tests/unit_mad_tcp: lib/mad_tcp.c lib/mad_drv.h tests/fuzz/lwip_host.h $(LWIPDIR)/.extracted
 UNIT_SRCS_barrier := net/call/barrier.c tests/unit/host_fabric.c tests/unit/host_pktbuf.c drivers/pktshare.c
 UNIT_SRCS_circuit := apps/circuit_net.c apps/circuit_sim.c apps/circuit_ring.c apps/circuit_cmb.c
 UNIT_SRCS_ising   := apps/ising_core.c
@@ -615,7 +619,7 @@ UNIT_SRCS_mpi_info   := $(MPI_COMM_HOST_SRCS)
 UNIT_SRCS_mpi_topo   := $(MPI_COMM_HOST_SRCS)
 UNIT_SRCS_mpi_comm   := $(MPI_COMM_HOST_SRCS)
 
-UNIT_TESTS := cmdline acpi_s5 calib page memcpy pktbuf shm_ring channel wire call member autoview barrier fabric_rx rmem rmem_serve rpc_claim rpc_server req_queue req_rx req_remote cell dart mad ising circuit \
+UNIT_TESTS := cmdline acpi_s5 calib page memcpy pktbuf shm_ring channel wire call member autoview barrier fabric_rx rmem rmem_serve rpc_claim rpc_server req_queue req_rx req_remote cell dart mad mad_tcp ising circuit \
 	mpi_datatype mpi_op mpi_coll mpi_group mpi_errors mpi_attr mpi_info mpi_topo mpi_comm
 UNIT_BINS := $(addprefix $(BUILD)/tests/unit_,$(UNIT_TESTS))
 
@@ -676,7 +680,7 @@ FUZZ_CFLAGS := -std=gnu11 -g -O1 -DHOST_TEST -DFUZZING_BUILD_MODE_UNSAFE_FOR_PRO
 FUZZ_SRCS_fabric := net/fabric/channel.c net/fabric/member.c net/fabric/wire.c kernel/crc.c kernel/siphash.c tests/unit/host_pktbuf.c drivers/pktshare.c
 FUZZ_SRCS_fabric_rx := $(FABRIC_NODE_SRCS)
 # fuzz_madtcp includes lib/mad_tcp.c itself, with lwIP's socket headers (none of lwIP's code).
-FUZZ_SRCS_madtcp := lib/mad.c
+FUZZ_SRCS_madtcp := lib/mad.c kernel/siphash.c
 $(BUILD)/fuzz/fuzz_madtcp: FUZZ_CFLAGS += -include tests/fuzz/lwip_host.h $(LWIP_INC)
 $(BUILD)/fuzz/fuzz_madtcp: lib/mad_tcp.c lib/mad_drv.h tests/fuzz/lwip_host.h $(LWIPDIR)/.extracted
 # lwIP's own sources, built for the host (the same ones the kernel builds), without the

@@ -17,6 +17,19 @@
  * side SETUP_TIMEOUT_MS; the connecting side, which may wait in the queue
  * behind such connections, CONNECT_TIMEOUT_MS): an idle or silent
  * connection is closed and the next one accepted.
+ *
+ * With a key, the proof covers the connection's whole life, not its
+ * set-up alone: a station that relayed the two challenges could otherwise
+ * read, change or inject messages afterwards.  Both sides derive a key
+ * per direction from the cluster key, both ids and both challenges
+ * (session_keys), and every message carries two SipHash-2-4 tags under
+ * its direction's key: one after its header, over the message's sequence
+ * number and the header (checked before any handler sees the header), one
+ * after its body, over all of it (checked once the body is in).  The
+ * sequence numbers are not sent: each side counts, so a message replayed,
+ * dropped or reordered in the stream fails its tag like a changed one.  A
+ * message that fails is refused (-EBADMSG) and its connection closed: the
+ * stream can no longer be trusted.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -24,6 +37,7 @@
 
 #include "kernel/incarnation.h"
 #include "kernel/node.h"
+#include "kernel/siphash.h"
 #include "kernel/sync.h"
 #include "kernel/thread.h"
 #include "kernel/tsc.h"
@@ -40,6 +54,17 @@
 static int socks[MAX_NODES];
 static struct mutex send_locks[MAX_NODES];
 static int nnodes, me, next_poll;
+
+/* A connection's message tags (keyed only): see above. */
+struct tcp_auth {
+	int on;
+	struct sipkey tx, rx;		/* this node's messages to the peer; the peer's to this node */
+	uint64_t tx_seq, rx_seq;	/* messages so far each way */
+	struct siphash rx_st;		/* the message being received: header, then body */
+	uint32_t rx_left;		/* its body bytes still to come */
+};
+static struct tcp_auth auth[MAX_NODES];
+#define TAG_LEN 8
 
 static int read_all(int s, void *buf, size_t n)
 {
@@ -101,6 +126,54 @@ static int tag(const char *domain, uint32_t from, uint32_t to, uint64_t chal_s, 
 }
 
 /*
+ * The connection's keys, one per direction, from the cluster key, both
+ * ids and both challenges: the connecting side's (from) messages under
+ * "mad-tcp-kc", the accepting side's under "mad-tcp-ks".  0 or -ENOENT.
+ */
+static int session_keys(struct tcp_auth *a, int connecting, uint32_t from, uint32_t to, uint64_t chal_s,
+			uint64_t chal_c)
+{
+	struct sipkey c2s, s2c;
+
+	if (tag("mad-tcp-kc0", from, to, chal_s, chal_c, &c2s.k0) < 0 ||
+	    tag("mad-tcp-kc1", from, to, chal_s, chal_c, &c2s.k1) < 0 ||
+	    tag("mad-tcp-ks0", from, to, chal_s, chal_c, &s2c.k0) < 0 ||
+	    tag("mad-tcp-ks1", from, to, chal_s, chal_c, &s2c.k1) < 0)
+		return -ENOENT;
+	memset(a, 0, sizeof *a);
+	a->tx = connecting ? c2s : s2c;
+	a->rx = connecting ? s2c : c2s;
+	a->on = 1;
+	return 0;
+}
+
+/* A message's tag state: its direction's key, then its sequence number. */
+static void tag_start(struct siphash *st, const struct sipkey *k, uint64_t seq)
+{
+	siphash_init(st, k);
+	siphash_update(st, &seq, sizeof seq);
+}
+
+/* The tag so far, the state left to go on with the body. */
+static uint64_t tag_now(const struct siphash *st)
+{
+	struct siphash copy = *st;
+
+	return siphash_final(&copy);
+}
+
+/* A message that failed its tag: said, its connection closed.  -EBADMSG. */
+static __attribute__((noinline)) int tag_failed(int src, const char *what)
+{
+	printf("mad-tcp: a message from node %d failed its tag (%s changed, replayed or out of order "
+	       "in the stream): refused, the connection closed\n", src, what);
+	closesocket(socks[src]);
+	socks[src] = -1;
+	auth[src].on = 0;
+	return -EBADMSG;
+}
+
+/*
  * The connecting side's half (keyed): read the challenge, send id,
  * challenge and tag, check the answer.  0 or a negative errno.
  */
@@ -123,7 +196,9 @@ static int prove_connect(int s, uint32_t self, uint32_t to)
 		return r;
 	if ((r = tag("mad-tcp-s", self, to, chal_s, chal_c, &t)) < 0)
 		return r;
-	return answer == t ? 0 : -EACCES;
+	if (answer != t)
+		return -EACCES;
+	return session_keys(&auth[to], 1, self, to, chal_s, chal_c);
 }
 
 /*
@@ -158,6 +233,8 @@ static int prove_accept(int c, const struct sockaddr_in *from, uint32_t self)
 		return r;
 	if (send(c, &t, sizeof t, 0) != sizeof t)
 		return -EIO;
+	if (id < MAX_NODES && (r = session_keys(&auth[id], 0, id, self, chal_s, msg[1])) < 0)
+		return r;
 	return (int)id;
 }
 
@@ -171,6 +248,7 @@ static int tcp_init(int nodes, int self)
 	for (int i = 0; i < MAX_NODES; i++) {
 		socks[i] = -1;
 		mutex_init(&send_locks[i], 0);
+		auth[i].on = 0;
 	}
 	ls = socket(AF_INET, SOCK_STREAM, 0);
 	if (ls < 0)
@@ -255,8 +333,9 @@ static void tcp_exit(void)
 
 static int tcp_send_post(int dest, const struct mad_iovec *iov, int count)
 {
-	struct iovec v[MAD_MAX_PACKS + 1];
-	int r = 0, i = 0;
+	struct iovec v[MAD_MAX_PACKS + 3];
+	uint64_t th, tb;
+	int r = 0, i = 0, n = count;
 
 	if (socks[dest] < 0)
 		return -ENOTCONN;
@@ -265,13 +344,35 @@ static int tcp_send_post(int dest, const struct mad_iovec *iov, int count)
 		v[k].iov_len = iov[k].len;
 	}
 	mutex_lock(&send_locks[dest]);
-	while (i < count) {
-		ssize_t n = lwip_writev(socks[dest], v + i, count - i);
-		if (n < 0) {
+	if (auth[dest].on && count > 0) {
+		/* The header's tag after it, the whole message's after the body (if any). */
+		struct siphash st;
+		size_t body = 0;
+		tag_start(&st, &auth[dest].tx, auth[dest].tx_seq++);
+		siphash_update(&st, iov[0].base, iov[0].len);
+		th = tag_now(&st);
+		for (int k = 1; k < count; k++) {
+			siphash_update(&st, iov[k].base, iov[k].len);
+			body += iov[k].len;
+		}
+		memmove(&v[2], &v[1], (size_t)(count - 1) * sizeof v[0]);
+		v[1].iov_base = &th;
+		v[1].iov_len = TAG_LEN;
+		n = count + 1;
+		if (body) {
+			tb = siphash_final(&st);
+			v[n].iov_base = &tb;
+			v[n].iov_len = TAG_LEN;
+			n++;
+		}
+	}
+	while (i < n) {
+		ssize_t w = lwip_writev(socks[dest], v + i, n - i);
+		if (w < 0) {
 			r = -errno;
 			break;
 		}
-		i = step(v, i, count, (size_t)n);
+		i = step(v, i, n, (size_t)w);
 	}
 	mutex_unlock(&send_locks[dest]);
 	return r;
@@ -316,6 +417,8 @@ static int readable(uint64_t timeout_ns)
 	return -1;
 }
 
+static int tcp_recv_body_post(int src, const struct mad_iovec *iov, int count);
+
 static int tcp_recv_header_poll(int *src, void *hdr, size_t hdr_max, size_t *hdr_len)
 {
 	struct mad_wire_hdr h;
@@ -334,13 +437,28 @@ static int tcp_recv_header_poll(int *src, void *hdr, size_t hdr_max, size_t *hdr
 	memcpy(hdr, &h, sizeof h);
 	if ((r = read_all(socks[i], (uint8_t *)hdr + sizeof h, rest)) < 0)
 		return r;
+	if (auth[i].on) {
+		/* Its tag, checked before anything reads the header. */
+		struct tcp_auth *a = &auth[i];
+		uint64_t th;
+		if ((r = read_all(socks[i], &th, sizeof th)) < 0)
+			return r;
+		tag_start(&a->rx_st, &a->rx, a->rx_seq);
+		siphash_update(&a->rx_st, hdr, sizeof h + rest);
+		if (tag_now(&a->rx_st) != th)
+			return tag_failed(i, "its header");
+		a->rx_left = h.body_len;
+		if (!a->rx_left)
+			a->rx_seq++;
+	}
 	if (mad_hdr_check(hdr, sizeof h + rest) < 0) {
 		/* A header our peers do not write: skip its body, keep the stream in step. */
 		printf("mad-tcp: malformed header from node %d: dropped\n", i);
 		for (uint32_t left = h.body_len; left;) {
 			uint8_t sink[512];
 			uint32_t k = left < sizeof sink ? left : sizeof sink;
-			if ((r = read_all(socks[i], sink, k)) < 0)
+			struct mad_iovec sv = { sink, k };
+			if ((r = auth[i].on ? tcp_recv_body_post(i, &sv, 1) : read_all(socks[i], sink, k)) < 0)
 				return r;
 			left -= k;
 		}
@@ -349,6 +467,27 @@ static int tcp_recv_header_poll(int *src, void *hdr, size_t hdr_max, size_t *hdr
 	*src = i;
 	*hdr_len = sizeof h + rest;
 	return 1;
+}
+
+/* Keyed: the body read so far joins its message's tag; at its end, the tag is read and checked. */
+static int body_tag(int src, const struct mad_iovec *iov, int count)
+{
+	struct tcp_auth *a = &auth[src];
+	uint64_t tb;
+	int r;
+
+	for (int k = 0; k < count; k++) {
+		if (iov[k].len > a->rx_left)
+			return tag_failed(src, "its body's length");	/* more than its header said */
+		siphash_update(&a->rx_st, iov[k].base, iov[k].len);
+		a->rx_left -= (uint32_t)iov[k].len;
+	}
+	if (a->rx_left)
+		return 0;
+	if ((r = read_all(socks[src], &tb, sizeof tb)) < 0)
+		return r;
+	a->rx_seq++;
+	return siphash_final(&a->rx_st) == tb ? 0 : tag_failed(src, "its body");
 }
 
 static int tcp_recv_body_post(int src, const struct mad_iovec *iov, int count)
@@ -370,7 +509,7 @@ static int tcp_recv_body_post(int src, const struct mad_iovec *iov, int count)
 			return -errno;
 		i = step(v, i, count, (size_t)n);
 	}
-	return 0;
+	return auth[src].on ? body_tag(src, iov, count) : 0;
 }
 
 static int tcp_recv_body_poll(int src)

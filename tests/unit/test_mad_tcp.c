@@ -1,0 +1,347 @@
+/*
+ * Host unit tests of Madeleine's TCP driver under a cluster key
+ * (lib/mad_tcp.c, built here whole, over sockets faked as byte streams):
+ * both ends derive the same pair of keys, one per direction, from the two
+ * challenges; a message goes through with its two tags; a byte changed in
+ * its header or its body, a message replayed, two swapped, or one
+ * injected without the key (a station that relayed the set-up's
+ * challenges could write any of these into the stream) is refused with
+ * -EBADMSG and its connection closed.
+ */
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "lib/mad_tcp.c"
+
+#define NODES 3
+#define STREAM_MAX 65536
+
+/* --- the kernel, for one thread ------------------------------------------------------- */
+
+int node_id = 0, num_nodes = NODES;
+void mutex_init(struct mutex *m, int recursive) { memset(m, 0, sizeof *m); m->recursive = recursive; }
+void mutex_lock(struct mutex *m) { m->depth++; }
+void mutex_unlock(struct mutex *m) { m->depth--; }
+void thread_sleep_ns(uint64_t ns) { (void)ns; }
+void thread_yield(void) { }
+uint64_t cycles_to_ns(uint64_t c) { return c; }
+uint64_t ns_to_cycles(uint64_t ns) { return ns; }
+int waitq_wait_timeout(struct waitq *wq, uint64_t ns) { (void)wq; (void)ns; return 0; }
+int waitq_wake_all(struct waitq *wq) { (void)wq; return 0; }
+int fabric_keyed(void) { return 1; }
+
+static const struct sipkey cluster = { 0x0123456789abcdefULL, 0xfedcba9876543210ULL };
+
+/* As net/fabric/fabric.c computes it, under the test's cluster key. */
+int fabric_key_tag(const char *domain, const void *msg, size_t n, uint64_t *t)
+{
+	struct siphash st;
+
+	siphash_init(&st, &cluster);
+	siphash_update(&st, domain, strlen(domain) + 1);
+	siphash_update(&st, msg, n);
+	*t = siphash_final(&st);
+	return 0;
+}
+
+static uint64_t rnd = 0x9e3779b97f4a7c15ULL;
+uint64_t random64(void) { return rnd += 0x9e3779b97f4a7c15ULL; }
+
+/* --- sockets: fd 100 + k is the stream from node k; what is sent to k comes back from k --- */
+
+static uint8_t stream[NODES][STREAM_MAX];
+static size_t head[NODES], tail_[NODES];
+
+static int node_of(int fd)
+{
+	return fd >= 100 && fd < 100 + NODES ? fd - 100 : -1;
+}
+
+static size_t avail(int k)
+{
+	return tail_[k] - head[k];
+}
+
+static void feed(int k, const void *p, size_t n)
+{
+	assert_true(tail_[k] + n <= STREAM_MAX);
+	memcpy(stream[k] + tail_[k], p, n);
+	tail_[k] += n;
+}
+
+static ssize_t take_bytes(int k, void *buf, size_t n)
+{
+	if (n > avail(k))
+		n = avail(k);
+	memcpy(buf, stream[k] + head[k], n);
+	head[k] += n;
+	return (ssize_t)n;
+}
+
+ssize_t lwip_recv(int s, void *mem, size_t len, int flags)
+{
+	(void)flags;
+	return node_of(s) < 0 ? -1 : take_bytes(node_of(s), mem, len);
+}
+
+ssize_t lwip_readv(int s, const struct iovec *iov, int iovcnt)
+{
+	ssize_t got = 0;
+
+	for (int i = 0; i < iovcnt; i++) {
+		ssize_t n = take_bytes(node_of(s), iov[i].iov_base, iov[i].iov_len);
+		got += n;
+		if ((size_t)n < iov[i].iov_len)
+			break;
+	}
+	return got;
+}
+
+ssize_t lwip_writev(int s, const struct iovec *iov, int iovcnt)
+{
+	ssize_t n = 0;
+
+	for (int i = 0; i < iovcnt; i++) {
+		feed(node_of(s), iov[i].iov_base, iov[i].iov_len);
+		n += (ssize_t)iov[i].iov_len;
+	}
+	return n;
+}
+
+ssize_t lwip_send(int s, const void *data, size_t size, int flags)
+{
+	(void)flags;
+	feed(node_of(s), data, size);
+	return (ssize_t)size;
+}
+
+void lwip_select_kickable(int on) { (void)on; }
+void lwip_select_kick(void) { }
+
+int lwip_select(int maxfdp1, fd_set *r, fd_set *w, fd_set *e, struct timeval *t)
+{
+	int n = 0;
+
+	(void)w;
+	(void)e;
+	(void)t;
+	for (int fd = 0; fd < maxfdp1; fd++) {
+		if (!FD_ISSET(fd, r))
+			continue;
+		if (node_of(fd) >= 0 && avail(node_of(fd)))
+			n++;
+		else
+			FD_CLR(fd, r);
+	}
+	return n;
+}
+
+int lwip_socket(int domain, int type, int protocol) { (void)domain; (void)type; (void)protocol; return 99; }
+int lwip_bind(int s, const struct sockaddr *a, socklen_t l) { (void)s; (void)a; (void)l; return 0; }
+int lwip_listen(int s, int b) { (void)s; (void)b; return 0; }
+int lwip_connect(int s, const struct sockaddr *a, socklen_t l) { (void)s; (void)a; (void)l; return -1; }
+int lwip_accept(int s, struct sockaddr *a, socklen_t *l) { (void)s; (void)a; (void)l; return -1; }
+int lwip_close(int s) { (void)s; return 0; }
+int lwip_setsockopt(int s, int l, int o, const void *v, socklen_t n)
+{
+	(void)s; (void)l; (void)o; (void)v; (void)n;
+	return 0;
+}
+
+/* --- the tests ------------------------------------------------------------------------ */
+
+/*
+ * Node 1's connection, looped back: what this node sends to node 1 is what
+ * it then receives from node 1, under one key both ways.
+ */
+static void loopback(void)
+{
+	memset(head, 0, sizeof head);
+	memset(tail_, 0, sizeof tail_);
+	nnodes = NODES;
+	me = 0;
+	for (int k = 0; k < MAX_NODES; k++) {
+		socks[k] = -1;
+		auth[k].on = 0;
+	}
+	socks[1] = 101;
+	assert_int_equal(session_keys(&auth[1], 1, 1, 0, 0x1111, 0x2222), 0);
+	auth[1].rx = auth[1].tx;
+}
+
+static uint8_t sent_hdr[MAD_HDR_MAX], sent_body[2][300];
+
+/* A message of two packs (their bytes from seed) to node 1. */
+static int send_msg(uint8_t seed)
+{
+	struct mad_wire_hdr h = { MAD_MAGIC, 2, 0, 0, sizeof sent_body };
+	struct mad_iovec iov[3];
+	uint32_t len = sizeof sent_body[0];
+
+	memcpy(sent_hdr, &h, sizeof h);
+	memcpy(sent_hdr + sizeof h, &len, 4);
+	memcpy(sent_hdr + sizeof h + 4, &len, 4);
+	assert_int_equal(mad_hdr_check(sent_hdr, sizeof h + 8), 0);
+	for (int p = 0; p < 2; p++)
+		for (uint32_t j = 0; j < len; j++)
+			sent_body[p][j] = (uint8_t)(seed + j * 7 + p);
+	iov[0] = (struct mad_iovec){ sent_hdr, sizeof h + 8 };
+	iov[1] = (struct mad_iovec){ sent_body[0], len };
+	iov[2] = (struct mad_iovec){ sent_body[1], len };
+	return tcp_send_post(1, iov, 3);
+}
+
+/* Receive one message: 1 and its bytes checked against seed, or the error. */
+static int recv_msg(uint8_t seed)
+{
+	uint8_t hdr[MAD_HDR_MAX], body[2][300];
+	size_t hlen;
+	int src, r = tcp_recv_header_poll(&src, hdr, sizeof hdr, &hlen);
+
+	if (r <= 0)
+		return r;
+	assert_int_equal(src, 1);
+	/* The body in two posts, as Madeleine's unpacks make them. */
+	struct mad_iovec a = { body[0], sizeof body[0] }, b = { body[1], sizeof body[1] };
+	if ((r = tcp_recv_body_post(src, &a, 1)) < 0 || (r = tcp_recv_body_post(src, &b, 1)) < 0)
+		return r;
+	for (int p = 0; p < 2; p++)
+		for (size_t j = 0; j < sizeof body[p]; j++)
+			assert_int_equal(body[p][j], (uint8_t)(seed + j * 7 + p));
+	return 1;
+}
+
+static void both_ends_derive_the_same_keys(void **state)
+{
+	struct tcp_auth c, s, other;
+
+	(void)state;
+	assert_int_equal(session_keys(&c, 1, 2, 0, 0xaaaa, 0xbbbb), 0);
+	assert_int_equal(session_keys(&s, 0, 2, 0, 0xaaaa, 0xbbbb), 0);
+	assert_memory_equal(&c.tx, &s.rx, sizeof c.tx);
+	assert_memory_equal(&c.rx, &s.tx, sizeof c.rx);
+	assert_memory_not_equal(&c.tx, &c.rx, sizeof c.tx);
+	/* Another set-up (a challenge of its own): other keys. */
+	assert_int_equal(session_keys(&other, 1, 2, 0, 0xaaaa, 0xbbbc), 0);
+	assert_memory_not_equal(&c.tx, &other.tx, sizeof c.tx);
+	assert_memory_not_equal(&c.rx, &other.rx, sizeof c.rx);
+}
+
+static void messages_go_with_their_tags(void **state)
+{
+	(void)state;
+	loopback();
+	for (int i = 0; i < 5; i++) {
+		size_t before = tail_[1];
+		assert_int_equal(send_msg((uint8_t)i), 0);
+		/* Header, its tag, two packs, the message's tag. */
+		assert_int_equal(tail_[1] - before, sizeof(struct mad_wire_hdr) + 8 + 8 + 600 + 8);
+		assert_int_equal(recv_msg((uint8_t)i), 1);
+	}
+	assert_int_equal(avail(1), 0);
+	assert_int_equal(socks[1], 101);
+}
+
+/* A byte of message 2 changed at off (in the stream): refused, the connection closed. */
+static void changed_at(size_t off, int in_header)
+{
+	loopback();
+	assert_int_equal(send_msg(1), 0);
+	assert_int_equal(recv_msg(1), 1);
+	size_t start = tail_[1];
+	assert_int_equal(send_msg(2), 0);
+	stream[1][start + off] ^= 0x20;
+	uint8_t hdr[MAD_HDR_MAX];
+	size_t hlen;
+	int src, r = tcp_recv_header_poll(&src, hdr, sizeof hdr, &hlen);
+	if (in_header) {
+		assert_int_equal(r, -EBADMSG);
+	} else {
+		assert_int_equal(r, 1);
+		uint8_t body[600];
+		struct mad_iovec v = { body, sizeof body };
+		assert_int_equal(tcp_recv_body_post(src, &v, 1), -EBADMSG);
+	}
+	assert_int_equal(socks[1], -1);
+	assert_false(auth[1].on);
+}
+
+static void a_changed_byte_is_refused(void **state)
+{
+	(void)state;
+	changed_at(13, 1);				/* the header's body length */
+	changed_at(sizeof(struct mad_wire_hdr) + 9, 1);	/* the header's own tag */
+	changed_at(sizeof(struct mad_wire_hdr) + 16 + 300, 0);	/* the second pack */
+	changed_at(sizeof(struct mad_wire_hdr) + 16 + 600 + 3, 0);	/* the message's tag */
+}
+
+static void a_replayed_or_reordered_message_is_refused(void **state)
+{
+	uint8_t copy[2048];
+	size_t n;
+
+	(void)state;
+	/* Replayed: message 1's bytes again after it. */
+	loopback();
+	assert_int_equal(send_msg(1), 0);
+	n = avail(1);
+	memcpy(copy, stream[1] + head[1], n);
+	assert_int_equal(recv_msg(1), 1);
+	feed(1, copy, n);
+	assert_int_equal(recv_msg(1), -EBADMSG);
+
+	/* Reordered: messages 1 and 2 swapped in the stream. */
+	loopback();
+	assert_int_equal(send_msg(1), 0);
+	size_t one = avail(1);
+	assert_int_equal(send_msg(2), 0);
+	size_t two = avail(1) - one;
+	memcpy(copy, stream[1] + one, two);
+	memcpy(copy + two, stream[1], one);
+	memcpy(stream[1], copy, one + two);
+	assert_int_equal(recv_msg(2), -EBADMSG);
+
+	/* Dropped: message 1 taken out, message 2 first. */
+	loopback();
+	assert_int_equal(send_msg(1), 0);
+	head[1] = tail_[1];
+	assert_int_equal(send_msg(2), 0);
+	assert_int_equal(recv_msg(2), -EBADMSG);
+}
+
+/* A message written into the stream without the key (no tags, or tags under another key). */
+static void an_injected_message_is_refused(void **state)
+{
+	(void)state;
+	loopback();
+	auth[1].on = 0;			/* sent as an unkeyed driver would */
+	assert_int_equal(send_msg(3), 0);
+	auth[1].on = 1;
+	assert_true(recv_msg(3) < 0);
+	assert_int_equal(socks[1], -1);
+
+	loopback();
+	struct sipkey right = auth[1].tx;
+	auth[1].tx.k0 ^= 1;		/* under a key of its own */
+	assert_int_equal(send_msg(4), 0);
+	auth[1].tx = right;
+	assert_int_equal(recv_msg(4), -EBADMSG);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(both_ends_derive_the_same_keys),
+		cmocka_unit_test(messages_go_with_their_tags),
+		cmocka_unit_test(a_changed_byte_is_refused),
+		cmocka_unit_test(a_replayed_or_reordered_message_is_refused),
+		cmocka_unit_test(an_injected_message_is_refused),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
