@@ -14,9 +14,11 @@
  * a tag under the key over both ids and both challenges, and the accepting
  * side answers with its own tag (fabric_key_tag, domains "mad-tcp-c" and
  * "mad-tcp-s").  Every read of the set-up has a time limit (the accepting
- * side SETUP_TIMEOUT_MS; the connecting side, which may wait in the queue
- * behind such connections, CONNECT_TIMEOUT_MS): an idle or silent
- * connection is closed and the next one accepted.
+ * side SETUP_TIMEOUT_MS; the connecting side CONNECT_TIMEOUT_MS): an idle
+ * or silent connection is closed.  The accepting side lets up to PROVERS
+ * connections prove themselves at once, each in a thread of its own with
+ * its own time limit, so that silent connections opened ahead of a real
+ * node's do not keep it waiting in the queue behind them.
  *
  * With a key, the proof covers the connection's whole life, not its
  * set-up alone: a station that relayed the two challenges could otherwise
@@ -49,7 +51,9 @@
 #define MAD_TCP_PORT 5555
 #define CONNECT_TRIES 120		/* half a second apart */
 #define SETUP_TIMEOUT_MS 5000		/* the accepting side's set-up reads wait at most this long */
-#define CONNECT_TIMEOUT_MS 30000	/* the connecting side's: it may queue behind silent ones */
+#define CONNECT_TIMEOUT_MS 30000	/* the connecting side's */
+#define PROVERS 16			/* connections the accepting side lets prove themselves at once */
+#define ACCEPT_POLL_MS 200		/* its accept waits this long, then looks at the proofs */
 
 static int socks[MAX_NODES];
 static struct mutex send_locks[MAX_NODES];
@@ -202,10 +206,11 @@ static int prove_connect(int s, uint32_t self, uint32_t to)
 }
 
 /*
- * The accepting side's half: the peer's id, proven under the key (keyed)
- * or by its address (not).  The id, or a negative errno.
+ * The accepting side's half: the peer's id, proven under the key (keyed:
+ * *keys its connection's) or by its address (not).  The id, or a
+ * negative errno.
  */
-static int prove_accept(int c, const struct sockaddr_in *from, uint32_t self)
+static int prove_accept(int c, const struct sockaddr_in *from, uint32_t self, struct tcp_auth *keys)
 {
 	uint64_t chal_s = random64(), msg[3], t;
 	uint32_t id;
@@ -233,9 +238,106 @@ static int prove_accept(int c, const struct sockaddr_in *from, uint32_t self)
 		return r;
 	if (send(c, &t, sizeof t, 0) != sizeof t)
 		return -EIO;
-	if (id < MAX_NODES && (r = session_keys(&auth[id], 0, id, self, chal_s, msg[1])) < 0)
+	if ((r = session_keys(keys, 0, id, self, chal_s, msg[1])) < 0)
 		return r;
 	return (int)id;
+}
+
+/* A connection proving itself (accept_higher), in a thread of its own. */
+struct prover {
+	struct thread *t;		/* NULL: the slot is free */
+	int c;
+	struct sockaddr_in from;
+	uint32_t self;
+	volatile int done;
+	int id;				/* prove_accept's */
+	struct tcp_auth keys;
+};
+
+static struct prover provers[PROVERS];
+
+static void *prove_thread(void *arg)
+{
+	struct prover *p = arg;
+
+	p->id = prove_accept(p->c, &p->from, p->self, &p->keys);
+	p->done = 1;
+	return NULL;
+}
+
+/* A prover that ended: its connection taken as its node's, or closed.  1 if taken. */
+static int prover_end(struct prover *p, int nodes, int self)
+{
+	int id = p->id, taken = 0;
+
+	thread_join(p->t);
+	p->t = NULL;
+	if (id > self && id < nodes && socks[id] < 0) {
+		read_limit(p->c, 0);
+		nodelay(p->c);
+		if (p->keys.on)
+			auth[id] = p->keys;
+		socks[id] = p->c;
+		taken = 1;
+	} else {
+		printf("mad: tcp: a connection that did not prove a node's id (%d); closed\n", id);
+		closesocket(p->c);
+	}
+	return taken;
+}
+
+/*
+ * Accept every higher node: one that proves its id (prove_accept), so
+ * that another station cannot take a node's place by naming it first,
+ * nor hold the set-up by connecting and saying nothing.  Up to PROVERS
+ * connections prove themselves at once, each within SETUP_TIMEOUT_MS; one
+ * more while all are busy is closed at once.  0 or a negative errno.
+ */
+static int accept_higher(int ls, int nodes, int self)
+{
+	int want = nodes - self - 1, got = 0, r = 0;
+
+	read_limit(ls, ACCEPT_POLL_MS);
+	while (got < want) {
+		for (int i = 0; i < PROVERS; i++)
+			if (provers[i].t && provers[i].done)
+				got += prover_end(&provers[i], nodes, self);
+		if (got == want)
+			break;
+		struct sockaddr_in from = { 0 };
+		socklen_t fromlen = sizeof from;
+		int c = accept(ls, (struct sockaddr *)&from, &fromlen);
+		if (c < 0) {
+			if (errno == EWOULDBLOCK || errno == EAGAIN)
+				continue;	/* ACCEPT_POLL_MS without a connection: look at the proofs */
+			r = -errno;
+			break;
+		}
+		struct prover *p = NULL;
+		for (int i = 0; i < PROVERS && !p; i++)
+			if (!provers[i].t)
+				p = &provers[i];
+		if (p) {
+			p->c = c;
+			p->from = from;
+			p->self = (uint32_t)self;
+			p->done = 0;
+			p->id = -EIO;
+			memset(&p->keys, 0, sizeof p->keys);
+			read_limit(c, SETUP_TIMEOUT_MS);
+			p->t = thread_create("mad-tcp-prove", prove_thread, p, PRIO_NORMAL, 0);
+		}
+		if (!p || !p->t) {
+			printf("mad: tcp: %d connections are proving themselves already; one more closed\n",
+			       PROVERS);
+			closesocket(c);
+		}
+	}
+	/* Those still proving end within SETUP_TIMEOUT_MS; a node proven twice keeps its first. */
+	for (int i = 0; i < PROVERS; i++)
+		if (provers[i].t)
+			prover_end(&provers[i], nodes, self);
+	return r;
 }
 
 static int tcp_init(int nodes, int self)
@@ -293,31 +395,8 @@ static int tcp_init(int nodes, int self)
 			thread_sleep_ns(500000000ULL);
 		}
 	}
-	/*
-	 * Accept every higher node: one that proves its id (prove_accept), so
-	 * that another station cannot take a node's place by naming it first,
-	 * nor hold the set-up by connecting and saying nothing.
-	 */
-	for (int k = self + 1; k < nodes && r == 0; k++) {
-		struct sockaddr_in from = { 0 };
-		socklen_t fromlen = sizeof from;
-		int id, c = accept(ls, (struct sockaddr *)&from, &fromlen);
-		if (c < 0) {
-			r = -errno;
-			break;
-		}
-		read_limit(c, SETUP_TIMEOUT_MS);
-		id = prove_accept(c, &from, (uint32_t)self);
-		if (id < 0 || id >= nodes || id <= self || socks[id] >= 0) {
-			printf("mad: tcp: a connection that did not prove a node's id (%d); closed\n", id);
-			closesocket(c);
-			k--;		/* not a peer we expect: wait for the real one */
-			continue;
-		}
-		read_limit(c, 0);
-		nodelay(c);
-		socks[id] = c;
-	}
+	if (r == 0)
+		r = accept_higher(ls, nodes, self);
 	closesocket(ls);
 	return r;
 }

@@ -497,27 +497,30 @@ static const struct argspec mad_test_args[] = {
 	{ "forge", ARG_INT, 0, 1, "1: node 2 forges a REQ word naming node 0 (driver=req, 3+ nodes)" },
 	{ "refuse", ARG_BOOL, 0, 0, "driver=req: at the end node 1 refuses node 0's next chunk "
 	  "(its ring write-inhibited): never announced, and node 0's next send says so" },
-	{ "intrude", ARG_BOOL, 0, 0, "driver=tcp: the last node first opens two connections to node "
-	  "0's port that prove nothing (one silent, one claiming node 1), default off" },
+	{ "intrude", ARG_INT, 0, 10, "driver=tcp: the last node first opens N silent connections to "
+	  "node 0's port and one claiming node 1, none proving anything (default 0: none)" },
 	{ NULL, 0, 0, 0, NULL },
 };
 
 /*
- * intrude=1: two connections to node 0's Madeleine TCP port (lib/mad_tcp.c's
- * MAD_TCP_PORT) before this node's own set-up: one that says nothing, one
- * that claims to be node 1 without proving it.  Node 0 must close both and
- * go on with the real ones.  The sockets stay open until the node stops.
+ * intrude=N: N + 1 connections to node 0's Madeleine TCP port (lib/mad_tcp.c's
+ * MAD_TCP_PORT) before this node's own set-up: N that say nothing, one
+ * that claims to be node 1 without proving it.  Node 0 must close them all
+ * and go on with the real ones; this node's own connection, queued behind
+ * them, must not wait for them in turn (node 0 lets them prove themselves
+ * at once).  The sockets stay open until the node stops.
  */
-static void intrude(void)
+static void intrude(int silent)
 {
 	struct sockaddr_in to = { 0 };
 	struct timeval tv = { 20, 0 };
-	int s[2] = { -1, -1 };
+	int s[11], n = silent + 1;
 
 	to.sin_family = AF_INET;
 	to.sin_port = htons(5555);
 	to.sin_addr.s_addr = htonl(0x0a000001u);
-	for (int k = 0; k < 2; k++) {
+	for (int k = 0; k < n; k++) {
+		s[k] = -1;
 		for (int t = 0; t < 120 && s[k] < 0; t++) {
 			int fd = socket(AF_INET, SOCK_STREAM, 0);
 			if (fd >= 0 && connect(fd, (struct sockaddr *)&to, sizeof to) == 0) {
@@ -529,17 +532,19 @@ static void intrude(void)
 			thread_sleep_ns(500000000ULL);
 		}
 	}
-	printf("mad-test: intruding with connections %d (silent) and %d (claims node 1)\n", s[0], s[1]);
-	if (s[1] < 0)
+	int claim = s[n - 1];
+	printf("mad-test: intruding with connections %d (silent%s) and %d (claims node 1)\n", s[0],
+	       silent > 1 ? ", the first of them" : "", claim);
+	if (claim < 0)
 		return;
-	setsockopt(s[1], SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+	setsockopt(claim, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
 	if (fabric_keyed()) {
 		uint64_t chal, msg[3] = { 1, 0x1111, 0x2222 };	/* a tag it cannot make */
-		if (recv(s[1], &chal, sizeof chal, 0) == sizeof chal)
-			send(s[1], msg, sizeof msg, 0);
+		if (recv(claim, &chal, sizeof chal, 0) == sizeof chal)
+			send(claim, msg, sizeof msg, 0);
 	} else {
 		uint32_t id = 1;
-		send(s[1], &id, sizeof id, 0);
+		send(claim, &id, sizeof id, 0);
 	}
 }
 
@@ -594,8 +599,8 @@ static int mad_test_main(void)
 	}
 	if (fabric_wait_peers(60000000000ULL) < 0)
 		return 1;
-	if (arg_bool("intrude", 0) && node_id == num_nodes - 1 && node_id != 0)
-		intrude();
+	if (arg_int("intrude", 0) && node_id == num_nodes - 1 && node_id != 0)
+		intrude((int)arg_int("intrude", 0));
 	if ((r = mad_init(drvname)) < 0)
 		return 2;
 	printf("mad-test: node %d of %d on driver %s\n", node_id, num_nodes, mad_driver_name());
