@@ -727,6 +727,14 @@ $(BUILD)/fuzz/fuzz_%: tests/fuzz/fuzz_%.c tests/fuzz/seed_%.c $$(FUZZ_SRCS_$$*) 
 
 fuzz-build: $(FUZZ_BINS)
 
+#   make soak                 hostile, fault and racing cases 10 times each beside a busy CPU
+# (about an hour; SOAK_MATCH=, SOAK_REPEAT=): an outcome that rests on timing shows here.
+SOAK_MATCH ?= hostile|spoof|fault|raced|intrud
+SOAK_REPEAT ?= 10
+.PHONY: soak
+soak: $(BUILD)/now.elf $(BUILD)/now-test.elf $(BUILD)/tests/ivshmem-racer
+	@$(PYTHON) tests/run.py --build $(BUILD) --match '$(SOAK_MATCH)' --repeat $(SOAK_REPEAT) --hog
+
 fuzz: $(FUZZ_BINS)
 	@for t in $(FUZZ_TARGETS); do \
 		echo "fuzz: $$t for $(FUZZ_SECONDS) s (corpus $(BUILD)/fuzz/corpus_$$t)"; \

@@ -92,11 +92,26 @@ def main():
     ap.add_argument("-j", "--jobs", type=int, default=2,
                     help="QEMU tests run at once (default 2: nodes halt when idle)")
     ap.add_argument("--list", action="store_true", help="list the tests and exit")
+    ap.add_argument("--match", metavar="REGEX", default=None,
+                    help="run only tests whose name this regular expression finds (with -k: both)")
+    ap.add_argument("--repeat", type=int, default=1, metavar="N",
+                    help="run each QEMU case N times (make soak: a case whose outcome rests on "
+                         "timing fails in some of them); each run counts")
+    ap.add_argument("--hog", action="store_true",
+                    help="keep a CPU-hungry process running beside the tests (make soak), as a "
+                         "busy host would")
     args = ap.parse_args()
+    if args.repeat < 1:
+        ap.error("--repeat N: N must be 1 or more")
+    try:
+        match = re.compile(args.match) if args.match else None
+    except re.error as e:
+        ap.error("--match %r: %s" % (args.match, e))
 
     build = os.path.abspath(args.build)
-    qcases = [c for c in cases.CASES if args.filter in c.name]
-    units = [u for u in args.units if args.filter in os.path.basename(u) or not args.filter]
+    qcases = [c for c in cases.CASES if args.filter in c.name and (not match or match.search(c.name))]
+    units = [u for u in args.units if (args.filter in os.path.basename(u) or not args.filter) and
+             (not match or match.search("unit/" + os.path.basename(u)))]
     if args.list:
         for u in units:
             print("unit/" + os.path.basename(u))
@@ -131,6 +146,11 @@ def main():
             print("     full log: " + os.path.relpath(path, ROOT), flush=True)
 
     t0 = time.time()
+    hog = None
+    if args.hog:
+        # One host CPU kept busy all along: the nodes get less of the host than they expect.
+        hog = subprocess.Popen([sys.executable, "-c", "while True: pass"], stdin=subprocess.DEVNULL)
+        print("a CPU-hungry process (pid %d) runs beside the tests" % hog.pid, flush=True)
 
     # The host's unit tests beside the QEMU cases (they are short and need no QEMU).
     def run_units():
@@ -146,14 +166,27 @@ def main():
 
     # A case marked alone (two jobs of up to five nodes each, for minutes) would starve the
     # cases beside it of host CPU until their own timeouts passed: it runs after them, by itself.
-    with concurrent.futures.ThreadPoolExecutor(max_workers=max(1, args.jobs)) as pool:
-        futs = [pool.submit(run_case, c, build) for c in qcases if not getattr(c, "alone", False)]
-        for f in concurrent.futures.as_completed(futs):
-            report(f.result())
-    unit_thread.join()
-    for c in qcases:
-        if getattr(c, "alone", False):
-            report(run_case(c, build))
+    def run_nth(c, n):
+        o = run_case(c, build)
+        if args.repeat > 1:
+            o.name = "%s#%d" % (o.name, n + 1)
+        return o
+
+    try:
+        with concurrent.futures.ThreadPoolExecutor(max_workers=max(1, args.jobs)) as pool:
+            futs = [pool.submit(run_nth, c, n) for n in range(args.repeat)
+                    for c in qcases if not getattr(c, "alone", False)]
+            for f in concurrent.futures.as_completed(futs):
+                report(f.result())
+        unit_thread.join()
+        for n in range(args.repeat):
+            for c in qcases:
+                if getattr(c, "alone", False):
+                    report(run_nth(c, n))
+    finally:
+        if hog is not None:
+            hog.kill()
+            hog.wait()
 
     passed = sum(1 for o in outcomes if o.ok)
     skipped = [o for o in outcomes if o.ok is None]
