@@ -96,7 +96,7 @@ BOOT_OBJS := boot/entry.o
 
 KERNEL_OBJS := $(addprefix kernel/,main.o bootinfo.o console.o trap.o trapasm.o acpi.o acpi_s5.o apic.o calib.o tsc.o \
 	timer.o page.o mem.o vm.o thread.o swtch.o sync.o libc.o memcpy.o posix.o files.o panic.o cmdline.o config.o \
-	crc.o incarnation.o cmos.o siphash.o trace.o)
+	crc.o incarnation.o cmos.o siphash.o trace.o watchdog.o)
 
 DRIVER_OBJS := $(addprefix drivers/,uart.o vga.o fbcon.o qemu.o pci.o pktbuf.o pktshare.o netdev.o e1000.o igb.o virtio.o virtio_net.o \
 	ivshmem.o)

@@ -22,6 +22,7 @@
 #include "kernel/thread.h"
 #include "kernel/timer.h"
 #include "kernel/trap.h"
+#include "kernel/watchdog.h"
 #include "kernel/tsc.h"
 #include "kernel/x86.h"
 
@@ -54,6 +55,7 @@ void app_finish(int status)
 	/* An exit hook that ends the app again (exit() in one) stops the node at once. */
 	if (finishing++)
 		kernel_exit(status);
+	watchdog_watch(NULL);
 	for (void (*const *h)(void) = __exithooks_start; h < __exithooks_end; h++)
 		(*h)();
 	printf("app: %s finished with status %d\n", current_app ? current_app->name : "?", status);
@@ -122,7 +124,9 @@ void kmain(uint32_t kind, uint32_t info)
 	}
 	run_hooks(INIT_CONFIG, 100);
 
-	if (!thread_create("main", app_thread, (void *)current_app, PRIO_NORMAL, 256 * 1024))
+	struct thread *app = thread_create("main", app_thread, (void *)current_app, PRIO_NORMAL, 256 * 1024);
+	if (!app)
 		panic("cannot create the app thread");
+	watchdog_watch(app);
 	thread_idle_loop();
 }

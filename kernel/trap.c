@@ -188,16 +188,21 @@ extern void (*const __dumphooks_start[])(void), (*const __dumphooks_end[])(void)
  */
 static void nmi_dump(struct trapframe *tf)
 {
+	node_dump("NMI", tf->rip, tf->rbp);
+}
+
+void node_dump(const char *why, uint64_t rip, uint64_t rbp)
+{
 	struct thread *t = thread_current();
 
 	console_raw = 1;
-	kprintf("\nnow: NMI: where this node stands (thread '%s'%s, rip %#lx)\n", t ? t->name : "?",
-		in_irq ? ", in an interrupt" : "", tf->rip);
+	kprintf("\nnow: %s: where this node stands (thread '%s'%s, rip %#lx)\n", why, t ? t->name : "?",
+		in_irq ? ", in an interrupt" : "", rip);
 	timer_dump();
-	thread_dump(tf->rip, tf->rbp);
+	thread_dump(rip, rbp);
 	for (void (*const *h)(void) = __dumphooks_start; h < __dumphooks_end; h++)
 		(*h)();
-	kprintf("now: NMI: end of the dump\n");
+	kprintf("now: %s: end of the dump\n", why);
 	console_raw = 0;
 }
 

@@ -42,4 +42,12 @@ extern volatile int in_irq;
 /* Interrupts taken since boot, per vector. */
 extern uint64_t irq_counts[256];
 
+/*
+ * Where this node stands, as an NMI from the launcher asks (and the
+ * watchdog): why on the first line, the timers, every thread's backtrace
+ * (the current one's from rip and rbp), each DUMP_HOOK's state.  Reads
+ * only; interrupts off.
+ */
+void node_dump(const char *why, uint64_t rip, uint64_t rbp);
+
 #endif

@@ -213,6 +213,8 @@ static const struct argspec stress_args[] = {
 	  "this node resets itself halfway (with boot/cluster --reboot I), default none" },
 	{ "reboots", ARG_INT, 1, 100, "with reboot=I: node I instead resets this many times once "
 	  "bound, before the streams, then streams with its last incarnation" },
+	{ "stall_ms", ARG_INT, 1, 600000, "node 0's app thread stops this long before its streams "
+	  "(a wait nothing ends early: the watchdog's test), default none" },
 	{ NULL, 0, 0, 0, NULL },
 };
 
@@ -236,6 +238,13 @@ static int stress_main(void)
 		return 1;
 	if (fabric_wait_peers(120000000000ULL) < 0)
 		return 1;
+	long stall_ms = arg_int("stall_ms", 0);
+	if (stall_ms && node_id == 0) {
+		struct sem never;
+		sem_init(&never, 0);
+		printf("fabric-stress: node 0's app thread stops for %ld ms\n", stall_ms);
+		sem_wait_timeout(&never, (uint64_t)stall_ms * 1000000ULL);
+	}
 	int reboots = (int)arg_int("reboots", 0);
 	if (reboots && node_id == reboot_node) {
 		/* Bound by every peer (wait_peers): each boot is one they bind, then replace. */

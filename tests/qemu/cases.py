@@ -575,7 +575,7 @@ CASES = [
             absent=[r"NOW node kernel", r"\[n\d\]"]),
     Cluster("launcher-unknown-key", app="fabric-stress", nodes=2, args="count=5 colour=red", status=2,
             expect=[r"^cluster: error: unknown key 'colour'; the kernel's keys: node nodes app .*; "
-                    r"app fabric-stress's: count slow reboot reboots$"],
+                    r"app fabric-stress's: count slow reboot reboots stall_ms$"],
             absent=[r"NOW node kernel"]),
     Cluster("cmdline-bad-value", app="hello", args="peer_timeout_ms=abc", status=2,
             expect=[r"peer_timeout_ms=abc: not an integer"]),
@@ -1448,6 +1448,16 @@ CASES = [
                     r"bookworm-backports is already a source here \(http://bp\.invalid/debian\)"]),
     # A node its --timeout kills first says where it stands (an NMI through QEMU's monitor,
     # kernel/trap.c): its threads with their stacks, its timers, the fabric's peers and counters.
+    # The watchdog: node 0's app thread stopped on purpose for 3.5 s with watchdog_s=1; the node
+    # says so once and where its threads are (the app thread blocked in its wait, under
+    # stress_main), then goes on, and the streams complete.
+    Cluster("watchdog-names-a-stopped-app-thread", app="fabric-stress", nodes=2, nic="shm",
+            args="count=200 stall_ms=3500 watchdog_s=1", timeout=90,
+            expect=[r"^\[n0\] now: watchdog: the app thread 'main' has not run for [12] s: where this "
+                    r"node stands", r"^\[n0\]\s+\d+ main\s+prio \d+ blocked .*: \S+ < .*stress_main\+",
+                    r"^\[n0\] fabric: peer n1 up", r"^\[n0\] now: watchdog: .*: end of the dump"],
+            count={r"now: watchdog: the app thread 'main' has not run for \d+ s: where": 2,
+                   r"RESULT fabric-stress sent=200 received=200 lost=0 dup=0 misordered=0": 2}),
     Command("launcher/timeout-dump", ["{root}/boot/cluster", "-n", "2", "--nic", "e1000",
                                       "--timeout", "15", "-a", "fabric-stress", "--", "count=10000000"],
             status=124, timeout=120,
