@@ -96,7 +96,7 @@ BOOT_OBJS := boot/entry.o
 
 KERNEL_OBJS := $(addprefix kernel/,main.o bootinfo.o console.o trap.o trapasm.o acpi.o acpi_s5.o apic.o calib.o tsc.o \
 	timer.o page.o mem.o vm.o thread.o swtch.o sync.o libc.o memcpy.o posix.o files.o panic.o cmdline.o config.o \
-	crc.o incarnation.o cmos.o siphash.o trace.o watchdog.o)
+	crc.o incarnation.o cmos.o siphash.o scrypt.o trace.o watchdog.o)
 
 DRIVER_OBJS := $(addprefix drivers/,uart.o vga.o fbcon.o qemu.o pci.o pktbuf.o pktshare.o netdev.o e1000.o igb.o virtio.o virtio_net.o \
 	ivshmem.o)
@@ -563,8 +563,9 @@ UNIT_LIBS := -lcmocka
 # Each host unit test: its test file and the pure kernel sources it drives.
 UNIT_SRCS_cmdline := kernel/cmdline.c
 UNIT_SRCS_page    := kernel/page.c
-UNIT_SRCS_channel := net/fabric/channel.c net/fabric/wire.c kernel/crc.c kernel/siphash.c tests/unit/host_pktbuf.c drivers/pktshare.c
-UNIT_SRCS_wire    := net/fabric/wire.c net/fabric/fault.c kernel/crc.c kernel/siphash.c
+UNIT_SRCS_scrypt  := kernel/scrypt.c
+UNIT_SRCS_channel := net/fabric/channel.c net/fabric/wire.c kernel/crc.c kernel/siphash.c kernel/scrypt.c tests/unit/host_pktbuf.c drivers/pktshare.c
+UNIT_SRCS_wire    := net/fabric/wire.c net/fabric/fault.c kernel/crc.c kernel/siphash.c kernel/scrypt.c
 UNIT_SRCS_rmem    = $(RMEM_HOST_SRCS)
 # The kernel's remote memory and request/answer code on the fake fabric boundary.
 RMEM_HOST_SRCS    := net/rmem/serve.c net/rmem/rmem.c net/rmem/segments.c net/rmem/segtab.c \
@@ -583,10 +584,10 @@ UNIT_SRCS_mad     := lib/mad.c lib/mad_rpc.c
 # malloc through the test's wrapper, which can be told to fail.
 UNIT_LDFLAGS_mad  := -Wl,--wrap=malloc
 UNIT_SRCS_call    := net/call/call_wire.c
-UNIT_SRCS_member  := net/fabric/member.c net/fabric/wire.c kernel/crc.c kernel/siphash.c kernel/incarnation.c net/call/call.c \
+UNIT_SRCS_member  := net/fabric/member.c net/fabric/wire.c kernel/crc.c kernel/siphash.c kernel/scrypt.c kernel/incarnation.c net/call/call.c \
 	net/call/names.c net/call/service.c net/call/call_wire.c tests/unit/host_fabric.c tests/unit/host_pktbuf.c drivers/pktshare.c
 UNIT_SRCS_pktbuf  := drivers/pktbuf.c drivers/pktshare.c
-UNIT_SRCS_autoview := net/fabric/autoview.c net/fabric/wire.c kernel/crc.c kernel/siphash.c
+UNIT_SRCS_autoview := net/fabric/autoview.c net/fabric/wire.c kernel/crc.c kernel/siphash.c kernel/scrypt.c
 UNIT_SRCS_shm_ring :=
 UNIT_SRCS_acpi_s5 := kernel/acpi_s5.c
 UNIT_SRCS_calib   := kernel/calib.c
@@ -594,7 +595,7 @@ UNIT_SRCS_calib   := kernel/calib.c
 FABRIC_NODE_SRCS  := net/fabric/fabric.c net/fabric/start.c net/fabric/rx.c net/fabric/discovery.c net/fabric/send.c net/fabric/auto.c \
 	net/fabric/autoview.c net/fabric/park.c \
 	net/call/barrier.c net/fabric/member.c net/fabric/channel.c net/fabric/wire.c \
-	net/fabric/inject.c net/fabric/fault.c kernel/crc.c kernel/siphash.c kernel/cmdline.c \
+	net/fabric/inject.c net/fabric/fault.c kernel/crc.c kernel/siphash.c kernel/scrypt.c kernel/cmdline.c \
 	tests/unit/host_node.c tests/unit/host_pktbuf.c drivers/pktshare.c
 UNIT_SRCS_fabric_rx := $(FABRIC_NODE_SRCS)
 # test_mad_tcp includes lib/mad_tcp.c itself, with lwIP's socket headers (none of lwIP's code).
@@ -619,7 +620,7 @@ UNIT_SRCS_mpi_info   := $(MPI_COMM_HOST_SRCS)
 UNIT_SRCS_mpi_topo   := $(MPI_COMM_HOST_SRCS)
 UNIT_SRCS_mpi_comm   := $(MPI_COMM_HOST_SRCS)
 
-UNIT_TESTS := cmdline acpi_s5 calib page memcpy pktbuf shm_ring channel wire call member autoview barrier fabric_rx rmem rmem_serve rpc_claim rpc_server req_queue req_rx req_remote cell dart mad mad_tcp ising circuit \
+UNIT_TESTS := cmdline acpi_s5 calib page memcpy pktbuf shm_ring channel wire call member autoview barrier fabric_rx rmem rmem_serve rpc_claim rpc_server req_queue req_rx req_remote cell dart mad mad_tcp scrypt ising circuit \
 	mpi_datatype mpi_op mpi_coll mpi_group mpi_errors mpi_attr mpi_info mpi_topo mpi_comm
 UNIT_BINS := $(addprefix $(BUILD)/tests/unit_,$(UNIT_TESTS))
 
@@ -677,7 +678,7 @@ FUZZ_CC := clang
 FUZZ_CFLAGS := -std=gnu11 -g -O1 -DHOST_TEST -DFUZZING_BUILD_MODE_UNSAFE_FOR_PRODUCTION -I. \
 	-fsanitize=fuzzer,address,undefined \
 	-fno-sanitize-recover=undefined -fno-omit-frame-pointer
-FUZZ_SRCS_fabric := net/fabric/channel.c net/fabric/member.c net/fabric/wire.c kernel/crc.c kernel/siphash.c tests/unit/host_pktbuf.c drivers/pktshare.c
+FUZZ_SRCS_fabric := net/fabric/channel.c net/fabric/member.c net/fabric/wire.c kernel/crc.c kernel/siphash.c kernel/scrypt.c tests/unit/host_pktbuf.c drivers/pktshare.c
 FUZZ_SRCS_fabric_rx := $(FABRIC_NODE_SRCS)
 # fuzz_madtcp includes lib/mad_tcp.c itself, with lwIP's socket headers (none of lwIP's code).
 FUZZ_SRCS_madtcp := lib/mad.c kernel/siphash.c
@@ -722,7 +723,7 @@ $(BUILD)/fuzz/fuzz_%: tests/fuzz/fuzz_%.c tests/fuzz/seed_%.c $$(FUZZ_SRCS_$$*) 
 	@echo "  FUZZCC  $@"
 	@$(FUZZ_CC) $(FUZZ_CFLAGS) -o $@ $< $(FUZZ_SRCS_$*)
 	@$(HOSTCC) -std=gnu11 -DHOST_TEST -I. -o $(BUILD)/fuzz/seed_$* tests/fuzz/seed_$*.c \
-		net/fabric/wire.c kernel/crc.c kernel/siphash.c $(SEED_SRCS_$*)
+		net/fabric/wire.c kernel/crc.c kernel/siphash.c kernel/scrypt.c $(SEED_SRCS_$*)
 	@$(BUILD)/fuzz/seed_$* $(BUILD)/fuzz/seeds_$*
 
 fuzz-build: $(FUZZ_BINS)

@@ -20,6 +20,7 @@
 #include "kernel/incarnation.h"
 #include "kernel/init.h"
 #include "kernel/node.h"
+#include "kernel/panic.h"
 #include "kernel/sync.h"
 #include "kernel/thread.h"
 #include "kernel/timer.h"
@@ -41,7 +42,11 @@ int fab_cluster_key(struct sipkey *k)
 		const char *text = arg_str("key", NULL);
 		fab.key_state = text ? 2 : 1;
 		if (text) {
-			fab_key_from_text(&fab.key, text);
+			uint64_t t0 = now_ns();
+			if (fab_key_from_text(&fab.key, text, arg_str("cluster", NULL)) < 0)
+				panic("fabric: no memory to derive the cluster key (scrypt, %d KiB)",
+				      FAB_KEY_N * 128 * FAB_KEY_R / 1024);
+			fab.key_ns = now_ns() - t0;
 			arg_forget("key");	/* the text is needed no more */
 		}
 	}

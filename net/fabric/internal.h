@@ -51,6 +51,7 @@ struct fabric {
 	int keyed;			/* key= given: every frame sealed (wire.h) */
 	struct sipkey key;		/* the cluster key */
 	int key_state;			/* fab_cluster_key: 0 not read yet, 1 none, 2 derived */
+	uint64_t key_ns;		/* how long its derivation took (scrypt) */
 	struct fab_seal hello_seal;	/* HELLOs: under the cluster key itself */
 	struct fab_unseal hello_unseal;
 	uint64_t peer_timeout_ns;

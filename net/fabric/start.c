@@ -40,6 +40,9 @@ static const struct argspec fabric_args[] = {
 	  "and takes (default: its NIC's); a pair uses the shorter of its two" },
 	{ "key", ARG_SECRET, 0, 0, "cluster key (16 to 128 characters, the same on every node): every "
 	  "fabric frame carries a SipHash-2-4 MAC and is taken at most once" },
+	{ "cluster", ARG_STR, 0, 0, "the cluster's name (1 to 64 characters, the same on every node): "
+	  "the salt of the key's derivation from key=, so that two clusters with one passphrase "
+	  "have two keys (default now)" },
 	{ NULL, 0, 0, 0, NULL },
 };
 
@@ -55,6 +58,12 @@ static int fabric_check_args(const struct cmdline *c, char *err, size_t errlen)
 	if (k && (strlen(k) < FABRIC_KEY_MIN || strlen(k) > FABRIC_KEY_MAX)) {
 		snprintf(err, errlen, "key: %zu characters; a cluster key has %d to %d", strlen(k),
 			 FABRIC_KEY_MIN, FABRIC_KEY_MAX);
+		return -EINVAL;
+	}
+	const char *cl = cmdline_get(c, "cluster");
+	if (cl && (strlen(cl) < 1 || strlen(cl) > FAB_CLUSTER_MAX)) {
+		snprintf(err, errlen, "cluster: %zu characters; a cluster's name has 1 to %d", strlen(cl),
+			 FAB_CLUSTER_MAX);
 		return -EINVAL;
 	}
 	return 0;
@@ -218,6 +227,10 @@ static int fabric_init(void)
 	       fab.keyed ? "" : crc32c_impl(),
 	       fab.lossless ? ", lossless link (no CRC, acks for credit)" : "",
 	       fab_inject_any() ? ", receive faults: " : "", fab_inject_any() ? desc : "");
+	if (fab.keyed)
+		printf("fabric: the cluster key derived from key= by scrypt (N %d, r %d: %d KiB) in %lu ms, "
+		       "salted with cluster=%s\n", FAB_KEY_N, FAB_KEY_R, FAB_KEY_N * 128 * FAB_KEY_R / 1024,
+		       (unsigned long)(fab.key_ns / 1000000), arg_str("cluster", FAB_CLUSTER_DEFAULT));
 	if (fab.keyed && strcmp(incarnation_source(), "tsc jitter") == 0)
 		printf("fabric: warning: this CPU gave no usable RDSEED or RDRAND; the incarnation and "
 		       "handshake challenges come from TSC jitter, which is not an entropy source%s\n",

@@ -1,6 +1,8 @@
+#include <stdio.h>
 #include <string.h>
 
 #include "kernel/crc.h"
+#include "kernel/scrypt.h"
 #include "net/fabric/wire.h"
 
 const char *const fab_err_names[FAB_NERR] = {
@@ -301,26 +303,18 @@ enum fab_err fab_unseal(struct fab_unseal *u, const uint8_t *frame, const struct
 	return e;
 }
 
-void fab_key_from_text(struct sipkey *k, const char *text)
+int fab_key_from_text(struct sipkey *k, const char *text, const char *cluster)
 {
-	/* Two fixed keys ("NOW node key 0/1"): the text's two halves of a 128-bit key. */
-	static const struct sipkey h0 = { 0x65646f6e20574f4eULL, 0x302079656b20ULL };
-	static const struct sipkey h1 = { 0x65646f6e20574f4eULL, 0x312079656b20ULL };
-	size_t n = strlen(text);
-	struct sipkey t = { siphash(&h0, text, n), siphash(&h1, text, n) };
-	uint64_t m[2] = { 0, 0 };
+	char salt[32 + FAB_CLUSTER_MAX];
+	uint8_t key[16];
 
-	/*
-	 * Then FAB_KEY_ROUNDS steps of a chain, each keyed by the text's
-	 * digest and fed the step before: one guess of the passphrase costs
-	 * 2 * FAB_KEY_ROUNDS SipHashes, which no shortcut avoids.
-	 */
-	for (uint64_t i = 0; i < FAB_KEY_ROUNDS; i++) {
-		m[0] = siphash(&t, m, sizeof m) ^ i;
-		m[1] = siphash(&t, m, sizeof m);
-	}
-	k->k0 = m[0];
-	k->k1 = m[1];
+	snprintf(salt, sizeof salt, "NOW cluster key: %s", cluster ? cluster : FAB_CLUSTER_DEFAULT);
+	if (scrypt(text, strlen(text), salt, strlen(salt), FAB_KEY_N, FAB_KEY_R, 1, key, sizeof key) < 0)
+		return -1;
+	memcpy(&k->k0, key, 8);
+	memcpy(&k->k1, key + 8, 8);
+	memset(key, 0, sizeof key);
+	return 0;
 }
 
 void fab_pair_key(struct sipkey *out, const struct sipkey *cluster, int src, uint64_t src_inc,

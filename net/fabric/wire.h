@@ -91,18 +91,25 @@ struct fab_unseal {
 
 /*
  * The cluster key from the text of key= (any length; the MAC is as strong
- * as the text is hard to guess), and the key of one direction of a pair:
- * from node src with incarnation src_inc to node dst with dst_inc.  The
- * cluster key is slow to derive on purpose: 2 * FAB_KEY_ROUNDS SipHashes
- * (about 10 ms of a node's boot), so that a HELLO sniffed off the wire
- * lets nobody test passphrases at the speed of three SipHashes a guess.
+ * as the text is hard to guess) and the cluster's name (cluster=; NULL:
+ * FAB_CLUSTER_DEFAULT), and the key of one direction of a pair: from node
+ * src with incarnation src_inc to node dst with dst_inc.  The cluster key
+ * is scrypt's (RFC 7914, kernel/scrypt.h) of the text, salted with the
+ * cluster's name: each guess of a passphrase from a sniffed HELLO costs
+ * FAB_KEY_N blocks of 128 FAB_KEY_R bytes (4 MiB) and the time to fill and
+ * read them twice, and two clusters of different names share no key, nor
+ * any table made to guess one.  0, or -1 if the memory could not be had.
  */
 #ifndef FUZZING_BUILD_MODE_UNSAFE_FOR_PRODUCTION
-#define FAB_KEY_ROUNDS 32768
+#define FAB_KEY_N 4096
+#define FAB_KEY_R 8
 #else
-#define FAB_KEY_ROUNDS 1	/* fuzzers derive a key per input: the chain's length is not what they test */
+#define FAB_KEY_N 2	/* fuzzers derive a key per input: scrypt's cost is not what they test */
+#define FAB_KEY_R 1
 #endif
-void fab_key_from_text(struct sipkey *k, const char *text);
+#define FAB_CLUSTER_DEFAULT "now"
+#define FAB_CLUSTER_MAX 64
+int fab_key_from_text(struct sipkey *k, const char *text, const char *cluster);
 void fab_pair_key(struct sipkey *out, const struct sipkey *cluster, int src, uint64_t src_inc,
 		  int dst, uint64_t dst_inc);
 

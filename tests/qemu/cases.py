@@ -1021,6 +1021,14 @@ CASES = [
             count={r"RESULT rmem-test checks=\d+ failed=0": 4}),
     Cluster("cmdline-short-key", app="hello", nodes=1, args="key=short", status=2,
             expect=[r"cmdline: error: key: 5 characters; a cluster key has 16 to 128"]),
+    # The key from a passphrase: scrypt, salted with the cluster's name; the same on both nodes.
+    Cluster("keyed-passphrase-cluster-name", app="fabric-stress", nodes=2, nic="e1000", timeout=90,
+            args="count=100 key=correct-horse-battery-staple cluster=lab-3",
+            count={r"fabric: the cluster key derived from key= by scrypt \(N 4096, r 8: 4096 KiB\) "
+                   r"in \d+ ms, salted with cluster=lab-3": 2,
+                   r"RESULT fabric-stress sent=100 received=100 lost=0 dup=0 misordered=0": 2}),
+    Cluster("cmdline-long-cluster-name", app="hello", nodes=1, args="cluster=" + "x" * 65, status=2,
+            expect=[r"cmdline: error: cluster: 65 characters; a cluster's name has 1 to 64"]),
     # A keyed node without RDSEED and RDRAND says that its randomness is TSC jitter.
     Cluster("keyed-without-drng", app="hello", nodes=2, timeout=60,
             options=["--key", "random", "--qemu-arg=-cpu", "--qemu-arg=max,rdrand=off,rdseed=off"],

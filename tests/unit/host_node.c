@@ -643,7 +643,7 @@ void hn_reset(int key, unsigned peer_timeout_ms)
 	keyed = key;
 	timeout_ms = peer_timeout_ms;
 	clock_ns = 1000000000ULL;	/* every run from the same start: fuzz inputs replay alike */
-	fab_key_from_text(&cluster, HN_KEY);
+	fab_key_from_text(&cluster, HN_KEY, NULL);
 	node_inc = 0x1111000000000001ULL + clock_ns;
 	fab.peer_timeout_ns = 10000000000ULL;
 	run_hooks(INIT_SUBSYS_3);

@@ -666,7 +666,7 @@ static void keyed_link_refuses_replays_and_delivers_exactly_once(void **state)
 	(void)state;
 	setup_pair(32);
 	link.keyed = 1;
-	fab_key_from_text(&k, "a-cluster-key-for-tests");
+	fab_key_from_text(&k, "a-cluster-key-for-tests", NULL);
 	for (int i = 0; i < 2; i++) {
 		fab_pair_key(&link.seal[i].key, &k, i, 0x100 + (uint64_t)i, 1 - i, 0x101 - (uint64_t)i);
 		fab_pair_key(&link.unseal[i].key, &k, 1 - i, 0x101 - (uint64_t)i, i, 0x100 + (uint64_t)i);

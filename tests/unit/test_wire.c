@@ -15,6 +15,7 @@
 
 #include "kernel/crc.h"
 #include "kernel/siphash.h"
+#include "kernel/scrypt.h"
 #include "net/fabric/wire.h"
 #include "net/fabric/fault.h"
 
@@ -295,14 +296,20 @@ static void keyed_frames(void **state)
 	size_t n, m;
 
 	(void)state;
-	fab_key_from_text(&cluster, "sixteen-chars-ok");
-	fab_key_from_text(&other, "sixteen-chars-oj");
+	assert_int_equal(fab_key_from_text(&cluster, "sixteen-chars-ok", NULL), 0);
+	assert_int_equal(fab_key_from_text(&other, "sixteen-chars-oj", NULL), 0);
 	assert_true(cluster.k0 != other.k0 && cluster.k1 != other.k1);
-	/* The same text, the same key; not the text's plain digest (the slow chain ran). */
-	fab_key_from_text(&wrong.key, "sixteen-chars-ok");
+	/* The same text, the same key: scrypt's of the text, salted with the default name. */
+	assert_int_equal(fab_key_from_text(&wrong.key, "sixteen-chars-ok", FAB_CLUSTER_DEFAULT), 0);
 	assert_true(wrong.key.k0 == cluster.k0 && wrong.key.k1 == cluster.k1);
-	static const struct sipkey h0 = { 0x65646f6e20574f4eULL, 0x302079656b20ULL };
-	assert_true(cluster.k0 != siphash(&h0, "sixteen-chars-ok", 16));
+	uint8_t want[16];
+	assert_int_equal(scrypt("sixteen-chars-ok", 16, "NOW cluster key: now", 20, FAB_KEY_N, FAB_KEY_R, 1,
+				want, sizeof want), 0);
+	assert_memory_equal(&cluster.k0, want, 8);
+	assert_memory_equal(&cluster.k1, want + 8, 8);
+	/* Another cluster's name, another key from the same passphrase. */
+	assert_int_equal(fab_key_from_text(&other, "sixteen-chars-ok", "lab-3"), 0);
+	assert_true(other.k0 != cluster.k0 && other.k1 != cluster.k1);
 	fab_pair_key(&seal.key, &cluster, 0, 111, 1, 222);
 	fab_pair_key(&u.key, &cluster, 0, 111, 1, 222);
 	/* Another incarnation of either side, or the other direction, is another key. */
