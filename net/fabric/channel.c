@@ -398,14 +398,40 @@ size_t chan_send_in_place(struct chan *c, uint8_t *frame, uint8_t proto, size_t 
 	return CHAN_PAYLOAD_OFF + len;
 }
 
+/*
+ * The smaller and the larger of two times, and the distance between
+ * them, without a branch on their values: a round trip measured on one
+ * node depends on when the other node's answer came, so a branch on it
+ * would make an operation's instruction count (make cost, under -icount)
+ * differ from run to run.  Times are below 2^63.
+ */
+static inline uint64_t min_ns(uint64_t a, uint64_t b)
+{
+	uint64_t lt = -(uint64_t)(a < b);	/* all ones if a < b; a setcc, not a branch */
+
+	return (a & lt) | (b & ~lt);
+}
+
+static inline uint64_t max_ns(uint64_t a, uint64_t b)
+{
+	uint64_t lt = -(uint64_t)(a < b);
+
+	return (b & lt) | (a & ~lt);
+}
+
+static inline uint64_t dist_ns(uint64_t a, uint64_t b)
+{
+	uint64_t d = a - b, m = (uint64_t)((int64_t)d >> 63);
+
+	return (d ^ m) - m;
+}
+
 /* rto from the smoothed round trip (RFC 6298 2.3), within the configured bounds. */
 static void rto_from_srtt(struct chan *c)
 {
-	c->rto = c->srtt ? c->srtt + 4 * c->rttvar : c->cfg.rto_init_ns;
-	if (c->rto < c->cfg.rto_min_ns)
-		c->rto = c->cfg.rto_min_ns;
-	if (c->rto > c->cfg.rto_max_ns)
-		c->rto = c->cfg.rto_max_ns;
+	uint64_t rto = c->srtt ? c->srtt + 4 * c->rttvar : c->cfg.rto_init_ns;
+
+	c->rto = min_ns(max_ns(rto, c->cfg.rto_min_ns), c->cfg.rto_max_ns);
 }
 
 /* RFC 6298 2.2-2.4. */
@@ -415,8 +441,7 @@ static void rtt_sample(struct chan *c, uint64_t r)
 		c->srtt = r;
 		c->rttvar = r / 2;
 	} else {
-		uint64_t d = c->srtt > r ? c->srtt - r : r - c->srtt;
-		c->rttvar = (3 * c->rttvar + d) / 4;
+		c->rttvar = (3 * c->rttvar + dist_ns(c->srtt, r)) / 4;
 		c->srtt = (7 * c->srtt + r) / 8;
 	}
 	rto_from_srtt(c);
