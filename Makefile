@@ -601,7 +601,7 @@ UNIT_SRCS_fabric_rx := $(FABRIC_NODE_SRCS)
 # test_mad_tcp includes lib/mad_tcp.c itself, with lwIP's socket headers (none of lwIP's code).
 UNIT_SRCS_mad_tcp := lib/mad.c kernel/siphash.c
 $(BUILD)/tests/unit_mad_tcp: UNIT_CFLAGS += -include tests/fuzz/lwip_host.h $(LWIP_INC)
-$(BUILD)/tests/unit_mad_tcp: lib/mad_tcp.c lib/mad_drv.h tests/fuzz/lwip_host.h $(LWIPDIR)/.extracted
+$(BUILD)/tests/unit_mad_tcp: lib/mad_tcp.c lib/mad_drv.h tests/fuzz/lwip_host.h tests/fuzz/mad_tcp_host.h $(LWIPDIR)/.extracted
 UNIT_SRCS_barrier := net/call/barrier.c tests/unit/host_fabric.c tests/unit/host_pktbuf.c drivers/pktshare.c
 UNIT_SRCS_circuit := apps/circuit_net.c apps/circuit_sim.c apps/circuit_ring.c apps/circuit_cmb.c
 UNIT_SRCS_ising   := apps/ising_core.c
@@ -683,7 +683,7 @@ FUZZ_SRCS_fabric_rx := $(FABRIC_NODE_SRCS)
 # fuzz_madtcp includes lib/mad_tcp.c itself, with lwIP's socket headers (none of lwIP's code).
 FUZZ_SRCS_madtcp := lib/mad.c kernel/siphash.c
 $(BUILD)/fuzz/fuzz_madtcp: FUZZ_CFLAGS += -include tests/fuzz/lwip_host.h $(LWIP_INC)
-$(BUILD)/fuzz/fuzz_madtcp: lib/mad_tcp.c lib/mad_drv.h tests/fuzz/lwip_host.h $(LWIPDIR)/.extracted
+$(BUILD)/fuzz/fuzz_madtcp: lib/mad_tcp.c lib/mad_drv.h tests/fuzz/lwip_host.h tests/fuzz/mad_tcp_host.h $(LWIPDIR)/.extracted
 # lwIP's own sources, built for the host (the same ones the kernel builds), without the
 # API layer: the target runs lwIP single-threaded; tests/fuzz/lwip_host.h first in each.
 FUZZ_SRCS_lwip := tests/unit/host_pktbuf.c drivers/pktshare.c $(LWIPDIR)/src/api/err.c \

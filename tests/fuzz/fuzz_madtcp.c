@@ -28,6 +28,7 @@
 #include <string.h>
 
 #include "lib/mad_tcp.c"
+#include "tests/fuzz/mad_tcp_host.h"
 #include "tests/fuzz/input.h"
 
 #define CHECK(c) do { if (!(c)) __builtin_trap(); } while (0)
@@ -37,24 +38,6 @@
 /* --- the kernel, for one thread ------------------------------------------------------- */
 
 int node_id = 0, num_nodes = NODES;
-void mutex_init(struct mutex *m, int recursive) { memset(m, 0, sizeof *m); m->recursive = recursive; }
-void mutex_lock(struct mutex *m) { m->depth++; }
-void mutex_unlock(struct mutex *m) { m->depth--; }
-void thread_sleep_ns(uint64_t ns) { (void)ns; }
-void thread_yield(void) { }
-/* One thread: a thread runs to its end when created (mad_tcp's provers). */
-static char a_thread;
-struct thread *thread_create(const char *name, void *(*fn)(void *), void *arg, int prio, size_t stack)
-{
-	(void)name; (void)prio; (void)stack;
-	fn(arg);
-	return (struct thread *)&a_thread;
-}
-void *thread_join(struct thread *t) { (void)t; return NULL; }
-uint64_t cycles_to_ns(uint64_t c) { return c; }
-uint64_t ns_to_cycles(uint64_t ns) { return ns; }
-int waitq_wait_timeout(struct waitq *wq, uint64_t ns) { (void)wq; (void)ns; return 0; }
-int waitq_wake_all(struct waitq *wq) { (void)wq; return 0; }
 /* Unkeyed: the set-up takes an id from its node's address (the keyed proof is a unit of its own). */
 int fabric_keyed(void) { return 0; }
 int fabric_key_tag(const char *d, const void *m, size_t n, uint64_t *t) { (void)d; (void)m; (void)n; (void)t; return -ENOENT; }

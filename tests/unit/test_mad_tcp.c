@@ -18,6 +18,7 @@
 #include <cmocka.h>
 
 #include "lib/mad_tcp.c"
+#include "tests/fuzz/mad_tcp_host.h"
 
 #define NODES 3
 #define STREAM_MAX 65536
@@ -25,24 +26,6 @@
 /* --- the kernel, for one thread ------------------------------------------------------- */
 
 int node_id = 0, num_nodes = NODES;
-void mutex_init(struct mutex *m, int recursive) { memset(m, 0, sizeof *m); m->recursive = recursive; }
-void mutex_lock(struct mutex *m) { m->depth++; }
-void mutex_unlock(struct mutex *m) { m->depth--; }
-void thread_sleep_ns(uint64_t ns) { (void)ns; }
-void thread_yield(void) { }
-/* One thread: a thread runs to its end when created (mad_tcp's provers). */
-static char a_thread;
-struct thread *thread_create(const char *name, void *(*fn)(void *), void *arg, int prio, size_t stack)
-{
-	(void)name; (void)prio; (void)stack;
-	fn(arg);
-	return (struct thread *)&a_thread;
-}
-void *thread_join(struct thread *t) { (void)t; return NULL; }
-uint64_t cycles_to_ns(uint64_t c) { return c; }
-uint64_t ns_to_cycles(uint64_t ns) { return ns; }
-int waitq_wait_timeout(struct waitq *wq, uint64_t ns) { (void)wq; (void)ns; return 0; }
-int waitq_wake_all(struct waitq *wq) { (void)wq; return 0; }
 int fabric_keyed(void) { return 1; }
 
 static const struct sipkey cluster = { 0x0123456789abcdefULL, 0xfedcba9876543210ULL };
