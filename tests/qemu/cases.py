@@ -366,10 +366,12 @@ CASES = [
     # measure UDP, TCP, soft-RoCE WRITE, READ and CAS and bulk TCP on the same switch and NIC.
     # (NetPIPE to 1 MiB and iperf3 16 MiB: the rows run, in half the time of make bench's.)
     # Its own --timeout ends it before the case's, saying where each guest stood.
-    Command("peers/smoke", ["{root}/boot/peers", "--iters", "50", "--np-max", "1048576",
+    # Two Linux guests under TCG: by itself after the other cases (beside them, in one fresh
+    # run, its MPI row was not reached in 330 s), NetPIPE's curve to 256 KiB.
+    Command("peers/smoke", ["{root}/boot/peers", "--iters", "50", "--np-max", "262144",
                             "--bulk", "16777216", "--timeout", "330",
                             "--out", "{build}/tests/peers-smoke.json"],
-            timeout=400,
+            timeout=400, alone=True,
             expect=[r"^RESULT peer row=%s tool=\S+ n=50 median_us=[1-9][\d.]* " % row
                     for row in ("udp-64", "tcp-1B", "rxe-write", "rxe-read", "rxe-cas")] +
                    # Linux's bulk TCP (iperf3), beside which make bench puts our bulk rows.
