@@ -162,7 +162,6 @@ int fabric_register(uint8_t proto, fabric_handler_t fn)
 		return -EINVAL;
 	irqflags_t f = irq_save();
 	/* Taken, or taken and still handing over what was parked for it (park.c): -EBUSY. */
-	fab_park_bind(fab.handlers, &fab.ctr);	/* as fabric_init does: a protocol may come first */
 	int r = fab.handlers[proto] ? -EBUSY : fab_park_register(proto, fn, fab_park_late());
 	irq_restore(f);
 	if (r < 0)

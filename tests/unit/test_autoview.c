@@ -229,33 +229,39 @@ static void a_present_station_shadowed_by_its_old_frame(void **state)
 	shadow[1] = NULL;
 }
 
-/* Many recorded nonces of one station: the set stays bounded and the proven one stays first. */
-static void a_stations_nonces_are_bounded(void **state)
+/* Stations 0 and 1 alone (nonces nonce, nonce + 1, nodes=expect), agreed on their view. */
+static void agreed_pair(int expect, uint64_t nonce)
 {
 	int res[MAXS];
-	struct fab_auto old;
 
-	(void)state;
 	memset(st, 0, sizeof st);
 	memset(up, 0, sizeof up);
 	memset(shadow, 0, sizeof shadow);
 	now = 1000 * MS;
 	nst = 2;
-	station(0, 2, 0x8000);
-	station(1, 2, 0x8001);
+	station(0, expect, nonce);
+	station(1, expect, nonce + 1);
 	run(200, res);
 	assert_int_equal(res[0], 1);
+}
+
+/* Many recorded nonces of one station: the set stays bounded and the proven one stays first. */
+static void a_stations_nonces_are_bounded(void **state)
+{
+	struct fab_auto old;
+
+	(void)state;
+	agreed_pair(2, 0x8000);
 	autov_payload(&st[1], 1001, &old);
 	for (uint64_t n = 1; n <= 100; n++) {
 		old.nonce = 0x9000 + n;
-		autov_input(&st[0], &old, now);	/* echoes 0's nonce: not these */
+		autov_input(&st[0], &old, now);	/* it echoes 0's nonce: each one proven in turn */
 	}
 	const struct autov_peer *p = &st[0].p[0];
 	/* old echoes station 0's nonce, so each counts as fresh: it is replaced, set of one. */
 	assert_int_equal(p->nn, 1);
 	/* Frames that echo nothing of 0's: held as others, at most AUTOV_NONCES in all. */
 	old.necho = 0;
-	p = &st[0].p[0];
 	uint64_t proven = p->nonce[0];
 	for (uint64_t n = 1; n <= 100; n++) {
 		old.nonce = 0xa000 + n;
@@ -280,19 +286,11 @@ static void a_stations_nonces_are_bounded(void **state)
  */
 static void a_replayed_search_draws_few_answers(void **state)
 {
-	int res[MAXS], answers = 0;
+	int answers = 0;
 	struct fab_auto search;
 
 	(void)state;
-	memset(st, 0, sizeof st);
-	memset(up, 0, sizeof up);
-	memset(shadow, 0, sizeof shadow);
-	now = 1000 * MS;
-	nst = 2;
-	station(0, 0, 0xb000);
-	station(1, 0, 0xb001);
-	run(200, res);
-	assert_int_equal(res[0], 1);
+	agreed_pair(0, 0xb000);
 	/* A third station's search, recorded. */
 	struct autov absent;
 	uint8_t mac[6] = { 2, 0x4e, 0x4f, 0x57, 0, 0x30 };
