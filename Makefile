@@ -730,7 +730,7 @@ fuzz-build: $(FUZZ_BINS)
 
 #   make soak                 hostile, fault and racing cases 10 times each beside a busy CPU
 # (about an hour; SOAK_MATCH=, SOAK_REPEAT=): an outcome that rests on timing shows here.
-SOAK_MATCH ?= hostile|spoof|fault|raced|intrud
+SOAK_MATCH ?= hostile|spoof|fault|raced|intrud|relayed
 SOAK_REPEAT ?= 10
 .PHONY: soak
 soak: $(BUILD)/now.elf $(BUILD)/now-test.elf $(BUILD)/tests/ivshmem-racer

@@ -32,6 +32,12 @@
  * dropped or reordered in the stream fails its tag like a changed one.  A
  * message that fails is refused (-EBADMSG) and its connection closed: the
  * stream can no longer be trusted.
+ *
+ * A connection that fails (a tag, a reset, its end, a stream out of step)
+ * is shut and never read or written again (lost[]): sends to that node
+ * and receives from it fail (-ENOTCONN), the other nodes' messages go on,
+ * and it is said once.  The socket is closed only at tcp_exit, so that a
+ * thread still inside a call on it never finds it reused.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -58,6 +64,7 @@
 static int socks[MAX_NODES];
 static struct mutex send_locks[MAX_NODES];
 static int nnodes, me, next_poll;
+static int lost[MAX_NODES];		/* its connection failed: shut, not used again */
 
 /* A connection's message tags (keyed only): see above. */
 struct tcp_auth {
@@ -166,15 +173,25 @@ static uint64_t tag_now(const struct siphash *st)
 	return siphash_final(&copy);
 }
 
+/* src's connection failed (r): said once, shut for good (see the top).  Returns r. */
+static __attribute__((cold, noinline)) int conn_lost(int src, int r)
+{
+	if (!lost[src]) {
+		lost[src] = 1;
+		if (r != -EBADMSG)
+			printf("mad-tcp: the connection with node %d failed (%d): closed, no more messages "
+			       "to or from it\n", src, r);
+		shutdown(socks[src], SHUT_RDWR);
+	}
+	return r;
+}
+
 /* A message that failed its tag: said, its connection closed.  -EBADMSG. */
-static __attribute__((noinline)) int tag_failed(int src, const char *what)
+static __attribute__((cold, noinline)) int tag_failed(int src, const char *what)
 {
 	printf("mad-tcp: a message from node %d failed its tag (%s changed, replayed or out of order "
 	       "in the stream): refused, the connection closed\n", src, what);
-	closesocket(socks[src]);
-	socks[src] = -1;
-	auth[src].on = 0;
-	return -EBADMSG;
+	return conn_lost(src, -EBADMSG);
 }
 
 /*
@@ -349,6 +366,7 @@ static int tcp_init(int nodes, int self)
 	me = self;
 	for (int i = 0; i < MAX_NODES; i++) {
 		socks[i] = -1;
+		lost[i] = 0;
 		mutex_init(&send_locks[i], 0);
 		auth[i].on = 0;
 	}
@@ -416,7 +434,7 @@ static int tcp_send_post(int dest, const struct mad_iovec *iov, int count)
 	uint64_t th, tb;
 	int r = 0, i = 0, n = count;
 
-	if (socks[dest] < 0)
+	if (socks[dest] < 0 || lost[dest])
 		return -ENOTCONN;
 	for (int k = 0; k < count; k++) {
 		v[k].iov_base = iov[k].base;
@@ -448,7 +466,7 @@ static int tcp_send_post(int dest, const struct mad_iovec *iov, int count)
 	while (i < n) {
 		ssize_t w = lwip_writev(socks[dest], v + i, n - i);
 		if (w < 0) {
-			r = -errno;
+			r = conn_lost(dest, -errno);
 			break;
 		}
 		i = step(v, i, n, (size_t)w);
@@ -478,17 +496,23 @@ static int readable(uint64_t timeout_ns)
 
 	FD_ZERO(&rs);
 	for (int i = 0; i < nnodes; i++) {
-		if (socks[i] >= 0) {
+		if (socks[i] >= 0 && !lost[i]) {
 			FD_SET(socks[i], &rs);
 			if (socks[i] > maxfd)
 				maxfd = socks[i];
 		}
 	}
-	if (maxfd < 0 || select(maxfd + 1, &rs, NULL, NULL, &tv) <= 0)
+	if (maxfd < 0) {
+		/* Every connection lost: nothing will come; wait as if it might. */
+		if (timeout_ns)
+			thread_sleep_ns(timeout_ns);
+		return -1;
+	}
+	if (select(maxfd + 1, &rs, NULL, NULL, &tv) <= 0)
 		return -1;
 	for (int k = 0; k < nnodes; k++) {
 		int i = (next_poll + k) % nnodes;
-		if (socks[i] >= 0 && FD_ISSET(socks[i], &rs)) {
+		if (socks[i] >= 0 && !lost[i] && FD_ISSET(socks[i], &rs)) {
 			next_poll = (i + 1) % nnodes;
 			return i;
 		}
@@ -498,14 +522,25 @@ static int readable(uint64_t timeout_ns)
 
 static int tcp_recv_body_post(int src, const struct mad_iovec *iov, int count);
 
+static int recv_header(int i, int *src, void *hdr, size_t hdr_max, size_t *hdr_len);
+
 static int tcp_recv_header_poll(int *src, void *hdr, size_t hdr_max, size_t *hdr_len)
 {
-	struct mad_wire_hdr h;
 	int i = readable(0), r;
-	size_t rest;
 
 	if (i < 0)
 		return 0;
+	r = recv_header(i, src, hdr, hdr_max, hdr_len);
+	return r < 0 ? conn_lost(i, r) : r;
+}
+
+/* The header of the message that came from node i, whose stream is readable. */
+static int recv_header(int i, int *src, void *hdr, size_t hdr_max, size_t *hdr_len)
+{
+	struct mad_wire_hdr h;
+	size_t rest;
+	int r;
+
 	if ((r = read_all(socks[i], &h, sizeof h)) < 0)
 		return r;
 	if (h.magic != MAD_MAGIC || h.npacks > MAD_MAX_PACKS || h.express_len > MAD_EXPRESS_MAX)
@@ -572,9 +607,9 @@ static int body_tag(int src, const struct mad_iovec *iov, int count)
 static int tcp_recv_body_post(int src, const struct mad_iovec *iov, int count)
 {
 	struct iovec v[MAD_MAX_PACKS];
-	int i = 0;
+	int i = 0, r;
 
-	if (src < 0 || src >= nnodes || socks[src] < 0)
+	if (src < 0 || src >= nnodes || socks[src] < 0 || lost[src])
 		return -ENOTCONN;
 	for (int k = 0; k < count; k++) {
 		v[k].iov_base = iov[k].base;
@@ -582,13 +617,13 @@ static int tcp_recv_body_post(int src, const struct mad_iovec *iov, int count)
 	}
 	while (i < count) {
 		ssize_t n = lwip_readv(socks[src], v + i, count - i);
-		if (n == 0)
-			return -ECONNRESET;
-		if (n < 0)
-			return -errno;
+		if (n <= 0)
+			return conn_lost(src, n == 0 ? -ECONNRESET : -errno);
 		i = step(v, i, count, (size_t)n);
 	}
-	return auth[src].on ? body_tag(src, iov, count) : 0;
+	if (auth[src].on && (r = body_tag(src, iov, count)) < 0)
+		return conn_lost(src, r);
+	return 0;
 }
 
 static int tcp_recv_body_poll(int src)

@@ -306,7 +306,8 @@ static void bind_peer(struct peer *p, int reset)
 	waitq_wake_all(&p->senders);
 }
 
-void fab_hello_input(const struct fab_hdr *h, const uint8_t *payload, const uint8_t *src_mac)
+void fab_hello_input(const struct fab_hdr *h, const uint8_t *payload, const uint8_t *src_mac, uint64_t ctr,
+		     int seen)
 {
 	struct fab_hello hello;
 	struct peer *p = &fab.peers[h->src];
@@ -316,6 +317,17 @@ void fab_hello_input(const struct fab_hdr *h, const uint8_t *payload, const uint
 	fab.ctr.hello_rx++;
 	if (hello.nodes != fab.nnodes || memcmp(hello.mac, src_mac, 6) != 0) {
 		fab.ctr.rx_foreign_mac++;
+		return;
+	}
+	/*
+	 * Keyed, a HELLO of the bound incarnation is taken once (its window,
+	 * hello_receive): replayed, it is counted and draws nothing.  One of
+	 * another incarnation goes to the handshake, which refuses a past one
+	 * and only challenges a new claim.
+	 */
+	int bound_inc = fab.keyed && p->m.inc && hello.inc == p->m.inc;
+	if (bound_inc && seen) {
+		fab.ctr.hello_replayed++;
 		return;
 	}
 	r = member_hello(&p->m, hello.inc, hello.nonce, hello.echo, (hello.flags & FAB_HELLO_BOUND) != 0,
@@ -328,8 +340,14 @@ void fab_hello_input(const struct fab_hdr *h, const uint8_t *payload, const uint
 		fab.ctr.rx_foreign_mac++;
 		return;
 	}
-	if (r & MEMBER_BIND)
+	if (r & MEMBER_BIND) {
 		bind_peer(p, (r & MEMBER_RESET) != 0);
+		/* The window is the new incarnation's, none of its HELLOs before this one taken again. */
+		p->hello_rx.top = ctr;
+		p->hello_rx.seen = ~0ULL;
+	} else if (bound_inc) {
+		fab_unseal_take(&p->hello_rx, ctr);
+	}
 	/* Lossless agreement is with the bound incarnation only. */
 	if (hello.inc == p->m.inc) {
 		/*

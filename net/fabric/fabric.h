@@ -236,6 +236,7 @@ struct fabric_counters {
 	uint64_t rx_unbound;		/* frames from a node not bound by the handshake */
 	uint64_t hello_bad;		/* HELLOs without an incarnation, or of one replaced */
 	uint64_t hello_limited;		/* HELLO answers not sent: too many asked for */
+	uint64_t hello_replayed;	/* keyed HELLOs of a bound incarnation taken before: dropped */
 	uint64_t probe_failed;		/* peers whose long frames never came through (discovery.c) */
 	uint64_t send_no_share;		/* sends that found the send queues' pool share used up */
 	uint64_t rebinds;		/* a node came back with a new incarnation */

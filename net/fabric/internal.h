@@ -32,6 +32,7 @@ struct peer {
 	unsigned hello_tokens;		/* unicast HELLOs we may still send it now */
 	uint64_t hello_refill;		/* when they were last counted up */
 	uint64_t hello_up_answer;	/* when we last answered its broadcast with the pair up */
+	struct fab_unseal hello_rx;	/* keyed: the cluster key, and the window over its bound incarnation's HELLOs */
 };
 
 /* How long after start-up a message to an app protocol not registered yet waits for its handler (park.c). */
@@ -53,7 +54,6 @@ struct fabric {
 	int key_state;			/* fab_cluster_key: 0 not read yet, 1 none, 2 derived */
 	uint64_t key_ns;		/* how long its derivation took (scrypt) */
 	struct fab_seal hello_seal;	/* HELLOs: under the cluster key itself */
-	struct fab_unseal hello_unseal;
 	uint64_t peer_timeout_ns;
 	fabric_handler_t handlers[FP_MAX], raw_handlers[FP_MAX];
 	uint8_t in_place[FP_MAX];	/* its handler takes messages in shared memory (fabric_register_in_place) */
@@ -119,7 +119,12 @@ extern void (*fab_reset_hooks[FABRIC_RESET_HOOKS])(int node);
 
 /* discovery.c: start broadcasting HELLO; a HELLO arrived. */
 void fab_discovery_start(void);
-void fab_hello_input(const struct fab_hdr *h, const uint8_t *payload, const uint8_t *src_mac);
+/*
+ * A HELLO that passed its tag (keyed: ctr its counter, seen: ctr is in
+ * the sender's HELLO window already, or before it).
+ */
+void fab_hello_input(const struct fab_hdr *h, const uint8_t *payload, const uint8_t *src_mac, uint64_t ctr,
+		     int seen);
 
 
 /* auto.c: an AUTO frame (node=auto), owns pb (irq); its counters' line. */

@@ -144,7 +144,8 @@ static int fabric_init(void)
 	if (fab_cluster_key(&fab.key)) {
 		fab.keyed = 1;
 		fab.hello_seal.key = fab.key;
-		fab.hello_unseal.key = fab.key;
+		for (int i = 0; i < fab.nnodes; i++)
+			fab.peers[i].hello_rx.key = fab.key;
 	}
 	if (arg_int("peer_timeout_ms", 0))
 		fab.peer_timeout_ns = (uint64_t)arg_int("peer_timeout_ms", 10000) * 1000000ULL;
@@ -280,10 +281,10 @@ void fabric_print_stats(void)
 	for (int e = 1; e < FAB_NERR; e++)
 		printf(" %s %lu", fab_err_names[e], c.rx_rejected[e]);
 	printf(", stale session %lu, foreign mac %lu, unknown proto %lu, from dead peer %lu, "
-	       "unbound %lu, hello without or with a past incarnation %lu, hello answers held back %lu, "
-	       "peers that took no long frame %lu, rebinds %lu\n",
+	       "unbound %lu, hello without or with a past incarnation %lu, hello replayed %lu, "
+	       "hello answers held back %lu, peers that took no long frame %lu, rebinds %lu\n",
 	       c.rx_stale_session, c.rx_foreign_mac, c.rx_unknown_proto, c.rx_dead_peer,
-	       c.rx_unbound, c.hello_bad, c.hello_limited, c.probe_failed, c.rebinds);
+	       c.rx_unbound, c.hello_bad, c.hello_replayed, c.hello_limited, c.probe_failed, c.rebinds);
 	if (c.parked)
 		printf("fabric: messages for an app protocol not registered yet %lu, handed over %lu, "
 		       "refused by it %lu, park full %lu\n", c.parked, c.park_delivered, c.park_refused,

@@ -24,7 +24,10 @@
  * (RFC 4303's anti-replay window, with its extended sequence numbers: only
  * the low 32 bits travel, the tag covers all 64), so no frame is taken
  * twice.  HELLOs carry a tag under the cluster key itself (there is no
- * pair yet); member.h says why replaying one gains nothing.
+ * pair yet) and the sender's HELLO counter; member.h says why replaying
+ * one of a past boot gains nothing, and the receiver keeps the same window
+ * over the HELLOs of each peer's bound boot (discovery.c), so a replayed
+ * one of that boot draws no answer either.
  *
  * fab_parse() is the one place a received frame is validated; it trusts
  * nothing and is what the fuzz target drives.  Pure logic.

@@ -918,6 +918,22 @@ CASES = [
             absent=[r"did not prove itself; trying again"],
             count={r"RESULT mad-test driver=tcp messages=\d+ bytes=\d+ failures=0": 3,
                    r"^\[n0\] mad: tcp: a connection that did not prove a node's id": 9}),
+    # A station in the middle (boot/hostile's relay: ARP replies make each node send the other's
+    # TCP through it) passes the set-up on as it is and changes one byte of a later Madeleine
+    # message.  Without a key the change reaches the app; with one the message fails its tag,
+    # its connection is closed, and both nodes end (the relay can stop them, never feed them).
+    # e1000: its MAC filter keeps the hub's unchanged copy out.
+    Cluster("mad-test-2-tcp-relayed", app="mad-test", nodes=2, nic="e1000", args="driver=tcp",
+            options=["--hostile=--kinds relay --rate 20"], timeout=90, status=1,
+            expect=[r"mad-test: FAILED .*(differs from the one sent|wrong at)",
+                    r"cluster: hostile: .*relay [1-9]\d*\), heard \d+, relayed [1-9]\d*, changed 1$"],
+            absent=[r"failed its tag"]),
+    Cluster("mad-test-2-tcp-keyed-relayed", app="mad-test", nodes=2, nic="e1000", args="driver=tcp",
+            options=["--key", "random", "--hostile=--kinds relay --rate 20"], timeout=90, status=1,
+            expect=[r"^\[n\d\] mad-tcp: a message from node \d failed its tag \(its (header|body)",
+                    r"cluster: hostile: .*relay [1-9]\d*\), heard \d+, relayed [1-9]\d*, changed 1$"],
+            count={r"^\[n\d\] RESULT mad-test driver=tcp": 2},
+            absent=[r"differs from the one sent|wrong at"]),
     # A chunk the receiver refuses (its ring write-inhibited) is never announced, and the
     # sender's next send says so (issue 25, defect 5).
     Cluster("mad-test-2-req-refused-chunk", app="mad-test", nodes=2, nic="e1000",

@@ -4,7 +4,7 @@
  * and membership), node 1 of four with three simulated peers
  * (tests/unit/host_node.c), CRCs and tags checked: the handshake, the
  * cluster key against forged, damaged and replayed frames, a replayed
- * HELLO of a past boot, a dead peer that comes back, the barrier.
+ * HELLO of a past boot or of the bound one, a dead peer that comes back, the barrier.
  */
 #include <errno.h>
 #include <setjmp.h>
@@ -186,6 +186,42 @@ static void keyed_replayed_hello_of_a_past_boot(void **state)
 	assert_int_equal(hn_teardown(), 0);
 }
 
+/*
+ * Keyed: HELLOs of the bound boots replayed, every frame of the history
+ * 20 times, are each counted as replayed and draw no HELLO in answer; a
+ * new HELLO of the same boot is still taken.
+ */
+static void keyed_replayed_hellos_of_the_bound_boot_draw_nothing(void **state)
+{
+	struct fabric_counters c0, c;
+
+	(void)state;
+	hn_reset(1, 10000);
+	assert_int_equal(hn_discover(), 0);
+	hn_hello(2, 0);
+	hn_deliver(hn_waiting() - 1);
+	hn_hello(3, 1);
+	hn_deliver(hn_waiting() - 1);
+	hn_settle();
+	hn_counters(&c0);
+	for (int round = 0; round < 20; round++)
+		for (unsigned i = 0; i < 64; i++)
+			hn_replay(i);
+	hn_settle();
+	hn_counters(&c);
+	assert_true(c.hello_rx - c0.hello_rx >= 40);	/* both HELLOs, 20 times */
+	assert_int_equal(c.hello_replayed - c0.hello_replayed, c.hello_rx - c0.hello_rx);
+	assert_int_equal(c.hello_tx, c0.hello_tx);
+	assert_int_equal(c.rebinds, 0);
+	hn_hello(2, 0);
+	hn_deliver(hn_waiting() - 1);
+	hn_settle();
+	hn_counters(&c0);
+	assert_int_equal(c0.hello_replayed, c.hello_replayed);
+	assert_int_equal(c0.hello_rx, c.hello_rx + 1);
+	assert_int_equal(hn_teardown(), 0);
+}
+
 /* A peer silent past the timeout is dead; a new boot of it is bound again. */
 static void dead_peer_comes_back(void **state)
 {
@@ -321,6 +357,7 @@ int main(void)
 		cmocka_unit_test(keyed_refuses_damaged_and_unkeyed_frames),
 		cmocka_unit_test(frames_before_the_handshake_bind_nothing),
 		cmocka_unit_test(keyed_replayed_hello_of_a_past_boot),
+		cmocka_unit_test(keyed_replayed_hellos_of_the_bound_boot_draw_nothing),
 		cmocka_unit_test(dead_peer_comes_back),
 		cmocka_unit_test(barrier_release_from_a_member_is_dropped),
 		cmocka_unit_test(an_unregistered_protocol_holds_up_only_itself),
