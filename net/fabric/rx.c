@@ -51,11 +51,15 @@ static __attribute__((cold, noinline)) enum fab_err hello_receive(const uint8_t 
 								   const uint8_t *payload, struct peer *p)
 {
 	uint64_t ctr = 0;
-	enum fab_err e = FAB_OK;
+	enum fab_err e;
+	int seen = 0;
 
-	if (fab.keyed && (e = fab_unseal_check(&p->hello_rx, frame, h, &ctr)) == FAB_E_MAC)
-		return e;
-	fab_hello_input(h, payload, frame + 6, ctr, e == FAB_E_REPLAY);
+	if (fab.keyed) {
+		if ((e = fab_unseal(&p->hello_rx, frame, h, 0)) != FAB_OK)
+			return e;
+		seen = fab_unseal_seen(&p->hello_rx, frame, h, &ctr);
+	}
+	fab_hello_input(h, payload, frame + 6, ctr, seen);
 	return FAB_OK;
 }
 

@@ -249,16 +249,32 @@ uint16_t fab_pair_tag(uint64_t src_inc, uint64_t dst_inc)
 	return t ? t : 1;
 }
 
+/* The 64-bit counter nearest u's window top with the trailer's low bits (RFC 4303 A.2). */
+static inline uint64_t trailer_ctr(const struct fab_unseal *u, const struct fab_trailer *t)
+{
+	return u->top + (uint64_t)(int64_t)(int32_t)(t->ctr - (uint32_t)u->top);
+}
+
+/* Was ctr taken already, or is it below u's window? */
+static inline int window_seen(const struct fab_unseal *u, uint64_t ctr)
+{
+	uint64_t d;
+
+	if (ctr > u->top)
+		return 0;
+	d = u->top - ctr;
+	return d >= 64 || (u->seen >> d & 1);
+}
+
 enum fab_err fab_unseal_check(const struct fab_unseal *u, const uint8_t *frame, const struct fab_hdr *h,
 			      uint64_t *ctr_out)
 {
 	const uint8_t *fh = frame + FAB_ETH_HLEN;
 	struct fab_trailer t;
-	uint64_t ctr, d;
+	uint64_t ctr;
 
 	memcpy(&t, fh + FAB_HDR_LEN + h->len, sizeof t);
-	/* The 64-bit counter nearest the window's top with these low bits (RFC 4303 A.2). */
-	ctr = u->top + (uint64_t)(int64_t)(int32_t)(t.ctr - (uint32_t)u->top);
+	ctr = trailer_ctr(u, &t);
 #ifndef FUZZING_BUILD_MODE_UNSAFE_FOR_PRODUCTION
 	if (frame_tag(&u->key, fh, h->len, ctr) != t.tag)
 		return FAB_E_MAC;
@@ -267,12 +283,17 @@ enum fab_err fab_unseal_check(const struct fab_unseal *u, const uint8_t *frame, 
 	(void)frame_tag(&u->key, fh, h->len, ctr);
 #endif
 	*ctr_out = ctr;
-	if (ctr > u->top)
-		return FAB_OK;
-	d = u->top - ctr;
-	if (d >= 64 || (u->seen >> d & 1))
-		return FAB_E_REPLAY;
-	return FAB_OK;
+	return window_seen(u, ctr) ? FAB_E_REPLAY : FAB_OK;
+}
+
+__attribute__((cold, noinline)) int fab_unseal_seen(const struct fab_unseal *u, const uint8_t *frame,
+						    const struct fab_hdr *h, uint64_t *ctr)
+{
+	struct fab_trailer t;
+
+	memcpy(&t, frame + FAB_ETH_HLEN + FAB_HDR_LEN + h->len, sizeof t);
+	*ctr = trailer_ctr(u, &t);
+	return window_seen(u, *ctr);
 }
 
 void fab_unseal_take(struct fab_unseal *u, uint64_t ctr)

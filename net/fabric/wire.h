@@ -335,6 +335,12 @@ enum fab_err fab_unseal_check(const struct fab_unseal *u, const uint8_t *frame, 
 			      uint64_t *ctr);
 void fab_unseal_take(struct fab_unseal *u, uint64_t ctr);
 
+/*
+ * For a frame whose tag fab_unseal (window 0) checked: its 64-bit counter
+ * in *ctr, and 1 if u's window took it already or lies past it.
+ */
+int fab_unseal_seen(const struct fab_unseal *u, const uint8_t *frame, const struct fab_hdr *h, uint64_t *ctr);
+
 /* Recompute the CRC of a built frame after changing header fields. */
 void fab_reseal(uint8_t *frame);
 
