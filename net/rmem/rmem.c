@@ -500,8 +500,13 @@ int rmem_write_block(int rd, uint32_t off, const void *src, size_t count, int fl
 	uint32_t piece = xfer_max(d);
 	while (count) {
 		uint32_t n = count > piece ? piece : (uint32_t)count;
-		/* Only the last piece notifies: it arrives last (in order). */
-		int fl = count > n ? (flags & RMEM_UNRELIABLE) : flags;
+		/*
+		 * Only the last piece notifies: it arrives last (in order).  Every
+		 * piece keeps the rest: NOWAIT (the train stops at the first piece
+		 * that finds no room, never blocks) and MARKED (a refused piece
+		 * anywhere in the block is remembered).
+		 */
+		int fl = count > n ? (flags & ~RMEM_INTR) : flags;
 		if ((r = rmem_write(rd, off, p, n, fl)) < 0)
 			return r;
 		off += n;

@@ -373,6 +373,45 @@ static void write_block_sync_all_applied(void **state)
 	assert_int_equal(host_frames(), 0);
 }
 
+/*
+ * An asynchronous block write keeps its flags on every piece, not only the
+ * last: with RMEM_NOWAIT and no room it fails at its first piece and sends
+ * nothing (it never blocks); with RMEM_MARKED a refused first piece is
+ * remembered at the target although the last one landed.
+ */
+static void write_block_keeps_nowait_and_marked_on_every_piece(void **state)
+{
+	static uint8_t src[3 * RMEM_MAX_XFER];
+	uint32_t gen;
+
+	(void)state;
+	int seg = export_remote(RMEM_RW, &gen);
+	int rd = rmem_attach(PEER, seg, gen, sizeof remote, RMEM_RW);
+	assert_true(rd >= 0);
+	host_can_send = 0;
+	assert_int_equal(rmem_write_block(rd, 0, src, sizeof src, RMEM_NOWAIT), -EAGAIN);
+	assert_int_equal(host_frames(), 0);
+	assert_int_equal(rmem_ctr.fifo_overflows, 1);
+	host_can_send = 1;
+
+	for (size_t i = 0; i < sizeof src; i++)
+		src[i] = (uint8_t)(i * 5 + 3);
+	rmem_marked_take(PEER);
+	assert_int_equal(rmem_write_block(rd, 0, src, sizeof src, RMEM_MARKED), 0);
+	assert_int_equal(host_frames(), 3);
+	pump_seg = seg;
+	pump_n = 0;
+	inhibit_at = 0;			/* the first piece refused */
+	pump();
+	inhibit_at = -1;
+	assert_int_equal(pump_n, 3);
+	assert_int_equal(rmem_ctr.refused_inhibit, 1);
+	assert_true(rmem_marked_refused(PEER));
+	rmem_marked_take(PEER);
+	assert_memory_equal(remote + RMEM_MAX_XFER, src + RMEM_MAX_XFER, 2 * RMEM_MAX_XFER);
+	rmem_release(rd);
+}
+
 /* Every frame this node sent handed to its own receive half, as node 2 would take it. */
 static void pump_all(void)
 {
@@ -515,6 +554,7 @@ int main(void)
 		cmocka_unit_test_setup(atomics_on_a_segment_based_4_mod_8, setup),
 		cmocka_unit_test_setup(write_block_sync_unreliable_doubled, setup),
 		cmocka_unit_test_setup(write_block_sync_many_trains, setup),
+		cmocka_unit_test_setup(write_block_keeps_nowait_and_marked_on_every_piece, setup),
 		cmocka_unit_test_setup(nowait_write_overflow_is_the_papers_exception, setup),
 		cmocka_unit_test_setup(read_answer_never_lands_in_a_reexported_slot, setup),
 		cmocka_unit_test_setup(read_answer_lands_in_its_segment, setup),
