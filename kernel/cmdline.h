@@ -14,7 +14,7 @@
 
 #define CMDLINE_MAX_ARGS 32
 #define CMDLINE_KEY_MAX 32
-#define CMDLINE_VAL_MAX 160
+#define CMDLINE_VAL_MAX 256
 
 struct cmdline_arg {
 	char key[CMDLINE_KEY_MAX];

@@ -155,18 +155,9 @@ static int send_at(int node, uint32_t epoch, uint8_t proto, const void *hdr, siz
 	if (epoch && fabric_peer_epoch(node) != epoch)
 		return -ECONNRESET;
 	if (flags & CALL_RAW) {
-		struct pktbuf *pb;
-		int r;
 		if (hlen + dlen > FAB_MTU && hlen + dlen > fabric_mtu(node))
 			return -EMSGSIZE;
-		if (!(pb = pkt_get_len(FAB_ETH_HLEN + FAB_HDR_LEN + hlen + dlen + FAB_TRAILER_LEN)))
-			return -ENOBUFS;
-		memcpy(fabric_payload(pb), hdr, hlen);
-		if (dlen)
-			memcpy(fabric_payload(pb) + hlen, data, dlen);
-		r = fabric_raw_send_pb(node, proto, pb, hlen + dlen);
-		pkt_put(pb);
-		return r;
+		return fabric_raw_sendv(node, proto, hdr, hlen, data, dlen);
 	}
 	return fabric_send_at(node, epoch, proto, hdr, hlen, data, dlen,
 			      in_irq ? flags | FABRIC_NOWAIT : flags);

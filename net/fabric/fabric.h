@@ -205,6 +205,8 @@ int fabric_clock_offset(int peer, int probes, int64_t *offset, uint64_t *error);
 
 /* Send one raw frame (unreliable); 0, -EAGAIN if the TX ring is full, or -errno. */
 int fabric_raw_send(int dst, uint8_t proto, const void *data, size_t len);
+/* The same, of hdr then data: on the unkeyed shared-memory link written where it goes (the slot). */
+int fabric_raw_sendv(int dst, uint8_t proto, const void *hdr, size_t hlen, const void *data, size_t dlen);
 int fabric_raw_send_pb(int dst, uint8_t proto, struct pktbuf *pb, size_t len);
 
 /* Wait until everything sent to dst was acknowledged.  0, -EHOSTDOWN, -ETIMEDOUT. */

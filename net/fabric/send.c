@@ -283,8 +283,10 @@ int fabric_raw_send_pb(int dst, uint8_t proto, struct pktbuf *pb, size_t len)
 	return r < 0 ? r : raw_xmit_pb(&fab.peers[dst], proto, pb, len);
 }
 
-int fabric_raw_send(int dst, uint8_t proto, const void *data, size_t len)
+/* A raw frame of hdr then data: fabric_raw_send and fabric_raw_sendv. */
+static inline int raw_send(int dst, uint8_t proto, const void *hdr, size_t hlen, const void *data, size_t dlen)
 {
+	size_t len = hlen + dlen;
 	struct pktbuf *pb;
 	struct peer *p;
 	uint8_t *f;
@@ -296,7 +298,9 @@ int fabric_raw_send(int dst, uint8_t proto, const void *data, size_t len)
 	/* Built in the NIC's transmit slot where it has one (the shared-memory link), unkeyed (slot_begin). */
 	irqflags_t fl = irq_save();
 	if (!fab.keyed && (f = net_tx_begin(p->mac, CHAN_PAYLOAD_OFF + len))) {
-		memcpy(f + CHAN_PAYLOAD_OFF, data, len);
+		memcpy(f + CHAN_PAYLOAD_OFF, hdr, hlen);
+		if (dlen)
+			memcpy(f + CHAN_PAYLOAD_OFF + hlen, data, dlen);
 		size_t n = build_raw(f, p, proto, len);
 		trace_point(TS_FABRIC_TX);
 		net_tx_commit(n);
@@ -307,10 +311,22 @@ int fabric_raw_send(int dst, uint8_t proto, const void *data, size_t len)
 	irq_restore(fl);
 	if (!(pb = pkt_get_len(CHAN_PAYLOAD_OFF + len + FAB_TRAILER_LEN)))
 		return -ENOBUFS;
-	memcpy(fabric_payload(pb), data, len);
+	memcpy(fabric_payload(pb), hdr, hlen);
+	if (dlen)
+		memcpy(fabric_payload(pb) + hlen, data, dlen);
 	r = raw_xmit_pb(p, proto, pb, len);
 	pkt_put(pb);
 	return r;
+}
+
+int fabric_raw_send(int dst, uint8_t proto, const void *data, size_t len)
+{
+	return raw_send(dst, proto, data, len, NULL, 0);
+}
+
+int fabric_raw_sendv(int dst, uint8_t proto, const void *hdr, size_t hlen, const void *data, size_t dlen)
+{
+	return raw_send(dst, proto, hdr, hlen, data, dlen);
 }
 
 int fabric_can_send(int dst)

@@ -203,8 +203,8 @@ static int serve(int src, const struct rmem_msg *m, const uint8_t *data, int raw
 }
 
 /*
- * The common request, taken in one pass: an asynchronous WRITE on the
- * reliable channel that its segment allows (paper 2.3: the receive path
+ * The common request, taken in one pass: an asynchronous WRITE (on the
+ * reliable channel or raw) that its segment allows (paper 2.3: the receive path
  * does the operation in a handful of instructions).  The same checks as
  * rmem_parse and rmem_check, in the order that settles a good one
  * soonest; anything else, refusals included, is left to serve().  1 if
@@ -214,7 +214,7 @@ static int write_fast(int src, const struct rmem_msg *m, const uint8_t *data, si
 {
 	const struct segslot *s;
 
-	if (m->op != RM_WRITE || (m->flags & ~(RM_F_INTR | RM_F_MARKED)) || m->count != dlen ||
+	if (m->op != RM_WRITE || (m->flags & ~(RM_F_INTR | RM_F_MARKED | RM_F_RAW)) || m->count != dlen ||
 	    m->count == 0 || m->count > RMEM_DATA_MAX || m->seg >= SEGTAB_SLOTS ||
 	    (unsigned)src >= SEGTAB_NODES)
 		return 0;
@@ -237,7 +237,7 @@ int rmem_receive(int src, const uint8_t *payload, size_t len, int raw)
 	size_t dlen;
 
 	trace_point(TS_MECH_RX);
-	if (len >= RMEM_HDR_LEN && !raw) {
+	if (len >= RMEM_HDR_LEN) {
 		memcpy(&m, payload, sizeof m);
 		if (write_fast(src, &m, payload + RMEM_HDR_LEN, len - RMEM_HDR_LEN))
 			return 0;

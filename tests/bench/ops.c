@@ -133,6 +133,27 @@ static int read_run(uint32_t i)
 	return r;
 }
 
+/*
+ * The remote memory paper's own WRITE and READ (Table 1): "only as
+ * reliable as the network", raw frames with no channel, no sequence and
+ * no acknowledgement (RMEM_UNRELIABLE).
+ */
+static int write_unreliable_run(uint32_t i)
+{
+	memcpy(seg_mem, &i, sizeof i);
+	return rmem_write(rd, 0, seg_mem, 40, RMEM_UNRELIABLE);
+}
+
+static int read_unreliable_run(uint32_t i)
+{
+	(void)i;
+	int h = rmem_read(rd, 64, 40, seg, 0, RMEM_UNRELIABLE);
+	int r = h < 0 ? h : rmem_read_wait(h, WAIT_NS);
+
+	trace_point(TS_APP_WAKE);
+	return r;
+}
+
 static int cas_run(uint32_t i)
 {
 	uint64_t old;
@@ -424,6 +445,8 @@ const struct op ops[] = {
 	{ "write", rmem_setup, rmem_bind, write_run, NULL, PATH(one_way) },
 	{ "write-sync", rmem_setup, rmem_bind, write_sync_run, NULL, NULL, 0 },
 	{ "read", rmem_setup, rmem_bind, read_run, NULL, PATH(round_trip) },
+	{ "write-unreliable", rmem_setup, rmem_bind, write_unreliable_run, NULL, PATH(one_way) },
+	{ "read-unreliable", rmem_setup, rmem_bind, read_unreliable_run, NULL, PATH(round_trip) },
 	{ "cas", rmem_setup, rmem_bind, cas_run, NULL, PATH(round_trip) },
 	{ "fadd", rmem_setup, rmem_bind, fadd_run, NULL, PATH(round_trip) },
 	{ "req", req_setup, req_bind, req_run, req_tidy, PATH(one_way) },

@@ -345,7 +345,8 @@ static int parse_ops(const char *list, int *want)
 		if (!op || n == MAX_OPS) {
 			printf("stages: ops=: '%.*s' is not an operation (%s)\n", len, p,
 			       "raw, reliable, write, write-sync, read, cas, fadd, req, req-notify, deposit, "
-			       "deposit-rtt, rpc-simple, mad-rmem, mad-req, mad-cell, tcp-1B, mpi-rmem, mpi-put");
+			       "deposit-rtt, rpc-simple, mad-rmem, mad-req, mad-cell, tcp-1B, mpi-rmem, mpi-put, "
+			       "write-unreliable, read-unreliable");
 			return -1;
 		}
 		if (!op->npath && !marks) {

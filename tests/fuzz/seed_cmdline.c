@@ -10,6 +10,8 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "kernel/cmdline.h"
+
 static const char *const lines[] = {
 	"node=0 nodes=2 app=calc iters=10",
 	"node=1 nodes=4 app=hello peer_timeout_ms=500 seed=7",
@@ -38,18 +40,18 @@ static const char *const lines[] = {
 
 int main(int argc, char **argv)
 {
-	char path[512], val[200];
+	char path[512], val[CMDLINE_VAL_MAX + 8];
 	int bad = 0, n = 0;
 
 	if (argc != 2)
 		return 2;
 	for (size_t i = 0; i < sizeof lines / sizeof lines[0] + 2; i++) {
 		const char *l = lines[i % (sizeof lines / sizeof lines[0])];
-		if (i >= sizeof lines / sizeof lines[0]) {	/* values of 159 and 160 characters */
-			memset(val, 'v', sizeof val);
-			snprintf(val, sizeof val, "name=%.*s", (int)(159 + i - sizeof lines / sizeof lines[0]),
-				 "vvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvv"
-				 "vvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvvv");
+		if (i >= sizeof lines / sizeof lines[0]) {	/* values of the longest length and one more */
+			size_t vl = CMDLINE_VAL_MAX - 1 + (i - sizeof lines / sizeof lines[0]);
+			memcpy(val, "name=", 5);
+			memset(val + 5, 'v', vl);
+			val[5 + vl] = '\0';
 			l = val;
 		}
 		for (unsigned flag = 0; flag < 4; flag++) {

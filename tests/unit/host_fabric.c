@@ -166,6 +166,11 @@ int fabric_raw_send_pb(int dst, uint8_t proto, struct pktbuf *pb, size_t len)
 	return enqueue(dst, proto, 1, fabric_payload(pb), len, NULL, 0);
 }
 
+int fabric_raw_sendv(int dst, uint8_t proto, const void *hdr, size_t hlen, const void *data, size_t dlen)
+{
+	return enqueue(dst, proto, 1, hdr, hlen, data, dlen);
+}
+
 int fabric_send_at(int dst, uint32_t epoch, uint8_t proto, const void *hdr, size_t hlen,
 		   const void *data, size_t dlen, int flags)
 {
