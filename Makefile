@@ -624,10 +624,14 @@ UNIT_TESTS := cmdline acpi_s5 calib page memcpy pktbuf shm_ring channel wire cal
 	mpi_datatype mpi_op mpi_coll mpi_group mpi_errors mpi_attr mpi_info mpi_topo mpi_comm
 UNIT_BINS := $(addprefix $(BUILD)/tests/unit_,$(UNIT_TESTS))
 
+# Each test is compiled and linked from several sources in one command, so its
+# header dependencies come from one -MM pass over all of them (-MMD would
+# leave only the last source's), and a header change rebuilds what uses it.
 $(BUILD)/tests/unit_%: tests/unit/test_%.c $$(UNIT_SRCS_$$*) | deps-check
 	@mkdir -p $(dir $@)
 	@echo "  HOSTCC  $@"
-	@$(HOSTCC) $(UNIT_CFLAGS) -MMD -MP -o $@ $< $(UNIT_SRCS_$*) $(UNIT_LDFLAGS_$*) $(UNIT_LIBS)
+	@$(HOSTCC) $(UNIT_CFLAGS) -MM -MP -MT $@ $< $(UNIT_SRCS_$*) > $@.d
+	@$(HOSTCC) $(UNIT_CFLAGS) -o $@ $< $(UNIT_SRCS_$*) $(UNIT_LDFLAGS_$*) $(UNIT_LIBS)
 
 -include $(UNIT_BINS:=.d)
 
@@ -721,10 +725,13 @@ FUZZ_BINS := $(addprefix $(BUILD)/fuzz/fuzz_,$(FUZZ_TARGETS))
 $(BUILD)/fuzz/fuzz_%: tests/fuzz/fuzz_%.c tests/fuzz/seed_%.c $$(FUZZ_SRCS_$$*) | deps-check
 	@mkdir -p $(dir $@) $(BUILD)/fuzz/corpus_$* $(BUILD)/fuzz/seeds_$*
 	@echo "  FUZZCC  $@"
+	@$(FUZZ_CC) $(FUZZ_CFLAGS) -MM -MP -MT $@ $< $(FUZZ_SRCS_$*) > $@.d
 	@$(FUZZ_CC) $(FUZZ_CFLAGS) -o $@ $< $(FUZZ_SRCS_$*)
 	@$(HOSTCC) -std=gnu11 -DHOST_TEST -I. -o $(BUILD)/fuzz/seed_$* tests/fuzz/seed_$*.c \
 		net/fabric/wire.c kernel/crc.c kernel/siphash.c kernel/scrypt.c $(SEED_SRCS_$*)
 	@$(BUILD)/fuzz/seed_$* $(BUILD)/fuzz/seeds_$*
+
+-include $(FUZZ_BINS:=.d)
 
 fuzz-build: $(FUZZ_BINS)
 

@@ -36,6 +36,16 @@
 
 #define DEP_CELLS_PER_FRAME 27	/* in Ethernet's frames: 27 * 53 = 1431 <= FAB_MTU; more in longer ones */
 #define DEP_HOLD_DEFAULT 64	/* cells held behind an exception, per connection */
+/*
+ * Past its hold queue a blocked connection's cells go to the spill pool,
+ * shared by all, up to DEP_SPILL_PER_CONN a connection: room for a whole
+ * 64 KiB AAL5 block (1,366 cells) behind an exception and what follows it
+ * while its sender hears the stop, so that such a block holds its own
+ * connection only.  Only past that is the frame refused, which holds the
+ * node pair's channel (every connection between them) until re-enabled.
+ */
+#define DEP_SPILL_CELLS 4096
+#define DEP_SPILL_PER_CONN 2048
 
 /* --- endpoints and connections (3.2, DART 6.1) ------------------------------ */
 

@@ -22,8 +22,6 @@ struct dep_flow_msg {
 	uint8_t zero;
 };
 
-#define DEP_SPILL_CELLS 2048		/* the spill pool: cells held past their hold queues */
-#define DEP_SPILL_PER_CONN 512		/* ... at most so many a connection's */
 #define DEP_NAME_MAX 32			/* a connection's name, with the NUL */
 
 struct conn_note {

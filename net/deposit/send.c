@@ -56,12 +56,26 @@ static struct pktbuf *get_pb(size_t len)
 	return pb;
 }
 
-/* Send a block's AAL5 cells: first (taken from seg already), then the rest of seg.  (thread) */
-static int send_block(int peer, struct cell_seg *seg, const struct cell *first)
+static int flow_wait(int vci);
+
+/*
+ * Send a block's AAL5 cells on vci: first (taken from seg already), then
+ * the rest of seg.  A stop from a receiving end (6.4's flow control) is
+ * heeded between frames, not only when the block starts: a long block
+ * behind an exception stops once its sender hears so.  (thread)
+ */
+static int send_block(int vci, int peer, struct cell_seg *seg, const struct cell *first)
 {
 	size_t per = cells_per_frame(peer), lead = 1;
 
 	for (;;) {
+		if (__builtin_expect(dep_flow[vci].stopped_by != 0, 0) && !lead) {
+			irqflags_t f = irq_save();
+			int r = dep_flow[vci].stopped_by ? flow_wait(vci) : 0;
+			irq_restore(f);
+			if (r < 0)
+				return r;
+		}
 		size_t left = cell_seg_cells_left(seg) + lead;
 		size_t n = left < per ? left : per, i = 0;
 		struct pktbuf *pb = get_pb(n * CELL_SIZE);
@@ -229,7 +243,7 @@ int dep_go(struct dart_sendregs *sr, uint32_t value)
 		if (!(to & 1))
 			continue;
 		struct cell_seg seg = snd.seg;
-		int e = send_block((int)m, &seg, &first);
+		int e = send_block(vci, (int)m, &seg, &first);
 		if (e < 0 && r == 0)
 			r = e;
 	}

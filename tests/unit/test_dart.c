@@ -25,6 +25,7 @@
 #include "kernel/crc.h"
 #include "net/deposit/cell.h"
 #include "net/deposit/dart.h"
+#include "net/deposit/deposit.h"
 
 #define PG 4096
 #define ARENA (6 * PG)		/* guard | RW | guard | RO | WO | guard */
@@ -1445,6 +1446,65 @@ static void test_long_block_behind_fault(void **state)
 	assert_int_equal(D.ctr.block_skipped, 85);
 }
 
+/*
+ * One 64 KiB AAL5 block behind an exception, with the kernel's sizes (a
+ * hold queue of DEP_HOLD_DEFAULT, the spill pool of DEP_SPILL_CELLS, at
+ * most DEP_SPILL_PER_CONN a connection): every cell held on its own
+ * connection, none refused (a refused frame holds the node pair's whole
+ * channel); another connection of the same node goes on meanwhile; once
+ * re-enabled (skipping the block) the write behind it lands.
+ */
+static void test_64k_block_behind_fault_holds_its_connection_only(void **state)
+{
+	enum { BLK = 65536 };
+	static struct dart_spill pool[DEP_SPILL_CELLS];
+	static struct cell c[BLK / CELL_PAYLOAD + 4];
+	static struct dart Sx;
+	struct dart_conn_cfg scfg = { 0, 0, DART_TX | DART_RX, V, 0, 16, 0, 0, 0 };
+	struct dart_sendregs r = { 0 };
+	struct dart_send snd;
+	uint8_t *src = aligned_alloc(PG, BLK);
+	int n = 0, more;
+
+	(void)state;
+	_Static_assert(DEP_HOLD_DEFAULT == sizeof hold[0] / sizeof hold[0][0], "V's hold queue is the kernel's");
+	assert_non_null(src);
+	memset(src, 0xa5, BLK);
+	dart_init(&Sx);
+	assert_int_equal(dart_ep_create(&Sx, src, BLK, DART_EP_READ), 0);
+	assert_int_equal(dart_conn_open(&Sx, V, &scfg, NULL, 0), 0);
+	r.opcode = DART_OPC(CELL_OP(CK_WRITE, CA_INDIRECT), 0, 0, 0);
+	r.index = DART_IDX(0, 0, 0, 0xff);
+	r.size = BLK / 16;
+	assert_int_equal(dart_send_prepare(&Sx, V, &r, 0, &c[n++], &snd), 0);
+	assert_true(snd.block);
+	do
+		more = cell_seg_next(&snd.seg, (struct cell_aal5 *)&c[n++]);
+	while (more == 1);
+	assert_int_equal(n, 1366);		/* the control cell and its AAL5 cells */
+	c[n++] = write_direct(V, 64, 0x5c);
+
+	dart_spill_init(&D, pool, DEP_SPILL_CELLS, DEP_SPILL_PER_CONN);
+	D.reg[0] = PG;			/* the block's address: past the endpoint, its control cell faults */
+	size_t pos = 0;
+	assert_int_equal(feed_frames(c, (size_t)n, &pos), 0);
+	assert_int_equal(pos, n);
+	assert_int_equal(D.conn[V].state, DC_EXCEPTION);
+	assert_int_equal(D.conn[V].exc.cls, DEX_BOUNDS);
+	assert_int_equal(D.conn[V].hold_n + D.conn[V].sp_n, n - 1);
+	assert_int_equal(D.conn[V].hold_full, 0);
+	/* The same node's other connection goes on. */
+	struct cell g = write_direct(W, 2048, 0x6d);
+	assert_int_equal(feed(&g), 0);
+	assert_block(rw + 2048, 0x6d, 0xff);
+	/* Re-enabled past the block: its cells go, the write behind it lands, the pool is empty again. */
+	assert_int_equal(dart_resume(&D, V, DART_SKIP, &sink), 0);
+	assert_int_equal(D.conn[V].state, DC_OPEN);
+	assert_block(rw + 64, 0x5c, 0xff);
+	assert_int_equal(D.spill_used, 0);
+	free(src);
+}
+
 /* A block's control cell that faults before its operation runs still takes its AAL5 cells with it. */
 static void test_block_control_fault_early(void **state)
 {
@@ -1675,6 +1735,7 @@ int main(void)
 		cmocka_unit_test_setup(test_reply_not_sent_commits_nothing, setup),
 		cmocka_unit_test_setup(test_hold_full_refuses, setup),
 		cmocka_unit_test_setup(test_spill_and_flow, setup),
+		cmocka_unit_test_setup(test_64k_block_behind_fault_holds_its_connection_only, setup),
 		cmocka_unit_test_setup(test_peer_reset, setup),
 		cmocka_unit_test_setup(test_long_block_behind_fault, setup),
 		cmocka_unit_test_setup(test_block_control_fault_early, setup),
