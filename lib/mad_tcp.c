@@ -34,7 +34,8 @@
  * stream can no longer be trusted.
  *
  * A connection that fails (a tag, a reset, its end, a stream out of step)
- * is shut and never read or written again (lost[]): sends to that node
+ * is aborted (an RST to the peer, whose calls then fail too) and never
+ * read or written again (lost[]): sends to that node
  * and receives from it fail (-ENOTCONN), the other nodes' messages go on,
  * and it is said once.  The socket is closed only at tcp_exit, so that a
  * thread still inside a call on it never finds it reused.
@@ -181,7 +182,8 @@ static __attribute__((cold, noinline)) int conn_lost(int src, int r)
 		if (r != -EBADMSG)
 			printf("mad-tcp: the connection with node %d failed (%d): closed, no more messages "
 			       "to or from it\n", src, r);
-		shutdown(socks[src], SHUT_RDWR);
+		/* Aborted (an RST), not shut: a peer blocked writing to us hears of it at once. */
+		lwip_socket_abort(socks[src]);
 	}
 	return r;
 }

@@ -44,6 +44,14 @@ int lwip_port_ready(void);
 void lwip_select_kickable(int on);
 void lwip_select_kick(void);
 
+/*
+ * Abort TCP socket s's connection (tcp_abort in lwIP's thread: an RST to
+ * the peer), leaving the socket itself open: a thread blocked in a call on
+ * it returns with an error, later calls fail, and closesocket frees it.
+ * 0, or -EBADF (not a TCP socket), -ENOMEM.
+ */
+int lwip_socket_abort(int s);
+
 /* Print the glue's counters and lwIP's TCP and memory counters. */
 void lwip_port_print_stats(void);
 

@@ -12,6 +12,7 @@
  *    the kernel's sem_post and mutex_unlock wake inside their own critical
  *    section and would otherwise leave the preemption to the next tick.
  */
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -21,8 +22,11 @@
 #include "kernel/trap.h"
 #include "kernel/tsc.h"
 #include "kernel/x86.h"
+#include "lwip/api.h"
 #include "lwip/opt.h"
+#include "lwip/priv/sockets_priv.h"
 #include "lwip/sys.h"
+#include "lwip/tcp.h"
 #include "lwip/tcpip.h"
 #include "net/lwip/lwip_port.h"
 
@@ -381,4 +385,22 @@ fail:
 	printf("lwip: cannot start thread '%s' (priority %d, stack %d bytes)\n", name, prio, stacksize);
 	__atomic_fetch_add(&lwip_port_stats.threads_failed, 1, __ATOMIC_RELAXED);
 	return NULL;
+}
+
+/* In lwIP's thread: the connection's pcb, if it still has one, aborted (its error callback tells the netconn). */
+static void socket_abort_in_tcpip(void *arg)
+{
+	struct netconn *c = arg;
+
+	if (c->pcb.tcp)
+		tcp_abort(c->pcb.tcp);
+}
+
+int lwip_socket_abort(int s)
+{
+	struct lwip_sock *sock = lwip_socket_dbg_get_socket(s);
+
+	if (!sock || !sock->conn || NETCONNTYPE_GROUP(netconn_type(sock->conn)) != NETCONN_TCP)
+		return -EBADF;
+	return tcpip_callback(socket_abort_in_tcpip, sock->conn) == ERR_OK ? 0 : -ENOMEM;
 }

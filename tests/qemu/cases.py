@@ -918,13 +918,16 @@ CASES = [
                    r"^\[n0\] mad: tcp: a connection that did not prove a node's id": 2}),
     # Eight silent connections and one false claim ahead of node 2's own: node 0 lets them
     # prove themselves at once, each within its 5 s, so node 2's waits behind none of them
-    # (one at a time, 45 s of silence passed its 30 s and it had to try again).
+    # (one at a time, 45 s of silence passed its 30 s and it had to try again).  How many
+    # node 0 takes before its set-up is complete is timing (the listen backlog is the
+    # cluster's size: a SYN refused comes again later, maybe after node 2's own); one left
+    # in the backlog then is refused with the listening socket.
     Cluster("mad-test-3-tcp-keyed-intruders", app="mad-test", nodes=3, args="driver=tcp intrude=8",
             options=["--key", "random"], timeout=180,
-            expect=[r"^\[n2\] mad-test: intruding with connections \d+ \(silent, the first of them\) and \d+"],
+            expect=[r"^\[n2\] mad-test: intruding with connections \d+ \(silent, the first of them\) and \d+",
+                    r"^\[n0\] mad: tcp: a connection that did not prove a node's id"],
             absent=[r"did not prove itself; trying again"],
-            count={r"RESULT mad-test driver=tcp messages=\d+ bytes=\d+ failures=0": 3,
-                   r"^\[n0\] mad: tcp: a connection that did not prove a node's id": 9}),
+            count={r"RESULT mad-test driver=tcp messages=\d+ bytes=\d+ failures=0": 3}),
     # A station in the middle (boot/hostile's relay: ARP replies make each node send the other's
     # TCP through it) passes the set-up on as it is and changes one byte of a later Madeleine
     # message.  Without a key the change reaches the app; with one the message fails its tag,
