@@ -120,7 +120,7 @@ check "--key: too short is refused" '[ $RC = 2 ] && grep -q "16 to 128" "$WORK/e
 check "--key random and --hostile: a fresh key on every node, the station keyed, the switch a hub" \
     '[ $RC = 0 ] && [ "$(grep -o "key=[0-9a-f]\{32\}" "$WORK/out" | sort -u | wc -l)" = 1 ] &&
      [ "$(grep -c "key=[0-9a-f]\{32\}" "$WORK/out")" = 2 ] &&
-     grep -q "boot/hostile --vde .*/switch --rate 50 --keyed" "$WORK/out" &&
+     grep -q "boot/hostile --stop-on-eof --vde .*/switch --rate 50 --keyed" "$WORK/out" &&
      grep -q "vde_switch .* -x" "$WORK/out"'
 "$CLUSTER" -n 2 --nic shm --hostile --dry-run >"$WORK/out" 2>"$WORK/err"; RC=$?
 check "--hostile needs an Ethernet switch" '[ $RC = 2 ] && grep -q "not with --nic shm" "$WORK/err"'
