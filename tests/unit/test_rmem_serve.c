@@ -71,6 +71,18 @@ static int export_remote(int rights, uint32_t *gen)
 	return seg;
 }
 
+/* The remote segment exported read-write to PEER (its number in *seg) and a descriptor of it. */
+static int attach_remote(int *seg)
+{
+	uint32_t gen;
+	int rd;
+
+	*seg = export_remote(RMEM_RW, &gen);
+	rd = rmem_attach(PEER, *seg, gen, sizeof remote, RMEM_RW);
+	assert_true(rd >= 0);
+	return rd;
+}
+
 /* Take the one frame this node sent, to node 2 on rmem's protocol; its header. */
 static struct rmem_msg take(struct host_frame *f, int raw)
 {
@@ -281,11 +293,8 @@ static void pump(void)
 
 static void write_block_sync_flags(int refuse, int *r, uint8_t *src, size_t count, int flags)
 {
-	uint32_t gen;
-	int seg = export_remote(RMEM_RW, &gen);
-	int rd = rmem_attach(PEER, seg, gen, sizeof remote, RMEM_RW);
+	int seg, rd = attach_remote(&seg);
 
-	assert_true(rd >= 0);
 	for (size_t i = 0; i < count; i++)
 		src[i] = (uint8_t)(i * 7 + 1);
 	pump_seg = seg;
@@ -382,12 +391,10 @@ static void write_block_sync_all_applied(void **state)
 static void write_block_keeps_nowait_and_marked_on_every_piece(void **state)
 {
 	static uint8_t src[3 * RMEM_MAX_XFER];
-	uint32_t gen;
+	int seg, rd;
 
 	(void)state;
-	int seg = export_remote(RMEM_RW, &gen);
-	int rd = rmem_attach(PEER, seg, gen, sizeof remote, RMEM_RW);
-	assert_true(rd >= 0);
+	rd = attach_remote(&seg);
 	host_can_send = 0;
 	assert_int_equal(rmem_write_block(rd, 0, src, sizeof src, RMEM_NOWAIT), -EAGAIN);
 	assert_int_equal(host_frames(), 0);
@@ -462,12 +469,11 @@ static void atomics_on_a_segment_based_4_mod_8(void **state)
  */
 static void nowait_write_overflow_is_the_papers_exception(void **state)
 {
-	uint32_t gen;
+	int seg, rd;
 
 	(void)state;
-	int seg = export_remote(RMEM_RW, &gen);
-	int rd = rmem_attach(PEER, seg, gen, sizeof remote, RMEM_RW);
-	assert_true(rd >= 0);
+	rd = attach_remote(&seg);
+	(void)seg;
 	host_can_send = 0;
 	assert_int_equal(rmem_write(rd, 0, "abcdefgh", 8, RMEM_NOWAIT), -EAGAIN);
 	assert_int_equal(rmem_ctr.fifo_overflows, 1);
