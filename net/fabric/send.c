@@ -154,10 +154,29 @@ static __attribute__((noinline)) int tx_too_long(int dst, size_t len)
 	return !fab.ready || dst < 0 || dst >= fab.nnodes || dst == fab.me || check_long(dst, len) < 0;
 }
 
+/*
+ * Large buffers a sender leaves to the receive path: the channel's copy of
+ * a frame that came out of order, a frame copied out of the ring.  A node
+ * whose queued sends took every large buffer could take no frame of its
+ * peer's, so no acknowledgement, and its sends would never be freed: both
+ * nodes of a pair stall (make soak: mad-test on shm with 64 KiB frames
+ * and faults, node 1 retrying one frame 80 million times for want of a
+ * buffer while its 41 queued frames held them all).
+ */
+#define TX_LARGE_RESERVE (PKT_LARGE_BUFS / 4)
+
+/* A buffer for a frame of len bytes to send: not one of the receive path's last large ones. */
+static struct pktbuf *tx_get(size_t len)
+{
+	if (len > PKT_MAX_FRAME && pkt_free_len(len) <= TX_LARGE_RESERVE)
+		return NULL;
+	return pkt_get_len(len);
+}
+
 /* fabric_tx_begin's buffer when the NIC's slot cannot take the message: 0 or -ENOBUFS. */
 static __attribute__((noinline)) int tx_buffer(struct fabric_tx *tx)
 {
-	while ((tx->pb = pkt_get_len(CHAN_PAYLOAD_OFF + tx->len + FAB_TRAILER_LEN)) == NULL) {
+	while ((tx->pb = tx_get(CHAN_PAYLOAD_OFF + tx->len + FAB_TRAILER_LEN)) == NULL) {
 		if ((tx->flags & FABRIC_NOWAIT) || in_irq)
 			return -ENOBUFS;
 		thread_sleep_ns(200000);
