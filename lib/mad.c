@@ -3,10 +3,16 @@
  * portability interface.  See mad.h.
  *
  * Choices where the paper leaves one:
- *  - Messages carry a pack descriptor (mode and length of each pack, one
- *    word each).  The paper's messages are not self-describing; ours are,
- *    so that an unpack sequence that does not mirror the packs is caught
- *    and reported instead of silently misreading the stream.
+ *  - Messages carry data only, as section 2.1.2 has them: "MADELEINE
+ *    internal messages are not self-describing".  The receiver's unpack
+ *    sequence is its own program's; where each pack lies follows from the
+ *    modes and lengths it unpacks, the same rule the sender placed them
+ *    by.  Without a descriptor an unpack that does not mirror its pack is
+ *    found only where the lengths disagree (an unpack past the message's
+ *    EXPRESS or body bytes, or receive_data before all of them).  The
+ *    debug mode (mad_debug=1, mad_set_debug) adds a descriptor to every
+ *    message sent, one word per pack (mode and length), against which
+ *    the receiver checks each unpack and names the pack it mismatched.
  *  - EXPRESS data travels in the header vector, so it is available as
  *    soon as its unpack returns; CHEAPER data is the body, read in one
  *    transfer at receive_data straight into the unpack destinations.
@@ -19,6 +25,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "kernel/cmdline.h"
 #include "kernel/node.h"
 #include "kernel/sync.h"
 #include "kernel/thread.h"
@@ -74,6 +81,26 @@ static const struct mad_driver *driver_at(int i)
 static struct mad_channel *defch;
 static struct mutex open_lock = MUTEX_INIT;
 static struct mad_stats stats;
+static int debug;			/* messages sent carry their pack descriptor */
+
+#ifndef HOST_TEST
+static const struct argspec mad_args[] = {
+	{ "mad_debug", ARG_BOOL, 0, 0, "Madeleine: every message sent carries its pack descriptor, and "
+	  "the receiver checks each unpack against its pack's mode and length (default off: messages "
+	  "carry data only)" },
+	{ NULL, 0, 0, 0, NULL },
+};
+static const struct arg_table mad_argtab = { "madeleine", mad_args, NULL };
+ARGS_REGISTER(mad_argtab);
+#endif
+
+int mad_set_debug(int on)
+{
+	int was = debug;
+
+	debug = !!on;
+	return was;
+}
 
 /* --- the pure part ------------------------------------------------------------ */
 
@@ -114,6 +141,8 @@ int mad_hdr_check(const void *hdr, size_t len)
 	if (h.magic != MAD_MAGIC || h.npacks > MAD_MAX_PACKS || h.express_len > MAD_EXPRESS_MAX ||
 	    len != sizeof h + 4u * h.npacks + h.express_len)
 		return -EPROTO;
+	if (h.npacks == 0)
+		return 0;		/* no descriptor: data only */
 	/* The descriptor must add up to the express and body lengths. */
 	const uint8_t *d = (const uint8_t *)hdr + sizeof h;
 	uint64_t ex = 0, body = 0;
@@ -185,6 +214,9 @@ struct mad_channel *mad_open(const char *name)
 		return NULL;
 	}
 	mutex_lock(&open_lock);
+#ifndef HOST_TEST
+	debug = arg_bool("mad_debug", debug);
+#endif
 	if (!ch->open) {
 		ch->drv = d;
 		r = ch->drv->init ? ch->drv->init(num_nodes, node_id) : -ENOSYS;
@@ -253,8 +285,9 @@ struct sendstate {
 	int active;
 	int dest;
 	int error;
+	int desc;				/* debug mode: the descriptor goes with the message */
 	unsigned npacks;
-	uint8_t hdr[MAD_HDR_MAX];		/* wire header, descriptor, express */
+	uint8_t hdr[MAD_HDR_MAX];		/* wire header, descriptor (debug), express */
 	size_t express_len, body_len;
 	struct later later[MAD_MAX_PACKS];
 	unsigned nlater;
@@ -342,6 +375,7 @@ int mad_sendbuf_init_on(struct mad_channel *ch, int dest)
 	snd->ch = ch;
 	snd->dest = dest;
 	snd->error = 0;
+	snd->desc = debug;
 	snd->npacks = 0;
 	snd->express_len = snd->body_len = 0;
 	snd->nlater = 0;
@@ -368,13 +402,19 @@ static __attribute__((noinline)) int pack_refused(int mode, const void *ptr, siz
 static inline int pack_record(struct sendstate *s, int mode, const void *ptr, size_t n)
 {
 	int rm = mode & MAD_RECV_MASK;
+	/*
+	 * EXPRESS data goes in the header while it fits there, else in the
+	 * body; the receiver places its unpacks by the same rule.
+	 */
 	int inhdr = rm == MAD_RECV_EXPRESS && s->express_len + n <= MAD_EXPRESS_MAX;
-	uint32_t w = (uint32_t)(mode | (rm == MAD_RECV_EXPRESS && !inhdr ? MAD_DESC_INBODY : 0)) << 24 |
-		     (uint32_t)n;
-	memcpy(s->hdr + sizeof(struct mad_wire_hdr) + 4 * s->npacks, &w, 4);
+	if (s->desc) {
+		uint32_t w = (uint32_t)(mode | (rm == MAD_RECV_EXPRESS && !inhdr ? MAD_DESC_INBODY : 0)) << 24 |
+			     (uint32_t)n;
+		memcpy(s->hdr + sizeof(struct mad_wire_hdr) + 4 * s->npacks, &w, 4);
+	}
 	s->npacks++;
 	if (inhdr) {
-		/* Placed after the descriptor at send time; SAFER is copied now. */
+		/* Placed after the descriptor (if any) at send time; SAFER is copied now. */
 		struct later *l = &s->later[s->nlater++];
 		l->off = s->express_len;
 		l->len = n;
@@ -444,12 +484,12 @@ static int transmit(void)
 	int r;
 
 	h.magic = MAD_MAGIC;
-	h.npacks = (uint16_t)snd->npacks;
+	h.npacks = snd->desc ? (uint16_t)snd->npacks : 0;	/* descriptor words that follow */
 	h.src = (uint16_t)node_id;
 	h.express_len = (uint32_t)snd->express_len;
 	h.body_len = (uint32_t)snd->body_len;
 	memcpy(snd->hdr, &h, sizeof h);
-	dlen = sizeof h + 4 * snd->npacks;
+	dlen = sizeof h + 4u * h.npacks;
 	/* EXPRESS data now: SND_LATER reads its value at send time. */
 	for (unsigned i = 0; i < snd->nlater; i++)
 		if (snd->later[i].len)
@@ -516,6 +556,9 @@ struct recvstate {
 	int src;
 	uint8_t hdr[MAD_HDR_MAX];
 	size_t hdr_len;
+	unsigned npacks;			/* descriptor words (0: data only) */
+	size_t express_len, body_len;		/* the message's, from its header */
+	const uint8_t *express;			/* its EXPRESS data in hdr */
 	unsigned idx;
 	size_t express_off;
 	struct mad_iovec iov[MAD_MAX_PACKS];
@@ -552,11 +595,37 @@ static int post_pending(void)
 }
 
 /* An unpack that does not mirror its pack: say how. */
-static __attribute__((noinline)) int unpack_mismatch(int mode, size_t n)
+static __attribute__((cold, noinline)) int unpack_mismatch(int mode, size_t n)
 {
 	char err[160];
 
 	mad_match_unpack(rcv->hdr, rcv->idx, mode, n, err, sizeof err);
+	return mad_recv_misuse(err);
+}
+
+/*
+ * Without a descriptor: an unpack with no such mode, or one past what the
+ * message carries where its mode places it (the header's EXPRESS bytes or
+ * the body).
+ */
+static __attribute__((cold, noinline)) int unpack_overrun(int mode, size_t n, int inhdr)
+{
+	char err[200];
+
+	if (!MODE_OK(mode))
+		snprintf(err, sizeof err, "unpack #%u: invalid mode %#x (one SND_ and one RECV_ mode)",
+			 rcv->idx + 1, (unsigned)mode);
+	else if (rcv->idx == MAD_MAX_PACKS)
+		snprintf(err, sizeof err, "unpack #%u: a message has %d packs at most", rcv->idx + 1,
+			 MAD_MAX_PACKS);
+	else if (inhdr)
+		snprintf(err, sizeof err, "unpack #%u of %zu bytes %s, but the message has %zu EXPRESS bytes "
+			 "left in its header (it does not mirror the packs; mad_debug=1 names the pack)",
+			 rcv->idx + 1, n, mode_name(mode), rcv->express_len - rcv->express_off);
+	else
+		snprintf(err, sizeof err, "unpack #%u of %zu bytes %s, but the message has %zu bytes left "
+			 "in its body (it does not mirror the packs; mad_debug=1 names the pack)",
+			 rcv->idx + 1, n, mode_name(mode), rcv->body_len - rcv->body_posted);
 	return mad_recv_misuse(err);
 }
 
@@ -589,16 +658,12 @@ static __attribute__((noinline)) int unpack_body(struct recvstate *r, int mode, 
 	return 0;
 }
 
-static int unpack(int mode, void *ptr, size_t n)
+/* Debug mode: the message's descriptor says where the pack lies, and what it was. */
+static __attribute__((noinline)) int unpack_described(struct recvstate *r, int mode, void *ptr, size_t n)
 {
-	struct recvstate *r = rcv;
-	uint16_t npacks;
 	uint32_t w;
 
-	if (!r || !r->active || r->done || r->error || (n && !ptr))
-		return unpack_refused(ptr, n);
-	memcpy(&npacks, r->hdr + offsetof(struct mad_wire_hdr, npacks), sizeof npacks);
-	if (r->idx >= npacks)
+	if (r->idx >= r->npacks)
 		return unpack_mismatch(mode, n);
 	/*
 	 * The pack this unpack mirrors: the same mode and length
@@ -611,10 +676,40 @@ static int unpack(int mode, void *ptr, size_t n)
 	r->idx++;
 	if ((mode & MAD_RECV_EXPRESS) && !(DESC_MODE(w) & MAD_DESC_INBODY)) {
 		/* In the header: here now. */
-		express_copy(ptr, r->hdr + sizeof(struct mad_wire_hdr) + 4u * npacks + r->express_off, n);
+		express_copy(ptr, r->express + r->express_off, n);
 		r->express_off += n;
 		return 0;
 	}
+	return unpack_body(r, mode, ptr, n);
+}
+
+static int unpack(int mode, void *ptr, size_t n)
+{
+	struct recvstate *r = rcv;
+
+	if (!r || !r->active || r->done || r->error || (n && !ptr))
+		return unpack_refused(ptr, n);
+	if (r->npacks)
+		return unpack_described(r, mode, ptr, n);
+	/*
+	 * Data only (section 2.1.2): the pack lies where the sender's rule
+	 * (pack_record) put a pack of this mode and length, the unpacks
+	 * before it having taken what they mirror.
+	 */
+	if (!MODE_OK(mode) || r->idx == MAD_MAX_PACKS)
+		return unpack_overrun(mode, n, 0);
+	if ((mode & MAD_RECV_EXPRESS) && r->express_off + n <= MAD_EXPRESS_MAX) {
+		/* In the header: here now. */
+		if (n > r->express_len - r->express_off)
+			return unpack_overrun(mode, n, 1);
+		r->idx++;
+		express_copy(ptr, r->express + r->express_off, n);
+		r->express_off += n;
+		return 0;
+	}
+	if (n > r->body_len - r->body_posted)
+		return unpack_overrun(mode, n, 0);
+	r->idx++;
 	return unpack_body(r, mode, ptr, n);
 }
 
@@ -670,10 +765,16 @@ int mad_recvbuf_receive_data(void)
 		return mad_recv_misuse("receive_data called twice");
 	rcv->done = 1;
 	memcpy(&h, rcv->hdr, sizeof h);
-	if (!rcv->error && rcv->idx != h.npacks) {
+	if (!rcv->error && rcv->npacks && rcv->idx != rcv->npacks) {
 		char err[96];
 		snprintf(err, sizeof err, "receive_data after %u unpacks; the message has %u packs", rcv->idx,
-			 h.npacks);
+			 rcv->npacks);
+		mad_recv_misuse(err);
+	} else if (!rcv->error && (rcv->express_off != rcv->express_len || rcv->body_posted != rcv->body_len)) {
+		char err[200];
+		snprintf(err, sizeof err, "receive_data after %u unpacks of %zu of the message's %zu EXPRESS "
+			 "bytes in its header and %zu of its %zu body bytes (mad_debug=1 names the pack)",
+			 rcv->idx, rcv->express_off, rcv->express_len, rcv->body_posted, rcv->body_len);
 		mad_recv_misuse(err);
 	}
 	if (rcv->error) {
@@ -747,6 +848,14 @@ int mad_recvbuf_receive_on(struct mad_channel *ch, int (*handler)(int src), uint
 	rcv->error = 0;
 	rcv->src = src;
 	rcv->hdr_len = len;
+	{
+		struct mad_wire_hdr h;
+		memcpy(&h, rcv->hdr, sizeof h);
+		rcv->npacks = h.npacks;
+		rcv->express_len = h.express_len;
+		rcv->body_len = h.body_len;
+		rcv->express = rcv->hdr + sizeof h + 4u * h.npacks;
+	}
 	rcv->idx = 0;
 	rcv->express_off = 0;
 	rcv->niov = 0;

@@ -17,10 +17,18 @@
  *   MAD_RECV_EXPRESS  available as soon as the unpack returns
  *   MAD_RECV_CHEAPER  (default) available after mad_recvbuf_receive_data
  *
- * Misuse (an unpack that does not mirror its pack in order, length or
- * modes; an unpack after receive_data; two messages at once in one thread)
- * is detected, reported on the console, and returned as an error; the
- * message is then drained so that the next one is read correctly.
+ * Messages are not self-describing (section 2.1.2): they carry the data
+ * and its two lengths (EXPRESS bytes in the header, body bytes), no
+ * description of the packs.  The unpack sequence must mirror the packs:
+ * a mismatch is the program's error.  Misuse that the lengths show (an
+ * unpack past what the message carries, receive_data before all of it, an
+ * unpack after receive_data, two messages at once in one thread) is
+ * detected, reported on the console, and returned as an error; the
+ * message is then drained so that the next one is read correctly.  In
+ * debug mode (mad_debug=1 on the command line, or mad_set_debug(1)) every
+ * message sent also carries one word per pack, its mode and length, and
+ * the receiver checks each unpack against it: an unpack of the wrong mode
+ * or length is refused at once, naming the pack it mismatched.
  *
  * Portability interface (section 2.2, Table 1): each transport is a
  * struct mad_driver of eight functions.  The generic layer here never
@@ -185,6 +193,13 @@ int mad_sendbuf_send(void);
  */
 int mad_sendbuf_resend(int dest);
 
+/*
+ * Debug mode for the messages this node sends from now on (see above);
+ * returns the previous setting.  mad_debug= on the command line sets it
+ * at the first mad_open.
+ */
+int mad_set_debug(int on);
+
 /* --- receiving (section 2.1.2) ---------------------------------------------- */
 
 /*
@@ -256,16 +271,18 @@ long mad_req_test_words(int node);
 
 /*
  * On the wire a message is a header vector, then the body vectors:
- *   struct mad_wire_hdr, the pack descriptor (one 32-bit word per pack:
- *   mode in the top byte, length below), the EXPRESS data concatenated,
- *   and then, as the body, the CHEAPER data in pack order.  EXPRESS data
- *   beyond MAD_EXPRESS_MAX bytes travels in the body instead, marked
- *   MAD_DESC_INBODY; its unpack receives the body up to and including it
- *   before returning, so it is still there when the unpack returns.
+ *   struct mad_wire_hdr, in debug mode only the pack descriptor (npacks
+ *   32-bit words, one per pack: mode in the top byte, length below; none
+ *   otherwise), the EXPRESS data concatenated, and then, as the body, the
+ *   CHEAPER data in pack order.  An EXPRESS pack that would take the
+ *   header's EXPRESS data past MAD_EXPRESS_MAX bytes travels in the body
+ *   instead (marked MAD_DESC_INBODY in a descriptor); its unpack receives
+ *   the body up to and including it before returning, so it is still
+ *   there when the unpack returns.
  */
 struct mad_wire_hdr {
 	uint32_t magic;
-	uint16_t npacks;
+	uint16_t npacks;		/* descriptor words that follow (0: none) */
 	uint16_t src;
 	uint32_t express_len;
 	uint32_t body_len;

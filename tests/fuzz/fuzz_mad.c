@@ -1,8 +1,11 @@
 /*
  * libFuzzer target: Madeleine's receive side (lib/mad.c) as a stream
- * driver feeds it: the wire header and its pack descriptor from any peer,
- * then a receiving handler that mirrors the packs or misuses the
- * interface, plain or through RPC dispatch.
+ * driver feeds it: the wire header and its pack descriptor (debug mode;
+ * none: a message of data only) from any peer, then a receiving handler
+ * that mirrors the packs or misuses the interface, plain or through RPC
+ * dispatch.  A message of data only has nothing to mirror: its handler
+ * unpacks any modes and lengths, and the model places each where the
+ * sender's rule puts such a pack and says whether the message has it.
  *
  * The fake transport (this file) delivers each message's header bytes as
  * the input gives them (up to MAD_HDR_MAX) and, for a header that is
@@ -111,6 +114,10 @@ static int model_hdr(const uint8_t *b, size_t len, struct mad_wire_hdr *out)
 	if (h.magic != MAD_MAGIC || h.npacks > MAD_MAX_PACKS || h.express_len > MAD_EXPRESS_MAX ||
 	    len != sizeof h + 4u * h.npacks + h.express_len)
 		return 0;
+	if (h.npacks == 0) {		/* data only: any lengths */
+		*out = h;
+		return 1;
+	}
 	for (unsigned i = 0; i < h.npacks; i++) {
 		uint32_t w;
 		memcpy(&w, b + sizeof h + 4 * i, 4);
@@ -271,6 +278,69 @@ static int nested(int src)
 	__builtin_trap();		/* a nested receive never runs a handler */
 }
 
+/* One of the six modes (mad.h): a send mode of 0-2, a receive mode of 0 or EXPRESS. */
+static int model_mode_ok(int mode)
+{
+	return (mode & ~(0x03 | MAD_RECV_EXPRESS)) == 0 && (mode & 3) != 3;
+}
+
+static int unpack_as(unsigned op, int mode, uint8_t *dst, size_t n)
+{
+	if (op & 0x10 && n)
+		return mad_recvbuf_unpack_byte(mode, NULL, n);
+	if (op & 8 && n % 8 == 0)
+		return mad_recvbuf_unpack_u64(mode, (uint64_t *)dst, n / 8);
+	if (op & 8 && n % 4 == 0)
+		return mad_recvbuf_unpack_int(mode, (int *)dst, n / 4);
+	return mad_recvbuf_unpack_byte(mode, dst, n);
+}
+
+/*
+ * A message of data only: the unpack of mode and n lies where the sender
+ * put such a pack (EXPRESS in the header while the header's EXPRESS data
+ * stays within MAD_EXPRESS_MAX, else the body), and is refused exactly
+ * when the message has not that much left there.
+ */
+static void step_data_only(unsigned op)
+{
+	static const int modes6[6] = { 0, 1, 2, MAD_RECV_EXPRESS, MAD_RECV_EXPRESS | 1, MAD_RECV_EXPRESS | 2 };
+	int mode = (op & 3) == 3 ? (int)take_op(1) : modes6[take_op(1) % 6];
+	size_t n = (op & 3) == 0 ? take_op(1) : take_op(2);
+	uint8_t *dst = buf_new(n);
+	int r = unpack_as(op, mode, dst, n);
+
+	/* No more unpacks than a message has packs at most (MAD_MAX_PACKS). */
+	if (!hs.faithful || hs.data_done || (op & 0x10 && n) || !model_mode_ok(mode) || hs.idx >= MAD_MAX_PACKS) {
+		CHECK(r < 0);
+		hs.faithful = 0;
+		return;
+	}
+	if ((mode & MAD_RECV_EXPRESS) && hs.ex_off + n <= MAD_EXPRESS_MAX) {
+		if (n > msg_h.express_len - hs.ex_off) {
+			CHECK(r == -EPROTO);
+			hs.faithful = 0;
+			return;
+		}
+		CHECK(r == 0);
+		CHECK(memcmp(dst, msg_hdr + sizeof msg_h + hs.ex_off, n) == 0);
+		hs.ex_off += n;
+		hs.idx++;
+		return;
+	}
+	if (n > msg_h.body_len - hs.body_off) {
+		CHECK(r == -EPROTO);
+		hs.faithful = 0;
+		return;
+	}
+	CHECK(r == 0);
+	if (mode & MAD_RECV_EXPRESS)
+		for (size_t i = 0; i < n; i++)
+			CHECK(dst[i] == body_byte(msg_no, hs.body_off + i));
+	hs.pend[hs.npend++] = (struct pending){ dst, n, hs.body_off };
+	hs.body_off += n;
+	hs.idx++;
+}
+
 static void step(void)
 {
 	unsigned op = take_op(1);
@@ -284,6 +354,10 @@ static void step(void)
 		CHECK(mad_recvbuf_receive_on(chan, nested, 10) == -EPROTO);
 		CHECK(headers_read == before);
 		hs.faithful = 0;
+	}
+	if (msg_h.npacks == 0) {
+		step_data_only(op);
+		goto data;
 	}
 	switch (op & 3) {
 	case 0:
@@ -308,19 +382,10 @@ static void step(void)
 			 mode == ((int)(w >> 24) & ~MAD_DESC_INBODY);
 		break;
 	}
-	if (hs.data_done)
+	if (hs.data_done || (op & 0x10 && n))
 		mirror = 0;
 	uint8_t *dst = buf_new(n);
-	if (op & 0x10 && n) {
-		r = mad_recvbuf_unpack_byte(mode, NULL, n);
-		mirror = 0;
-	} else if (op & 8 && n % 8 == 0) {
-		r = mad_recvbuf_unpack_u64(mode, (uint64_t *)dst, n / 8);
-	} else if (op & 8 && n % 4 == 0) {
-		r = mad_recvbuf_unpack_int(mode, (int *)dst, n / 4);
-	} else {
-		r = mad_recvbuf_unpack_byte(mode, dst, n);
-	}
+	r = unpack_as(op, mode, dst, n);
 	if (!mirror) {
 		hs.faithful = 0;
 	} else if (hs.faithful) {
@@ -338,8 +403,11 @@ static void step(void)
 		}
 		hs.idx++;
 	}
+data:
 	if (op & 4 && !hs.data_done) {
-		int faithful = hs.faithful && hs.idx == msg_h.npacks;
+		/* Described: every pack mirrored; data only: every byte of the message taken. */
+		int faithful = hs.faithful && (msg_h.npacks ? hs.idx == msg_h.npacks :
+					       hs.ex_off == msg_h.express_len && hs.body_off == msg_h.body_len);
 		r = mad_recvbuf_receive_data();
 		hs.data_done = 1;
 		hs.data_ok = r == 0;
@@ -368,7 +436,7 @@ static int program(int src)
 static int service(int src)
 {
 	hs.idx = 1;			/* dispatch took the service number */
-	if (desc(0) >> 24 & MAD_DESC_INBODY)
+	if (msg_h.npacks && desc(0) >> 24 & MAD_DESC_INBODY)
 		hs.body_off = 4;
 	else
 		hs.ex_off = 4;
@@ -432,9 +500,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		} else if (rpc) {
 			uint32_t svc = 0;
 			uint32_t w0 = msg_h.npacks ? desc(0) : 0;
-			int svc_ok = msg_h.npacks &&
-				     (w0 & ~((uint32_t)MAD_DESC_INBODY << 24)) ==
-					     ((uint32_t)(MAD_SND_SAFER | MAD_RECV_EXPRESS) << 24 | 4);
+			/* Data only: the 4 bytes are the header's first EXPRESS bytes, if it has them. */
+			int svc_ok = msg_h.npacks ? (w0 & ~((uint32_t)MAD_DESC_INBODY << 24)) ==
+							    ((uint32_t)(MAD_SND_SAFER | MAD_RECV_EXPRESS) << 24 | 4)
+						  : msg_h.express_len >= 4;
 			if (svc_ok && (w0 >> 24 & MAD_DESC_INBODY))
 				for (int i = 0; i < 4; i++)
 					svc |= (uint32_t)body_byte(msg_no, (size_t)i) << (8 * i);

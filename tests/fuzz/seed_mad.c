@@ -4,7 +4,9 @@
  * data, empty packs, the most packs), received by a handler that mirrors
  * every pack and calls receive_data; the same served as RPCs (a known and
  * an unknown service); and misuse (a wrong length, the other mode, a pack
- * too many, receive_data missing or twice, a nested receive).
+ * too many, receive_data missing or twice, a nested receive); and messages
+ * of data only (no descriptor, section 2.1.2), unpacked as sent, with a
+ * wrong length, and as an RPC.
  * Usage: seed_mad <dir>
  */
 #include <stdint.h>
@@ -26,18 +28,26 @@ static void put(const void *p, size_t n)
 	olen += n;
 }
 
-/* One message: its header from the packs, then the handler's steps. */
+/*
+ * One message: its header from the packs (with their descriptor, as the
+ * debug mode sends it; DATA_ONLY in rpc: without), then the handler's steps.
+ */
+#define DATA_ONLY 0x100
+
 static void message(int rpc, int n, const int *mode, const uint32_t *len, const uint8_t *steps, int nsteps)
 {
 	uint8_t hdr[MAD_HDR_MAX];
-	struct mad_wire_hdr h = { MAD_MAGIC, (uint16_t)n, 1, 0, 0 };
-	size_t d = sizeof h + 4u * (unsigned)n;
-	uint8_t flags = rpc != 0;
+	int described = !(rpc & DATA_ONLY);
+	struct mad_wire_hdr h = { MAD_MAGIC, described ? (uint16_t)n : 0, 1, 0, 0 };
+	size_t d = sizeof h + 4u * h.npacks;
 
+	rpc &= ~DATA_ONLY;
+	uint8_t flags = rpc != 0;
 	for (int i = 0; i < n; i++) {
 		int inhdr = (mode[i] & MAD_RECV_EXPRESS) && h.express_len + len[i] <= MAD_EXPRESS_MAX;
 		uint32_t w = DESC(mode[i] | ((mode[i] & MAD_RECV_EXPRESS) && !inhdr ? MAD_DESC_INBODY : 0), len[i]);
-		memcpy(hdr + sizeof h + 4 * i, &w, 4);
+		if (described)
+			memcpy(hdr + sizeof h + 4 * i, &w, 4);
 		if (inhdr) {
 			for (uint32_t k = 0; k < len[i]; k++)
 				hdr[d + h.express_len + k] = (uint8_t)(k + 1);
@@ -125,6 +135,26 @@ int main(int argc, char **argv)
 		mall[k] = k == MAD_MAX_PACKS - 1 ? 4 : 0;
 	}
 	message(0, MAD_MAX_PACKS, mm, ml, mall, MAD_MAX_PACKS);
+	bad |= save(argv[1], i++);
+	/*
+	 * Data only: each step an op, the mode's index in fuzz_mad's six (0-2
+	 * the send modes, 3-5 the same EXPRESS), its length (one byte after
+	 * op 0, two after the others).
+	 */
+	static const uint8_t d3[] = { 0, 4, 4, 0, 0, 100, 4, 5, 16 };
+	static const uint8_t d4[] = { 1, 4, 4, 0, 1, 4, 0xe8, 0x03, 1, 0, 0xb8, 0x0b, 5, 4, 200, 0 };
+	static const uint8_t d3short[] = { 0, 4, 4, 0, 0, 99, 4, 5, 16 };
+	static const uint8_t d3long[] = { 0, 4, 4, 0, 0, 101, 4, 5, 16 };
+	static const uint8_t d3svc[] = { 0, 0, 100, 4, 5, 16 };
+	message(DATA_ONLY, 3, m3, l3, d3, (int)sizeof d3);
+	message(DATA_ONLY, 4, m4, l4, d4, (int)sizeof d4);
+	bad |= save(argv[1], i++);
+	message(DATA_ONLY, 3, m3, l3, d3short, (int)sizeof d3short);
+	message(DATA_ONLY, 3, m3, l3, d3long, (int)sizeof d3long);
+	message(DATA_ONLY, 3, m3, l3, d3, (int)sizeof d3);
+	bad |= save(argv[1], i++);
+	message(DATA_ONLY | 1, 3, m3, l3, d3svc, (int)sizeof d3svc);
+	message(DATA_ONLY | 2, 3, m3, l3, d3svc, (int)sizeof d3svc);
 	bad |= save(argv[1], i++);
 	return bad;
 }

@@ -1369,12 +1369,20 @@ CASES = [
     # 0 B to 1 MiB, misuse refused and the next message intact, none lost or doubled.
     # 2 nodes: 70 messages each (73 sent, 3 misused on purpose); 4 nodes: 206.  One of them
     # is packed once and sent to every other node (SND_LATER to many, mad_sendbuf_resend).
+    # mad-test turns Madeleine's debug mode on (every message with its pack descriptor, a
+    # wrong unpack refused at once); the 2-node shm cases run it with mad_debug=0, messages
+    # of data only, where the same misuse is refused at receive_data.
 ] + [
     Cluster("mad-test-%d-%s%s%s" % (n, d, "-faults" if f else "", "-shm" if nic == "shm" else ""),
             app="mad-test", nodes=n,
-            args="driver=%s%s" % (d, " fault=drop:0.05,dup:0.01,reorder:0.01,corrupt:0.01" if f else ""),
+            args="driver=%s%s%s" % (d, " fault=drop:0.05,dup:0.01,reorder:0.01,corrupt:0.01" if f else "",
+                                    " mad_debug=0" if (n, nic) == (2, "shm") else ""),
             nic=nic, timeout=240,
-            expect=[r"I received the strings"], absent=[r"FAILED", r"malformed"],
+            expect=[r"I received the strings",
+                    r"^\[n0\] mad-test: node 0 of %d on driver %s, %s" % (
+                        n, d, "messages of data only" if (n, nic) == (2, "shm") else
+                        r"messages with their pack descriptor \(mad_debug\)")],
+            absent=[r"FAILED", r"malformed"],
             count=dict([(r"RESULT mad-test driver=%s messages=%d bytes=\d+ failures=0 misuse=%d" %
                          (d, 70 if n == 2 else 206, 11 if n == 2 else 19), n)] +
                        # req sends asynchronously: a MiB outruns the ring, send_poll says "not yet".
@@ -1385,6 +1393,24 @@ CASES = [
                            (2, "cell", 0, "virtio"), (4, "cell", 0, "e1000"), (4, "cell", 1, "virtio"),
                            (2, "tcp", 0, "shm"), (2, "rmem", 0, "shm"), (2, "req", 0, "shm"),
                            (2, "cell", 0, "shm"), (4, "req", 0, "shm"), (4, "cell", 1, "shm")]
+] + [
+    # The Madeleine paper's RPC as it writes it (2.1.4, Figure 6): the header unpacked
+    # EXPRESS, the array CHEAPER into the buffer the header sizes, the same RPC executed back;
+    # 20 round trips of 0 B to 256 KiB, every array compared.  Messages carry data only
+    # (2.1.2): on the wire, Madeleine's 16-byte header is all it adds to a message.
+    Cluster("mad-figure6-2-%s-%s" % (d, nic), app="mad-figure6", nodes=2, nic=nic,
+            args="driver=%s" % d, timeout=150,
+            expect=[r"^\[n0\] mad-figure6: 20 round trips of 262144 bytes, every array intact",
+                    r"^\[n0\] mad-figure6: node 0 on driver %s, messages of data only" % d],
+            absent=[r"FAILED", r"malformed", r"misuse"],
+            count={r"RESULT mad-figure6 driver=%s rpcs=140 bytes=6664500 overhead=16 .* failures=0" % d: 2})
+    for d in ("rmem", "req", "cell", "tcp") for nic in ("shm", "e1000")
+] + [
+    # Madeleine's debug mode: the same program, every message with its descriptor (a word a pack).
+    Cluster("mad-figure6-2-req-shm-debug", app="mad-figure6", nodes=2, nic="shm",
+            args="driver=req mad_debug=1", timeout=150,
+            expect=[r"^\[n0\] mad-figure6: node 0 on driver req, messages with their pack descriptor"],
+            count={r"RESULT mad-figure6 driver=req rpcs=140 bytes=6664500 overhead=24 .* failures=0": 2}),
 ] + [
     # The shared-memory link's 64 KiB slots: a pair agrees on frames of 65532 bytes, and a
     # 4 MiB message on each driver (64 such frames on the fabric's channel, blocks of 63 KiB

@@ -3,7 +3,11 @@
  * driver: the header check, pack/unpack matching, the send and receive
  * modes of the madeleine paper 2.1.1 and 2.1.2, EXPRESS data beyond the
  * header, misuse detection and the stream staying in step after it, RPC
- * dispatch, and the vector cursor the drivers share.
+ * dispatch, and the vector cursor the drivers share.  The tests of
+ * misuse run in the debug mode (messages carry their pack descriptor);
+ * the tests of good messages run in both, and messages of data only
+ * (section 2.1.2) are checked to carry no descriptor, with the misuse
+ * their lengths show still refused.
  *
  * The loopback driver plays node 1: what node 0 sends to it comes back
  * as a message from node 1, byte for byte.  It checks that the generic
@@ -188,10 +192,20 @@ MAD_DRIVER_REGISTER(mad_driver_tcp);
 static int setup(void **state)
 {
 	(void)state;
+	mad_set_debug(1);
 	qhead = qtail = sends = 0;
 	in_body = 0;
 	stream_errors = 0;
 	return mad_init("tcp");
+}
+
+/* Messages of data only: no pack descriptor (the default off the tests). */
+static int setup_data_only(void **state)
+{
+	int r = setup(state);
+
+	mad_set_debug(0);
+	return r;
 }
 
 static int teardown(void **state)
@@ -742,6 +756,7 @@ static void test_rpc(void **state)
 	uint32_t n = sizeof rpc_arg;
 
 	(void)state;
+	served = 0;
 	for (size_t i = 0; i < sizeof rpc_arg; i++)
 		rpc_arg[i] = (uint8_t)(i ^ 0x5a);
 	assert_int_equal(mad_rpc_register(3, echo_service), 0);
@@ -759,6 +774,126 @@ static void test_rpc(void **state)
 	assert_true(mad_rpc_serve_one(1000) < 0);
 	send_pair();
 	assert_int_equal(receive(good_handler), 0);
+}
+
+/* --- messages of data only (section 2.1.2) ------------------------------------------------- */
+
+/* What went on the wire: the header vector of the last message sent (npacks, its length). */
+static void last_header(unsigned *npacks, size_t *hdr_len, size_t *len)
+{
+	struct rec *r = &q[(qtail - 1) % QMAX];
+	struct mad_wire_hdr h;
+
+	memcpy(&h, r->bytes, sizeof h);
+	*npacks = h.npacks;
+	*hdr_len = r->hdr_len;
+	*len = r->len;
+}
+
+static void test_data_only_on_the_wire(void **state)
+{
+	unsigned npacks;
+	size_t hl, len;
+
+	(void)state;
+	/* send_pair: an int EXPRESS, 64 bytes CHEAPER.  The header vector is Madeleine's 16 bytes and the int. */
+	send_pair();
+	last_header(&npacks, &hl, &len);
+	assert_int_equal(npacks, 0);
+	assert_int_equal(hl, sizeof(struct mad_wire_hdr) + 4);
+	assert_int_equal(len, sizeof(struct mad_wire_hdr) + 4 + 64);
+	assert_int_equal(receive(good_handler), 0);
+	/* The debug mode adds one word per pack, and nothing else. */
+	mad_set_debug(1);
+	send_pair();
+	last_header(&npacks, &hl, &len);
+	assert_int_equal(npacks, 2);
+	assert_int_equal(hl, sizeof(struct mad_wire_hdr) + 8 + 4);
+	assert_int_equal(len, sizeof(struct mad_wire_hdr) + 8 + 4 + 64);
+	assert_int_equal(receive(good_handler), 0);
+	/* A receiver takes either, whatever its own mode. */
+	mad_set_debug(0);
+	send_pair();
+	mad_set_debug(1);
+	assert_int_equal(receive(good_handler), 0);
+	send_pair();
+	mad_set_debug(0);
+	assert_int_equal(receive(good_handler), 0);
+}
+
+/*
+ * Without a descriptor, misuse is refused where the lengths show it: an
+ * unpack past the message's EXPRESS bytes or body at once, one that takes
+ * less than the message at receive_data.  A mismatch of the same lengths
+ * (a send mode) is the program's error, and passes: the debug mode is
+ * what catches it (test_recv_misuse).  After each, the next message is
+ * read whole.
+ */
+static int data_only_misuse_handler(int src)
+{
+	int x = 0;
+	uint8_t b[80];
+
+	(void)src;
+	switch (variant) {
+	case 0:		/* shorter than the pack: receive_data finds a byte left */
+		assert_int_equal(mad_recvbuf_unpack_int(MAD_SND_SAFER | MAD_RECV_EXPRESS, &x, 1), 0);
+		assert_int_equal(mad_recvbuf_unpack_byte(MAD_SND_CHEAPER, b, 63), 0);
+		break;
+	case 1:		/* longer than the body: refused at once */
+		assert_int_equal(mad_recvbuf_unpack_int(MAD_SND_SAFER | MAD_RECV_EXPRESS, &x, 1), 0);
+		assert_int_equal(mad_recvbuf_unpack_byte(MAD_SND_CHEAPER, b, 65), -EPROTO);
+		assert_int_equal(mad_recvbuf_unpack_byte(MAD_SND_CHEAPER, b, 64), -EPROTO);
+		break;
+	case 2:		/* the EXPRESS int unpacked CHEAPER: from the body, and the header's left */
+		assert_int_equal(mad_recvbuf_unpack_int(MAD_SND_SAFER, &x, 1), 0);
+		assert_int_equal(mad_recvbuf_unpack_byte(MAD_SND_CHEAPER, b, 60), 0);
+		break;
+	case 3:		/* too many: past the body */
+		assert_int_equal(mad_recvbuf_unpack_int(MAD_SND_SAFER | MAD_RECV_EXPRESS, &x, 1), 0);
+		assert_int_equal(mad_recvbuf_unpack_byte(MAD_SND_CHEAPER, b, 64), 0);
+		assert_int_equal(mad_recvbuf_unpack_byte(MAD_SND_CHEAPER, b, 1), -EPROTO);
+		break;
+	case 4:		/* past the header's EXPRESS bytes */
+		assert_int_equal(mad_recvbuf_unpack_u64(MAD_SND_SAFER | MAD_RECV_EXPRESS, (uint64_t *)b, 1),
+				 -EPROTO);
+		break;
+	case 5:		/* too few */
+		break;
+	case 6:		/* no such mode */
+		assert_int_equal(mad_recvbuf_unpack_int(0x33, &x, 1), -EPROTO);
+		break;
+	case 8:		/* more unpacks than a message has packs at most */
+		assert_int_equal(mad_recvbuf_unpack_int(MAD_SND_SAFER | MAD_RECV_EXPRESS, &x, 1), 0);
+		for (int i = 1; i < MAD_MAX_PACKS; i++)
+			assert_int_equal(mad_recvbuf_unpack_byte(MAD_SND_CHEAPER, b, 0), 0);
+		assert_int_equal(mad_recvbuf_unpack_byte(MAD_SND_CHEAPER, b, 64), -EPROTO);
+		break;
+	case 7:		/* a send mode wrong, the lengths right: not seen without a descriptor */
+		assert_int_equal(mad_recvbuf_unpack_int(MAD_SND_LATER | MAD_RECV_EXPRESS, &x, 1), 0);
+		assert_int_equal(mad_recvbuf_unpack_byte(MAD_SND_SAFER, b, 64), 0);
+		assert_int_equal(mad_recvbuf_receive_data(), 0);
+		assert_int_equal(x, 4242);
+		return 0;
+	}
+	assert_int_equal(mad_recvbuf_receive_data(), -EPROTO);
+	return 0;
+}
+
+static void test_data_only_misuse(void **state)
+{
+	struct mad_stats before, after;
+
+	(void)state;
+	for (variant = 0; variant <= 8; variant++) {
+		mad_stats(&before);
+		send_pair();
+		send_pair();
+		assert_int_equal(receive(data_only_misuse_handler), variant == 7 ? 0 : -EPROTO);
+		assert_int_equal(receive(good_handler), 0);
+		mad_stats(&after);
+		assert_int_equal(after.misuse - before.misuse, variant == 7 ? 0 : 1);
+	}
 }
 
 /* --- the vector cursor ------------------------------------------------------------------- */
@@ -791,6 +926,8 @@ static void test_iovcur(void **state)
 	assert_int_equal(b[2], 9);
 }
 
+#define DATA_ONLY(f) { #f "_data_only", f, setup_data_only, teardown, NULL }
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -807,6 +944,15 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_safer_nomem, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_many_packs, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_rpc, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_data_only_on_the_wire, setup_data_only, teardown),
+		cmocka_unit_test_setup_teardown(test_data_only_misuse, setup_data_only, teardown),
+		/* Good messages of data only: each unpack finds its pack by the sender's rule. */
+		DATA_ONLY(test_two_strings),
+		DATA_ONLY(test_later_to_many),
+		DATA_ONLY(test_modes),
+		DATA_ONLY(test_express_in_body),
+		DATA_ONLY(test_many_packs),
+		DATA_ONLY(test_rpc),
 		cmocka_unit_test(test_iovcur),
 	};
 
