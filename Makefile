@@ -108,7 +108,7 @@ APP_OBJS := $(addprefix apps/,app.o stats.o hello.o selftest.o ising.o ising_cor
 # The test image's own apps (build/now-test.elf): the tests make test runs
 # (tests/apps) and the benchmarks of make bench, trace and cost (tests/bench).
 TEST_APP_OBJS := $(addprefix tests/apps/,check.o fault.o nictest.o fabric_stress.o fabric_junk.o peer_timeout.o rejoin.o \
-	rx_starve.o rmem_test.o rpc_test.o mad_test.o mad_figure6.o req_stress.o deposit_test.o deposit_test_common.o deposit_test_prim.o \
+	rx_starve.o rmem_test.o rpc_test.o mad_test.o mad_figure6.o mad_recover.o req_stress.o deposit_test.o deposit_test_common.o deposit_test_prim.o \
 	deposit_test_hostile.o deposit_test_group.o lwip_pin.o \
 	barrier_forge.o) \
 	$(addprefix tests/bench/,bench.o pingpong.o floor_line.o stages.o ops.o ops_tcp.o cost.o rmem_bench.o \
@@ -123,7 +123,8 @@ HOOK_OBJS := \
 	net/req/remote.o \
 	net/rmem/rmem.o \
 	net/deposit/send.o \
-	lib/mad_req.o
+	lib/mad_req.o \
+	lib/mad_cell.o
 
 # net/: the demultiplexer, then one folder per layer.
 NET_OBJS := net/net.o

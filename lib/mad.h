@@ -261,6 +261,15 @@ void mad_stats(struct mad_stats *out);
  */
 int mad_req_test_inhibit(int node, int on);
 long mad_req_test_words(int node);
+/*
+ * For tests only: on this node (the receiver), break the stream from node
+ * once after bytes of it have arrived, until the stream resynchronises:
+ * req refuses the WRITEs of the chunks that come then (so their words
+ * too); cell has their deposits raise an exception (a protected page of
+ * the buffer).  0, or -EINVAL.
+ */
+int mad_req_test_break(int node, long after);
+int mad_cell_test_break(int node, long after);
 #endif
 
 /* --- the message description (pure; host tests drive it) --------------------- */

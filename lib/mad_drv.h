@@ -109,6 +109,7 @@ struct mad_rxbody {
 	struct mad_iovec iov[MAD_MAX_PACKS];
 	struct iovcur cur;
 	size_t part_left;
+	int failed;			/* the driver lost part of the body: the error its posts and polls return */
 };
 
 /* A header from src announced body_len bytes. */
@@ -118,6 +119,15 @@ static inline void rxbody_start(struct mad_rxbody *rx, int src, size_t body_len)
 	rx->body_len = body_len;
 	rx->body_got = 0;
 	rx->open = body_len != 0;
+	rx->failed = 0;
+}
+
+/* The message being received can never be whole (its stream broke): fail its body with err. */
+static inline void rxbody_fail(struct mad_rxbody *rx, int err)
+{
+	rx->failed = err;
+	rx->open = 0;
+	rx->part_left = 0;
 }
 
 /* recv_header_poll's success: a header of full bytes from src, announcing body_len bytes.  1. */
@@ -135,6 +145,8 @@ static inline int rxbody_post(struct mad_rxbody *rx, int src, const struct mad_i
 {
 	size_t len = iov_total(iov, count);
 
+	if (rx->failed)
+		return rx->failed;
 	if (!rx->open || src != rx->src || count > MAD_MAX_PACKS || rx->body_got + len > rx->body_len)
 		return -EINVAL;
 	memcpy(rx->iov, iov, sizeof iov[0] * (size_t)count);
@@ -163,6 +175,8 @@ static inline int rxbody_poll(struct mad_rxbody *rx, void (*pull)(void), int (*p
 {
 	if (rx->part_left) {
 		pull();
+		if (rx->failed)
+			return rx->failed;
 		if (rx->part_left && peer_dead(rx->src)) {
 			rx->open = 0;
 			rx->part_left = 0;

@@ -24,6 +24,19 @@
  * that sender's ring only.  A word whose node field is not the queue's
  * sender is refused and counted, and so is one announcing more than the
  * ring can hold; the receiver checks every header it reads.
+ *
+ * A chunk the receiver refuses (its ring revoked or write-inhibited: the
+ * WRITE is refused, and with it the chunk's word, req.h) leaves the two
+ * pointers apart.  Words carry a chunk number, so the receiver sees the
+ * gap at the next word and takes no word after it (their bytes lie where
+ * it would misread them).  The sender hears of the refusal (req and rmem
+ * report it) while it sends the message or at its next post: that send
+ * fails (the message in flight is reported failed), and the sender
+ * enqueues a resynchronising word (length 0, its number a generation) and
+ * sends nothing more to that node until it answers.  The receiver reads
+ * what came whole before the gap, fails the message it then cannot
+ * finish, starts both pointers again at 0, and answers in the control
+ * word; the next message goes whole from the ring's start.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -56,9 +69,14 @@ _Static_assert(CHUNK <= CHUNK_MAX && CHUNK_MAX < RING / 4, "chunks and ring");
 #define REPORT (RING / 4)
 #define QBYTES 4096			/* the notification queue's first buffer */
 
-#define WORD(src, len) ((uint32_t)(src) << 24 | (uint32_t)(len))
+/* A word: the sender's node, the chunk's number on the pair (modulo 128), its length. */
+#define WORD(src, seq, len) ((uint32_t)(src) << 24 | ((uint32_t)(seq) & 0x7f) << 17 | (uint32_t)(len))
 #define WORD_SRC(w) ((int)((w) >> 24))
-#define WORD_LEN(w) ((w) & 0xffffff)
+#define WORD_SEQ(w) ((uint8_t)((w) >> 17 & 0x7f))
+#define WORD_LEN(w) ((w) & 0x1ffff)
+_Static_assert(CHUNK_MAX < 0x20000, "a chunk's length fits its word");
+/* The answer to a resynchronising word of generation g, in the control word's second half. */
+#define RESYNC_ACK(g) (0x100u | (g))
 
 struct peer {
 	/* receiving from the peer */
@@ -68,11 +86,24 @@ struct peer {
 	uint64_t avail;			/* announced by words, not yet consumed */
 	uint64_t skip;			/* bytes of a bad message still to throw away */
 	uint64_t words;			/* words taken from the peer's queue */
+	uint8_t rx_seq;			/* the next chunk's number */
+	uint8_t broken;			/* a chunk is missing: no word taken until the resync */
+	uint8_t reset_pending;		/* the resynchronising word came: reset once the prefix is read */
+	uint8_t reset_gen;		/* its generation, answered at the reset */
+	uint8_t ack_due;		/* the answer could not go yet */
+	uint64_t announced;		/* stream bytes words announced, ever (the test hook's count) */
+	long break_after;		/* test hook: inhibit the ring once announced passes it (0: off) */
+	int break_on;			/* test hook: the ring inhibited until the reset */
 	/* sending to the peer */
 	volatile uint64_t *peer_rp;	/* the peer's read pointer, written by it */
 	int rq;
 	int nq;				/* our notification queue for the peer's words */
 	uint64_t wp;
+	uint8_t tx_seq;			/* the next chunk's number */
+	uint8_t gen;			/* the last resynchronisation's generation */
+	uint8_t resync_wait;		/* waiting for the receiver's answer to it */
+	uint8_t resync_sent;		/* its word went */
+	uint64_t resync_since;
 	struct mutex lock;		/* held from send_post until its send_poll ends */
 	struct iovcur txc;		/* the message being sent: what is left of it */
 	size_t tx_left;
@@ -165,8 +196,9 @@ static int make_peer(int i)
 	p->peer_rp = aligned_alloc(64, 64);
 	if (!p->ring || !p->peer_rp)
 		return -ENOMEM;
-	*p->peer_rp = 0;
-	if ((r = mad_segpair_export(&p->seg, "mad.q.%d", "mad.p.%d", i, p->ring, RING, (void *)p->peer_rp, 8)) < 0)
+	p->peer_rp[0] = p->peer_rp[1] = 0;
+	/* The peer's read pointer, and its answer to our last resynchronisation. */
+	if ((r = mad_segpair_export(&p->seg, "mad.q.%d", "mad.p.%d", i, p->ring, RING, (void *)p->peer_rp, 16)) < 0)
 		return r;
 	seg_notify(p->seg.ctl_seg, 1, ctl_note, p);
 	if ((p->nq = req_create(QBYTES)) < 0)
@@ -274,7 +306,7 @@ static int tx_push(struct peer *p)
 		if ((r = reqmsg_begin(p->rq)) < 0)
 			break;
 		if ((r = deposit(p, &p->txc, n)) == 0)
-			r = req_enqueue_body(p->rq, WORD(me, n));
+			r = req_enqueue_body(p->rq, WORD(me, p->tx_seq, n));
 		reqmsg_end(p->rq);
 		if (r < 0) {
 			p->wp = wp0;
@@ -286,10 +318,72 @@ static int tx_push(struct peer *p)
 			}
 			break;
 		}
+		p->tx_seq = (p->tx_seq + 1) & 0x7f;
 		p->tx_left -= n;
 		p->tx_since = cycles();
 	}
 	return r < 0 ? r : 1;
+}
+
+/* The resynchronising word of generation p->gen: 0, or -EAGAIN to try again at the next post. */
+static int resync_send(struct peer *p)
+{
+	int r = req_enqueue(p->rq, WORD(me, p->gen, 0), 0);
+
+	if (r == 0)
+		p->resync_sent = 1;
+	return r == 0 || r == -EAGAIN || r == -ENOBUFS ? 0 : r;
+}
+
+/*
+ * A chunk to dest was refused (err, from req or rmem): the message under
+ * way, or the one before, did not arrive whole.  Start the stream again:
+ * the resynchronising word goes after every chunk sent so far; nothing
+ * more goes to dest until it answers.  Returns err, the send's failure.
+ */
+static __attribute__((cold, noinline)) int tx_broken(int dest, struct peer *p, int err)
+{
+	static unsigned said;
+
+	p->gen = (p->gen + 1) & 0x7f;
+	p->resync_wait = 1;
+	p->resync_sent = 0;
+	p->resync_since = cycles();
+	p->tx_left = 0;
+	resync_send(p);
+	if (said++ < 8)
+		printf("mad-req: node %d refused a chunk of the stream to it (%d): that message failed; "
+		       "the stream starts again\n", dest, err);
+	return err;
+}
+
+/*
+ * Has the receiver answered the resynchronisation?  0 (the stream starts
+ * again at 0), -EAGAIN (not yet: post again after send_wait), or an error.
+ */
+static __attribute__((cold, noinline)) int resync_done(int dest, struct peer *p)
+{
+	int r;
+
+	if (!p->resync_sent && (r = resync_send(p)) < 0)
+		return r;
+	if (p->peer_rp[1] == RESYNC_ACK(p->gen)) {
+		/*
+		 * Answered after every chunk sent before the word: their
+		 * refusals came back before it, and belong to the old stream.
+		 */
+		req_take_error(p->rq);
+		rmem_take_error(p->seg.ring_rd);
+		p->wp = 0;
+		p->tx_seq = 0;
+		p->resync_wait = 0;
+		return 0;
+	}
+	if (fabric_peer_dead(dest))
+		return -EHOSTDOWN;
+	if (cycles() - p->resync_since >= ns_to_cycles(MAD_PEER_TIMEOUT_NS))
+		return -ETIMEDOUT;
+	return -EAGAIN;
 }
 
 /*
@@ -320,12 +414,18 @@ static int req_send_post(int dest, const struct mad_iovec *iov, int count)
 		__atomic_fetch_add(&posts_deferred, 1, __ATOMIC_RELAXED);
 		return -EAGAIN;
 	}
+	if (p->resync_wait && (r = resync_done(dest, p)) < 0) {
+		turn_end(p);
+		return r;
+	}
 	/*
 	 * A chunk of an earlier message refused by the receiver (its ring
 	 * revoked, its node rebooted): the chunk's word was refused with it,
-	 * so nothing false was announced; the sender hears of it here.
+	 * so nothing false was announced; the sender hears of it here, and
+	 * this send reports it.
 	 */
 	if ((r = req_take_error(p->rq)) < 0 || (r = rmem_take_error(p->seg.ring_rd)) < 0) {
+		r = tx_broken(dest, p, r);
 		turn_end(p);
 		return r;
 	}
@@ -347,6 +447,12 @@ static int req_send_poll(int dest)
 
 	if (!p)
 		return -EINVAL;
+	/* A message still going: a chunk of it refused fails it (and starts the stream again). */
+	if (p->tx_left && ((r = req_take_error(p->rq)) < 0 || (r = rmem_take_error(p->seg.ring_rd)) < 0)) {
+		r = tx_broken(dest, p, r);
+		turn_end(p);
+		return r;
+	}
 	r = tx_push(p);
 	if (r == 0 && fabric_peer_dead(dest))
 		r = -EHOSTDOWN;
@@ -374,6 +480,14 @@ static void req_send_wait(int dest)
 		irqflags_t f = irq_save();
 		if (p->lock.owner)
 			waitq_wait_timeout(&turn_wq, 10000000);
+		irq_restore(f);
+		return;
+	}
+	if (p && p->resync_wait) {
+		/* Until the receiver answers the resynchronisation (ctl_note): 10 ms at most. */
+		irqflags_t f = irq_save();
+		if (p->peer_rp[1] != RESYNC_ACK(p->gen))
+			waitq_wait_timeout(&tx_wq, 10000000);
 		irq_restore(f);
 		return;
 	}
@@ -408,7 +522,30 @@ long mad_req_test_words(int node)
 
 	return p ? (long)p->words : -EINVAL;
 }
+
+int mad_req_test_break(int node, long after)
+{
+	struct peer *p = node >= 0 && node < MAX_NODES ? peers[node] : NULL;
+
+	if (!p || p->seg.ring_seg < 0 || after <= 0)
+		return -EINVAL;
+	p->break_after = (long)p->announced + after;
+	return 0;
+}
 #endif
+
+/* The test hook's break: the ring refuses the chunks that come from now until the reset. */
+static void test_break(struct peer *p)
+{
+#ifdef NOW_TEST_HOOKS
+	if (p->break_after && p->announced >= (uint64_t)p->break_after) {
+		p->break_after = 0;
+		p->break_on = seg_inhibit(p->seg.ring_seg, 1) == 0;
+	}
+#else
+	(void)p;
+#endif
+}
 
 /* --- receiving ------------------------------------------------------------------------ */
 
@@ -416,6 +553,59 @@ long mad_req_test_words(int node)
  * Take the words that arrived into the per-peer byte counts.  A word
  * counts for the sender whose queue it came on, and only if it names that
  * sender and fits its ring; any other is refused and counted.
+ */
+/* A word that does not follow the last one taken: the stream is out of step until the resync. */
+static __attribute__((cold, noinline)) void word_gap(int i, struct peer *p, uint32_t w)
+{
+	p->broken = 1;
+	if (proto_errors++ < 8)
+		printf("mad-req: chunk %u from node %d came where %u was due: one was refused here; "
+		       "its stream waits to start again\n", WORD_SEQ(w), i, p->rx_seq);
+}
+
+/* The sender's resynchronising word: reset once what came whole before the gap is read. */
+static __attribute__((cold, noinline)) void resync_word(int i, struct peer *p, uint32_t w)
+{
+	(void)i;
+	p->reset_pending = 1;
+	p->reset_gen = WORD_SEQ(w);
+}
+
+/* The answer to the resynchronisation: the read pointer 0 and the generation, in one WRITE. */
+static void ack_send(struct peer *p)
+{
+	uint64_t v[2] = { 0, RESYNC_ACK(p->reset_gen) };
+
+	if (rmem_write(p->seg.ctl_rd, 0, v, sizeof v, RMEM_INTR) == 0)
+		p->ack_due = 0;
+}
+
+/*
+ * Start node i's stream again: what it sent before its resynchronising
+ * word is read or thrown away; both pointers restart at 0.
+ */
+static __attribute__((cold, noinline)) void stream_reset(int i, struct peer *p)
+{
+	p->rp = p->reported = 0;
+	p->avail = p->skip = 0;
+	p->rx_seq = 0;
+	p->broken = p->reset_pending = 0;
+	p->ack_due = 1;
+	ack_send(p);
+#ifdef NOW_TEST_HOOKS
+	if (p->break_on) {
+		seg_inhibit(p->seg.ring_seg, 0);
+		p->break_on = 0;
+	}
+#endif
+	printf("mad-req: node %d's stream starts again\n", i);
+}
+
+/*
+ * Take the words that arrived into the per-peer byte counts.  A word
+ * counts for the sender whose queue it came on, and only if it names that
+ * sender, follows the last one taken and fits its ring; any other is
+ * refused and counted.
  */
 static void take_words(void)
 {
@@ -436,12 +626,26 @@ static void take_words(void)
 						       WORD_SRC(w[k]), i);
 					continue;
 				}
-				if (len == 0 || len > CHUNK_MAX || p->avail + len > RING - (p->rp - p->reported)) {
-					complain("a word that does not fit its ring", i);
+				if (len == 0) {
+					resync_word(i, p, w[k]);
 					continue;
 				}
+				if (p->broken || p->reset_pending)
+					continue;	/* after a gap: its bytes are not where they would be read */
+				if (WORD_SEQ(w[k]) != p->rx_seq) {
+					word_gap(i, p, w[k]);
+					continue;
+				}
+				if (len > CHUNK_MAX || p->avail + len > RING - (p->rp - p->reported)) {
+					complain("a word that does not fit its ring", i);
+					p->broken = 1;
+					continue;
+				}
+				p->rx_seq = (p->rx_seq + 1) & 0x7f;
 				p->avail += len;
+				p->announced += len;
 				p->words++;
+				test_break(p);
 			}
 		}
 	}
@@ -477,12 +681,21 @@ static int req_recv_header_poll(int *src, void *hdr, size_t hdr_max, size_t *hdr
 		int i = (rr + k) % nnodes;
 		struct peer *p = peers[i];
 		struct mad_wire_hdr h;
-		if (p && p->skip && p->avail) {
+		if (!p)
+			continue;
+		if (p->ack_due)
+			ack_send(p);
+		if (p->skip && p->avail) {
 			size_t n = p->skip < p->avail ? p->skip : p->avail;
 			consumed(i, p, n);
 			p->skip -= n;
 		}
-		if (!p || p->skip || p->avail < sizeof h)
+		/* The resync: whole messages before the gap are still read; a part of one is not. */
+		if (p->reset_pending && (p->skip || p->avail < sizeof h)) {
+			stream_reset(i, p);
+			continue;
+		}
+		if (p->skip || p->avail < sizeof h)
 			continue;
 		ring_copy(p, p->rp, &h, sizeof h);
 		size_t full = sizeof h + 4u * h.npacks + h.express_len;
@@ -493,8 +706,11 @@ static int req_recv_header_poll(int *src, void *hdr, size_t hdr_max, size_t *hdr
 			consumed(i, p, p->avail);
 			continue;
 		}
-		if (p->avail < full)
+		if (p->avail < full) {
+			if (p->reset_pending)
+				stream_reset(i, p);	/* the rest of this header never comes */
 			continue;		/* the rest of the header is on its way */
+		}
 		ring_copy(p, p->rp, hdr, full);
 		consumed(i, p, full);
 		if (mad_hdr_check(hdr, full) < 0) {
@@ -528,6 +744,11 @@ static void pull(void)
 		rxbody_took(&rx, n);
 	}
 	rxbody_settle(&rx);
+	if (rx.part_left && p->reset_pending && !p->avail) {
+		/* The rest of this message was refused here: it fails, and the stream starts again. */
+		rxbody_fail(&rx, -ECONNRESET);
+		stream_reset(rx.src, p);
+	}
 }
 
 MAD_STREAM_BODY(req, rx, pull)

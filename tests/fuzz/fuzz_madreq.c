@@ -231,7 +231,7 @@ int req_enqueue(int q, uint32_t word, int sync)
 {
 	(void)sync;
 	CHECK(WORD_SRC(word) == node_id);
-	return push_word(q, WORD(qs[q].node, WORD_LEN(word)));
+	return push_word(q, WORD(qs[q].node, WORD_SEQ(word), WORD_LEN(word)));
 }
 
 int req_enqueue_body(int q, uint32_t word)

@@ -1406,6 +1406,20 @@ CASES = [
             count={r"RESULT mad-figure6 driver=%s rpcs=140 bytes=6664500 overhead=16 .* failures=0" % d: 2})
     for d in ("rmem", "req", "cell", "tcp") for nic in ("shm", "e1000")
 ] + [
+    # A Madeleine stream recovers from a chunk its receiver refused: node 1 breaks node 0's
+    # stream 64 KiB into a 1 MiB message (req: its ring refuses the WRITEs, so the words
+    # too; cell: the deposits raise an exception); the message fails at both ends, the stream
+    # starts again, and the 100 messages after it arrive whole and in order.
+    Cluster("mad-recover-2-%s-%s" % (d, nic), app="mad-recover", nodes=2, nic=nic,
+            args="driver=%s" % d, timeout=200,
+            expect=[r"^\[n0\] mad-recover: the broken message's send failed \(-\d+\)",
+                    r"^\[n1\] mad-recover: the broken message's receive failed \(-\d+\): at this end too",
+                    r"^\[n1\] mad-recover: 100 messages after the broken one, every one intact and in order",
+                    r"^\[n1\] RESULT mad-recover driver=%s send_failed=0 receive_failed=1 intact=100 failures=0" % d,
+                    r"^\[n0\] RESULT mad-recover driver=%s send_failed=1 receive_failed=0 intact=0 failures=0" % d],
+            absent=[r"FAILED"])
+    for d in ("req",) for nic in ("shm", "e1000")
+] + [
     # Madeleine's debug mode: the same program, every message with its descriptor (a word a pack).
     Cluster("mad-figure6-2-req-shm-debug", app="mad-figure6", nodes=2, nic="shm",
             args="driver=req mad_debug=1", timeout=150,
