@@ -162,6 +162,9 @@ static void exception(struct trapframe *tf)
 		exc_names[tf->vector], tf->error, t ? t->name : "?", in_irq ? " (in interrupt)" : "");
 	if (tf->vector == 14 && vm_is_guard(read_cr2()))
 		kprintf("    STACK OVERFLOW: the fault address is the guard page below a thread stack\n");
+	if (tf->vector == 14 && vm_is_protected(read_cr2()))
+		kprintf("    the page's rights were reduced by vm_protect (an endpoint page's protection, "
+			"dep_endpoint_protect): this access is one they refuse\n");
 	if (tf->vector == 14)
 		kprintf("    fault address (cr2) = 0x%016lx, %s %s%s\n", read_cr2(),
 			(tf->error & 1) ? "protection violation" : "page not present",

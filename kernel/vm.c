@@ -15,6 +15,7 @@
 #define PTE_PCD 0x010ULL
 #define PTE_PS 0x080ULL
 #define PTE_GUARD 0x200ULL		/* software bit: an unmapped guard page */
+#define PTE_PROT 0x400ULL		/* software bit: rights reduced by vm_protect */
 #define PTE_ADDR 0x000ffffffffff000ULL
 
 /*
@@ -87,6 +88,69 @@ int vm_is_guard(uintptr_t va)
 	if (pde & PTE_PS)
 		return 0;
 	return (((uint64_t *)(uintptr_t)(pde & PTE_ADDR))[(va >> 12) & 511] & PTE_GUARD) != 0;
+}
+
+/*
+ * Page protection (hybrid deposit 3.2: "the host virtual memory page
+ * protection can be used within endpoints"): the pages' own entries carry
+ * the rights, so the host's accesses and the network's are checked by the
+ * same bits.  No access: not present (marked PTE_PROT, not a guard).
+ */
+int vm_protect(uintptr_t va, size_t len, int prot)
+{
+	if ((va & 0xfff) || (len & 0xfff) || len == 0 || va + len < va || va + len > BOOT_MAPPED_BYTES ||
+	    (prot & ~(VM_READ | VM_WRITE)))
+		return -EINVAL;
+	irqflags_t f = irq_save();
+	for (uintptr_t a = va; a < va + len; a += PAGE_SIZE)
+		if (vm_is_guard(a)) {
+			irq_restore(f);
+			return -EINVAL;		/* a stack's guard page is no endpoint's */
+		}
+	for (uintptr_t a = va; a < va + len; a += PAGE_SIZE) {
+		uint64_t *pte = pte_for(a);
+		if (!pte) {
+			irq_restore(f);
+			return -ENOMEM;
+		}
+		uint64_t e = *pte & ~(PTE_P | PTE_W | PTE_PROT);
+		if (prot & VM_READ)
+			e |= PTE_P;
+		if ((prot & (VM_READ | VM_WRITE)) == (VM_READ | VM_WRITE))
+			e |= PTE_W;
+		if (prot != (VM_READ | VM_WRITE))
+			e |= PTE_PROT;
+		*pte = e;
+		invlpg(a);
+	}
+	irq_restore(f);
+	return 0;
+}
+
+int vm_rights(uintptr_t va)
+{
+	uint64_t e;
+
+	if (va >= BOOT_MAPPED_BYTES)
+		return 0;
+	e = boot_pd[va >> 21];
+	if (!(e & PTE_PS))
+		e = ((uint64_t *)(uintptr_t)(e & PTE_ADDR))[(va >> 12) & 511];
+	if (!(e & PTE_P))
+		return 0;
+	return e & PTE_W ? VM_READ | VM_WRITE : VM_READ;
+}
+
+int vm_is_protected(uintptr_t va)
+{
+	uint64_t pde;
+
+	if (va >= BOOT_MAPPED_BYTES)
+		return 0;
+	pde = boot_pd[va >> 21];
+	if (pde & PTE_PS)
+		return 0;
+	return (((uint64_t *)(uintptr_t)(pde & PTE_ADDR))[(va >> 12) & 511] & PTE_PROT) != 0;
 }
 
 /* The table an entry points to, made (empty) if the entry is absent. */

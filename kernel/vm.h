@@ -7,6 +7,7 @@
 #ifndef KERNEL_VM_H
 #define KERNEL_VM_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 /* Unmap / remap one 4 KiB page below 4 GiB (thread stack guards). 0 or -EINVAL. */
@@ -15,6 +16,20 @@ int vm_remap_page(uintptr_t va);
 
 /* Nonzero if va lies in a page vm_unmap_page() removed. */
 int vm_is_guard(uintptr_t va);
+
+/*
+ * Page protection below 4 GiB, in the pages' own entries: [va, va+len)
+ * (whole pages) gets prot, VM_READ | VM_WRITE, VM_READ or 0 (no access).
+ * With CR0.WP the kernel's own writes to a read-only page fault too.  0,
+ * -EINVAL (not whole pages, beyond the map, a guard page), -ENOMEM.
+ */
+#define VM_READ 1
+#define VM_WRITE 2
+int vm_protect(uintptr_t va, size_t len, int prot);
+/* The rights of va's page (VM_READ, VM_WRITE), from its entry: a walk of two tables. */
+int vm_rights(uintptr_t va);
+/* Nonzero if va's page had its rights reduced by vm_protect. */
+int vm_is_protected(uintptr_t va);
 
 /* Device memory the kernel can map: below 2^48, the 4-level limit. */
 #define VM_PHYS_TOP (1ULL << 48)

@@ -22,6 +22,7 @@ const char *const dart_exc_names[DEX_N] = {
 	[DEX_NOREPLY] = "no_reply_connection",
 	[DEX_SOFTWARE] = "software",
 	[DEX_STATUS] = "send_status",
+	[DEX_PAGE] = "page_fault",
 };
 
 void dart_init(struct dart *d)
@@ -90,7 +91,7 @@ int dart_ep_create(struct dart *d, void *base, size_t size, int prot)
 		ep->size = (uint32_t)size;
 		ep->prot = (uint8_t)prot;
 		ep->users = 0;
-		ep->nranges = 0;
+		ep->paged = 0;
 		ep->used = 1;
 		return i;
 	}
@@ -104,32 +105,20 @@ int dart_ep_protect(struct dart *d, int ep, uint32_t off, uint32_t len, int prot
 	if (ep < 0 || ep >= DART_MAX_EP || !d->ep[ep].used)
 		return -EBADF;
 	e = &d->ep[ep];
-	/* Whole pages; the endpoint's last page may be cut short by its end. */
-	if (len == 0 || (off % DART_PAGE) || off >= e->size || len > e->size - off ||
-	    ((len % DART_PAGE) && off + len != e->size) || (prot & ~e->prot))
+	/*
+	 * Whole pages of the endpoint: a page cut short by the endpoint's end
+	 * holds memory that is not the endpoint's, which the page's entry
+	 * would protect as well.
+	 */
+	if (len == 0 || (off % DART_PAGE) || (len % DART_PAGE) || off >= e->size || len > e->size - off ||
+	    (prot & ~e->prot))
 		return -EINVAL;
-	uint32_t first = off / DART_PAGE, last = (off + len - 1) / DART_PAGE;
-	/* Ranges the new one covers whole say nothing any more: their slots go. */
-	int n = 0;
-	for (int i = 0; i < e->nranges; i++)
-		if (e->range[i].first < first || e->range[i].last > last)
-			e->range[n++] = e->range[i];
-	e->nranges = (uint8_t)n;
-	if (prot == e->prot) {
-		/* The endpoint's own: only a range it lies inside of still needs one. */
-		int inside = 0;
-		for (int i = 0; i < n; i++)
-			inside |= e->range[i].first <= last && e->range[i].last >= first;
-		if (!inside)
-			return 0;
-	}
-	if (n == DART_EP_RANGES)
-		return -ENOSPC;
-	e->range[n].first = first;
-	e->range[n].last = last;
-	e->range[n].prot = (uint8_t)prot;
-	e->nranges = (uint8_t)(n + 1);
-	return 0;
+	if (!dart_pages.protect || !dart_pages.rights)
+		return -ENOSYS;
+	int r = dart_pages.protect((uintptr_t)e->base + off, len, prot);
+	if (r == 0)
+		e->paged = 1;		/* checked by page from now on */
+	return r;
 }
 
 int dart_ep_destroy(struct dart *d, int ep)
@@ -507,6 +496,9 @@ int dart_send_prepare(struct dart *d, int vci, struct dart_sendregs *r, uint32_t
 	if ((uint64_t)value + (uint64_t)size * 16 > ep->size)
 		return -ERANGE;
 	bytes = size * 16;
+	/* The sender's source pages, as a READ's (3.2): a page it may not read is a page fault. */
+	if (ep->paged && !dart_ep_pages_allow(ep, value, bytes, DART_EP_READ))
+		return -EFAULT;
 	opc = r->opcode;
 	out->peer = c->peer;
 	out->group = c->group;

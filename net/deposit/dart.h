@@ -38,7 +38,6 @@
 #define DART_NINSTR 256
 #define DART_MAX_PEER 64
 #define DART_PAGE 4096		/* the unit of page protection inside an endpoint (3.2) */
-#define DART_EP_RANGES 8	/* page ranges with a protection of their own, per endpoint */
 
 /* Connection options (struct dart_conn_cfg.flags). */
 enum {
@@ -87,6 +86,7 @@ enum dart_exc_class {
 	DEX_NOREPLY,		/* a READ or FETCH on a connection without a usable reply connection */
 	DEX_SOFTWARE,		/* CK_SWEXC: the host performs the cell */
 	DEX_STATUS,		/* send side: go written while the status was non-zero (6.3) */
+	DEX_PAGE,		/* page fault (6.5): a page of the endpoint without the right, at either end */
 	DEX_N
 };
 extern const char *const dart_exc_names[DEX_N];
@@ -116,16 +116,25 @@ struct dart_ep {
 	uint8_t used, prot;
 	uint16_t users;		/* open connections on it */
 	/*
-	 * Page protection inside the endpoint (3.2, 3.5; DART 6.2's TLB
-	 * entries carry it per endpoint): pages first..last have prot, the
-	 * range set last winning; pages in no range have the endpoint's.
+	 * Page protection inside the endpoint (3.2: "the host virtual memory
+	 * page protection can be used within endpoints"): set, its pages'
+	 * rights are the host's page tables' (dart_pages), checked on every
+	 * page a cell's data touches; clear, every page has the endpoint's.
 	 */
-	uint8_t nranges;
-	struct {
-		uint32_t first, last;	/* page numbers within the endpoint */
-		uint8_t prot;
-	} range[DART_EP_RANGES];
+	uint8_t paged;
 };
+
+/*
+ * The host's page protection: the rights (DART_EP_*) of the page at va,
+ * and setting those of [va, va+len) (whole pages).  The kernel's are its
+ * page tables (kernel/vm.h); host tests give their own.  NULL: there is
+ * none (dart_ep_protect says -ENOSYS).
+ */
+struct dart_pages {
+	int (*rights)(uintptr_t va);
+	int (*protect)(uintptr_t va, size_t len, int prot);
+};
+extern struct dart_pages dart_pages;
 
 /* Receive states of a connection (DART 6.2: "control cell or data cell"). */
 enum { RX_CONTROL = 0, RX_BLOCK, RX_SKIP };
@@ -269,23 +278,22 @@ int dart_ep_create(struct dart *d, void *base, size_t size, int prot);
 /*
  * Page protection inside endpoint ep (hybrid deposit 3.2: "the host
  * virtual memory page protection can be used within endpoints"): the pages
- * of [off, off + len) (off a multiple of DART_PAGE, len one too or reaching
- * the endpoint's end, within it) get prot, a subset of the endpoint's DART_EP_* (0: no access).
- * A deposit (WRITE, BLOCK and its AAL5 cells) needs DART_EP_WRITE on every
- * page its data touches, a READ needs DART_EP_READ; else DEX_PROT, nothing
- * changed.  Setting the endpoint's own protection over a range gives it
- * back.  0, -EBADF, -EINVAL, -ENOSPC (DART_EP_RANGES ranges in force).
+ * of [off, off + len) (off and len multiples of DART_PAGE, within the
+ * endpoint) get prot, a subset of the endpoint's DART_EP_* (0: no access),
+ * in the host's page tables (dart_pages): the host's own accesses obey
+ * them too, and so does every endpoint over the same pages.  A deposit
+ * (WRITE, BLOCK and its AAL5 cells) needs DART_EP_WRITE on every page its
+ * data touches, a READ needs DART_EP_READ, else the page-fault exception
+ * (DEX_PAGE, 6.5), nothing changed; a send needs DART_EP_READ on the pages
+ * it reads (dart_send_prepare: -EFAULT).  Setting the endpoint's own
+ * protection over a range gives it back.  0, -EBADF, -EINVAL, -ENOSYS (no
+ * page protection here), or the host's error.
  */
 int dart_ep_protect(struct dart *d, int ep, uint32_t off, uint32_t len, int prot);
 
-/* Does endpoint ep allow need (DART_EP_*) on every page of [off, off + len)?  off + len within it. */
+/* Do the pages of [off, off + len) of endpoint ep all allow need (DART_EP_*)?  off + len within it. */
 int dart_ep_pages_allow(const struct dart_ep *ep, uint32_t off, uint32_t len, int need);
-static inline int dart_ep_allows(const struct dart_ep *ep, uint32_t off, uint32_t len, int need)
-{
-	if (!(ep->prot & need))
-		return 0;
-	return !ep->nranges || dart_ep_pages_allow(ep, off, len, need);	/* no ranges: the endpoint's own */
-}
+
 
 /* Remove an endpoint no connection uses: 0, -EBADF, -EBUSY. */
 int dart_ep_destroy(struct dart *d, int ep);

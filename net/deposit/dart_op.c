@@ -30,21 +30,18 @@
 #include "kernel/crc.h"
 #include "net/deposit/dart_op.h"
 
-/* Do the pages of [off, off+len) of ep all allow need (dart.h)? */
+struct dart_pages dart_pages;
+
+/* Do the pages of [off, off+len) of ep all allow need (dart.h)?  Their rights are the host's. */
 int dart_ep_pages_allow(const struct dart_ep *ep, uint32_t off, uint32_t len, int need)
 {
 	if (!len)
 		return 1;
-	for (uint32_t p = off / DART_PAGE; p <= (off + len - 1) / DART_PAGE; p++) {
-		int prot = ep->prot;
-		for (int i = ep->nranges - 1; i >= 0; i--)
-			if (p >= ep->range[i].first && p <= ep->range[i].last) {
-				prot = ep->range[i].prot;
-				break;
-			}
-		if (!(prot & need))
+	if (!dart_pages.rights)
+		return 1;
+	for (uint32_t p = off / DART_PAGE; p <= (off + len - 1) / DART_PAGE; p++)
+		if ((dart_pages.rights((uintptr_t)ep->base + (uintptr_t)p * DART_PAGE) & need) != need)
 			return 0;
-	}
 	return 1;
 }
 
@@ -340,8 +337,9 @@ static inline __attribute__((always_inline)) int execute(struct dart *d, int vci
 		if (ea + CELL_DATA > ep->size)
 			return fault(e, DEX_BOUNDS, (uint32_t)ea);
 		/* Page protection inside the endpoint (3.2, 3.5), on every page the data touches. */
-		if (!dart_ep_allows(ep, (uint32_t)ea, CELL_DATA, kind == CK_READ ? DART_EP_READ : DART_EP_WRITE))
-			return fault(e, DEX_PROT, (uint32_t)ea);
+		if (ep->paged && !dart_ep_pages_allow(ep, (uint32_t)ea, CELL_DATA,
+						      kind == CK_READ ? DART_EP_READ : DART_EP_WRITE))
+			return fault(e, DEX_PAGE, (uint32_t)ea);
 	}
 	/*
 	 * Answers go on the reply connection (DART 6.1).  The reply is part
@@ -572,8 +570,8 @@ static int exec_data(struct dart *d, int vci, const struct cell *cell, uint8_t p
 			return fault(e, DEX_BOUNDS, c->blk_len);
 		if ((uint64_t)c->blk_next + CELL_PAYLOAD > ep->size)
 			return fault(e, DEX_BOUNDS, c->blk_next);
-		if (!dart_ep_allows(ep, c->blk_next, CELL_PAYLOAD, DART_EP_WRITE))
-			return fault(e, DEX_PROT, c->blk_next);
+		if (ep->paged && !dart_ep_pages_allow(ep, c->blk_next, CELL_PAYLOAD, DART_EP_WRITE))
+			return fault(e, DEX_PAGE, c->blk_next);
 		memcpy(ep->base + c->blk_next, pl, CELL_PAYLOAD);
 		c->blk_crc = crc32_aal5(c->blk_crc, pl, CELL_PAYLOAD);
 		c->blk_next += CELL_PAYLOAD;
@@ -591,8 +589,8 @@ static int exec_data(struct dart *d, int vci, const struct cell *cell, uint8_t p
 		return fault(e, DEX_CRC, cell_get32(tr->crc));
 	if ((uint64_t)c->blk_next + r > ep->size)
 		return fault(e, DEX_BOUNDS, c->blk_next);
-	if (!dart_ep_allows(ep, c->blk_next, r, DART_EP_WRITE))
-		return fault(e, DEX_PROT, c->blk_next);
+	if (ep->paged && !dart_ep_pages_allow(ep, c->blk_next, r, DART_EP_WRITE))
+		return fault(e, DEX_PAGE, c->blk_next);
 	memcpy(ep->base + c->blk_next, pl, r);
 	c->rx = RX_CONTROL;
 	d->ctr.data_cells++;

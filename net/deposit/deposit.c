@@ -48,10 +48,15 @@
  *    registers an instruction names are the destination's, unchecked.
  *    Endpoints carry read and write protection (READ needs read, deposits
  *    need write), and so does each page inside an endpoint
- *    (dep_endpoint_protect, 3.2): in one address space the page tables
- *    are the kernel's own, so DART keeps the protections of an endpoint's
- *    pages itself, as 6.2's TLB entries do per endpoint, in up to
- *    DART_EP_RANGES page ranges; endpoints that overlap keep their own.
+ *    (dep_endpoint_protect, 3.2: "the host virtual memory page protection
+ *    can be used within endpoints"): its rights are the page-table entry's
+ *    (kernel/vm.c), the same bits the host's own accesses obey, so
+ *    endpoints over the same pages share them.  A cell whose data touches
+ *    a page without the right raises the page-fault exception (DEX_PAGE,
+ *    6.5) at the destination; a send that reads a source page the sender
+ *    may not read fails (-EFAULT) and raises it at the sender, as a
+ *    DEX_STATUS is (6.3).  Until an endpoint's pages are first protected,
+ *    no page is looked up (the endpoint's own rights cover them all).
  *  - Remote reads (3.4, 4, 6.5).  A READ or FETCH is answered from the
  *    receive path, not by interrupting the host (6.5's "more complicated
  *    receive controller"): one reply cell on the connection's reply
@@ -156,6 +161,7 @@
 #include "kernel/thread.h"
 #include "kernel/trace.h"
 #include "kernel/tsc.h"
+#include "kernel/vm.h"
 #include "kernel/x86.h"
 #include "net/call/call.h"
 #include "net/deposit/internal.h"
@@ -525,6 +531,9 @@ static int deposit_init(void)
 		return -ENODEV;
 	dep_stop_ns = (uint64_t)arg_int("dep_stop_ms", DEP_STOP_MS_DEFAULT) * 1000000ULL;
 	dart_init(&dep_dart);
+	_Static_assert(DART_EP_READ == VM_READ && DART_EP_WRITE == VM_WRITE, "the page rights' bits");
+	dart_pages.rights = vm_rights;
+	dart_pages.protect = vm_protect;
 	dart_spill_init(&dep_dart, spill_pool, DEP_SPILL_CELLS, DEP_SPILL_PER_CONN);
 	if (fabric_register(DEP_PROTO, cell_handler) < 0 || fabric_register(DEP_FLOW_PROTO, flow_handler) < 0 ||
 	    fabric_on_peer_reset(dep_peer_reset) < 0)
@@ -548,6 +557,7 @@ void deposit_counters(struct dep_counters *out)
 	out->tx_frames = dep_stats.tx_frames;
 	out->tx_cells = dep_stats.tx_cells;
 	out->send_refused = dep_stats.send_refused;
+	out->send_page_faults = dep_stats.send_page_faults;
 	out->reply_lost = dep_stats.reply_lost;
 	out->exceptions_handled = dep_stats.exc_handled;
 	out->exceptions_unhandled = dep_stats.exc_unhandled;
@@ -573,10 +583,10 @@ void deposit_print_stats(void)
 	printf("deposit: refused bad_frame %lu bad_hec %lu bad_header %lu no_connection %lu "
 	       "wrong_peer %lu\n", c.bad_frames, d->bad_hec, d->bad_header, d->no_conn, d->wrong_peer);
 	printf("deposit: exceptions check %lu crc %lu bounds %lu align %lu protection %lu "
-	       "unimplemented %lu no_reply %lu software %lu send_status %lu\n",
+	       "unimplemented %lu no_reply %lu software %lu send_status %lu page_fault %lu send_page_fault %lu\n",
 	       d->exc[DEX_CHECK], d->exc[DEX_CRC], d->exc[DEX_BOUNDS], d->exc[DEX_ALIGN],
 	       d->exc[DEX_PROT], d->exc[DEX_UNIMPL], d->exc[DEX_NOREPLY], d->exc[DEX_SOFTWARE],
-	       c.send_refused);
+	       c.send_refused, d->exc[DEX_PAGE], c.send_page_faults);
 	printf("deposit: discarded %lu held %lu spilled %lu hold_full %lu skipped %lu block_skipped %lu busy %lu "
 	       "handled %lu unhandled %lu; tx frames %lu cells %lu dep_stats.reply_lost %lu\n",
 	       d->discarded, d->held, d->spilled, d->hold_full, d->skipped, d->block_skipped, d->busy,

@@ -183,14 +183,21 @@ int dep_go(struct dart_sendregs *sr, uint32_t value)
 		return -EBUSY;
 	}
 	r = dart_send_prepare(&dep_dart, vci, sr, value, &first, &snd);
-	if (r == -EIO) {
-		/* DART 6.3: sending while the status is non-zero is an exception. */
+	if (r == -EIO || r == -EFAULT) {
+		/*
+		 * DART 6.3: sending while the status is non-zero is an
+		 * exception; so is reading a source page the sender may not
+		 * read (3.2, the page fault of 6.5), at the sender.
+		 */
 		struct conn_note *n = &dep_notes[vci];
-		dep_stats.send_refused++;
+		if (r == -EIO)
+			dep_stats.send_refused++;
+		else
+			dep_stats.send_page_faults++;
 		memset(&n->status_exc, 0, sizeof n->status_exc);
-		n->status_exc.cls = DEX_STATUS;
+		n->status_exc.cls = r == -EIO ? DEX_STATUS : DEX_PAGE;
 		n->status_exc.vci = (uint16_t)vci;
-		n->status_exc.detail = dep_dart.conn[vci].state;
+		n->status_exc.detail = r == -EIO ? dep_dart.conn[vci].state : value;
 		n->status_pending = 1;
 		dep_wake_worker();
 	}

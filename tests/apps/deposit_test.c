@@ -51,6 +51,7 @@
 #include "kernel/sync.h"
 #include "kernel/thread.h"
 #include "kernel/tsc.h"
+#include "kernel/vm.h"
 #include "kernel/x86.h"
 #include "net/call/barrier.h"
 #include "net/deposit/deposit.h"
@@ -223,19 +224,36 @@ static void protect_open(void)
 }
 
 /*
- * Node 1 sends one more sequence; at node 0 its deposit would fall on the
- * read-only page: a protection exception, the sequence's registers and the
+ * Node 1 first sends from a page of its own endpoint it made no-access:
+ * the send is refused (-EFAULT) and raises the page-fault exception at
+ * node 1 (the source pages are checked as a READ's, 3.2).  Then it sends
+ * one more sequence; at node 0 its deposit would fall on the read-only
+ * page: the page-fault exception (6.5), the sequence's registers and the
  * page as they were.  Node 0 makes the page writable again and retries:
- * the cell lands.
+ * the cell lands.  The pages' rights are their page-table entries.
  */
 static void protect_run(void)
 {
 	if (node_id == 1) {
 		struct dart_sendregs *sr = dep_sendregs(V_S);
 		dt_fill(dt_mine + 1024, 0x70);
+		EXPECT(dep_on_exception(V_S, dt_on_exception, NULL) == 0, "V_S exception handler at the sender");
 		if (sr) {
+			EXPECT(dep_endpoint_protect(dt_ep_mine, 0, PG, 0) == 0, "page 0 of node 1's endpoint no-access");
+			EXPECT(vm_rights((uintptr_t)dt_mine) == 0, "its page-table entry: rights %d", vm_rights((uintptr_t)dt_mine));
 			sr->size = 0;
 			int r = dep_send(sr, DART_OPC(CELL_IP | 0, 0, 0, 0), 32, 0, 1024);
+			EXPECT(dep_endpoint_protect(dt_ep_mine, 0, PG, DART_EP_READ | DART_EP_WRITE) == 0,
+			       "page 0 of node 1's endpoint readable again");
+			EXPECT(r == -EFAULT, "a send from a page the sender may not read: %d", r);
+			EXPECT(dt_wait_exc(V_S, WAIT_NS) && dt_last_exc[V_S].cls == DEX_PAGE && dt_last_exc[V_S].detail == 1024,
+			       "the sender's page fault: %s at %#x", dart_exc_names[dt_last_exc[V_S].cls],
+			       dt_last_exc[V_S].detail);
+			if (r == -EFAULT && dt_last_exc[V_S].cls == DEX_PAGE)
+				printf("deposit-test: a send from a page the sender may not read was refused: "
+				       "a page fault at the sender\n");
+			sr->size = 0;
+			r = dep_send(sr, DART_OPC(CELL_IP | 0, 0, 0, 0), 32, 0, 1024);
 			EXPECT(r == 0, "the sequence into the protected page: %d", r);
 		}
 		return;
@@ -251,9 +269,11 @@ static void protect_run(void)
 	dep_reg_get(R_SEQ, &a);
 	dep_reg_get(R_SEQ + 1, &b);
 	dep_reg_get(R_SEQ + 2, &c);
-	EXPECT(ci.state == DC_EXCEPTION && dt_last_exc[V_S].cls == DEX_PROT && dt_last_exc[V_S].detail == at,
-	       "exception %s at %#x, state %d (expected protection at %#x)", dart_exc_names[dt_last_exc[V_S].cls],
+	EXPECT(ci.state == DC_EXCEPTION && dt_last_exc[V_S].cls == DEX_PAGE && dt_last_exc[V_S].detail == at,
+	       "exception %s at %#x, state %d (expected page_fault at %#x)", dart_exc_names[dt_last_exc[V_S].cls],
 	       dt_last_exc[V_S].detail, ci.state, at);
+	EXPECT(vm_rights((uintptr_t)dt_arena + dt_ep_at[E_P] + PG) == DART_EP_READ,
+	       "the read-only page's entry: rights %d", vm_rights((uintptr_t)dt_arena + dt_ep_at[E_P] + PG));
 	EXPECT(a == at && b == dt_s_stride[S_CELLS - 1] && c == S_CELLS && !dt_is_fill(dt_arena + dt_ep_at[E_P] + at, 0x70, 0xff),
 	       "a refused sequence changed something: a %u b %u c %u", a, b, c);
 	EXPECT(dep_endpoint_protect(dt_ep0[E_P], PG, PG, DART_EP_READ | DART_EP_WRITE) == 0, "page 1 writable again");
@@ -265,7 +285,8 @@ static void protect_run(void)
 	EXPECT(a == at + 32 && c == S_CELLS + 1 && dt_is_fill(dt_arena + dt_ep_at[E_P] + at, 0x70, 0xff),
 	       "the retried sequence: a %u c %u", a, c);
 	if (a == at + 32 && c == S_CELLS + 1)
-		printf("deposit-test: a deposit into a read-only page was refused, and landed once it was writable\n");
+		printf("deposit-test: a deposit into a read-only page was refused (a page fault), and landed once it "
+		       "was writable\n");
 }
 
 /* Node 0, at the end: the guards, and registers no window reaches. */

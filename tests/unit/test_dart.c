@@ -104,9 +104,48 @@ static void open_conn(int vci, int peer, int ep, int flags, int reply, unsigned 
 	assert_int_equal(dart_conn_open(&D, vci, &cfg, hold[vci - V], holdn), 0);
 }
 
+/*
+ * The host's page tables, as DART sees them (dart_pages): the rights of
+ * each page of the arena and of the sender's buffer, every other page
+ * read and write.  setup() gives every page both.
+ */
+static uint8_t page_rights[ARENA / PG], sbuf_rights;
+static uint8_t *sbuf;
+
+static uint8_t *rights_of(uintptr_t va)
+{
+	if (arena && va >= (uintptr_t)arena && va < (uintptr_t)arena + ARENA)
+		return &page_rights[(va - (uintptr_t)arena) / PG];
+	if (sbuf && va >= (uintptr_t)sbuf && va < (uintptr_t)sbuf + PG)
+		return &sbuf_rights;
+	return NULL;
+}
+
+static int fake_rights(uintptr_t va)
+{
+	uint8_t *r = rights_of(va);
+
+	return r ? *r : DART_EP_READ | DART_EP_WRITE;
+}
+
+static int fake_protect(uintptr_t va, size_t len, int prot)
+{
+	for (uintptr_t a = va; a < va + len; a += PG) {
+		uint8_t *r = rights_of(a);
+		if (!r)
+			return -EINVAL;
+		*r = (uint8_t)prot;
+	}
+	return 0;
+}
+
 static int setup(void **state)
 {
 	(void)state;
+	memset(page_rights, DART_EP_READ | DART_EP_WRITE, sizeof page_rights);
+	sbuf_rights = DART_EP_READ | DART_EP_WRITE;
+	dart_pages.rights = fake_rights;
+	dart_pages.protect = fake_protect;
 	if (!arena)
 		arena = aligned_alloc(PG, ARENA);
 	for (size_t i = 0; i < ARENA; i++)
@@ -899,7 +938,6 @@ static void test_refused_cells_block_nothing(void **state)
 /* --- blocks (4, 6.2) and the send side (6.3) ----------------------------------- */
 
 static struct dart S;		/* the sender's DART (node 1) */
-static uint8_t *sbuf;
 
 /* Form what go sends on S's connection V, as a list of cells. */
 static int form(struct dart_sendregs *r, uint32_t go, struct cell *out, int max)
@@ -1560,10 +1598,11 @@ static void test_block_control_fault_early(void **state)
 }
 
 /*
- * Page protection inside an endpoint (3.2, 3.5): a deposit needs write on
- * every page its data touches, a READ read; a refused one changes nothing
- * and raises DEX_PROT; giving a range the endpoint's own protection back
- * lifts it.
+ * Page protection inside an endpoint (3.2, 3.5), in the host's page tables:
+ * a deposit needs write on every page its data touches, a READ read; a
+ * refused one changes nothing and raises the page-fault exception
+ * (DEX_PAGE, 6.5); giving a range the endpoint's own protection back lifts
+ * it.
  */
 static void test_page_protection(void **state)
 {
@@ -1574,7 +1613,7 @@ static void test_page_protection(void **state)
 	(void)state;
 	assert_true(big >= 0);
 	open_conn(PP, SRC, big, DART_RX | DART_TX, PP, 0, 16, 0, 0, 64);
-	/* Arguments: whole pages (the last may end with the endpoint), within it, no more than it grants. */
+	/* Arguments: whole pages, within the endpoint, no more than it grants. */
 	assert_int_equal(dart_ep_protect(&D, big, 100, PG, DART_EP_READ), -EINVAL);
 	assert_int_equal(dart_ep_protect(&D, big, PG, 100, DART_EP_READ), -EINVAL);
 	assert_int_equal(dart_ep_protect(&D, big, PG, ARENA, DART_EP_READ), -EINVAL);
@@ -1583,19 +1622,23 @@ static void test_page_protection(void **state)
 	/* Page 1 read-only, page 2 write-only. */
 	assert_int_equal(dart_ep_protect(&D, big, PG, PG, DART_EP_READ), 0);
 	assert_int_equal(dart_ep_protect(&D, big, 2 * PG, PG, DART_EP_WRITE), 0);
+	/* The rights are the page tables': the host sees them as DART does. */
+	assert_int_equal(page_rights[1], DART_EP_READ);
+	assert_int_equal(page_rights[2], DART_EP_WRITE);
+	assert_int_equal(D.ep[big].paged, 1);
 	snap_take(&before);
 	c = write_direct(PP, PG + 64, 0x11);
 	assert_int_equal(feed(&c), 0);
 	assert_unchanged();
 	assert_int_equal(D.conn[PP].state, DC_EXCEPTION);
-	assert_int_equal(D.conn[PP].exc.cls, DEX_PROT);
+	assert_int_equal(D.conn[PP].exc.cls, DEX_PAGE);
 	assert_int_equal(D.conn[PP].exc.detail, PG + 64);
 	assert_int_equal(dart_resume(&D, PP, DART_SKIP, &sink), 0);
 	/* Astride pages 0 and 1: the read-only half refuses the whole cell. */
 	c = write_direct(PP, PG - 16, 0x12);
 	assert_int_equal(feed(&c), 0);
 	assert_unchanged();
-	assert_int_equal(D.conn[PP].exc.cls, DEX_PROT);
+	assert_int_equal(D.conn[PP].exc.cls, DEX_PAGE);
 	assert_int_equal(dart_resume(&D, PP, DART_SKIP, &sink), 0);
 	/* Pages 0 and 2 take deposits. */
 	c = write_direct(PP, 64, 0x13);
@@ -1609,25 +1652,24 @@ static void test_page_protection(void **state)
 	c = mk(PP, CELL_OP(CK_READ, CA_DIRECT), 0, 0, 0, 2 * PG, 0, 0, 0, 0xff, 0);
 	int nr = nreply;
 	assert_int_equal(feed(&c), 0);
-	assert_int_equal(D.conn[PP].exc.cls, DEX_PROT);
+	assert_int_equal(D.conn[PP].exc.cls, DEX_PAGE);
 	assert_int_equal(nreply, nr);
 	assert_int_equal(dart_resume(&D, PP, DART_SKIP, &sink), 0);
 	c = mk(PP, CELL_OP(CK_READ, CA_DIRECT), 0, 0, 0, PG, 0, 0, 0, 0xff, 0);
 	assert_int_equal(feed(&c), 0);
 	assert_int_equal(nreply, nr + 1);
 	assert_int_equal(D.conn[PP].state, DC_OPEN);
-	/* The endpoint's own protection back over page 1: deposits land there again, the range's slot freed. */
+	/* The endpoint's own protection back over page 1: deposits land there again. */
 	assert_int_equal(dart_ep_protect(&D, big, PG, PG, DART_EP_READ | DART_EP_WRITE), 0);
-	assert_int_equal(D.ep[big].nranges, 1);
 	c = write_direct(PP, PG + 64, 0x15);
 	assert_int_equal(feed(&c), 0);
 	assert_block(arena + PG + 64, 0x15, 0xff);
 	/* Nested: page 4 read-only inside pages 3..5 made no-access, the one set last winning. */
 	assert_int_equal(dart_ep_protect(&D, big, 3 * PG, 3 * PG, 0), 0);
 	assert_int_equal(dart_ep_protect(&D, big, 4 * PG, PG, DART_EP_READ), 0);
-	assert_false(dart_ep_allows(&D.ep[big], 3 * PG, 32, DART_EP_READ));
-	assert_true(dart_ep_allows(&D.ep[big], 4 * PG, 32, DART_EP_READ));
-	assert_false(dart_ep_allows(&D.ep[big], 4 * PG, 32, DART_EP_WRITE));
+	assert_false(dart_ep_pages_allow(&D.ep[big], 3 * PG, 32, DART_EP_READ));
+	assert_true(dart_ep_pages_allow(&D.ep[big], 4 * PG, 32, DART_EP_READ));
+	assert_false(dart_ep_pages_allow(&D.ep[big], 4 * PG, 32, DART_EP_WRITE));
 }
 
 /* An AAL5 block whose cells run into a read-only page: the data cell that would cross faults. */
@@ -1651,7 +1693,7 @@ static void test_page_protection_block(void **state)
 	assert_int_equal(n, 6);
 	assert_int_equal(feed_from(SRC, c, (size_t)n), 0);
 	assert_int_equal(D.conn[V].state, DC_EXCEPTION);
-	assert_int_equal(D.conn[V].exc.cls, DEX_PROT);
+	assert_int_equal(D.conn[V].exc.cls, DEX_PAGE);
 	assert_int_equal(D.conn[V].exc.data_cell, 1);
 	assert_int_equal(D.conn[V].exc.detail, 2 * PG);	/* 2 PG - 128 + 32 + 48 + 48: the first cell on the page */
 	for (int i = 2 * PG; i < 3 * PG; i++)
@@ -1690,27 +1732,56 @@ static void test_multicast_connection(void **state)
 	assert_true(snd.group == 0);		/* unicast */
 }
 
-/* Page ranges are few: what a new range covers whole frees its slot; past DART_EP_RANGES, -ENOSPC. */
-static void test_page_protection_ranges(void **state)
+/*
+ * The page tables hold any number of protections, and endpoints over the
+ * same pages share them (they are the host's); a page cut short by an
+ * endpoint's end is not the endpoint's to protect; without page
+ * protection at all, -ENOSYS.
+ */
+static void test_page_protection_pages(void **state)
 {
 	int big = dart_ep_create(&D, arena, ARENA, DART_EP_READ | DART_EP_WRITE);
+	int part = dart_ep_create(&D, arena + PG, PG + 64, DART_EP_READ | DART_EP_WRITE);
 
 	(void)state;
-	assert_true(big >= 0);
-	for (int i = 0; i < 4; i++)
-		assert_int_equal(dart_ep_protect(&D, big, 0, PG, i & 1 ? DART_EP_READ : DART_EP_WRITE), 0);
-	assert_int_equal(D.ep[big].nranges, 1);
-	/* Five two-page ranges that overlap, none covering another, and three single pages inside them. */
-	for (int p = 0; p < 5; p++)
-		assert_int_equal(dart_ep_protect(&D, big, (uint32_t)p * PG, 2 * PG, p & 1 ? DART_EP_READ : DART_EP_WRITE), 0);
-	for (int p = 1; p < 4; p++)
-		assert_int_equal(dart_ep_protect(&D, big, (uint32_t)p * PG, PG, DART_EP_READ), 0);
-	assert_int_equal(D.ep[big].nranges, DART_EP_RANGES);
-	assert_int_equal(dart_ep_protect(&D, big, 4 * PG, PG, DART_EP_READ), -ENOSPC);
-	/* The whole endpoint back to its own protection: every range goes. */
+	assert_true(big >= 0 && part >= 0);
+	for (int p = 0; p < ARENA / PG; p++)
+		assert_int_equal(dart_ep_protect(&D, big, (uint32_t)p * PG, PG, p & 1 ? DART_EP_READ : DART_EP_WRITE), 0);
+	for (int p = 0; p < ARENA / PG; p++)
+		assert_int_equal(page_rights[p], p & 1 ? DART_EP_READ : DART_EP_WRITE);
+	/* part's page 0 is big's page 1, read-only through either. */
+	assert_false(dart_ep_pages_allow(&D.ep[part], 0, 32, DART_EP_WRITE));
+	D.ep[part].paged = 1;
+	assert_int_equal(dart_ep_protect(&D, part, PG, PG, DART_EP_READ), -EINVAL);	/* 64 bytes of it */
+	assert_int_equal(dart_ep_protect(&D, part, 0, PG, DART_EP_READ | DART_EP_WRITE), 0);
+	assert_true(dart_ep_pages_allow(&D.ep[big], PG, 32, DART_EP_WRITE));
+	/* The whole endpoint back to its own protection. */
 	assert_int_equal(dart_ep_protect(&D, big, 0, ARENA, DART_EP_READ | DART_EP_WRITE), 0);
-	assert_int_equal(D.ep[big].nranges, 0);
-	assert_true(dart_ep_allows(&D.ep[big], 4 * PG, 32, DART_EP_WRITE));
+	assert_true(dart_ep_pages_allow(&D.ep[big], 4 * PG, 32, DART_EP_WRITE));
+	dart_pages.protect = NULL;
+	assert_int_equal(dart_ep_protect(&D, big, 0, PG, DART_EP_READ), -ENOSYS);
+	dart_pages.protect = fake_protect;
+}
+
+/* The sender's own source pages (3.2): a send that reads a page it may not read is refused, -EFAULT. */
+static void test_page_protection_source(void **state)
+{
+	struct dart_sendregs r = { 0 };
+	struct cell c[8];
+
+	(void)state;
+	sender_setup();
+	r.opcode = DART_OPC(CELL_OP(CK_WRITE, CA_DIRECT), 0, 0, 0);
+	r.index = DART_IDX(0, 0, 0, 0xff);
+	r.operand = 96;
+	assert_int_equal(form(&r, 64, c, 8), 1);
+	assert_int_equal(dart_ep_protect(&S, 0, 0, PG, 0), 0);
+	assert_int_equal(sbuf_rights, 0);
+	struct dart_send snd;
+	assert_int_equal(dart_send_prepare(&S, V, &r, 64, &c[0], &snd), -EFAULT);
+	assert_int_equal(dart_ep_protect(&S, 0, 0, PG, DART_EP_READ), 0);
+	assert_int_equal(dart_send_prepare(&S, V, &r, 64, &c[0], &snd), 0);
+	assert_memory_equal(c[0].data, sbuf + 64, CELL_DATA);
 }
 
 int main(void)
@@ -1741,7 +1812,8 @@ int main(void)
 		cmocka_unit_test_setup(test_block_control_fault_early, setup),
 		cmocka_unit_test_setup(test_page_protection, setup),
 		cmocka_unit_test_setup(test_page_protection_block, setup),
-		cmocka_unit_test_setup(test_page_protection_ranges, setup),
+		cmocka_unit_test_setup(test_page_protection_pages, setup),
+		cmocka_unit_test_setup(test_page_protection_source, setup),
 		cmocka_unit_test_setup(test_multicast_connection, setup),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
