@@ -14,7 +14,7 @@
 
 local now = Proto("now", "NOW node fabric")
 
-local types = { [1] = "DATA", [2] = "ACK", [3] = "RAW", [4] = "HELLO", [5] = "PROBE", [6] = "AUTO" }
+local types = { [1] = "DATA", [2] = "ACK", [3] = "RAW", [4] = "HELLO", [5] = "PROBE", [6] = "AUTO", [7] = "MCAST" }
 local protos = { [3] = "rmem", [5] = "req", [6] = "deposit", [8] = "barrier", [9] = "call",
                  [16] = "app-test", [17] = "app-ping", [18] = "app-stages" }
 local rmem_ops = { [1] = "WRITE", [2] = "READ_REQ", [3] = "READ_RESP", [4] = "CAS", [5] = "FADD",

@@ -590,8 +590,12 @@ static int e1000_probe(struct pci_dev *d)
 	c->max_frame = c->nd.frame_max > ETH_MAX_FRAME ? c->nd.frame_max : MAX_FRAME;
 
 	csr32w(c, Ims, RX_INTS | IntLsc);
-	/* 8254x SDM 14.4; the only RCTL write (see the top of this file). */
-	csr32w(c, Rctl, RctlEn | RctlBam | RctlSecrc | RctlBsize2048 | RctlRdmtsHalf | RctlLbmNone |
+	/*
+	 * 8254x SDM 14.4; the only RCTL write (see the top of this file).
+	 * Multicast frames all taken (MPE): the fabric's group frames, whose
+	 * addresses the layer above chooses, are sorted there.
+	 */
+	csr32w(c, Rctl, RctlEn | RctlBam | RctlMpe | RctlSecrc | RctlBsize2048 | RctlRdmtsHalf | RctlLbmNone |
 				RctlMo36 | RctlDtypLegacy | (c->nd.frame_max > ETH_MAX_FRAME ? RctlLpe : 0));
 	return 0;
 

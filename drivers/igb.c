@@ -727,8 +727,12 @@ static int igb_probe(struct pci_dev *d)
 	}
 
 	irqs_on(c);
-	/* 82576 DS 4.5.9: the receiver last, with the queue ready. */
-	csr32w(c, IgbRctl, IgbRctlEn | IgbRctlBam | IgbRctlSecrc |
+	/*
+	 * 82576 DS 4.5.9: the receiver last, with the queue ready.  Multicast
+	 * frames all taken (MPE): the fabric's group frames, whose addresses
+	 * the layer above chooses, are sorted there.
+	 */
+	csr32w(c, IgbRctl, IgbRctlEn | IgbRctlBam | IgbRctlMpe | IgbRctlSecrc |
 				   (c->nd.frame_max > ETH_MAX_FRAME ? IgbRctlLpe : 0));
 	return 0;
 

@@ -52,6 +52,7 @@ struct dep_flow {
 /* The kernel's counters beside the operation logic's (dart.ctr). */
 struct dep_stats {
 	uint64_t bad_frames, tx_frames, tx_cells, send_refused, send_page_faults, reply_lost;
+	uint64_t mcast_held;		/* multicast cells that went to some members before the stopped ones */
 	uint64_t exc_handled, exc_unhandled;
 	uint64_t flow_tx, flow_rx, flow_bad;	/* stop and go messages sent, taken, refused */
 	uint64_t flow_waits;			/* a send waited for a go */

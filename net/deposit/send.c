@@ -107,11 +107,24 @@ static uint64_t send_set(const struct dart_send *snd)
 	return snd->group ? snd->group : 1ULL << snd->peer;
 }
 
-/* One cell to each member of a multicast group, a member that cannot take it not keeping it from the others. */
+/*
+ * One cell to every member of a multicast group (3.2): one frame for the
+ * group (fabric_mcast), each member's copy acknowledged by it and sent
+ * again to it alone if it missed it, so that its register operations run
+ * exactly once there; a member that cannot take it now (told to stop, its
+ * window full) gets it after, without holding up the others.
+ */
 static __attribute__((noinline)) int multicast_cell(uint64_t to, const struct cell *c)
 {
-	int r = 0;
+	uint64_t group = to;
+	int r = fabric_mcast(group, DEP_PROTO, c, CELL_SIZE, in_irq ? FABRIC_NOWAIT : 0, &to);
 
+	if (r == 0 && (group & ~to)) {		/* the group's frame went */
+		__atomic_fetch_add(&dep_stats.tx_frames, 1, __ATOMIC_RELAXED);
+		__atomic_fetch_add(&dep_stats.tx_cells, 1, __ATOMIC_RELAXED);
+	}
+	r = 0;
+	/* The members the group's frame could not carry: one copy each. */
 	for (int m = 0; to; m++, to >>= 1) {
 		if (!(to & 1))
 			continue;
@@ -165,6 +178,27 @@ static __attribute__((noinline)) int flow_wait(int vci)
 	return 0;
 }
 
+/*
+ * A multicast cell while the members in held said stop: the others get it
+ * now, the held ones once they say go (flow_wait: all of them, or its
+ * deadline; -ETIMEDOUT then, the others having the cell).
+ */
+static __attribute__((noinline)) int multicast_held(int vci, uint64_t group, uint64_t held, const struct cell *c)
+{
+	int r = 0, e;
+
+	dep_stats.mcast_held++;
+	if (group & ~held)
+		r = multicast_cell(group & ~held, c);
+	irqflags_t f = irq_save();
+	e = flow_wait(vci);
+	irq_restore(f);
+	if (e < 0)
+		return r ? r : e;
+	e = multicast_cell(held, c);
+	return r ? r : e;
+}
+
 int dep_go(struct dart_sendregs *sr, uint32_t value)
 {
 	int vci = (int)(sr - dep_sendregs_tab), r;
@@ -174,9 +208,19 @@ int dep_go(struct dart_sendregs *sr, uint32_t value)
 	if (sr < dep_sendregs_tab || sr >= dep_sendregs_tab + DART_MAX_CONN)
 		return -EBADF;
 	irqflags_t f = irq_save();
-	if (__builtin_expect(dep_flow[vci].stopped_by != 0, 0) && (r = flow_wait(vci)) < 0) {
-		irq_restore(f);
-		return r;
+	/*
+	 * Told to stop (6.4): wait for the go.  A multicast connection's
+	 * single cell goes to the members that did not say stop first, and to
+	 * those that did once they say go: one member's stop holds it alone.
+	 */
+	uint64_t held = 0;
+	if (__builtin_expect(dep_flow[vci].stopped_by != 0, 0)) {
+		if (dep_dart.conn[vci].group && !in_irq)
+			held = dep_flow[vci].stopped_by & dep_dart.conn[vci].group;
+		if (!held && (r = flow_wait(vci)) < 0) {
+			irq_restore(f);
+			return r;
+		}
 	}
 	if (dep_notes[vci].tx_busy) {
 		irq_restore(f);
@@ -218,8 +262,10 @@ int dep_go(struct dart_sendregs *sr, uint32_t value)
 		int multi = snd.group != 0;
 		if (__builtin_expect(!multi, 1))
 			r = fabric_send(snd.peer, DEP_PROTO, &first, CELL_SIZE, NULL, 0, in_irq ? FABRIC_NOWAIT : 0);
-		else
+		else if (!held)
 			r = multicast_cell(snd.group, &first);	/* counts what went */
+		else
+			r = multicast_held(vci, snd.group, held, &first);
 		f = irq_save();
 		dep_notes[vci].tx_singles--;
 		irq_restore(f);
@@ -235,6 +281,10 @@ int dep_go(struct dart_sendregs *sr, uint32_t value)
 	if (in_irq) {
 		irq_restore(f);
 		return -EWOULDBLOCK;
+	}
+	if (held && (r = flow_wait(vci)) < 0) {
+		irq_restore(f);
+		return r;
 	}
 	/* A block: nothing else may go on this connection until its last cell. */
 	dep_notes[vci].tx_busy = 1;

@@ -49,7 +49,10 @@ void chan_release(struct chan *c)
 		if (t->pb)
 			pkt_put(t->pb);
 		t->pb = NULL;
-		pinned += t->pinned;
+		if (t->pinned == CHAN_SHARED)
+			pkt_put(t->shared);
+		else
+			pinned += t->pinned;
 		t->pinned = 0;
 	}
 	if (pinned)
@@ -86,7 +89,7 @@ int chan_unpin_oldest(struct chan *c)
 {
 	for (uint32_t s = c->snd_una; s != c->snd_nxt; s++) {
 		struct chan_tx_slot *t = TXSLOT(c, s);
-		if (!t->pinned)
+		if (t->pinned != CHAN_PINNED)
 			continue;
 		if (!t->pb)
 			memcpy(c->cfg.kept + (s & (c->cfg.window - 1)) * c->cfg.kept_stride, t->ref, t->len);
@@ -167,6 +170,11 @@ static void tx_data(struct chan *c, uint32_t seq, uint64_t now)
 		}
 		memcpy(pb->data + CHAN_PAYLOAD_OFF,
 		       t->pinned ? t->ref : c->cfg.kept + (seq & (c->cfg.window - 1)) * c->cfg.kept_stride, t->len);
+		if (__builtin_expect(t->pinned == CHAN_SHARED, 0)) {
+			/* Missed in the group's frame: to this peer alone from now on. */
+			pkt_put(t->shared);
+			t->pinned = 0;
+		}
 		t->pb = pb;
 		t->acknow = 0;		/* sent again, it asks for nothing more */
 	}
@@ -398,6 +406,42 @@ size_t chan_send_in_place(struct chan *c, uint8_t *frame, uint8_t proto, size_t 
 	return CHAN_PAYLOAD_OFF + len;
 }
 
+__attribute__((cold, noinline)) void chan_send_shared(struct chan *c, struct pktbuf *frame, const uint8_t *payload, uint8_t proto, size_t len,
+		      struct fab_mcast_member *m, uint64_t now)
+{
+	struct chan_tx_slot *t = TXSLOT(c, c->snd_nxt);
+	struct fab_hdr h;
+
+	if (c->snd_una == c->snd_nxt)
+		c->last_heard = now;	/* the silence clock starts with the first outstanding frame */
+	pkt_ref(frame);
+	t->pb = NULL;
+	t->shared = frame;
+	t->ref = payload;
+	t->pinned = CHAN_SHARED;
+	t->proto = proto;
+	t->acknow = 0;
+	t->len = (uint16_t)len;
+	t->tries = 1;
+	t->sacked = 0;
+	t->refused = 0;
+	t->first_tx = t->last_tx = now;
+	c->stats.tx_data++;
+	/* The entry: what this frame's header would say to the peer alone. */
+	header(c, &h, FAB_DATA);
+	m->node = (uint16_t)c->cfg.peer;
+	m->session = h.session;
+	m->seq = c->snd_nxt++;
+	m->ack = h.ack;
+	m->sack = h.sack;
+	m->limit = h.limit;
+	c->snd_tx = c->snd_nxt;
+	if (!c->cfg.lossless && !c->rto_deadline)
+		c->rto_deadline = now + c->rto;
+	if (c->cfg.lossless && !c->quiet_deadline)
+		quiet_arm(c, now);
+}
+
 /*
  * The smaller and the larger of two times, and the distance between
  * them, without a branch on their values: a round trip measured on one
@@ -494,7 +538,10 @@ static __attribute__((noinline)) void process_ack_update(struct chan *c, const s
 			if (t->pb)
 				pkt_put(t->pb);
 			t->pb = NULL;
-			pinned += t->pinned;
+			if (__builtin_expect(t->pinned == CHAN_SHARED, 0))
+				pkt_put(t->shared);
+			else
+				pinned += t->pinned;
 			t->pinned = 0;
 			c->snd_una++;
 		}

@@ -133,9 +133,18 @@ struct chan_tx_slot {
 	uint8_t proto;			/* its protocol, length and the sender's ask for an */
 	uint8_t acknow;			/* ack at once: tx_data builds the header from them */
 	uint16_t len;
-	uint8_t pinned;			/* sent in place, kept by reference at ref (cfg.by_ref) */
+	/*
+	 * Kept by reference, the payload at ref: CHAN_PINNED, sent in place
+	 * and kept where it lies in the link's slot (cfg.by_ref); CHAN_SHARED,
+	 * sent in a group's frame (chan_send_shared), shared holding a
+	 * reference to it.  0: in pb, or copied to cfg.kept.
+	 */
+	uint8_t pinned;
 	const uint8_t *ref;
+	struct pktbuf *shared;
 };
+#define CHAN_PINNED 1
+#define CHAN_SHARED 2
 
 struct chan {
 	struct chan_cfg cfg;
@@ -246,6 +255,25 @@ static inline int chan_can_send_in_place(const struct chan *c)
 
 size_t chan_send_in_place(struct chan *c, uint8_t *frame, uint8_t proto, size_t len, int acknow,
 			  uint64_t now);
+
+/*
+ * A message that goes to the peer in a multicast frame (wire.h,
+ * FAB_MCAST) built by the caller, who sends it once for the group:
+ * chan_can_send_shared says whether this channel's next message may go so
+ * now (unkeyed, credit, room, nothing queued before it); chan_send_shared
+ * gives it the next sequence number, fills the peer's entry in the frame
+ * (m) as a DATA frame's header would be, and keeps a reference to frame,
+ * whose payload (len bytes at payload) it sends again, in a DATA frame of
+ * its own to this peer alone, should the peer not acknowledge it.
+ */
+static inline int chan_can_send_shared(const struct chan *c)
+{
+	return !c->cfg.seal && !c->dead && c->snd_tx == c->snd_nxt && seq_lt(c->snd_nxt, c->snd_limit) &&
+	       c->snd_nxt - c->snd_una < c->inflight && c->snd_nxt - c->snd_una < c->sndq;
+}
+
+void chan_send_shared(struct chan *c, struct pktbuf *frame, const uint8_t *payload, uint8_t proto, size_t len,
+		      struct fab_mcast_member *m, uint64_t now);
 
 /*
  * The headers of this channel's frames but for their own fields (a DATA

@@ -223,6 +223,22 @@ int fabric_shutdown(uint64_t timeout_ns, uint64_t linger_ns);
 /* A protocol that returned -EBUSY can take messages again. */
 void fabric_resume(void);
 
+/*
+ * One message to every node whose bit is set in group (hybrid deposit
+ * 3.2's multicast), as one frame where the link has group frames: a
+ * FAB_MCAST frame (wire.h) to the group's Ethernet multicast address
+ * (on the shared-memory link, the link's broadcast), which is for each
+ * member the next DATA frame of its own channel with this node.  So each
+ * member acknowledges it, a member that missed it gets it again alone,
+ * in order with the rest of the pair's messages and exactly once.  The
+ * members whose channels cannot take it now (no credit or window after a
+ * while, FABRIC_NOWAIT: at once) and every member under a cluster key are
+ * left in *rest: the caller sends them the message by fabric_send, each
+ * as it can take it, so that none holds up the others.  flags as
+ * fabric_send's.  0, or -EINVAL (*rest the whole group).
+ */
+int fabric_mcast(uint64_t group, uint8_t proto, const void *data, size_t len, int flags, uint64_t *rest);
+
 /* Is dst declared dead? */
 int fabric_peer_dead(int dst);
 
@@ -241,6 +257,8 @@ struct fabric_counters {
 	uint64_t hello_replayed;	/* keyed HELLOs of a bound incarnation taken before: dropped */
 	uint64_t probe_failed;		/* peers whose long frames never came through (discovery.c) */
 	uint64_t send_no_share;		/* sends that found the send queues' pool share used up */
+	/* multicast (fabric_mcast): frames sent, members they carried, members sent to alone; taken */
+	uint64_t tx_mcast, tx_mcast_members, tx_mcast_unicast, rx_mcast;
 	uint64_t rebinds;		/* a node came back with a new incarnation */
 	uint64_t fault_drop, fault_dup, fault_reorder, fault_corrupt;
 	uint64_t hello_tx, hello_rx;

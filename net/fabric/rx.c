@@ -63,8 +63,45 @@ static __attribute__((cold, noinline)) enum fab_err hello_receive(const uint8_t 
 	return FAB_OK;
 }
 
-/* A header receive_shared copied and checked already: fab_receive takes it instead of the frame's. */
+/*
+ * A multicast frame (wire.h, FAB_MCAST): this node's entry and the message
+ * are the next DATA frame of its channel with the sender, and go there as
+ * such: rebuilt as that frame (its header checked already, rx_pre) in
+ * memory of this node's own, and received as any frame, with every check
+ * a DATA frame takes.  The channel copies what it keeps of it.
+ */
 static const struct fab_hdr *rx_pre;
+static uint8_t mcast_copy[FAB_FRAME_LIMIT];
+
+static __attribute__((cold, noinline)) int mcast_receive(const uint8_t *frame, size_t len, struct pktbuf *pb)
+{
+	const uint8_t *msg;
+	struct fab_hdr h;
+	enum fab_err e;
+	int r;
+
+	if (fab.keyed)
+		e = FAB_E_KEY;		/* keyed nodes take only frames of their pairs */
+	else
+		e = fab_parse_mcast(frame, len, fab.me, fab.nnodes, &h, &msg);
+	if (e != FAB_OK) {
+		fab.ctr.rx_rejected[e]++;
+		if (pb)
+			pkt_put(pb);
+		return 0;
+	}
+	fab.ctr.rx_mcast++;
+	memcpy(mcast_copy, frame, FAB_ETH_HLEN);
+	memcpy(mcast_copy + FAB_ETH_HLEN, &h, sizeof h);
+	memcpy(mcast_copy + FAB_ETH_HLEN + FAB_HDR_LEN, msg, h.len);
+	if (pb)
+		pkt_put(pb);		/* the frame is copied: its buffer goes */
+	rx_pre = &h;
+	r = fab_receive(mcast_copy, FAB_ETH_HLEN + FAB_HDR_LEN + h.len, NULL);
+	return r < 0 ? 0 : r;	/* no buffer to keep it: lost here, sent again alone */
+}
+
+/* rx_pre: a header receive_shared (or mcast_receive) checked already: fab_receive takes it instead of the frame's. */
 
 int fab_receive(uint8_t *frame, size_t len, struct pktbuf *pb)
 {
@@ -82,8 +119,10 @@ int fab_receive(uint8_t *frame, size_t len, struct pktbuf *pb)
 		payload = frame + FAB_ETH_HLEN + FAB_HDR_LEN;
 	} else {
 		e = fab_parse_link(frame, len, fab.me, fab.nnodes, fab.lossless, fab.keyed, &h, &payload);
-		if (e != FAB_OK)
+		if (e != FAB_OK) {
+			/* A type no unicast frame has: a group's frame is one (off the path of the others). */
 			goto reject;
+		}
 	}
 	p = &fab.peers[h.src];
 	if (h.type == FAB_HELLO) {
@@ -149,8 +188,12 @@ done:
 void fab_process(struct pktbuf *pb)
 {
 	fab.ctr.rx_frames++;
-	if (pb->len > FAB_ETH_HLEN + 1 && pb->data[FAB_ETH_HLEN + 1] == FAB_AUTO) {
-		fab_auto_input(pb);	/* node=auto stations, not yet nodes */
+	/* The types no pair's frame has: node=auto stations, not yet nodes; a group's frame. */
+	if (pb->len > FAB_ETH_HLEN + 1 && pb->data[FAB_ETH_HLEN + 1] >= FAB_AUTO) {
+		if (pb->data[FAB_ETH_HLEN + 1] == FAB_AUTO)
+			fab_auto_input(pb);
+		else
+			mcast_receive(pb->data, pb->len, pb);
 		return;
 	}
 	if (fab_receive(pb->data, pb->len, pb) < 0)
@@ -217,7 +260,7 @@ int fab_process_frame(uint8_t *frame, size_t len)
 	if (pkt_free_count() < RX_RESERVE)
 		return -ENOBUFS;
 	if (__builtin_expect(fab.inject, 0) ||
-	    (len > FAB_ETH_HLEN + 1 && frame[FAB_ETH_HLEN + 1] == FAB_AUTO))
+	    (len > FAB_ETH_HLEN + 1 && frame[FAB_ETH_HLEN + 1] >= FAB_AUTO))	/* AUTO, MCAST (fab_process) */
 		return process_frame_copied(frame, len);
 	/* A frame longer than a small buffer, should it be kept: a large buffer for it, or later. */
 	if (__builtin_expect(len > PKT_MAX_FRAME, 0) && pkt_free_len(len) < 1)
@@ -230,7 +273,7 @@ int fab_process_shared(uint8_t *frame, size_t len)
 {
 	if (pkt_free_count() < RX_RESERVE)
 		return -ENOBUFS;
-	if (fab.inject || frame[FAB_ETH_HLEN + 1] == FAB_AUTO)
+	if (fab.inject || frame[FAB_ETH_HLEN + 1] >= FAB_AUTO)	/* AUTO, MCAST (fab_process) */
 		return process_frame_copied(frame, len);
 	if (len > PKT_MAX_FRAME && pkt_free_len(len) < 1)
 		return -ENOBUFS;

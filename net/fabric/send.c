@@ -116,6 +116,84 @@ int fabric_send_pb(int dst, uint8_t proto, struct pktbuf *pb, size_t len, int fl
 	return send_pb_at(dst, 0, proto, pb, len, flags);
 }
 
+static struct pktbuf *tx_get(size_t len);
+
+/* How long a blocking multicast waits for a member whose window is full (fabric_mcast). */
+#define FAB_MCAST_WAIT_NS 200000000ULL
+
+__attribute__((cold)) int fabric_mcast(uint64_t group, uint8_t proto, const void *data, size_t len, int flags,
+				       uint64_t *rest_out)
+{
+	struct fab_mcast_member m[FAB_MAX_NODES];
+	uint64_t shared = 0, rest = group;
+	struct pktbuf *pb = NULL;
+	unsigned n = 0;
+	int r = 0;
+
+	*rest_out = group;
+	if (!fab.ready || proto == 0 || proto >= FP_MAX || (group >> fab.me & 1) ||
+	    (fab.nnodes < 64 && group >> fab.nnodes))
+		return -EINVAL;
+	/*
+	 * The members whose channels take it now, in one frame; unkeyed only
+	 * (a tag is a pair's: a frame for a group would need one per member).
+	 * A blocking sender waits a while for a member whose window is full
+	 * (its acknowledgements are on their way) before it sends that one
+	 * its copy alone.
+	 */
+	irqflags_t f = irq_save();
+	uint64_t end = now_ns() + FAB_MCAST_WAIT_NS;
+	for (;;) {
+		uint64_t want = 0;
+		shared = 0;
+		for (int i = 0; i < fab.nnodes && !fab.keyed; i++) {
+			struct peer *p = &fab.peers[i];
+			if (!(group >> i & 1) || !p->known || p->ch.dead || len > p->ch.cfg.mtu)
+				continue;
+			want |= 1ULL << i;
+			if (chan_can_send_shared(&p->ch))
+				shared |= 1ULL << i;
+		}
+		uint64_t now = now_ns();
+		if (shared == want || (flags & FABRIC_NOWAIT) || in_irq || now >= end)
+			break;
+		struct peer *late = &fab.peers[__builtin_ctzll(want & ~shared)];
+		waitq_wait_timeout(&late->senders, end - now < 10000000 ? end - now : 10000000);
+	}
+	if (__builtin_popcountll(shared) >= 2) {
+		unsigned k = (unsigned)__builtin_popcountll(shared);
+		pb = pkt_get_len(FAB_MCAST_MSG_OFF(k) + len);
+		if (pb && pkt_charge(pb, fab.pkt_tx) < 0) {
+			pkt_put(pb);
+			pb = NULL;
+		}
+	}
+	if (pb) {
+		uint8_t *msg = pb->data + FAB_MCAST_MSG_OFF(__builtin_popcountll(shared));
+		uint64_t now = now_ns();
+		memcpy(msg, data, len);
+		for (int i = 0; i < fab.nnodes; i++) {
+			if (!(shared >> i & 1))
+				continue;
+			chan_send_shared(&fab.peers[i].ch, pb, msg, proto, len, &m[n++], now);
+		}
+		pb->len = (uint16_t)fab_build_mcast(pb->data, net_mac(), shared, fab.me, proto, m, n, len);
+		fab.ctr.tx_mcast++;
+		fab.ctr.tx_mcast_members += n;
+		fab_xmit(pb);		/* refused by the NIC: each channel sends it again alone */
+		pkt_put(pb);
+		for (int i = 0; i < fab.nnodes; i++)
+			if (shared >> i & 1)
+				fab_after_chan_op(&fab.peers[i]);
+		rest &= ~shared;
+	}
+	irq_restore(f);
+	/* The others: the caller's, each as it can take it (a stop at one holds that one only). */
+	fab.ctr.tx_mcast_unicast += (uint64_t)__builtin_popcountll(rest);
+	*rest_out = rest;
+	return r;
+}
+
 int fabric_send(int dst, uint8_t proto, const void *hdr, size_t hlen, const void *data,
 		size_t dlen, int flags)
 {

@@ -277,6 +277,9 @@ void fabric_print_stats(void)
 	       "sender waits for window %lu, for pool share %lu\n",
 	       c.tx_data, c.retransmits, c.tx_acks, c.tx_raw, c.rx_raw, c.tx_failed, c.send_waits,
 	       c.send_no_share);
+	if (c.tx_mcast || c.rx_mcast)
+		printf("fabric: multicast frames sent %lu for %lu members (and %lu members sent to alone), "
+		       "taken %lu\n", c.tx_mcast, c.tx_mcast_members, c.tx_mcast_unicast, c.rx_mcast);
 	printf("fabric: rejected:");
 	for (int e = 1; e < FAB_NERR; e++)
 		printf(" %s %lu", fab_err_names[e], c.rx_rejected[e]);

@@ -126,6 +126,95 @@ enum fab_err fab_parse_full(const uint8_t *frame, size_t n, int me, int nodes, i
 	return e != FAB_OK ? e : parse_checks(frame, n, me, nodes, lossless, keyed, h, payload);
 }
 
+void fab_mcast_mac(uint8_t mac[6], uint64_t group)
+{
+	uint32_t g = (uint32_t)(group ^ group >> 32);
+
+	/* Locally administered, multicast; the group folded into the last three bytes. */
+	mac[0] = 0x03;
+	mac[1] = 0x4e;
+	mac[2] = 0x4f;
+	mac[3] = (uint8_t)(g ^ g >> 24);
+	mac[4] = (uint8_t)(g >> 8);
+	mac[5] = (uint8_t)(g >> 16 ^ g);
+}
+
+size_t fab_build_mcast(uint8_t *frame, const uint8_t src_mac[6], uint64_t group, int src, uint8_t proto,
+		       const struct fab_mcast_member *m, unsigned n, size_t len)
+{
+	uint8_t *fh = frame + FAB_ETH_HLEN;
+	struct fab_mcast_head mh = { (uint8_t)n, 0, (uint16_t)len };
+	size_t plen = sizeof mh + n * sizeof *m + len;
+	struct fab_hdr h = { 0 };
+
+	fab_mcast_mac(frame, group);
+	memcpy(frame + 6, src_mac, 6);
+	frame[12] = 0x88;
+	frame[13] = 0xb5;
+	h.version = FAB_VERSION;
+	h.type = FAB_MCAST;
+	h.proto = proto;
+	h.src = (uint16_t)src;
+	h.dst = FAB_BROADCAST;
+	h.len = (uint16_t)plen;
+	memcpy(fh + FAB_HDR_LEN, &mh, sizeof mh);
+	memcpy(fh + FAB_HDR_LEN + sizeof mh, m, n * sizeof *m);
+	memcpy(fh, &h, sizeof h);
+	h.crc = frame_crc(fh, plen);
+	memcpy(fh, &h, sizeof h);
+	return FAB_ETH_HLEN + FAB_HDR_LEN + plen;
+}
+
+enum fab_err fab_parse_mcast(const uint8_t *frame, size_t n, int me, int nodes, struct fab_hdr *h,
+			     const uint8_t **msg)
+{
+	const uint8_t *fh = frame + FAB_ETH_HLEN;
+	struct fab_mcast_head mh;
+	struct fab_hdr w;
+	enum fab_err e = parse_head(frame, n, &w);
+
+	if (e != FAB_OK)
+		return e;
+	if (w.type != FAB_MCAST)
+		return FAB_E_TYPE;
+	if ((size_t)w.len > n - FAB_ETH_HLEN - FAB_HDR_LEN || w.len < sizeof mh)
+		return FAB_E_LEN;
+	if (w.flags & FAB_F_MAC)
+		return FAB_E_KEY;
+#ifndef FUZZING_BUILD_MODE_UNSAFE_FOR_PRODUCTION
+	if (frame_crc(fh, w.len) != w.crc)
+		return FAB_E_CRC;
+#endif
+	if (w.flags || w.dst != FAB_BROADCAST || w.session || w.seq || w.ack || w.sack || w.limit ||
+	    w.proto == 0 || !(frame[0] & 1))
+		return FAB_E_FIELD;
+	if (w.src >= nodes || w.src == me)
+		return FAB_E_NODE;
+	memcpy(&mh, fh + FAB_HDR_LEN, sizeof mh);
+	if (mh.n == 0 || mh.n > FAB_MAX_NODES ||
+	    (size_t)w.len != sizeof mh + mh.n * sizeof(struct fab_mcast_member) + mh.len)
+		return FAB_E_LEN;
+	for (unsigned i = 0; i < mh.n; i++) {
+		struct fab_mcast_member m;
+		memcpy(&m, fh + FAB_HDR_LEN + sizeof mh + i * sizeof m, sizeof m);
+		if (m.node != me)
+			continue;
+		*h = w;
+		h->type = FAB_DATA;
+		h->dst = (uint16_t)me;
+		h->session = m.session;
+		h->seq = m.seq;
+		h->ack = m.ack;
+		h->sack = m.sack;
+		h->limit = m.limit;
+		h->len = mh.len;
+		h->crc = 0;
+		*msg = fh + FAB_HDR_LEN + sizeof mh + mh.n * sizeof m;
+		return FAB_OK;
+	}
+	return FAB_E_NOTME;
+}
+
 int fab_auto_find(const uint8_t (*view)[6], int n, const uint8_t mac[6])
 {
 	for (int i = 0; i < n; i++)

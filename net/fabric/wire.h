@@ -64,6 +64,7 @@ enum fab_type {
 	FAB_HELLO = 4,		/* discovery, broadcast or unicast */
 	FAB_PROBE = 5,		/* zero-window probe: answer with an ACK */
 	FAB_AUTO = 6,		/* node=auto: stations agreeing on ids (fab_parse_auto) */
+	FAB_MCAST = 7,		/* one DATA frame for a group of peers (fab_parse_mcast) */
 };
 
 enum {				/* fab_hdr.flags */
@@ -343,6 +344,58 @@ int fab_unseal_seen(const struct fab_unseal *u, const uint8_t *frame, const stru
 
 /* Recompute the CRC of a built frame after changing header fields. */
 void fab_reseal(uint8_t *frame);
+
+/*
+ * A multicast frame (hybrid deposit 3.2: a message to a group of nodes):
+ * one frame, to the group's Ethernet multicast address, that is a DATA
+ * frame of each member's own channel with this node.  Its header: type
+ * FAB_MCAST, the message's proto, src this node, dst FAB_BROADCAST,
+ * session, seq, ack, sack and limit 0, always a CRC (never keyed, never
+ * on a lossless link's trust).  Its payload: struct fab_mcast_head, then
+ * one struct fab_mcast_member per member (what the header of a DATA
+ * frame to that member would carry), then the message.  A member takes
+ * its entry and the message as that DATA frame; the others (and every
+ * node the entry list does not name) drop the frame.  A member that
+ * misses it gets the message again from its own channel, as a unicast
+ * DATA frame of the same sequence number.
+ */
+struct fab_mcast_head {
+	uint8_t n;		/* members, 1 to FAB_MAX_NODES */
+	uint8_t pad;
+	uint16_t len;		/* the message's bytes */
+} __attribute__((packed));
+
+struct fab_mcast_member {
+	uint16_t node;
+	uint16_t session;	/* the pair's tag, as a DATA frame's */
+	uint32_t seq, ack, sack, limit;
+} __attribute__((packed));
+_Static_assert(sizeof(struct fab_mcast_head) == 4 && sizeof(struct fab_mcast_member) == 20,
+	       "multicast payload layout");
+
+/* Where the message of a multicast frame to n members starts in the frame. */
+#define FAB_MCAST_MSG_OFF(n) \
+	(FAB_ETH_HLEN + FAB_HDR_LEN + sizeof(struct fab_mcast_head) + (n) * sizeof(struct fab_mcast_member))
+
+/* The Ethernet multicast address of the group whose members are the bits of group. */
+void fab_mcast_mac(uint8_t mac[6], uint64_t group);
+
+/*
+ * Write the headers of a multicast frame around its message (len bytes,
+ * already at FAB_MCAST_MSG_OFF(n)): the group's address, this node's, the
+ * header, the member entries, the CRC.  Return the frame's length.
+ */
+size_t fab_build_mcast(uint8_t *frame, const uint8_t src_mac[6], uint64_t group, int src, uint8_t proto,
+		       const struct fab_mcast_member *m, unsigned n, size_t len);
+
+/*
+ * Validate a received multicast frame for node me: on FAB_OK, *h is its
+ * header as the DATA frame of me's entry would have it (type FAB_DATA,
+ * dst me, that entry's session, seq, ack, sack and limit, len the
+ * message's), and *msg the message.  FAB_E_NOTME if no entry names me.
+ */
+enum fab_err fab_parse_mcast(const uint8_t *frame, size_t n, int me, int nodes, struct fab_hdr *h,
+			     const uint8_t **msg);
 
 /* Sequence arithmetic modulo 2^32. */
 static inline int seq_lt(uint32_t a, uint32_t b) { return (int32_t)(a - b) < 0; }

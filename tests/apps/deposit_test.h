@@ -56,6 +56,7 @@ enum { E_P, E_H, E_WO, E_C, E_B, NEP };
 #define R_SEQ 500		/* V_S: a (where), b (stride), c (count), destination-only */
 #define P_IPQUEUE 3328		/* the priority queue through an instruction pointer */
 #define R_STORM 400		/* node 1: counts the read storm's replies */
+#define R_MC 600		/* every member: the multicast increments it took */
 #define C_ITERS_DEFAULT 100
 #define S_AT 7168		/* in node 0's P endpoint: where the sequenced deposits go */
 #define S_CELLS 4

@@ -149,11 +149,15 @@ void dt_barrier_rounds(int rounds)
 #define M_SRC_BLOCK 1024
 #define M_BLOCK_LEN 80
 
-/* Every node but 0: its end of the multicast connection from node 0. */
+#define M_INCS 200			/* multicast cells that each add 1 to R_MC at every member */
+
+/* Every node but 0: its end of the multicast connection from node 0 (register R_MC its window). */
 void dt_multicast_open(void)
 {
 	if (node_id != 0) {
-		dt_open_conn(V_M, 0, dt_ep_mine, DART_RX, -1, 0, 0, 0, 0, 0);
+		dep_reg_set(R_MC, 0);
+		dep_reg_protect(R_MC, DART_REG_R | DART_REG_W);
+		dt_open_conn(V_M, 0, dt_ep_mine, DART_RX, -1, R_MC, 1, 0, 0, 0);
 		EXPECT(dep_on_intr(V_M, NULL, NULL) == 0, "interrupts on the multicast connection");
 		return;
 	}
@@ -167,7 +171,22 @@ void dt_multicast_open(void)
 	EXPECT(dep_conn_open(V_M, &cfg) == 0, "open the multicast connection");
 }
 
-/* Node 0 sends one cell and one block on it; every member finds both, each after its interrupt. */
+/*
+ * Node 0 sends one cell and one block on it; every member finds both, each
+ * after its interrupt.  Then M_INCS cells that each add 1 to the member's
+ * register: one frame for the group each (hybrid deposit 3.2), and under
+ * dropped and doubled frames every member's register ends at exactly
+ * M_INCS (each cell's register operation applied once per member).
+ */
+static int mc_done(void *arg)
+{
+	uint32_t v = 0;
+
+	(void)arg;
+	dep_reg_get(R_MC, &v);
+	return v >= M_INCS;
+}
+
 void dt_multicast_run(void)
 {
 	if (node_id == 0) {
@@ -181,6 +200,12 @@ void dt_multicast_run(void)
 		sr->size = M_BLOCK_LEN / 16;
 		r = dep_send(sr, dt_write_intr, M_BLOCK_AT, DART_IDX(0, 0, 0, 0xff), M_SRC_BLOCK);
 		EXPECT(r == 0, "multicast block: %d", r);
+		for (int i = 0; i < M_INCS && r == 0; i++) {
+			sr->size = 0;
+			r = dep_send(sr, DART_OPC(CELL_OP(CK_NOP, CA_NONE), CELL_RO(ALU_ADD, CS_A, CSRC_OPERAND), 0, 0), 1,
+				     DART_IDX(0, 0, 0, 0), M_SRC_CELL);
+			EXPECT(r == 0, "multicast increment %d: %d", i, r);
+		}
 		return;
 	}
 	uint64_t dt_seen = 0;
@@ -195,8 +220,17 @@ void dt_multicast_run(void)
 	for (int i = 0; i < M_BLOCK_LEN; i++)
 		bad += dt_mine[M_BLOCK_AT + i] != dt_pat(dt_ep_at[E_C] + M_SRC_BLOCK + (size_t)i);
 	EXPECT(bad == 0, "node %d: %d bytes of the multicast cell and block wrong", node_id, bad);
-	if (bad == 0)
-		printf("deposit-test: node %d got the multicast cell and block\n", node_id);
+	uint32_t v = 0;
+	dt_wait_for(mc_done, NULL, WAIT_NS);
+	thread_sleep_ns(100000000);		/* a doubled cell would land by now */
+	dep_reg_get(R_MC, &v);
+	EXPECT(v == M_INCS, "node %d: the multicast increments left %u in its register, not %d", node_id, v, M_INCS);
+	if (bad == 0 && v == M_INCS) {
+		struct fabric_counters fc;
+		fabric_counters(&fc);
+		printf("deposit-test: node %d got the multicast cell and block, and %d increments once each "
+		       "(multicast frames taken: %lu)\n", node_id, M_INCS, (unsigned long)fc.rx_mcast);
+	}
 }
 
 /* --- the sequencer (6.5) --------------------------------------------------------------------- */

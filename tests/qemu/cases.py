@@ -962,6 +962,18 @@ CASES = [
     Command("pcap/req-stress-e1000", ["python3", "{root}/tests/pcap_test.py", "--app",
                                       "req-stress"], timeout=180,
             expect=[r"pcap: ops .*'req\.1': [1-9]", r"pcap: 0 problems"], needs=("tshark",)),
+    # Multicast as one frame (hybrid deposit 3.2): node 0's 201 multicast cells to nodes 1-3 are
+    # 201 FAB_MCAST frames in its capture, each in every member's, and each member applies every
+    # increment once; with frames dropped and doubled at the members too.
+    Command("pcap/mcast-e1000", ["python3", "{root}/tests/pcap_mcast.py"], timeout=300,
+            expect=[r"pcap-mcast: 201 multicast cells, 201 frames on the wire, each in every member's capture, "
+                    r"every increment applied once"],
+            needs=("qemu-system-x86_64",)),
+    Command("pcap/mcast-e1000-faults", ["python3", "{root}/tests/pcap_mcast.py", "--args",
+                                        "fault=drop:0.05,dup:0.05,reorder:0.02"], timeout=300,
+            expect=[r"pcap-mcast: 201 multicast cells, \d+ frames on the wire, each in every member's capture, "
+                    r"every increment applied once"],
+            needs=("qemu-system-x86_64",)),
     # node=auto: every node the same command line; ids agreed in MAC order, the size too.
     Cluster("auto-fabric-stress-4", app="fabric-stress", nodes=4, timeout=150,
             args="node=auto nodes=auto count=1000",

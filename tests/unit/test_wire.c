@@ -515,9 +515,61 @@ static void auto_frames(void **state)
 	assert_int_equal(fab_parse_auto(frame, n, 1, &h, &got), FAB_E_KEY);
 }
 
+/*
+ * A group's frame (FAB_MCAST): each member finds its own entry as a DATA
+ * frame's header; a node it does not name, a changed byte, a keyed or a
+ * unicast frame, a wrong count or length, are refused.
+ */
+static void mcast_frames(void **state)
+{
+	static uint8_t f[2048];
+	static const uint8_t mac[6] = { 2, 0, 0, 0, 0, 9 };
+	struct fab_mcast_member m[3] = { { 1, 11, 100, 5, 0, 70 }, { 2, 12, 200, 6, 1, 80 }, { 5, 15, 300, 7, 0, 90 } };
+	const uint8_t *msg;
+	struct fab_hdr h;
+	size_t n;
+
+	(void)state;
+	memset(f, 0, sizeof f);
+	for (int i = 0; i < 40; i++)
+		f[FAB_MCAST_MSG_OFF(3) + i] = (uint8_t)(i + 1);
+	n = fab_build_mcast(f, mac, 0x26, 0, 6, m, 3, 40);
+	assert_int_equal(n, FAB_MCAST_MSG_OFF(3) + 40);
+	assert_true(f[0] & 1);				/* a group address */
+	assert_int_equal(fab_parse_mcast(f, n, 2, 8, &h, &msg), FAB_OK);
+	assert_int_equal(h.type, FAB_DATA);
+	assert_int_equal(h.dst, 2);
+	assert_int_equal(h.src, 0);
+	assert_int_equal(h.proto, 6);
+	assert_int_equal(h.session, 12);
+	assert_int_equal(h.seq, 200);
+	assert_int_equal(h.ack, 6);
+	assert_int_equal(h.sack, 1);
+	assert_int_equal(h.limit, 80);
+	assert_int_equal(h.len, 40);
+	assert_ptr_equal(msg, f + FAB_MCAST_MSG_OFF(3));
+	assert_int_equal(fab_parse_mcast(f, n, 5, 8, &h, &msg), FAB_OK);
+	assert_int_equal(h.seq, 300);
+	assert_int_equal(fab_parse_mcast(f, n, 3, 8, &h, &msg), FAB_E_NOTME);
+	assert_int_equal(fab_parse_mcast(f, n, 0, 8, &h, &msg), FAB_E_NODE);	/* from itself */
+	assert_int_equal(fab_parse_mcast(f, n - 1, 2, 8, &h, &msg), FAB_E_LEN);
+	/* Every byte after the Ethernet header is covered by the CRC or checked. */
+	for (size_t i = FAB_ETH_HLEN; i < n; i++) {
+		f[i] ^= 0x10;
+		assert_int_not_equal(fab_parse_mcast(f, n, 2, 8, &h, &msg), FAB_OK);
+		f[i] ^= 0x10;
+	}
+	f[0] &= (uint8_t)~1;				/* to one station: not a group's */
+	assert_int_equal(fab_parse_mcast(f, n, 2, 8, &h, &msg), FAB_E_FIELD);
+	f[0] |= 1;
+	/* Ordinary frame parsing does not take it for any other type. */
+	assert_int_not_equal(fab_parse_full(f, n, 2, 8, 0, 0, &h, &msg), FAB_OK);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(mcast_frames),
 		cmocka_unit_test(crc32c_known_values),
 		cmocka_unit_test(build_then_parse),
 		cmocka_unit_test(every_bit_flip_is_caught),
