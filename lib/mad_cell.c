@@ -22,6 +22,26 @@
  * sender's CTL_IN every quarter buffer, with an interrupt that wakes a
  * sender waiting for room.  Chunks start on 32-byte boundaries and never
  * wrap: each side avoids overflow by comparing its pointers (3.4).
+ *
+ * Recovery.  A chunk whose deposit raises an exception at the receiver
+ * (hybrid deposit 6.4: the connection is blocked, the cell kept, until
+ * the host re-enables it) is lost, and the stream resynchronises at the
+ * next message boundary; the first chunk of every message says so
+ * (CH_FIRST).  The exception handler writes a hole header (CH_HOLE) in
+ * the chunk's place, with its length and number, counts its bytes as
+ * arrived, so that the receiver's pointers stay in step with the
+ * sender's, and re-enables the connection without the cell and the rest
+ * of its block (DART_SKIP).  The reader steps over the hole: the message
+ * it falls in fails (its body post and poll return -EIO), and so does a
+ * message whose first chunk it is; the chunks that continue a message
+ * not being received are skipped, up to the next chunk that starts one.
+ * The receiver counts the messages it lost and deposits the count, with
+ * the stream position of the last loss, beside its read pointer into
+ * the sender's CTL_IN, at once.  The sender checks that count before each
+ * chunk: a loss at or past the start of the message it is sending fails
+ * that message (send_post returns -EIO and sends no more of it); a loss
+ * of a message sent before fails the next send_post, which then sends
+ * nothing.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -63,10 +83,26 @@ struct chunk_hdr {
 };
 _Static_assert(sizeof(struct chunk_hdr) == 4 && CHUNK <= 0xffff, "the chunk header is 4 bytes");
 
-/* Padding to the end of the buffer: a message's header vector never wraps. */
-#define CH_PAD 1
+/* chunk_hdr.flags */
+#define CH_PAD 1		/* padding to the end of the buffer: a message's header vector never wraps */
+#define CH_FIRST 2		/* the chunk starts a message (its header vector is in it) */
+#define CH_HOLE 4		/* written by the receiver in place of a chunk whose deposit failed */
 #define CHUNK_HDR sizeof(struct chunk_hdr)
 #define ROUND32(n) (((n) + 31) & ~(size_t)31)
+
+/*
+ * What each end deposits into its peer's CTL_IN (from its CTL_OUT): its
+ * read pointer, the credit (section 3.4), and the messages of the
+ * peer's stream it lost.
+ */
+struct ctl {
+	uint64_t rp;			/* stream bytes read */
+	uint32_t fails;			/* messages lost, since the start */
+	uint32_t unused;
+	uint64_t fail_pos;		/* the stream position of the last loss */
+	uint64_t unused2;
+};
+_Static_assert(sizeof(struct ctl) == 32, "the control deposit is one cell's data");
 
 struct peer {
 	int vci, ep;
@@ -77,12 +113,21 @@ struct peer {
 	/* sending */
 	uint64_t wp;			/* bytes deposited into the peer's buffer */
 	uint8_t tx_seq;
+	uint32_t fails_told;		/* the peer's losses our callers were told of (-EIO) */
+	uint64_t tx_start;		/* where the message being sent starts in the stream */
 	/* receiving */
-	volatile uint64_t arrived;	/* bytes the interrupts announced */
+	volatile uint64_t arrived;	/* bytes the interrupts (and holes) announced */
 	uint64_t rp, reported;		/* bytes consumed; last told to the peer */
 	uint8_t rx_seq;
+	uint8_t resync;			/* out of step: take the next well-formed chunk's number */
 	uint32_t chunk_left;		/* stream bytes left in the chunk at rp */
 	uint64_t chunk_end;		/* where that chunk ends */
+	uint32_t fails;			/* messages of the peer's we lost (struct ctl) */
+	uint64_t fail_pos;
+#ifdef NOW_TEST_HOOKS
+	volatile uint8_t brk;		/* mad_cell_test_break: BRK_* */
+	uint64_t brk_at;
+#endif
 };
 
 static struct peer *peers[MAX_NODES];
@@ -92,6 +137,12 @@ static struct mad_rxwait rxw = MAD_RXWAIT_INIT;	/* kicked by every receive notif
 static uint64_t proto_errors;
 
 static struct mad_rxbody rx;
+static int rx_err;			/* the message being received failed: its body's posts and polls return it */
+
+#ifdef NOW_TEST_HOOKS
+enum { BRK_OFF, BRK_ARMED, BRK_ON };
+static void test_break_lift(int src, struct peer *p);
+#endif
 
 static void complain(const char *what, int src)
 {
@@ -115,13 +166,76 @@ static void on_intr(void *arg, const struct dart_event *ev)
 	}
 }
 
-static void on_exception(void *arg, const struct dart_exc *e)
+/*
+ * Where a chunk starting at buffer offset pos with header h ends, in
+ * bytes from pos; 0 if h is no chunk our peer's driver sends there.
+ */
+static uint32_t chunk_span(const struct chunk_hdr *h, uint32_t pos)
+{
+	if (h->flags == CH_PAD && h->len == 0)
+		return RING - pos;
+	if (h->len == 0 || h->len > CHUNK || (h->flags & ~CH_FIRST) || ROUND32(CHUNK_HDR + h->len) > RING - pos)
+		return 0;
+	return (uint32_t)ROUND32(CHUNK_HDR + h->len);
+}
+
+/*
+ * An exception on the connection (kernel's exception thread; DART 6.4:
+ * the faulting cell is kept and the connection's later cells held until
+ * the host re-enables it).  A chunk's deposit (its control cell, or an
+ * AAL5 cell of its block): the chunk is lost.  Every chunk before it
+ * raised its interrupt, so it starts at arrived; its header (the control
+ * cell's data, or what that cell put in the buffer) gives its length.  A
+ * hole header takes its place and its bytes count as arrived (a lost
+ * padding cell is written as it was: it carried nothing); the reader
+ * deals with the hole in turn.  Then the connection goes on without the
+ * cell and the rest of its block (DART_SKIP).  A cell that is no chunk
+ * (a credit: a later one supersedes it) is skipped alone.
+ */
+static __attribute__((cold, noinline)) void on_exception(void *arg, const struct dart_exc *e)
 {
 	struct peer *p = arg;
+	int src = (int)e->vci - VCI_BASE - me, r;
+	const struct cell *c = (const struct cell *)e->cell;
+	uint32_t pos, span = 0;
+	struct chunk_hdr h;
 
-	(void)p;
-	/* Our peer's driver never sends a faulting cell: the connection stays blocked. */
-	complain(e->cls < DEX_N ? dart_exc_names[e->cls] : "an exception", (int)e->vci - VCI_BASE - me);
+#ifdef NOW_TEST_HOOKS
+	if (p->brk == BRK_ON)
+		test_break_lift(src, p);	/* before the hole header goes into the buffer */
+#endif
+	pos = (uint32_t)(p->arrived % RING);
+	if (e->cls == DEX_STATUS) {
+		complain("a send refused while the connection was blocked", src);
+		return;		/* the send side's: the connection is not blocked */
+	}
+	if (e->data_cell) {
+		/* Its block's control cell committed: the chunk's header is in place. */
+		memcpy(&h, p->mem + pos, sizeof h);
+		if (h.flags != CH_PAD)
+			span = chunk_span(&h, pos);
+	} else if (e->cls != DEX_CHECK && !(cell_get16(c->ctl + CTL_OPCODE) & CELL_IP) &&
+		   cell_get32(c->ctl + CTL_OPERAND) == pos) {
+		memcpy(&h, c->data, sizeof h);
+		span = chunk_span(&h, pos);
+		if (span && h.flags != CH_PAD && (span > CELL_DATA) != !!e->skip_block)
+			span = 0;	/* a block's length is not its chunk's */
+	}
+	if (span) {
+		if (h.flags != CH_PAD)
+			h.flags |= CH_HOLE;
+		irqflags_t f = irq_save();
+		memcpy(p->mem + pos, &h, sizeof h);
+		__atomic_thread_fence(__ATOMIC_RELEASE);
+		p->arrived += span;
+		irq_restore(f);
+		mad_rxwait_kick(&rxw);
+	} else {
+		complain(e->cls < DEX_N && dart_exc_names[e->cls] ? dart_exc_names[e->cls] : "an exception", src);
+	}
+	r = dep_conn_resume(p->vci, DART_SKIP);
+	if (r < 0 && r != -EAGAIN)
+		complain("cannot re-enable the connection", src);
 }
 
 /* --- setup ------------------------------------------------------------------------ */
@@ -176,6 +290,7 @@ static int cell_init_drv(int nodes, int self)
 	nnodes = nodes;
 	me = self;
 	memset(&rx, 0, sizeof rx);
+	rx_err = 0;
 	if ((r = mad_peers_start(nodes, self, make_peer, NULL, cell_exit_drv)) < 0)
 		return r;
 	/* Both ends open before any cell goes: a cell for a VCI not open is refused. */
@@ -213,7 +328,42 @@ static uint64_t peer_rp(struct peer *p)
 	return v;
 }
 
-/* Room for a chunk of total bytes at the write pointer; the peer alive. */
+/* The receiver's count of our messages it lost. */
+static inline uint32_t peer_fails(struct peer *p)
+{
+	return *(volatile uint32_t *)(p->mem + CTL_IN + __builtin_offsetof(struct ctl, fails));
+}
+
+/*
+ * The receiver lost a message we did not tell our caller of, while we
+ * send the one that starts at stream position tx_start.  -EIO if that is
+ * the message, and some of it went (the rest is not sent), or if it is
+ * one that went before and none of this one went yet (this one is then
+ * not sent: the error reports the earlier loss); 0 to go on (an earlier
+ * loss, told by the next send).  Each loss is told once.
+ */
+static __attribute__((cold, noinline)) int learn_failure(int dest, struct peer *p)
+{
+	static unsigned said;
+	uint64_t start = p->tx_start;
+	struct ctl c;
+
+	irqflags_t f = irq_save();
+	memcpy(&c, p->mem + CTL_IN, sizeof c);
+	irq_restore(f);
+	if (p->wp > start && c.fail_pos < start)
+		return 0;
+	p->fails_told++;
+	if (said++ < 8)
+		printf("mad-cell: node %d lost a message of ours (%s): it failed\n", dest,
+		       p->wp > start ? "this one" : "the one before");
+	return -EIO;
+}
+
+/*
+ * Room for a chunk of total bytes at the write pointer; the peer alive;
+ * the message under way not lost (learn_failure).  0 or negative errno.
+ */
 static int wait_room(int dest, struct peer *p, size_t total)
 {
 	uint64_t end = cycles() + ns_to_cycles(MAD_PEER_TIMEOUT_NS);
@@ -234,6 +384,8 @@ static int wait_room(int dest, struct peer *p, size_t total)
 		waitq_wait_timeout(&tx_wq, 100000000);
 	}
 	irq_restore(f);
+	if (__builtin_expect(peer_fails(p) != p->fails_told, 0) && r == 0)
+		r = learn_failure(dest, p);
 	return r;
 }
 
@@ -251,15 +403,20 @@ static int cell_send_post(int dest, const struct mad_iovec *iov, int count)
 	/* The header vector goes whole in the first chunk: skip the buffer's end if need be. */
 	uint32_t pos0 = (uint32_t)(p->wp % RING);
 	if (RING - pos0 < CHUNK_HDR + iov[0].len) {
-		struct chunk_hdr h = { 0, p->tx_seq++, CH_PAD };
+		struct chunk_hdr h = { 0, p->tx_seq, CH_PAD };
+		p->tx_start = p->wp;		/* nothing of this message went: see learn_failure */
 		if ((r = wait_room(dest, p, RING - pos0)) == 0) {
 			memcpy(p->mem + STAGE, &h, sizeof h);
 			memset(p->mem + STAGE + sizeof h, 0, 32 - sizeof h);
 			r = deposit(p, STAGE, pos0, 32);
 		}
-		if (r == 0)
+		if (r == 0) {
+			/* A chunk's number goes with it: one that did not go leaves the stream in step. */
 			p->wp += RING - pos0;
+			p->tx_seq++;
+		}
 	}
+	p->tx_start = p->wp;
 	while (left && r == 0) {
 		uint32_t pos = (uint32_t)(p->wp % RING);
 		size_t to_end = RING - pos;
@@ -269,13 +426,14 @@ static int cell_send_post(int dest, const struct mad_iovec *iov, int count)
 		size_t total = ROUND32(CHUNK_HDR + n);
 		if ((r = wait_room(dest, p, total)) < 0)
 			break;
-		struct chunk_hdr h = { (uint16_t)n, p->tx_seq++, 0 };
+		struct chunk_hdr h = { (uint16_t)n, p->tx_seq, (uint8_t)(p->wp == p->tx_start ? CH_FIRST : 0) };
 		memcpy(p->mem + STAGE, &h, sizeof h);
 		iovcur_gather(&c, p->mem + STAGE + CHUNK_HDR, n);
 		memset(p->mem + STAGE + CHUNK_HDR + n, 0, total - CHUNK_HDR - n);
 		if ((r = deposit(p, STAGE, pos, total)) < 0)
 			break;
 		p->wp += total;
+		p->tx_seq++;
 		left -= n;
 	}
 	mutex_unlock(&p->msg_lock);
@@ -291,34 +449,180 @@ static int cell_send_poll(int dest)
 /* --- for tests ------------------------------------------------------------------------ */
 
 #ifdef NOW_TEST_HOOKS
+/*
+ * The break is armed here and set once the receiver sees after bytes
+ * arrived (at its next credit report, every quarter buffer): the buffer
+ * is protected against deposits (hybrid deposit 3.2's page protection
+ * inside an endpoint), so that the next chunk's deposit raises an
+ * exception.  The exception handler lifts it before it writes the hole
+ * header there (the host's own writes may obey that protection too):
+ * the chunks held behind the exception, and those after, land again.
+ */
 int mad_cell_test_break(int node, long after)
 {
-	(void)node, (void)after;
-	return -EINVAL;		/* not yet: the stream does not recover */
+	struct peer *p = node >= 0 && node < MAX_NODES && node != me ? peers[node] : NULL;
+
+	if (!p || after < 0)
+		return -EINVAL;
+	p->brk_at = (uint64_t)after;
+	p->brk = BRK_ARMED;
+	return 0;
+}
+
+static __attribute__((cold, noinline)) void test_break_set(int src, struct peer *p)
+{
+	/* On first: an exception that comes once the protection holds must see it on. */
+	__atomic_store_n(&p->brk, BRK_ON, __ATOMIC_SEQ_CST);
+	if (dep_endpoint_protect(p->ep, 0, RING, DART_EP_READ) < 0) {
+		complain("the test break: cannot protect the buffer", src);
+		p->brk = BRK_OFF;
+	}
+}
+
+static __attribute__((cold, noinline)) void test_break_lift(int src, struct peer *p)
+{
+	if (dep_endpoint_protect(p->ep, 0, RING, DART_EP_READ | DART_EP_WRITE) < 0)
+		complain("the test break: cannot lift the protection", src);
+	p->brk = BRK_OFF;
 }
 #endif
 
 /* --- receiving ------------------------------------------------------------------------ */
 
-/* Tell the peer how far we read, every quarter buffer. */
-static void report(int src, struct peer *p)
+/* Deposit our read pointer and our losses into the peer's CTL_IN, interrupting. */
+static __attribute__((noinline)) void report_now(int src, struct peer *p)
 {
-	if (p->rp - p->reported < REPORT)
-		return;
-	uint64_t v = p->rp;
-	memcpy(p->mem + CTL_OUT, &v, sizeof v);
+	struct ctl c = { .rp = p->rp, .fails = p->fails, .fail_pos = p->fail_pos };
+
+#ifdef NOW_TEST_HOOKS
+	if (p->brk == BRK_ARMED && p->arrived >= p->brk_at)
+		test_break_set(src, p);
+#endif
+	memcpy(p->mem + CTL_OUT, &c, sizeof c);
 	if (deposit(p, CTL_OUT, CTL_IN, 32) == 0)
-		p->reported = v;
+		p->reported = c.rp;
 	else
 		complain("cannot return credit", src);
+}
+
+/* Tell the peer how far we read, every quarter buffer (or sooner: see lost()). */
+static inline void report(int src, struct peer *p)
+{
+	if (p->rp - p->reported >= REPORT)
+		report_now(src, p);
+}
+
+/* The message being received can never be whole: its body's posts and polls fail. */
+static __attribute__((cold, noinline)) void rx_fail(void)
+{
+	rx_err = -EIO;
+	rx.open = 0;
+	rx.part_left = 0;
+}
+
+/*
+ * n messages of the peer's lost, the last at stream position at: the
+ * peer is told at once (the report is due again until it goes).
+ */
+static __attribute__((cold, noinline)) void lost(int src, struct peer *p, unsigned n, uint64_t at)
+{
+	static unsigned said;
+
+	p->fails += n;
+	p->fail_pos = at;
+	if (said++ < 8)
+		printf("mad-cell: %u message%s from node %d lost (a chunk at %lu): the stream goes on at "
+		       "the next message\n", n, n == 1 ? "" : "s", src, (unsigned long)at);
+	p->reported = p->rp - REPORT;
+	report(src, p);
+}
+
+/*
+ * The hole at rp (on_exception wrote its header h; its chunk was total
+ * bytes), met by the reader of a message's start (first) or of the
+ * message being received from src.  A message it starts is lost; the
+ * one being received fails; a hole that only continues a message not
+ * being received is part of one that failed already.
+ */
+static __attribute__((cold, noinline)) void stream_hole(int src, struct peer *p, const struct chunk_hdr *h,
+							int first, size_t total)
+{
+	unsigned n = (h->flags & CH_FIRST) != 0;
+
+	if (!first) {
+		/* Continued by the hole, or cut short by its sender before another message began. */
+		rx_fail();
+		n += !(h->flags & CH_FIRST);
+	}
+	p->rx_seq = (uint8_t)(h->seq + 1);
+	p->chunk_end = p->rp + total;
+	if (n)
+		lost(src, p, n, p->rp);
+}
+
+/*
+ * The chunk at rp (header h) is not the one readable() expects (first: a
+ * message's first chunk; else the next of the message being received
+ * from src): padding, a hole, the rest of a message not being received,
+ * a message cut short by its sender, or a stream out of step.  1: read
+ * it as the chunk expected after all; 0: look again at rp; -1: nothing
+ * readable now.
+ */
+static __attribute__((cold, noinline)) int chunk_unusual(int src, struct peer *p, const struct chunk_hdr *h,
+							 int first)
+{
+	uint32_t pos = (uint32_t)(p->rp % RING);
+	size_t total = ROUND32(CHUNK_HDR + h->len);
+	int pad = h->flags == CH_PAD && h->len == 0;
+	int formed = pad || (h->len && h->len <= CHUNK && total <= RING - pos && total <= p->arrived - p->rp &&
+			     !(h->flags & ~(CH_FIRST | CH_HOLE)));
+
+	if (formed && p->resync) {
+		/* Out of step before: the stream goes on from this chunk, whatever its number. */
+		p->rx_seq = h->seq;
+		p->resync = 0;
+	}
+	if (!formed || h->seq != p->rx_seq) {
+		complain("a chunk out of step: dropped what arrived", src);
+		p->rp = p->chunk_end = p->arrived;
+		p->chunk_left = 0;
+		p->resync = 1;
+		if (!first)
+			rx_fail();
+		return -1;
+	}
+	if (pad) {
+		/* Only its first cell was deposited; the rest of the buffer's end is skipped. */
+		p->rx_seq++;
+		p->chunk_end = p->rp + (RING - pos);
+		return 0;
+	}
+	if (h->flags & CH_HOLE) {
+		stream_hole(src, p, h, first, total);
+		return first ? 0 : -1;
+	}
+	if (h->flags == (first ? CH_FIRST : 0))
+		return 1;
+	if (first) {
+		/* The rest of a message that failed (or whose header was dropped): skipped. */
+		p->rx_seq++;
+		p->chunk_end = p->rp + total;
+		return 0;
+	}
+	/* Another message begins: the sender gave this one up (it knows). */
+	complain("a message cut short by its sender", src);
+	rx_fail();
+	return -1;
 }
 
 /*
  * Stream bytes readable now: those of the chunk at rp, and of the chunks
  * behind it that arrived whole.  Enters the next chunk when the current
- * one is used up, checking its header.
+ * one is used up, checking its header: first, one that starts a message
+ * (recv_header_poll); else one that continues the message being
+ * received from src.
  */
-static size_t readable(int src, struct peer *p)
+static size_t readable(int src, struct peer *p, int first)
 {
 	for (;;) {
 		if (p->chunk_left)
@@ -337,18 +641,13 @@ static size_t readable(int src, struct peer *p)
 		struct chunk_hdr h;
 		memcpy(&h, p->mem + p->rp % RING, sizeof h);
 		size_t total = ROUND32(CHUNK_HDR + h.len);
-		if (h.flags == CH_PAD && h.len == 0 && h.seq == p->rx_seq) {
-			/* Only its first cell was deposited; the rest of the buffer's end is skipped. */
-			p->rx_seq++;
-			p->chunk_end = p->rp + (RING - p->rp % RING);
-			continue;
-		}
-		if (h.seq != p->rx_seq || h.flags || h.len == 0 || h.len > CHUNK || total > RING - p->rp % RING ||
-		    total > p->arrived - p->rp) {
-			complain("a chunk out of step: dropped what arrived", src);
-			p->rp = p->chunk_end = p->arrived;
-			p->chunk_left = 0;
-			return 0;
+		if (__builtin_expect(h.seq != p->rx_seq || h.flags != (first ? CH_FIRST : 0) || h.len == 0 ||
+				     h.len > CHUNK || total > RING - p->rp % RING || total > p->arrived - p->rp, 0)) {
+			int v = chunk_unusual(src, p, &h, first);
+			if (v < 0)
+				return 0;
+			if (v == 0)
+				continue;
 		}
 		p->rx_seq++;
 		p->chunk_end = p->rp + total;
@@ -357,12 +656,12 @@ static size_t readable(int src, struct peer *p)
 	}
 }
 
-/* Copy (and consume, if take) up to n stream bytes into dst; how many. */
+/* Copy (and consume) up to n stream bytes of the message being received into dst; how many. */
 static size_t stream_read(int src, struct peer *p, uint8_t *dst, size_t n)
 {
 	size_t done = 0, k;
 
-	while (done < n && (k = readable(src, p)) > 0) {
+	while (done < n && (k = readable(src, p, 0)) > 0) {
 		if (k > n - done)
 			k = n - done;
 		memcpy(dst + done, p->mem + p->rp % RING, k);
@@ -380,7 +679,12 @@ static void pull(void)
 	while (rx.part_left) {
 		uint8_t *dst = NULL;
 		size_t n = iovcur_peek(&rx.cur, &dst, rx.part_left);
-		if (n == 0 || (n = stream_read(rx.src, p, dst, n)) == 0)
+		if (n == 0)
+			break;
+		n = stream_read(rx.src, p, dst, n);
+		if (__builtin_expect(rx_err != 0, 0))
+			return;		/* the message failed (rx_fail) */
+		if (n == 0)
 			break;
 		rxbody_took(&rx, n);
 	}
@@ -401,7 +705,7 @@ static int cell_recv_header_poll(int *src, void *hdr, size_t hdr_max, size_t *hd
 		 * arrived again here, after readable() did, would see a chunk an
 		 * interrupt announced in between as bytes behind an empty one.)
 		 */
-		if (!p || readable(i, p) == 0)
+		if (!p || readable(i, p, 1) == 0)
 			continue;
 		if (p->chunk_left < sizeof h) {
 			complain("a header split across chunks", i);
@@ -426,12 +730,43 @@ static int cell_recv_header_poll(int *src, void *hdr, size_t hdr_max, size_t *hd
 			continue;
 		}
 		rr = (i + 1) % nnodes;
+		rx_err = 0;
 		return rxbody_taken(&rx, i, h.body_len, full, src, hdr_len);
 	}
 	return 0;
 }
 
-MAD_STREAM_BODY(cell, rx, pull)
+/*
+ * recv_header_post, recv_body_post and recv_body_poll: the stream
+ * driver's (lib/mad_drv.h's MAD_STREAM_BODY), but a message that failed
+ * (rx_err) fails every post and poll of its body.
+ */
+static int cell_recv_header_post(void)
+{
+	return rx.open ? -EBUSY : 0;
+}
+
+static int cell_recv_body_post(int src, const struct mad_iovec *iov, int count)
+{
+	if (__builtin_expect(rx_err != 0, 0))
+		return rx_err;
+	int r = rxbody_post(&rx, src, iov, count);
+	if (r == 0) {
+		pull();
+		if (__builtin_expect(rx_err != 0, 0))
+			return rx_err;
+	}
+	return r;
+}
+
+static int cell_recv_body_poll(int src)
+{
+	(void)src;
+	if (__builtin_expect(rx_err != 0, 0))
+		return rx_err;
+	int r = rxbody_poll(&rx, pull, fabric_peer_dead);
+	return __builtin_expect(rx_err != 0, 0) ? rx_err : r;
+}
 
 static int ready_to_poll(void)
 {

@@ -1435,7 +1435,7 @@ CASES = [
                     r"^\[n1\] RESULT mad-recover driver=%s send_failed=0 receive_failed=1 intact=100 failures=0" % d,
                     r"^\[n0\] RESULT mad-recover driver=%s send_failed=1 receive_failed=0 intact=0 failures=0" % d],
             absent=[r"FAILED"])
-    for d in ("req",) for nic in ("shm", "e1000")
+    for d in ("req", "cell") for nic in ("shm", "e1000")
 ] + [
     # Madeleine's debug mode: the same program, every message with its descriptor (a word a pack).
     Cluster("mad-figure6-2-req-shm-debug", app="mad-figure6", nodes=2, nic="shm",
