@@ -558,6 +558,7 @@ void deposit_counters(struct dep_counters *out)
 	out->tx_cells = dep_stats.tx_cells;
 	out->send_refused = dep_stats.send_refused;
 	out->send_page_faults = dep_stats.send_page_faults;
+	out->mcast_held = dep_stats.mcast_held;
 	out->reply_lost = dep_stats.reply_lost;
 	out->exceptions_handled = dep_stats.exc_handled;
 	out->exceptions_unhandled = dep_stats.exc_unhandled;

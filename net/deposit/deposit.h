@@ -224,6 +224,7 @@ struct dep_counters {
 	uint64_t bad_frames;		/* frame length not a whole number of cells */
 	uint64_t tx_frames, tx_cells, send_refused;
 	uint64_t send_page_faults;	/* sends refused: a source page the sender may not read (DEX_PAGE) */
+	uint64_t mcast_held;		/* multicast cells that went to the members not told to stop first */
 	uint64_t reply_lost;		/* a reply did not go after can_reply said yes: its request waits */
 	uint64_t exceptions_handled, exceptions_unhandled;
 	/* flow control per connection: stop and go messages sent, taken, refused; sends that waited */

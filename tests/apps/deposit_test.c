@@ -358,6 +358,8 @@ static int sync_all(const char *where)
 static const struct argspec deposit_test_args[] = {
 	{ "iters", ARG_INT, 1, 100000, "fetch-and-increments and compare-and-swaps per node (default 100)" },
 	{ "rounds", ARG_INT, 1, 100000, "rounds of the register-operation barrier (default 20)" },
+	{ "mcast_stop", ARG_BOOL, 0, 0, "3 nodes or more: the last member of the multicast connection stops "
+	  "it behind an exception; the others must get the cells first (default off)" },
 	{ NULL, 0, 0, 0, NULL },
 };
 
@@ -435,6 +437,8 @@ static int deposit_test_main(void)
 	if (sync_all("before multicast") < 0)
 		return 1;
 	dt_multicast_run();
+	if (arg_bool("mcast_stop", 0) && num_nodes >= 3)
+		dt_multicast_stop();
 	dt_sequencer_run();
 	if (sync_all("after multicast") < 0)
 		return 1;

@@ -112,6 +112,7 @@ void dt_on_barrier(void *arg, const struct dart_event *ev);
 void dt_barrier_rounds(int rounds);
 void dt_multicast_open(void);
 void dt_multicast_run(void);
+void dt_multicast_stop(void);
 void dt_sequencer_open(void);
 void dt_sequencer_run(void);
 

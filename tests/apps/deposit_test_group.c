@@ -233,6 +233,89 @@ void dt_multicast_run(void)
 	}
 }
 
+/*
+ * A stop from one member holds that member only (6.4 with 3.2): the last
+ * node makes page 0 of its endpoint read-only; node 0 sends a WRITE there
+ * (an exception at the last node, which holds what follows behind it) and
+ * M_STOPS increments.  Once the last node holds half its queue it says
+ * stop; node 0's next cells go to the other members at once and to the
+ * last node when it says go, which it does once it has made the page
+ * writable again and retried the WRITE.  Every member ends with the
+ * WRITE's data and every increment once.
+ */
+#define M_STOPS 100
+#define M_STOP_AT 3072			/* on page 0 of each member's endpoint */
+
+static int stop_done(void *arg)
+{
+	uint32_t v = 0;
+
+	(void)arg;
+	dep_reg_get(R_MC, &v);
+	return v >= M_INCS + M_STOPS;
+}
+
+static int said_stop(void *arg)
+{
+	struct dep_conn_info ci;
+
+	(void)arg;
+	return dep_conn_info(V_M, &ci) == 0 && ci.flow_stop;
+}
+
+void dt_multicast_stop(void)
+{
+	int last = num_nodes - 1;
+
+	if (node_id == last) {
+		EXPECT(dep_on_exception(V_M, dt_on_exception, NULL) == 0, "V_M exception handler");
+		EXPECT(dep_endpoint_protect(dt_ep_mine, 0, PG, DART_EP_READ) == 0, "page 0 read-only");
+	}
+	EXPECT(cluster_barrier(60000000000ULL) == 0, "barrier before the multicast stop");
+	if (node_id == 0) {
+		struct dart_sendregs *sr = dep_sendregs(V_M);
+		struct dep_counters c0, c1;
+		int r;
+		deposit_counters(&c0);
+		sr->size = 0;
+		r = dep_send(sr, DART_OPC(CELL_OP(CK_WRITE, CA_DIRECT), 0, 0, 0), M_STOP_AT, DART_IDX(0, 0, 0, 0xff),
+			     M_SRC_CELL);
+		EXPECT(r == 0, "the WRITE the last member refuses: %d", r);
+		for (int i = 0; i < M_STOPS && r == 0; i++) {
+			sr->size = 0;
+			r = dep_send(sr, DART_OPC(CELL_OP(CK_NOP, CA_NONE), CELL_RO(ALU_ADD, CS_A, CSRC_OPERAND), 0, 0), 1,
+				     DART_IDX(0, 0, 0, 0), M_SRC_CELL);
+			EXPECT(r == 0, "multicast increment %d behind the stop: %d", i, r);
+		}
+		deposit_counters(&c1);
+		EXPECT(c1.mcast_held > c0.mcast_held, "no multicast cell went to the others before the stopped member");
+		if (c1.mcast_held > c0.mcast_held)
+			printf("deposit-test: node %d said stop: %lu multicast cells went to the other members first, "
+			       "and to it at its go\n", last, (unsigned long)(c1.mcast_held - c0.mcast_held));
+		return;
+	}
+	if (node_id == last) {
+		EXPECT(dt_wait_exc(V_M, WAIT_NS), "no exception from the read-only page");
+		EXPECT(dt_wait_for(said_stop, NULL, WAIT_NS), "the connection never said stop");
+		thread_sleep_ns(300000000);		/* node 0 meanwhile sends to the others */
+		EXPECT(dep_endpoint_protect(dt_ep_mine, 0, PG, DART_EP_READ | DART_EP_WRITE) == 0, "page 0 writable");
+		int r = dep_conn_resume(V_M, DART_RETRY);
+		EXPECT(r == 0 || r == -EAGAIN, "retry the WRITE: %d", r);
+	}
+	uint32_t v = 0;
+	EXPECT(dt_wait_for(stop_done, NULL, WAIT_NS), "node %d: the increments behind the stop never came", node_id);
+	thread_sleep_ns(100000000);
+	dep_reg_get(R_MC, &v);
+	int bad = 0;
+	for (int i = 0; i < 32; i++)
+		bad += dt_mine[M_STOP_AT + i] != dt_pat(dt_ep_at[E_C] + M_SRC_CELL + (size_t)i);
+	EXPECT(v == M_INCS + M_STOPS && bad == 0, "node %d after the stop: register %u (not %d), %d bytes wrong",
+	       node_id, v, M_INCS + M_STOPS, bad);
+	if (v == M_INCS + M_STOPS && bad == 0)
+		printf("deposit-test: node %d has the WRITE and the %d increments sent behind the stop, once each\n",
+		       node_id, M_STOPS);
+}
+
 /* --- the sequencer (6.5) --------------------------------------------------------------------- */
 
 #define S_IP 200		/* V_S's instruction window: 200..203 */

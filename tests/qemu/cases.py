@@ -1362,6 +1362,16 @@ CASES = [
                    r"said stop and no go came in \d+ ms; the send fails \(-ETIMEDOUT\)": 1,
                    r"got the multicast cell and block": 3, r"RESULT deposit-test checks=\d+ failed=0": 4}),
     # At Ethernet's frames (frame=1514): a block's cells 27 to a frame, its 44 in two.
+    # One member's stop holds it alone (6.4 with 3.2): node 3 blocks its end of the multicast
+    # connection behind an exception and says stop; node 0's next cell goes to nodes 1 and 2 at
+    # once and to node 3 at its go; every member ends with every cell once.
+    Cluster("deposit-test-4-mcast-stop", app="deposit-test", nodes=4, nic="e1000", timeout=240,
+            args="mcast_stop=1",
+            expect=[r"^\[n0\] deposit-test: node 3 said stop: [1-9]\d* multicast cells went to the other members "
+                    r"first, and to it at its go"],
+            absent=[r"FAILED", r"unexpected"],
+            count={r"deposit-test: node \d has the WRITE and the 100 increments sent behind the stop, once each": 3,
+                   r"RESULT deposit-test checks=\d+ failed=0": 4}),
     Cluster("deposit-test-4-faults-e1000", app="deposit-test", nodes=4, nic="e1000", timeout=240,
             args="frame=1514 fault=drop:0.05,dup:0.02,reorder:0.02,corrupt:0.01",
             expect=[r"counters 400 and 400", r"a block of 44 cells went in 2 frames of up to 27 cells"],
