@@ -78,7 +78,8 @@ int vm_remap_page(uintptr_t va)
 	return set_guard(va, 0);
 }
 
-int vm_is_guard(uintptr_t va)
+/* Is the software bit set in va's 4 KiB entry (none where a 2 MiB page maps it)? */
+static int pte_marked(uintptr_t va, uint64_t bit)
 {
 	uint64_t pde;
 
@@ -87,7 +88,12 @@ int vm_is_guard(uintptr_t va)
 	pde = boot_pd[va >> 21];
 	if (pde & PTE_PS)
 		return 0;
-	return (((uint64_t *)(uintptr_t)(pde & PTE_ADDR))[(va >> 12) & 511] & PTE_GUARD) != 0;
+	return (((uint64_t *)(uintptr_t)(pde & PTE_ADDR))[(va >> 12) & 511] & bit) != 0;
+}
+
+int vm_is_guard(uintptr_t va)
+{
+	return pte_marked(va, PTE_GUARD);
 }
 
 /*
@@ -143,14 +149,7 @@ int vm_rights(uintptr_t va)
 
 int vm_is_protected(uintptr_t va)
 {
-	uint64_t pde;
-
-	if (va >= BOOT_MAPPED_BYTES)
-		return 0;
-	pde = boot_pd[va >> 21];
-	if (pde & PTE_PS)
-		return 0;
-	return (((uint64_t *)(uintptr_t)(pde & PTE_ADDR))[(va >> 12) & 511] & PTE_PROT) != 0;
+	return pte_marked(va, PTE_PROT);
 }
 
 /* The table an entry points to, made (empty) if the entry is absent. */
