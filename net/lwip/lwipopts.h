@@ -48,8 +48,8 @@ void sys_check_core_locking(void);
 #define DEFAULT_TCP_RECVMBOX_SIZE 64
 #define DEFAULT_UDP_RECVMBOX_SIZE 32
 /* Connections handshaken and not yet accepted: a connection that finds the
- * mailbox full is reset by lwIP (api_msg.c, accept_function), so it holds as
- * many as there are netconns; a burst of idle connections opened ahead of a
+ * mailbox full is reset by lwIP (api_msg.c, accept_function), so it holds
+ * more than there are netconns (MEMP_NUM_NETCONN); a burst of idle connections opened ahead of a
  * node's own (mad-test intrude=8) must not push the node's out. */
 #define DEFAULT_ACCEPTMBOX_SIZE 32
 
