@@ -756,7 +756,6 @@ static int drain(size_t left)
 
 int mad_recvbuf_receive_data(void)
 {
-	struct mad_wire_hdr h;
 	int r = 0;
 
 	if (!rcv || !rcv->active)
@@ -764,7 +763,6 @@ int mad_recvbuf_receive_data(void)
 	if (rcv->done)
 		return mad_recv_misuse("receive_data called twice");
 	rcv->done = 1;
-	memcpy(&h, rcv->hdr, sizeof h);
 	if (!rcv->error && rcv->npacks && rcv->idx != rcv->npacks) {
 		char err[96];
 		snprintf(err, sizeof err, "receive_data after %u unpacks; the message has %u packs", rcv->idx,
@@ -781,13 +779,13 @@ int mad_recvbuf_receive_data(void)
 		/* Whatever was unpacked is read, the rest thrown away. */
 		int e = rcv->error;
 		post_pending();
-		drain(h.body_len - rcv->body_posted);
+		drain(rcv->body_len - rcv->body_posted);
 		return e;
 	}
 	if ((r = post_pending()) < 0)
 		return r;
 	stats.received++;
-	stats.bytes_received += rcv->hdr_len + h.body_len;
+	stats.bytes_received += rcv->hdr_len + rcv->body_len;
 	return 0;
 }
 

@@ -334,6 +334,19 @@ static inline void keep_copy(uint8_t *d, const uint8_t *s, size_t n)
 		*(block16 *)(d + i) = *(const block16 *)(s + i);
 }
 
+/* A slot's message gone once, without a buffer of its own (pb NULL): its fields as sent now. */
+static inline void slot_sent(struct chan *c, struct chan_tx_slot *t, uint8_t proto, size_t len, uint64_t now)
+{
+	t->pb = NULL;
+	t->proto = proto;
+	t->len = (uint16_t)len;
+	t->tries = 1;
+	t->sacked = 0;
+	t->refused = 0;
+	t->first_tx = t->last_tx = now;
+	c->stats.tx_data++;
+}
+
 /* chan_send_in_place's sealed frame (or one with a SACK bitmap to carry): built in full. */
 static __attribute__((noinline)) size_t send_in_place_built(struct chan *c, uint8_t *frame,
 							    uint8_t proto, size_t len, int acknow)
@@ -371,14 +384,7 @@ size_t chan_send_in_place(struct chan *c, uint8_t *frame, uint8_t proto, size_t 
 		keep_copy(c->cfg.kept + (c->snd_nxt & (c->cfg.window - 1)) * c->cfg.kept_stride,
 			  frame + CHAN_PAYLOAD_OFF, len);
 	t->pinned = (uint8_t)pin;
-	t->pb = NULL;
-	t->proto = proto;
-	t->len = (uint16_t)len;
-	t->tries = 1;
-	t->sacked = 0;
-	t->refused = 0;
-	t->first_tx = t->last_tx = now;
-	c->stats.tx_data++;
+	slot_sent(c, t, proto, len, now);
 	if (c->rx_ooo || c->cfg.seal)
 		return send_in_place_built(c, frame, proto, len, acknow);
 	/*
@@ -415,18 +421,11 @@ __attribute__((cold, noinline)) void chan_send_shared(struct chan *c, struct pkt
 	if (c->snd_una == c->snd_nxt)
 		c->last_heard = now;	/* the silence clock starts with the first outstanding frame */
 	pkt_ref(frame);
-	t->pb = NULL;
 	t->shared = frame;
 	t->ref = payload;
 	t->pinned = CHAN_SHARED;
-	t->proto = proto;
 	t->acknow = 0;
-	t->len = (uint16_t)len;
-	t->tries = 1;
-	t->sacked = 0;
-	t->refused = 0;
-	t->first_tx = t->last_tx = now;
-	c->stats.tx_data++;
+	slot_sent(c, t, proto, len, now);
 	/* The entry: what this frame's header would say to the peer alone. */
 	header(c, &h, FAB_DATA);
 	m->node = (uint16_t)c->cfg.peer;

@@ -73,8 +73,10 @@ static __attribute__((cold, noinline)) enum fab_err hello_receive(const uint8_t 
 static const struct fab_hdr *rx_pre;
 static uint8_t mcast_copy[FAB_FRAME_LIMIT];
 
-static __attribute__((cold, noinline)) int mcast_receive(const uint8_t *frame, size_t len, struct pktbuf *pb)
+static __attribute__((cold, noinline)) int mcast_receive(struct pktbuf *pb)
 {
+	const uint8_t *frame = pb->data;
+	size_t len = pb->len;
 	const uint8_t *msg;
 	struct fab_hdr h;
 	enum fab_err e;
@@ -86,16 +88,14 @@ static __attribute__((cold, noinline)) int mcast_receive(const uint8_t *frame, s
 		e = fab_parse_mcast(frame, len, fab.me, fab.nnodes, &h, &msg);
 	if (e != FAB_OK) {
 		fab.ctr.rx_rejected[e]++;
-		if (pb)
-			pkt_put(pb);
+		pkt_put(pb);
 		return 0;
 	}
 	fab.ctr.rx_mcast++;
 	memcpy(mcast_copy, frame, FAB_ETH_HLEN);
 	memcpy(mcast_copy + FAB_ETH_HLEN, &h, sizeof h);
 	memcpy(mcast_copy + FAB_ETH_HLEN + FAB_HDR_LEN, msg, h.len);
-	if (pb)
-		pkt_put(pb);		/* the frame is copied: its buffer goes */
+	pkt_put(pb);		/* the frame is copied: its buffer goes */
 	rx_pre = &h;
 	r = fab_receive(mcast_copy, FAB_ETH_HLEN + FAB_HDR_LEN + h.len, NULL);
 	return r < 0 ? 0 : r;	/* no buffer to keep it: lost here, sent again alone */
@@ -193,7 +193,7 @@ void fab_process(struct pktbuf *pb)
 		if (pb->data[FAB_ETH_HLEN + 1] == FAB_AUTO)
 			fab_auto_input(pb);
 		else
-			mcast_receive(pb->data, pb->len, pb);
+			mcast_receive(pb);
 		return;
 	}
 	if (fab_receive(pb->data, pb->len, pb) < 0)

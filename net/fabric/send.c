@@ -125,10 +125,9 @@ __attribute__((cold)) int fabric_mcast(uint64_t group, uint8_t proto, const void
 				       uint64_t *rest_out)
 {
 	struct fab_mcast_member m[FAB_MAX_NODES];
-	uint64_t shared = 0, rest = group;
+	uint64_t shared = 0;
 	struct pktbuf *pb = NULL;
-	unsigned n = 0;
-	int r = 0;
+	unsigned n = 0, k;
 
 	*rest_out = group;
 	if (!fab.ready || proto == 0 || proto >= FP_MAX || (group >> fab.me & 1) ||
@@ -160,8 +159,7 @@ __attribute__((cold)) int fabric_mcast(uint64_t group, uint8_t proto, const void
 		struct peer *late = &fab.peers[__builtin_ctzll(want & ~shared)];
 		waitq_wait_timeout(&late->senders, end - now < 10000000 ? end - now : 10000000);
 	}
-	if (__builtin_popcountll(shared) >= 2) {
-		unsigned k = (unsigned)__builtin_popcountll(shared);
+	if ((k = (unsigned)__builtin_popcountll(shared)) >= 2) {
 		pb = pkt_get_len(FAB_MCAST_MSG_OFF(k) + len);
 		if (pb && pkt_charge(pb, fab.pkt_tx) < 0) {
 			pkt_put(pb);
@@ -169,7 +167,7 @@ __attribute__((cold)) int fabric_mcast(uint64_t group, uint8_t proto, const void
 		}
 	}
 	if (pb) {
-		uint8_t *msg = pb->data + FAB_MCAST_MSG_OFF(__builtin_popcountll(shared));
+		uint8_t *msg = pb->data + FAB_MCAST_MSG_OFF(k);
 		uint64_t now = now_ns();
 		memcpy(msg, data, len);
 		for (int i = 0; i < fab.nnodes; i++) {
@@ -185,13 +183,12 @@ __attribute__((cold)) int fabric_mcast(uint64_t group, uint8_t proto, const void
 		for (int i = 0; i < fab.nnodes; i++)
 			if (shared >> i & 1)
 				fab_after_chan_op(&fab.peers[i]);
-		rest &= ~shared;
+		*rest_out = group & ~shared;
 	}
 	irq_restore(f);
 	/* The others: the caller's, each as it can take it (a stop at one holds that one only). */
-	fab.ctr.tx_mcast_unicast += (uint64_t)__builtin_popcountll(rest);
-	*rest_out = rest;
-	return r;
+	fab.ctr.tx_mcast_unicast += (uint64_t)__builtin_popcountll(*rest_out);
+	return 0;
 }
 
 int fabric_send(int dst, uint8_t proto, const void *hdr, size_t hlen, const void *data,
