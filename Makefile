@@ -736,9 +736,9 @@ $(BUILD)/fuzz/fuzz_%: tests/fuzz/fuzz_%.c tests/fuzz/seed_%.c $$(FUZZ_SRCS_$$*) 
 
 fuzz-build: $(FUZZ_BINS)
 
-#   make soak                 hostile, fault and racing cases 10 times each beside a busy CPU
+#   make soak                 hostile, fault, racing and watchdog cases 10 times each beside a busy CPU
 # (about 25 minutes here; SOAK_MATCH=, SOAK_REPEAT=): an outcome that rests on timing shows here.
-SOAK_MATCH ?= hostile|spoof|fault|raced|intrud|relayed
+SOAK_MATCH ?= hostile|spoof|fault|raced|intrud|relayed|watchdog
 SOAK_REPEAT ?= 10
 .PHONY: soak
 soak: $(BUILD)/now.elf $(BUILD)/now-test.elf $(BUILD)/tests/ivshmem-racer
