@@ -183,13 +183,13 @@ all: $(BUILD)/now.elf $(BUILD)/now-test.elf $(USER_BUNDLE)
 
 # --- dependencies ----------------------------------------------------------
 
-# make deps also brings QEMU 10 from Debian's backports (boot/deps.sh --help);
-# the build itself only checks (deps-check).
-deps:
+# Every build, make run and make test bring what CI brings (.ci/run): as
+# root, the Debian packages missing and QEMU 10 from Debian's backports
+# (boot/deps.sh --help); otherwise they name what to install.  A QEMU that
+# stays older (no root, no backports) is said once, and make test skips and
+# names the cases that need QEMU 10.
+deps deps-check:
 	@boot/deps.sh --qemu10
-
-deps-check:
-	@boot/deps.sh
 
 # apt-get with a private configuration under build/apt: a deb-src entry for
 # the suite that carries the pinned versions, without touching the host's
@@ -319,6 +319,9 @@ lwip: $(LWIPDIR)/.extracted
 # The framebuffer console's glyphs: GRUB's 8x16 ASCII font (Debian's grub-common).
 GRUB_FONT := /usr/share/grub/ascii.h
 $(BUILD)/gen/font8x16.h: $(GRUB_FONT)
+# On a fresh machine the font comes with grub-common, which deps-check installs.
+$(GRUB_FONT): | deps-check
+	@test -f $@ || { echo "error: $@ is missing: install Debian's grub-common" >&2; exit 1; }
 	@mkdir -p $(dir $@)
 	@echo "  GEN     $@"
 	@{ echo "/* Generated from $(GRUB_FONT) (grub-common) by the Makefile. */"; \

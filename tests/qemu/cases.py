@@ -1632,6 +1632,15 @@ CASES = [
     Command("check/old-qemu-skips", ["bash", "{root}/tests/skip_test.sh", "{build}"],
             expect=[r"skip_test: 1\d igb cases skipped and named",
                     r"skip_test: boot/cluster --nic igb refused"], timeout=120),
+    # make run and make test bring QEMU 10 as CI does (boot/deps.sh --qemu10 before anything is
+    # built), and the framebuffer's font, which a fresh machine has only once deps installed
+    # grub-common, waits for it rather than stopping make at "No rule to make target".
+    Command("check/make-brings-what-ci-brings", ["bash", "-c",
+            "cd {root} && for t in run test bench; do echo \"$t: $(make -n BUILD={build} $t 2>&1 | "
+            "grep -c '^boot/deps.sh --qemu10$')\"; done && "
+            "make -n -p BUILD={build} /usr/share/grub/ascii.h 2>&1 | grep -A1 '^/usr/share/grub/ascii.h:' | head -2"],
+            expect=[r"^run: 1$", r"^test: 1$", r"^bench: 1$",
+                    r"^/usr/share/grub/ascii.h: \| deps-check$"]),
     # make deps' backports entry comes from the machine's own Debian source (one-line and
     # deb822 files), its mirror and key; an existing backports entry is used as it is.
     Command("check/deps-backports-entry", ["bash", "-c",
