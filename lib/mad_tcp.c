@@ -430,6 +430,33 @@ static void tcp_exit(void)
 	}
 }
 
+/*
+ * lwIP 2.2.1's vectored write (lwip_netconn_do_writemore, api/api_msg.c)
+ * loops for ever in the tcpip thread when the element it is writing has a
+ * multiple of 64 KiB left and the send buffer is full: it reads 16 bits of
+ * that length (0) as "the rest of this element fits", writes 0 bytes and
+ * goes round again, and the node stops (every thread waiting on lwIP, seen
+ * with 64 KiB messages under a busy host).  So no element handed to
+ * lwip_writev is longer than 0xffff bytes: a longer one is cut there and
+ * ends that call; tcp_send_post's loop writes the rest.
+ */
+#define WRITEV_ELEM_MAX 0xffff
+
+static ssize_t writev_bounded(int s, const struct iovec *v, int count)
+{
+	struct iovec w[MAD_MAX_PACKS + 3];
+	int k = 0;
+
+	while (k < count) {
+		w[k] = v[k];
+		if (w[k++].iov_len > WRITEV_ELEM_MAX) {
+			w[k - 1].iov_len = WRITEV_ELEM_MAX;
+			break;
+		}
+	}
+	return lwip_writev(s, w, k);
+}
+
 static int tcp_send_post(int dest, const struct mad_iovec *iov, int count)
 {
 	struct iovec v[MAD_MAX_PACKS + 3];
@@ -466,7 +493,7 @@ static int tcp_send_post(int dest, const struct mad_iovec *iov, int count)
 		}
 	}
 	while (i < n) {
-		ssize_t w = lwip_writev(socks[dest], v + i, n - i);
+		ssize_t w = writev_bounded(socks[dest], v + i, n - i);
 		if (w < 0) {
 			r = conn_lost(dest, -errno);
 			break;

@@ -1,0 +1,259 @@
+#!/usr/bin/env python3
+"""The layers (DESIGN, "Layers"), enforced by the compiler and the linker.
+
+  linker/layers.py views BUILD
+      Make BUILD/layers/<layer>/, one folder per layer: the project's tree
+      as that layer may see it (symbolic links to the files of its own
+      folders and of the layers it may use, nothing else).  The Makefile
+      compiles each file through its layer's view, with that view as the
+      only include path: an #include of a forbidden header, quoted, in
+      angle brackets, relative ("../net/net.h") or from an included .inc
+      file, names a file the compiler cannot find.  Idempotent; prints
+      nothing unless it fails.
+
+  linker/layers.py layer PATH...
+      Print the layer of each project path (kernel/main.c -> kernel).
+
+  linker/layers.py why BUILD SOURCE
+      After a failed compile: name each header SOURCE (or a file it
+      includes) names that exists in the tree but not in its layer's view,
+      as "SOURCE:LINE: includes X: A may not use B".
+
+  linker/layers.py symbols --obj-root DIR [--obj-root DIR...] OBJ...
+      Read the objects' symbols (gcc-nm, which reads LTO objects) and fail
+      on a reference against the arrows: an object of a lower layer that
+      uses a symbol an object of a layer it may not use defines (an extern
+      declaration and a call, with no #include at all).  An object's layer
+      is that of its path under the first --obj-root that holds it.
+      Symbols no object of ours defines (picolibc's, libgcc's, the linker
+      script's) are not ours to judge; lwIP's objects (lwip/...) define the
+      layer "lwip" and are not judged themselves.
+
+Exit status: 0, 1 (a forbidden arrow: one line each, "what: A may not use
+B"), 2 (usage).
+"""
+import os
+import re
+import subprocess
+import sys
+
+# --- the architecture, in executable form ------------------------------------
+# Each layer: the folders that are its own (their files, not their
+# subfolders'), and the layers it may use.  Bottom up: kernel -> drivers ->
+# net (the demultiplexer, then the fabric, then call, then the three
+# mechanisms and the lwIP port) -> lib -> apps -> tests (the test image's
+# apps).  "lwip" is lwIP's own headers, given by the Makefile (LWIP_INC) to
+# the files that use sockets.
+NETS = ["net", "net/fabric", "net/call", "net/lwip", "net/rmem", "net/deposit", "net/req"]
+LAYERS = {
+    "boot": (["boot"], ["kernel"]),
+    "kernel": (["kernel"], ["boot"]),
+    "drivers": (["drivers"], ["kernel"]),
+    "net": (["net"], ["kernel"]),
+    "net/fabric": (["net/fabric"], ["kernel", "net"]),
+    "net/call": (["net/call"], ["kernel", "net", "net/fabric"]),
+    "net/lwip": (["net/lwip", "net/lwip/arch"], ["kernel", "net", "lwip"]),
+    "net/rmem": (["net/rmem"], ["kernel", "net", "net/fabric", "net/call"]),
+    "net/deposit": (["net/deposit"], ["kernel", "net", "net/fabric", "net/call"]),
+    "net/req": (["net/req"], ["kernel", "net", "net/fabric", "net/call"]),
+    "lib": (["lib", "lib/mpi"], ["kernel", "lwip"] + NETS),
+    "apps": (["apps"], ["kernel", "lib"] + NETS),
+    "tests": (["tests/apps", "tests/bench"], ["kernel", "lib", "apps", "lwip"] + NETS),
+}
+# Single files a layer may use beyond its arrows: the network's layers reach
+# the drivers through the NIC interface and the packet buffers alone; REQ's
+# message notification writes its body by remote memory (net/req/remote.c).
+# For symbols, the objects that define what those headers declare.  A
+# layer that uses another may use its grants too: their headers include them.
+GRANTS = {n: ["drivers/netdev.h", "drivers/pktbuf.h"] for n in NETS}
+GRANTS["net/req"] = GRANTS["net/req"] + ["net/rmem/rmem.h"]
+SYMBOL_GRANTS = {n: ["drivers/netdev.o", "drivers/pktbuf.o", "drivers/pktshare.o"] for n in NETS}
+SYMBOL_GRANTS["net/req"] = SYMBOL_GRANTS["net/req"] + ["net/rmem/"]
+# ------------------------------------------------------------------------------
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def layer_of(path):
+    """The layer of a project path (a source or an object), or None."""
+    path = os.path.normpath(path)
+    if path.startswith("lwip/"):
+        return "lwip"
+    best = None
+    for name, (dirs, _) in LAYERS.items():
+        for d in dirs:
+            if os.path.dirname(path) == d and (best is None or len(d) > len(best[1])):
+                best = (name, d)
+    return best[0] if best else None
+
+
+def view_files(layer):
+    """Project paths (files) the layer's view holds."""
+    dirs = list(LAYERS[layer][0])
+    for used in LAYERS[layer][1]:
+        if used in LAYERS:
+            dirs += LAYERS[used][0]
+    files = set()
+    for g in [layer] + LAYERS[layer][1]:
+        files.update(GRANTS.get(g, []))
+    for d in dirs:
+        full = os.path.join(ROOT, d)
+        for f in os.listdir(full):
+            if os.path.isfile(os.path.join(full, f)):
+                files.add(os.path.join(d, f))
+    return files
+
+
+def make_views(build):
+    for layer in LAYERS:
+        top = os.path.join(build, "layers", layer)
+        want = view_files(layer)
+        have = set()
+        for dirpath, _, names in os.walk(top):
+            for n in names:
+                rel = os.path.relpath(os.path.join(dirpath, n), top)
+                if rel not in want:
+                    os.unlink(os.path.join(dirpath, n))
+                else:
+                    have.add(rel)
+        for rel in sorted(want - have):
+            link = os.path.join(top, rel)
+            os.makedirs(os.path.dirname(link), exist_ok=True)
+            if os.path.lexists(link):
+                os.unlink(link)
+            os.symlink(os.path.join(ROOT, rel), link)
+    return 0
+
+
+INCLUDE = re.compile(r'^\s*#\s*include\s*([<"])([^>"]+)[>"]')
+
+
+def why(build, source):
+    """Print the includes of source (followed through the view) that its view lacks."""
+    layer = layer_of(source)
+    if layer is None:
+        return 0
+    view = os.path.join(build, "layers", layer)
+    seen, found = set(), 0
+
+    def walk(path):  # path: as the compiler sees it, under the view
+        nonlocal found
+        if path in seen or not os.path.isfile(path):
+            return
+        seen.add(path)
+        with open(path, errors="replace") as f:
+            lines = f.readlines()
+        for n, line in enumerate(lines, 1):
+            m = INCLUDE.match(line)
+            if not m:
+                continue
+            name = m.group(2)
+            here = [os.path.join(os.path.dirname(path), name)] if m.group(1) == '"' else []
+            cands = here + [os.path.join(view, name)]
+            hit = next((c for c in cands if os.path.exists(c)), None)
+            if hit:
+                walk(hit)
+                continue
+            # Not in the view: where would it be in the tree?
+            for c in cands:
+                rel = os.path.normpath(os.path.relpath(c, view))
+                if not rel.startswith("..") and os.path.exists(os.path.join(ROOT, rel)):
+                    who = os.path.relpath(path, view)
+                    print("%s:%d: includes %s: %s may not use %s (linker/layers.py; DESIGN, \"Layers\")"
+                          % (who, n, rel, layer, layer_of(rel) or os.path.dirname(rel)), file=sys.stderr)
+                    found += 1
+                    break
+    walk(os.path.join(view, source))
+    return 1 if found else 0
+
+
+def may_use(user, owner, owner_obj):
+    if owner == user or owner in LAYERS[user][1]:
+        return True
+    return any(owner_obj == g or (g.endswith("/") and owner_obj.startswith(g))
+               for u in [user] + LAYERS[user][1] for g in SYMBOL_GRANTS.get(u, []))
+
+
+def check_symbols(roots, objs):
+    roots = [os.path.normpath(r) for r in roots]
+
+    def rel(o):
+        o = os.path.normpath(o)
+        for r in roots:
+            if o.startswith(r + os.sep):
+                return os.path.relpath(o, r)
+        return None
+
+    placed = []
+    for o in objs:
+        r = rel(o)
+        if r is None:
+            print("layers: %s is under no --obj-root" % o, file=sys.stderr)
+            return 2
+        placed.append((o, r, layer_of(r)))
+    # One gcc-nm for all: "file:symbol-line", or a "file:" header before each file's lines.
+    out = subprocess.run(["gcc-nm", "-A", "--no-sort"] + [o for o, _, _ in placed],
+                         capture_output=True, text=True)
+    if out.returncode != 0:
+        print("layers: gcc-nm failed: " + out.stderr.strip(), file=sys.stderr)
+        return 2
+    byfile = {o: r for o, r, _ in placed}
+    defined, used = {}, []
+    for line in out.stdout.splitlines():
+        path, _, rest = line.partition(":")
+        f = rest.split()
+        if path not in byfile or not f:
+            continue
+        r = byfile[path]
+        if len(f) == 2 and f[0] == "U":
+            used.append((r, f[1]))
+        elif len(f) == 3 and f[1] not in ("U", "w", "v"):
+            defined.setdefault(f[2], r)
+    bad = []
+    for r, sym in used:
+        user = layer_of(r)
+        owner_obj = defined.get(sym)
+        if user in (None, "lwip") or owner_obj is None:
+            continue
+        owner = layer_of(owner_obj)
+        if owner is not None and not may_use(user, owner, owner_obj):
+            bad.append("%s: uses %s, defined in %s: %s may not use %s" % (r, sym, owner_obj, user, owner))
+    for b in sorted(set(bad)):
+        print(b)
+    if bad:
+        print("layers: %d references against the layers (linker/layers.py; DESIGN, \"Layers\")" % len(set(bad)))
+        return 1
+    return 0
+
+
+def main(argv):
+    if not argv or argv[0] in ("-h", "--help"):
+        print(__doc__.strip())
+        return 0 if argv else 2
+    cmd, args = argv[0], argv[1:]
+    if cmd == "views" and len(args) == 1:
+        return make_views(args[0])
+    if cmd == "why" and len(args) == 2:
+        return why(args[0], args[1])
+    if cmd == "layer" and args:
+        for a in args:
+            print(layer_of(a) or "(none)")
+        return 0
+    if cmd == "symbols":
+        roots, objs = [], []
+        while args:
+            if args[0] == "--obj-root" and len(args) > 1:
+                roots.append(args[1])
+                args = args[2:]
+            else:
+                objs.append(args[0])
+                args = args[1:]
+        if roots and objs:
+            return check_symbols(roots, objs)
+    print("layers: usage: linker/layers.py views BUILD | layer PATH... | why BUILD SOURCE | "
+          "symbols --obj-root DIR... OBJ... (--help)", file=sys.stderr)
+    return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
