@@ -68,12 +68,12 @@ KCFLAGS := -std=gnu11 -O3 -g -ffreestanding -fno-pic -fno-pie -mno-red-zone \
 	-mcmodel=small -fno-omit-frame-pointer -fno-stack-protector \
 	-fno-asynchronous-unwind-tables -fno-common -Wall -Wextra \
 	-Werror=implicit-function-declaration -Wno-unused-parameter -nostdinc -isystem $(PICOLIBC)/include \
-	-isystem $(GCCINC) -I. -MMD -MP -include kernel/builtins.h
+	-isystem $(GCCINC) -MMD -MP -include kernel/builtins.h
 # make TRACE=0: every file's stage stamps compiled out (kernel/trace.h).
 ifeq ($(TRACE),0)
 KCFLAGS += -DLOCAL_TRACE=0
 endif
-KASFLAGS := -I. -MMD -MP
+KASFLAGS := -MMD -MP
 KLDFLAGS := -nostdlib -static -z max-page-size=4096 -z noexecstack --build-id=none \
 	-T linker/kernel.ld
 # Link-time optimisation (make LTO=0 turns it off):
@@ -96,7 +96,7 @@ BOOT_OBJS := boot/entry.o
 
 KERNEL_OBJS := $(addprefix kernel/,main.o bootinfo.o console.o trap.o trapasm.o acpi.o acpi_s5.o apic.o calib.o tsc.o \
 	timer.o page.o mem.o vm.o thread.o swtch.o sync.o libc.o memcpy.o posix.o files.o panic.o cmdline.o config.o \
-	crc.o incarnation.o cmos.o siphash.o scrypt.o trace.o watchdog.o)
+	crc.o incarnation.o cmos.o siphash.o scrypt.o trace.o watchdog.o machine.o)
 
 DRIVER_OBJS := $(addprefix drivers/,uart.o vga.o fbcon.o qemu.o pci.o pktbuf.o pktshare.o netdev.o e1000.o igb.o virtio.o virtio_net.o \
 	ivshmem.o)
@@ -319,13 +319,13 @@ lwip: $(LWIPDIR)/.extracted
 # The framebuffer console's glyphs: GRUB's 8x16 ASCII font (Debian's grub-common).
 GRUB_FONT := /usr/share/grub/ascii.h
 $(BUILD)/gen/font8x16.h: $(GRUB_FONT)
-# On a fresh machine the font comes with grub-common, which deps-check installs.
-$(GRUB_FONT): | deps-check
-	@test -f $@ || { echo "error: $@ is missing: install Debian's grub-common" >&2; exit 1; }
 	@mkdir -p $(dir $@)
 	@echo "  GEN     $@"
 	@{ echo "/* Generated from $(GRUB_FONT) (grub-common) by the Makefile. */"; \
 	   sed 's/^unsigned char ascii_bitmaps/static const unsigned char ascii_bitmaps/' $<; } > $@
+# On a fresh machine the font comes with grub-common, which deps-check installs.
+$(GRUB_FONT): | deps-check
+	@test -f $@ || { echo "error: $@ is missing: install Debian's grub-common" >&2; exit 1; }
 $(BUILD)/drivers/fbcon.o: KCFLAGS += -I$(BUILD)/gen
 $(BUILD)/drivers/fbcon.o: $(BUILD)/gen/font8x16.h
 
@@ -337,10 +337,24 @@ $(BUILD)/kflags: FORCE
 
 FORCE:
 
-$(BUILD)/%.o: %.c $(BUILD)/kflags | $(LIBC)
+# The layers (DESIGN, "Layers"): each file is compiled through its layer's
+# view of the tree, $(BUILD)/layers/<layer>/ (linker/layers.py: links to the
+# files of its own folders and of the layers it may use), with that view as
+# its only include path.  A header it may not use is a file the compiler
+# cannot find, however it is named (quoted, <...>, "../", from a .inc).
+# Names in the debug information and __FILE__ stay the tree's.
+LAYERS := $(BUILD)/layers/.made
+$(LAYERS): FORCE
+	@python3 linker/layers.py views $(BUILD) && touch $@
+layer_of = $(firstword $(foreach d,net/fabric net/call net/lwip net/rmem net/req net/deposit lib apps boot kernel drivers \
+	net,$(if $(filter $(d)/%,$(1)),$(d))) $(if $(filter tests/%,$(1)),tests))
+VIEW = $(BUILD)/layers/$(call layer_of,$<)
+VIEWFLAGS = -I$(VIEW) -ffile-prefix-map=$(VIEW)/=
+
+$(BUILD)/%.o: %.c $(BUILD)/kflags | $(LIBC) $(LAYERS)
 	@mkdir -p $(dir $@)
 	@echo "  CC      $<"
-	@$(CC) $(KCFLAGS) -c -o $@ $<
+	@$(CC) $(KCFLAGS) $(VIEWFLAGS) -c -o $@ $(VIEW)/$< || { python3 linker/layers.py why $(BUILD) $<; exit 1; }
 
 # kernel/posix.c: picolibc's headers declare the clocks it provides (and Linux's ids) only so.
 $(BUILD)/kernel/posix.o $(BUILD)/kernel/files.o: KCFLAGS := -D_GNU_SOURCE -include kernel/posix.h $(KCFLAGS)
@@ -348,25 +362,26 @@ $(BUILD)/kernel/posix.o $(BUILD)/kernel/files.o: KCFLAGS := -D_GNU_SOURCE -inclu
 # The test and bench apps see the hooks' declarations.
 $(addprefix $(BUILD)/,$(TEST_APP_OBJS)): KCFLAGS += -DNOW_TEST_HOOKS
 
-$(BUILD)/hooks/%.o: %.c $(BUILD)/kflags | $(LIBC)
+$(BUILD)/hooks/%.o: %.c $(BUILD)/kflags | $(LIBC) $(LAYERS)
 	@mkdir -p $(dir $@)
 	@echo "  CC      $< (test hooks)"
-	@$(CC) $(KCFLAGS) -DNOW_TEST_HOOKS -c -o $@ $<
+	@$(CC) $(KCFLAGS) $(VIEWFLAGS) -DNOW_TEST_HOOKS -c -o $@ $(VIEW)/$< || { python3 linker/layers.py why $(BUILD) $<; exit 1; }
 
 $(LWIP_USERS): KCFLAGS += $(LWIP_INC)
 $(LWIP_USERS): | $(LWIPDIR)/.extracted
 
 # lwIP itself: the kernel flags, the port's headers first.  A static
 # pattern, so that make never thinks it can build other names this way.
-$(addprefix $(BUILD)/,$(LWIP_OBJS)): $(BUILD)/lwip/%.o: $(LWIPDIR)/.extracted $(BUILD)/kflags | $(LIBC)
+$(addprefix $(BUILD)/,$(LWIP_OBJS)): $(BUILD)/lwip/%.o: $(LWIPDIR)/.extracted $(BUILD)/kflags | $(LIBC) $(LAYERS)
 	@mkdir -p $(dir $@)
 	@echo "  CC      lwip/$*.c"
-	@$(CC) $(KCFLAGS) $(LWIP_INC) -c -o $@ $(LWIPDIR)/src/$*.c
+	@$(CC) $(KCFLAGS) $(LWIP_INC) -I$(BUILD)/layers/net/lwip -ffile-prefix-map=$(BUILD)/layers/net/lwip/= \
+		-c -o $@ $(LWIPDIR)/src/$*.c
 
-$(BUILD)/%.o: %.S
+$(BUILD)/%.o: %.S | $(LAYERS)
 	@mkdir -p $(dir $@)
 	@echo "  AS      $<"
-	@$(CC) $(KASFLAGS) -c -o $@ $<
+	@$(CC) $(KASFLAGS) $(VIEWFLAGS) -c -o $@ $(VIEW)/$< || { python3 linker/layers.py why $(BUILD) $<; exit 1; }
 
 $(BUILD)/ksyms-empty.o:
 	@mkdir -p $(dir $@)
@@ -375,7 +390,12 @@ $(BUILD)/ksyms-empty.o:
 # Two links: the second carries the symbol table of the first (for
 # backtraces).  .ksyms sits after all code and data, so no address moves;
 # the check below makes sure of it.  $(call link,objects)
+# The linker's half of the layers: no object uses a symbol that an object
+# of a layer it may not use defines (an extern declaration and a call, with
+# no #include at all); linker/layers.py names each such use.
 define link
+	@python3 linker/layers.py symbols --obj-root $(BUILD)/hooks --obj-root $(BUILD) $(1) || \
+		{ echo "error: $@ not linked: an object uses a layer it may not (above)" >&2; exit 1; }
 	@echo "  LD      $@"
 	@$(KLD) -o $@.pass1 $(1) $(BUILD)/ksyms-empty.o $(LIBC) $(LIBGCC)
 	@linker/mksyms.sh $@.pass1 > $@.ksyms.S

@@ -1,5 +1,6 @@
 /*
- * Framebuffer text console; see fbcon.h.  Glyphs are 8 pixels wide, one
+ * Framebuffer text console, a console backend (kernel/console.h) on the
+ * loader's linear framebuffer of 16, 24 or 32 bits a pixel.  Glyphs are 8 pixels wide, one
  * byte a row with the leftmost pixel in the top bit, 16 rows, for the
  * characters 0 to 127 (font8x16.h).  When the cursor passes the last row
  * the text moves up by a quarter of the screen at once: moving the whole
@@ -9,7 +10,8 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "drivers/fbcon.h"
+#include "kernel/bootinfo.h"
+#include "kernel/console.h"
 #include "font8x16.h"		/* generated: ascii_bitmaps[128 * 16] */
 
 #define GW 8
@@ -17,9 +19,8 @@
 
 static uint8_t *fb;
 static uint32_t pitch, cols, rows, col, row, fg, bypp;
-static int enabled;
 
-int fbcon_init(uint64_t addr, uint32_t p, uint32_t width, uint32_t height, uint8_t bpp, uint32_t color)
+static int fbcon_init(uint64_t addr, uint32_t p, uint32_t width, uint32_t height, uint8_t bpp, uint32_t color)
 {
 	if ((bpp != 16 && bpp != 24 && bpp != 32) || width < GW || height < GH ||
 	    p < width * (bpp / 8u) || !addr)
@@ -33,12 +34,20 @@ int fbcon_init(uint64_t addr, uint32_t p, uint32_t width, uint32_t height, uint8
 	col = row = 0;
 	for (uint32_t y = 0; y < height; y++)
 		memset(fb + (size_t)y * pitch, 0, (size_t)width * bypp);
-	enabled = 1;
 	return 0;
 }
 
-int fbcon_cols(void) { return (int)cols; }
-int fbcon_rows(void) { return (int)rows; }
+/* The loader's framebuffer (bootinfo), drawn in light grey in its own channel layout. */
+static int fbcon_start(void)
+{
+	const struct bootinfo_fb *f = &bootinfo.fb;
+	uint32_t grey = (0xaaU >> (8 - f->rsize)) << f->rpos | (0xaaU >> (8 - f->gsize)) << f->gpos |
+			(0xaaU >> (8 - f->bsize)) << f->bpos;
+
+	if (!f->drawable)
+		return -ENODEV;
+	return fbcon_init(f->addr, f->pitch, f->width, f->height, f->bpp, grey);
+}
 
 static void draw(uint32_t c, uint32_t r, unsigned char ch)
 {
@@ -71,10 +80,8 @@ static void scroll(void)
 	row = rows - by;
 }
 
-void fbcon_write(const char *s, size_t n)
+static void fbcon_write(const char *s, size_t n)
 {
-	if (!enabled)
-		return;
 	for (size_t i = 0; i < n; i++) {
 		unsigned char c = (unsigned char)s[i];
 		if (c == '\n') {
@@ -105,3 +112,11 @@ void fbcon_write(const char *s, size_t n)
 			scroll();
 	}
 }
+
+static const struct console_backend fbcon = {
+	.name = "framebuffer",
+	.stage = CONSOLE_LATE,
+	.start = fbcon_start,
+	.write = fbcon_write,
+};
+CONSOLE_BACKEND(20, fbcon);

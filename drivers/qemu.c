@@ -6,35 +6,34 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "drivers/qemu.h"
+#include "kernel/machine.h"
 #include "kernel/x86.h"
 
 #define FW_CFG_SEL 0x510
 #define FW_CFG_DATA 0x511
 #define DEBUG_EXIT_PORT 0xf4
 
-int qemu_detect(void)
+/* Under QEMU: fw_cfg answers with its signature. */
+static int qemu_detect(void)
 {
-	static int cached = -1;
 	uint32_t a, b, c, d;
 	char sig[4];
 
-	if (cached >= 0)
-		return cached;
 	/* Only touch the fw_cfg ports under a hypervisor (CPUID.1:ECX[31]). */
 	cpuid(1, 0, &a, &b, &c, &d);
-	if (!(c & (1u << 31))) {
-		cached = 0;
+	if (!(c & (1u << 31)))
 		return 0;
-	}
 	outw(FW_CFG_SEL, 0);
 	for (int i = 0; i < 4; i++)
 		sig[i] = (char)inb(FW_CFG_DATA);
-	cached = sig[0] == 'Q' && sig[1] == 'E' && sig[2] == 'M' && sig[3] == 'U';
-	return cached;
+	return sig[0] == 'Q' && sig[1] == 'E' && sig[2] == 'M' && sig[3] == 'U';
 }
 
-void qemu_exit(int status)
+/*
+ * isa-debug-exit (iobase 0xf4): QEMU exits with (status << 1) | 1.  Returns
+ * only if the device is absent.
+ */
+static void qemu_exit(int status)
 {
 	outl(DEBUG_EXIT_PORT, (uint32_t)status);
 }
@@ -54,13 +53,12 @@ static void fwcfg_read(void *buf, size_t n)
 		p[i] = inb(FW_CFG_DATA);
 }
 
-long qemu_fwcfg_file(const char *name, void *buf, size_t max)
+/* The fw_cfg file name (QEMU's -fw_cfg name=...,file=...) into buf: machine.h's file. */
+static long qemu_fwcfg_file(const char *name, void *buf, size_t max)
 {
 	uint8_t n4[4], ent[64];
 	uint32_t count;
 
-	if (!qemu_detect())
-		return -ENOENT;
 	outw(FW_CFG_SEL, FW_CFG_FILE_DIR);
 	fwcfg_read(n4, 4);
 	count = be32(n4);
@@ -81,3 +79,11 @@ long qemu_fwcfg_file(const char *name, void *buf, size_t max)
 	}
 	return -ENOENT;
 }
+
+static const struct machine qemu = {
+	.name = "QEMU",
+	.detect = qemu_detect,
+	.exit = qemu_exit,
+	.file = qemu_fwcfg_file,
+};
+MACHINE_REGISTER(qemu);

@@ -2,9 +2,10 @@
  * 16550 UART (National Semiconductor PC16550D data sheet), polled transmit.
  * The console only writes; input is not used.
  */
+#include <errno.h>
 #include <stdint.h>
 
-#include "drivers/uart.h"
+#include "kernel/console.h"
 #include "kernel/x86.h"
 
 #define COM1 0x3f8
@@ -43,7 +44,7 @@ enum {			/* Lsr */
 
 static int uart_present;
 
-void uart_init(void)
+static int uart_start(void)
 {
 	outb(COM1 + Ier, 0);
 	outb(COM1 + Lcr, LcrDlab);
@@ -54,6 +55,7 @@ void uart_init(void)
 	outb(COM1 + Mcr, McrDtr | McrRts);
 	/* A missing UART reads back 0xff from every register. */
 	uart_present = inb(COM1 + Lsr) != 0xff;
+	return uart_present ? 0 : -ENODEV;
 }
 
 static void uart_putc(char c)
@@ -64,10 +66,8 @@ static void uart_putc(char c)
 	outb(COM1 + Thr, (uint8_t)c);
 }
 
-void uart_write(const char *s, size_t n)
+static void uart_write(const char *s, size_t n)
 {
-	if (!uart_present)
-		return;
 	for (size_t i = 0; i < n; i++) {
 		if (s[i] == '\n')
 			uart_putc('\r');
@@ -75,10 +75,17 @@ void uart_write(const char *s, size_t n)
 	}
 }
 
-void uart_drain(void)
+static void uart_drain(void)
 {
-	if (!uart_present)
-		return;
 	for (int i = 0; i < 1000000 && !(inb(COM1 + Lsr) & LsrTemt); i++)
 		cpu_relax();
 }
+
+static const struct console_backend uart = {
+	.name = "serial",
+	.stage = CONSOLE_EARLY,
+	.start = uart_start,
+	.write = uart_write,
+	.drain = uart_drain,
+};
+CONSOLE_BACKEND(10, uart);

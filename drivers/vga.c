@@ -3,24 +3,29 @@
  * BIOS leaves it for a multiboot2 kernel that asks for no framebuffer.
  * Scrolls; no cursor updates (the CRTC is left alone).
  */
+#include <errno.h>
 #include <stdint.h>
 #include <string.h>
 
-#include "drivers/vga.h"
+#include "kernel/bootinfo.h"
+#include "kernel/console.h"
 
 #define VGA_COLS 80
 #define VGA_ROWS 25
 #define VGA_ATTR 0x0700		/* light grey on black */
 
 static volatile uint16_t *const vga = (volatile uint16_t *)0xb8000;
-static int col, row, enabled;
+static int col, row;
 
-void vga_init(void)
+/* A BIOS leaves VGA's text mode; UEFI has none; a framebuffer drawn on replaces it. */
+static int vga_start(void)
 {
+	if (!bootinfo.vga_text || console_active("framebuffer"))
+		return -ENODEV;
 	for (int i = 0; i < VGA_COLS * VGA_ROWS; i++)
 		vga[i] = VGA_ATTR | ' ';
 	col = row = 0;
-	enabled = 1;
+	return 0;
 }
 
 static void scroll(void)
@@ -32,10 +37,8 @@ static void scroll(void)
 	row = VGA_ROWS - 1;
 }
 
-void vga_write(const char *s, size_t n)
+static void vga_write(const char *s, size_t n)
 {
-	if (!enabled)
-		return;
 	for (size_t i = 0; i < n; i++) {
 		char c = s[i];
 		if (c == '\n') {
@@ -54,3 +57,11 @@ void vga_write(const char *s, size_t n)
 		}
 	}
 }
+
+static const struct console_backend vga_console = {
+	.name = "vga",
+	.stage = CONSOLE_LATE,
+	.start = vga_start,
+	.write = vga_write,
+};
+CONSOLE_BACKEND(30, vga_console);

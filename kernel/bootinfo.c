@@ -7,8 +7,8 @@
 #include <string.h>
 
 #include "boot/boot.h"
-#include "drivers/qemu.h"
 #include "kernel/bootinfo.h"
+#include "kernel/machine.h"
 
 struct bootinfo bootinfo;
 
@@ -240,16 +240,27 @@ static int parse_mb2(const uint8_t *mbi)
 
 int bootinfo_parse(int kind, uint32_t info)
 {
+	int r;
+
 	bootinfo.kind = kind;
-	if (kind == BOOT_PVH)
-		return parse_pvh((const struct hvm_start_info *)(uintptr_t)info);
-	if (kind == BOOT_MULTIBOOT2)
-		return parse_mb2((const uint8_t *)(uintptr_t)info);
-	printf("boot: unknown boot kind %d\n", kind);
-	return -EINVAL;
+	if (kind == BOOT_PVH) {
+		r = parse_pvh((const struct hvm_start_info *)(uintptr_t)info);
+	} else if (kind == BOOT_MULTIBOOT2) {
+		r = parse_mb2((const uint8_t *)(uintptr_t)info);
+	} else {
+		printf("boot: unknown boot kind %d\n", kind);
+		return -EINVAL;
+	}
+	const struct bootinfo_fb *fb = &bootinfo.fb;
+	bootinfo.fb.drawable = fb->type == 1 && fb->addr &&
+			       fb->addr + (uint64_t)fb->pitch * fb->height <= BOOT_MAPPED_BYTES;
+	bootinfo.vga_text = kind == BOOT_MULTIBOOT2 && !bootinfo.efi;
+	return r;
 }
 
 long bootinfo_file(const char *name, void *buf, size_t max)
 {
-	return qemu_fwcfg_file(name, buf, max);
+	const struct machine *m = machine();
+
+	return m && m->file ? m->file(name, buf, max) : -ENOENT;
 }

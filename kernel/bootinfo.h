@@ -31,12 +31,14 @@ struct bootinfo {
 	int nmmap;
 	uint64_t rsdp;			/* physical address, 0 if not given */
 	int efi;			/* started by UEFI firmware (its system table was passed) */
+	int vga_text;			/* a BIOS left VGA's text mode (multiboot2, no UEFI) */
 	const char *mmap_source;	/* where the memory map came from, if not the loader's */
 	struct bootinfo_fb {		/* a linear framebuffer (multiboot2 tag 8), if fb.addr */
 		uint64_t addr;
 		uint32_t pitch, width, height;
 		uint8_t bpp, type;	/* type 1: RGB; 2: EGA text (VGA text mode) */
 		uint8_t rpos, rsize, gpos, gsize, bpos, bsize;
+		uint8_t drawable;	/* type 1, wholly inside the memory mapped at boot */
 	} fb;
 };
 

@@ -1,54 +1,52 @@
 /*
- * Console: picolibc's tinystdio streams on the UART (and VGA text mode or a
- * framebuffer when the loader gave one).
+ * Console: picolibc's tinystdio streams on every backend that registered
+ * itself (console.h: CONSOLE_BACKEND) and started.
  */
-#include <errno.h>
 #include <stdio.h>
 #include <string.h>
 
-#include "drivers/fbcon.h"
-#include "drivers/uart.h"
-#include "drivers/vga.h"
 #include "kernel/console.h"
 #include "kernel/thread.h"
 #include "kernel/x86.h"
 
-static int vga_on, fb_on;
+extern const struct console_backend *const __consoles_start[], *const __consoles_end[];
+
+/* The backends that started, in rank order. */
+#define CONSOLE_MAX 8
+static const struct console_backend *on[CONSOLE_MAX];
+static int non;
 
 static void console_write(const char *s, size_t n)
 {
 	irqflags_t f = irq_save();
-	uart_write(s, n);
-	if (vga_on)
-		vga_write(s, n);
-	if (fb_on)
-		fbcon_write(s, n);
+	for (int i = 0; i < non; i++)
+		on[i]->write(s, n);
 	irq_restore(f);
+}
+
+static void start_stage(int stage)
+{
+	for (const struct console_backend *const *b = __consoles_start; b < __consoles_end; b++)
+		if ((*b)->stage == stage && non < CONSOLE_MAX && (*b)->start() == 0)
+			on[non++] = *b;
 }
 
 void console_init(void)
 {
-	uart_init();
+	start_stage(CONSOLE_EARLY);
 }
 
-void console_enable_vga(void)
+void console_start_late(void)
 {
-	vga_init();
-	vga_on = 1;
+	start_stage(CONSOLE_LATE);
 }
 
-int console_enable_fb(uint64_t addr, uint32_t pitch, uint32_t width, uint32_t height,
-		      uint8_t bpp, uint32_t fg)
+int console_active(const char *name)
 {
-	if (fbcon_init(addr, pitch, width, height, bpp, fg) < 0)
-		return -EINVAL;
-	fb_on = 1;
+	for (int i = 0; i < non; i++)
+		if (strcmp(on[i]->name, name) == 0)
+			return 1;
 	return 0;
-}
-
-int console_fb_active(void)
-{
-	return fb_on;
 }
 
 int console_tagged;
@@ -89,7 +87,9 @@ void console_flush(void)
 void console_drain(void)
 {
 	console_flush();
-	uart_drain();
+	for (int i = 0; i < non; i++)
+		if (on[i]->drain)
+			on[i]->drain();
 }
 
 static int console_putc(char c, FILE *f)

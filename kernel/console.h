@@ -1,5 +1,6 @@
 /*
- * The console: picolibc's stdout/stderr on the serial port.
+ * The console: picolibc's stdout/stderr on every backend that started (the
+ * serial port; a framebuffer or VGA's text screen on a PC).
  *
  * Each thread assembles its output a line at a time and writes the whole
  * line with interrupts off, so lines from different threads never mix (the
@@ -10,9 +11,41 @@
 #define KERNEL_CONSOLE_H
 
 #include <stdarg.h>
+#include <stddef.h>
 #include <stdint.h>
 
+/*
+ * A console backend: a driver that shows the console registers itself
+ * with CONSOLE_BACKEND(rank, backend), as PCI drivers and apps do; the
+ * kernel names none.  console_init() starts every backend of stage
+ * CONSOLE_EARLY (it needs nothing: the serial port), console_start_late()
+ * those of CONSOLE_LATE once the loader's information is read (bootinfo:
+ * a framebuffer, VGA's text mode), each in the order of its rank (two
+ * digits).  start returns 0 if the backend shows the console from then
+ * on, or a negative errno (not on this machine: the backend stays off).
+ * write is called with interrupts off and must not block; drain (or NULL)
+ * waits, bounded, until every byte written has left the device.
+ */
+struct console_backend {
+	const char *name;
+	int stage;
+	int (*start)(void);
+	void (*write)(const char *s, size_t n);
+	void (*drain)(void);
+};
+
+enum { CONSOLE_EARLY, CONSOLE_LATE };
+
+#define CONSOLE_BACKEND(rank, b)                                                       \
+	static const struct console_backend *const conback_ptr_##b                      \
+		__attribute__((used, section(".consoles." #rank "." #b))) = &(b)
+
+/* Start the early backends; start the late ones (after bootinfo_parse). */
 void console_init(void);
+void console_start_late(void);
+
+/* Whether the backend called name started. */
+int console_active(const char *name);
 
 /*
  * A program's output (boot/mpirun).  With console_tagged set, every line a
@@ -42,12 +75,5 @@ void console_drain(void);
 /* Immediate formatted output, callable from any context. */
 __attribute__((format(printf, 1, 2))) void kprintf(const char *fmt, ...);
 void kvprintf(const char *fmt, va_list ap);
-
-/* Mirror the console on the VGA text screen (hardware boots). */
-void console_enable_vga(void);
-/* Mirror the console on a 32-bit linear framebuffer (UEFI PCs): 0, or -EINVAL. */
-int console_enable_fb(uint64_t addr, uint32_t pitch, uint32_t width, uint32_t height,
-		      uint8_t bpp, uint32_t fg);
-int console_fb_active(void);
 
 #endif

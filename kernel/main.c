@@ -7,7 +7,6 @@
 #include <string.h>
 
 #include "boot/boot.h"
-#include "drivers/qemu.h"
 #include "kernel/acpi.h"
 #include "kernel/apic.h"
 #include "kernel/bootinfo.h"
@@ -15,6 +14,7 @@
 #include "kernel/config.h"
 #include "kernel/console.h"
 #include "kernel/init.h"
+#include "kernel/machine.h"
 #include "kernel/mem.h"
 #include "kernel/node.h"
 #include "kernel/page.h"
@@ -79,25 +79,17 @@ void kmain(uint32_t kind, uint32_t info)
 	printf("\nNOW node kernel\n");
 	if (bootinfo_parse((int)kind, info) < 0)
 		kernel_exit(EXIT_FAULT);
-	const struct bootinfo_fb *fb = &bootinfo.fb;
-	int fb_ok = fb->type == 1 && fb->addr && fb->addr + (uint64_t)fb->pitch * fb->height <=
-						       BOOT_MAPPED_BYTES;
-	/* Light grey, in the framebuffer's own channel layout. */
-	uint32_t grey = (0xaaU >> (8 - fb->rsize)) << fb->rpos | (0xaaU >> (8 - fb->gsize)) << fb->gpos |
-			(0xaaU >> (8 - fb->bsize)) << fb->bpos;
-	if (!(fb_ok && console_enable_fb(fb->addr, fb->pitch, fb->width, fb->height, fb->bpp,
-					 grey) == 0) &&
-	    kind == BOOT_MULTIBOOT2 && !bootinfo.efi)
-		console_enable_vga();	/* a BIOS leaves VGA text mode; UEFI has none */
+	console_start_late();
 	static char shown[sizeof bootinfo.cmdline];
 	config_redact(bootinfo.cmdline, shown, sizeof shown);
 	printf("boot: %s loader, command line '%s'%s\n", bootinfo.loader, shown,
 	       bootinfo.cmdline_truncated ? " (truncated)" : "");
+	const struct bootinfo_fb *fb = &bootinfo.fb;
 	if (fb->addr)
 		printf("console: %s framebuffer %ux%u, %u bits a pixel, %u bytes a line, at %#lx%s\n",
 		       bootinfo.efi ? "UEFI" : "BIOS", fb->width, fb->height, fb->bpp, fb->pitch, fb->addr,
 		       fb->type != 1 ? " (text mode: VGA console)" :
-		       console_fb_active() ? "" : " (not drawn: a depth other than 16, 24 or 32 bits, or above 4 GiB)");
+		       console_active("framebuffer") ? "" : " (not drawn: a depth other than 16, 24 or 32 bits, or above 4 GiB)");
 
 	memory_init();
 	printf("mem: %lu MiB usable, heap %lu MiB at %#lx, %lu pages free%s%s%s\n",
@@ -109,9 +101,9 @@ void kmain(uint32_t kind, uint32_t info)
 	apic_init();
 	tsc_calibrate();
 	timer_init();
-	printf("cpu: tsc %lu.%03lu MHz (calibrated against %s), lapic timer %lu MHz, %s\n",
+	printf("cpu: tsc %lu.%03lu MHz (calibrated against %s), lapic timer %lu MHz, %s%s\n",
 	       tsc_hz / 1000000, (tsc_hz / 1000) % 1000, tsc_source, lapic_timer_hz / 1000000,
-	       qemu_detect() ? "under QEMU" : "bare metal");
+	       machine() ? "under " : "bare metal", machine() ? machine()->name : "");
 	sti();
 
 	run_hooks(0, INIT_CONFIG);

@@ -5,9 +5,9 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "drivers/qemu.h"
 #include "kernel/acpi.h"
 #include "kernel/console.h"
+#include "kernel/machine.h"
 #include "kernel/node.h"
 #include "kernel/panic.h"
 #include "kernel/thread.h"
@@ -138,16 +138,17 @@ void kernel_exit(int status)
 	cli();
 	console_flush();
 	kprintf("now: node exits with status %d\n", status);
-	if (qemu_detect()) {
+	const struct machine *m = machine();
+	if (m && m->exit) {
 		/*
-		 * QEMU's isa-debug-exit, if the machine has one.  QEMU 7.2 ends
+		 * The machine's way out (QEMU's isa-debug-exit), if it has one.  QEMU 7.2 ends
 		 * at the write; later ones at their main loop's next turn, with
 		 * the node still running meanwhile: it waits for that silently
 		 * (up to 2 s), so that nothing it prints is cut by the exit.
 		 */
 		console_drain();
 		/* QEMU's exit code has 7 bits for it; the line above says the rest. */
-		qemu_exit(status < 0 || status > 127 ? 127 : status);
+		m->exit(status < 0 || status > 127 ? 127 : status);
 		delay_ns(2000000000ULL);
 	}
 	if (strcmp(arg_str("exit", "halt"), "poweroff") == 0) {
