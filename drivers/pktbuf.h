@@ -4,7 +4,7 @@
  * pkt_large_init).  They carry frames in both directions without copies:
  *
  *  - receive: a driver posts pktbufs to its RX ring; a filled one goes up
- *    to net_input() and belongs to the layer above, which calls pkt_put()
+ *    to netdev_input() and belongs to the layer above, which calls pkt_put()
  *    when done (possibly much later: lwIP holds them as pbufs).  The driver
  *    refills its ring slot with a fresh pktbuf.
  *  - transmit: the fabric builds a frame in a pktbuf and keeps a reference
@@ -20,8 +20,8 @@
  *
  * All functions may be called from interrupt handlers.
  */
-#ifndef NET_PKTBUF_H
-#define NET_PKTBUF_H
+#ifndef DRIVERS_PKTBUF_H
+#define DRIVERS_PKTBUF_H
 
 #include <stdint.h>
 

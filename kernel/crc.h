@@ -5,8 +5,8 @@
  * ITU-T I.432), CRC-16/CCITT over a cell's data, and CRC-32 as AAL5 uses
  * it (ITU-T I.363.5).  Pure functions.
  */
-#ifndef LIB_CRC_H
-#define LIB_CRC_H
+#ifndef KERNEL_CRC_H
+#define KERNEL_CRC_H
 
 #include <stddef.h>
 #include <stdint.h>
