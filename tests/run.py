@@ -4,10 +4,11 @@
 Levels:
   unit   host unit tests (cmocka binaries named on the command line); each
          test case counts once, read from cmocka's TAP output
-  qemu   cluster tests from tests/qemu/cases.py: each boots nodes with
+  qemu   cluster tests from each feature folder's cases.py (tests/cases.py
+         gathers them; tests/README.md): each boots nodes with
          boot/cluster (or QEMU directly) and asserts on console output and
          exit status
-  check  static checks of the built image (tests/qemu/cases.py too)
+  check  static checks of the built image and the tree (cases.py too)
 
 A case that cannot run on this machine's QEMU (a NIC it does not emulate)
 is skipped: named with its reason, counted apart, never as passed.
@@ -25,9 +26,9 @@ import threading
 import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-sys.path.insert(0, os.path.join(ROOT, "tests", "qemu"))
+sys.path.insert(0, os.path.join(ROOT, "tests"))
 
-import cases  # noqa: E402  (tests/qemu/cases.py)
+import cases  # noqa: E402  (tests/cases.py: every feature folder's cases.py)
 
 
 class Outcome:

@@ -1,0 +1,50 @@
+"""The cases of net/rmem/ (tests/README.md: where a feature's tests are, how to add one)."""
+
+from harness import *  # noqa: F401,F403
+
+CASES = [
+
+    fuzz_smoke("rmem", runs=30000),
+    Cluster("rmem-test-4-shm", app="rmem-test", nodes=4, nic="shm",
+            expect=[r"counters 1200 and 1200 after 4 nodes x 300 increments"], absent=[r"FAILED"],
+            count={r"RESULT rmem-test checks=\d+ failed=0": 4}),
+    # Long frames of the shared-memory link read where they lie in the ring: the rmem WRITEs
+    # of the bulk rows (each READ's last block checked against node 1's memory), the req
+    # driver's copied first; none under a key, whose tag is over bytes of the node's own.
+    Cluster("bulk-in-place-shm", app="bench", nodes=2, nic="shm",
+            args="iters=20 only=bulk,mad-bandwidth stats=1",
+            expect=[r"\[n1\] fabric: long frames of the shared ring taken where they lie [1-9]\d*, "
+                    r"copied first [1-9]", r"cluster: 2 nodes, status 0"],
+            count={r"RESULT bench row=write-bw-4m .* mb_per_s=": 1,
+                   r"RESULT bench row=mad-bw-req-4m .* mb_per_s=": 1}),
+    Cluster("bulk-in-place-shm-keyed", app="bench", nodes=2, nic="shm", options=["--key", "random"],
+            args="iters=20 only=bulk stats=1",
+            expect=[r"RESULT bench row=write-bw-4m .* mb_per_s=", r"cluster: 2 nodes, status 0"],
+            absent=[r"shared ring"]),
+    # A captured run (boot/cluster --pcap) decoded by tshark with boot/now-fabric.lua.
+    Command("pcap/rmem-test-e1000", ["python3", "{root}/tests/pcap_test.py"], timeout=180,
+            expect=[r"pcap: [1-9]\d* fabric frames decoded", r"pcap: 0 problems"],
+            needs=("tshark",)),
+    Command("pcap/rmem-test-keyed-virtio", ["python3", "{root}/tests/pcap_test.py", "--key",
+                                            "--nic", "virtio"], timeout=180,
+            expect=[r"pcap: [1-9]\d* fabric frames decoded", r"pcap: 0 problems"],
+            needs=("tshark",)),
+    Cluster("rmem-test-4-keyed", app="rmem-test", nodes=4, options=["--key", "random"],
+            expect=[r"counters 1200 and 1200 after 4 nodes x 300 increments"], absent=[r"FAILED"],
+            count={r"RESULT rmem-test checks=\d+ failed=0": 4}),
+
+    # Protected remote memory: every operation and violation, revocation, contention.
+    Cluster("rmem-test-2", app="rmem-test", nodes=2,
+            expect=[r"RESULT rmem-test checks=\d+ failed=0"], absent=[r"FAILED"],
+            count={r"RESULT rmem-test checks=\d+ failed=0": 2}),
+    Cluster("rmem-test-4", app="rmem-test", nodes=4,
+            expect=[r"counters 1200 and 1200 after 4 nodes x 300 increments"], absent=[r"FAILED"],
+            count={r"RESULT rmem-test checks=\d+ failed=0": 4}),
+    Cluster("rmem-test-4-drop", app="rmem-test", nodes=4, args="fault=drop:0.05", timeout=180,
+            expect=[r"counters 1200 and 1200"], absent=[r"FAILED"],
+            count={r"RESULT rmem-test checks=\d+ failed=0": 4}),
+    Cluster("rmem-test-4-faults-e1000", app="rmem-test", nodes=4, nic="e1000", timeout=180,
+            args="fault=drop:0.05,dup:0.02,reorder:0.02,corrupt:0.01",
+            expect=[r"counters 1200 and 1200"], absent=[r"FAILED"],
+            count={r"RESULT rmem-test checks=\d+ failed=0": 4}),
+]
