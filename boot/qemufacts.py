@@ -4,7 +4,7 @@ newer QEMUs have, and whether its e1000 still takes mitigation=off; and
 the frame that crosses the launcher's switch best.
 
 Used by boot/cluster, boot/bench, boot/peers and the test cases
-(tests/qemu/cases.py), so that they all say the same thing the same way.
+(tests/*/cases.py), so that they all say the same thing the same way.
 Python 3 standard library only.
 """
 
