@@ -185,11 +185,11 @@ all: $(BUILD)/now.elf $(BUILD)/now-test.elf $(USER_BUNDLE)
 
 # Every build, make run and make test bring what CI brings (.ci/run): as
 # root, the Debian packages missing and QEMU 10 from Debian's backports
-# (boot/deps.sh --help); otherwise they name what to install.  A QEMU that
+# (boot/tools/deps.sh --help); otherwise they name what to install.  A QEMU that
 # stays older (no root, no backports) is said once, and make test skips and
 # names the cases that need QEMU 10.
 deps deps-check:
-	@boot/deps.sh --qemu10
+	@boot/tools/deps.sh --qemu10
 
 # apt-get with a private configuration under build/apt: a deb-src entry for
 # the suite that carries the pinned versions, without touching the host's
@@ -454,11 +454,11 @@ run: $(BUILD)/now.elf $(BUILD)/now-test.elf
 		*) m="see boot/cluster --help, exit status";; esac; \
 	echo "make run: cluster status $$s: $$m"; exit $$s
 
-# Speedup table of a parallel app over 1, 2, 4 and 8 nodes (boot/speedup --help).
+# Speedup table of a parallel app over 1, 2, 4 and 8 nodes (boot/tools/speedup --help).
 speedup: $(BUILD)/now.elf $(BUILD)/now-test.elf
 	@if [ "$(APP)" = tour ] || [ -z "$(APP)" ]; then \
 		echo "make speedup: say which app, e.g. make speedup APP=ising (or APP=circuit)"; exit 2; fi
-	@boot/speedup --app $(APP) --nic $(NIC) $(if $(ARGS),--args "$(ARGS)") $(if $(VARY),--vary $(VARY))
+	@boot/tools/speedup --app $(APP) --nic $(NIC) $(if $(ARGS),--args "$(ARGS)") $(if $(VARY),--vary $(VARY))
 
 qemu-gdb: $(BUILD)/now.elf $(BUILD)/now-test.elf
 	@boot/cluster --nodes 1 --gdb $(if $(APP),--app $(APP)) $(if $(ARGS),--args "$(ARGS)")
@@ -468,7 +468,7 @@ BENCH_ITERS ?= 5000
 BENCH_NICS  ?= virtio,e1000,e1000e,igb,shm,shm-halt
 
 bench: $(BUILD)/now-test.elf $(NETPIPE)/NPmpi.elf
-	@boot/bench --iters $(BENCH_ITERS) --nics $(BENCH_NICS) $(if $(filter 1,$(PEERS)),--peers)
+	@boot/tools/bench --iters $(BENCH_ITERS) --nics $(BENCH_NICS) $(if $(filter 1,$(PEERS)),--peers)
 
 # make trace: one operation at a time, stamped at every stage on both nodes
 # (app stages), the two clocks aligned by the fabric: a table of each step's
@@ -479,14 +479,14 @@ TRACE_OPS = $(if $(filter command line environment,$(origin APP)),$(APP),write,r
 TRACE_NICS = $(if $(filter command line environment,$(origin NIC)),$(NIC),shm,e1000)
 ITERS ?= 200
 trace: $(BUILD)/now-test.elf
-	@boot/bench --trace-only --stages $(TRACE_NICS) --ops $(TRACE_OPS) --stage-iters $(ITERS) \
+	@boot/tools/bench --trace-only --stages $(TRACE_NICS) --ops $(TRACE_OPS) --stage-iters $(ITERS) \
 		--out $(BUILD)/trace/trace.json
 
 # make cost: every operation's instructions per stage on each node, under QEMU's
-# -icount (boot/cost --help): shm, e1000 and virtio, without and with a key, a table
+# -icount (boot/tools/cost --help): shm, e1000 and virtio, without and with a key, a table
 # and build/cost/cost.json, each operation beside its budget (tests/cost/budgets).
 cost: $(BUILD)/now-test.elf
-	@boot/cost --check $(if $(COST_LINKS),--links $(COST_LINKS)) $(if $(filter 1,$(STEPS)),--steps)
+	@boot/tools/cost --check $(if $(COST_LINKS),--links $(COST_LINKS)) $(if $(filter 1,$(STEPS)),--steps)
 
 # make mpi-test: MPICH's own test suite (test/mpi of Debian 12's mpich source) judges lib/mpi:
 # every program built with boot/mpicc and run with boot/mpirun (tests/mpi/README.md).
@@ -514,7 +514,7 @@ mpi-rma: $(BUILD)/user/now-user.o $(MPICH_TESTS)/.extracted
 # make papers: the four papers' own figures beside ours (e1000 and shm), with ratios.
 PAPERS_ITERS ?= 2000
 papers: $(BUILD)/now-test.elf
-	@boot/papers --iters $(PAPERS_ITERS)
+	@boot/tools/papers --iters $(PAPERS_ITERS)
 
 # --- ISO for GRUB ----------------------------------------------------------
 

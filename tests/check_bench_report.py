@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Check what boot/bench wrote beside results.json: every sample of every latency row
+"""Check what boot/tools/bench wrote beside results.json: every sample of every latency row
 (as many as the row's n), a PNG for every plot the report shows, and the run's conditions.
 
 Usage: tests/check_bench_report.py DIR   (DIR holds results.json, report.md, plots/, samples/)

@@ -16,8 +16,8 @@ import signal
 import subprocess
 import sys
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "boot"))
-import qemufacts  # noqa: E402  (boot/qemufacts.py)
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "boot", "tools"))
+import qemufacts  # noqa: E402  (boot/tools/qemufacts.py)
 
 
 class Cluster:
@@ -30,7 +30,7 @@ class Cluster:
         self.count = count or {}  # regex -> exact number of matching lines
 
     def command(self, root):
-        cmd = [os.path.join(root, "boot", "cluster"), "--nodes", str(self.nodes),
+        cmd = [os.path.join(root, "boot", "tools", "cluster"), "--nodes", str(self.nodes),
                "--nic", self.nic, "--timeout", str(self.timeout)]
         if self.app:
             cmd += ["--app", self.app]
@@ -176,7 +176,7 @@ TEST_HOOKS = ("rmem_test_forge", "req_test_dequeue_hook", "req_test_body_hook", 
 def image_apart(root, build):
     """build/now.elf carries the user apps only: no compile unit of tests/, no test
     hook, no test or bench app; the test image has all three (so the check can fail)."""
-    sys.path.insert(0, os.path.join(root, "boot"))
+    sys.path.insert(0, os.path.join(root, "boot", "tools"))
     import nowimage
     out = []
     seen = {}

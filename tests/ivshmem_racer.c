@@ -2,7 +2,7 @@
  * A co-resident writer of the shared-memory link, for tests: what another
  * guest on the same ivshmem server, or any process that opens the memory,
  * could do to the nodes' rings (drivers/shm_ring.h), at the host's full
- * speed, which a Python thread cannot reach.  boot/ivshmem-server runs it
+ * speed, which a Python thread cannot reach.  boot/tools/ivshmem-server runs it
  * (--racer) once every node is connected, with the memory as fd 3:
  *
  *   ivshmem-racer stamps SIZE NODES SRC DST MS

@@ -102,7 +102,7 @@ check "--help exits 0 and documents every option" '[ $RC = 0 ] && for o in --nod
 check "dry run: exit 0 even without a kernel" '[ $RC = 0 ] && grep -q "run make first" "$WORK/err"'
 # mitigation=off where the QEMU has the switch (up to 9.0), nothing after it.
 MIT=$(qemu-system-x86_64 -device e1000,help 2>/dev/null | grep -q "mitigation=" && echo ",mitigation=off")
-# frame=7872: the jumbo switch's frame (boot/qemufacts.py), before the words given.
+# frame=7872: the jumbo switch's frame (boot/tools/qemufacts.py), before the words given.
 check "dry run: command line, MAC, e1000 mitigation off (where QEMU has the switch)" \
     'grep -q "node=2 nodes=3 app=ping frame=7872 x=1 y=2 z=3" "$WORK/out" &&
      grep -Eq "e1000,netdev=net0,mac=02:4e:4f:57:00:02$MIT( |$)" "$WORK/out" &&
@@ -120,15 +120,15 @@ check "--key: too short is refused" '[ $RC = 2 ] && grep -q "16 to 128" "$WORK/e
 check "--key random and --hostile: a fresh key on every node, the station keyed, the switch a hub" \
     '[ $RC = 0 ] && [ "$(grep -o "key=[0-9a-f]\{32\}" "$WORK/out" | sort -u | wc -l)" = 1 ] &&
      [ "$(grep -c "key=[0-9a-f]\{32\}" "$WORK/out")" = 2 ] &&
-     grep -q "boot/hostile --stop-on-eof --vde .*/switch --rate 50 --keyed" "$WORK/out" &&
+     grep -q "boot/tools/hostile --stop-on-eof --vde .*/switch --rate 50 --keyed" "$WORK/out" &&
      grep -q "vde_switch .* -x" "$WORK/out"'
 "$CLUSTER" -n 2 --nic shm --hostile --dry-run >"$WORK/out" 2>"$WORK/err"; RC=$?
 check "--hostile needs an Ethernet switch" '[ $RC = 2 ] && grep -q "not with --nic shm" "$WORK/err"'
-"$ROOT/boot/hostile" --help >"$WORK/out" 2>&1; RC=$?
-check "boot/hostile --help documents its options" '[ $RC = 0 ] && for o in --vde --iface --rate \
+"$ROOT/boot/tools/hostile" --help >"$WORK/out" 2>&1; RC=$?
+check "boot/tools/hostile --help documents its options" '[ $RC = 0 ] && for o in --vde --iface --rate \
     --duration --kinds --keyed --seed; do grep -q -- "$o" "$WORK/out" || exit 1; done'
-"$ROOT/boot/hostile" --vde /nonexistent --kinds junk,teleport >"$WORK/out" 2>&1; RC=$?
-check "boot/hostile: an unknown kind is named" '[ $RC = 2 ] && grep -q "teleport" "$WORK/out"'
+"$ROOT/boot/tools/hostile" --vde /nonexistent --kinds junk,teleport >"$WORK/out" 2>&1; RC=$?
+check "boot/tools/hostile: an unknown kind is named" '[ $RC = 2 ] && grep -q "teleport" "$WORK/out"'
 "$CLUSTER" -n 300 --dry-run >"$WORK/out" 2>"$WORK/err"; RC=$?
 check "-n 300 is rejected" '[ $RC = 2 ]'
 "$CLUSTER" -n 2 --gdb --dry-run >"$WORK/out" 2>"$WORK/err"; RC=$?

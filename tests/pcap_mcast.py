@@ -61,7 +61,7 @@ def mcast_frames(path):
 
 
 def check(tmp, args):
-    cmd = [os.path.join(ROOT, "boot", "cluster"), "-n", "4", "-a", "deposit-test", "--nic", args.nic,
+    cmd = [os.path.join(ROOT, "boot", "tools", "cluster"), "-n", "4", "-a", "deposit-test", "--nic", args.nic,
            "--pcap", tmp, "--timeout", "240"] + (["--args", args.args] if args.args else [])
     p = subprocess.run(cmd, stdin=subprocess.DEVNULL, capture_output=True, text=True)
     out = p.stdout + p.stderr

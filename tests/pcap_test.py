@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""A captured run, decoded by tshark with boot/now-fabric.lua, field by field.
+"""A captured run, decoded by tshark with boot/tools/now-fabric.lua, field by field.
 
 Runs an app on two nodes with boot/cluster --pcap, then reads node 0's
 capture through tshark and the project's dissector and checks what the
@@ -45,14 +45,14 @@ def check(tmp):
     ap.add_argument("--app", default="rmem-test")
     ap.add_argument("--nic", default="e1000")
     args = ap.parse_args()
-    cmd = [os.path.join(ROOT, "boot", "cluster"), "-n", "2", "-a", args.app, "--nic", args.nic,
+    cmd = [os.path.join(ROOT, "boot", "tools", "cluster"), "-n", "2", "-a", args.app, "--nic", args.nic,
            "--pcap", tmp, "-q"] + (["--key", "random"] if args.key else [])
     p = subprocess.run(cmd, stdin=subprocess.DEVNULL, capture_output=True, text=True)
     print(p.stderr.strip())
     if p.returncode != 0:
         print("pcap: the run failed")
         return 1
-    tshark = ["tshark", "-X", "lua_script:" + os.path.join(ROOT, "boot", "now-fabric.lua"),
+    tshark = ["tshark", "-X", "lua_script:" + os.path.join(ROOT, "boot", "tools", "now-fabric.lua"),
               "-r", os.path.join(tmp, "n0.pcap"), "-Y", "now", "-T", "fields",
               "-E", "separator=\t"] + [a for f in FIELDS for a in ("-e", f)]
     t = subprocess.run(tshark, capture_output=True, text=True)

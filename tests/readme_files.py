@@ -16,7 +16,7 @@ import os
 import re
 import sys
 
-FOLDERS = ["boot", "kernel", "drivers", "net", "net/fabric", "net/call", "net/rmem", "net/req",
+FOLDERS = ["boot", "boot/tools", "kernel", "drivers", "net", "net/fabric", "net/call", "net/rmem", "net/req",
            "net/deposit", "net/lwip", "net/lwip/arch", "lib", "lib/mpi", "apps", "tests/apps", "tests/bench",
            "linker"]
 

@@ -6,7 +6,7 @@ usage: tests/readme_keys.py [README] [IMAGE]
 Reads the keys of the table under "Keys every node understands" and the
 apps of the "## Apps" table in README (default README.md), and the
 kernel's argument tables and app list from IMAGE (default build/now-test.elf, which has every app,
-read as boot/nowimage.py reads them).  Prints what either side lacks and
+read as boot/tools/nowimage.py reads them).  Prints what either side lacks and
 ends with "readme-keys: N keys, M apps, the same in both"; exit status 0
 iff both lists match.
 """
@@ -15,7 +15,7 @@ import re
 import sys
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-sys.path.insert(0, os.path.join(ROOT, "boot"))
+sys.path.insert(0, os.path.join(ROOT, "boot", "tools"))
 import nowimage  # noqa: E402
 
 

@@ -38,7 +38,7 @@ void bench_latency(const struct bench *b, struct samples *s)
 
 /*
  * Every sample of a row, in nanoseconds (halved for one-way rows, like the
- * row's line), SAMPLES_PER_LINE to a line, for boot/bench's distributions:
+ * row's line), SAMPLES_PER_LINE to a line, for boot/tools/bench's distributions:
  *
  *	SAMPLES bench row=<name> i=<index of the first> ns=<v>,<v>,...
  */

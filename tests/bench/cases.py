@@ -8,7 +8,7 @@ CASES = [
     # The bench driver end to end on a few iterations: a table per run, the
     # side-by-side table and the halting line (timing is not asserted).
     # Every sample kept, the plots drawn and the report page written (tests/check_bench_report.py).
-    Command("bench/smoke", ["bash", "-c", "{root}/boot/bench --nics e1000,shm,shm-halt --iters 20 "
+    Command("bench/smoke", ["bash", "-c", "{root}/boot/tools/bench --nics e1000,shm,shm-halt --iters 20 "
                             "--only floor --stages '' --out {build}/tests/bench-smoke/results.json && "
                             "python3 {root}/tests/check_bench_report.py {build}/tests/bench-smoke"],
             expect=[r"median_us side by side", r"row +e1000 +shm +shm-halt",
@@ -23,7 +23,7 @@ CASES = [
             timeout=300, needs=("gnuplot",)),
     # make trace: every operation kind broken down by stage across two nodes, clocks aligned by
     # the fabric; a table per NIC and the JSON.
-    Command("trace/smoke", ["{root}/boot/bench", "--trace-only", "--stages", "shm,e1000", "--ops",
+    Command("trace/smoke", ["{root}/boot/tools/bench", "--trace-only", "--stages", "shm,e1000", "--ops",
                             "write,read,cas,req,deposit", "--stage-iters", "10",
                             "--out", "{build}/tests/trace/trace.json"], timeout=300,
             expect=[r"where the time goes on shm", r"where the time goes on e1000"] +
@@ -34,13 +34,13 @@ CASES = [
                     r"  cas +n1\.nic_tx +n0\.nic_rx +\d+ +\d+ +10  \(between the nodes\)",
                     r"clocks aligned by the fabric within \d+ ns", r"bench: wrote .*trace\.json"]),
     # A stages run that fails fails make trace, and says where its logs are.
-    Command("trace/failed-run", ["{root}/boot/bench", "--trace-only", "--stages", "shm", "--ops",
+    Command("trace/failed-run", ["{root}/boot/tools/bench", "--trace-only", "--stages", "shm", "--ops",
                                  "nosuchop", "--stage-iters", "2",
                                  "--out", "{build}/tests/trace-fail/trace.json"], status=1, timeout=120,
             expect=[r"bench: the stages run on shm failed \(status 2\); its logs are "]),
     # Each paper named by its own title and report number; every figure it reports, with where
     # in the paper and the row of ours beside it (or "-": none of ours measures it).
-    Command("papers/titles", ["{root}/boot/papers", "--list"],
+    Command("papers/titles", ["{root}/boot/tools/papers", "--list"],
             expect=[r"^Remote memory \(Thekkath, Levy, Lazowska: Efficient Support for "
                     r"Multicomputing on ATM Networks, UW TR 93-04-03, 1993\)$",
                     r"^Remote enqueue \(Markatos, Katevenis, Vatsolaki: The Remote Enqueue "
@@ -114,7 +114,7 @@ CASES = [
                     r"^  sustained WRITE throughput +Table 3 .*\(our row write-throughput\)"]),
     # make papers: every figure of the four papers beside ours on e1000 and shm, none missing:
     # a number on each link where a row of ours measures it, "-" where none does.
-    Command("papers/smoke", ["{root}/boot/papers", "--iters", "20",
+    Command("papers/smoke", ["{root}/boot/tools/papers", "--iters", "20",
                              "--out", "{build}/tests/papers/papers.json"], timeout=300,
             expect=[r"^Remote memory \(", r"^Remote enqueue \(", r"^Madeleine \(", r"^Hybrid deposit \(",
                     r"  REQ returns to its caller .*<1 us +\d+\.\d+",
@@ -185,7 +185,7 @@ CASES = [
     # each guest on a CPU of its own (--cpus spread): MPICH polls, so on one host CPU each MPI
     # round trip waits for the host scheduler to switch guests (8 ms here, and on CI neither
     # MPI row was reached in 330 s); spread, the whole case takes about 65 s here.
-    Command("peers/smoke", ["{root}/boot/peers", "--cpus", "spread", "--iters", "50", "--np-max", "65536",
+    Command("peers/smoke", ["{root}/boot/tools/peers", "--cpus", "spread", "--iters", "50", "--np-max", "65536",
                             "--bulk", "16777216", "--timeout", "330",
                             "--out", "{build}/tests/peers-smoke.json"],
             timeout=400, alone=True,
@@ -197,7 +197,7 @@ CASES = [
             absent=[r"peer: MTU \d+ refused"],
             needs=("qemu-system-x86_64", "vde_plug", "apt-get")),
     # The rows of the papers' last features run and print their figures (not asserted).
-    Command("bench/new-rows", ["bash", "-c", "{root}/boot/bench --nics shm --iters 20 --no-plots --stages '' "
+    Command("bench/new-rows", ["bash", "-c", "{root}/boot/tools/bench --nics shm --iters 20 --no-plots --stages '' "
                                "--only deposit-seq,deposit-mcast,rpc-ref-1k,rpc-concurrent "
                                "--out {build}/tests/bench-new/results.json && rm -rf {build}/tests/bench-new"],
             expect=[r"^  deposit-seq +\d+\.\d+ .*instructions=3",
@@ -210,7 +210,7 @@ CASES = [
     # on both host CPUs, and its e1000 pair, on one CPU with the cases beside it (Linux guests
     # among them), once went 10 s without a frame between its nodes.
     # Beside them, lwIP TCP one way (tcp-bw) and each Madeleine driver's curve (mad-bandwidth).
-    Command("bench/bulk", ["bash", "-c", "{root}/boot/bench --nics shm,e1000 --no-plots --stages '' "
+    Command("bench/bulk", ["bash", "-c", "{root}/boot/tools/bench --nics shm,e1000 --no-plots --stages '' "
                            "--only bulk,tcp-bw,mad-bandwidth --out {build}/tests/bench-bulk/results.json && "
                            "rm -rf {build}/tests/bench-bulk"], timeout=400, alone=True,
             count={r"^  (write|read)-bw-(4k|16k|64k|256k|1m|4m) +- .* mb_per_s=\d+\.\d+": 24,
@@ -221,11 +221,11 @@ CASES = [
             expect=[r"^MB/s side by side", r"^  read-bw-4m +\d+\.\d+ +\d+\.\d+$"],
             absent=[r"bench: (read|write)-bw: ", r"failed"]),
     # make cost's report of the instructions QEMU's TCG runs in a helper, from the image alone.
-    Command("cost/helpers", ["{root}/boot/cost", "--helpers"],
+    Command("cost/helpers", ["{root}/boot/tools/cost", "--helpers"],
             expect=[r"^  on the data path ", r"^    crc32 +x\d+ +in \d+ functions? \(crc32c_hw",
                     r"^    rdtsc +x\d+ +in \d+ functions", r"^    wrmsr +x\d+ +in 1 function \(schedule\)",
                     r"^    fxsave +x1 +in 1 function \(trap_common\)", r"^  elsewhere .*rdrand x\d+"]),
-    Command("bench/unknown-run", ["{root}/boot/bench", "--nics", "e1000,token-ring"], status=2,
+    Command("bench/unknown-run", ["{root}/boot/tools/bench", "--nics", "e1000,token-ring"], status=2,
             expect=[r"token-ring: not one of virtio, e1000, e1000e, igb, shm, shm-halt"]),
     Cluster("pingpong-shm", app="pingpong", nodes=2, nic="shm", timeout=150,
             args="iters=300 spin_iters=300 warmup=20 mode=both wait=all",
@@ -261,19 +261,19 @@ CASES = [
                     for w in ("halt", "spin") for m in ("raw", "reliable")]),
     # An app that prints no time or check: speedup names what it missed, not "status 0".
     Command("speedup/says-what-it-missed",
-            ["{root}/boot/speedup", "--app", "hello", "--vary", "x=1", "--nodes", "1",
+            ["{root}/boot/tools/speedup", "--app", "hello", "--vary", "x=1", "--nodes", "1",
              "--out", "{build}/tests/speedup-hello.json"], status=1, timeout=120,
             expect=[r"speedup: hello on 1 node \(x=1\) failed: boot/cluster exited with status 2 "
                     r"\(a node rejected its command line",
                     r"node 0 printed no 'RESULT hello \.\.\.' line"]),
     Command("speedup/says-what-it-missed-ok",
-            ["{root}/boot/speedup", "--app", "hello", "--vary", "seed=1", "--nodes", "1",
+            ["{root}/boot/tools/speedup", "--app", "hello", "--vary", "seed=1", "--nodes", "1",
              "--out", "{build}/tests/speedup-hello.json"], status=1, timeout=120,
             expect=[r"speedup: hello on 1 node \(seed=1\) failed: node 0's RESULT line has no ms=",
                     r"says ok=<none>, not ok=1 \(no check against a sequential computation\)"],
             absent=[r"exit status 0"]),
     Command("speedup/ising-small",
-            ["{root}/boot/speedup", "--app", "ising", "--vary", "grid=20", "--nodes", "1,2",
+            ["{root}/boot/tools/speedup", "--app", "ising", "--vary", "grid=20", "--nodes", "1,2",
              "--out", "{build}/tests/speedup-ising.json"],
             expect=[r"ising speedup over the one-node run", r"^1\s+1\.00 ", r"^2\s+\d+\.\d\d",
                     r"the paper's Table 5", r"wrote .*speedup-ising.json"], timeout=300),
@@ -282,7 +282,7 @@ CASES = [
     # (tests/cost/budgets).  Instructions are cost, not time: a slow host fails nothing.  On
     # host CPU 1 only, and last: its nodes spin, and the tests pinned to CPU 0 (the Linux
     # peers) must not share a host CPU with spinning nodes while they run.
-    Command("cost/budgets", ["{root}/boot/cost", "--links", "shm", "--check", "--runs", "2",
+    Command("cost/budgets", ["{root}/boot/tools/cost", "--links", "shm", "--check", "--runs", "2",
                              "--cpu", "1", "--out", "{build}/tests/cost/cost.json"], timeout=500,
             expect=[r"^  write +\d+ +\d+ +\d+ +\d+  40-byte remote WRITE",
                     r"^  siphash_104 +\d+ +\d+", r"^  crc32c_96 +\d+ +\d+",

@@ -19,7 +19,7 @@
  *  deposit-mcast     a 32-byte deposit on a multicast connection (3.2) from
  *                    node 0 to every other node, each answering with a
  *                    deposit from its receive path: the time until every
- *                    member answered (members= on the line; boot/bench
+ *                    member answered (members= on the line; boot/tools/bench
  *                    --nodes 4 gives the three members of the issue's row)
  *
  * Nodes 0 and 1 open duplex connections 50..54 to each other; the

@@ -7,7 +7,7 @@
  * spins on node 0's line and copies each new number into its own.  A
  * round trip with both nodes spinning, as floor-spin's, so that every
  * other row of the link can be read as a multiple of what the memory
- * itself costs (boot/bench prints that ratio for every shm row).  On any
+ * itself costs (boot/tools/bench prints that ratio for every shm row).  On any
  * other link the row does not apply.
  */
 #include <stdint.h>

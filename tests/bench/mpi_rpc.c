@@ -10,8 +10,8 @@
  * mad-rpc-*).
  *
  * A plain MPI program: it builds with Debian's mpicc and runs under its
- * mpiexec (boot/peers, between two Linux guests) as it builds with
- * boot/mpicc and runs under boot/mpirun (boot/papers), unmodified.
+ * mpiexec (boot/tools/peers, between two Linux guests) as it builds with
+ * boot/mpicc and runs under boot/mpirun (boot/tools/papers), unmodified.
  *
  * usage: mpi_rpc [-n ITERS] [-w WARMUP] [-s SIZE,SIZE,...]   (2 ranks)
  *

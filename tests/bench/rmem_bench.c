@@ -8,7 +8,7 @@
  * node 1's segment with RMEM_INTR; node 1's notification, in its receive
  * path, WRITEs the same amount back; node 0 times the pair.  Half of that
  * is the one-way figure, compared with half the raw frame round trip (the
- * rows say oneway=1, and boot/bench compares them with half the floor).
+ * rows say oneway=1, and boot/tools/bench compares them with half the floor).
  */
 #include <errno.h>
 #include <stdio.h>

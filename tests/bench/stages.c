@@ -24,7 +24,7 @@
  *
  * With marks=1 each node also prints, after every operation, every mark
  * it logged, as TSC cycles since its first (under QEMU's -icount these
- * are instructions: boot/cost reads them), and what one mark costs:
+ * are instructions: boot/tools/cost reads them), and what one mark costs:
  *
  *	MARKS op=write i=3 node=1 lost=0 m=nic_rx:0,fabric_rx:58,...
  *	MARKS node=1 mark_cost=21

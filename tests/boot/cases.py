@@ -101,12 +101,12 @@ CASES += [
     Command("check/old-qemu-skips", ["bash", "{root}/tests/skip_test.sh", "{build}"],
             expect=[r"skip_test: 1\d igb cases skipped and named",
                     r"skip_test: boot/cluster --nic igb refused"], timeout=120),
-    # make run and make test bring QEMU 10 as CI does (boot/deps.sh --qemu10 before anything is
+    # make run and make test bring QEMU 10 as CI does (boot/tools/deps.sh --qemu10 before anything is
     # built), and the framebuffer's font, which a fresh machine has only once deps installed
     # grub-common, waits for it rather than stopping make at "No rule to make target".
     Command("check/make-brings-what-ci-brings", ["bash", "-c",
             "cd {root} && for t in run test bench; do echo \"$t: $(make -n BUILD={build} $t 2>&1 | "
-            "grep -c '^boot/deps.sh --qemu10$')\"; done && "
+            "grep -c '^boot/tools/deps.sh --qemu10$')\"; done && "
             "make -n -p BUILD={build} /usr/share/grub/ascii.h 2>&1 | grep -A1 '^/usr/share/grub/ascii.h:' | head -2"],
             expect=[r"^run: 1$", r"^test: 1$", r"^bench: 1$",
                     r"^/usr/share/grub/ascii.h: \| deps-check$"]),
@@ -116,13 +116,13 @@ CASES += [
             "d=$(mktemp -d) && mkdir -p $d/sources.list.d && "
             "printf '# a comment\\ndeb [arch=amd64 signed-by=/k.gpg] http://mirror.invalid/debian "
             "bookworm main\\ndeb http://other.invalid/debian bookworm-updates main\\n' > $d/sources.list && "
-            "NOW_APT_ETC=$d NOW_CODENAME=bookworm {root}/boot/deps.sh --show-backports && "
+            "NOW_APT_ETC=$d NOW_CODENAME=bookworm {root}/boot/tools/deps.sh --show-backports && "
             "rm $d/sources.list && printf 'Types: deb-src\\nURIs: http://src.invalid/debian\\n"
             "Suites: bookworm\\n\\nTypes: deb\\nURIs: http://deb822.invalid/debian\\n"
             "Suites: bookworm bookworm-updates\\nComponents: main\\n' > $d/sources.list.d/d.sources && "
-            "NOW_APT_ETC=$d NOW_CODENAME=bookworm {root}/boot/deps.sh --show-backports && "
+            "NOW_APT_ETC=$d NOW_CODENAME=bookworm {root}/boot/tools/deps.sh --show-backports && "
             "printf 'deb http://bp.invalid/debian bookworm-backports main\\n' > $d/sources.list && "
-            "NOW_APT_ETC=$d NOW_CODENAME=bookworm {root}/boot/deps.sh --show-backports; rm -rf $d"],
+            "NOW_APT_ETC=$d NOW_CODENAME=bookworm {root}/boot/tools/deps.sh --show-backports; rm -rf $d"],
             expect=[r"^URIs: http://mirror\.invalid/debian\nSuites: bookworm-backports\n"
                     r"Components: main\nSigned-By: /k\.gpg$",
                     r"^URIs: http://deb822\.invalid/debian\nSuites: bookworm-backports\n"

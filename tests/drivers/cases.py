@@ -10,7 +10,7 @@ CASES = [
 
     fuzz_smoke("virtio_net", runs=3000, name="virtio-net"),
 
-    # The shared-memory link (drivers/ivshmem.c, boot/ivshmem-server): the tests that run on
+    # The shared-memory link (drivers/ivshmem.c, boot/tools/ivshmem-server): the tests that run on
     # both NICs run on it too, and a cluster of 16 on two host CPUs.
     Cluster("nictest-shm", app="nictest", nodes=2, nic="shm",
             expect=[r"RESULT nictest role=sender nic=ivshmem echoes=1455 retries=\d+ corrupted=0",

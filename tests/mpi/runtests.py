@@ -694,8 +694,8 @@ def parse_args(argv):
     p.add_argument("--out", default=DEFAULT_OUT, metavar="DIR",
                    help="objects, images, logs and summary.json (default: build/mpi-test)")
     p.add_argument("--list", action="store_true", help="print the runs and their process counts; build nothing")
-    p.add_argument("--mpicc", default=os.path.join(ROOT, "boot", "mpicc"), help=argparse.SUPPRESS)
-    p.add_argument("--mpirun", default=os.path.join(ROOT, "boot", "mpirun"), help=argparse.SUPPRESS)
+    p.add_argument("--mpicc", default=os.path.join(ROOT, "boot", "tools", "mpicc"), help=argparse.SUPPRESS)
+    p.add_argument("--mpirun", default=os.path.join(ROOT, "boot", "tools", "mpirun"), help=argparse.SUPPRESS)
     p.add_argument("-v", "--verbose", action="store_true",
                    help="print each build and run command, and the last lines of a failed run")
     a = p.parse_args(argv)

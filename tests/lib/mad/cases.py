@@ -30,7 +30,7 @@ CASES = [
                     r"^\[n0\] mad: tcp: a connection that did not prove a node's id"],
             absent=[r"did not prove itself; trying again"],
             count={r"RESULT mad-test driver=tcp messages=\d+ bytes=\d+ failures=0": 3}),
-    # A station in the middle (boot/hostile's relay: ARP replies make each node send the other's
+    # A station in the middle (boot/tools/hostile's relay: ARP replies make each node send the other's
     # TCP through it) passes the set-up on as it is and changes one byte of a later Madeleine
     # message.  Without a key the change reaches the app; with one the message fails its tag,
     # its connection is closed, and both nodes end (the relay can stop them, never feed them).

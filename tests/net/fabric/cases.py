@@ -217,7 +217,7 @@ CASES = [
                    r"in \d+ ms, salted with cluster=lab-3": 2,
                    r"RESULT fabric-stress sent=100 received=100 lost=0 dup=0 misordered=0": 2}),
 ]
-# A hostile station on the switch (boot/hostile, boot/cluster --hostile): malformed
+# A hostile station on the switch (boot/tools/hostile, boot/cluster --hostile): malformed
 # frames, frames forged in the nodes' names (DATA, ACK, PROBE, raw remote memory, HELLOs
 # of a forged reboot, barrier releases) and replays of frames it heard.  With a key the
 # apps complete, nothing lost, every forgery counted; without one the fabric trusts its

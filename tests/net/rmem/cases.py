@@ -21,7 +21,7 @@ CASES = [
             args="iters=20 only=bulk stats=1",
             expect=[r"RESULT bench row=write-bw-4m .* mb_per_s=", r"cluster: 2 nodes, status 0"],
             absent=[r"shared ring"]),
-    # A captured run (boot/cluster --pcap) decoded by tshark with boot/now-fabric.lua.
+    # A captured run (boot/cluster --pcap) decoded by tshark with boot/tools/now-fabric.lua.
     Command("pcap/rmem-test-e1000", ["python3", "{root}/tests/pcap_test.py"], timeout=180,
             expect=[r"pcap: [1-9]\d* fabric frames decoded", r"pcap: 0 problems"],
             needs=("tshark",)),

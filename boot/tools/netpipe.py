@@ -6,7 +6,7 @@ boot/mpicc: make netpipe) on 2 nodes with boot/mpirun, over each Madeleine
 driver (rmem, req, cell, tcp), on each link asked (--nics: virtio, e1000,
 e1000e, igb, shm), every size from 1 byte to --np-max (every 2^k and
 1.5 2^k: NetPIPE's -p 0), each size's time NetPIPE's own (the least of
-its three trials' mean half round trip).  With --peers, boot/peers runs
+its three trials' mean half round trip).  With --peers, boot/tools/peers runs
 Debian's NPmpich2 (MPICH over TCP) and NPtcp (raw Linux TCP) between two
 Linux guests on the same emulated NIC (e1000 and virtio; the guests have
 no driver for the others, and shm is ours alone), and iperf3 (Linux's
@@ -16,10 +16,10 @@ Prints a table per link (latency at 1, 8, 64 and 1024 bytes, bandwidth
 at 64 KiB, 1 MiB and 8 MiB), writes build/bench/netpipe.json and, with
 gnuplot, one plot per link with every curve side by side
 (build/bench/plots/netpipe-<link>-{latency,bandwidth}.png).
-boot/bench runs it in make bench (make bench PEERS=1: with the Linux
+boot/tools/bench runs it in make bench (make bench PEERS=1: with the Linux
 curves); it runs alone too:
 
-    boot/netpipe.py --nics shm,e1000 --drivers rmem,tcp --np-max 1048576
+    boot/tools/netpipe.py --nics shm,e1000 --drivers rmem,tcp --np-max 1048576
 
 Timing is reported, never asserted.
 """
@@ -30,11 +30,11 @@ import re
 import subprocess
 import sys
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.realpath(__file__))))
 NPMPI = os.path.join(ROOT, "build", "netpipe", "NPmpi.elf")
 DRIVERS = ("rmem", "req", "cell", "tcp")
 LINKS = ("virtio", "e1000", "e1000e", "igb", "shm")
-PEER_NICS = ("e1000", "virtio")          # what boot/peers' Linux guests have drivers for
+PEER_NICS = ("e1000", "virtio")          # what boot/tools/peers' Linux guests have drivers for
 NP_MAX = 8 * 1024 * 1024
 LAT_SIZES = (1, 8, 64, 1024)
 BW_SIZES = (65536, 1048576, 8388608)
@@ -49,7 +49,7 @@ def cpus_for(link):
 
 def run_ours(link, driver, np_max, timeout):
     """NPmpi on 2 nodes: [(bytes, mbps, one-way us)], and the log's tail if it failed."""
-    cmd = [os.path.join(ROOT, "boot", "mpirun"), "-np", "2", "--nic", link, "--driver", driver,
+    cmd = [os.path.join(ROOT, "boot", "tools", "mpirun"), "-np", "2", "--nic", link, "--driver", driver,
            "--cpus", cpus_for(link), "--timeout", str(timeout), "--no-env", NPMPI,
            "-p", "0", "-l", "1", "-u", str(np_max), "-o", "/dev/stdout"]
     p = subprocess.run(cmd, cwd=ROOT, stdin=subprocess.DEVNULL, capture_output=True, text=True,
@@ -65,10 +65,10 @@ def run_ours(link, driver, np_max, timeout):
 
 
 def run_peers(nic, np_max, iters, out):
-    """boot/peers on nic: its JSON (netpipe curves, rows), or None with the log's tail."""
+    """boot/tools/peers on nic: its JSON (netpipe curves, rows), or None with the log's tail."""
     # Each side where it does best: MPICH's progress polls (UCX has no blocking mode), so its
     # guests get a host CPU each; our nodes halt when idle, and on one host CPU they wake fastest.
-    cmd = [os.path.join(ROOT, "boot", "peers"), "--nic", nic, "--np-max", str(np_max),
+    cmd = [os.path.join(ROOT, "boot", "tools", "peers"), "--nic", nic, "--np-max", str(np_max),
            "--iters", str(iters), "--cpus", "spread", "--out", out]
     p = subprocess.run(cmd, cwd=ROOT, stdin=subprocess.DEVNULL, capture_output=True, text=True,
                        errors="replace")
@@ -234,7 +234,7 @@ def main(argv=None):
     ap.add_argument("--drivers", default=",".join(DRIVERS),
                     help="Madeleine drivers under MPI (default %s)" % ",".join(DRIVERS))
     ap.add_argument("--peers", action="store_true",
-                    help="also Debian's NPmpich2 and NPtcp between two Linux guests (boot/peers) "
+                    help="also Debian's NPmpich2 and NPtcp between two Linux guests (boot/tools/peers) "
                          "on e1000 and virtio")
     ap.add_argument("--np-max", type=int, default=NP_MAX, metavar="BYTES",
                     help="NetPIPE's largest message (default %d)" % NP_MAX)

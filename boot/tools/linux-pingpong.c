@@ -1,6 +1,6 @@
 /*
  * linux-pingpong: the round trips a Linux guest gets on the same switch and
- * NIC as the nodes (boot/peers, make bench PEERS=1): UDP with 64-byte
+ * NIC as the nodes (boot/tools/peers, make bench PEERS=1): UDP with 64-byte
  * datagrams and TCP with 1-byte messages (TCP_NODELAY).
  *
  *   linux-pingpong -s                  echo UDP on port 7000, TCP on 7001, until killed

@@ -3,7 +3,7 @@ its version and the devices it lists, whether it emulates a NIC that only
 newer QEMUs have, and whether its e1000 still takes mitigation=off; and
 the frame that crosses the launcher's switch best.
 
-Used by boot/cluster, boot/bench, boot/peers and the test cases
+Used by boot/cluster, boot/tools/bench, boot/tools/peers and the test cases
 (tests/*/cases.py), so that they all say the same thing the same way.
 Python 3 standard library only.
 """
@@ -12,7 +12,7 @@ import re
 import subprocess
 
 # The frame boot/cluster gives its nodes on its jumbo switch (frame=), and
-# boot/peers its Linux guests (MTU 7858).  The switch passes
+# boot/tools/peers its Linux guests (MTU 7858).  The switch passes
 # 9234 bytes, but a frame crosses it as a unix datagram, and Linux charges
 # a datagram of n bytes to the sender's socket buffer (212992 bytes by
 # default) as a kmalloc of n + 320 (skb_shared_info) rounded up to a power

@@ -14,7 +14,7 @@
 # --show-backports prints the source entry --qemu10 would add (derived from
 # the files under $NOW_APT_ETC, default /etc/apt) and changes nothing.
 #
-# Usage: boot/deps.sh [--qemu10] [--show-backports] [--help]
+# Usage: boot/tools/deps.sh [--qemu10] [--show-backports] [--help]
 set -e
 
 APT_ETC=${NOW_APT_ETC:-/etc/apt}
@@ -27,7 +27,7 @@ for a in "$@"; do
 	-h|--help)
 		sed -n '2,16p' "$0" | sed 's/^# \{0,1\}//'
 		exit 0 ;;
-	*) echo "deps: unknown option '$a' (boot/deps.sh --help)" >&2; exit 2 ;;
+	*) echo "deps: unknown option '$a' (boot/tools/deps.sh --help)" >&2; exit 2 ;;
 	esac
 done
 
@@ -125,7 +125,7 @@ apt_entry() {
 backports_stanza() {
 	uri=${1% *}; key=${1#* }
 	[ "$key" = - ] && key=/usr/share/keyrings/debian-archive-keyring.gpg
-	echo "# Added by boot/deps.sh --qemu10 (the NOW node image): QEMU 10 from $2."
+	echo "# Added by boot/tools/deps.sh --qemu10 (the NOW node image): QEMU 10 from $2."
 	echo "Types: deb"
 	echo "URIs: $uri"
 	echo "Suites: $2"
@@ -178,7 +178,7 @@ qemu_from_backports() {
 		echo "deps: added $suite from this machine's own Debian mirror ($uri): $BP_SOURCES" >&2
 	fi
 	{
-		echo "# Written by boot/deps.sh --qemu10 (the NOW node image): QEMU's packages only"
+		echo "# Written by boot/tools/deps.sh --qemu10 (the NOW node image): QEMU's packages only"
 		echo "# come from $suite; nothing else is taken from it."
 		echo "Package: $QEMU_PKGS"
 		echo "Pin: release n=$suite"

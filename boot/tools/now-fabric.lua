@@ -6,8 +6,8 @@
 -- call facility (net/call/call_wire.h) and hybrid deposit's ATM cells
 -- (net/deposit/cell.h).  Every field is little-endian, as on the wire.
 --
---   tshark -X lua_script:boot/now-fabric.lua -r n0.pcap -Y now
---   wireshark -X lua_script:boot/now-fabric.lua n0.pcap
+--   tshark -X lua_script:boot/tools/now-fabric.lua -r n0.pcap -Y now
+--   wireshark -X lua_script:boot/tools/now-fabric.lua n0.pcap
 --
 -- (or copy it into ~/.local/lib/wireshark/plugins/).  boot/cluster --pcap
 -- DIR writes one capture per node.
