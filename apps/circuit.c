@@ -314,7 +314,7 @@ static int simulate(struct run *R)
  * probe log for READ).  Node 0 then waits for every record: the end of
  * the timed part.  0, or -1 if a node never finished.
  */
-static int finish(struct run *R, struct done_rec *me)
+static int gather_finish_records(struct run *R, struct done_rec *me)
 {
 	struct done_rec *done = (struct done_rec *)R->mem;
 	uint64_t seen = 0, t = cycles();
@@ -459,7 +459,7 @@ static int circuit_main(void)
 		       : r == -ERANGE  ? "an event in the past (causality broken)"
 				       : "protocol error",
 		       r);
-	if (finish(&R, &me) < 0)
+	if (gather_finish_records(&R, &me) < 0)
 		goto out;
 	uint64_t ns = cycles_to_ns(cycles() - t0), wns = cycles_to_ns(R.wait_cycles);
 	printf("circuit: node %d: %u gates, %lu events, sent %lu events and %lu null messages in %lu writes, "

@@ -167,7 +167,7 @@ static int build_mul(struct builder *b, uint32_t w, uint32_t *in, uint32_t *out)
 }
 
 /* Fanout lists (the inverse of the input pins) and the critical path. */
-static int finish(struct netlist *n)
+static int link_fanouts(struct netlist *n)
 {
 	uint32_t *cnt = calloc(n->ngates + 1, sizeof *cnt), *arr = NULL;
 	uint32_t nfo = 0;
@@ -249,7 +249,7 @@ int ckt_build(struct netlist *n, const char *name)
 		r = -ENOMEM;
 		goto out;
 	}
-	r = finish(n);
+	r = link_fanouts(n);
 out:
 	free(drv);
 	if (r < 0)

@@ -344,7 +344,7 @@ static void credit_back(int src, struct peer *p, int force)
 }
 
 /* The message is finished with: its slot is free again. */
-static void finish(void)
+static void release_slot(void)
 {
 	struct peer *p = peers[rx.src];
 
@@ -409,7 +409,7 @@ static int rmem_recv_header_poll(int *src, void *hdr, size_t hdr_max, size_t *hd
 		rx.inline_body = s + sizeof sh + sh.hdr_len;
 		rx.body_got = 0;
 		if (sh.body_len == 0)
-			finish();
+			release_slot();
 		return 1;
 	}
 	return 0;
@@ -440,7 +440,7 @@ static int rmem_recv_body_post(int src, const struct mad_iovec *iov, int count)
 		rx.part_len = 0;
 		rx.part_done = 1;
 		if (rx.body_got == rx.sh.body_len)
-			finish();
+			release_slot();
 		return 0;
 	}
 	/* Step 4: export each vector to the sender alone, for this part only. */
@@ -492,7 +492,7 @@ static int rmem_recv_body_poll(int src)
 		withdraw_part();
 		rx.body_got += rx.part_len;
 		if (rx.body_got == rx.sh.body_len)
-			finish();
+			release_slot();
 	}
 	return 1;
 }

@@ -540,7 +540,7 @@ static struct mpi_req *active_req(MPI_Request h, int *bad)
  * updated.  A generalized request's status is its query function's.
  * Returns its MPI_ERROR.
  */
-static int finish(struct mpi_req *r, MPI_Request *h, MPI_Status *st)
+static int complete_request(struct mpi_req *r, MPI_Request *h, MPI_Status *st)
 {
 	int e;
 
@@ -634,7 +634,7 @@ int MPI_Wait(MPI_Request *request, MPI_Status *status)
 	struct mpi_comm *c = req_comm(r);
 	if (c)
 		mpii_comm_ref(c);
-	e = finish(r, request, status);
+	e = complete_request(r, request, status);
 	e = fail(c, e);
 	if (c)
 		mpii_comm_unref(c);
@@ -668,7 +668,7 @@ int MPI_Test(MPI_Request *request, int *flag, MPI_Status *status)
 	struct mpi_comm *c = req_comm(r);
 	if (c)
 		mpii_comm_ref(c);
-	e = fail(c, finish(r, request, status));
+	e = fail(c, complete_request(r, request, status));
 	if (c)
 		mpii_comm_unref(c);
 	return e;
@@ -699,7 +699,7 @@ static int any(int count, MPI_Request h[], int *index, int *flag, MPI_Status *st
 			*index = i;
 			if (flag)
 				*flag = 1;
-			e = fail(c, finish(r, &h[i], status));
+			e = fail(c, complete_request(r, &h[i], status));
 			if (c)
 				mpii_comm_unref(c);
 			return e;
@@ -754,7 +754,7 @@ static int finish_set(int count, MPI_Request h[], MPI_Status st[], int *idx, int
 			c = r->comm;
 			mpii_comm_ref(c);
 		}
-		int e = finish(r, &h[i], s);
+		int e = complete_request(r, &h[i], s);
 		if (s != MPI_STATUS_IGNORE)
 			s->MPI_ERROR = e;
 		if (e != MPI_SUCCESS)

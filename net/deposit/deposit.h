@@ -8,6 +8,11 @@
  * receive path (net/deposit/dart.h has the tables and the operation logic); the
  * design choices are in net/deposit/deposit.c.
  *
+ * Where each call is: endpoints, connections, registers, instruction
+ * memory, interrupts and exceptions in conn.c; the send registers and
+ * sends (dep_sendregs, dep_send, dep_send_block, ...) in send.c;
+ * deposit.c holds the node's state and its start.
+ *
  * A typical duplex connection between nodes 0 and 1, VCI 7:
  *
  *	node 1 (destination of 0's cells)       node 0

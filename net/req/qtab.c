@@ -1,5 +1,7 @@
 /*
- * The queue table and the receive half of REQ; see qtab.h.
+ * The queue table, and the receive half's checks and deposit as pure
+ * logic on it (a request's rights, generation and room, the word
+ * written); see qtab.h.  remote.c runs them in the fabric's receive path.
  */
 #include <errno.h>
 #include <string.h>

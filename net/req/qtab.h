@@ -1,8 +1,9 @@
 /*
- * The node's table of REQ queues and the receive half of the REQ
- * operation, as pure logic on a caller-supplied table: net/req/req.c and
- * remote.c keep the node's table and call these with interrupts off; the
- * host unit tests and the fuzz target drive the same code.
+ * The node's table of REQ queues, and what the receive half of the REQ
+ * operation decides and writes, as pure logic on a caller-supplied table:
+ * net/req/req.c keeps the node's table, remote.c (the receive half in the
+ * fabric's receive path) calls these with interrupts off; the host unit
+ * tests and the fuzz target drive the same code.
  *
  * Rights.  The paper protects a queue through the VM system: only a
  * process that has the queue's shadow page mapped can issue a REQ to it

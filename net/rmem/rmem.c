@@ -566,7 +566,7 @@ int rmem_read_poll(int h)
 }
 
 /* Wait for handle h of kind k and free it (not after -ETIMEDOUT); *value gets its value. */
-static int finish(int h, int kind, uint64_t *value, uint64_t timeout_ns)
+static int wait_and_free(int h, int kind, uint64_t *value, uint64_t timeout_ns)
 {
 	struct call *c = call_get(RMEM_PROTO, (uint8_t)kind, h);
 	int r;
@@ -587,7 +587,7 @@ static int finish(int h, int kind, uint64_t *value, uint64_t timeout_ns)
 
 int rmem_read_wait(int h, uint64_t timeout_ns)
 {
-	return finish(h, RK_READ, NULL, timeout_ns);
+	return wait_and_free(h, RK_READ, NULL, timeout_ns);
 }
 
 /* Send an atomic; return its handle (>= 0) or a negative error. */
@@ -621,7 +621,7 @@ static int atomic_start(int rd, uint8_t op, uint32_t off, const void *data, size
 
 int rmem_atomic_wait(int h, uint64_t *old, uint64_t timeout_ns)
 {
-	return finish(h, RK_ATOMIC, old, timeout_ns);
+	return wait_and_free(h, RK_ATOMIC, old, timeout_ns);
 }
 
 static int atomic_op(int rd, uint8_t op, uint32_t off, const void *data, size_t dlen, uint64_t *old,
