@@ -23,6 +23,7 @@
 #include "net/rmem/rmem.h"
 #include "net/rmem/segtab.h"
 #include "tests/unit/host_fabric.h"
+#include "tests/unit/rmem_fixture.h"
 
 #define NOPS_REQ 4
 static const uint8_t req_ops[NOPS_REQ] = { RM_WRITE, RM_READ_REQ, RM_CAS, RM_FADD };
@@ -32,16 +33,8 @@ static const uint8_t req_ops[NOPS_REQ] = { RM_WRITE, RM_READ_REQ, RM_CAS, RM_FAD
 static size_t put(uint8_t *buf, uint8_t op, uint8_t flags, uint16_t seg, uint32_t gen,
 		  uint32_t off, uint32_t count, uint32_t tag, int32_t status, size_t dlen)
 {
-	struct rmem_msg m = { 0 };
+	struct rmem_msg m = rmem_msg_of(op, flags, seg, gen, off, count, tag, status);
 
-	m.op = op;
-	m.flags = flags;
-	m.seg = seg;
-	m.gen = gen;
-	m.off = off;
-	m.count = count;
-	m.tag = tag;
-	m.status = status;
 	memcpy(buf, &m, sizeof m);
 	for (size_t i = 0; i < dlen; i++)
 		buf[RMEM_HDR_LEN + i] = (uint8_t)('A' + (i * 7) % 26);	/* never NUL */
@@ -348,14 +341,7 @@ static void status_names_and_errnos(void **state)
 
 static struct rmem_msg req(uint8_t op, uint32_t gen, uint32_t off, uint32_t count)
 {
-	struct rmem_msg m = { 0 };
-
-	m.op = op;
-	m.seg = 3;
-	m.gen = gen;
-	m.off = off;
-	m.count = count;
-	return m;
+	return rmem_msg_of(op, 0, 3, gen, off, count, 0, 0);
 }
 
 static uint32_t op_count(uint8_t op)
@@ -371,6 +357,14 @@ static int need_of(uint8_t op)
 static const struct rmem_segview good = { .exists = 1, .gen = 5, .rights = RMEM_ALL,
 					  .size = 4096, .inhibit = 0 };
 
+/* rmem_check's verdict on req(op, gen, off, count) against the view v. */
+static int check(const struct rmem_segview *v, uint8_t op, uint32_t gen, uint32_t off, uint32_t count)
+{
+	struct rmem_msg m = req(op, gen, off, count);
+
+	return rmem_check(v, &m);
+}
+
 static void check_bad_segment(void **state)
 {
 	struct rmem_segview v = good;
@@ -378,16 +372,12 @@ static void check_bad_segment(void **state)
 	(void)state;
 	v.exists = 0;
 	for (size_t i = 0; i < NOPS_REQ; i++) {
-		struct rmem_msg m = req(req_ops[i], 5, 0, op_count(req_ops[i]));
-		assert_int_equal(rmem_check(&v, &m), RMS_BAD_SEG);
+		assert_int_equal(check(&v, req_ops[i], 5, 0, op_count(req_ops[i])), RMS_BAD_SEG);
 		/* Whatever else is wrong too. */
-		m.gen = 6;
-		m.off = 0xfffffff9u;
-		assert_int_equal(rmem_check(&v, &m), RMS_BAD_SEG);
+		assert_int_equal(check(&v, req_ops[i], 6, 0xfffffff9u, op_count(req_ops[i])), RMS_BAD_SEG);
 		/* The all-zero view segtab_view() gives for no segment. */
 		struct rmem_segview none = { 0 };
-		m = req(req_ops[i], 0, 0, op_count(req_ops[i]));
-		assert_int_equal(rmem_check(&none, &m), RMS_BAD_SEG);
+		assert_int_equal(check(&none, req_ops[i], 0, 0, op_count(req_ops[i])), RMS_BAD_SEG);
 	}
 }
 
@@ -397,12 +387,9 @@ static void check_stale_generation(void **state)
 
 	(void)state;
 	for (size_t i = 0; i < NOPS_REQ; i++) {
-		for (size_t g = 0; g < sizeof gens / sizeof gens[0]; g++) {
-			struct rmem_msg m = req(req_ops[i], gens[g], 0, op_count(req_ops[i]));
-			assert_int_equal(rmem_check(&good, &m), RMS_STALE);
-		}
-		struct rmem_msg m = req(req_ops[i], 5, 0, op_count(req_ops[i]));
-		assert_int_equal(rmem_check(&good, &m), RMS_OK);
+		for (size_t g = 0; g < sizeof gens / sizeof gens[0]; g++)
+			assert_int_equal(check(&good, req_ops[i], gens[g], 0, op_count(req_ops[i])), RMS_STALE);
+		assert_int_equal(check(&good, req_ops[i], 5, 0, op_count(req_ops[i])), RMS_OK);
 	}
 }
 
@@ -415,25 +402,20 @@ static void check_rights_per_op(void **state)
 		uint8_t op = req_ops[i];
 		for (int r = 0; r <= RMEM_ALL; r++) {
 			v.rights = (uint8_t)r;
-			struct rmem_msg m = req(op, 5, 64, op_count(op));
 			int expect = (r & need_of(op)) ? RMS_OK : RMS_RIGHTS;
-			if (rmem_check(&v, &m) != expect)
-				fail_msg("op %u rights %d: %d, expected %d", op, r,
-					 rmem_check(&v, &m), expect);
+			int st = check(&v, op, 5, 64, op_count(op));
+			if (st != expect)
+				fail_msg("op %u rights %d: %d, expected %d", op, r, st, expect);
 		}
 	}
 	/* Exactly: WRITE needs W, READ needs R, CAS and FADD need A. */
 	v.rights = RMEM_R | RMEM_A;
-	struct rmem_msg m = req(RM_WRITE, 5, 0, 1);
-	assert_int_equal(rmem_check(&v, &m), RMS_RIGHTS);
+	assert_int_equal(check(&v, RM_WRITE, 5, 0, 1), RMS_RIGHTS);
 	v.rights = RMEM_W | RMEM_A;
-	m = req(RM_READ_REQ, 5, 0, 1);
-	assert_int_equal(rmem_check(&v, &m), RMS_RIGHTS);
+	assert_int_equal(check(&v, RM_READ_REQ, 5, 0, 1), RMS_RIGHTS);
 	v.rights = RMEM_RW;
-	m = req(RM_CAS, 5, 0, 8);
-	assert_int_equal(rmem_check(&v, &m), RMS_RIGHTS);
-	m = req(RM_FADD, 5, 0, 8);
-	assert_int_equal(rmem_check(&v, &m), RMS_RIGHTS);
+	assert_int_equal(check(&v, RM_CAS, 5, 0, 8), RMS_RIGHTS);
+	assert_int_equal(check(&v, RM_FADD, 5, 0, 8), RMS_RIGHTS);
 }
 
 static void check_bounds(void **state)
@@ -463,8 +445,7 @@ static void check_bounds(void **state)
 			{ 0xffffffffu, 0xffffffffu, RMS_BOUNDS },
 		};
 		for (size_t k = 0; k < sizeof t / sizeof t[0]; k++) {
-			struct rmem_msg m = req(op, 5, t[k].off, t[k].count);
-			int st = rmem_check(&v, &m);
+			int st = check(&v, op, 5, t[k].off, t[k].count);
 			if (st != t[k].st)
 				fail_msg("op %u off %u count %u size 1000: %d, expected %d", op,
 					 t[k].off, t[k].count, st, t[k].st);
@@ -472,26 +453,18 @@ static void check_bounds(void **state)
 	}
 	/* The largest segment export allows: 2^32 - 1 bytes. */
 	v.size = 0xffffffffu;
-	struct rmem_msg m = req(RM_WRITE, 5, 0xfffffffeu, 1);
-	assert_int_equal(rmem_check(&v, &m), RMS_OK);
-	m = req(RM_WRITE, 5, 0xffffffffu, 1);
-	assert_int_equal(rmem_check(&v, &m), RMS_BOUNDS);
-	m = req(RM_READ_REQ, 5, 0xfffffa81u, RMEM_MAX_XFER);	/* ends at 2^32 + 1 */
-	assert_int_equal(rmem_check(&v, &m), RMS_BOUNDS);
-	m = req(RM_READ_REQ, 5, 0xfffffa7fu, RMEM_MAX_XFER);	/* ends at 2^32 - 1 */
-	assert_int_equal(rmem_check(&v, &m), RMS_OK);
-	m = req(RM_FADD, 5, 0xfffffff0u, 8);
-	assert_int_equal(rmem_check(&v, &m), RMS_OK);
-	m = req(RM_FADD, 5, 0xfffffff8u, 8);			/* wraps to 0 */
-	assert_int_equal(rmem_check(&v, &m), RMS_BOUNDS);
+	assert_int_equal(check(&v, RM_WRITE, 5, 0xfffffffeu, 1), RMS_OK);
+	assert_int_equal(check(&v, RM_WRITE, 5, 0xffffffffu, 1), RMS_BOUNDS);
+	/* Ends at 2^32 + 1, then at 2^32 - 1. */
+	assert_int_equal(check(&v, RM_READ_REQ, 5, 0xfffffa81u, RMEM_MAX_XFER), RMS_BOUNDS);
+	assert_int_equal(check(&v, RM_READ_REQ, 5, 0xfffffa7fu, RMEM_MAX_XFER), RMS_OK);
+	assert_int_equal(check(&v, RM_FADD, 5, 0xfffffff0u, 8), RMS_OK);
+	assert_int_equal(check(&v, RM_FADD, 5, 0xfffffff8u, 8), RMS_BOUNDS);	/* wraps to 0 */
 	/* A one-byte segment. */
 	v.size = 1;
-	m = req(RM_WRITE, 5, 0, 1);
-	assert_int_equal(rmem_check(&v, &m), RMS_OK);
-	m = req(RM_WRITE, 5, 1, 1);
-	assert_int_equal(rmem_check(&v, &m), RMS_BOUNDS);
-	m = req(RM_CAS, 5, 0, 8);
-	assert_int_equal(rmem_check(&v, &m), RMS_BOUNDS);
+	assert_int_equal(check(&v, RM_WRITE, 5, 0, 1), RMS_OK);
+	assert_int_equal(check(&v, RM_WRITE, 5, 1, 1), RMS_BOUNDS);
+	assert_int_equal(check(&v, RM_CAS, 5, 0, 8), RMS_BOUNDS);
 }
 
 static void check_atomics(void **state)
@@ -502,24 +475,16 @@ static void check_atomics(void **state)
 	v.size = 1004;		/* not a multiple of 8 */
 	for (size_t i = 2; i < NOPS_REQ; i++) {
 		uint8_t op = req_ops[i];
-		for (uint32_t off = 0; off < 64; off++) {
-			struct rmem_msg m = req(op, 5, off, 8);
-			assert_int_equal(rmem_check(&v, &m), (off & 7) ? RMS_ALIGN : RMS_OK);
-		}
-		struct rmem_msg m = req(op, 5, 992, 8);		/* the last whole word */
-		assert_int_equal(rmem_check(&v, &m), RMS_OK);
-		m = req(op, 5, 996, 8);				/* ends exactly at size, misaligned */
-		assert_int_equal(rmem_check(&v, &m), RMS_ALIGN);
-		m = req(op, 5, 1000, 8);			/* aligned, 4 bytes past the end */
-		assert_int_equal(rmem_check(&v, &m), RMS_BOUNDS);
-		m = req(op, 5, 997, 8);				/* misaligned and beyond: bounds first */
-		assert_int_equal(rmem_check(&v, &m), RMS_BOUNDS);
+		for (uint32_t off = 0; off < 64; off++)
+			assert_int_equal(check(&v, op, 5, off, 8), (off & 7) ? RMS_ALIGN : RMS_OK);
+		assert_int_equal(check(&v, op, 5, 992, 8), RMS_OK);		/* the last whole word */
+		assert_int_equal(check(&v, op, 5, 996, 8), RMS_ALIGN);		/* ends exactly at size, misaligned */
+		assert_int_equal(check(&v, op, 5, 1000, 8), RMS_BOUNDS);	/* aligned, 4 bytes past the end */
+		assert_int_equal(check(&v, op, 5, 997, 8), RMS_BOUNDS);		/* misaligned and beyond: bounds first */
 	}
 	/* WRITE and READ need no alignment. */
-	struct rmem_msg m = req(RM_WRITE, 5, 3, 8);
-	assert_int_equal(rmem_check(&v, &m), RMS_OK);
-	m = req(RM_READ_REQ, 5, 1001, 3);
-	assert_int_equal(rmem_check(&v, &m), RMS_OK);
+	assert_int_equal(check(&v, RM_WRITE, 5, 3, 8), RMS_OK);
+	assert_int_equal(check(&v, RM_READ_REQ, 5, 1001, 3), RMS_OK);
 }
 
 static void check_write_inhibit(void **state)
@@ -528,50 +493,35 @@ static void check_write_inhibit(void **state)
 
 	(void)state;
 	v.inhibit = 1;
-	struct rmem_msg m = req(RM_WRITE, 5, 0, 16);
-	assert_int_equal(rmem_check(&v, &m), RMS_INHIBIT);
-	m = req(RM_WRITE, 5, 4095, 1);
-	assert_int_equal(rmem_check(&v, &m), RMS_INHIBIT);
-	m = req(RM_READ_REQ, 5, 0, 16);				/* reads still allowed */
-	assert_int_equal(rmem_check(&v, &m), RMS_OK);
-	m = req(RM_READ_REQ, 5, 4095, 1);
-	assert_int_equal(rmem_check(&v, &m), RMS_OK);
+	assert_int_equal(check(&v, RM_WRITE, 5, 0, 16), RMS_INHIBIT);
+	assert_int_equal(check(&v, RM_WRITE, 5, 4095, 1), RMS_INHIBIT);
+	assert_int_equal(check(&v, RM_READ_REQ, 5, 0, 16), RMS_OK);	/* reads still allowed */
+	assert_int_equal(check(&v, RM_READ_REQ, 5, 4095, 1), RMS_OK);
 	/* Inhibited means read-only: atomics change memory, so they are refused too. */
-	m = req(RM_CAS, 5, 8, 8);
-	assert_int_equal(rmem_check(&v, &m), RMS_INHIBIT);
-	m = req(RM_FADD, 5, 8, 8);
-	assert_int_equal(rmem_check(&v, &m), RMS_INHIBIT);
+	assert_int_equal(check(&v, RM_CAS, 5, 8, 8), RMS_INHIBIT);
+	assert_int_equal(check(&v, RM_FADD, 5, 8, 8), RMS_INHIBIT);
 	/* Inhibit comes after the other checks. */
-	m = req(RM_WRITE, 5, 4096, 1);
-	assert_int_equal(rmem_check(&v, &m), RMS_BOUNDS);
+	assert_int_equal(check(&v, RM_WRITE, 5, 4096, 1), RMS_BOUNDS);
 	v.rights = RMEM_R;
-	m = req(RM_WRITE, 5, 0, 1);
-	assert_int_equal(rmem_check(&v, &m), RMS_RIGHTS);
-	m = req(RM_WRITE, 4, 0, 1);
-	assert_int_equal(rmem_check(&v, &m), RMS_STALE);
+	assert_int_equal(check(&v, RM_WRITE, 5, 0, 1), RMS_RIGHTS);
+	assert_int_equal(check(&v, RM_WRITE, 4, 0, 1), RMS_STALE);
 	/* Off again: the write goes. */
 	v = good;
-	m = req(RM_WRITE, 5, 0, 16);
-	assert_int_equal(rmem_check(&v, &m), RMS_OK);
+	assert_int_equal(check(&v, RM_WRITE, 5, 0, 16), RMS_OK);
 }
 
 static void check_atomic_alignment_uses_the_address(void **state)
 {
 	struct rmem_segview v = good;
-	struct rmem_msg m;
 
 	(void)state;
 	/* A segment that starts 4 bytes past an 8-byte boundary. */
 	v.base = 0x10004;
-	m = req(RM_CAS, 5, 8, 8);
-	assert_int_equal(rmem_check(&v, &m), RMS_ALIGN);
-	m = req(RM_CAS, 5, 4, 8);
-	assert_int_equal(rmem_check(&v, &m), RMS_OK);
-	m = req(RM_FADD, 5, 12, 8);
-	assert_int_equal(rmem_check(&v, &m), RMS_OK);
+	assert_int_equal(check(&v, RM_CAS, 5, 8, 8), RMS_ALIGN);
+	assert_int_equal(check(&v, RM_CAS, 5, 4, 8), RMS_OK);
+	assert_int_equal(check(&v, RM_FADD, 5, 12, 8), RMS_OK);
 	/* Byte operations do not care. */
-	m = req(RM_WRITE, 5, 3, 5);
-	assert_int_equal(rmem_check(&v, &m), RMS_OK);
+	assert_int_equal(check(&v, RM_WRITE, 5, 3, 5), RMS_OK);
 }
 
 /* With every violation at once, peel them off one by one: a fixed order. */
@@ -608,9 +558,8 @@ static void check_refuses_non_requests(void **state)
 {
 	(void)state;
 	for (int op = 0; op < 256; op++) {
-		struct rmem_msg m = req((uint8_t)op, 5, 0, 8);
 		int is_req = op == RM_WRITE || op == RM_READ_REQ || op == RM_CAS || op == RM_FADD;
-		assert_int_equal(rmem_check(&good, &m), is_req ? RMS_OK : RMS_MALFORMED);
+		assert_int_equal(check(&good, (uint8_t)op, 5, 0, 8), is_req ? RMS_OK : RMS_MALFORMED);
 	}
 }
 

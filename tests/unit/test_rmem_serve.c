@@ -23,6 +23,7 @@
 #include "net/rmem/proto.h"
 #include "net/rmem/rmem.h"
 #include "tests/unit/host_fabric.h"
+#include "tests/unit/rmem_fixture.h"
 
 #define SELF 0
 #define PEER 2
@@ -45,16 +46,8 @@ static int setup(void **state)
 static size_t msg(uint8_t *b, uint8_t op, uint8_t flags, uint16_t seg, uint32_t gen, uint32_t off,
 		  uint32_t count, uint32_t tag, int32_t status, const void *data, size_t dlen)
 {
-	struct rmem_msg m = { 0 };
+	struct rmem_msg m = rmem_msg_of(op, flags, seg, gen, off, count, tag, status);
 
-	m.op = op;
-	m.flags = flags;
-	m.seg = seg;
-	m.gen = gen;
-	m.off = off;
-	m.count = count;
-	m.tag = tag;
-	m.status = status;
 	memcpy(b, &m, sizeof m);
 	if (dlen)
 		memcpy(b + sizeof m, data, dlen);
