@@ -16,6 +16,7 @@
 
 #include "net/fabric/channel.h"
 #include "net/fabric/wire.h"
+#include "tests/unit/host_rnd.h"
 
 int host_pkt_live(void);
 
@@ -72,8 +73,7 @@ static unsigned rng = 12345;
 
 static double rnd(void)
 {
-	rng = rng * 1103515245u + 12345u;
-	return (double)((rng >> 8) & 0xffffff) / 16777216.0;
+	return host_rnd_unit(&rng);
 }
 
 static struct side sides[2];
@@ -323,6 +323,85 @@ static void finish(void)
 	assert_int_equal(host_pkt_live(), 0);
 }
 
+/* Side i received want messages, none out of order. */
+static void assert_arrived(int i, uint64_t want)
+{
+	assert_int_equal(sides[i].got, want);
+	assert_int_equal(sides[i].bad_order, 0);
+}
+
+/* Each side received want messages, none out of order. */
+static void assert_all_arrived(uint64_t want)
+{
+	for (int i = 0; i < 2; i++)
+		assert_arrived(i, want);
+}
+
+/* Both ends' channels lossless (on 1) or not (on 0). */
+static void set_lossless(int on)
+{
+	for (int i = 0; i < 2; i++)
+		chan_set_lossless(&sides[i].ch, on, clock_ns);
+}
+
+/*
+ * Both ends lossless over a fifo link that loses frames in it with
+ * probability drop and hands every other frame up in place if in_place.
+ */
+static void setup_lossless_link(int in_place, double drop)
+{
+	link.lossless_rx = 1;
+	link.fifo = 1;
+	link.in_place = in_place;
+	link.drop = drop;
+	set_lossless(1);
+}
+
+/* The link drops, doubles, reorders and corrupts frames with these probabilities. */
+static void set_faults(double drop, double dup, double reorder, double corrupt)
+{
+	link.drop = drop;
+	link.dup = dup;
+	link.reorder = reorder;
+	link.corrupt = corrupt;
+}
+
+/* Side 0 sends messages *sent, *sent + 1 ... below max, of len bytes, while its channel has room. */
+static void send_while_space(uint32_t *sent, uint32_t max, size_t len)
+{
+	while (*sent < max && chan_space(&sides[0].ch) > 0)
+		assert_int_equal(send_one(0, (*sent)++, len), 0);
+}
+
+/*
+ * A pair of the given window whose receiver (side 1) refuses every
+ * message: side 0 sends 64-byte messages below max while its channel has
+ * room, for rounds pumps of step each.  The number it sent.
+ */
+static uint32_t send_to_busy_receiver(unsigned window, int rounds, uint32_t max, uint64_t step)
+{
+	uint32_t sent = 0;
+
+	setup_pair(window);
+	sides[1].busy_mode = 1;
+	for (int round = 0; round < rounds; round++) {
+		send_while_space(&sent, max, 64);
+		pump(step);
+	}
+	return sent;
+}
+
+/* Side 1 refuses and holds four messages from side 0, undelivered. */
+static void hold_refused_frames(void)
+{
+	sides[1].busy_mode = 1;
+	for (uint32_t v = 0; v < 4; v++)
+		assert_int_equal(send_one(0, v, 64), 0);
+	for (int i = 0; i < 20; i++)
+		pump(100 * US);
+	assert_true(sides[1].ch.rcv_nxt != sides[1].ch.dlv_nxt);
+}
+
 /* --- tests -------------------------------------------------------------- */
 
 static void lossless_both_ways(void **state)
@@ -330,11 +409,9 @@ static void lossless_both_ways(void **state)
 	(void)state;
 	setup_pair(32);
 	stream(5000, 60000 * MS);
-	for (int i = 0; i < 2; i++) {
-		assert_int_equal(sides[i].got, 5000);
-		assert_int_equal(sides[i].bad_order, 0);
+	assert_all_arrived(5000);
+	for (int i = 0; i < 2; i++)
 		assert_int_equal(sides[i].ch.stats.tx_retx_timeout, 0);
-	}
 	assert_int_equal(link.frames_beyond_limit, 0);
 	finish();
 }
@@ -348,16 +425,12 @@ static void lossless_mode_skips_crc_and_timers(void **state)
 {
 	(void)state;
 	setup_pair(32);
-	link.lossless_rx = 1;
-	link.fifo = 1;
+	setup_lossless_link(0, 0);
 	link.refuse_every = 50;
-	for (int i = 0; i < 2; i++)
-		chan_set_lossless(&sides[i].ch, 1, clock_ns);
 	stream(5000, 60000 * MS);
+	assert_all_arrived(5000);
 	uint64_t retx = 0;
 	for (int i = 0; i < 2; i++) {
-		assert_int_equal(sides[i].got, 5000);
-		assert_int_equal(sides[i].bad_order, 0);
 		assert_int_equal(sides[i].ch.stats.rx_dup, 0);
 		retx += sides[i].ch.stats.tx_retx_timeout + sides[i].ch.stats.tx_retx_sack;
 	}
@@ -422,18 +495,13 @@ static void lossless_in_place_mixes_with_queued_sends(void **state)
 
 	(void)state;
 	setup_pair(16);
-	link.lossless_rx = 1;
-	link.fifo = 1;
+	setup_lossless_link(1, 0);
 	link.refuse_every = 13;
-	link.in_place = 1;
-	for (int i = 0; i < 2; i++) {
-		chan_set_lossless(&sides[i].ch, 1, clock_ns);
+	for (int i = 0; i < 2; i++)
 		sides[i].busy_rate = 0.1;
-	}
 	stream_lossless(0, &in_place, NULL);
+	assert_all_arrived(3000);
 	for (int i = 0; i < 2; i++) {
-		assert_int_equal(sides[i].got, 3000);
-		assert_int_equal(sides[i].bad_order, 0);
 		assert_int_equal(sides[i].ch.stats.rx_dup, 0);
 		assert_true(sides[i].ch.stats.busy_refusals > 0);
 	}
@@ -443,40 +511,27 @@ static void lossless_in_place_mixes_with_queued_sends(void **state)
 	finish();
 }
 
+/* Every one of want messages arrived at each end, in order, some by a resend. */
+static void assert_all_arrived_resent(uint32_t want)
+{
+	assert_all_arrived(want);
+	for (int i = 0; i < 2; i++)
+		assert_true(sides[i].ch.stats.tx_retx_sack + sides[i].ch.stats.tx_retx_timeout > 0);
+}
+
 /*
  * A lossless link whose memory others can write: frames lost in the link
  * (in place or queued), and acks too.  Every message still arrives once
  * and in order, filled by the SACK at once where a later frame shows the
  * hole and by the quiet timer where none does (the last frame lost).
  */
-/* Both ends lossless over a link that loses frames in it (drop, fifo, in place). */
-static void setup_lossy_lossless_link(double drop)
-{
-	link.lossless_rx = 1;
-	link.fifo = 1;
-	link.in_place = 1;
-	link.drop = drop;
-	for (int i = 0; i < 2; i++)
-		chan_set_lossless(&sides[i].ch, 1, clock_ns);
-}
-
-/* Every one of want messages arrived at each end, in order, some by a resend. */
-static void assert_all_arrived_resent(uint32_t want)
-{
-	for (int i = 0; i < 2; i++) {
-		assert_int_equal(sides[i].got, want);
-		assert_int_equal(sides[i].bad_order, 0);
-		assert_true(sides[i].ch.stats.tx_retx_sack + sides[i].ch.stats.tx_retx_timeout > 0);
-	}
-}
-
 static void lossless_link_recovers_frames_lost_in_the_link(void **state)
 {
 	uint64_t in_place = 0, lost_in_place = 0;
 
 	(void)state;
 	setup_pair(16);
-	setup_lossy_lossless_link(0.02);
+	setup_lossless_link(1, 0.02);
 	stream_lossless(0.02, &in_place, &lost_in_place);
 	assert_all_arrived_resent(3000);
 	assert_true(in_place > 500);
@@ -504,7 +559,7 @@ static void lossless_by_reference_resends_from_the_slot(void **state)
 	setup_by_ref = 0;
 	memset(rings, 0, sizeof rings);
 	memset(kept, 0xee, sizeof kept);
-	setup_lossy_lossless_link(0.02);
+	setup_lossless_link(1, 0.02);
 	while ((sides[0].got < 2000 || sides[1].got < 2000) && clock_ns < 60000 * MS) {
 		for (int from = 0; from < 2; from++) {
 			struct chan *c = &sides[from].ch;
@@ -593,12 +648,10 @@ static void frame_lost_before_lossless_is_resent(void **state)
 	pump(20 * US);
 	link.cut = 0;
 	link.lossless_rx = 1;
-	for (int i = 0; i < 2; i++)
-		chan_set_lossless(&sides[i].ch, 1, clock_ns);
+	set_lossless(1);
 	for (int i = 0; i < 50000 && sides[1].got == 0; i++)
 		pump(20 * US);
-	assert_int_equal(sides[1].got, 1);
-	assert_int_equal(sides[1].bad_order, 0);
+	assert_arrived(1, 1);
 	assert_false(sides[0].ch.dead);
 	assert_int_equal(sides[0].ch.stats.tx_retx_timeout, 1);
 	finish();
@@ -616,17 +669,14 @@ static uint64_t acks_for(int lossless)
 	setup_pair(32);
 	link.lossless_rx = lossless;
 	link.fifo = 1;
-	for (int i = 0; i < 2; i++) {
+	for (int i = 0; i < 2; i++)
 		sides[i].ch.cfg.ack_delay_ns = 50 * MS;
-		chan_set_lossless(&sides[i].ch, lossless, clock_ns);
-	}
+	set_lossless(lossless);
 	while (sides[1].got < 3000 && clock_ns < 60000 * MS) {
-		while (sent < 3000 && chan_space(&sides[0].ch) > 0)
-			assert_int_equal(send_one(0, sent++, 64), 0);
+		send_while_space(&sent, 3000, 64);
 		pump(20 * US);
 	}
-	assert_int_equal(sides[1].got, 3000);
-	assert_int_equal(sides[1].bad_order, 0);
+	assert_arrived(1, 3000);
 	assert_int_equal(lossless ? link.crc_frames : link.nocrc_frames, 0);
 	uint64_t acks = sides[1].ch.stats.tx_ack;
 	finish();
@@ -644,14 +694,10 @@ static void lossy_link_delivers_exactly_once_in_order(void **state)
 {
 	(void)state;
 	setup_pair(32);
-	link.drop = 0.10;
-	link.dup = 0.05;
-	link.reorder = 0.10;
-	link.corrupt = 0.02;
+	set_faults(0.10, 0.05, 0.10, 0.02);
 	stream(5000, 600000 * MS);
+	assert_all_arrived(5000);
 	for (int i = 0; i < 2; i++) {
-		assert_int_equal(sides[i].got, 5000);
-		assert_int_equal(sides[i].bad_order, 0);
 		assert_true(sides[i].ch.stats.tx_retx_timeout + sides[i].ch.stats.tx_retx_sack > 0);
 		assert_true(sides[i].ch.stats.rx_dup > 0);
 	}
@@ -679,16 +725,10 @@ static void keyed_link_refuses_replays_and_delivers_exactly_once(void **state)
 		fab_pair_key(&link.unseal[i].key, &k, 1 - i, 0x101 - (uint64_t)i, i, 0x100 + (uint64_t)i);
 		sides[i].ch.cfg.seal = &link.seal[i];
 	}
-	link.drop = 0.05;
-	link.dup = 0.05;
-	link.reorder = 0.05;
-	link.corrupt = 0.02;
+	set_faults(0.05, 0.05, 0.05, 0.02);
 	link.replay_late = 0.05;
 	stream(3000, 600000 * MS);
-	for (int i = 0; i < 2; i++) {
-		assert_int_equal(sides[i].got, 3000);
-		assert_int_equal(sides[i].bad_order, 0);
-	}
+	assert_all_arrived(3000);
 	assert_true(link.replays > 100);
 	assert_true(link.bad_mac > 10);
 	finish();
@@ -709,8 +749,7 @@ static void sack_refills_a_single_hole_before_timeout(void **state)
 	/* Long enough for a SACK round trip, well short of the 5 ms RTO. */
 	for (int i = 0; i < 40; i++)
 		pump(50 * US);
-	assert_int_equal(sides[1].got, 10);
-	assert_int_equal(sides[1].bad_order, 0);
+	assert_arrived(1, 10);
 	assert_true(sides[0].ch.stats.tx_retx_sack >= 1);
 	assert_int_equal(sides[0].ch.stats.tx_retx_timeout, 0);
 	finish();
@@ -744,8 +783,7 @@ static void lost_tail_comes_back_after_one_timeout(void **state)
 	uint64_t t0 = clock_ns;
 	for (int i = 0; i < 100000 && sides[1].got < 16; i++)
 		pump(20 * US);
-	assert_int_equal(sides[1].got, 16);
-	assert_int_equal(sides[1].bad_order, 0);
+	assert_arrived(1, 16);
 	/* One timeout (at least rto_min, 1 ms) and a few round trips of 100 us. */
 	assert_true(clock_ns - t0 < 10 * MS);
 	assert_int_equal(sides[0].ch.backed_off, 0);
@@ -756,17 +794,8 @@ static void lost_tail_comes_back_after_one_timeout(void **state)
 static void busy_receiver_stops_the_sender_without_loss(void **state)
 {
 	(void)state;
-	setup_pair(16);
-	sides[1].busy_mode = 1;
-	uint32_t sent = 0;
 	/* The sender fills the receiver's window and then must stop. */
-	for (int round = 0; round < 200; round++) {
-		while (chan_space(&sides[0].ch) > 0) {
-			assert_int_equal(send_one(0, sent, 64), 0);
-			sent++;
-		}
-		pump(100 * US);
-	}
+	uint32_t sent = send_to_busy_receiver(16, 200, UINT32_MAX, 100 * US);
 	assert_int_equal(sides[1].got, 0);
 	assert_true(sides[1].ch.stats.busy_refusals > 0);
 	/* At most a window's worth crossed the wire beyond what was delivered. */
@@ -777,24 +806,14 @@ static void busy_receiver_stops_the_sender_without_loss(void **state)
 	chan_resume(&sides[1].ch, clock_ns);
 	for (int round = 0; round < 2000 && sides[1].got < sent; round++)
 		pump(100 * US);
-	assert_int_equal(sides[1].got, sent);
-	assert_int_equal(sides[1].bad_order, 0);
+	assert_arrived(1, sent);
 	finish();
 }
 
 static void lost_window_update_is_recovered_by_probes(void **state)
 {
 	(void)state;
-	setup_pair(8);
-	sides[1].busy_mode = 1;
-	uint32_t sent = 0;
-	for (int round = 0; round < 50; round++) {
-		while (chan_space(&sides[0].ch) > 0 && sent < 40) {
-			assert_int_equal(send_one(0, sent, 64), 0);
-			sent++;
-		}
-		pump(200 * US);
-	}
+	uint32_t sent = send_to_busy_receiver(8, 50, 40, 200 * US);
 	/* The receiver opens, but its window update is lost. */
 	link.drop_acks_to = 0;
 	sides[1].busy_mode = 0;
@@ -802,10 +821,7 @@ static void lost_window_update_is_recovered_by_probes(void **state)
 	pump(10 * US);
 	link.drop_acks_to = -1;
 	for (int round = 0; round < 20000 && sides[1].got < 40; round++) {
-		while (chan_space(&sides[0].ch) > 0 && sent < 40) {
-			assert_int_equal(send_one(0, sent, 64), 0);
-			sent++;
-		}
+		send_while_space(&sent, 40, 64);
 		pump(200 * US);
 	}
 	assert_int_equal(sides[1].got, 40);
@@ -821,17 +837,13 @@ static void random_busy_receiver(void **state)
 	link.drop = 0.05;
 	uint32_t sent = 0;
 	for (int round = 0; round < 200000 && sides[1].got < 3000; round++) {
-		while (sent < 3000 && chan_space(&sides[0].ch) > 0) {
-			assert_int_equal(send_one(0, sent, 200), 0);
-			sent++;
-		}
+		send_while_space(&sent, 3000, 200);
 		pump(50 * US);
 		/* The protocol resumes a little later each time it refused. */
 		if (sides[1].ch.blocked && round % 3 == 0)
 			chan_resume(&sides[1].ch, clock_ns);
 	}
-	assert_int_equal(sides[1].got, 3000);
-	assert_int_equal(sides[1].bad_order, 0);
+	assert_arrived(1, 3000);
 	finish();
 }
 
@@ -871,13 +883,8 @@ static void dead_peer_with_blocked_delivery(void **state)
 	(void)state;
 	setup_pair(8);
 	/* The receiver holds frames it refused, then its peer goes silent. */
-	sides[1].busy_mode = 1;
-	for (uint32_t v = 0; v < 4; v++)
-		assert_int_equal(send_one(0, v, 64), 0);
-	for (int i = 0; i < 20; i++)
-		pump(100 * US);
+	hold_refused_frames();
 	assert_true(sides[1].ch.blocked);
-	assert_true(sides[1].ch.rcv_nxt != sides[1].ch.dlv_nxt);
 	/* B has data outstanding to A; A stops answering: B declares A dead. */
 	assert_int_equal(send_one(1, 0, 64), 0);
 	link.cut = 1;
@@ -959,8 +966,7 @@ static void wraps_sequence_numbers(void **state)
 	link.drop = 0.05;
 	stream(1000, 600000 * MS);
 	assert_int_equal(sides[0].got, 1000);
-	assert_int_equal(sides[1].got, 1000);
-	assert_int_equal(sides[1].bad_order, 0);
+	assert_arrived(1, 1000);
 	assert_true(seq_lt(0xffffff00u, sides[1].ch.rcv_nxt) == 0 || sides[1].ch.rcv_nxt < 0x1000);
 	finish();
 }
@@ -978,12 +984,7 @@ static void reset_starts_a_fresh_channel(void **state)
 	(void)state;
 	setup_pair(8);
 	/* B holds frames it refused; A has frames outstanding; then A declares B dead. */
-	sides[1].busy_mode = 1;
-	for (uint32_t v = 0; v < 4; v++)
-		assert_int_equal(send_one(0, v, 64), 0);
-	for (int i = 0; i < 20; i++)
-		pump(100 * US);
-	assert_true(sides[1].ch.rcv_nxt != sides[1].ch.dlv_nxt);
+	hold_refused_frames();
 	link.cut = 1;
 	assert_int_equal(send_one(0, 4, 64), 0);
 	while (!sides[0].ch.dead)
@@ -1022,8 +1023,7 @@ static void reset_starts_a_fresh_channel(void **state)
 	sides[1].next_expected = 0;
 	sides[0].got = sides[1].got = 0;
 	stream(200, 60000 * MS);
-	assert_int_equal(sides[1].got, 200);
-	assert_int_equal(sides[1].bad_order, 0);
+	assert_arrived(1, 200);
 	assert_int_equal(sides[0].got, 200);
 	finish();
 }
@@ -1042,10 +1042,7 @@ static void shared_frames_arrive_once_and_in_order(void **state)
 
 	(void)state;
 	setup_pair(16);
-	link.drop = 0.1;
-	link.dup = 0.05;
-	link.reorder = 0.05;
-	link.corrupt = 0.02;
+	set_faults(0.1, 0.05, 0.05, 0.02);
 	while (sides[1].got < 2000 && clock_ns < 60000 * MS) {
 		while (sent < 2000 && chan_can_send_shared(&sides[0].ch)) {
 			size_t len = 4 + (sent * 29) % 600;
@@ -1070,8 +1067,7 @@ static void shared_frames_arrive_once_and_in_order(void **state)
 		}
 		pump(20 * US);
 	}
-	assert_int_equal(sides[1].got, 2000);
-	assert_int_equal(sides[1].bad_order, 0);
+	assert_arrived(1, 2000);
 	assert_true(group_frames > 1500);
 	/* What the link lost went again, alone. */
 	assert_true(sides[0].ch.stats.tx_retx_timeout + sides[0].ch.stats.tx_retx_sack > 0);

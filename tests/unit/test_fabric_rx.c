@@ -20,13 +20,13 @@
 #include "net/fabric/fabric.h"
 #include "net/fabric/wire.h"
 #include "tests/unit/host_node.h"
+#include "tests/unit/host_rnd.h"
 
 static unsigned rng = 7;
 
 static unsigned rnd(unsigned n)
 {
-	rng = rng * 1103515245u + 12345u;
-	return (rng >> 8) % n;
+	return host_rnd_next(&rng) % n;
 }
 
 static void discovery_binds_every_peer(void **state)

@@ -19,6 +19,7 @@
 #include "net/fabric/member.h"
 #include "net/fabric/wire.h"
 #include "tests/unit/host_fabric.h"
+#include "tests/unit/host_rnd.h"
 
 #define N 4
 #define QMAX 4096
@@ -39,12 +40,6 @@ static unsigned resets[N][N], binds[N][N];
 static double drop;
 static unsigned rng = 99;
 
-static double rnd(void)
-{
-	rng = rng * 1103515245u + 12345u;
-	return (double)((rng >> 8) & 0xffffff) / 16777216.0;
-}
-
 /* HELLOs from rec_src to rec_dst (-1: broadcasts too), recorded as posted. */
 static struct hello_msg rec[256];
 static int nrec, rec_src = -1, rec_dst = -1;
@@ -53,7 +48,7 @@ static void post(int src, int dst)
 {
 	struct hello_msg *m;
 
-	if (qn == QMAX || rnd() < drop)
+	if (qn == QMAX || host_rnd_unit(&rng) < drop)
 		return;
 	m = &q[qn++];
 	memset(m, 0, sizeof *m);

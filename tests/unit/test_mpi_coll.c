@@ -20,6 +20,7 @@
 #include <cmocka.h>
 
 #include "tests/unit/host_mpi.h"
+#include "tests/unit/host_rnd.h"
 
 static int fails;
 
@@ -1124,12 +1125,6 @@ struct slot {
 	mat ms[4], mr[4];
 };
 
-static unsigned next_rand(unsigned *x)
-{
-	*x = *x * 1103515245u + 12345u;
-	return *x >> 8;
-}
-
 static void nb_start(struct slot *sl, MPI_Comm comm, int lr, int size)
 {
 	int it = sl->it, root = sl->root;
@@ -1271,7 +1266,7 @@ static void case_nb_stress(int rank, int size, void *arg)
 	for (int it = 0; it < iters || nbusy; it++) {
 		/* Wait for one, in this rank's order, when the window is full or the starts are over. */
 		if (nbusy == NB_WINDOW || (it >= iters && nbusy)) {
-			int pick = (int)(next_rand(&mine) % (unsigned)nbusy), k;
+			int pick = (int)(host_rnd_next(&mine) % (unsigned)nbusy), k;
 			for (k = 0; k < NB_WINDOW; k++)
 				if (busy[k] && pick-- == 0)
 					break;
@@ -1283,7 +1278,7 @@ static void case_nb_stress(int rank, int size, void *arg)
 		}
 		if (it >= iters)
 			continue;
-		unsigned what = next_rand(&common);
+		unsigned what = host_rnd_next(&common);
 		if (what % 8 == 0 && size > 1) {
 			/* Point to point around the ring while the collectives go on. */
 			int out = rank * 1000 + it, in = -1;
