@@ -29,6 +29,7 @@
 #include "net/rmem/proto.h"
 #include "net/rmem/rmem.h"
 #include "tests/unit/host_fabric.h"
+#include "tests/unit/rmem_fixture.h"
 
 #define SELF 0
 #define CLIENT 1
@@ -132,6 +133,25 @@ static int teardown(void **state)
 	return 0;
 }
 
+/* The segment of the current stack (-1: none). */
+static int stack_seg(void)
+{
+	char name[RMEM_NAME_MAX];
+
+	snprintf(name, sizeof name, "rpc.svc.%d", stack_no);
+	return segtab_find(&rmem_segtab, name);
+}
+
+/* The segment of the current stack, which exists, and node src's ticket to it in *gen. */
+static uint16_t stack_ticket(int src, uint32_t *gen)
+{
+	int seg = stack_seg();
+
+	assert_true(seg >= 0);
+	assert_int_equal(seg_ticket(seg, src, gen), 0);
+	return (uint16_t)seg;
+}
+
 /*
  * A WRITE from node src into the stack, as rmem would carry it (with
  * RMEM_INTR, as the client's are).  Return the verdict: RMS_OK or the
@@ -140,22 +160,11 @@ static int teardown(void **state)
 static int client_write_only(int src, uint32_t off, const void *data, uint32_t len)
 {
 	static uint8_t b[RMEM_HDR_LEN + RMEM_MAX_XFER];
-	char name[RMEM_NAME_MAX];
-	struct rmem_msg m = { 0 };
 	struct host_frame f;
 	uint32_t gen;
+	uint16_t seg = stack_ticket(src, &gen);
+	struct rmem_msg m = rmem_msg_of(RM_WRITE, RM_F_INTR | RM_F_ACK, seg, gen, off, len, 0x55, 0);
 
-	snprintf(name, sizeof name, "rpc.svc.%d", stack_no);
-	int seg = segtab_find(&rmem_segtab, name);
-	assert_true(seg >= 0);
-	assert_int_equal(seg_ticket(seg, src, &gen), 0);
-	m.op = RM_WRITE;
-	m.flags = RM_F_INTR | RM_F_ACK;
-	m.seg = (uint16_t)seg;
-	m.gen = gen;
-	m.off = off;
-	m.count = len;
-	m.tag = 0x55;
 	memcpy(b, &m, sizeof m);
 	memcpy(b + sizeof m, data, len);
 	assert_int_equal(rmem_receive(src, b, sizeof m + len, 0), 0);
@@ -175,22 +184,12 @@ static int client_write_only(int src, uint32_t off, const void *data, uint32_t l
 static int64_t claim(int src)
 {
 	static uint8_t b[RMEM_HDR_LEN + 16];
-	char name[RMEM_NAME_MAX];
-	struct rmem_msg m = { 0 };
 	struct host_frame f;
 	uint64_t cmp[2] = { 0, (uint64_t)(src + 1) << 32 | 0x99 }, old;
 	uint32_t gen;
+	uint16_t seg = stack_ticket(src, &gen);
+	struct rmem_msg m = rmem_msg_of(RM_CAS, RM_F_INTR, seg, gen, 0, 8, 0x66, 0);
 
-	snprintf(name, sizeof name, "rpc.svc.%d", stack_no);
-	int seg = segtab_find(&rmem_segtab, name);
-	assert_true(seg >= 0);
-	assert_int_equal(seg_ticket(seg, src, &gen), 0);
-	m.op = RM_CAS;
-	m.flags = RM_F_INTR;
-	m.seg = (uint16_t)seg;
-	m.gen = gen;
-	m.count = 8;
-	m.tag = 0x66;
 	memcpy(b, &m, sizeof m);
 	memcpy(b + sizeof m, cmp, 16);
 	assert_int_equal(rmem_receive(src, b, sizeof b, 0), 0);
@@ -214,11 +213,9 @@ static int client_write(int src, uint32_t off, const void *data, uint32_t len)
 
 static uint64_t owner_word(void)
 {
-	char name[RMEM_NAME_MAX];
 	uint64_t w;
 
-	snprintf(name, sizeof name, "rpc.svc.%d", stack_no);
-	memcpy(&w, rmem_segtab.slot[segtab_find(&rmem_segtab, name)].base + CTL_OFF, 8);
+	memcpy(&w, rmem_segtab.slot[stack_seg()].base + CTL_OFF, 8);
 	return w;
 }
 
@@ -290,6 +287,33 @@ static int call_as(int src, uint32_t proc, uint32_t seq, uint64_t secret, const 
 static int call(int src, uint32_t seq, const uint8_t *args, uint32_t len, uint16_t nframes)
 {
 	return call_as(src, 1, seq, bind_secret, args, len, nframes);
+}
+
+/* The arguments of the calls that only need some: the procedure's result is their sum, 10. */
+static const uint8_t args4[4] = { 1, 2, 3, 4 };
+
+/* Call seq from CLIENT with args4 on the current stack: its header goes in. */
+static void call4(uint32_t seq)
+{
+	assert_int_equal(call(CLIENT, seq, args4, 4, 1), RMS_OK);
+}
+
+/*
+ * Call 1 again with args4, its reply slot wiped first: answered from the
+ * kept result, with no run (ran stays want_ran), counted a repeat.  The
+ * server's counters in *st.
+ */
+static void assert_repeat_answered(int want_ran, struct rpc_server_stats *st)
+{
+	memset(reply_mem, 0, sizeof reply_mem);
+	call4(1);
+	assert_int_equal(ran, want_ran);
+	struct reply r = last_reply();
+	assert_int_equal(r.kind, R_RESULT);
+	assert_int_equal(r.seq, 1);
+	assert_int_equal(r.result, 10);
+	rpc_server_stats(&srv, st);
+	assert_int_equal(st->repeats, 1);
 }
 
 /* Bind, then a call: the procedure sees the arguments, the result lands in the stack's reply slot. */
@@ -379,21 +403,12 @@ static void call_on_a_stack_not_claimed_for_it_does_not_run(void **state)
 /* A repeated call number on its stack is answered from the kept result: at most once. */
 static void repeated_call_runs_once(void **state)
 {
-	uint8_t args[4] = { 1, 2, 3, 4 };
 	struct rpc_server_stats st;
 
 	(void)state;
 	bind();
-	assert_int_equal(call(CLIENT, 1, args, 4, 1), RMS_OK);
-	memset(reply_mem, 0, sizeof reply_mem);
-	assert_int_equal(call(CLIENT, 1, args, 4, 1), RMS_OK);
-	assert_int_equal(ran, 1);
-	struct reply r = last_reply();
-	assert_int_equal(r.kind, R_RESULT);
-	assert_int_equal(r.seq, 1);
-	assert_int_equal(r.result, 10);
-	rpc_server_stats(&srv, &st);
-	assert_int_equal(st.repeats, 1);
+	call4(1);
+	assert_repeat_answered(1, &st);
 	assert_int_equal(st.calls, 1);
 }
 
@@ -404,20 +419,19 @@ static void repeated_call_runs_once(void **state)
  */
 static void call_number_runs_once_across_stacks(void **state)
 {
-	uint8_t args[4] = { 1, 2, 3, 4 };
 	struct rpc_server_stats st;
 
 	(void)state;
 	bind();
-	assert_int_equal(call(CLIENT, 1, args, 4, 1), RMS_OK);
+	call4(1);
 	stack_no = 1;
-	assert_int_equal(call(CLIENT, 1, args, 4, 1), RMS_OK);
+	call4(1);
 	assert_int_equal(ran, 1);
-	assert_int_equal(call(CLIENT, 3, args, 4, 1), RMS_OK);		/* out of order is fine */
-	assert_int_equal(call(CLIENT, 2, args, 4, 1), RMS_OK);
+	call4(3);		/* out of order is fine */
+	call4(2);
 	assert_int_equal(ran, 3);
-	assert_int_equal(call(CLIENT, 4 + SEEN_WINDOW, args, 4, 1), RMS_OK);
-	assert_int_equal(call(CLIENT, 4, args, 4, 1), RMS_OK);		/* fell out of the window */
+	call4(4 + SEEN_WINDOW);
+	call4(4);		/* fell out of the window */
 	assert_int_equal(ran, 4);
 	rpc_server_stats(&srv, &st);
 	assert_int_equal(st.stale, 1);
@@ -431,26 +445,17 @@ static void call_number_runs_once_across_stacks(void **state)
  */
 static void repeat_answered_past_the_window(void **state)
 {
-	uint8_t args[4] = { 1, 2, 3, 4 };
 	struct rpc_server_stats st;
 
 	(void)state;
 	bind();
-	assert_int_equal(call(CLIENT, 1, args, 4, 1), RMS_OK);	/* stack 0 */
+	call4(1);		/* stack 0 */
 	stack_no = 1;
 	for (uint32_t s = 2; s < 2 + SEEN_WINDOW + 10; s++)
-		assert_int_equal(call(CLIENT, s, args, 4, 1), RMS_OK);
+		call4(s);
 	assert_int_equal(ran, SEEN_WINDOW + 11);
 	stack_no = 0;
-	memset(reply_mem, 0, sizeof reply_mem);
-	assert_int_equal(call(CLIENT, 1, args, 4, 1), RMS_OK);
-	assert_int_equal(ran, SEEN_WINDOW + 11);
-	struct reply r = last_reply();
-	assert_int_equal(r.kind, R_RESULT);
-	assert_int_equal(r.seq, 1);
-	assert_int_equal(r.result, 10);
-	rpc_server_stats(&srv, &st);
-	assert_int_equal(st.repeats, 1);
+	assert_repeat_answered(SEEN_WINDOW + 11, &st);
 	assert_int_equal(st.stale, 0);
 }
 
