@@ -110,6 +110,21 @@ static void tfree(MPI_Datatype *t)
 	assert_int_equal(*t, MPI_DATATYPE_NULL);
 }
 
+/* t's envelope: combiner comb, and ni integers, na addresses, nd types (each not checked if -1). */
+static void envelope_is(MPI_Datatype t, int comb, int ni, int na, int nd)
+{
+	int n[3], c;
+
+	MPI_Type_get_envelope(t, &n[0], &n[1], &n[2], &c);
+	assert_int_equal(c, comb);
+	if (ni >= 0)
+		assert_int_equal(n[0], ni);
+	if (na >= 0)
+		assert_int_equal(n[1], na);
+	if (nd >= 0)
+		assert_int_equal(n[2], nd);
+}
+
 /* Pack count elements of t at buf, check the stream is want (n ints). */
 static void pack_ints(const void *buf, int count, MPI_Datatype t, const int *want, int n)
 {
@@ -694,7 +709,7 @@ static void test_subarray(void **state)
 {
 	int sizes[3] = { 4, 3, 5 }, sub[3] = { 2, 2, 3 }, starts[3] = { 1, 0, 2 }, src[60], out[12], pos;
 	MPI_Datatype t;
-	int ints[11], ni, na, nd, comb;
+	int ints[11];
 	MPI_Datatype old;
 
 	(void)state;
@@ -713,11 +728,7 @@ static void test_subarray(void **state)
 					want[k++] = a * 15 + b * 5 + c;
 		pack_ints(src, 1, t, want, 12);
 	}
-	MPI_Type_get_envelope(t, &ni, &na, &nd, &comb);
-	assert_int_equal(comb, MPI_COMBINER_SUBARRAY);
-	assert_int_equal(ni, 11);
-	assert_int_equal(na, 0);
-	assert_int_equal(nd, 1);
+	envelope_is(t, MPI_COMBINER_SUBARRAY, 11, 0, 1);
 	MPI_Type_get_contents(t, 11, 0, 1, ints, NULL, &old);
 	assert_int_equal(ints[0], 3);
 	assert_int_equal(ints[4], 2);
@@ -904,11 +915,7 @@ static void test_contents(void **state)
 	(void)state;
 	MPI_Type_vector(2, 1, 2, MPI_INT, &in);
 	MPI_Type_vector(2, 1, 2, in, &out);
-	MPI_Type_get_envelope(out, &ni, &na, &nd, &comb);
-	assert_int_equal(comb, MPI_COMBINER_VECTOR);
-	assert_int_equal(ni, 3);
-	assert_int_equal(na, 0);
-	assert_int_equal(nd, 1);
+	envelope_is(out, MPI_COMBINER_VECTOR, 3, 0, 1);
 	assert_int_equal(MPI_Type_get_contents(out, 3, 0, 1, ints, addrs, types), MPI_SUCCESS);
 	assert_int_equal(ints[0], 2);
 	assert_int_equal(ints[1], 1);
@@ -920,19 +927,14 @@ static void test_contents(void **state)
 	tfree(&out);
 
 	MPI_Type_indexed(3, bl, dp, MPI_INT, &t);
-	MPI_Type_get_envelope(t, &ni, &na, &nd, &comb);
-	assert_int_equal(comb, MPI_COMBINER_INDEXED);
-	assert_int_equal(ni, 7);
+	envelope_is(t, MPI_COMBINER_INDEXED, 7, -1, -1);
 	MPI_Type_get_contents(t, 7, 0, 1, ints, addrs, types);
 	assert_memory_equal(ints, ((int[]){ 3, 3, 2, 1, 10, 20, 30 }), 7 * sizeof(int));
 	assert_int_equal(MPI_Type_get_contents(t, 6, 0, 1, ints, addrs, types), MPI_ERR_ARG);
 	tfree(&t);
 
 	MPI_Type_create_hindexed_block(3, 2, ad, MPI_INT, &t);
-	MPI_Type_get_envelope(t, &ni, &na, &nd, &comb);
-	assert_int_equal(comb, MPI_COMBINER_HINDEXED_BLOCK);
-	assert_int_equal(ni, 2);
-	assert_int_equal(na, 3);
+	envelope_is(t, MPI_COMBINER_HINDEXED_BLOCK, 2, 3, -1);
 	MPI_Type_get_contents(t, 2, 3, 1, ints, addrs, types);
 	assert_int_equal(ints[0], 3);
 	assert_int_equal(ints[1], 2);
@@ -941,34 +943,24 @@ static void test_contents(void **state)
 	tfree(&t);
 
 	MPI_Type_create_hindexed(3, bl, ad, MPI_INT, &t);
-	MPI_Type_get_envelope(t, &ni, &na, &nd, &comb);
-	assert_int_equal(comb, MPI_COMBINER_HINDEXED);
-	assert_int_equal(ni, 4);
-	assert_int_equal(na, 3);
+	envelope_is(t, MPI_COMBINER_HINDEXED, 4, 3, -1);
 	tfree(&t);
 	MPI_Type_create_indexed_block(3, 2, dp, MPI_INT, &t);
-	MPI_Type_get_envelope(t, &ni, &na, &nd, &comb);
-	assert_int_equal(comb, MPI_COMBINER_INDEXED_BLOCK);
-	assert_int_equal(ni, 5);
+	envelope_is(t, MPI_COMBINER_INDEXED_BLOCK, 5, -1, -1);
 	tfree(&t);
 	MPI_Type_hvector(3, 2, 40, MPI_INT, &t);
-	MPI_Type_get_envelope(t, &ni, &na, &nd, &comb);
-	assert_int_equal(comb, MPI_COMBINER_HVECTOR);
-	assert_int_equal(ni, 2);
-	assert_int_equal(na, 1);
+	envelope_is(t, MPI_COMBINER_HVECTOR, 2, 1, -1);
 	MPI_Type_get_contents(t, 2, 1, 1, ints, addrs, types);
 	assert_int_equal(addrs[0], 40);
 	tfree(&t);
 	MPI_Type_create_resized(MPI_INT, -4, 12, &t);
-	MPI_Type_get_envelope(t, &ni, &na, &nd, &comb);
-	assert_int_equal(comb, MPI_COMBINER_RESIZED);
+	envelope_is(t, MPI_COMBINER_RESIZED, -1, -1, -1);
 	MPI_Type_get_contents(t, 0, 2, 1, NULL, addrs, types);
 	assert_int_equal(addrs[0], -4);
 	assert_int_equal(addrs[1], 12);
 	tfree(&t);
 	MPI_Type_contiguous(5, MPI_DOUBLE_INT, &t);
-	MPI_Type_get_envelope(t, &ni, &na, &nd, &comb);
-	assert_int_equal(comb, MPI_COMBINER_CONTIGUOUS);
+	envelope_is(t, MPI_COMBINER_CONTIGUOUS, -1, -1, -1);
 	assert_int_equal(mpii_type_basic(t), MPI_DOUBLE_INT);
 	tfree(&t);
 
@@ -984,11 +976,7 @@ static void test_contents(void **state)
 		MPI_Type_create_struct(2, b2, d2, t2, &t);
 		tfree(&in);
 		check_bounds(t, 28, 0, 32, 0, 32);
-		MPI_Type_get_envelope(t, &ni, &na, &nd, &comb);
-		assert_int_equal(comb, MPI_COMBINER_STRUCT);
-		assert_int_equal(ni, 3);
-		assert_int_equal(na, 2);
-		assert_int_equal(nd, 2);
+		envelope_is(t, MPI_COMBINER_STRUCT, 3, 2, 2);
 		MPI_Type_get_contents(t, 3, 2, 2, ints, addrs, types);
 		assert_int_equal(types[1], MPI_DOUBLE);
 		check_bounds(types[0], 12, 0, 12, 0, 12);
