@@ -968,16 +968,29 @@ static void sender_setup(void)
 	assert_int_equal(dart_conn_open(&S, V, &cfg, NULL, 0), 0);
 }
 
+/*
+ * The sender set up (sender_setup) and its registers for a WRITE of the
+ * cells' own data (CA_DIRECT, with the op's flags) under cond, every
+ * index through, at operand: the size is the caller's.
+ */
+static struct dart_sendregs direct_write(uint16_t flags, uint8_t cond, uint32_t operand)
+{
+	struct dart_sendregs r = { 0 };
+
+	sender_setup();
+	r.opcode = DART_OPC(CELL_OP(CK_WRITE, CA_DIRECT) | flags, 0, 0, cond);
+	r.operand = operand;
+	r.index = DART_IDX(0, 0, 0, 0xff);
+	return r;
+}
+
 static void test_send_registers(void **state)
 {
 	struct dart_sendregs r = { 0 };
 	struct cell c[100];
 
 	(void)state;
-	sender_setup();
-	r.opcode = DART_OPC(CELL_OP(CK_WRITE, CA_DIRECT), 0, 0, 0);
-	r.operand = 96;
-	r.index = DART_IDX(0, 0, 0, 0xff);
+	r = direct_write(0, 0, 96);
 	assert_int_equal(form(&r, 64, c, 100), 1);
 	assert_int_equal(r.go, 64);
 	assert_memory_equal(c[0].data, sbuf + 64, CELL_DATA);
@@ -1019,9 +1032,7 @@ static void test_blocks(void **state)
 	static struct cell c[200];
 
 	(void)state;
-	sender_setup();
-	r.opcode = DART_OPC(CELL_OP(CK_WRITE, CA_DIRECT) | CO_INTR, 0, 0, CELL_COND(CMP_ALWAYS, 0, 0));
-	r.index = DART_IDX(0, 0, 0, 0xff);
+	r = direct_write(CO_INTR, CELL_COND(CMP_ALWAYS, 0, 0), 1024);
 	/* Every size from 3 to 160 blocks of 16 bytes: all the data, one interrupt after the last cell. */
 	for (uint32_t size = 3; size <= 160; size++) {
 		r.size = size;
@@ -1398,11 +1409,8 @@ static void test_peer_reset(void **state)
 	static struct cell c[200];
 
 	(void)state;
-	sender_setup();
-	r.opcode = DART_OPC(CELL_OP(CK_WRITE, CA_DIRECT) | CO_INTR, 0, 0, CELL_COND(CMP_ALWAYS, 0, 0));
-	r.index = DART_IDX(0, 0, 0, 0xff);
+	r = direct_write(CO_INTR, CELL_COND(CMP_ALWAYS, 0, 0), 1024);
 	r.size = 40;
-	r.operand = 1024;
 	int n = form(&r, 0, c, 200);
 	assert_true(n > 4);
 	for (int i = 0; i < 3; i++)
@@ -1549,10 +1557,7 @@ static void test_block_control_fault_early(void **state)
 	struct dart_sendregs r = { 0 };
 	static struct cell c[16];
 	(void)state;
-	sender_setup();
-	r.opcode = DART_OPC(CELL_OP(CK_WRITE, CA_DIRECT), 0, 0, 0);
-	r.index = DART_IDX(0, 0, 0, 0xff);
-	r.operand = 1024;
+	r = direct_write(0, 0, 1024);
 	r.size = 2 + 6;		/* the control cell and 3 AAL5 cells */
 	for (int t = 0; t < 3; t++) {
 		int vci = t == 0 ? V : t == 1 ? IPC : DISC;
@@ -1770,10 +1775,7 @@ static void test_page_protection_source(void **state)
 	struct cell c[8];
 
 	(void)state;
-	sender_setup();
-	r.opcode = DART_OPC(CELL_OP(CK_WRITE, CA_DIRECT), 0, 0, 0);
-	r.index = DART_IDX(0, 0, 0, 0xff);
-	r.operand = 96;
+	r = direct_write(0, 0, 96);
 	assert_int_equal(form(&r, 64, c, 8), 1);
 	assert_int_equal(dart_ep_protect(&S, 0, 0, PG, 0), 0);
 	assert_int_equal(sbuf_rights, 0);
