@@ -22,16 +22,7 @@
 
 #include "lib/mpi/mpiimpl.h"
 #include "tests/unit/host_mpi_comm.h"
-
-static int errs;
-
-#define CHECK(cond)                                                                                   \
-	do {                                                                                          \
-		if (!(cond)) {                                                                        \
-			errs++;                                                                       \
-			fprintf(stderr, "rank %d: %s:%d: %s\n", mpii_world_rank, __FILE__, __LINE__, #cond); \
-		}                                                                                     \
-	} while (0)
+#include "tests/unit/rank_check.h"
 
 enum { TAG_CTX = 31000, TAG_DATA = 30000, TAG_SYNC = 29000 };
 

@@ -15,6 +15,7 @@
 
 #include "lib/mpi/mpiimpl.h"
 #include "tests/unit/host_mpi_comm.h"
+#include "tests/unit/rank_check.h"
 
 static int class_of(int code)
 {
@@ -67,16 +68,6 @@ static void test_dims(void **state)
 	assert_int_equal(class_of(MPI_Dims_create(0, 1, d)), MPI_ERR_ARG);
 	assert_int_equal(class_of(MPI_Dims_create(2, 0, NULL)), MPI_ERR_DIMS);
 }
-
-static int errs;
-
-#define CHECK(cond)                                                                                   \
-	do {                                                                                          \
-		if (!(cond)) {                                                                        \
-			errs++;                                                                       \
-			fprintf(stderr, "rank %d: %s:%d: %s\n", mpii_world_rank, __FILE__, __LINE__, #cond); \
-		}                                                                                     \
-	} while (0)
 
 static int run_cart(void)
 {
