@@ -19,48 +19,14 @@
 
 #include "net/req/queue.h"
 
-/* --- an allocator below 4 GiB (buffers hold 32-bit next pointers) ------- */
-
 #define ARENA (64u << 20)
 
-static uint8_t *arena;
-static size_t arena_used;
-static int live_buffers;
-
-static void *arena_get(void *ctx, size_t bytes)
-{
-	(void)ctx;
-	size_t a = (arena_used + bytes - 1) & ~(bytes - 1);
-	if (a + bytes > ARENA)
-		return NULL;
-	arena_used = a + bytes;
-	live_buffers++;
-	return arena + a;
-}
-
-static void arena_put(void *ctx, void *buf, size_t bytes)
-{
-	(void)ctx;
-	(void)buf;
-	(void)bytes;
-	live_buffers--;
-}
-
-static const struct req_alloc alloc = { arena_get, arena_put, NULL };
+#include "tests/unit/req_arena.h"
 
 static int setup(void **state)
 {
 	(void)state;
-	if (!arena) {
-		arena = mmap(NULL, ARENA, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_32BIT,
-			     -1, 0);
-		if (arena == MAP_FAILED)
-			return -1;
-	}
-	/* Keep the arena's start aligned for the largest buffers. */
-	arena_used = 0;
-	live_buffers = 0;
-	return 0;
+	return arena_reset();
 }
 
 /* A first buffer of bytes, from the arena (counted apart: the caller owns it). */

@@ -24,41 +24,16 @@
 #define ARENA (1u << 20)
 #define SELF 0
 
-static uint8_t *arena;
-static size_t arena_used;
-static int no_memory;
+#include "tests/unit/req_arena.h"
 
-static void *arena_get(void *ctx, size_t bytes)
-{
-	(void)ctx;
-	size_t a = (arena_used + bytes - 1) & ~(bytes - 1);
-	if (no_memory || a + bytes > ARENA)
-		return NULL;
-	arena_used = a + bytes;
-	return arena + a;
-}
-
-static void arena_put(void *ctx, void *buf, size_t bytes)
-{
-	(void)ctx;
-	memset(buf, 0xee, bytes);
-}
-
-static const struct req_alloc alloc = { arena_get, arena_put, NULL };
 static struct req_qtab tab;
 
 static int setup(void **state)
 {
 	(void)state;
-	if (!arena) {
-		arena = mmap(NULL, ARENA, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_32BIT,
-			     -1, 0);
-		if (arena == MAP_FAILED)
-			return -1;
-	}
+	if (arena_reset() < 0)
+		return -1;
 	memset(arena, 0x5a, ARENA);
-	arena_used = 0;
-	no_memory = 0;
 	req_qtab_init(&tab, SELF);
 	return 0;
 }
