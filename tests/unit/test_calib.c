@@ -15,16 +15,24 @@
 
 #define MHZ 1000000ULL
 
+/* calib_pick of five windows, tolerance 50, which succeeds and keeps kept of them: its answer. */
+static struct calib pick5(const uint64_t hz[5], const uint64_t *slack, uint64_t slack_max, int kept)
+{
+	struct calib c;
+
+	assert_int_equal(calib_pick(hz, slack, 5, slack_max, 50, &c), 0);
+	assert_int_equal(c.kept, kept);
+	return c;
+}
+
 /* One window held up by the host (its slack shows it): left out. */
 static void held_up_window_left_out(void **state)
 {
 	const uint64_t hz[5] = { 1000 * MHZ, 4109 * MHZ, 1001 * MHZ, 999 * MHZ, 1000 * MHZ };
 	const uint64_t slack[5] = { 10, 90000, 12, 9, 11 };
-	struct calib c;
 
 	(void)state;
-	assert_int_equal(calib_pick(hz, slack, 5, 1000, 50, &c), 0);
-	assert_int_equal(c.kept, 4);
+	struct calib c = pick5(hz, slack, 1000, 4);
 	assert_true(c.hz == 1000 * MHZ || c.hz == 1001 * MHZ);
 	assert_int_equal(c.lo, 999 * MHZ);
 	assert_int_equal(c.hi, 1001 * MHZ);
@@ -35,11 +43,9 @@ static void held_up_window_left_out(void **state)
 static void unseen_outliers_outvoted(void **state)
 {
 	const uint64_t hz[5] = { 2170 * MHZ, 1000 * MHZ, 1357 * MHZ, 1000 * MHZ, 1002 * MHZ };
-	struct calib c;
 
 	(void)state;
-	assert_int_equal(calib_pick(hz, NULL, 5, 0, 50, &c), 0);
-	assert_int_equal(c.kept, 5);
+	struct calib c = pick5(hz, NULL, 0, 5);
 	assert_int_equal(c.hz, 1002 * MHZ);
 	assert_int_equal(c.lo, 1000 * MHZ);
 	assert_int_equal(c.hi, 2170 * MHZ);
@@ -51,11 +57,9 @@ static void most_held_up_all_taken(void **state)
 {
 	const uint64_t hz[5] = { 1000 * MHZ, 1770 * MHZ, 1003 * MHZ, 1001 * MHZ, 4109 * MHZ };
 	const uint64_t slack[5] = { 5000, 90000, 5000, 7, 80000 };
-	struct calib c;
 
 	(void)state;
-	assert_int_equal(calib_pick(hz, slack, 5, 1000, 50, &c), 0);
-	assert_int_equal(c.kept, 5);
+	struct calib c = pick5(hz, slack, 1000, 5);
 	assert_int_equal(c.hz, 1003 * MHZ);
 	assert_true(c.disagree);
 }
