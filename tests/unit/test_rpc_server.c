@@ -608,23 +608,26 @@ static void seen_window(void **state)
 	assert_int_equal(seen_check(&w, 6), SEEN_NEW);
 }
 
+/* A test of the server's, between setup and teardown. */
+#define SERVER_TEST(f) cmocka_unit_test_setup_teardown(f, setup, teardown)
+
 int main(void)
 {
 	host_fabric_reset(SELF, 4);
 	if (host_run_init_hooks(INIT_SUBSYS_4) < 0)
 		return 1;
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test_setup_teardown(bind_and_call, setup, teardown),
-		cmocka_unit_test_setup_teardown(wrong_secret_runs_nothing, setup, teardown),
-		cmocka_unit_test_setup_teardown(stack_rights_follow_the_claim, setup, teardown),
-		cmocka_unit_test_setup_teardown(call_on_a_stack_not_claimed_for_it_does_not_run, setup, teardown),
-		cmocka_unit_test_setup_teardown(repeated_call_runs_once, setup, teardown),
-		cmocka_unit_test_setup_teardown(call_number_runs_once_across_stacks, setup, teardown),
-		cmocka_unit_test_setup_teardown(repeat_answered_past_the_window, setup, teardown),
-		cmocka_unit_test_setup_teardown(malformed_header_runs_nothing, setup, teardown),
-		cmocka_unit_test_setup_teardown(unbound_runs_nothing, setup, teardown),
-		cmocka_unit_test_setup_teardown(bindings_outnumber_stacks, setup, teardown),
-		cmocka_unit_test_setup_teardown(call_by_reference, setup, teardown),
+		SERVER_TEST(bind_and_call),
+		SERVER_TEST(wrong_secret_runs_nothing),
+		SERVER_TEST(stack_rights_follow_the_claim),
+		SERVER_TEST(call_on_a_stack_not_claimed_for_it_does_not_run),
+		SERVER_TEST(repeated_call_runs_once),
+		SERVER_TEST(call_number_runs_once_across_stacks),
+		SERVER_TEST(repeat_answered_past_the_window),
+		SERVER_TEST(malformed_header_runs_nothing),
+		SERVER_TEST(unbound_runs_nothing),
+		SERVER_TEST(bindings_outnumber_stacks),
+		SERVER_TEST(call_by_reference),
 		cmocka_unit_test(seen_window),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
