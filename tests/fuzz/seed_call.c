@@ -4,22 +4,18 @@
  * a refusal with a body, an answer one byte too long).
  * Usage: seed_call <dir>
  */
-#include <stdio.h>
 #include <string.h>
 
 #include "net/call/call_wire.h"
+#include "tests/fuzz/seed_common.h"
 
-static int save(const char *dir, int i, const struct call_msg *m, const char *body, size_t blen)
+/* A message and its body as dir/seed<i>. */
+static int save_msg(const char *dir, int i, const struct call_msg *m, const char *body, size_t blen)
 {
-	char path[512];
-	FILE *f;
-
-	snprintf(path, sizeof path, "%s/seed%d", dir, i);
-	if (!(f = fopen(path, "wb")))
-		return 1;
-	fwrite(m, 1, sizeof *m, f);
-	fwrite(body, 1, blen, f);
-	return fclose(f) != 0;
+	put(m, sizeof *m);
+	if (blen)
+		put(body, blen);
+	return save(dir, i);
 }
 
 int main(int argc, char **argv)
@@ -34,48 +30,48 @@ int main(int argc, char **argv)
 	memset(&m, 0, sizeof m);
 	m.tag = 0x102;
 	m.op = CALL_FENCE;
-	bad |= save(argv[1], i++, &m, NULL, 0);
+	bad |= save_msg(argv[1], i++, &m, NULL, 0);
 	m.op = CALL_FENCE_DONE;
-	bad |= save(argv[1], i++, &m, NULL, 0);
+	bad |= save_msg(argv[1], i++, &m, NULL, 0);
 	for (uint8_t kind = 1; kind < NAME_KINDS; kind++) {
 		m.op = CALL_LOOKUP;
 		m.kind = kind;
 		m.len = 4;
-		bad |= save(argv[1], i++, &m, "bar0", 4);
+		bad |= save_msg(argv[1], i++, &m, "bar0", 4);
 		m.op = CALL_LOOKUP_DONE;
 		m.len = 16;
-		bad |= save(argv[1], i++, &m, answer, 16);
+		bad |= save_msg(argv[1], i++, &m, answer, 16);
 	}
 	m.op = CALL_LOOKUP;
 	m.kind = NAME_SEGMENT;
 	m.len = 31;
-	bad |= save(argv[1], i++, &m, name31, 31);
+	bad |= save_msg(argv[1], i++, &m, name31, 31);
 	m.len = 32;
-	bad |= save(argv[1], i++, &m, name32, 32);
+	bad |= save_msg(argv[1], i++, &m, name32, 32);
 	m.op = CALL_LOOKUP_DONE;
 	m.status = CALL_DENIED;
 	m.len = 0;
-	bad |= save(argv[1], i++, &m, NULL, 0);
+	bad |= save_msg(argv[1], i++, &m, NULL, 0);
 	m.len = 2;
-	bad |= save(argv[1], i++, &m, answer, 2);
+	bad |= save_msg(argv[1], i++, &m, answer, 2);
 	m.status = CALL_NOENT;
 	m.len = 0;
-	bad |= save(argv[1], i++, &m, NULL, 0);
+	bad |= save_msg(argv[1], i++, &m, NULL, 0);
 	m.status = CALL_OK;
 	m.kind = NAME_QUEUE;
 	m.len = CALL_ANSWER_MAX;
-	bad |= save(argv[1], i++, &m, answer, CALL_ANSWER_MAX);
+	bad |= save_msg(argv[1], i++, &m, answer, CALL_ANSWER_MAX);
 	m.len = CALL_ANSWER_MAX + 1;
-	bad |= save(argv[1], i++, &m, name32, CALL_ANSWER_MAX + 1);
+	bad |= save_msg(argv[1], i++, &m, name32, CALL_ANSWER_MAX + 1);
 	m.op = CALL_LOOKUP;
 	m.kind = NAME_CONN;
 	m.len = 5;
-	bad |= save(argv[1], i++, &m, "\xff/ ab", 5);	/* any byte but NUL */
-	bad |= save(argv[1], i++, &m, "ab\0cd", 5);
+	bad |= save_msg(argv[1], i++, &m, "\xff/ ab", 5);	/* any byte but NUL */
+	bad |= save_msg(argv[1], i++, &m, "ab\0cd", 5);
 	m.op = CALL_FENCE;
 	m.kind = 0;
 	m.len = 0;
 	m.tag = 0x80000003u;				/* a sink-style tag: the parser takes any */
-	bad |= save(argv[1], i++, &m, NULL, 0);
+	bad |= save_msg(argv[1], i++, &m, NULL, 0);
 	return bad;
 }

@@ -15,14 +15,11 @@
  * replies that cannot go, and a hold queue that fills.
  * Usage: seed_cell <dir>
  */
-#include <stdio.h>
 #include <string.h>
 
 #include "net/deposit/cell.h"
 #include "net/deposit/dart.h"
-
-static unsigned char buf[1 << 16];
-static size_t n;
+#include "tests/fuzz/seed_common.h"
 
 static int sel(int peer)
 {
@@ -31,17 +28,16 @@ static int sel(int peer)
 
 static void frame(int peer, const struct cell *c, int k)
 {
-	buf[n++] = (unsigned char)sel(peer);
-	buf[n++] = (unsigned char)k;
-	memcpy(buf + n, c, (size_t)k * CELL_SIZE);
-	n += (size_t)k * CELL_SIZE;
+	b(sel(peer));
+	b(k);
+	put(c, (size_t)k * CELL_SIZE);
 }
 
 static void cmd(int c, int vci, int arg)
 {
-	buf[n++] = (unsigned char)(0xf0 | c);
-	buf[n++] = (unsigned char)vci;
-	buf[n++] = (unsigned char)arg;
+	b(0xf0 | c);
+	b(vci);
+	b(arg);
 }
 
 static struct cell mk(int vci, uint16_t opcode, uint8_t ro1, uint8_t ro2, uint8_t cond, uint32_t operand,
@@ -79,7 +75,6 @@ static void block(int peer, int vci, uint32_t off, uint32_t len)
 
 int main(int argc, char **argv)
 {
-	char path[512];
 	uint8_t rctl[CELL_DATA] = { 0 };
 	const uint16_t wd = CELL_OP(CK_WRITE, CA_DIRECT);
 
@@ -88,7 +83,6 @@ int main(int argc, char **argv)
 	dart_reply_ctl(rctl, DART_OPC(CELL_OP(CK_WRITE, CA_DIRECT) | CO_INTR, 0, 0, CELL_COND(CMP_ALWAYS, 0, 0)), 64,
 		       DART_IDX(0, 0, 0, 0xff));
 	for (int s = 0; s < 8; s++) {
-		n = 0;
 		switch (s) {
 		case 0:	/* deposits and register operations */
 			one(1, mk(1, wd, 0, 0, 0, 0, 0, 0, 0, 0xff, NULL));
@@ -202,12 +196,8 @@ int main(int argc, char **argv)
 			block(2, 3, 0, 480);
 			break;
 		}
-		snprintf(path, sizeof path, "%s/seed%d", argv[1], s);
-		FILE *f = fopen(path, "wb");
-		if (!f)
+		if (save(argv[1], s))
 			return 1;
-		fwrite(buf, 1, n, f);
-		fclose(f);
 	}
 	return 0;
 }

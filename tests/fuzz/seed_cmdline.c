@@ -7,10 +7,10 @@
  * size.
  * Usage: seed_cmdline <dir>
  */
-#include <stdio.h>
 #include <string.h>
 
 #include "kernel/cmdline.h"
+#include "tests/fuzz/seed_common.h"
 
 static const char *const lines[] = {
 	"node=0 nodes=2 app=calc iters=10",
@@ -40,7 +40,7 @@ static const char *const lines[] = {
 
 int main(int argc, char **argv)
 {
-	char path[512], val[CMDLINE_VAL_MAX + 8];
+	char val[CMDLINE_VAL_MAX + 8];
 	int bad = 0, n = 0;
 
 	if (argc != 2)
@@ -55,13 +55,9 @@ int main(int argc, char **argv)
 			l = val;
 		}
 		for (unsigned flag = 0; flag < 4; flag++) {
-			FILE *f;
-			snprintf(path, sizeof path, "%s/seed%d", argv[1], n++);
-			if (!(f = fopen(path, "wb")))
-				return 1;
-			fputc((int)flag, f);
-			fwrite(l, 1, strlen(l), f);
-			bad |= fclose(f) != 0;
+			b((int)flag);
+			put(l, strlen(l));
+			bad |= save(argv[1], n++);
 		}
 	}
 	return bad;

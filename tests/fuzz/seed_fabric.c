@@ -4,10 +4,10 @@
  * the fuzz target's format (2-byte little-endian length, then the frame).
  * Usage: seed_fabric <dir>
  */
-#include <stdio.h>
 #include <string.h>
 
 #include "net/fabric/wire.h"
+#include "tests/fuzz/seed_common.h"
 
 static const uint8_t mac_me[6] = { 2, 0x4e, 0x4f, 0x57, 0, 1 };
 
@@ -92,7 +92,6 @@ static size_t auto_frame(uint8_t *out, int src, int nview)
 int main(int argc, char **argv)
 {
 	static uint8_t buf[65536];
-	char path[512];
 
 	if (argc != 2)
 		return 2;
@@ -105,12 +104,8 @@ int main(int argc, char **argv)
 			n += frame(buf + n, type, (s % 3 == 1) ? 2 : (s % 3 == 2 ? 3 : 0), seq,
 				   i / 2, s & 1 ? 0x5u : 0, 8 + i, len);
 		}
-		snprintf(path, sizeof path, "%s/seed%d", argv[1], s);
-		FILE *f = fopen(path, "wb");
-		if (!f)
+		if (seed_write_nth(argv[1], s, buf, n))
 			return 1;
-		fwrite(buf, 1, n, f);
-		fclose(f);
 	}
 	/* A peer is bound, streams, reboots (a new incarnation resets its channel), streams again. */
 	size_t n = hello(buf, 2, 0xaaaa, 1);
@@ -119,20 +114,12 @@ int main(int argc, char **argv)
 	n += hello(buf + n, 2, 0xbbbb, 0);
 	for (uint32_t i = 0; i < 6; i++)
 		n += frame(buf + n, FAB_DATA, 2, i, 0, 0, 8, 40);
-	snprintf(path, sizeof path, "%s/seed_rejoin", argv[1]);
-	FILE *f = fopen(path, "wb");
-	if (!f)
+	if (seed_write(argv[1], "seed_rejoin", buf, n))
 		return 1;
-	fwrite(buf, 1, n, f);
-	fclose(f);
 	/* node=auto stations: searching, then the view of four. */
 	n = auto_frame(buf, 0, 0);
 	n += auto_frame(buf + n, 2, 4);
-	snprintf(path, sizeof path, "%s/seed_auto", argv[1]);
-	f = fopen(path, "wb");
-	if (!f)
+	if (seed_write(argv[1], "seed_auto", buf, n))
 		return 1;
-	fwrite(buf, 1, n, f);
-	fclose(f);
 	return 0;
 }

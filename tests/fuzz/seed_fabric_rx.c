@@ -3,20 +3,9 @@
  * and not; with losses, replays, a reboot and time passing.
  */
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 
-static void write_seed(const char *dir, const char *name, const unsigned char *b, size_t n)
-{
-	char path[512];
-	FILE *f;
-
-	snprintf(path, sizeof path, "%s/%s", dir, name);
-	if (!(f = fopen(path, "wb")) || fwrite(b, 1, n, f) != n || fclose(f)) {
-		perror(path);
-		exit(1);
-	}
-}
+#include "tests/fuzz/seed_common.h"
 
 int main(int argc, char **argv)
 {
@@ -44,7 +33,8 @@ int main(int argc, char **argv)
 		s[n++] = 1 | 0x10; s[n++] = 10;
 		s[n++] = 11;
 		snprintf(name, sizeof name, "traffic-%d", keyed);
-		write_seed(argv[1], name, s, n);
+		if (seed_write(argv[1], name, s, n))
+			return 1;
 		/* Losses and replays, then a reboot of peer 2 and a handshake again. */
 		n = 0;
 		s[n++] = (unsigned char)keyed;
@@ -63,7 +53,8 @@ int main(int argc, char **argv)
 		s[n++] = 12 | 0x20; s[n++] = 1; s[n++] = 1;
 		s[n++] = 11;
 		snprintf(name, sizeof name, "loss-reboot-%d", keyed);
-		write_seed(argv[1], name, s, n);
+		if (seed_write(argv[1], name, s, n))
+			return 1;
 	}
 	return 0;
 }

@@ -7,28 +7,25 @@
  */
 #include <stdint.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 
-static unsigned char out[65536];
-static size_t nout;
+#include "tests/fuzz/seed_common.h"
 
 static const unsigned char node_mac[6] = { 2, 0x4e, 0x4f, 0x57, 0, 0 };
 static const unsigned char cli_mac[6] = { 2, 0x4e, 0x4f, 0x57, 0, 1 };
 
 static void frame(const unsigned char *f, size_t n)
 {
-	out[nout++] = (unsigned char)n;
-	out[nout++] = (unsigned char)(n >> 8);
-	memcpy(out + nout, f, n);
-	nout += n;
+	b((int)(n & 0xff));
+	b((int)(n >> 8));
+	put(f, n);
 }
 
 static void timers(unsigned n)
 {
-	out[nout++] = 0xff;
-	out[nout++] = 0xff;
-	out[nout++] = (unsigned char)n;
+	b(0xff);
+	b(0xff);
+	b((int)(n & 0xff));
 }
 
 static size_t eth(unsigned char *f, uint16_t type)
@@ -79,19 +76,6 @@ static void tcp(uint16_t port, uint32_t seq, uint32_t ack, unsigned char flags, 
 	frame(f, n + 20 + dl);
 }
 
-static void save(const char *dir, const char *name)
-{
-	char path[512];
-	FILE *fp;
-
-	snprintf(path, sizeof path, "%s/%s", dir, name);
-	if (!(fp = fopen(path, "wb")) || fwrite(out, 1, nout, fp) != nout || fclose(fp)) {
-		perror(path);
-		exit(1);
-	}
-	nout = 0;
-}
-
 int main(int argc, char **argv)
 {
 	unsigned char f[1514];
@@ -114,7 +98,8 @@ int main(int argc, char **argv)
 	n += ip(f + n, 1, 16, 0);
 	memcpy(f + n, "\x08\x00\x00\x00\x00\x01\x00\x01pingping", 16);
 	frame(f, n + 16);
-	save(argv[1], "arp-ping");
+	if (save_as(argv[1], "arp-ping"))
+		return 1;
 	/* UDP to port 7, whole and in two fragments. */
 	n = eth(f, 0x0800);
 	n += ip(f + n, 17, 8 + 16, 0);
@@ -129,7 +114,8 @@ int main(int argc, char **argv)
 	memcpy(f + n, "bytes!!!", 8);
 	frame(f, n + 8);
 	timers(2);
-	save(argv[1], "udp-fragments");
+	if (save_as(argv[1], "udp-fragments"))
+		return 1;
 	/* TCP to the echo port: handshake, data, a segment out of order, FIN. */
 	tcp(7, 100, 0, 0x02, NULL);
 	tcp(7, 101, 0x1001, 0x10, NULL);
@@ -139,7 +125,8 @@ int main(int argc, char **argv)
 	timers(3);
 	tcp(7, 121, 0x1001, 0x11, NULL);
 	timers(4);
-	save(argv[1], "tcp-echo");
+	if (save_as(argv[1], "tcp-echo"))
+		return 1;
 	/* TCP to port 9, which reads nothing: its window fills. */
 	tcp(9, 500, 0, 0x02, NULL);
 	tcp(9, 501, 0x1001, 0x10, NULL);
@@ -148,6 +135,7 @@ int main(int argc, char **argv)
 	tcp(9, 700, 0x1001, 0x18, "far ahead!");
 	timers(10);
 	tcp(9, 621, 0x1001, 0x04, NULL);
-	save(argv[1], "tcp-hold");
+	if (save_as(argv[1], "tcp-hold"))
+		return 1;
 	return 0;
 }

@@ -10,23 +10,14 @@
  * Usage: seed_mad <dir>
  */
 #include <stdint.h>
-#include <stdio.h>
 #include <string.h>
 
 #include "lib/mad.h"
+#include "tests/fuzz/seed_common.h"
 
 #define DESC(mode, len) ((uint32_t)(mode) << 24 | (uint32_t)(len))
 #define EXP (MAD_SND_SAFER | MAD_RECV_EXPRESS)
 #define CHP MAD_SND_CHEAPER
-
-static uint8_t out[1 << 16];
-static size_t olen;
-
-static void put(const void *p, size_t n)
-{
-	memcpy(out + olen, p, n);
-	olen += n;
-}
 
 /*
  * One message: its header from the packs (with their descriptor, as the
@@ -66,19 +57,6 @@ static void message(int rpc, int n, const int *mode, const uint32_t *len, const 
 	uint8_t ns = (uint8_t)nsteps;
 	put(&ns, 1);
 	put(steps, (size_t)nsteps);
-}
-
-static int save(const char *dir, int i)
-{
-	char path[512];
-	FILE *f;
-
-	snprintf(path, sizeof path, "%s/seed%d", dir, i);
-	if (!(f = fopen(path, "wb")))
-		return 1;
-	fwrite(out, 1, olen, f);
-	olen = 0;
-	return fclose(f) != 0;
 }
 
 int main(int argc, char **argv)

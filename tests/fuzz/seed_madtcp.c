@@ -4,8 +4,8 @@
  * header and its body between them.
  */
 #include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
+
+#include "tests/fuzz/seed_common.h"
 
 int main(int argc, char **argv)
 {
@@ -22,18 +22,12 @@ int main(int argc, char **argv)
 		'b', 'o', 'd', 'y',
 		2, 1, 1, 3, 2,
 	};
-	char path[512];
-	FILE *f;
 
 	if (argc != 2) {
 		fprintf(stderr, "usage: %s DIR\n", argv[0]);
 		return 2;
 	}
-	snprintf(path, sizeof path, "%s/messages", argv[1]);
-	if (!(f = fopen(path, "wb")) || fwrite(a, 1, sizeof a, f) != sizeof a || fclose(f))
-		return 1;
-	snprintf(path, sizeof path, "%s/malformed", argv[1]);
-	if (!(f = fopen(path, "wb")) || fwrite(b, 1, sizeof b, f) != sizeof b || fclose(f))
+	if (seed_write(argv[1], "messages", a, sizeof a) || seed_write(argv[1], "malformed", b, sizeof b))
 		return 1;
 	return 0;
 }

@@ -7,13 +7,10 @@
  * Usage: seed_net <dir>
  */
 #include <stdint.h>
-#include <stdio.h>
 #include <string.h>
 
-static uint8_t out[16384];
-static size_t olen;
+#include "tests/fuzz/seed_common.h"
 
-static void b(int v) { out[olen++] = (uint8_t)v; }
 static void reg(int h, int type) { b(h << 2); b(type & 0xff); b(type >> 8); }
 static void unreg(int type) { b(1); b(type & 0xff); b(type >> 8); }
 static void attach(void) { b(3); }
@@ -24,19 +21,6 @@ static void frame(int keep, int len, int type)
 	b(len >> 8);
 	for (int i = 0; i < len; i++)
 		b(i == 12 ? type >> 8 : i == 13 ? type & 0xff : i);
-}
-
-static int save(const char *dir, int i)
-{
-	char path[512];
-	FILE *f;
-
-	snprintf(path, sizeof path, "%s/seed%d", dir, i);
-	if (!(f = fopen(path, "wb")))
-		return 1;
-	fwrite(out, 1, olen, f);
-	olen = 0;
-	return fclose(f) != 0;
 }
 
 int main(int argc, char **argv)

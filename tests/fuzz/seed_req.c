@@ -5,15 +5,15 @@
  * answers with calls' and sinks' tags) with control bytes that dequeue,
  * overflow, revoke, grant and recreate.  Usage: seed_req <dir>
  */
-#include <stdio.h>
 #include <string.h>
 
 #include "net/req/wire.h"
+#include "tests/fuzz/seed_common.h"
 
 /* A tag with the top bit set is a sink's (net/call/call.h): a refusal kept for req_sync(). */
 #define SINK(s) (0x80000000u | (uint32_t)(s))
 
-static size_t put(unsigned char *out, uint8_t op, uint8_t flags, uint8_t ctl, uint32_t tag,
+static size_t msg(unsigned char *p, uint8_t op, uint8_t flags, uint8_t ctl, uint32_t tag,
 		  int32_t status)
 {
 	struct req_msg m = { 0 };
@@ -23,16 +23,15 @@ static size_t put(unsigned char *out, uint8_t op, uint8_t flags, uint8_t ctl, ui
 	m.addr = tag % 4;	/* queue 0..2, or 3: none */
 	m.tag = tag;
 	m.status = status;
-	out[0] = (unsigned char)sizeof m;
-	out[1] = ctl;
-	memcpy(out + 2, &m, sizeof m);
+	p[0] = (unsigned char)sizeof m;
+	p[1] = ctl;
+	memcpy(p + 2, &m, sizeof m);
 	return sizeof m + 2;
 }
 
 int main(int argc, char **argv)
 {
 	static unsigned char buf[4096];
-	char path[512];
 
 	if (argc != 2)
 		return 2;
@@ -44,18 +43,14 @@ int main(int argc, char **argv)
 			if (s == 3 && i == 20)
 				ctl |= 0xc0;
 			if (i % 7 == 6)
-				n += put(buf + n, RQ_STATUS, 0, ctl, (uint32_t)(i + 1), RQS_OK);
+				n += msg(buf + n, RQ_STATUS, 0, ctl, (uint32_t)(i + 1), RQS_OK);
 			else if (i % 5 == 4)
-				n += put(buf + n, RQ_STATUS, 0, ctl, SINK(s * 40 + i), 1 + i % (RQS_NSTATUS - 1));
+				n += msg(buf + n, RQ_STATUS, 0, ctl, SINK(s * 40 + i), 1 + i % (RQS_NSTATUS - 1));
 			else
-				n += put(buf + n, RQ_ENQ, i % 8 == 1 ? RQF_ACK : 0, ctl, SINK(s + i), 0);
+				n += msg(buf + n, RQ_ENQ, i % 8 == 1 ? RQF_ACK : 0, ctl, SINK(s + i), 0);
 		}
-		snprintf(path, sizeof path, "%s/seed%d", argv[1], s);
-		FILE *f = fopen(path, "wb");
-		if (!f)
+		if (seed_write_nth(argv[1], s, buf, n))
 			return 1;
-		fwrite(buf, 1, n, f);
-		fclose(f);
 	}
 	return 0;
 }

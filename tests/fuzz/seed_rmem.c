@@ -16,14 +16,11 @@
  *
  * (generations 1 unless said).  Usage: seed_rmem <dir>
  */
-#include <stdio.h>
 #include <string.h>
 
 #include "net/rmem/proto.h"
 #include "net/rmem/rmem.h"
-
-static uint8_t buf[65536];
-static size_t n;
+#include "tests/fuzz/seed_common.h"
 
 static void msg(int src, uint8_t op, uint8_t flags, uint16_t seg, uint32_t gen, uint32_t off,
 		uint32_t count, size_t dlen, const char *name)
@@ -36,14 +33,13 @@ static void msg(int src, uint8_t op, uint8_t flags, uint16_t seg, uint32_t gen, 
 	m.gen = gen;
 	m.off = off;
 	m.count = count;
-	m.tag = (uint32_t)n;
-	buf[n++] = (uint8_t)src;	/* 0xe0..0xef: the odd sources */
-	buf[n++] = (uint8_t)(RMEM_HDR_LEN + dlen);
-	buf[n++] = (uint8_t)((RMEM_HDR_LEN + dlen) >> 8);
-	memcpy(buf + n, &m, sizeof m);
-	n += sizeof m;
+	m.tag = (uint32_t)olen;
+	b(src);	/* 0xe0..0xef: the odd sources */
+	b((int)(RMEM_HDR_LEN + dlen));
+	b((int)((RMEM_HDR_LEN + dlen) >> 8));
+	put(&m, sizeof m);
 	for (size_t i = 0; i < dlen; i++)
-		buf[n++] = name ? (uint8_t)name[i] : (uint8_t)(i * 29 + off + 1);
+		b(name ? (uint8_t)name[i] : (uint8_t)(i * 29 + off + 1));
 }
 
 static void wr(int src, uint16_t seg, uint32_t gen, uint32_t off, uint32_t count)
@@ -73,37 +69,22 @@ static void fadd(int src, uint16_t seg, uint32_t gen, uint32_t off)
 static void status(int src, uint8_t flags, uint32_t tag, int32_t st)
 {
 	struct rmem_msg m;
-	size_t at = n + 3;
+	size_t at = olen + 3;
 
 	msg(src, RM_STATUS, flags, 0, 0, 0, 0, 0, NULL);
-	memcpy(&m, buf + at, sizeof m);
+	memcpy(&m, out + at, sizeof m);
 	m.tag = tag;
 	m.status = st;
-	memcpy(buf + at, &m, sizeof m);
+	memcpy(out + at, &m, sizeof m);
 }
 
 enum { C_GRANT, C_REVOKE, C_INHIBIT, C_UNEXPORT, C_EXPORT };
 
 static void ctl(int cmd, uint8_t a, uint8_t b, uint8_t c)
 {
-	buf[n++] = (uint8_t)(0xf0 | cmd);
-	buf[n++] = a;
-	buf[n++] = b;
-	buf[n++] = c;
-}
+	const uint8_t op[4] = { (uint8_t)(0xf0 | cmd), a, b, c };
 
-static int save(const char *dir, int i)
-{
-	char path[512];
-
-	snprintf(path, sizeof path, "%s/seed%d", dir, i);
-	FILE *f = fopen(path, "wb");
-	if (!f)
-		return 1;
-	fwrite(buf, 1, n, f);
-	fclose(f);
-	n = 0;
-	return 0;
+	put(op, sizeof op);
 }
 
 int main(int argc, char **argv)

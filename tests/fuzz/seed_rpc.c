@@ -7,16 +7,9 @@
  * Usage: seed_rpc <dir>
  */
 #include <stdint.h>
-#include <stdio.h>
 #include <string.h>
 
-static uint8_t out[4096];
-static size_t olen;
-
-static void b(int v)
-{
-	out[olen++] = (uint8_t)v;
-}
+#include "tests/fuzz/seed_common.h"
 
 /* Operations as fuzz_rpc reads them; node k is 1..3. */
 static void bind(int k, int fl) { b((k - 1) << 3); b(fl); }
@@ -41,19 +34,6 @@ static void call(int k, int mode, unsigned len, int fl, int drop)
 	b(drop);
 }
 static void timeout(void) { b(3 | 8); }
-
-static int save(const char *dir, int i)
-{
-	char path[512];
-	FILE *f;
-
-	snprintf(path, sizeof path, "%s/seed%d", dir, i);
-	if (!(f = fopen(path, "wb")))
-		return 1;
-	fwrite(out, 1, olen, f);
-	olen = 0;
-	return fclose(f) != 0;
-}
 
 int main(int argc, char **argv)
 {
