@@ -38,6 +38,7 @@
 #include "kernel/trace.h"
 #include "net/net.h"
 #include "tests/fuzz/input.h"
+#include "tests/fuzz/quiet.h"
 
 #define CHECK(c) do { if (!(c)) __builtin_trap(); } while (0)
 #define NTYPES_MAX 8
@@ -275,14 +276,5 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	CHECK(net_stats.delivered + net_stats.short_frames + net_stats.unknown_type - ns0.delivered -
 		      ns0.short_frames - ns0.unknown_type + nic.stats.rx_no_hook - nd0.rx_no_hook ==
 	      nic.stats.rx_frames - nd0.rx_frames);
-	return 0;
-}
-
-int LLVMFuzzerInitialize(int *argc, char ***argv)
-{
-	(void)argc;
-	(void)argv;
-	if (!getenv("FUZZ_VERBOSE"))
-		(void)!freopen("/dev/null", "w", stdout);
 	return 0;
 }

@@ -53,6 +53,7 @@
 #include "net/rmem/rmem.h"
 #include "tests/fuzz/input.h"
 #include "tests/unit/host_fabric.h"
+#include "tests/fuzz/quiet.h"
 
 #define CHECK(c) do { if (!(c)) { fprintf(stderr, "fuzz_rpc: line %d: %s\n", __LINE__, #c); __builtin_trap(); } } while (0)
 #define SELF 0
@@ -429,14 +430,5 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		if (!(op & 0x80))
 			step(k, 0);
 	}
-	return 0;
-}
-
-int LLVMFuzzerInitialize(int *argc, char ***argv)
-{
-	(void)argc;
-	(void)argv;
-	if (!getenv("FUZZ_VERBOSE"))
-		(void)!freopen("/dev/null", "w", stdout);
 	return 0;
 }
