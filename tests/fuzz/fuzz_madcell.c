@@ -49,6 +49,7 @@
 #include "lib/mad_cell.c"
 #include "net/call/barrier.h"
 #include "tests/fuzz/input.h"
+#include "tests/fuzz/quiet.h"
 
 #define CHECK(c) do { if (!(c)) __builtin_trap(); } while (0)
 #define NODES 3
@@ -57,32 +58,11 @@
 
 /* --- what the driver and lib/mad.c need from the kernel ------------------------------ */
 
+#include "tests/fuzz/mad_stream_host.h"	/* waits, hostile[], fabric_peer_dead() */
+
 int node_id = 0, num_nodes = NODES;
 const char *const dart_exc_names[DEX_N];
-static unsigned waits;
 
-void mutex_init(struct mutex *m, int recursive)
-{
-	memset(m, 0, sizeof *m);
-	m->recursive = recursive;
-}
-void mutex_lock(struct mutex *m) { m->depth++; }
-void mutex_unlock(struct mutex *m) { m->depth--; }
-void thread_yield(void) {}
-uint64_t cycles_to_ns(uint64_t c) { return c; }
-uint64_t ns_to_cycles(uint64_t ns) { return ns; }
-int waitq_wait_timeout(struct waitq *wq, uint64_t ns)
-{
-	(void)wq, (void)ns;
-	CHECK(++waits < WAITS_MAX);		/* single-threaded: a wait that loops never ends */
-	return 0;
-}
-int waitq_wake_all(struct waitq *wq)
-{
-	(void)wq;
-	return 0;
-}
-int net_poll_wait(volatile int *flag) { return *flag; }
 /* lib/mad_stream.c's segment pairs, which the cell driver does not use. */
 int seg_export_for(const char *name, void *base, size_t size, int node, int rights)
 {
@@ -100,14 +80,6 @@ int cluster_barrier(uint64_t timeout_ns)
 {
 	(void)timeout_ns;
 	return 0;
-}
-
-static int hostile[NODES];
-
-/* What a node that wrote by hand did not send will never come: it counts as gone. */
-int fabric_peer_dead(int dst)
-{
-	return dst > 0 && dst < NODES && hostile[dst];
 }
 
 /* --- the deposit layer, looped back -------------------------------------------------- */
@@ -466,14 +438,5 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		ntold[2]);
 #endif
 	mad_exit();
-	return 0;
-}
-
-int LLVMFuzzerInitialize(int *argc, char ***argv)
-{
-	(void)argc;
-	(void)argv;
-	if (!getenv("FUZZ_VERBOSE"))
-		(void)!freopen("/dev/null", "w", stdout);
 	return 0;
 }

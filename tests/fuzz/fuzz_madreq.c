@@ -39,6 +39,7 @@
 
 #include "lib/mad_req.c"
 #include "tests/fuzz/input.h"
+#include "tests/fuzz/quiet.h"
 
 #define CHECK(c) do { if (!(c)) __builtin_trap(); } while (0)
 #define NODES 3
@@ -48,42 +49,13 @@
 
 /* --- what the driver and lib/mad.c need from the kernel ------------------------------ */
 
-int node_id = 0, num_nodes = NODES;
-static unsigned waits;
+#include "tests/fuzz/mad_stream_host.h"	/* waits, hostile[], fabric_peer_dead() */
 
-void mutex_init(struct mutex *m, int recursive)
-{
-	memset(m, 0, sizeof *m);
-	m->recursive = recursive;
-}
-void mutex_lock(struct mutex *m) { m->depth++; }
-void mutex_unlock(struct mutex *m) { m->depth--; }
+int node_id = 0, num_nodes = NODES;
+
 int mutex_trylock(struct mutex *m) { m->depth++; return 0; }
 struct thread *curthread;
-void thread_yield(void) {}
 void thread_sleep_ns(uint64_t ns) { (void)ns; }
-uint64_t cycles_to_ns(uint64_t c) { return c; }
-uint64_t ns_to_cycles(uint64_t ns) { return ns; }
-int waitq_wait_timeout(struct waitq *wq, uint64_t ns)
-{
-	(void)wq, (void)ns;
-	CHECK(++waits < WAITS_MAX);		/* single-threaded: a wait that loops never ends */
-	return 0;
-}
-int waitq_wake_all(struct waitq *wq)
-{
-	(void)wq;
-	return 0;
-}
-int net_poll_wait(volatile int *flag) { return *flag; }
-
-static int hostile[NODES];
-
-/* What a node that wrote by hand did not send will never come: it counts as gone. */
-int fabric_peer_dead(int dst)
-{
-	return dst > 0 && dst < NODES && hostile[dst];
-}
 
 /* --- remote memory and queues, looped back ------------------------------------------- */
 
@@ -414,14 +386,5 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		hostile[1], hostile[2], (unsigned long)proto_errors);
 #endif
 	mad_exit();
-	return 0;
-}
-
-int LLVMFuzzerInitialize(int *argc, char ***argv)
-{
-	(void)argc;
-	(void)argv;
-	if (!getenv("FUZZ_VERBOSE"))
-		(void)!freopen("/dev/null", "w", stdout);
 	return 0;
 }

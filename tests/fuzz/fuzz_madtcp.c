@@ -45,20 +45,10 @@ uint64_t random64(void) { return 0x1234567887654321ULL; }
 
 /* --- sockets: fd 100 + k is the stream from node k; 99 the listener ------------------- */
 
-static uint8_t stream[NODES][STREAM_MAX];
-static size_t head[NODES], tail_[NODES];
+#include "tests/fuzz/mad_tcp_sockets.h"
+
 static unsigned cut;			/* read sizes: 0 any, else at most this */
 static int accepts;
-
-static int node_of(int fd)
-{
-	return fd >= 100 && fd < 100 + NODES ? fd - 100 : -1;
-}
-
-static size_t avail(int k)
-{
-	return tail_[k] - head[k];
-}
 
 static int dirty;
 
@@ -137,46 +127,6 @@ ssize_t lwip_send(int s, const void *data, size_t size, int flags)
 	(void)data;
 	(void)flags;
 	return (ssize_t)size;
-}
-
-/* The receiver's select is never cut short here: one thread. */
-void lwip_select_kickable(int on)
-{
-	(void)on;
-}
-
-void lwip_select_kick(void)
-{
-}
-
-int lwip_select(int maxfdp1, fd_set *r, fd_set *w, fd_set *e, struct timeval *t)
-{
-	int n = 0;
-
-	(void)w;
-	(void)e;
-	(void)t;
-	for (int fd = 0; fd < maxfdp1; fd++) {
-		if (!FD_ISSET(fd, r))
-			continue;
-		int k = node_of(fd);
-		if (k >= 0 && avail(k))
-			n++;
-		else
-			FD_CLR(fd, r);
-	}
-	return n;
-}
-
-int lwip_socket(int domain, int type, int protocol) { (void)domain; (void)type; (void)protocol; return 99; }
-int lwip_bind(int s, const struct sockaddr *a, socklen_t l) { (void)s; (void)a; (void)l; return 0; }
-int lwip_listen(int s, int b) { (void)s; (void)b; return 0; }
-int lwip_connect(int s, const struct sockaddr *a, socklen_t l) { (void)s; (void)a; (void)l; return -1; }
-int lwip_close(int s) { (void)s; return 0; }
-int lwip_setsockopt(int s, int l, int o, const void *v, socklen_t n)
-{
-	(void)s; (void)l; (void)o; (void)v; (void)n;
-	return 0;
 }
 
 /*

@@ -1,19 +1,17 @@
 /*
  * The kernel as lib/mad_tcp.c sees it, for one host thread: the host
  * builds that include the driver whole (tests/fuzz/fuzz_madtcp.c,
- * tests/unit/test_mad_tcp.c) include this after it.  Locks only count,
- * sleeps return at once, a thread runs to its end when created (the
- * driver's provers) and is joined at once.  Each build gives the rest
- * (node_id, the key, the sockets) itself.
+ * tests/unit/test_mad_tcp.c) include this after it.  Locks only count
+ * (tests/fuzz/mad_host.h), sleeps return at once, a thread runs to its
+ * end when created (the driver's provers) and is joined at once.  Each
+ * build gives the rest (node_id, the key, the sockets) itself.
  */
 #ifndef TESTS_FUZZ_MAD_TCP_HOST_H
 #define TESTS_FUZZ_MAD_TCP_HOST_H
 
-void mutex_init(struct mutex *m, int recursive) { memset(m, 0, sizeof *m); m->recursive = recursive; }
-void mutex_lock(struct mutex *m) { m->depth++; }
-void mutex_unlock(struct mutex *m) { m->depth--; }
+#include "tests/fuzz/mad_host.h"
+
 void thread_sleep_ns(uint64_t ns) { (void)ns; }
-void thread_yield(void) { }
 int lwip_socket_abort(int s) { (void)s; return 0; }
 static char a_thread;
 struct thread *thread_create(const char *name, void *(*fn)(void *), void *arg, int prio, size_t stack)
@@ -23,8 +21,6 @@ struct thread *thread_create(const char *name, void *(*fn)(void *), void *arg, i
 	return (struct thread *)&a_thread;
 }
 void *thread_join(struct thread *t) { (void)t; return NULL; }
-uint64_t cycles_to_ns(uint64_t c) { return c; }
-uint64_t ns_to_cycles(uint64_t ns) { return ns; }
 int waitq_wait_timeout(struct waitq *wq, uint64_t ns) { (void)wq; (void)ns; return 0; }
 int waitq_wake_all(struct waitq *wq) { (void)wq; return 0; }
 

@@ -28,21 +28,11 @@
 #include "kernel/sync.h"
 #include "lib/mad.h"
 #include "lib/mad_drv.h"
+#include "tests/fuzz/mad_host.h"
 
 /* --- what lib/mad.c needs from the kernel --------------------------------- */
 
 int node_id = 0, num_nodes = 2;
-
-void mutex_init(struct mutex *m, int recursive)
-{
-	memset(m, 0, sizeof *m);
-	m->recursive = recursive;
-}
-void mutex_lock(struct mutex *m) { m->depth++; }
-void mutex_unlock(struct mutex *m) { m->depth--; }
-void thread_yield(void) {}
-uint64_t cycles_to_ns(uint64_t c) { return c; }
-uint64_t ns_to_cycles(uint64_t ns) { return ns; }
 
 /* malloc (linked with --wrap=malloc): fails while fail_malloc is set. */
 static int fail_malloc;

@@ -47,18 +47,7 @@ uint64_t random64(void) { return rnd += 0x9e3779b97f4a7c15ULL; }
 
 /* --- sockets: fd 100 + k is the stream from node k; what is sent to k comes back from k --- */
 
-static uint8_t stream[NODES][STREAM_MAX];
-static size_t head[NODES], tail_[NODES];
-
-static int node_of(int fd)
-{
-	return fd >= 100 && fd < 100 + NODES ? fd - 100 : -1;
-}
-
-static size_t avail(int k)
-{
-	return tail_[k] - head[k];
-}
+#include "tests/fuzz/mad_tcp_sockets.h"
 
 static void feed(int k, const void *p, size_t n)
 {
@@ -127,38 +116,7 @@ ssize_t lwip_send(int s, const void *data, size_t size, int flags)
 	return (ssize_t)size;
 }
 
-void lwip_select_kickable(int on) { (void)on; }
-void lwip_select_kick(void) { }
-
-int lwip_select(int maxfdp1, fd_set *r, fd_set *w, fd_set *e, struct timeval *t)
-{
-	int n = 0;
-
-	(void)w;
-	(void)e;
-	(void)t;
-	for (int fd = 0; fd < maxfdp1; fd++) {
-		if (!FD_ISSET(fd, r))
-			continue;
-		if (node_of(fd) >= 0 && avail(node_of(fd)))
-			n++;
-		else
-			FD_CLR(fd, r);
-	}
-	return n;
-}
-
-int lwip_socket(int domain, int type, int protocol) { (void)domain; (void)type; (void)protocol; return 99; }
-int lwip_bind(int s, const struct sockaddr *a, socklen_t l) { (void)s; (void)a; (void)l; return 0; }
-int lwip_listen(int s, int b) { (void)s; (void)b; return 0; }
-int lwip_connect(int s, const struct sockaddr *a, socklen_t l) { (void)s; (void)a; (void)l; return -1; }
 int lwip_accept(int s, struct sockaddr *a, socklen_t *l) { (void)s; (void)a; (void)l; return -1; }
-int lwip_close(int s) { (void)s; return 0; }
-int lwip_setsockopt(int s, int l, int o, const void *v, socklen_t n)
-{
-	(void)s; (void)l; (void)o; (void)v; (void)n;
-	return 0;
-}
 
 /* --- the tests ------------------------------------------------------------------------ */
 
