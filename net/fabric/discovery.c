@@ -294,8 +294,11 @@ static void bind_peer(struct peer *p, int reset)
 		p->reported_dead = 0;
 		for (int i = 0; i < FABRIC_RESET_HOOKS && fab_reset_hooks[i]; i++)
 			fab_reset_hooks[i](id);
-		if (fab_park_busy())
-			fab_park_drop_peer(id, fab_park_late());	/* what its old incarnation sent an app not yet running */
+		/*
+		 * What its old incarnation sent an app not yet running stays
+		 * parked: it was acknowledged, so it is handed over when the
+		 * protocol registers, before what the new one sends.
+		 */
 		fab.ctr.rebinds++;
 		kprintf("fabric: node %d rebooted (incarnation %016lx); its channel starts again, "
 			"what was in flight to it failed\n", id, p->m.inc);

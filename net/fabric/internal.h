@@ -81,7 +81,7 @@ extern const struct chan_ops fab_chan_ops;
  * fabric_register's (0, or -EBUSY: one is waiting already); the handler
  * is installed once proto's parked messages are handed over.  fab_park_flush (fab_park_busy: anything to
  * do): hand over what can go, drop what the grace ended for.
- * fab_park_drop_peer: a peer rebooted; fab_park_clear: everything goes.
+ * fab_park_clear: everything goes.
  */
 void fab_park_bind(fabric_handler_t *handlers, struct fabric_counters *ctr);
 int fab_park(int src, uint8_t proto, const uint8_t *p, size_t len, struct pktbuf *pb);
@@ -89,7 +89,6 @@ int fab_park_has(uint8_t proto);
 int fab_park_register(uint8_t proto, fabric_handler_t fn, int late);
 int fab_park_busy(void);
 void fab_park_flush(int late);
-void fab_park_drop_peer(int src, int late);
 void fab_park_clear(void);
 
 /* The grace of app protocols is over: what is parked for one with no handler goes as no one's. */

@@ -9,8 +9,9 @@
  * park behind the first (each protocol's order kept), and they are handed
  * over, in order, when it registers.  One still without a handler at the
  * end of the grace (FAB_APP_GRACE_NS after start-up) is counted as for no
- * protocol and dropped.  With the park full, the channel holds the message
- * as before (it is offered again every tick).
+ * protocol and dropped.  A sender's reboot drops none: each was
+ * acknowledged, so its sender counts it delivered.  With the park full, the
+ * channel holds the message as before (it is offered again every tick).
  *
  * Interrupt context or interrupts off, like the rest of the fabric.  late:
  * the grace is over (fab_park_late, internal.h).
@@ -135,16 +136,6 @@ void fab_park_flush(int late)
 			pending[p] = NULL;
 			pending_n--;
 		}
-}
-
-void fab_park_drop_peer(int src, int late)
-{
-	for (unsigned i = 0; i < park_n;)
-		if (park[i].src == src)
-			take_out(i);
-		else
-			i++;
-	fab_park_flush(late);
 }
 
 void fab_park_clear(void)

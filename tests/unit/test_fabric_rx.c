@@ -275,8 +275,9 @@ static int tags_are(const uint8_t *want, int n)
  * are set aside: the same peer's messages of a registered protocol behind
  * them are delivered meanwhile (they waited behind the first for up to
  * 20 s before), the parked ones go in order when it registers, and a
- * handler that refuses one keeps the rest of its protocol behind it.  One
- * never registered is dropped at the end of the grace, as no one's.
+ * handler that refuses one keeps the rest of its protocol behind it.  A
+ * sender's reboot drops none of them: they were acknowledged.  One never
+ * registered is dropped at the end of the grace, as no one's.
  */
 static void an_unregistered_protocol_holds_up_only_itself(void **state)
 {
@@ -328,6 +329,26 @@ static void an_unregistered_protocol_holds_up_only_itself(void **state)
 		assert_true(tags_are(t123, 3));
 		hn_counters(&c);
 		assert_true(c.park_refused >= 1);
+		assert_int_equal(hn_teardown(), 0);
+
+		/*
+		 * The sender reboots while its messages are parked: they were
+		 * acknowledged (its fabric_flush returned), so they stay and are
+		 * handed over when the protocol registers, before the new boot's.
+		 */
+		hn_reset(keyed, 10000);
+		assert_int_equal(hn_discover(), 0);
+		assert_int_equal(hn_send_late(0, 1, 64), 0);
+		assert_int_equal(hn_send_late(0, 2, 64), 0);
+		hn_settle();
+		hn_reboot(0, 0x11110001 + (uint64_t)keyed);
+		assert_int_equal(hn_discover(), 0);
+		assert_int_equal(hn_send_late(0, 3, 64), 0);
+		hn_settle();
+		assert_int_equal(hn.late_n, 0);
+		assert_int_equal(hn_register_late(), 0);
+		hn_settle();
+		assert_true(tags_are(t123, 3));
 		assert_int_equal(hn_teardown(), 0);
 
 		/* Never registered: dropped when the grace ends, counted as no one's. */
