@@ -35,9 +35,9 @@ static uint64_t new_token(void)
 	return (uint64_t)(node_id + 1) << 32 | __atomic_add_fetch(&nonce, 1, __ATOMIC_RELAXED);
 }
 
-static struct reply *slot(const struct rpc_binding *b, int k)
+static struct rpc_reply *slot(const struct rpc_binding *b, int k)
 {
-	return (struct reply *)((uint8_t *)b->reply + (size_t)k * REPLY_SLOT);
+	return (struct rpc_reply *)((uint8_t *)b->reply + (size_t)k * REPLY_SLOT);
 }
 
 /*
@@ -45,7 +45,7 @@ static struct reply *slot(const struct rpc_binding *b, int k)
  * copy it.  0 or -ETIMEDOUT.  *seen is the caller's own count of the
  * segment's notifications: several threads may wait on one binding.
  */
-static int reply_wait(const struct rpc_binding *b, int k, uint32_t *gen, uint64_t *seen, struct reply *r,
+static int reply_wait(const struct rpc_binding *b, int k, uint32_t *gen, uint64_t *seen, struct rpc_reply *r,
 		      uint64_t timeout_ns)
 {
 	uint64_t end = cycles() + ns_to_cycles(timeout_ns);
@@ -207,7 +207,7 @@ static void stack_put(struct rpc_binding *b, int k)
  * A binding request on a stack claimed for it: the server answers in the
  * stack's reply slot.  0 (with the reply in *rep) or an error.
  */
-static int ctl_exchange(struct rpc_binding *b, const struct ctl *c, uint32_t kind, struct reply *rep)
+static int ctl_exchange(struct rpc_binding *b, const struct rpc_ctl *c, uint32_t kind, struct rpc_reply *rep)
 {
 	uint64_t end = cycles() + ns_to_cycles(BIND_NS), seen = 0;
 	int k = stack_get(b, new_token(), end), r;
@@ -273,8 +273,8 @@ int rpc_bind(struct rpc_binding *b, int node, const char *service, int flags, ui
 	static uint32_t names;
 	char rname[RMEM_NAME_MAX];
 	uint64_t end = cycles() + ns_to_cycles(timeout_ns);
-	struct ctl c = { 0 };
-	struct reply rep;
+	struct rpc_ctl c = { 0 };
+	struct rpc_reply rep;
 	int r;
 
 	if (!service || !service[0] || strlen(service) >= RPC_SERVICE_MAX || node < 0 ||
@@ -333,10 +333,10 @@ static int frame_write(struct rpc_binding *b, int k, const uint8_t *args, size_t
 	int fl = RMEM_INTR | (b->flags & RPC_UNRELIABLE ? RMEM_UNRELIABLE : 0), r;
 
 	if (i == n - 1) {
-		size_t first = len < FIRST ? len : FIRST;
+		size_t first = len < RPC_FIRST ? len : RPC_FIRST;
 		r = rmem_write(b->rd[k], HDR_OFF, hdrbuf, (uint32_t)(sizeof(struct call_hdr) + first), fl);
 	} else {
-		size_t off = FIRST + (size_t)i * FRAME, cnt = len - off < FRAME ? len - off : FRAME;
+		size_t off = RPC_FIRST + (size_t)i * RPC_FRAME, cnt = len - off < RPC_FRAME ? len - off : RPC_FRAME;
 		r = rmem_write(b->rd[k], (uint32_t)(ARGS_OFF + off), args + off, (uint32_t)cnt, fl);
 	}
 	/* A raw frame the NIC could not take now is just a lost frame. */
@@ -435,7 +435,7 @@ static int call_wait(struct rpc_binding *b, int k, const uint8_t *a, size_t len,
 	uint64_t wait = unreliable ? POKE_NS : SLICE_NS;
 
 	for (;;) {
-		struct reply rep;
+		struct rpc_reply rep;
 		if (reply_wait(b, k, &gen, &seen, &rep, wait) == 0) {
 			if (rep.seq != h->seq)
 				continue;
@@ -478,7 +478,7 @@ int rpc_call(struct rpc_binding *b, uint32_t proc, const void *args, size_t len,
 {
 	struct {
 		struct call_hdr h;
-		uint8_t first[FIRST];
+		uint8_t first[RPC_FIRST];
 	} fr;
 	const uint8_t *a = args;
 	int unreliable = b->flags & RPC_UNRELIABLE, answered = 0, k, r;
@@ -505,7 +505,7 @@ int rpc_call(struct rpc_binding *b, uint32_t proc, const void *args, size_t len,
 	if (unreliable || fr.h.nframes > 1)
 		fr.h.flags = HF_CRC;
 	if (len)
-		memcpy(fr.first, a, len < FIRST ? len : FIRST);
+		memcpy(fr.first, a, len < RPC_FIRST ? len : RPC_FIRST);
 
 	if (unreliable) {
 		/* Raw frames keep no order with the claim: it is settled first (paper 3.1: the CAS is reliable). */
@@ -539,8 +539,8 @@ int rpc_call(struct rpc_binding *b, uint32_t proc, const void *args, size_t len,
 
 int rpc_unbind(struct rpc_binding *b)
 {
-	struct ctl c = { 0 };
-	struct reply rep;
+	struct rpc_ctl c = { 0 };
+	struct rpc_reply rep;
 	int r;
 
 	if (!b->reply)

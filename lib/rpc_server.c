@@ -10,7 +10,7 @@
  *	 64  call header (32): the flag word (call number), proc, len, frames,
  *	     CRC, binding and its secret
  *	 96  arguments, contiguous, as a local call would see them
- * A client's reply segment holds one struct reply per stack (the answer to
+ * A client's reply segment holds one struct rpc_reply per stack (the answer to
  * a call on stack k lands in slot k), written by the server.
  *
  * Choices where the paper leaves one (DESIGN.md asks for them here):
@@ -100,7 +100,7 @@ struct rpc_bound {
 	int reply_rd;
 	int raw;			/* its calls come as raw frames: answer so */
 	uint64_t secret;
-	struct seen seen;		/* at most once across the stacks */
+	struct rpc_seen seen;		/* at most once across the stacks */
 	int running;			/* its calls running now (unbinding waits for none) */
 };
 
@@ -136,12 +136,12 @@ struct rpc_stack {
 static __thread struct rpc_stack *running_here;
 
 /* The 64-bit number a header's 32-bit one stands for: the nearest to the highest run. */
-static uint64_t seen_extend(const struct seen *w, uint32_t seq)
+static uint64_t seen_extend(const struct rpc_seen *w, uint32_t seq)
 {
 	return w->top + (uint64_t)(int64_t)(int32_t)(seq - (uint32_t)w->top);
 }
 
-int seen_check(const struct seen *w, uint32_t seq)
+int rpc_seen_check(const struct rpc_seen *w, uint32_t seq)
 {
 	uint64_t s = seen_extend(w, seq);
 
@@ -154,7 +154,7 @@ int seen_check(const struct seen *w, uint32_t seq)
 	return w->bits[s % SEEN_WINDOW / 64] >> (s % 64) & 1 ? SEEN_DONE : SEEN_NEW;
 }
 
-void seen_mark(struct seen *w, uint32_t seq)
+void rpc_seen_mark(struct rpc_seen *w, uint32_t seq)
 {
 	uint64_t s = seen_extend(w, seq);
 
@@ -233,9 +233,9 @@ static void stack_notify(void *arg, int seg, uint32_t off, uint32_t count)
 	if (off == HDR_OFF) {
 		st->hdr_new = 1;
 		wake = 1;
-	} else if (off >= ARGS_OFF + FIRST && (off - ARGS_OFF - FIRST) % FRAME == 0) {
+	} else if (off >= ARGS_OFF + RPC_FIRST && (off - ARGS_OFF - RPC_FIRST) % RPC_FRAME == 0) {
 		/* 3.1.2: the destination keeps the mask of frames received. */
-		uint32_t i = (off - ARGS_OFF - (uint32_t)FIRST) / FRAME;
+		uint32_t i = (off - ARGS_OFF - (uint32_t)RPC_FIRST) / RPC_FRAME;
 		if (i < MAX_FRAMES - 1)
 			st->mask |= 1ULL << i;
 		wake = st->hdr_seen;
@@ -258,7 +258,7 @@ static void stack_notify(void *arg, int seg, uint32_t off, uint32_t count)
 static void reply_write_rd(struct rpc_stack *st, int rd, int raw_client, uint32_t seq, uint32_t kind,
 			   int32_t status, uint64_t mask, uint64_t result)
 {
-	struct reply r = { seq, kind, ++st->gen, status, mask, result, 0, 0 };
+	struct rpc_reply r = { seq, kind, ++st->gen, status, mask, result, 0, 0 };
 	int raw = raw_client && (kind == R_RESULT || kind == R_MASK);
 
 	if (raw_client)
@@ -296,7 +296,7 @@ static void mask_write(struct rpc_stack *st, uint64_t have, unsigned n)
 	reply_write(st, st->cur_b, st->cur.seq, R_MASK, 0, have, 0);
 }
 
-static void do_bind(struct rpc_stack *st, const struct ctl *c)
+static void do_bind(struct rpc_stack *st, const struct rpc_ctl *c)
 {
 	struct rpc_server *s = st->srv;
 	int node = token_node(c->owner), rd, id = -1;
@@ -338,7 +338,7 @@ static struct rpc_bound *bound_find(struct rpc_server *s, uint32_t id, uint64_t 
 	return &s->bound[id];
 }
 
-static void do_unbind(struct rpc_stack *st, const struct ctl *c)
+static void do_unbind(struct rpc_stack *st, const struct rpc_ctl *c)
 {
 	struct rpc_bound *b = bound_find(st->srv, c->bind, c->secret);
 
@@ -364,7 +364,7 @@ static void do_unbind(struct rpc_stack *st, const struct ctl *c)
 
 static void ctl_handle(struct rpc_stack *st)
 {
-	struct ctl c;
+	struct rpc_ctl c;
 	irqflags_t f = irq_save();
 
 	memcpy(&c, st->base + CTL_OFF, sizeof c);
@@ -421,7 +421,7 @@ static void call_run(struct rpc_stack *st)
 	}
 	rpc_proc_fn fn = h.proc < RPC_MAX_PROCS ? st->srv->procs[h.proc] : NULL;
 	irqflags_t f = irq_save();
-	if (!b->used || b->secret != h.secret || seen_check(&b->seen, h.seq) != SEEN_NEW || !claim_holds(st, b, &h)) {
+	if (!b->used || b->secret != h.secret || rpc_seen_check(&b->seen, h.seq) != SEEN_NEW || !claim_holds(st, b, &h)) {
 		/*
 		 * Unbound since its header came, or the same number ran on
 		 * another stack meanwhile (no client sends one call to two
@@ -435,7 +435,7 @@ static void call_run(struct rpc_stack *st)
 			stack_free(st);
 		return;
 	}
-	seen_mark(&b->seen, h.seq);	/* run now: never again, whichever stack it comes to */
+	rpc_seen_mark(&b->seen, h.seq);	/* run now: never again, whichever stack it comes to */
 	b->running++;
 	irq_restore(f);
 	st->run_node = b->node;
@@ -495,7 +495,7 @@ static void header_take(struct rpc_stack *st, const struct call_hdr *h)
 		reply_write(st, b, h->seq, R_RESULT, st->last_status, 0, st->last_result);
 		return;
 	}
-	switch (seen_check(&b->seen, h->seq)) {
+	switch (rpc_seen_check(&b->seen, h->seq)) {
 	case SEEN_OLD:
 		st->st.stale++;
 		return;

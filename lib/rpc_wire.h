@@ -20,8 +20,8 @@
 #define REQ_OFF 8
 #define HDR_OFF 64
 #define ARGS_OFF RPC_STACK_ARGS_OFF
-#define FRAME RMEM_MAX_XFER			/* one WRITE */
-#define FIRST (FRAME - sizeof(struct call_hdr))	/* argument bytes in the header frame */
+#define RPC_FRAME RMEM_MAX_XFER			/* one WRITE */
+#define RPC_FIRST (RPC_FRAME - sizeof(struct call_hdr))	/* argument bytes in the header frame */
 #define MAX_FRAMES 64				/* bits in a mask */
 
 #define SACK_NS 5000000ULL		/* server: quiet this long mid-call, write the mask (3.1.2) */
@@ -32,7 +32,7 @@
 #define BIND_NS 10000000000ULL		/* client: the server answers a binding request */
 #define SLICE_NS 100000000ULL		/* client, reliable: look at the peer this often */
 
-struct ctl {
+struct rpc_ctl {
 	uint64_t owner;			/* 0 free, else the caller's token: (node + 1) << 32 | nonce */
 	uint32_t op;			/* CTL_BIND, CTL_UNBIND */
 	uint32_t node;
@@ -56,7 +56,7 @@ struct call_hdr {
 };
 enum { HF_CRC = 1 };
 
-struct reply {
+struct rpc_reply {
 	uint32_t seq;			/* the call answered (0 for binding) */
 	uint32_t kind;
 	uint32_t gen;			/* the stack's reply counter */
@@ -69,19 +69,19 @@ struct reply {
 enum { R_BOUND = 1, R_UNBOUND, R_RESULT, R_MASK };
 /* R_BOUND: status 0 or -EBUSY (no binding free), result the binding, mask its secret (32 bits). */
 
-_Static_assert(sizeof(struct ctl) == HDR_OFF - CTL_OFF, "control block fills the stack's first 64 bytes");
+_Static_assert(sizeof(struct rpc_ctl) == HDR_OFF - CTL_OFF, "control block fills the stack's first 64 bytes");
 _Static_assert(sizeof(struct call_hdr) == ARGS_OFF - HDR_OFF, "arguments follow the header");
-_Static_assert(sizeof(struct reply) == 40, "a reply is one small WRITE");
+_Static_assert(sizeof(struct rpc_reply) == 40, "a reply is one small WRITE");
 #define REPLY_SLOT 64			/* a reply segment: one slot per stack of the service */
 #define REPLY_SEG (REPLY_SLOT * RPC_MAX_STACKS)
-_Static_assert(offsetof(struct ctl, op) == REQ_OFF, "binding request offset");
-#define CTL_LEN ((uint32_t)(sizeof(struct ctl) - REQ_OFF))	/* a binding request, one WRITE */
-_Static_assert(1 + (RPC_ARGS_MAX - FIRST + FRAME - 1) / FRAME <= MAX_FRAMES, "a mask covers every frame");
+_Static_assert(offsetof(struct rpc_ctl, op) == REQ_OFF, "binding request offset");
+#define CTL_LEN ((uint32_t)(sizeof(struct rpc_ctl) - REQ_OFF))	/* a binding request, one WRITE */
+_Static_assert(1 + (RPC_ARGS_MAX - RPC_FIRST + RPC_FRAME - 1) / RPC_FRAME <= MAX_FRAMES, "a mask covers every frame");
 
 /* Frames a call of len argument bytes takes. */
 static inline unsigned frames_for(size_t len)
 {
-	return len <= FIRST ? 1 : 1 + (unsigned)((len - FIRST + FRAME - 1) / FRAME);
+	return len <= RPC_FIRST ? 1 : 1 + (unsigned)((len - RPC_FIRST + RPC_FRAME - 1) / RPC_FRAME);
 }
 
 static inline uint64_t all_frames(unsigned n)
@@ -97,9 +97,9 @@ static inline uint32_t call_crc(const struct call_hdr *h, const void *args)
 	return crc32c(crc32c(0, &z, sizeof z), args, h->len);
 }
 
-static inline uint32_t reply_crc(const struct reply *r)
+static inline uint32_t reply_crc(const struct rpc_reply *r)
 {
-	return crc32c(0, r, offsetof(struct reply, crc));
+	return crc32c(0, r, offsetof(struct rpc_reply, crc));
 }
 
 /*
@@ -142,11 +142,11 @@ struct rpc_local *rpc_local_get(int server, const char *service);
 enum { SEEN_NEW, SEEN_DONE, SEEN_OLD };
 #define SEEN_WINDOW 128
 #define SEEN_AHEAD 1024			/* a client's numbers in flight or lost before sending */
-struct seen {
+struct rpc_seen {
 	uint64_t top;			/* the highest call number run */
 	uint64_t bits[SEEN_WINDOW / 64];	/* bit seq % WINDOW: seq ran */
 };
-int seen_check(const struct seen *w, uint32_t seq);
-void seen_mark(struct seen *w, uint32_t seq);
+int rpc_seen_check(const struct rpc_seen *w, uint32_t seq);
+void rpc_seen_mark(struct rpc_seen *w, uint32_t seq);
 
 #endif

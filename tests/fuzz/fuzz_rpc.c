@@ -125,9 +125,9 @@ static int proc(const void *argp, size_t len, uint64_t *result)
 }
 
 /* A reply the server wrote into node n's slot sl, as it landed. */
-static void reply_seen(int n, int sl, const struct reply *rp)
+static void reply_seen(int n, int sl, const struct rpc_reply *rp)
 {
-	struct reply r;
+	struct rpc_reply r;
 
 	memcpy(&r, rp, sizeof r);
 #ifdef FZ_DEBUG
@@ -152,7 +152,7 @@ static void reply_seen(int n, int sl, const struct reply *rp)
 	}
 	if (r.kind == R_UNBOUND && r.status == 0) {
 		/* The request the stepping thread read, still in its stack: it named the binding. */
-		struct ctl c;
+		struct rpc_ctl c;
 		memcpy(&c, stack[stepping] + CTL_OFF, sizeof c);
 		CHECK(c.bind < RPC_MAX_BINDINGS && mb[c.bind].live && mb[c.bind].node == n &&
 		      mb[c.bind].secret == c.secret);
@@ -182,12 +182,12 @@ static void pump(void)
 		if (h)
 			h(f.dst, f.data, f.len, NULL);
 		/* A reply WRITE into node f.dst's reply segment: landed now, if it was let in. */
-		if (f.proto == RMEM_PROTO && f.len >= sizeof m + sizeof(struct reply)) {
+		if (f.proto == RMEM_PROTO && f.len >= sizeof m + sizeof(struct rpc_reply)) {
 			memcpy(&m, f.data, sizeof m);
-			if (m.op == RM_WRITE && m.seg == rseg[f.dst] && m.count == sizeof(struct reply) &&
+			if (m.op == RM_WRITE && m.seg == rseg[f.dst] && m.count == sizeof(struct rpc_reply) &&
 			    m.off % REPLY_SLOT == 0 && m.off < REPLY_SEG &&
-			    memcmp(reply_seg[f.dst] + m.off, f.data + sizeof m, sizeof(struct reply)) == 0)
-				reply_seen(f.dst, (int)(m.off / REPLY_SLOT), (const struct reply *)(f.data + sizeof m));
+			    memcmp(reply_seg[f.dst] + m.off, f.data + sizeof m, sizeof(struct rpc_reply)) == 0)
+				reply_seen(f.dst, (int)(m.off / REPLY_SLOT), (const struct rpc_reply *)(f.data + sizeof m));
 		}
 	}
 }
@@ -265,7 +265,7 @@ static void step(int k, int timed_out)
 
 static void op_bind(int k, int src, unsigned fl)
 {
-	struct ctl c = { 0 };
+	struct rpc_ctl c = { 0 };
 
 	if (!(fl & 8))
 		stack_claim(k, src);
@@ -278,7 +278,7 @@ static void op_bind(int k, int src, unsigned fl)
 
 static void op_unbind(int k, int src, unsigned fl)
 {
-	struct ctl c = { 0 };
+	struct rpc_ctl c = { 0 };
 	int id = (fl & 2) ? (int)(take(1) % RPC_MAX_BINDINGS) : node_bind[src];
 
 	if (!(fl & 8))
@@ -318,11 +318,11 @@ static void op_call(int k, int src)
 		stack_claim(k, src);
 	memcpy(frame, &h, sizeof h);
 	unsigned n = frames_for(len);
-	uint32_t first = len < FIRST ? len : (uint32_t)FIRST;
+	uint32_t first = len < RPC_FIRST ? len : (uint32_t)RPC_FIRST;
 	if (fl & 64)
 		stack_write(k, src, HDR_OFF, frame, (uint32_t)sizeof h + first, raw);
 	for (unsigned i = 1; i < n; i++) {
-		uint32_t at = (uint32_t)FIRST + (i - 1) * FRAME, cnt = len - at < FRAME ? len - at : FRAME;
+		uint32_t at = (uint32_t)RPC_FIRST + (i - 1) * RPC_FRAME, cnt = len - at < RPC_FRAME ? len - at : RPC_FRAME;
 		if ((fl & 32) && drop % n == i)
 			continue;
 		stack_write(k, src, ARGS_OFF + at, args + at, cnt, raw);

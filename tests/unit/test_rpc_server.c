@@ -227,18 +227,18 @@ static int release(int src)
 	return client_write(src, CTL_OFF, &zero, 8);
 }
 
-static struct reply last_reply(void)
+static struct rpc_reply last_reply(void)
 {
-	struct reply r;
+	struct rpc_reply r;
 
 	memcpy(&r, reply_mem + stack_no * REPLY_SLOT, sizeof r);
 	return r;
 }
 
 /* A binding request from node src on the current stack: the owner word (its CAS, done here as a WRITE), then the request. */
-static struct reply ctl(int src, uint32_t op, uint32_t id, uint64_t secret)
+static struct rpc_reply ctl(int src, uint32_t op, uint32_t id, uint64_t secret)
 {
-	struct ctl c = { 0 };
+	struct rpc_ctl c = { 0 };
 
 	int64_t o = claim(src);
 	assert_true(o == 0 || o == (int64_t)((uint64_t)(src + 1) << 32 | 0x99));	/* free, or src's already */
@@ -256,7 +256,7 @@ static struct reply ctl(int src, uint32_t op, uint32_t id, uint64_t secret)
 
 static void bind(void)
 {
-	struct reply r = ctl(CLIENT, CTL_BIND, 0, 0);
+	struct rpc_reply r = ctl(CLIENT, CTL_BIND, 0, 0);
 
 	assert_int_equal(r.kind, R_BOUND);
 	assert_int_equal(r.status, 0);
@@ -308,7 +308,7 @@ static void assert_repeat_answered(int want_ran, struct rpc_server_stats *st)
 	memset(reply_mem, 0, sizeof reply_mem);
 	call4(1);
 	assert_int_equal(ran, want_ran);
-	struct reply r = last_reply();
+	struct rpc_reply r = last_reply();
 	assert_int_equal(r.kind, R_RESULT);
 	assert_int_equal(r.seq, 1);
 	assert_int_equal(r.result, 10);
@@ -330,7 +330,7 @@ static void bind_and_call(void **state)
 	assert_int_equal(ran, 1);
 	assert_int_equal(seen_len, 16);
 	assert_memory_equal(seen_args, args, 16);
-	struct reply r = last_reply();
+	struct rpc_reply r = last_reply();
 	assert_int_equal(r.kind, R_RESULT);
 	assert_int_equal(r.seq, 1);
 	assert_int_equal(r.status, 0);
@@ -488,7 +488,7 @@ static void unbound_runs_nothing(void **state)
 	assert_int_equal(call(CLIENT, 1, args, 8, 1), RMS_OK);
 	assert_int_equal(ran, 1);
 	/* An unbinding with the wrong secret is refused; with the right one the calls stop. */
-	struct reply r = ctl(CLIENT, CTL_UNBIND, bind_id, bind_secret ^ 4);
+	struct rpc_reply r = ctl(CLIENT, CTL_UNBIND, bind_id, bind_secret ^ 4);
 	assert_int_equal(r.kind, R_RESULT);	/* no answer: the last reply stays */
 	r = ctl(CLIENT, CTL_UNBIND, bind_id, bind_secret);
 	assert_int_equal(r.kind, R_UNBOUND);
@@ -519,7 +519,7 @@ static void bindings_outnumber_stacks(void **state)
 		assert_int_equal(ran, i + 1);
 		assert_int_equal(last_reply().result, 4);
 	}
-	struct reply r = ctl(CLIENT, CTL_BIND, 0, 0);
+	struct rpc_reply r = ctl(CLIENT, CTL_BIND, 0, 0);
 	assert_int_equal(r.kind, R_BOUND);
 	assert_int_equal(r.status, -EBUSY);
 	r = ctl(CLIENT, CTL_UNBIND, first, first_secret);
@@ -552,7 +552,7 @@ static void call_by_reference(void **state)
 	ref.len = sizeof mem;
 	ref.rights = RMEM_RW;
 	assert_int_equal(call_as(CLIENT, 2, 1, bind_secret, (const uint8_t *)&ref, sizeof ref, 1), RMS_OK);
-	struct reply r = last_reply();
+	struct rpc_reply r = last_reply();
 	assert_int_equal(r.kind, R_RESULT);
 	assert_int_equal(r.status, 0);
 	assert_int_equal(r.result, 36);
@@ -575,37 +575,37 @@ static void call_by_reference(void **state)
 /* The window of call numbers run. */
 static void seen_window(void **state)
 {
-	struct seen w = { 0 };
+	struct rpc_seen w = { 0 };
 
 	(void)state;
-	assert_int_equal(seen_check(&w, 0), SEEN_OLD);
-	assert_int_equal(seen_check(&w, 1), SEEN_NEW);
-	seen_mark(&w, 2);
-	assert_int_equal(seen_check(&w, 1), SEEN_NEW);
-	assert_int_equal(seen_check(&w, 2), SEEN_DONE);
-	seen_mark(&w, 1);
-	assert_int_equal(seen_check(&w, 1), SEEN_DONE);
-	seen_mark(&w, 2 + SEEN_WINDOW - 1);
-	assert_int_equal(seen_check(&w, 2), SEEN_DONE);
-	assert_int_equal(seen_check(&w, 1), SEEN_OLD);
-	assert_int_equal(seen_check(&w, 3), SEEN_NEW);	/* skipped numbers stay open */
-	seen_mark(&w, 2 + SEEN_WINDOW + 5);		/* the bits it passes are cleared */
+	assert_int_equal(rpc_seen_check(&w, 0), SEEN_OLD);
+	assert_int_equal(rpc_seen_check(&w, 1), SEEN_NEW);
+	rpc_seen_mark(&w, 2);
+	assert_int_equal(rpc_seen_check(&w, 1), SEEN_NEW);
+	assert_int_equal(rpc_seen_check(&w, 2), SEEN_DONE);
+	rpc_seen_mark(&w, 1);
+	assert_int_equal(rpc_seen_check(&w, 1), SEEN_DONE);
+	rpc_seen_mark(&w, 2 + SEEN_WINDOW - 1);
+	assert_int_equal(rpc_seen_check(&w, 2), SEEN_DONE);
+	assert_int_equal(rpc_seen_check(&w, 1), SEEN_OLD);
+	assert_int_equal(rpc_seen_check(&w, 3), SEEN_NEW);	/* skipped numbers stay open */
+	rpc_seen_mark(&w, 2 + SEEN_WINDOW + 5);		/* the bits it passes are cleared */
 	for (uint32_t s = 2 + SEEN_WINDOW; s < 2 + SEEN_WINDOW + 5; s++)
-		assert_int_equal(seen_check(&w, s), SEEN_NEW);
+		assert_int_equal(rpc_seen_check(&w, s), SEEN_NEW);
 	/* Too far ahead: refused, so that no number comes round again. */
-	assert_int_equal(seen_check(&w, 2 + SEEN_WINDOW + 5 + SEEN_AHEAD + 1), SEEN_OLD);
-	assert_int_equal(seen_check(&w, 0x7ffffff0u), SEEN_OLD);
-	assert_int_equal(seen_check(&w, 0xfffffff0u), SEEN_OLD);
+	assert_int_equal(rpc_seen_check(&w, 2 + SEEN_WINDOW + 5 + SEEN_AHEAD + 1), SEEN_OLD);
+	assert_int_equal(rpc_seen_check(&w, 0x7ffffff0u), SEEN_OLD);
+	assert_int_equal(rpc_seen_check(&w, 0xfffffff0u), SEEN_OLD);
 	/* Counted on past 2^32: the 32-bit numbers wrap, the window does not. */
 	w.top = 0xffffffe0ULL;
 	memset(w.bits, 0, sizeof w.bits);
-	seen_mark(&w, 0xfffffff0u);
-	seen_mark(&w, 5);				/* 2^32 + 5 */
+	rpc_seen_mark(&w, 0xfffffff0u);
+	rpc_seen_mark(&w, 5);				/* 2^32 + 5 */
 	assert_true(w.top == 0x100000005ULL);
-	assert_int_equal(seen_check(&w, 5), SEEN_DONE);
-	assert_int_equal(seen_check(&w, 0xfffffff0u), SEEN_DONE);
-	assert_int_equal(seen_check(&w, 0xfffffff1u), SEEN_NEW);
-	assert_int_equal(seen_check(&w, 6), SEEN_NEW);
+	assert_int_equal(rpc_seen_check(&w, 5), SEEN_DONE);
+	assert_int_equal(rpc_seen_check(&w, 0xfffffff0u), SEEN_DONE);
+	assert_int_equal(rpc_seen_check(&w, 0xfffffff1u), SEEN_NEW);
+	assert_int_equal(rpc_seen_check(&w, 6), SEEN_NEW);
 }
 
 /* A test of the server's, between setup and teardown. */
