@@ -54,7 +54,7 @@ void names_answered(struct call *c, const struct call_msg *m, const uint8_t *bod
 	call_done(c, m->status == CALL_OK ? 0 : m->status == CALL_DENIED ? -EACCES : -ENOENT);
 }
 
-int names_lookup(int node, int kind, const char *name, void *answer, size_t *len,
+int names_lookup(int node, int kind, const char *name, void *answer, size_t size,
 		 uint64_t timeout_ns)
 {
 	struct call_msg m = { 0 };
@@ -63,7 +63,7 @@ int names_lookup(int node, int kind, const char *name, void *answer, size_t *len
 	int r;
 
 	_Static_assert(CALL_ANSWER_MAX <= sizeof c->priv, "an answer fits a call");
-	if (kind <= 0 || kind >= NAME_KINDS || n == 0 || n > CALL_NAME_MAX)
+	if (kind <= 0 || kind >= NAME_KINDS || n == 0 || n > CALL_NAME_MAX || size > CALL_ANSWER_MAX)
 		return -EINVAL;
 	if (!(c = call_new(CALL_PROTO, CALL_LOOKUP, node)))
 		return -EAGAIN;
@@ -77,10 +77,10 @@ int names_lookup(int node, int kind, const char *name, void *answer, size_t *len
 		r = call_wait(c, timeout_ns);
 	if (r == 0)
 		r = c->status;
-	if (r == 0) {
-		*len = (size_t)c->value;
-		memcpy(answer, c->priv, *len);
-	}
+	if (r == 0 && c->value != size)
+		r = -EPROTO;
+	if (r == 0)
+		memcpy(answer, c->priv, size);
 	call_free(c);
 	return r;
 }

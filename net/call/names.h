@@ -21,12 +21,13 @@ typedef int (*name_resolver_t)(const char *name, int asker, void *answer, size_t
 int names_register(int kind, name_resolver_t fn);
 
 /*
- * Ask node's resolver of kind about name: 0 with the answer in answer
- * (room for CALL_ANSWER_MAX bytes) and its length in *len, or -ENOENT,
- * -EACCES, -EINVAL (name empty or longer than CALL_NAME_MAX), -EAGAIN,
- * -EHOSTDOWN, -ETIMEDOUT.
+ * Ask node's resolver of kind about name: 0 with the answer, which must be
+ * size bytes exactly, in answer, or -EPROTO (an answer of another length:
+ * nothing written, however long the other node made it), -ENOENT,
+ * -EACCES, -EINVAL (name empty or longer than CALL_NAME_MAX, size above
+ * CALL_ANSWER_MAX), -EAGAIN, -EHOSTDOWN, -ETIMEDOUT.
  */
-int names_lookup(int node, int kind, const char *name, void *answer, size_t *len,
+int names_lookup(int node, int kind, const char *name, void *answer, size_t size,
 		 uint64_t timeout_ns);
 
 #endif

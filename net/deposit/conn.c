@@ -332,17 +332,16 @@ INIT_HOOK(INIT_SUBSYS_4, deposit_names, conn_names_init);
 int dep_conn_lookup(int node, const char *name, uint64_t timeout_ns)
 {
 	uint16_t vci;
-	size_t len;
 	int r;
 
 	if (!dep_ready)
 		return -ENODEV;
 	if (node < 0 || node >= num_nodes || node == node_id)
 		return -EINVAL;
-	r = names_lookup(node, NAME_CONN, name, &vci, &len, timeout_ns);
+	r = names_lookup(node, NAME_CONN, name, &vci, sizeof vci, timeout_ns);
 	if (r < 0)
 		return r;
-	if (len != sizeof vci || vci >= DART_MAX_CONN)
+	if (vci >= DART_MAX_CONN)
 		return -EPROTO;
 	return vci;
 }

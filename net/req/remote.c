@@ -161,18 +161,16 @@ static int new_handle(int node, uint64_t addr, uint32_t gen)
 int req_import(int node, const char *name)
 {
 	struct req_queue_answer a;
-	size_t len, n = strlen(name);
+	size_t n = strlen(name);
 	int r;
 
 	if (!req_ready)
 		return -ENODEV;
 	if (n == 0 || n >= REQ_NAME_MAX || node < 0 || node >= num_nodes || node == node_id)
 		return -EINVAL;
-	r = names_lookup(node, NAME_QUEUE, name, &a, &len, CALL_WAIT_NS);
+	r = names_lookup(node, NAME_QUEUE, name, &a, sizeof a, CALL_WAIT_NS);
 	if (r < 0)
 		return r;
-	if (len != sizeof a)
-		return -EPROTO;
 	return new_handle(node, a.addr, a.gen);
 }
 

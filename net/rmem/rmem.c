@@ -112,17 +112,17 @@ static int desc_new(int node, int seg, uint32_t gen, uint64_t size, int rights)
 int rmem_import(int node, const char *name)
 {
 	struct rmem_seg_answer a;
-	size_t len, n = strlen(name);
+	size_t n = strlen(name);
 	int r;
 
 	if (!rmem_ready)
 		return -ENODEV;
 	if (n == 0 || n >= RMEM_NAME_LEN || node < 0 || node >= num_nodes || node == node_id)
 		return -EINVAL;
-	r = names_lookup(node, NAME_SEGMENT, name, &a, &len, CALL_WAIT_NS);
+	r = names_lookup(node, NAME_SEGMENT, name, &a, sizeof a, CALL_WAIT_NS);
 	if (r < 0)
 		return r;
-	if (len != sizeof a || a.seg >= RMEM_MAX_SEGS || !a.rights || (a.rights & ~RMEM_ALL) ||
+	if (a.seg >= RMEM_MAX_SEGS || !a.rights || (a.rights & ~RMEM_ALL) ||
 	    a.size == 0 || a.size > 0xffffffffULL)
 		return -EPROTO;
 	return desc_new(node, a.seg, a.gen, a.size, a.rights);

@@ -19,6 +19,7 @@
 
 #include "kernel/init.h"
 #include "net/call/call.h"
+#include "net/call/call_wire.h"
 #include "net/rmem/internal.h"
 #include "net/rmem/proto.h"
 #include "net/rmem/rmem.h"
@@ -546,9 +547,47 @@ static void shared_messages_land_once_checked(void **state)
 	assert_int_equal(rmem_ctr.applied_write, 2);
 }
 
+/*
+ * A lookup's answer longer than what the asker expects (a peer's name
+ * service may answer up to 32 bytes; a segment's answer is 16): refused
+ * as -EPROTO, nothing written past the asker's answer.  Before, the 32
+ * bytes were copied into the asker's 16-byte answer on its stack.
+ */
+static uint8_t long_answer_fill;
+
+static void answer_long(void)
+{
+	struct host_frame f;
+	struct call_msg m;
+	uint8_t buf[CALL_HDR_LEN + CALL_ANSWER_MAX];
+
+	while (host_frame_take(&f) == 0) {
+		assert_int_equal(f.proto, CALL_PROTO);
+		memcpy(&m, f.data, sizeof m);
+		assert_int_equal(m.op, CALL_LOOKUP);
+		m.op = CALL_LOOKUP_DONE;
+		m.len = CALL_ANSWER_MAX;
+		m.status = CALL_OK;
+		memcpy(buf, &m, sizeof m);
+		memset(buf + sizeof m, long_answer_fill, CALL_ANSWER_MAX);
+		assert_int_equal(host_handler(CALL_PROTO, 0)(PEER, buf, sizeof buf, NULL), 0);
+	}
+}
+
+static void a_lookup_answer_longer_than_asked_is_refused(void **state)
+{
+	(void)state;
+	assert_int_equal(host_run_init_hooks(INIT_SUBSYS_4), 0);
+	long_answer_fill = 0x5a;
+	host_pump = answer_long;
+	assert_int_equal(rmem_import(PEER, "seg"), -EPROTO);
+	host_pump = NULL;
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup(a_lookup_answer_longer_than_asked_is_refused, setup),
 		cmocka_unit_test_setup(raw_atomics_are_refused, setup),
 		cmocka_unit_test_setup(atomics_on_a_segment_based_4_mod_8, setup),
 		cmocka_unit_test_setup(write_block_sync_unreliable_doubled, setup),
