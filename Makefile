@@ -98,7 +98,7 @@ KERNEL_OBJS := $(addprefix kernel/,main.o bootinfo.o console.o trap.o trapasm.o 
 	timer.o page.o mem.o vm.o thread.o swtch.o sync.o libc.o memcpy.o posix.o files.o panic.o cmdline.o config.o \
 	crc.o incarnation.o cmos.o siphash.o scrypt.o trace.o watchdog.o machine.o)
 
-DRIVER_OBJS := $(addprefix drivers/,uart.o vga.o fbcon.o qemu.o pci.o pktbuf.o pktshare.o netdev.o e1000.o igb.o virtio.o virtio_net.o \
+DRIVER_OBJS := $(addprefix drivers/,uart.o vga.o fbcon.o qemu.o pci.o pktbuf.o pktshare.o netdev.o intel_nic.o e1000.o igb.o virtio.o virtio_net.o \
 	ivshmem.o)
 
 # The user apps, in build/now.elf and the ISO (apps/README.md).
@@ -729,10 +729,10 @@ FUZZ_SRCS_mad := lib/mad.c lib/mad_rpc.c
 FUZZ_SRCS_rpc := $(RMEM_HOST_SRCS) lib/rpc_server.c kernel/crc.c
 FUZZ_SRCS_net := net/net.c drivers/netdev.c tests/unit/host_pktbuf.c drivers/pktshare.c
 # fuzz_e1000 includes drivers/e1000.c itself (its receive ring is static).
-FUZZ_SRCS_e1000 := drivers/netdev.c tests/unit/host_pktbuf.c drivers/pktshare.c
+FUZZ_SRCS_e1000 := drivers/intel_nic.c drivers/netdev.c tests/unit/host_pktbuf.c drivers/pktshare.c
 $(BUILD)/fuzz/fuzz_e1000: drivers/e1000.c drivers/e1000_regs.h drivers/intel_nic.h tests/fuzz/intel_stubs.h
 # fuzz_igb includes drivers/igb.c itself (its receive ring is static).
-FUZZ_SRCS_igb := drivers/netdev.c tests/unit/host_pktbuf.c drivers/pktshare.c
+FUZZ_SRCS_igb := drivers/intel_nic.c drivers/netdev.c tests/unit/host_pktbuf.c drivers/pktshare.c
 $(BUILD)/fuzz/fuzz_igb: drivers/igb.c drivers/igb_regs.h drivers/intel_nic.h tests/fuzz/intel_stubs.h
 # fuzz_madcell includes lib/mad_cell.c itself (its stream reader is static).
 FUZZ_SRCS_madcell := lib/mad.c lib/mad_stream.c

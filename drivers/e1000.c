@@ -5,7 +5,7 @@
  *
  * Receive: every RX descriptor always holds a pktbuf.  The interrupt
  * handler reads ICR (which acknowledges the device) and harvests up to
- * RX_BUDGET frames, handing each up with netdev_input() and re-arming its
+ * INIC_RX_BUDGET frames, handing each up with netdev_input() and re-arming its
  * slot with a fresh pktbuf; the NIC writes at most 2048 bytes into a
  * buffer, so a slot is armed with pb->buf (the whole 2 KiB buffer, no
  * headroom) and RCTL.BSIZE = 2048, and a received frame starts at pb->buf.
@@ -52,26 +52,16 @@
 #define LTRACEF(...) \
 	do { if (E1000_DEBUG) kprintf("e1000: " __VA_ARGS__); } while (0)
 
-#define NRDESC 256			/* multiple of 8: RDLEN is 128-byte aligned */
-/*
- * Re-armed RX slots are handed back to the NIC (an RDT write) in batches of
- * this many, as Linux's e1000 does: every RDT write is an MMIO access, and
- * in QEMU 7.2 each one also wakes the emulator's main loop
- * (set_rdt -> qemu_flush_queued_packets -> qemu_notify_event), which cost
- * 17-39 us per frame with the cluster on one host CPU.  The NIC still has
- * NRDESC - 1 - RX_POST_BATCH buffers at worst.
- */
-#define RX_POST_BATCH 16
-#define NTDESC 256
-#define RX_BUDGET 64			/* frames per interrupt */
+/* The rings' sizes, RDT batching and the interrupt's budget: drivers/intel_nic.h. */
+#define NRDESC INIC_NRDESC
+#define NTDESC INIC_NTDESC
 #define RX_BUF_SIZE 2048		/* RCTL.BSIZE */
-#define MAX_FRAME (ETH_MAX_FRAME + 4)	/* 802.1Q tag, no FCS (RCTL.SECRC) */
+#define MAX_FRAME INIC_MAX_FRAME	/* 802.1Q tag, no FCS (RCTL.SECRC) */
 /*
  * Long packets (RCTL.LPE, 8254x SDM 13.4.22: up to 16384 bytes): 9000 bytes
  * of payload, received over several 2 KiB buffers and gathered
  * (inic_rx_part), sent from one large buffer in one descriptor: ETH_JUMBO_FRAME.
  */
-#define LINK_WAIT_NS 3000000000ULL	/* autonegotiation takes ~2 s on copper */
 
 /* Receive interrupts; irq_enable() turns these off for polling mode. */
 #define RX_INTS (IntRxt0 | IntRxdmt0 | IntRxo)
@@ -81,13 +71,7 @@ _Static_assert(MAX_FRAME <= RX_BUF_SIZE, "a frame must fit in one RX buffer");
 
 enum { Is82540, Is82574 };
 
-struct model {
-	uint16_t device;
-	const char *name;
-	int kind;
-};
-
-static const struct model models[] = {
+static const struct inic_model models[] = {
 	{ 0x100e, "82540EM", Is82540 },
 	{ 0x10d3, "82574L", Is82574 },
 	/*
@@ -99,116 +83,57 @@ static const struct model models[] = {
 };
 
 struct ctlr {
-	struct netdev nd;
-	struct pci_dev *pci;
-	const struct model *model;
-	volatile uint32_t *regs;
-	int vector;
-	int msi;			/* else INTx on gsi */
-	uint32_t gsi;
-
+	struct inic n;			/* first: what drivers/igb.c keeps too */
+	int msi;			/* else INTx on n.gsi */
 	volatile struct e1000_rdesc *rdba;
-	struct pktbuf *rxpb[NRDESC];	/* the buffer armed in each slot */
-	unsigned rx_next;		/* next slot to harvest */
-	unsigned rx_unposted;		/* re-armed slots behind RDT, < RX_POST_BATCH */
-	struct inic_rx rx;		/* a frame that spans descriptors */
-	unsigned max_frame;		/* the longest frame sent or taken: MAX_FRAME, or frame_max */
-
 	volatile struct e1000_tdesc *tdba;
-	struct pktbuf *txpb[NTDESC];	/* NULL when the slot is free */
-	unsigned tx_clean;		/* oldest descriptor not reclaimed */
-	unsigned tx_next;		/* next descriptor to fill (== TDT) */
-	int txdw_armed;			/* IMS.TXDW on: a sender waits for space */
 };
 
 static inline uint32_t csr32r(struct ctlr *c, int reg)
 {
-	return inic_r(c->regs, reg);
+	return inic_r(c->n.regs, reg);
 }
 
 static inline void csr32w(struct ctlr *c, int reg, uint32_t v)
 {
-	inic_w(c->regs, reg, v);
+	inic_w(c->n.regs, reg, v);
 }
 
-static int csr_wait(struct ctlr *c, int reg, uint32_t mask, uint32_t want, uint64_t timeout_ns)
+static const struct inic_model *model_of(const struct pci_dev *d)
 {
-	return inic_wait(c->regs, reg, mask, want, timeout_ns);
-}
-
-static const struct model *model_of(const struct pci_dev *d)
-{
-	if (d->vendor != 0x8086)
-		return NULL;
-	for (size_t i = 0; i < sizeof models / sizeof models[0]; i++)
-		if (models[i].device == d->device)
-			return &models[i];
-	return NULL;
+	return inic_model_of(models, sizeof models / sizeof models[0], d);
 }
 
 /*
  * Software reset with every interrupt masked; 8254x SDM 14.3 (and, for
- * the 82574, GIO master disable first).  Return 0 or -ETIMEDOUT.
+ * the 82574, GIO master disable first and the NVM auto-read after).
+ * Return 0 or -ETIMEDOUT.
  */
 static int e1000_reset(struct ctlr *c)
 {
+	int is82574 = c->n.model->kind == Is82574;
+
 	csr32w(c, Imc, ~0u);
 	csr32w(c, Tctl, 0);
-	if (c->model->kind == Is82574) {
-		csr32w(c, Ctrl, csr32r(c, Ctrl) | CtrlGioMasterDisable);
-		if (csr_wait(c, Status, StatusGioMasterEnable, 0, 10000000) < 0)
-			LTRACEF("GIO master still enabled; resetting anyway\n");
-	}
-	csr32w(c, Ctrl, csr32r(c, Ctrl) | CtrlRst);
-	delay_ns(10000000);
-	if (csr_wait(c, Ctrl, CtrlRst, 0, 100000000) < 0)
+	if (inic_reset(&c->n, is82574, 10000000, is82574) < 0)
 		return -ETIMEDOUT;
-	if (c->model->kind == Is82574 && csr_wait(c, Eecd, EecdAutoRd, EecdAutoRd, 10000000) < 0)
-		LTRACEF("NVM auto-read not done\n");
 	csr32w(c, Imc, ~0u);
 	(void)csr32r(c, Icr);
 	return 0;
 }
 
-/* Read EEPROM word through EERD; 8254x SDM 13.4.4.  0 or -ETIMEDOUT. */
-static int eeprom_read(struct ctlr *c, int word, uint16_t *val)
-{
-	int is82574 = c->model->kind == Is82574;
-	uint32_t done = is82574 ? Eerd82574Done : EerdDone;
-	int shift = is82574 ? Eerd82574AddrShift : EerdAddrShift;
-
-	csr32w(c, Eerd, EerdStart | ((uint32_t)word << shift));
-	for (int i = 0; i < 1000; i++) {
-		uint32_t v = csr32r(c, Eerd);
-		if (v & done) {
-			*val = (uint16_t)(v >> EerdDataShift);
-			return 0;
-		}
-		delay_ns(5000);
-	}
-	return -ETIMEDOUT;
-}
-
 /*
  * The station address: receive address 0 as the reset's EEPROM load left
- * it, else EEPROM words 0-2 (8254x SDM 5.6.1), then written back to
+ * it, else EEPROM words 0-2 (8254x SDM 5.6.1) through EERD (13.4.4; the
+ * 82574's done bit and word address elsewhere), then written back to
  * RAL0/RAH0.  Return 0 or -EIO.
  */
-static int e1000_read_mac(struct ctlr *c, uint8_t *mac)
+static int e1000_read_mac(struct ctlr *c)
 {
-	if (inic_mac_get(c->regs, Ral0, mac))
-		return 0;
-	for (int w = 0; w < 3; w++) {
-		uint16_t v;
-		if (eeprom_read(c, w, &v) < 0)
-			return -EIO;
-		mac[2 * w] = (uint8_t)v;
-		mac[2 * w + 1] = (uint8_t)(v >> 8);
-	}
-	if (!inic_mac_ok(mac))
-		return -EIO;
-	inic_mac_set(c->regs, Ral0, mac);
-	return 0;
+	static const struct inic_nvm eerd = { EerdDone, EerdAddrShift };
+	static const struct inic_nvm eerd82574 = { Eerd82574Done, Eerd82574AddrShift };
+
+	return inic_read_mac(&c->n, c->n.model->kind == Is82574 ? &eerd82574 : &eerd);
 }
 
 /* Arm RX slot i with pb: the NIC fills pb->buf (RX_BUF_SIZE bytes). */
@@ -216,7 +141,7 @@ static void rx_arm(struct ctlr *c, unsigned i, struct pktbuf *pb)
 {
 	volatile struct e1000_rdesc *d = &c->rdba[i];
 
-	c->rxpb[i] = pb;
+	c->n.rxpb[i] = pb;
 	d->addr = (uintptr_t)pb->buf;
 	d->length = 0;
 	d->errors = 0;
@@ -230,21 +155,12 @@ static void rx_arm(struct ctlr *c, unsigned i, struct pktbuf *pb)
 static int rx_init(struct ctlr *c)
 {
 	c->rdba = page_alloc_zeroed(NRDESC * sizeof(struct e1000_rdesc));
-	if (!c->rdba)
+	if (!c->rdba || inic_rx_fill(&c->n) < 0)
 		return -ENOMEM;
-	for (unsigned i = 0; i < NRDESC; i++) {
-		struct pktbuf *pb = pkt_get();
-		if (!pb)
-			return -ENOMEM;
-		rx_arm(c, i, pb);
-	}
-	c->rx_next = 0;
-	c->rx_unposted = 0;
-	csr32w(c, Rdbal, (uint32_t)(uintptr_t)c->rdba);
-	csr32w(c, Rdbah, (uint32_t)((uintptr_t)c->rdba >> 32));
-	csr32w(c, Rdlen, NRDESC * sizeof(struct e1000_rdesc));
-	csr32w(c, Rdh, 0);
-	csr32w(c, Rdt, NRDESC - 1);
+	for (unsigned i = 0; i < NRDESC; i++)
+		rx_arm(c, i, c->n.rxpb[i]);
+	/* Rdbal, Rdbah, Rdlen, Rdh 0, Rdt. */
+	inic_ring_regs(&c->n, Rdbal, c->rdba, NRDESC * sizeof(struct e1000_rdesc), NRDESC - 1);
 	return 0;
 }
 
@@ -254,13 +170,10 @@ static int tx_init(struct ctlr *c)
 	c->tdba = page_alloc_zeroed(NTDESC * sizeof(struct e1000_tdesc));
 	if (!c->tdba)
 		return -ENOMEM;
-	c->tx_clean = c->tx_next = 0;
-	csr32w(c, Tdbal, (uint32_t)(uintptr_t)c->tdba);
-	csr32w(c, Tdbah, (uint32_t)((uintptr_t)c->tdba >> 32));
-	csr32w(c, Tdlen, NTDESC * sizeof(struct e1000_tdesc));
-	csr32w(c, Tdh, 0);
-	csr32w(c, Tdt, 0);
-	if (c->model->kind == Is82574) {
+	c->n.tx_clean = c->n.tx_next = 0;
+	/* Tdbal, Tdbah, Tdlen, Tdh 0, Tdt 0. */
+	inic_ring_regs(&c->n, Tdbal, c->tdba, NTDESC * sizeof(struct e1000_tdesc), 0);
+	if (c->n.model->kind == Is82574) {
 		/* 82574 datasheet: TXDCTL bit 22 reserved, must be 1. */
 		csr32w(c, Txdctl, csr32r(c, Txdctl) | Txdctl82574Must);
 		/* IEEE 802.3 IPG: the 82574's reset value. */
@@ -277,65 +190,53 @@ static int tx_init(struct ctlr *c)
 /* Free what e1000_probe() allocated before the device was live. */
 static void e1000_free(struct ctlr *c)
 {
-	if (c->rx.big)
-		pkt_put(c->rx.big);
-	if (c->rdba) {
-		for (unsigned i = 0; i < NRDESC; i++)
-			if (c->rxpb[i])
-				pkt_put(c->rxpb[i]);
-		page_free_bytes((void *)c->rdba, NRDESC * sizeof(struct e1000_rdesc));
-	}
-	if (c->tdba)
-		page_free_bytes((void *)c->tdba, NTDESC * sizeof(struct e1000_tdesc));
-	free(c);
-}
-
-/* Reclaim completed TX descriptors.  Interrupts off.  Return how many. */
-static int tx_reclaim(struct ctlr *c)
-{
-	unsigned i = c->tx_clean;
-	int n = 0;
-
-	while (i != c->tx_next && (c->tdba[i].status & TdDd)) {
-		pkt_put(c->txpb[i]);
-		c->txpb[i] = NULL;
-		i = (i + 1) % NTDESC;
-		n++;
-	}
-	c->tx_clean = i;
-	return n;
+	inic_free(&c->n, c->rdba, NRDESC * sizeof(struct e1000_rdesc), c->tdba,
+		  NTDESC * sizeof(struct e1000_tdesc));
 }
 
 /*
- * netdev ops->transmit.  Frames shorter than ETH_MIN_FRAME go out padded
- * (inic_tx_len: QEMU's e1000 ignores TCTL.PSP).  0, -EAGAIN (ring full)
- * or -EINVAL (bad length).
+ * The descriptor steps of the rings' hot path (drivers/intel_nic.h).
+ * Receive, 8254x SDM 3.2.3: slot i's descriptor, if written back (DD),
+ * taken and its slot re-armed.
  */
-static int e1000_transmit(struct netdev *nd, struct pktbuf *pb)
+static inline int rx_take(struct inic *n, unsigned i, struct pktbuf **up)
 {
-	struct ctlr *c = nd->softc;
-	int len = inic_tx_len(pb, c->max_frame);
+	struct ctlr *c = (struct ctlr *)n;
+	volatile struct e1000_rdesc *d = &c->rdba[i];
+	uint8_t status = d->status;
 
-	if (len < 0)
-		return len;
+	if (!(status & RdDd))
+		return 0;
+	trace_point(TS_NIC_RX);
+	rx_arm(c, i, inic_rx_one(&n->nd, &n->rx, n->rxpb[i], status & RdEop, d->errors & RdFrameErrors,
+				 d->length, n->max_frame, RX_BUF_SIZE, up));
+	return 1;
+}
 
-	irqflags_t f = irq_save();
-	if (tx_reclaim(c))
-		netdev_tx_space(nd);
-	unsigned i = c->tx_next, next = (i + 1) % NTDESC;
-	if (next == c->tx_clean) {
-		/* Full (one slot stays empty: TDT == TDH means idle). */
-		nd->stats.tx_ring_full++;
-		if (!c->txdw_armed) {
-			c->txdw_armed = 1;
-			csr32w(c, Ims, IntTxdw);
-		}
-		irq_restore(f);
-		return -EAGAIN;
-	}
-	pkt_ref(pb);
-	c->txpb[i] = pb;
-	volatile struct e1000_tdesc *d = &c->tdba[i];
+/* A frame waits in the slot to harvest next. */
+static inline int rx_ready(struct inic *n)
+{
+	struct ctlr *c = (struct ctlr *)n;
+	return c->rdba[n->rx_next].status & RdDd;
+}
+
+/* The receive interrupt again, at once (ICS). */
+static inline void rx_kick(struct inic *n)
+{
+	inic_w(n->regs, Ics, IntRxt0);
+}
+
+/* Transmit descriptor i written back (DD): the NIC is done with it. */
+static inline int tx_done(struct inic *n, unsigned i)
+{
+	return ((struct ctlr *)n)->tdba[i].status & TdDd;
+}
+
+/* Transmit descriptor i, legacy (8254x SDM 3.3.3): pb's len bytes, one descriptor (EOP|IFCS|RS). */
+static inline void tx_put(struct inic *n, unsigned i, struct pktbuf *pb, unsigned len)
+{
+	volatile struct e1000_tdesc *d = &((struct ctlr *)n)->tdba[i];
+
 	d->addr = (uintptr_t)pb->data;
 	d->length = (uint16_t)len;
 	d->cso = 0;
@@ -343,67 +244,25 @@ static int e1000_transmit(struct netdev *nd, struct pktbuf *pb)
 	d->status = 0;
 	d->css = 0;
 	d->special = 0;
-	c->tx_next = next;
-	csr32w(c, Tdt, next);
-	nd->stats.tx_frames++;
-	nd->stats.tx_bytes += len;
-	irq_restore(f);
-	return 0;
 }
 
-/*
- * Harvest up to budget RX descriptors (8254x SDM 3.2.3), handing good
- * frames up and counting them in *frames, re-arm their slots and give
- * them back to the NIC with one RDT write.  Interrupts off.  Return the
- * descriptors taken.
- */
-static int rx_harvest(struct ctlr *c, int budget, int *frames)
+/* IMS.TXDW on: a sender waits for space. */
+static inline void tx_wait(struct inic *n)
 {
-	struct netdev *nd = &c->nd;
-	unsigned i = c->rx_next;
-	int n;
-
-	for (n = 0; n < budget; n++) {
-		volatile struct e1000_rdesc *d = &c->rdba[i];
-		uint8_t status = d->status;
-		if (!(status & RdDd))
-			break;
-		trace_point(TS_NIC_RX);
-		struct pktbuf *up;
-		rx_arm(c, i, inic_rx_one(nd, &c->rx, c->rxpb[i], status & RdEop, d->errors & RdFrameErrors,
-					 d->length, c->max_frame, RX_BUF_SIZE, &up));
-		i = (i + 1) % NRDESC;
-		c->rx_next = i;
-		if (up) {
-			netdev_input(nd, up);
-			(*frames)++;
-		}
-	}
-	c->rx_unposted += (unsigned)n;
-	if (c->rx_unposted >= RX_POST_BATCH) {
-		csr32w(c, Rdt, (i + NRDESC - 1) % NRDESC);
-		c->rx_unposted = 0;
-	}
-	return n;
+	n->txdw_armed = 1;
+	inic_w(n->regs, Ims, IntTxdw);
 }
 
-/* netdev ops->poll.  Interrupts off.  Return the frames handed up. */
+/* netdev ops->transmit (inic_transmit; QEMU's e1000 ignores TCTL.PSP, so short frames are padded). */
+static int e1000_transmit(struct netdev *nd, struct pktbuf *pb)
+{
+	return inic_transmit(nd, pb, Tdt, tx_done, tx_put, tx_wait);
+}
+
+/* netdev ops->poll (inic_poll).  Interrupts off.  Return the frames handed up. */
 static int e1000_poll(struct netdev *nd, int budget)
 {
-	struct ctlr *c = nd->softc;
-	int frames = 0;
-
-	rx_harvest(c, budget, &frames);
-	if (tx_reclaim(c))
-		netdev_tx_space(nd);
-	return frames;
-}
-
-/* netdev ops->link_check: STATUS.LU into nd->link_up. */
-static void e1000_link_check(struct netdev *nd)
-{
-	struct ctlr *c = nd->softc;
-	nd->link_up = (csr32r(c, Status) & StatusLu) != 0;
+	return inic_poll(nd, budget, Rdt, rx_take, tx_done);
 }
 
 /*
@@ -420,42 +279,30 @@ static void e1000_irq_enable(struct netdev *nd, int on)
 		return;
 	}
 	csr32w(c, Ims, RX_INTS);
-	if (c->rdba[c->rx_next].status & RdDd)
-		csr32w(c, Ics, IntRxt0);
+	if (rx_ready(&c->n))
+		rx_kick(&c->n);
 }
 
 /*
  * The interrupt handler (interrupts off; EOI follows).  Reading ICR
- * deasserts INTx; frames left over after RX_BUDGET raise the interrupt
+ * deasserts INTx; frames left over after INIC_RX_BUDGET raise the interrupt
  * again through ICS rather than holding the CPU here.
  */
 static void e1000_intr(void *arg)
 {
 	struct ctlr *c = arg;
-	struct netdev *nd = &c->nd;
 	uint32_t icr;
 
-	nd->stats.irqs++;
+	c->n.nd.stats.irqs++;
 	icr = csr32r(c, Icr);
 	LTRACEF("icr %#x\n", icr);
-	if (icr & IntLsc) {
-		int was = nd->link_up;
-		e1000_link_check(nd);
-		if (nd->link_up != was)
-			kprintf("net: %s link %s\n", nd->name, nd->link_up ? "up" : "down");
-	}
-	if ((icr & IntTxdw) && c->txdw_armed) {
-		c->txdw_armed = 0;
+	if (icr & IntLsc)
+		inic_link_changed(&c->n);
+	if ((icr & IntTxdw) && c->n.txdw_armed) {
+		c->n.txdw_armed = 0;
 		csr32w(c, Imc, IntTxdw);
 	}
-	if (!nd->polling) {
-		int frames = 0;
-		if (rx_harvest(c, RX_BUDGET, &frames) == RX_BUDGET &&
-		    (c->rdba[c->rx_next].status & RdDd))
-			csr32w(c, Ics, IntRxt0);
-	}
-	if (tx_reclaim(c))
-		netdev_tx_space(nd);
+	inic_queue_work(&c->n, Rdt, rx_take, rx_ready, rx_kick, tx_done);
 }
 
 /* MSI with one vector; PCI 3.0 6.8.1.  0, or -ENODEV if no capability. */
@@ -490,21 +337,21 @@ static int msi_setup(struct pci_dev *d, int vector)
  */
 static int e1000_intr_setup(struct ctlr *c)
 {
-	c->vector = irq_alloc(e1000_intr, c);
-	if (c->vector < 0)
+	c->n.vector = irq_alloc(e1000_intr, c);
+	if (c->n.vector < 0)
 		return -EBUSY;
-	if (msi_setup(c->pci, c->vector) == 0) {
+	if (msi_setup(c->n.pci, c->n.vector) == 0) {
 		c->msi = 1;
 		return 0;
 	}
-	return pci_intx_route(c->pci, c->vector, &c->gsi);
+	return pci_intx_route(c->n.pci, c->n.vector, &c->n.gsi);
 }
 
 static const struct netdev_ops e1000_ops = {
 	.transmit = e1000_transmit,
 	.poll = e1000_poll,
 	.irq_enable = e1000_irq_enable,
-	.link_check = e1000_link_check,
+	.link_check = inic_link_check,
 };
 
 static int e1000_match(const struct pci_dev *d)
@@ -518,25 +365,13 @@ static int e1000_match(const struct pci_dev *d)
  */
 static int e1000_probe(struct pci_dev *d)
 {
-	struct pci_bar bar;
+	struct inic *n;
 	struct ctlr *c;
 	int r;
 
-	if (netdev_get())
-		return -EBUSY;		/* netdev has room for one NIC */
-	if (pci_bar(d, 0, &bar) < 0 || bar.io || bar.size > UINT32_MAX)
-		return -ENODEV;
-	volatile uint8_t *regs = pci_map_bar(d, 0, 0, (uint32_t)bar.size);
-	if (!regs)
-		return -ENOMEM;
-	c = calloc(1, sizeof *c);
-	if (!c)
-		return -ENOMEM;
-	c->pci = d;
-	c->model = model_of(d);
-	c->regs = (volatile uint32_t *)regs;
-	pci_enable(d);
-
+	if ((r = inic_attach(d, model_of(d), "e1000", sizeof *c, &n)) < 0)
+		return r;
+	c = (struct ctlr *)n;
 	if ((r = e1000_reset(c)) < 0)
 		goto free;
 	/* 8254x SDM 14.3: link set up by the PHY's autonegotiation. */
@@ -550,7 +385,7 @@ static int e1000_probe(struct pci_dev *d)
 	csr32w(c, Fcah, 0);
 	csr32w(c, Fct, 0);
 	csr32w(c, Fcttv, 0);
-	if ((r = e1000_read_mac(c, c->nd.mac)) < 0)
+	if ((r = e1000_read_mac(c)) < 0)
 		goto free;
 	for (int i = 0; i < MTA_WORDS; i++)
 		csr32w(c, Mta + 4 * i, 0);
@@ -565,29 +400,11 @@ static int e1000_probe(struct pci_dev *d)
 	if ((r = e1000_intr_setup(c)) < 0)
 		goto quiet;		/* the vector cannot be given back */
 
-	c->nd.name = "e1000";
-	c->nd.model = c->model->name;
-	c->nd.frame_max = ETH_JUMBO_FRAME;
-	c->max_frame = MAX_FRAME;
-	c->nd.ops = &e1000_ops;
-	c->nd.softc = c;
-	uint64_t end = now_ns() + LINK_WAIT_NS;
-	while (!(csr32r(c, Status) & StatusLu) && now_ns() < end)
-		delay_ns(10000000);
-	e1000_link_check(&c->nd);
-	if (c->msi)
-		printf("e1000: %02x:%02x.%d %s, msi vector %#x\n", d->bus, d->dev, d->fn,
-		       c->model->name, c->vector);
-	else
-		printf("e1000: %02x:%02x.%d %s, intx gsi %u vector %#x\n", d->bus, d->dev, d->fn,
-		       c->model->name, c->gsi, c->vector);
-	if (netdev_register(&c->nd) < 0) {
-		r = -EBUSY;
+	/* Wait for the link, say the NIC, register it; long packets where there are buffers. */
+	char irq[32];
+	snprintf(irq, sizeof irq, "msi vector %#x", c->n.vector);
+	if ((r = inic_up(&c->n, &e1000_ops, c->msi ? irq : NULL)) < 0)
 		goto quiet;
-	}
-	d->softc = c;
-	/* Long packets where netdev_register found the buffers for them. */
-	c->max_frame = c->nd.frame_max > ETH_MAX_FRAME ? c->nd.frame_max : MAX_FRAME;
 
 	csr32w(c, Ims, RX_INTS | IntLsc);
 	/*
@@ -596,7 +413,7 @@ static int e1000_probe(struct pci_dev *d)
 	 * addresses the layer above chooses, are sorted there.
 	 */
 	csr32w(c, Rctl, RctlEn | RctlBam | RctlMpe | RctlSecrc | RctlBsize2048 | RctlRdmtsHalf | RctlLbmNone |
-				RctlMo36 | RctlDtypLegacy | (c->nd.frame_max > ETH_MAX_FRAME ? RctlLpe : 0));
+				RctlMo36 | RctlDtypLegacy | (c->n.nd.frame_max > ETH_MAX_FRAME ? RctlLpe : 0));
 	return 0;
 
 quiet:

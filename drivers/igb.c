@@ -10,7 +10,8 @@
  * advanced one-buffer descriptors; a slot is armed with pb->buf, and a
  * received frame starts there.  When the pool is empty the frame is
  * dropped and its own buffer re-armed (rx_no_buffer): a slot is never
- * left empty.  Re-armed slots go back to the NIC RX_POST_BATCH at a time.
+ * left empty.  Re-armed slots go back to the NIC INIC_RX_POST_BATCH at a
+ * time.
  *
  * Transmit (82576 DS 7.2): one advanced data descriptor per frame
  * (EOP|IFCS|RS); completed descriptors are reclaimed in transmit(),
@@ -54,18 +55,16 @@
 #define LTRACEF(...) \
 	do { if (IGB_DEBUG) kprintf("igb: " __VA_ARGS__); } while (0)
 
-#define NRDESC 256			/* multiple of 8: RDLEN is 128-byte aligned */
-#define RX_POST_BATCH 16		/* RDT writes batched, as in drivers/e1000.c */
-#define NTDESC 256
-#define RX_BUDGET 64			/* frames per interrupt */
+/* The rings' sizes, RDT batching and the interrupt's budget: drivers/intel_nic.h. */
+#define NRDESC INIC_NRDESC
+#define NTDESC INIC_NTDESC
 #define RX_BUF_SIZE 2048		/* SRRCTL.BSIZEPKT */
-#define MAX_FRAME (ETH_MAX_FRAME + 4)	/* 802.1Q tag, no FCS (RCTL.SECRC) */
+#define MAX_FRAME INIC_MAX_FRAME	/* 802.1Q tag, no FCS (RCTL.SECRC) */
 /*
  * Jumbo frames (RCTL.LPE with RLPML, 82576 DS 8.10.1 and 8.10.4): 9000
  * bytes of payload, received over several 2 KiB buffers and gathered
  * (inic_rx_part), sent from one large buffer in one descriptor: ETH_JUMBO_FRAME.
  */
-#define LINK_WAIT_NS 3000000000ULL	/* autonegotiation takes ~2 s on copper */
 
 /* MSI-X vectors (the IVAR entries and the EICR/EIMS bits are these numbers). */
 enum { VecRx = 0, VecOther = 1, VecTx = 2, NVEC = 3 };
@@ -79,13 +78,7 @@ _Static_assert(MAX_FRAME <= RX_BUF_SIZE, "a frame must fit in one RX buffer");
 
 enum { Is82576, IsI350, IsI210 };
 
-struct model {
-	uint16_t device;
-	const char *name;
-	int kind;
-};
-
-static const struct model models[] = {
+static const struct inic_model models[] = {
 	{ 0x10c9, "82576", Is82576 },
 	{ 0x10e6, "82576 fiber", Is82576 },
 	{ 0x10e7, "82576 serdes", Is82576 },
@@ -127,53 +120,32 @@ static const struct arg_table igb_argtab = { "igb", igb_args, igb_check_args };
 ARGS_REGISTER(igb_argtab);
 
 struct ctlr {
-	struct netdev nd;
-	struct pci_dev *pci;
-	const struct model *model;
-	volatile uint32_t *regs;
-	int msix;			/* else INTx on gsi */
+	struct inic n;			/* first: what drivers/e1000.c keeps too; n.vector the queues' (MSI-X) or the one (INTx) */
+	int msix;			/* else INTx on n.gsi */
 	struct pci_msix msixtab;
-	int vector;			/* the queues' (MSI-X) or the one (INTx) */
 	int other_vector;		/* MSI-X: link and the other ICR causes */
-	uint32_t gsi;
-
 	volatile union igb_rdesc *rdba;
-	struct pktbuf *rxpb[NRDESC];	/* the buffer armed in each slot */
-	unsigned rx_next;		/* next slot to harvest */
-	unsigned rx_unposted;		/* re-armed slots behind RDT, < RX_POST_BATCH */
-	struct inic_rx rx;		/* a frame that spans descriptors */
-	unsigned max_frame;		/* the longest frame sent or taken: MAX_FRAME, or frame_max */
-
 	volatile struct igb_tdesc *tdba;
-	struct pktbuf *txpb[NTDESC];	/* NULL when the slot is free */
-	unsigned tx_clean;		/* oldest descriptor not reclaimed */
-	unsigned tx_next;		/* next descriptor to fill (== TDT) */
-	int txdw_armed;			/* the transmit interrupt on: a sender waits for space */
 };
 
 static inline uint32_t csr32r(struct ctlr *c, int reg)
 {
-	return inic_r(c->regs, reg);
+	return inic_r(c->n.regs, reg);
 }
 
 static inline void csr32w(struct ctlr *c, int reg, uint32_t v)
 {
-	inic_w(c->regs, reg, v);
+	inic_w(c->n.regs, reg, v);
 }
 
 static int csr_wait(struct ctlr *c, int reg, uint32_t mask, uint32_t want, uint64_t timeout_ns)
 {
-	return inic_wait(c->regs, reg, mask, want, timeout_ns);
+	return inic_wait(c->n.regs, reg, mask, want, timeout_ns);
 }
 
-static const struct model *model_of(const struct pci_dev *d)
+static const struct inic_model *model_of(const struct pci_dev *d)
 {
-	if (d->vendor != 0x8086)
-		return NULL;
-	for (size_t i = 0; i < sizeof models / sizeof models[0]; i++)
-		if (models[i].device == d->device)
-			return &models[i];
-	return NULL;
+	return inic_model_of(models, sizeof models / sizeof models[0], d);
 }
 
 /* Every interrupt masked, in both the legacy and the extended registers. */
@@ -193,33 +165,12 @@ static int igb_reset(struct ctlr *c)
 	irqs_off(c);
 	csr32w(c, IgbRctl, 0);
 	csr32w(c, IgbTctl, 0);
-	csr32w(c, IgbCtrl, csr32r(c, IgbCtrl) | IgbCtrlGioMasterDisable);
-	if (csr_wait(c, IgbStatus, IgbStatusGioMasterEnable, 0, 10000000) < 0)
-		LTRACEF("GIO master still enabled; resetting anyway\n");
-	csr32w(c, IgbCtrl, csr32r(c, IgbCtrl) | IgbCtrlRst);
-	delay_ns(1000000);
-	if (csr_wait(c, IgbCtrl, IgbCtrlRst, 0, 100000000) < 0)
+	/* GIO master disable, CTRL.RST, 1 ms, RST clear, EEC.AUTO_RD. */
+	if (inic_reset(&c->n, 1, 1000000, 1) < 0)
 		return -ETIMEDOUT;
-	if (csr_wait(c, IgbEec, IgbEecAutoRd, IgbEecAutoRd, 10000000) < 0)
-		LTRACEF("NVM auto-read not done\n");
 	irqs_off(c);
 	(void)csr32r(c, IgbIcr);
 	return 0;
-}
-
-/* Read NVM word through EERD; 82576 DS 8.4.2.  0 or -ETIMEDOUT. */
-static int nvm_read(struct ctlr *c, int word, uint16_t *val)
-{
-	csr32w(c, IgbEerd, IgbEerdStart | ((uint32_t)word << IgbEerdAddrShift));
-	for (int i = 0; i < 1000; i++) {
-		uint32_t v = csr32r(c, IgbEerd);
-		if (v & IgbEerdDone) {
-			*val = (uint16_t)(v >> IgbEerdDataShift);
-			return 0;
-		}
-		delay_ns(5000);
-	}
-	return -ETIMEDOUT;
 }
 
 /* Write PHY register reg through MDIC; 82576 DS 8.2.4.  0, -EIO or -ETIMEDOUT. */
@@ -238,27 +189,15 @@ static int phy_write(struct ctlr *c, int reg, uint16_t val)
 
 /*
  * The station address: receive address 0 as the reset's NVM load left it
- * (82576 DS 4.5.2), else NVM words 0-2 (82576 DS 6.2.1; not on the I210
- * and I211, whose flash-less NVM only loads RAL0/RAH0), then written back
- * to RAL0/RAH0.  Return 0 or -EIO.
+ * (82576 DS 4.5.2), else NVM words 0-2 (82576 DS 6.2.1) through EERD
+ * (8.4.2; not on the I210 and I211, whose flash-less NVM only loads
+ * RAL0/RAH0), then written back to RAL0/RAH0.  Return 0 or -EIO.
  */
-static int igb_read_mac(struct ctlr *c, uint8_t *mac)
+static int igb_read_mac(struct ctlr *c)
 {
-	if (inic_mac_get(c->regs, IgbRal0, mac))
-		return 0;
-	if (c->model->kind == IsI210)
-		return -EIO;
-	for (int w = 0; w < 3; w++) {
-		uint16_t v;
-		if (nvm_read(c, w, &v) < 0)
-			return -EIO;
-		mac[2 * w] = (uint8_t)v;
-		mac[2 * w + 1] = (uint8_t)(v >> 8);
-	}
-	if (!inic_mac_ok(mac))
-		return -EIO;
-	inic_mac_set(c->regs, IgbRal0, mac);
-	return 0;
+	static const struct inic_nvm eerd = { IgbEerdDone, IgbEerdAddrShift };
+
+	return inic_read_mac(&c->n, c->n.model->kind == IsI210 ? NULL : &eerd);
 }
 
 /* Arm RX slot i with pb: the read format, which also clears DD. */
@@ -266,7 +205,7 @@ static void rx_arm(struct ctlr *c, unsigned i, struct pktbuf *pb)
 {
 	volatile union igb_rdesc *d = &c->rdba[i];
 
-	c->rxpb[i] = pb;
+	c->n.rxpb[i] = pb;
 	d->read.pkt_addr = (uintptr_t)pb->buf;
 	d->read.hdr_addr = 0;
 }
@@ -279,24 +218,15 @@ static void rx_arm(struct ctlr *c, unsigned i, struct pktbuf *pb)
 static int rx_init(struct ctlr *c)
 {
 	c->rdba = page_alloc_zeroed(NRDESC * sizeof(union igb_rdesc));
-	if (!c->rdba)
+	if (!c->rdba || inic_rx_fill(&c->n) < 0)
 		return -ENOMEM;
-	for (unsigned i = 0; i < NRDESC; i++) {
-		struct pktbuf *pb = pkt_get();
-		if (!pb)
-			return -ENOMEM;
-		rx_arm(c, i, pb);
-	}
-	c->rx_next = 0;
-	c->rx_unposted = 0;
+	for (unsigned i = 0; i < NRDESC; i++)
+		rx_arm(c, i, c->n.rxpb[i]);
 	csr32w(c, IgbRxdctl0, 0);
-	csr32w(c, IgbRdbal0, (uint32_t)(uintptr_t)c->rdba);
-	csr32w(c, IgbRdbah0, (uint32_t)((uintptr_t)c->rdba >> 32));
-	csr32w(c, IgbRdlen0, NRDESC * sizeof(union igb_rdesc));
+	/* Rdbal0, Rdbah0, Rdlen0, Rdh0 0, Rdt0 0 (the queue is off). */
+	inic_ring_regs(&c->n, IgbRdbal0, c->rdba, NRDESC * sizeof(union igb_rdesc), 0);
 	/* 2 KiB buffers, advanced one-buffer descriptors, drop (and count) when full. */
 	csr32w(c, IgbSrrctl0, IgbSrrctlBsizepkt2k | IgbSrrctlAdvOneBuf | IgbSrrctlDropEn);
-	csr32w(c, IgbRdh0, 0);
-	csr32w(c, IgbRdt0, 0);
 	csr32w(c, IgbRxdctl0, IgbQueueEnable);
 	if (csr_wait(c, IgbRxdctl0, IgbQueueEnable, IgbQueueEnable, 10000000) < 0)
 		return -ETIMEDOUT;
@@ -313,13 +243,10 @@ static int tx_init(struct ctlr *c)
 	c->tdba = page_alloc_zeroed(NTDESC * sizeof(struct igb_tdesc));
 	if (!c->tdba)
 		return -ENOMEM;
-	c->tx_clean = c->tx_next = 0;
+	c->n.tx_clean = c->n.tx_next = 0;
 	csr32w(c, IgbTxdctl0, 0);
-	csr32w(c, IgbTdbal0, (uint32_t)(uintptr_t)c->tdba);
-	csr32w(c, IgbTdbah0, (uint32_t)((uintptr_t)c->tdba >> 32));
-	csr32w(c, IgbTdlen0, NTDESC * sizeof(struct igb_tdesc));
-	csr32w(c, IgbTdh0, 0);
-	csr32w(c, IgbTdt0, 0);
+	/* Tdbal0, Tdbah0, Tdlen0, Tdh0 0, Tdt0 0. */
+	inic_ring_regs(&c->n, IgbTdbal0, c->tdba, NTDESC * sizeof(struct igb_tdesc), 0);
 	csr32w(c, IgbTxdctl0, IgbQueueEnable);
 	if (csr_wait(c, IgbTxdctl0, IgbQueueEnable, IgbQueueEnable, 10000000) < 0)
 		return -ETIMEDOUT;
@@ -332,31 +259,8 @@ static int tx_init(struct ctlr *c)
 /* Free what igb_probe() allocated before the device was live. */
 static void igb_free(struct ctlr *c)
 {
-	if (c->rdba) {
-		for (unsigned i = 0; i < NRDESC; i++)
-			if (c->rxpb[i])
-				pkt_put(c->rxpb[i]);
-		page_free_bytes((void *)c->rdba, NRDESC * sizeof(union igb_rdesc));
-	}
-	if (c->tdba)
-		page_free_bytes((void *)c->tdba, NTDESC * sizeof(struct igb_tdesc));
-	free(c);
-}
-
-/* Reclaim completed TX descriptors.  Interrupts off.  Return how many. */
-static int tx_reclaim(struct ctlr *c)
-{
-	unsigned i = c->tx_clean;
-	int n = 0;
-
-	while (i != c->tx_next && (c->tdba[i].olinfo_status & IgbTdDd)) {
-		pkt_put(c->txpb[i]);
-		c->txpb[i] = NULL;
-		i = (i + 1) % NTDESC;
-		n++;
-	}
-	c->tx_clean = i;
-	return n;
+	inic_free(&c->n, c->rdba, NRDESC * sizeof(union igb_rdesc), c->tdba,
+		  NTDESC * sizeof(struct igb_tdesc));
 }
 
 /* The transmit interrupt on (a sender waits for space) or off. */
@@ -366,109 +270,76 @@ static void txint(struct ctlr *c, int on)
 		csr32w(c, on ? IgbEims : IgbEimc, EIC(VecTx));
 	else
 		csr32w(c, on ? IgbIms : IgbImc, IgbIntTxdw);
-	c->txdw_armed = on;
+	c->n.txdw_armed = on;
 }
 
 /*
- * netdev ops->transmit.  Frames shorter than ETH_MIN_FRAME go out padded
- * (inic_tx_len).  0, -EAGAIN (ring full) or -EINVAL (bad length).
+ * The descriptor steps of the rings' hot path (drivers/intel_nic.h).
+ * Receive, 82576 DS 7.1.5.2: slot i's descriptor, if written back (DD),
+ * taken and its slot re-armed.
  */
-static int igb_transmit(struct netdev *nd, struct pktbuf *pb)
+static inline int rx_take(struct inic *n, unsigned i, struct pktbuf **up)
 {
-	struct ctlr *c = nd->softc;
-	int len = inic_tx_len(pb, c->max_frame);
+	struct ctlr *c = (struct ctlr *)n;
+	volatile union igb_rdesc *d = &c->rdba[i];
+	uint32_t status = d->wb.status_error;
 
-	if (len < 0)
-		return len;
-
-	irqflags_t f = irq_save();
-	if (tx_reclaim(c))
-		netdev_tx_space(nd);
-	unsigned i = c->tx_next, next = (i + 1) % NTDESC;
-	if (next == c->tx_clean) {
-		/* Full (one slot stays empty: TDT == TDH means idle). */
-		nd->stats.tx_ring_full++;
-		if (!c->txdw_armed)
-			txint(c, 1);
-		irq_restore(f);
-		return -EAGAIN;
-	}
-	pkt_ref(pb);
-	c->txpb[i] = pb;
-	volatile struct igb_tdesc *d = &c->tdba[i];
-	d->addr = (uintptr_t)pb->data;
-	d->cmd_type_len = (uint32_t)len | IgbTdTypeData | IgbTdDext | IgbTdEop | IgbTdIfcs | IgbTdRs;
-	d->olinfo_status = (uint32_t)len << IgbTdPaylenShift;
-	c->tx_next = next;
-	csr32w(c, IgbTdt0, next);
-	nd->stats.tx_frames++;
-	nd->stats.tx_bytes += len;
-	irq_restore(f);
-	return 0;
+	if (!(status & IgbRdDd))
+		return 0;
+	trace_point(TS_NIC_RX);
+	rx_arm(c, i, inic_rx_one(&n->nd, &n->rx, n->rxpb[i], status & IgbRdEop, status & IgbRdFrameErrors,
+				 d->wb.length, n->max_frame, RX_BUF_SIZE, up));
+	return 1;
 }
 
-/*
- * Harvest up to budget RX descriptors (82576 DS 7.1.5.2), handing good
- * frames up and counting them in *frames, re-arm their slots and give
- * them back to the NIC RX_POST_BATCH at a time.  Interrupts off.  Return
- * the descriptors taken.
- */
-static int rx_harvest(struct ctlr *c, int budget, int *frames)
+/* A frame waits in the slot to harvest next. */
+static inline int rx_ready(struct inic *n)
 {
-	struct netdev *nd = &c->nd;
-	unsigned i = c->rx_next;
-	int n;
-
-	for (n = 0; n < budget; n++) {
-		volatile union igb_rdesc *d = &c->rdba[i];
-		uint32_t status = d->wb.status_error;
-		if (!(status & IgbRdDd))
-			break;
-		trace_point(TS_NIC_RX);
-		struct pktbuf *up;
-		rx_arm(c, i, inic_rx_one(nd, &c->rx, c->rxpb[i], status & IgbRdEop, status & IgbRdFrameErrors,
-					 d->wb.length, c->max_frame, RX_BUF_SIZE, &up));
-		i = (i + 1) % NRDESC;
-		c->rx_next = i;
-		if (up) {
-			netdev_input(nd, up);
-			(*frames)++;
-		}
-	}
-	c->rx_unposted += (unsigned)n;
-	if (c->rx_unposted >= RX_POST_BATCH) {
-		csr32w(c, IgbRdt0, (i + NRDESC - 1) % NRDESC);
-		c->rx_unposted = 0;
-	}
-	return n;
-}
-
-/* netdev ops->poll.  Interrupts off.  Return the frames handed up. */
-static int igb_poll(struct netdev *nd, int budget)
-{
-	struct ctlr *c = nd->softc;
-	int frames = 0;
-
-	rx_harvest(c, budget, &frames);
-	if (tx_reclaim(c))
-		netdev_tx_space(nd);
-	return frames;
-}
-
-/* netdev ops->link_check: STATUS.LU into nd->link_up. */
-static void igb_link_check(struct netdev *nd)
-{
-	struct ctlr *c = nd->softc;
-	nd->link_up = (csr32r(c, IgbStatus) & IgbStatusLu) != 0;
+	struct ctlr *c = (struct ctlr *)n;
+	return c->rdba[n->rx_next].wb.status_error & IgbRdDd;
 }
 
 /* Raise the receive interrupt again (a frame waits that no cause announces). */
-static void rx_kick(struct ctlr *c)
+static inline void rx_kick(struct inic *n)
 {
-	if (c->msix)
-		csr32w(c, IgbEics, EIC(VecRx));
+	if (((struct ctlr *)n)->msix)
+		inic_w(n->regs, IgbEics, EIC(VecRx));
 	else
-		csr32w(c, IgbIcs, IgbIntRxdw);
+		inic_w(n->regs, IgbIcs, IgbIntRxdw);
+}
+
+/* Transmit descriptor i written back (DD): the NIC is done with it. */
+static inline int tx_done(struct inic *n, unsigned i)
+{
+	return ((struct ctlr *)n)->tdba[i].olinfo_status & IgbTdDd;
+}
+
+/* Transmit descriptor i, one advanced data descriptor (82576 DS 7.2): pb's len bytes, EOP|IFCS|RS. */
+static inline void tx_put(struct inic *n, unsigned i, struct pktbuf *pb, unsigned len)
+{
+	volatile struct igb_tdesc *d = &((struct ctlr *)n)->tdba[i];
+
+	d->addr = (uintptr_t)pb->data;
+	d->cmd_type_len = (uint32_t)len | IgbTdTypeData | IgbTdDext | IgbTdEop | IgbTdIfcs | IgbTdRs;
+	d->olinfo_status = (uint32_t)len << IgbTdPaylenShift;
+}
+
+/* The transmit interrupt on: a sender waits for space. */
+static inline void tx_wait(struct inic *n)
+{
+	txint((struct ctlr *)n, 1);
+}
+
+/* netdev ops->transmit (inic_transmit: short frames padded). */
+static int igb_transmit(struct netdev *nd, struct pktbuf *pb)
+{
+	return inic_transmit(nd, pb, IgbTdt0, tx_done, tx_put, tx_wait);
+}
+
+/* netdev ops->poll (inic_poll).  Interrupts off.  Return the frames handed up. */
+static int igb_poll(struct netdev *nd, int budget)
+{
+	return inic_poll(nd, budget, IgbRdt0, rx_take, tx_done);
 }
 
 /*
@@ -484,8 +355,8 @@ static void igb_irq_enable(struct netdev *nd, int on)
 		csr32w(c, on ? IgbEims : IgbEimc, EIC(VecRx));
 	else
 		csr32w(c, on ? IgbIms : IgbImc, RX_INTS);
-	if (on && (c->rdba[c->rx_next].wb.status_error & IgbRdDd))
-		rx_kick(c);
+	if (on && rx_ready(&c->n))
+		rx_kick(&c->n);
 }
 
 /* netdev ops->read_counters: the NIC's own drop counters (clear on read). */
@@ -496,32 +367,12 @@ static void igb_read_counters(struct netdev *nd)
 	nd->stats.rx_nic_dropped += csr32r(c, IgbMpc) + csr32r(c, IgbRqdpc0);
 }
 
-/* The link's state from STATUS, said when it changed. */
-static void link_changed(struct ctlr *c)
-{
-	struct netdev *nd = &c->nd;
-	int was = nd->link_up;
-
-	igb_link_check(nd);
-	if (nd->link_up != was)
-		kprintf("net: %s link %s\n", nd->name, nd->link_up ? "up" : "down");
-}
-
-/* The queues' work, from either handler: receive, reclaim, disarm TX. */
+/* The queues' work, from either handler: disarm TX, receive, reclaim. */
 static void queue_work(struct ctlr *c)
 {
-	struct netdev *nd = &c->nd;
-
-	if (c->txdw_armed)
+	if (c->n.txdw_armed)
 		txint(c, 0);
-	if (!nd->polling) {
-		int frames = 0;
-		if (rx_harvest(c, RX_BUDGET, &frames) == RX_BUDGET &&
-		    (c->rdba[c->rx_next].wb.status_error & IgbRdDd))
-			rx_kick(c);
-	}
-	if (tx_reclaim(c))
-		netdev_tx_space(nd);
+	inic_queue_work(&c->n, IgbRdt0, rx_take, rx_ready, rx_kick, tx_done);
 }
 
 /* MSI-X, vectors 0 and 2 (interrupts off; EOI follows).  No register read. */
@@ -529,7 +380,7 @@ static void igb_intr_queues(void *arg)
 {
 	struct ctlr *c = arg;
 
-	c->nd.stats.irqs++;
+	c->n.nd.stats.irqs++;
 	queue_work(c);
 }
 
@@ -539,15 +390,15 @@ static void igb_intr_other(void *arg)
 	struct ctlr *c = arg;
 	uint32_t icr = csr32r(c, IgbIcr);
 
-	c->nd.stats.irqs++;
+	c->n.nd.stats.irqs++;
 	LTRACEF("other icr %#x\n", icr);
 	if (icr & IgbIntLsc)
-		link_changed(c);
+		inic_link_changed(&c->n);
 }
 
 /*
  * INTx (interrupts off; EOI follows).  Reading ICR acknowledges and
- * deasserts; frames left over after RX_BUDGET raise the interrupt again
+ * deasserts; frames left over after INIC_RX_BUDGET raise the interrupt again
  * through ICS rather than holding the CPU here.
  */
 static void igb_intr_intx(void *arg)
@@ -555,11 +406,11 @@ static void igb_intr_intx(void *arg)
 	struct ctlr *c = arg;
 	uint32_t icr;
 
-	c->nd.stats.irqs++;
+	c->n.nd.stats.irqs++;
 	icr = csr32r(c, IgbIcr);
 	LTRACEF("icr %#x\n", icr);
 	if (icr & IgbIntLsc)
-		link_changed(c);
+		inic_link_changed(&c->n);
 	queue_work(c);
 }
 
@@ -571,19 +422,19 @@ static void igb_intr_intx(void *arg)
  */
 static int msix_setup(struct ctlr *c)
 {
-	if (pci_msix_enable(c->pci, NVEC, &c->msixtab) < 0)
+	if (pci_msix_enable(c->n.pci, NVEC, &c->msixtab) < 0)
 		return -ENODEV;
-	c->vector = irq_alloc(igb_intr_queues, c);
+	c->n.vector = irq_alloc(igb_intr_queues, c);
 	c->other_vector = irq_alloc(igb_intr_other, c);
-	if (c->vector < 0 || c->other_vector < 0)
+	if (c->n.vector < 0 || c->other_vector < 0)
 		return -EBUSY;
 	csr32w(c, IgbGpie, IgbGpieMsix | IgbGpiePba | IgbGpieNsicr);
 	csr32w(c, IgbIvar0, (IgbIvarValid | VecRx) << IgbIvarRx0Shift |
 				    (IgbIvarValid | VecTx) << IgbIvarTx0Shift);
 	csr32w(c, IgbIvarMisc, (IgbIvarValid | VecOther) << IgbIvarOtherShift);
 	csr32w(c, IgbEiac, EIC(VecRx) | EIC(VecTx) | EIC(VecOther));
-	pci_msix_route(&c->msixtab, VecRx, c->vector);
-	pci_msix_route(&c->msixtab, VecTx, c->vector);
+	pci_msix_route(&c->msixtab, VecRx, c->n.vector);
+	pci_msix_route(&c->msixtab, VecTx, c->n.vector);
 	pci_msix_route(&c->msixtab, VecOther, c->other_vector);
 	c->msix = 1;
 	return 0;
@@ -596,13 +447,13 @@ static int msix_setup(struct ctlr *c)
  */
 static int intx_setup(struct ctlr *c)
 {
-	c->vector = irq_alloc(igb_intr_intx, c);
-	if (c->vector < 0)
+	c->n.vector = irq_alloc(igb_intr_intx, c);
+	if (c->n.vector < 0)
 		return -EBUSY;
 	csr32w(c, IgbGpie, 0);
 	csr32w(c, IgbIvar0, IgbIvarValid << IgbIvarRx0Shift | IgbIvarValid << IgbIvarTx0Shift);
 	csr32w(c, IgbIvarMisc, 0);
-	return pci_intx_route(c->pci, c->vector, &c->gsi);
+	return pci_intx_route(c->n.pci, c->n.vector, &c->n.gsi);
 }
 
 /* MSI-X unless igb_irq=intx says INTx or the function has no MSI-X. */
@@ -623,7 +474,7 @@ static const struct netdev_ops igb_ops = {
 	.transmit = igb_transmit,
 	.poll = igb_poll,
 	.irq_enable = igb_irq_enable,
-	.link_check = igb_link_check,
+	.link_check = inic_link_check,
 	.read_counters = igb_read_counters,
 };
 
@@ -651,25 +502,13 @@ static void irqs_on(struct ctlr *c)
  */
 static int igb_probe(struct pci_dev *d)
 {
-	struct pci_bar bar;
+	struct inic *n;
 	struct ctlr *c;
 	int r;
 
-	if (netdev_get())
-		return -EBUSY;		/* netdev has room for one NIC */
-	if (pci_bar(d, 0, &bar) < 0 || bar.io || bar.size > UINT32_MAX)
-		return -ENODEV;
-	volatile uint8_t *regs = pci_map_bar(d, 0, 0, (uint32_t)bar.size);
-	if (!regs)
-		return -ENOMEM;
-	c = calloc(1, sizeof *c);
-	if (!c)
-		return -ENOMEM;
-	c->pci = d;
-	c->model = model_of(d);
-	c->regs = (volatile uint32_t *)regs;
-	pci_enable(d);
-
+	if ((r = inic_attach(d, model_of(d), "igb", sizeof *c, &n)) < 0)
+		return r;
+	c = (struct ctlr *)n;
 	if ((r = igb_reset(c)) < 0)
 		goto free;
 	/*
@@ -687,7 +526,7 @@ static int igb_probe(struct pci_dev *d)
 					  PhyBmcrSpeed1000) < 0)
 		printf("igb: %02x:%02x.%d: the PHY did not take the autonegotiation restart\n",
 		       d->bus, d->dev, d->fn);
-	if ((r = igb_read_mac(c, c->nd.mac)) < 0)
+	if ((r = igb_read_mac(c)) < 0)
 		goto free;
 	for (int i = 0; i < IGB_MTA_WORDS; i++)
 		csr32w(c, IgbMta + 4 * i, 0);
@@ -699,32 +538,14 @@ static int igb_probe(struct pci_dev *d)
 	(void)csr32r(c, IgbMpc);
 	(void)csr32r(c, IgbRqdpc0);
 
-	c->nd.name = "igb";
-	c->nd.model = c->model->name;
-	c->nd.frame_max = ETH_JUMBO_FRAME;
-	c->max_frame = MAX_FRAME;
-	c->nd.ops = &igb_ops;
-	c->nd.softc = c;
-	uint64_t end = now_ns() + LINK_WAIT_NS;
-	while (!(csr32r(c, IgbStatus) & IgbStatusLu) && now_ns() < end)
-		delay_ns(10000000);
-	igb_link_check(&c->nd);
-	if (c->msix)
-		printf("igb: %02x:%02x.%d %s, msi-x vectors %#x (queues) %#x (link)\n", d->bus,
-		       d->dev, d->fn, c->model->name, c->vector, c->other_vector);
-	else
-		printf("igb: %02x:%02x.%d %s, intx gsi %u vector %#x\n", d->bus, d->dev, d->fn,
-		       c->model->name, c->gsi, c->vector);
-	if (netdev_register(&c->nd) < 0) {
-		r = -EBUSY;
+	/* Wait for the link, say the NIC, register it; long packets where there are buffers. */
+	char irq[64];
+	snprintf(irq, sizeof irq, "msi-x vectors %#x (queues) %#x (link)", c->n.vector, c->other_vector);
+	if ((r = inic_up(&c->n, &igb_ops, c->msix ? irq : NULL)) < 0)
 		goto quiet;
-	}
-	d->softc = c;
-	/* Long packets where netdev_register found the buffers for them; RLPML counts the FCS. */
-	if (c->nd.frame_max > ETH_MAX_FRAME) {
-		c->max_frame = c->nd.frame_max;
-		csr32w(c, IgbRlpml, c->nd.frame_max + 4);
-	}
+	/* RLPML counts the FCS. */
+	if (c->n.nd.frame_max > ETH_MAX_FRAME)
+		csr32w(c, IgbRlpml, c->n.nd.frame_max + 4);
 
 	irqs_on(c);
 	/*
@@ -733,7 +554,7 @@ static int igb_probe(struct pci_dev *d)
 	 * the layer above chooses, are sorted there.
 	 */
 	csr32w(c, IgbRctl, IgbRctlEn | IgbRctlBam | IgbRctlMpe | IgbRctlSecrc |
-				   (c->nd.frame_max > ETH_MAX_FRAME ? IgbRctlLpe : 0));
+				   (c->n.nd.frame_max > ETH_MAX_FRAME ? IgbRctlLpe : 0));
 	return 0;
 
 quiet:
