@@ -288,13 +288,17 @@ typedef int inic_done_fn(struct inic *n, unsigned i);
 typedef void inic_put_fn(struct inic *n, unsigned i, struct pktbuf *pb, unsigned len);
 #define INIC_HOT static inline __attribute__((always_inline))
 
-/* Reclaim completed TX descriptors.  Interrupts off.  Return how many. */
-INIC_HOT int inic_tx_reclaim(struct inic *n, inic_done_fn *done)
+/*
+ * Reclaim completed TX descriptors.  Interrupts off.  Return how many.
+ * once: tx_next read once, before the first descriptor, else before each
+ * (the same value: nothing here moves it; the callers' code differs).
+ */
+INIC_HOT int inic_tx_reclaim(struct inic *n, inic_done_fn *done, int once)
 {
 	unsigned i = n->tx_clean, end = n->tx_next;
 	int k = 0;
 
-	while (i != end && done(n, i)) {
+	while (i != (once ? end : n->tx_next) && done(n, i)) {
 		pkt_put(n->txpb[i]);
 		n->txpb[i] = NULL;
 		i = (i + 1) % INIC_NTDESC;
@@ -319,7 +323,7 @@ INIC_HOT int inic_transmit(struct netdev *nd, struct pktbuf *pb, int tdt, inic_d
 		return len;
 
 	irqflags_t f = irq_save();
-	if (inic_tx_reclaim(n, done))
+	if (inic_tx_reclaim(n, done, 1))
 		netdev_tx_space(nd);
 	unsigned i = n->tx_next, next = (i + 1) % INIC_NTDESC;
 	if (next == n->tx_clean) {
@@ -379,7 +383,7 @@ INIC_HOT int inic_poll(struct netdev *nd, int budget, int rdt, inic_take_fn *tak
 	int frames = 0;
 
 	inic_rx_harvest(n, budget, &frames, rdt, take);
-	if (inic_tx_reclaim(n, done))
+	if (inic_tx_reclaim(n, done, 0))
 		netdev_tx_space(nd);
 	return frames;
 }
@@ -397,7 +401,7 @@ INIC_HOT void inic_queue_work(struct inic *n, int rdt, inic_take_fn *take, inic_
 		if (inic_rx_harvest(n, INIC_RX_BUDGET, &frames, rdt, take) == INIC_RX_BUDGET && ready(n))
 			kick(n);
 	}
-	if (inic_tx_reclaim(n, done))
+	if (inic_tx_reclaim(n, done, 0))
 		netdev_tx_space(&n->nd);
 }
 
