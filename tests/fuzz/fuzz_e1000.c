@@ -39,128 +39,56 @@
 #include "kernel/trace.h"
 #include "tests/fuzz/input.h"
 #include "tests/fuzz/intel_stubs.h"
-
-#define CHECK(c) do { if (!(c)) __builtin_trap(); } while (0)
-#define REGS_BYTES 0x20000
-#define POOL_EXTRA 2			/* buffers beyond the ring's: the hook can empty the pool */
-#define MAX_LEN 12000
+#define NIC_FAKE_RING
+#include "tests/fuzz/nic_fake.h"
 
 /* --- the fake device ------------------------------------------------------------- */
-
-static struct ctlr *c;
-static unsigned head;			/* the device's next descriptor (RDH) */
-
-struct slotrec {			/* what the device put in a slot */
-	int first;			/* the first buffer of its frame */
-	unsigned pieces;		/* the buffers of its frame */
-	int last;			/* its last buffer */
-	int good;			/* the frame should go up */
-	unsigned frame, len;
-};
-static struct slotrec rec[NRDESC];
-static unsigned frames_in;
-static int jumbo;			/* the NIC takes long frames (ETH_JUMBO_FRAME): they are gathered */
-
-static uint32_t reg(int r) { return c->regs[r / 4]; }
-
-static uint8_t frame_byte(unsigned frame, unsigned i)
-{
-	return (uint8_t)(frame * 29 + i + (i >> 8));
-}
 
 /* A frame of len bytes arrives (8254x SDM 3.2.3: split over buffers, EOP on the last). */
 static void device_receive(unsigned len, uint8_t errors)
 {
-	unsigned pieces = len ? (len + RX_BUF_SIZE - 1) / RX_BUF_SIZE : 1;
+	unsigned pieces = frame_pieces(len);
 	unsigned avail = (reg(Rdt) + NRDESC - head) % NRDESC;
 	unsigned f = frames_in++;
 
 	CHECK(reg(Rdt) < NRDESC);
 	if (avail < pieces)
 		return;				/* no room: the NIC drops it (RXO) */
-	int good = !(errors & RdFrameErrors) && len >= ETH_HLEN &&
-		   (jumbo ? len <= ETH_JUMBO_FRAME : pieces == 1 && len <= MAX_FRAME);
+	int good = frame_good(len, pieces, errors & RdFrameErrors);
 	for (unsigned p = 0; p < pieces; p++) {
 		volatile struct e1000_rdesc *d = &c->rdba[head];
-		unsigned n = p + 1 < pieces ? RX_BUF_SIZE : len - p * RX_BUF_SIZE;
 		CHECK(!(d->status & RdDd));	/* given back only once harvested */
-		uint8_t *buf = (uint8_t *)(uintptr_t)d->addr;
-		for (unsigned i = 0; i < n; i++)
-			buf[i] = frame_byte(f, p * RX_BUF_SIZE + i);
-		d->length = (uint16_t)n;
+		d->length = (uint16_t)piece_put((uint8_t *)(uintptr_t)d->addr, f, len, pieces, p, good);
 		d->errors = p + 1 == pieces ? errors : 0;
 		d->status = RdDd | (p + 1 == pieces ? RdEop : 0);
-		rec[head] = (struct slotrec){ p == 0, pieces, p + 1 == pieces, good, f, len };
-		head = (head + 1) % NRDESC;
 	}
-	c->regs[Icr / 4] |= IntRxt0;
-}
-
-/* --- the receive hook -------------------------------------------------------------- */
-
-static struct pktbuf *held[3];
-static unsigned hold;			/* buffers the hook keeps */
-static unsigned nheld, handed;
-
-static void hook(struct netdev *nd, struct pktbuf *pb)
-{
-	unsigned slot = (c->rx_next + NRDESC - 1) % NRDESC;
-	const struct slotrec *r = &rec[slot];
-
-	CHECK(nd == &c->nd);
-	/* A frame of one buffer goes up in it; a longer one in a large buffer, gathered. */
-	CHECK(r->good && pb->len == r->len &&
-	      (r->pieces == 1 ? pb->data == pb->buf : pb->large && pb->data == pb->buf + PKT_HEADROOM));
-	for (unsigned i = 0; i < pb->len; i++)
-		CHECK(pb->data[i] == frame_byte(r->frame, i));
-	handed++;
-	if (nheld < hold) {
-		held[nheld++] = pb;
-		return;
-	}
-	pkt_put(pb);
-}
-
-static void release(void)
-{
-	while (nheld)
-		pkt_put(held[--nheld]);
+	c->n.regs[Icr / 4] |= IntRxt0;
 }
 
 /* Every slot armed with a buffer of its own, the descriptor pointing at it. */
 static void ring_sound(void)
 {
 	for (unsigned i = 0; i < NRDESC; i++) {
-		CHECK(c->rxpb[i] && c->rdba[i].addr == (uintptr_t)c->rxpb[i]->buf);
-		for (unsigned k = 0; k < nheld; k++)
-			CHECK(held[k] != c->rxpb[i]);
+		slot_own(i);
+		CHECK(c->rdba[i].addr == (uintptr_t)c->n.rxpb[i]->buf);
 	}
-	/* and a long frame gathered so far, if a harvest ended inside it */
-	CHECK(pkt_free_count() == NRDESC + POOL_EXTRA - (NRDESC + (int)nheld + (c->rx.big != NULL)));
+	pool_sound();
 }
 
 /* The driver takes what it will; check it against what the device put there. */
-static uint64_t want_good, want_bad;
-
 static void harvest(int by_interrupt)
 {
-	unsigned from = c->rx_next;
+	unsigned from = c->n.rx_next;
 
 	if (by_interrupt)
 		e1000_intr(c);
 	else
-		CHECK(netdev_poll(&c->nd) >= 0);
-	for (unsigned i = from; i != c->rx_next; i = (i + 1) % NRDESC) {
-		/* A frame counts once: at its first buffer where it is dropped at once, else at its last. */
-		want_good += rec[i].good && rec[i].last;
-		want_bad += !rec[i].good && (jumbo ? rec[i].last : rec[i].first);
+		CHECK(netdev_poll(&c->n.nd) >= 0);
+	for (unsigned i = from; i != c->n.rx_next; i = (i + 1) % NRDESC) {
+		taken(i);
 		CHECK(!(c->rdba[i].status & RdDd));	/* re-armed */
 	}
-	/* Where a harvest ends between frames, every frame so far is accounted for. */
-	if (c->rx_next == head || rec[c->rx_next].first) {
-		CHECK(c->nd.stats.rx_errors == want_bad);
-		CHECK(handed + c->nd.stats.rx_no_buffer == want_good);
-	}
+	accounted();
 	ring_sound();
 }
 
@@ -170,24 +98,10 @@ static void harvest(int by_interrupt)
 
 static int run_input(const uint8_t *data, size_t size)
 {
-	CHECK(pkt_pool_init(NRDESC + POOL_EXTRA) == 0);
-	c = calloc(1, sizeof *c);
-	CHECK(c);
-	c->regs = calloc(1, REGS_BYTES);
-	c->model = &models[0];
-	c->nd.name = "e1000";
-	c->nd.ops = &e1000_ops;
-	c->nd.softc = c;
-	c->nd.frame_max = jumbo ? ETH_JUMBO_FRAME : ETH_MAX_FRAME;
-	c->max_frame = jumbo ? ETH_JUMBO_FRAME : MAX_FRAME;
-	CHECK(pkt_large_init(PKT_LARGE_BUFS_JUMBO, ETH_JUMBO_FRAME) == 0);
-	CHECK(c->regs && rx_init(c) == 0 && tx_init(c) == 0);
-	netdev_set_rx(&c->nd, hook, NULL);
-	head = 0;
-	frames_in = 0;
-	handed = nheld = hold = 0;
-	want_good = want_bad = 0;
-	memset(rec, 0, sizeof rec);
+	ring_new("e1000", &e1000_ops);
+	ring_frames();
+	CHECK(rx_init(c) == 0 && tx_init(c) == 0);
+	netdev_set_rx(&c->n.nd, hook, NULL);
 	ring_sound();
 
 	in = data;
@@ -214,17 +128,9 @@ static int run_input(const uint8_t *data, size_t size)
 		}
 	}
 	/* Everything the device put in the ring is taken in the end. */
-	while (c->rx_next != head)
+	while (c->n.rx_next != head)
 		harvest(0);
-	release();
-#ifdef FZ_DEBUG
-	fprintf(stderr, "frames %u handed %u rx_errors %lu no_buffer %lu\n", frames_in, handed,
-		c->nd.stats.rx_errors, c->nd.stats.rx_no_buffer);
-#endif
-	volatile uint32_t *regs = c->regs;
-	e1000_free(c);
-	free((void *)regs);
-	CHECK(pkt_free_count() == NRDESC + POOL_EXTRA);
+	ring_end(e1000_free);
 	return 0;
 }
 
@@ -235,13 +141,4 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	run_input(data, size);
 	jumbo = 1;
 	return run_input(data, size);
-}
-
-int LLVMFuzzerInitialize(int *argc, char ***argv)
-{
-	(void)argc;
-	(void)argv;
-	if (!getenv("FUZZ_VERBOSE"))
-		(void)!freopen("/dev/null", "w", stdout);
-	return 0;
 }

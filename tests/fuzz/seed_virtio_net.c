@@ -5,30 +5,10 @@
  * is empty, then letting them go and the refill timer firing.
  * Usage: seed_virtio_net <dir>
  */
-#include <stdint.h>
-#include <stdio.h>
-#include <string.h>
-
+#include "tests/fuzz/nic_seed.h"
 #include "drivers/pktbuf.h"
 
-static uint8_t out[8192];
-static size_t olen;
-
-static void b(int v) { out[olen++] = (uint8_t)v; }
 static void frame(int hold, unsigned len) { b(0 | hold << 3); b((int)(len & 0xff)); b((int)(len >> 8)); }
-
-static int save(const char *dir, int i)
-{
-	char path[512];
-	FILE *f;
-
-	snprintf(path, sizeof path, "%s/seed%d", dir, i);
-	if (!(f = fopen(path, "wb")))
-		return 1;
-	fwrite(out, 1, olen, f);
-	olen = 0;
-	return fclose(f) != 0;
-}
 
 int main(int argc, char **argv)
 {
