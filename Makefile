@@ -338,7 +338,7 @@ $(BUILD)/kflags: FORCE
 FORCE:
 
 # The layers (DESIGN, "Layers"): each file is compiled through its layer's
-# view of the tree, $(BUILD)/layers/<layer>/ (linker/layers.py: links to the
+# view of the tree, $(BUILD)/layers/<layer, "." for "/">/ (linker/layers.py: links to the
 # files of its own folders and of the layers it may use), with that view as
 # its only include path.  A header it may not use is a file the compiler
 # cannot find, however it is named (quoted, <...>, "../", from a .inc).
@@ -346,9 +346,12 @@ FORCE:
 LAYERS := $(BUILD)/layers/.made
 $(LAYERS): FORCE
 	@python3 linker/layers.py views $(BUILD) && touch $@
+# A view's file that an object's dependencies name and that is gone (a view
+# renamed, a file moved): nothing to make, and the object is made again.
+$(BUILD)/layers/%: ;
 layer_of = $(firstword $(foreach d,net/fabric net/call net/lwip net/rmem net/req net/deposit lib apps boot kernel drivers \
 	net,$(if $(filter $(d)/%,$(1)),$(d))) $(if $(filter tests/%,$(1)),tests))
-VIEW = $(BUILD)/layers/$(call layer_of,$<)
+VIEW = $(BUILD)/layers/$(subst /,.,$(call layer_of,$<))
 VIEWFLAGS = -I$(VIEW) -ffile-prefix-map=$(VIEW)/=
 
 $(BUILD)/%.o: %.c $(BUILD)/kflags | $(LIBC) $(LAYERS)
@@ -375,7 +378,7 @@ $(LWIP_USERS): | $(LWIPDIR)/.extracted
 $(addprefix $(BUILD)/,$(LWIP_OBJS)): $(BUILD)/lwip/%.o: $(LWIPDIR)/.extracted $(BUILD)/kflags | $(LIBC) $(LAYERS)
 	@mkdir -p $(dir $@)
 	@echo "  CC      lwip/$*.c"
-	@$(CC) $(KCFLAGS) $(LWIP_INC) -I$(BUILD)/layers/net/lwip -ffile-prefix-map=$(BUILD)/layers/net/lwip/= \
+	@$(CC) $(KCFLAGS) $(LWIP_INC) -I$(BUILD)/layers/net.lwip -ffile-prefix-map=$(BUILD)/layers/net.lwip/= \
 		-c -o $@ $(LWIPDIR)/src/$*.c
 
 $(BUILD)/%.o: %.S | $(LAYERS)
@@ -394,7 +397,7 @@ $(BUILD)/ksyms-empty.o:
 # of a layer it may not use defines (an extern declaration and a call, with
 # no #include at all); linker/layers.py names each such use.
 define link
-	@python3 linker/layers.py symbols --obj-root $(BUILD)/hooks --obj-root $(BUILD) $(1) || \
+	@python3 linker/layers.py check --obj-root $(BUILD)/hooks --obj-root $(BUILD) $(1) || \
 		{ echo "error: $@ not linked: an object uses a layer it may not (above)" >&2; exit 1; }
 	@echo "  LD      $@"
 	@$(KLD) -o $@.pass1 $(1) $(BUILD)/ksyms-empty.o $(LIBC) $(LIBGCC)

@@ -2,14 +2,16 @@
 """The layers (DESIGN, "Layers"), enforced by the compiler and the linker.
 
   linker/layers.py views BUILD
-      Make BUILD/layers/<layer>/, one folder per layer: the project's tree
+      Make BUILD/layers/<view>/, one folder per layer (its name with "." for
+      "/": BUILD/layers/net.fabric/), each the project's tree
       as that layer may see it (symbolic links to the files of its own
       folders and of the layers it may use, nothing else).  The Makefile
       compiles each file through its layer's view, with that view as the
       only include path: an #include of a forbidden header, quoted, in
       angle brackets, relative ("../net/net.h") or from an included .inc
-      file, names a file the compiler cannot find.  Idempotent; prints
-      nothing unless it fails.
+      file, names a file the compiler cannot find.  Idempotent (a link is
+      made or changed only when it is missing or points elsewhere; two makes
+      at once may run it together); prints nothing unless it fails.
 
   linker/layers.py layer PATH...
       Print the layer of each project path (kernel/main.c -> kernel).
@@ -18,6 +20,13 @@
       After a failed compile: name each header SOURCE (or a file it
       includes) names that exists in the tree but not in its layer's view,
       as "SOURCE:LINE: includes X: A may not use B".
+
+  linker/layers.py check --obj-root DIR [--obj-root DIR...] OBJ...
+      Both checks of the link below: the files each object was compiled
+      from (its .d file beside it) and the symbols it uses.  The files: any
+      in the tree must be of a layer the object's may use, reached through
+      its own view (an include that climbs out of the view with "../../.."
+      reaches the tree itself, and is named here).
 
   linker/layers.py symbols --obj-root DIR [--obj-root DIR...] OBJ...
       Read the objects' symbols (gcc-nm, which reads LTO objects) and fail
@@ -104,24 +113,35 @@ def view_files(layer):
     return files
 
 
+def view_dir(build, layer):
+    return os.path.join(build, "layers", layer.replace("/", "."))
+
+
 def make_views(build):
     for layer in LAYERS:
-        top = os.path.join(build, "layers", layer)
+        top = view_dir(build, layer)
         want = view_files(layer)
-        have = set()
         for dirpath, _, names in os.walk(top):
             for n in names:
-                rel = os.path.relpath(os.path.join(dirpath, n), top)
-                if rel not in want:
-                    os.unlink(os.path.join(dirpath, n))
-                else:
-                    have.add(rel)
-        for rel in sorted(want - have):
-            link = os.path.join(top, rel)
+                path = os.path.join(dirpath, n)
+                if os.path.relpath(path, top) not in want:
+                    try:
+                        os.unlink(path)
+                    except FileNotFoundError:
+                        pass        # another make's run took it first
+        for rel in sorted(want):
+            link, target = os.path.join(top, rel), os.path.join(ROOT, rel)
+            try:
+                if os.readlink(link) == target:
+                    continue
+                os.unlink(link)     # points elsewhere: a moved or copied tree
+            except OSError:
+                pass
             os.makedirs(os.path.dirname(link), exist_ok=True)
-            if os.path.lexists(link):
-                os.unlink(link)
-            os.symlink(os.path.join(ROOT, rel), link)
+            try:
+                os.symlink(target, link)
+            except FileExistsError:
+                pass                # another make's run made it
     return 0
 
 
@@ -133,7 +153,7 @@ def why(build, source):
     layer = layer_of(source)
     if layer is None:
         return 0
-    view = os.path.join(build, "layers", layer)
+    view = view_dir(build, layer)
     seen, found = set(), 0
 
     def walk(path):  # path: as the compiler sees it, under the view
@@ -174,6 +194,60 @@ def may_use(user, owner, owner_obj):
                for u in [user] + LAYERS[user][1] for g in SYMBOL_GRANTS.get(u, []))
 
 
+def deps_of(dfile):
+    """The prerequisites a gcc -MMD file lists (every target's, once each)."""
+    try:
+        text = open(dfile).read().replace("\\\n", " ")
+    except OSError:
+        return None
+    out = []
+    for line in text.splitlines():
+        _, colon, rest = line.partition(": ")
+        if colon:
+            out += rest.split()
+    return out
+
+
+def check_deps(roots, objs):
+    """Every file of the tree an object was compiled from, of a layer it may use, through its view."""
+    roots = [os.path.normpath(r) for r in roots]
+    bad = []
+    for o in objs:
+        o = os.path.normpath(o)
+        root = next((r for r in roots if o.startswith(r + os.sep)), None)
+        rel = os.path.relpath(o, root) if root else None
+        layer = layer_of(rel) if rel else None
+        if layer in (None, "lwip"):
+            continue
+        deps = deps_of(o[:-2] + ".d")
+        if deps is None:
+            continue
+        for d in deps:
+            a = os.path.normpath(os.path.join(ROOT, d))    # make runs in the tree's root
+            if not a.startswith(ROOT + os.sep):
+                continue            # the toolchain's, picolibc's, lwIP's (outside the tree)
+            t = os.path.relpath(a, ROOT)
+            if any(t.startswith(os.path.relpath(os.path.abspath(r), ROOT) + os.sep) for r in roots):
+                # under BUILD: generated headers, or a view (its own only)
+                parts = t.split(os.sep)
+                i = parts.index("layers") if "layers" in parts else -1
+                if i >= 0 and i + 1 < len(parts) and parts[i + 1] != layer.replace("/", "."):
+                    bad.append("%s: compiled from %s, another layer's view" % (rel, d))
+                continue
+            owner = layer_of(t)
+            if owner is None or owner == layer or owner in LAYERS[layer][1] or t in GRANTS.get(layer, []):
+                continue
+            if any(t in GRANTS.get(u, []) for u in LAYERS[layer][1]):
+                continue
+            bad.append("%s: includes %s: %s may not use %s" % (rel, t, layer, owner))
+    for b in sorted(set(bad)):
+        print(b)
+    if bad:
+        print("layers: %d includes against the layers (linker/layers.py; DESIGN, \"Layers\")" % len(set(bad)))
+        return 1
+    return 0
+
+
 def check_symbols(roots, objs):
     roots = [os.path.normpath(r) for r in roots]
 
@@ -207,8 +281,8 @@ def check_symbols(roots, objs):
         r = byfile[path]
         if len(f) == 2 and f[0] == "U":
             used.append((r, f[1]))
-        elif len(f) == 3 and f[1] not in ("U", "w", "v"):
-            defined.setdefault(f[2], r)
+        elif len(f) == 3 and f[1].isupper() and f[1] != "U":
+            defined.setdefault(f[2], r)     # global definitions only: a static one is no one else's
     bad = []
     for r, sym in used:
         user = layer_of(r)
@@ -239,7 +313,7 @@ def main(argv):
         for a in args:
             print(layer_of(a) or "(none)")
         return 0
-    if cmd == "symbols":
+    if cmd in ("symbols", "check"):
         roots, objs = [], []
         while args:
             if args[0] == "--obj-root" and len(args) > 1:
@@ -249,9 +323,13 @@ def main(argv):
                 objs.append(args[0])
                 args = args[1:]
         if roots and objs:
+            if cmd == "check":
+                r = check_deps(roots, objs)
+                if r:
+                    return r
             return check_symbols(roots, objs)
     print("layers: usage: linker/layers.py views BUILD | layer PATH... | why BUILD SOURCE | "
-          "symbols --obj-root DIR... OBJ... (--help)", file=sys.stderr)
+          "check|symbols --obj-root DIR... OBJ... (--help)", file=sys.stderr)
     return 2
 
 

@@ -54,6 +54,7 @@ static void on_term(int sig)
 
 int main(int argc, char **argv)
 {
+	signal(SIGTERM, on_term);	/* first: stopped at any point, it still says what it did */
 	if (argc != 7 || strcmp(argv[1], "stamps") != 0)
 		return usage();
 	uint64_t size = strtoull(argv[2], NULL, 0);
@@ -78,7 +79,6 @@ int main(int argc, char **argv)
 	struct shm_ring *r = shm_ring(base, nodes, g, src, dst);
 	uint64_t start = now_ms(), end = start + ms, stamped = 0;
 
-	signal(SIGTERM, on_term);
 	while (!stopped && now_ms() < end) {
 		for (int k = 0; k < 4096; k++) {
 			uint32_t head = __atomic_load_n(&r->head, __ATOMIC_ACQUIRE);

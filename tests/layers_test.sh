@@ -68,6 +68,21 @@ plant lib/rpc_client.c lib/rpc_client.o '#include "apps/app.h"' "includes apps/a
 plant tests/apps/check.c tests/apps/check.o '#include "drivers/pci.h"' \
 	"includes drivers/pci.h: tests may not use drivers"
 
+# An include that climbs out of the view ("../../../../", from the view's
+# copy of drivers/, reaches the tree itself) compiles; the link's check of
+# what each object was compiled from refuses it.
+cp "$T/drivers/uart.c" "$T/drivers/uart.c.orig"
+printf '#include "../../../../net/net.h"\n' >> "$T/drivers/uart.c"
+out=$(mk build/drivers/uart.o); rc=$?
+if [ $rc = 0 ]; then
+	out=$(python3 "$T/linker/layers.py" check --obj-root "$T/build" "$T/build/drivers/uart.o" 2>&1); rc=$?
+	want="drivers/uart.o: includes net/net.h: drivers may not use net"
+	if [ $rc = 1 ] && grep -qF "$want" <<<"$out"; then ok "$want (out of the view)"; else bad "$want (exit $rc):"$'\n'"$out"; fi
+else
+	bad "an include out of the view compiles (to be refused at the link):"$'\n'"$out"
+fi
+mv "$T/drivers/uart.c.orig" "$T/drivers/uart.c"
+
 # No include at all: an extern declaration and a call compile, and the
 # link's symbol check refuses them (the other objects are BUILD's own).
 cp "$T/drivers/qemu.c" "$T/drivers/qemu.c.orig"
@@ -81,9 +96,11 @@ want="drivers/qemu.o: uses fabric_send, defined in net/fabric/send.o: drivers ma
 if [ $rc = 1 ] && grep -qF "$want" <<<"$out"; then ok "$want"; else bad "$want (exit $rc):"$'\n'"$out"; fi
 out=$(python3 "$T/linker/layers.py" symbols --obj-root "$BUILD" $objs "$BUILD/drivers/qemu.o" 2>&1); rc=$?
 if [ $rc = 0 ]; then ok "the built objects use no symbol against the layers"; else bad "the built objects:"$'\n'"$out"; fi
-# The link runs that check before it links anything.
+# The link runs both checks before it links anything.
 out=$(make -n -C "$ROOT" BUILD="$BUILD" -W linker/kernel.ld "$BUILD/now.elf" 2>&1)
-if grep -q "linker/layers.py symbols" <<<"$out"; then ok "the link checks the symbols"; else bad "the link checks the symbols:"$'\n'"$out"; fi
+if grep -q "linker/layers.py check" <<<"$out"; then ok "the link checks includes and symbols"; else bad "the link checks includes and symbols:"$'\n'"$out"; fi
+out=$(python3 "$ROOT/linker/layers.py" check --obj-root "$BUILD/hooks" --obj-root "$BUILD" $objs "$BUILD/drivers/qemu.o" 2>&1); rc=$?
+if [ $rc = 0 ]; then ok "the built objects include nothing against the layers"; else bad "the built objects' includes:"$'\n'"$out"; fi
 
 echo "layers self-test: $PASS passed, $FAIL failed"
 [ "$FAIL" = 0 ]

@@ -3,7 +3,7 @@
  * communicator's error handler, with a message naming the call.  With
  * MPI_ERRORS_RETURN each call returns its code; then, with the default
  * MPI_ERRORS_ARE_FATAL, rank 1 sends to a rank that does not exist and the
- * job ends with a message naming MPI_Send (tests/qemu/cases.py).
+ * job ends with a message naming MPI_Send (tests/lib/mpi/cases.py).
  */
 #include <mpi.h>
 #include <stdio.h>

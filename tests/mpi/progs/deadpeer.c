@@ -2,7 +2,7 @@
  * A rank that dies makes the others' calls to it fail, never hang: rank 1
  * stops (its node exits) while rank 0 waits in MPI_Recv from it; the
  * fabric declares node 1 gone after its peer timeout and the receive
- * returns MPI_ERR_PROC_FAILED (tests/qemu/cases.py).
+ * returns MPI_ERR_PROC_FAILED (tests/lib/mpi/cases.py).
  */
 #include <mpi.h>
 #include <stdio.h>

@@ -1,7 +1,7 @@
 /*
  * One rank (the last) calls exit(3) after MPI_Init; the others wait in a
  * barrier it never joins.  boot/mpirun must exit with status 3 and name
- * the rank (tests/qemu/cases.py).
+ * the rank (tests/lib/mpi/cases.py).
  */
 #include <mpi.h>
 #include <stdio.h>

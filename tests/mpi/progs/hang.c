@@ -2,7 +2,7 @@
  * A job that never ends: rank 1 waits in MPI_Recv for a message rank 0
  * never sends, while rank 0 waits for it in MPI_Finalize's barrier.
  * boot/mpirun's --timeout stops it, and names where each rank was (the
- * NMI dump boot/cluster asks for before it kills a node; tests/qemu/cases.py).
+ * NMI dump boot/cluster asks for before it kills a node; tests/lib/mpi/cases.py).
  */
 #include <mpi.h>
 #include <stdio.h>

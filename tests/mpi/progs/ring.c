@@ -3,7 +3,7 @@
  * MPI_Sendrecv, an MPI_Allreduce of doubles and an MPI_Alltoallv with
  * uneven counts, each result checked against what it must be.  make test
  * builds it with boot/mpicc from a folder outside the checkout and runs it
- * with boot/mpirun -np 4 (tests/qemu/cases.py).  Prints one line per part
+ * with boot/mpirun -np 4 (tests/lib/mpi/cases.py).  Prints one line per part
  * and " No Errors" on rank 0; exits 1 on the first wrong value.
  */
 #include <mpi.h>
