@@ -17,6 +17,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "tests/fuzz/quiet.h"
+
 #define CHECK(c) do { if (!(c)) __builtin_trap(); } while (0)
 #define POOL_EXTRA 2			/* buffers beyond the ring's: the hook can empty the pool */
 
@@ -41,15 +43,6 @@ static void release(void)
 {
 	while (nheld)
 		pkt_put(held[--nheld]);
-}
-
-int LLVMFuzzerInitialize(int *argc, char ***argv)
-{
-	(void)argc;
-	(void)argv;
-	if (!getenv("FUZZ_VERBOSE"))
-		(void)!freopen("/dev/null", "w", stdout);
-	return 0;
 }
 
 #ifdef NIC_FAKE_RING
