@@ -194,6 +194,15 @@ def may_use(user, owner, owner_obj):
                for u in [user] + LAYERS[user][1] for g in SYMBOL_GRANTS.get(u, []))
 
 
+def report(bad, what):
+    """Each violation once, then their count: 1 if any, else 0."""
+    for line in sorted(set(bad)):
+        print(line)
+    if bad:
+        print("layers: %d %s against the layers (linker/layers.py; DESIGN, \"Layers\")" % (len(set(bad)), what))
+    return 1 if bad else 0
+
+
 def deps_of(dfile):
     """The prerequisites a gcc -MMD file lists (every target's, once each)."""
     try:
@@ -240,12 +249,7 @@ def check_deps(roots, objs):
             if any(t in GRANTS.get(u, []) for u in LAYERS[layer][1]):
                 continue
             bad.append("%s: includes %s: %s may not use %s" % (rel, t, layer, owner))
-    for b in sorted(set(bad)):
-        print(b)
-    if bad:
-        print("layers: %d includes against the layers (linker/layers.py; DESIGN, \"Layers\")" % len(set(bad)))
-        return 1
-    return 0
+    return report(bad, "includes")
 
 
 def check_symbols(roots, objs):
@@ -292,12 +296,7 @@ def check_symbols(roots, objs):
         owner = layer_of(owner_obj)
         if owner is not None and not may_use(user, owner, owner_obj):
             bad.append("%s: uses %s, defined in %s: %s may not use %s" % (r, sym, owner_obj, user, owner))
-    for b in sorted(set(bad)):
-        print(b)
-    if bad:
-        print("layers: %d references against the layers (linker/layers.py; DESIGN, \"Layers\")" % len(set(bad)))
-        return 1
-    return 0
+    return report(bad, "references")
 
 
 def main(argv):
