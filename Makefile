@@ -21,6 +21,28 @@
 SHELL   := /bin/bash
 BUILD   := build
 
+# The variables this Makefile documents (make help).  make's variables are case-sensitive:
+# one of them spelt in lower case on the command line (make run app=hello) would be
+# ignored, silently; it is refused with its spelling instead.
+DOC_VARS := APP NODES NIC ARGS CLUSTER CMDLINE KEY ITERS PEERS STEPS VARY FAULT DRIVER ACCEL \
+	TRACE LTO BENCH_ITERS BENCH_NICS COST_LINKS MPI_TESTS PAPERS_ITERS NETBOOT_DIR
+lc = $(subst A,a,$(subst B,b,$(subst C,c,$(subst D,d,$(subst E,e,$(subst F,f,$(subst G,g,$(subst \
+	H,h,$(subst I,i,$(subst J,j,$(subst K,k,$(subst L,l,$(subst M,m,$(subst N,n,$(subst O,o,$(subst \
+	P,p,$(subst Q,q,$(subst R,r,$(subst S,s,$(subst T,t,$(subst U,u,$(subst V,v,$(subst W,w,$(subst \
+	X,x,$(subst Y,y,$(subst Z,z,$1))))))))))))))))))))))))))
+$(foreach v,$(DOC_VARS),$(if $(filter command line,$(origin $(call lc,$v))),$(error \
+	$(call lc,$v)= is not one of this Makefile's variables: they are upper case, $v= (make help))))
+
+# KEY= is read by make iso, netboot, run, bench, trace and cost (and make key prints one);
+# given with any other goal it would be ignored, so it is refused.
+KEY_GOALS := iso netboot run bench trace cost key images %.iso %netboot %netboot-test
+ifeq ($(origin KEY),command line)
+ifneq ($(filter-out $(KEY_GOALS),$(or $(MAKECMDGOALS),all)),)
+$(error KEY= applies to make iso, netboot, run, bench, trace and cost, not to make \
+	$(filter-out $(KEY_GOALS),$(or $(MAKECMDGOALS),all)))
+endif
+endif
+
 .SECONDEXPANSION:
 CC      := gcc
 LD      := ld
@@ -438,40 +460,47 @@ $(BUILD)/now-test.elf: $(TEST_OBJS) $(BUILD)/ksyms-empty.o linker/kernel.ld link
 
 # --- running ---------------------------------------------------------------
 
+# Two makes in one tree at once (two make run right after an edit) would compile the
+# same objects and link the same image together, and one link would find the other's
+# code moved under it.  The targets that boot an image build the images under a lock
+# of the tree ($(BUILD)/.build.lock): a second one waits, and says so.
+IMAGES := $(BUILD)/now.elf $(BUILD)/now-test.elf
+images: $(IMAGES)
+locked-images:
+	@mkdir -p $(BUILD); exec 9>$(BUILD)/.build.lock; \
+	flock -n 9 || { echo "make: another make is building in this tree; waiting for it to finish"; flock 9; }; \
+	$(MAKE) --no-print-directory images $(IMAGES_TOO)
+
 APP     ?= tour
 NODES   ?= 4
 NIC     ?= virtio
 ARGS    ?=
 CLUSTER ?=
 
-# make run ends on the cluster's own status and what it means (boot/cluster's
-# exit status; GNU make itself then exits 2 on any failure, with "Error N").
-run: $(BUILD)/now.elf $(BUILD)/now-test.elf
-	@boot/cluster --nodes $(NODES) --nic $(NIC) $(if $(APP),--app $(APP)) \
-		$(if $(ARGS),--args "$(ARGS)") $(CLUSTER); s=$$?; \
-	case $$s in 0) m="every node's app succeeded";; 1) m="an app failed";; \
-		2) m="a command line was rejected, or the launcher's options or host";; \
-		3) m="a node took an exception or panicked (the console shows where)";; \
-		124) m="timeout: nodes were still running";; 130) m="interrupted";; \
-		255) m="a node stopped without a status (reset, triple fault, QEMU error, killed)";; \
-		*) m="see boot/cluster --help, exit status";; esac; \
-	echo "make run: cluster status $$s: $$m"; exit $$s
+# make run ends on one sentence: the cluster's status and the first cause seen
+# (boot/cluster --tell; GNU make itself then exits 2 on any failure, with "Error N").
+run bench trace cost: export NOW_KEY = $(KEY)
+run: locked-images
+	@boot/cluster --tell "make run" --nodes $(NODES) --nic $(NIC) $(if $(APP),--app $(APP)) \
+		$(if $(ARGS),--args "$(ARGS)") $(if $(KEY),--key "$$NOW_KEY") $(CLUSTER)
 
 # Speedup table of a parallel app over 1, 2, 4 and 8 nodes (boot/tools/speedup --help).
-speedup: $(BUILD)/now.elf $(BUILD)/now-test.elf
+speedup: locked-images
 	@if [ "$(APP)" = tour ] || [ -z "$(APP)" ]; then \
 		echo "make speedup: say which app, e.g. make speedup APP=ising (or APP=circuit)"; exit 2; fi
 	@boot/tools/speedup --app $(APP) --nic $(NIC) $(if $(ARGS),--args "$(ARGS)") $(if $(VARY),--vary $(VARY))
 
-qemu-gdb: $(BUILD)/now.elf $(BUILD)/now-test.elf
+qemu-gdb: locked-images
 	@boot/cluster --nodes 1 --gdb $(if $(APP),--app $(APP)) $(if $(ARGS),--args "$(ARGS)")
 
 # The benchmark suite: one cluster run per NIC, every row beside the floor.
 BENCH_ITERS ?= 5000
 BENCH_NICS  ?= virtio,e1000,e1000e,igb,shm,shm-halt
 
-bench: $(BUILD)/now-test.elf $(NETPIPE)/NPmpi.elf
-	@boot/tools/bench --iters $(BENCH_ITERS) --nics $(BENCH_NICS) $(if $(filter 1,$(PEERS)),--peers)
+bench: IMAGES_TOO = $(NETPIPE)/NPmpi.elf
+bench: locked-images
+	@boot/tools/bench --iters $(BENCH_ITERS) --nics $(BENCH_NICS) $(if $(filter 1,$(PEERS)),--peers) \
+		$(if $(KEY),--key "$$NOW_KEY")
 
 # make trace: one operation at a time, stamped at every stage on both nodes
 # (app stages), the two clocks aligned by the fabric: a table of each step's
@@ -481,15 +510,16 @@ bench: $(BUILD)/now-test.elf $(NETPIPE)/NPmpi.elf
 TRACE_OPS = $(if $(filter command line environment,$(origin APP)),$(APP),write,read,cas,req,deposit)
 TRACE_NICS = $(if $(filter command line environment,$(origin NIC)),$(NIC),shm,e1000)
 ITERS ?= 200
-trace: $(BUILD)/now-test.elf
+trace: locked-images
 	@boot/tools/bench --trace-only --stages $(TRACE_NICS) --ops $(TRACE_OPS) --stage-iters $(ITERS) \
-		--out $(BUILD)/trace/trace.json
+		$(if $(KEY),--key "$$NOW_KEY") --out $(BUILD)/trace/trace.json
 
 # make cost: every operation's instructions per stage on each node, under QEMU's
 # -icount (boot/tools/cost --help): shm, e1000 and virtio, without and with a key, a table
 # and build/cost/cost.json, each operation beside its budget (tests/cost/budgets).
-cost: $(BUILD)/now-test.elf
-	@boot/tools/cost --check $(if $(COST_LINKS),--links $(COST_LINKS)) $(if $(filter 1,$(STEPS)),--steps)
+cost: locked-images
+	@boot/tools/cost --check $(if $(COST_LINKS),--links $(COST_LINKS)) $(if $(filter 1,$(STEPS)),--steps) \
+		$(if $(KEY),--key "$$NOW_KEY")
 
 # make mpi-test: MPICH's own test suite (test/mpi of Debian 12's mpich source) judges lib/mpi:
 # every program built with boot/mpicc and run with boot/mpirun (tests/mpi/README.md).
@@ -516,7 +546,7 @@ mpi-rma: $(BUILD)/user/now-user.o $(MPICH_TESTS)/.extracted
 
 # make papers: the four papers' own figures beside ours (e1000 and shm), with ratios.
 PAPERS_ITERS ?= 2000
-papers: $(BUILD)/now-test.elf
+papers: locked-images
 	@boot/tools/papers --iters $(PAPERS_ITERS)
 
 # --- ISO for GRUB ----------------------------------------------------------
@@ -530,19 +560,29 @@ KEY ?=
 $(BUILD)/now-keyed.iso: KEY = iso-test-key-0123456789
 $(BUILD)/now-keyed.iso: CMDLINE = node=0 nodes=1 app=hello
 
+# CMDLINE and KEY reach the recipes below through the environment, never
+# through a shell's reading of them (a quote in either would end the recipe
+# with a shell's error instead of boot/tools/checkline's).
 # The menu's values as last written (CMDLINE, and a digest of KEY, never the key):
 # an ISO or a netboot directory is made again whenever they change.
+%.menu: export NOW_LINE = $(CMDLINE)
+%.menu: export NOW_KEY = $(KEY)
 %.menu: FORCE
 	@mkdir -p $(dir $@)
-	@printf '%s\n%s\n' '$(CMDLINE)' "$$(printf '%s' '$(KEY)' | sha256sum)" | cmp -s - $@ || \
-		printf '%s\n%s\n' '$(CMDLINE)' "$$(printf '%s' '$(KEY)' | sha256sum)" > $@
+	@printf '%s\n%s\n' "$$NOW_LINE" "$$(printf '%s' "$$NOW_KEY" | sha256sum)" | cmp -s - $@ || \
+		printf '%s\n%s\n' "$$NOW_LINE" "$$(printf '%s' "$$NOW_KEY" | sha256sum)" > $@
 
 .PRECIOUS: %.menu
 
 # What the menu's default entry boots, as it will be shown (the key hidden).
 MENU_SHOWN = $(CMDLINE)$(if $(KEY), key=(hidden))
 
+# Before anything is written, the image says whether a PC would take the line
+# (boot/tools/checkline: the error the PC would print, and make stops).
+$(BUILD)/%.iso: export NOW_LINE = $(CMDLINE)
+$(BUILD)/%.iso: export NOW_KEY = $(KEY)
 $(BUILD)/%.iso: $(BUILD)/now.elf boot/grub.cfg.in $(BUILD)/%.iso.menu
+	@boot/tools/checkline --kernel $(BUILD)/now.elf --for "make iso"
 	@echo "  ISO     $@: menu '$(MENU_SHOWN)'"
 	@rm -rf $@.d && mkdir -p $@.d/boot/grub
 	@cp $(BUILD)/now.elf $@.d/boot/now.elf
@@ -550,6 +590,14 @@ $(BUILD)/%.iso: $(BUILD)/now.elf boot/grub.cfg.in $(BUILD)/%.iso.menu
 	@grub-mkrescue -o $@ $@.d > $@.log 2>&1 || { cat $@.log; exit 1; }
 
 iso: $(BUILD)/now.iso
+
+# make key: a fresh random cluster key (24 random bytes, 32 characters of base64
+# with - and _ for + and /, safe in GRUB's menu and on a shell's line) on stdout,
+# what to do with it on stderr: KEY=$$(make -s key) keeps only the key.
+key:
+	@k=$$(head -c 24 /dev/urandom | base64 | tr '+/' '-_') && echo "$$k" && \
+	echo "make key: a fresh cluster key (32 characters), above; give every node the same one:" \
+		"make iso KEY=<it>, make netboot KEY=<it>, make run KEY=<it>; keep it secret" >&2
 
 # --- network boot ------------------------------------------------------------
 #
@@ -568,7 +616,10 @@ NETBOOT_ELF = $(BUILD)/now.elf
 
 $(NETBOOT_DIR): $(NETBOOT_DIR).menu
 $(BUILD)/netboot-test: $(BUILD)/netboot-test.menu
+$(NETBOOT_DIR) $(BUILD)/netboot-test: export NOW_LINE = $(CMDLINE)
+$(NETBOOT_DIR) $(BUILD)/netboot-test: export NOW_KEY = $(KEY)
 $(NETBOOT_DIR) $(BUILD)/netboot-test: $$(NETBOOT_ELF) boot/grub.cfg.in
+	@boot/tools/checkline --kernel $(NETBOOT_ELF) --for "make netboot"
 	@echo "  NETBOOT $@: menu '$(MENU_SHOWN)'"
 	@rm -rf $@ && mkdir -p $@/boot/grub
 	@for p in i386-pc x86_64-efi; do \
@@ -695,7 +746,7 @@ help:
 distclean:
 	rm -rf $(BUILD)
 
-.PHONY: FORCE all deps deps-check picolibc lwip run qemu-gdb bench cost trace papers mpi-rma speedup iso netboot unit test clean \
+.PHONY: FORCE images locked-images all deps deps-check picolibc lwip run key qemu-gdb bench cost trace papers mpi-rma speedup iso netboot unit test clean \
 	mpi-test mpich-tests netpipe user \
 	clean-bench distclean help
 

@@ -215,6 +215,12 @@ int config_init(char *line)
 		}
 		auto_id = 1;
 		auto_expect = strcmp(nv, "auto") == 0 ? 0 : num_nodes;
+		/* A count too small for the app is known now, before the ids are agreed. */
+		if (auto_expect && current_app->min_nodes > auto_expect) {
+			printf("cmdline: error: app %s needs at least %d nodes (nodes=%d)\n",
+			       current_app->name, current_app->min_nodes, auto_expect);
+			return -EINVAL;
+		}
 		return 0;	/* node_set_identity() checks the rest */
 	} else if (iv && cmdline_parse_int(iv, &v) == 0) {
 		node_id = (int)v;

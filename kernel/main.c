@@ -114,6 +114,16 @@ void kmain(uint32_t kind, uint32_t info)
 		printf("cmdline: rejected; the node will not start\n");
 		kernel_exit(EXIT_USAGE);
 	}
+	/*
+	 * make iso and make netboot ask the image itself whether a PC would take
+	 * their line (boot/tools/checkline: QEMU's fw_cfg file opt/now/check):
+	 * read and checked as at any boot, and the node stops here.
+	 */
+	char check;
+	if (machine() && machine()->file && machine()->file("opt/now/check", &check, 1) != -ENOENT) {
+		printf("cmdline: accepted: app %s\n", current_app->name);
+		kernel_exit(0);
+	}
 	run_hooks(INIT_CONFIG, 100);
 
 	struct thread *app = thread_create("main", app_thread, (void *)current_app, PRIO_NORMAL, 256 * 1024);

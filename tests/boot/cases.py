@@ -16,13 +16,92 @@ CASES = [
     Command("make/help", ["make", "-s", "-C", "{root}", "help"],
             expect=[r"^make run +boot a cluster", r"^make test ", r"^make clean-bench ",
                     r"^variables: APP="]),
-    # make run names the cluster's status and what it means; make itself exits 2.
+    # make run ends on one sentence: the status, what it means and the first cause seen (the
+    # failing node's first error line); make itself exits 2.
     Command("run/status-line", ["bash", "-c",
             "b=$(realpath --relative-to={root} {build}); "
             "make -s -C {root} BUILD=$b run APP=fault ARGS=kind=ud NODES=1 2>&1 | tail -2; "
             "echo \"make exit ${{PIPESTATUS[0]}}\""], timeout=120,
-            expect=[r"^make run: cluster status 3: a node took an exception or panicked",
+            expect=[r"^make run: status 3: n0 took an exception or panicked: EXCEPTION 6 \(#UD "
+                    r"invalid opcode\) .*in thread 'main'\.$",
                     r"Error 3$", r"^make exit 2$"]),
+    # A value every node rejects alike is printed once (by the first node), the others say so;
+    # the closing sentence names it.
+    Command("run/value-error-once", ["bash", "-c",
+            "b=$(realpath --relative-to={root} {build}); "
+            "make -s -C {root} BUILD=$b run APP=ising NODES=3 ARGS=grid=abc 2>&1; echo \"make exit $?\""],
+            timeout=120,
+            count={r"cmdline: error: grid=abc: not an integer": 2,      # the first node's, and the sentence
+                   r"^\[n\d\] cmdline: rejected, as n\d's command line was \(the same \d+ lines": 2,
+                   r"^\[n\d\] cmdline: rejected; the node will not start": 1},
+            expect=[r"^make run: status 2: n\d's command line was rejected: cmdline: error: grid=abc: "
+                    r"not an integer \(the first of 3 nodes that failed\)\.$", r"^make exit 2$"]),
+    # nodes= in ARGS against NODES: refused before any node boots, saying how to give it once.
+    Command("run/nodes-conflict", ["bash", "-c",
+            "b=$(realpath --relative-to={root} {build}); "
+            "make -s -C {root} BUILD=$b run APP=hello NODES=4 ARGS=nodes=2 2>&1; echo \"make exit $?\""],
+            timeout=60,
+            expect=[r"^cluster: error: nodes=2 in the nodes' words, but 4 nodes boot .*make run NODES=2\)$",
+                    r"^make run: status 2: the launcher refused its options", r"^make exit 2$"],
+            absent=[r"NOW node kernel", r"^\[n\d\]"]),
+    # make run KEY=: the nodes are keyed (the boot line shows the key hidden, never its text).
+    Command("run/key", ["bash", "-c",
+            "b=$(realpath --relative-to={root} {build}); "
+            "make -s -C {root} BUILD=$b run APP=hello NODES=2 KEY=run-test-key-0123456789 2>&1"],
+            timeout=120,
+            count={r"^\[n\d\] boot: .*command line 'node=\d nodes=2 app=hello .*key=\(hidden\)'$": 2,
+                   r"^\[n\d\] fabric: node \d of 2, .* keyed \(SipHash-2-4": 2},
+            expect=[r"^make run: status 0: every node's app succeeded \(2 nodes\)\.$"],
+            absent=[r"run-test-key"]),
+    # make's variables are upper case: one spelt in lower case is refused, with its spelling;
+    # KEY= with a goal that does not read it is refused, never ignored.
+    Command("make/refuses-what-it-would-ignore", ["bash", "-c",
+            "make -s -C {root} run app=hello 2>&1; echo \"exit $?\"; "
+            "make -s -C {root} papers KEY=some-key-0123456789abc 2>&1; echo \"exit $?\""],
+            expect=[r"app= is not one of this Makefile's variables: they are upper case, APP= \(make help\)",
+                    r"KEY= applies to make iso, netboot, run, bench, trace and cost, not to make papers",
+                    r"^exit 2$"],
+            count={r"^exit 2$": 2}, absent=[r"NOW node kernel"]),
+    # make key: a fresh key on stdout (32 characters, safe in the menu), what to do on stderr;
+    # two calls, two keys.
+    Command("make/key", ["bash", "-c",
+            "a=$(make -s -C {root} key 2>/tmp/now-key-err.$$) && b=$(make -s -C {root} key 2>/dev/null) && "
+            "[ \"$a\" != \"$b\" ] && echo \"key: $a\" && cat /tmp/now-key-err.$$; rm -f /tmp/now-key-err.$$"],
+            expect=[r"^key: [A-Za-z0-9_-]{32}$", r"^make key: a fresh cluster key .*make iso KEY=<it>"]),
+    # A second make run in the tree while another make builds waits for it, and says so
+    # (the lock held here for 3 s stands for the other make's build).
+    Command("run/waits-for-another-build", ["bash", "-c",
+            "b=$(realpath --relative-to={root} {build}); mkdir -p {build}; "
+            "flock {build}/.build.lock sleep 3 & sleep 0.5; "
+            "make -s -C {root} BUILD=$b run APP=hello NODES=1 2>&1; echo \"make exit $?\"; wait"],
+            timeout=120,
+            expect=[r"^make: another make is building in this tree; waiting for it to finish$",
+                    r"^make run: status 0: every node's app succeeded \(1 node\)\.$", r"^make exit 0$"]),
+    # make iso and make netboot ask the image whether a PC would take the line before writing
+    # anything: a short key, a misspelt app, GRUB's syntax and a count too small for the app
+    # are refused with what the PC would print, status 2, nothing written.
+    Command("iso/refuses-what-a-pc-would", ["bash", "-c",
+            "b=$(realpath --relative-to={root} {build}); rm -rf {build}/tests/refuse.iso* {build}/tests/nb-refuse*; "
+            "m() {{ make -s -C {root} BUILD=$b \"$@\" 2>&1; echo \"exit $?\"; }}; "
+            "m $b/tests/refuse.iso KEY=short; "
+            "m $b/tests/refuse.iso CMDLINE='node=auto nodes=8 app=isng'; "
+            "m $b/tests/refuse.iso CMDLINE='node=auto nodes=8 app=ising;reboot'; "
+            "m $b/tests/refuse.iso CMDLINE='node=auto nodes=1 app=rpc'; "
+            "m netboot NETBOOT_DIR=$b/tests/nb-refuse KEY=short; "
+            "ls -d {build}/tests/refuse.iso {build}/tests/refuse.iso.d {build}/tests/nb-refuse 2>&1 | "
+            "grep -c 'No such file'; "
+            "m $b/tests/refuse.iso CMDLINE='node=auto nodes=2 app=ising' KEY=refuse-test-key-0123 && "
+            "rm -rf {build}/tests/refuse.iso*"], timeout=180,
+            count={r"^exit 2$": 5, r"nothing written: a PC would not start with this line": 5,
+                   r"^  cmdline: error: key: 5 characters; a cluster key has 16 to 128$": 2},
+            expect=[r"^make iso: the image build/now\.elf refuses this line; a PC booting it would print:$",
+                    r"^  cmdline: error: app=isng: no such app$",
+                    r"^make iso: CMDLINE holds ;, which GRUB's menu would read as its own syntax$",
+                    r"^  cmdline: error: app rpc needs at least 2 nodes \(nodes=1\)$",
+                    r"^make netboot: the image build/now\.elf refuses this line",
+                    r"^3$", r"ISO .*refuse\.iso: menu 'node=auto nodes=2 app=ising key=\(hidden\)'$",
+                    r"^exit 0$"],
+            absent=[r"refuse-test-key"]),
     # An ISO follows its command line: made again when CMDLINE or KEY change, not otherwise.
     Command("iso/menu-follows-cmdline", ["bash", "-c",
             "b=$(realpath --relative-to={root} {build}); "
