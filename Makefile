@@ -7,11 +7,18 @@
 #   make netboot      build/netboot/, a TFTP root for PXE (BIOS) and UEFI network boot
 #   make bench        latency/bandwidth suite: table + build/bench/results.json
 #   make cost         instructions per operation and stage (QEMU -icount), against tests/cost/budgets
+#   make trace        one operation at a time, stamped at every stage on both nodes (APP=ops NIC=links ITERS=)
+#   make papers       the four papers' own figures beside ours (e1000 and shm), with ratios
+#   make speedup      a parallel app's speedup over 1, 2, 4 and 8 nodes (APP=ising or circuit, ARGS=, NIC=)
+#   make key          a fresh random cluster key for KEY= (make run, iso, netboot)
 #   make mpi-test     MPICH's own test suite judges lib/mpi (MPI_TESTS=, NIC=, FAULT=, DRIVER=)
 #   make mpi-rma      MPICH's rma tests the windows must pass, on shm, then virtio and e1000 with 2 % drop+dup
 #   make netpipe      NetPIPE's NPmpi (Debian's netpipe source) built with boot/mpicc: build/netpipe/NPmpi.elf
 #   make user         build/user/now-user.o, what boot/mpicc links a program with
 #   make qemu-gdb     one node waiting for gdb on :1234
+#   make unit         the host unit tests alone (make test runs them too)
+#   make fuzz         every fuzz target for FUZZ_SECONDS (600) each; make fuzz-build builds them
+#   make soak         hostile, fault, racing and watchdog cases 10 times each beside a busy CPU
 #   make deps         check (as root: install) the Debian packages needed, and QEMU 10 from backports
 #   make clean        remove build products (keeps downloads, picolibc and build/bench's results)
 #   make clean-bench  remove build/bench (make bench's results and plots)
@@ -739,8 +746,9 @@ clean-bench:
 	rm -rf $(BUILD)/bench
 
 help:
-	@sed -n 's/^#   make/make/p' Makefile
-	@echo "variables: APP= NODES= NIC= ARGS= CLUSTER= (run); CMDLINE= KEY= (iso, netboot);"
+	@sed -n '1,/^$$/s/^#   make/make/p' Makefile
+	@echo "variables: APP= NODES= NIC= ARGS= CLUSTER= (run); CMDLINE= (iso, netboot);"
+	@echo "  KEY= (run, iso, netboot; bench, trace and cost: their keyed runs); ITERS= (trace);"
 	@echo "  BENCH_ITERS= BENCH_NICS= PEERS=1 (bench); TRACE=0 LTO=0 (the kernel's build)"
 
 distclean:

@@ -2,7 +2,29 @@
 
 from harness import *  # noqa: F401,F403
 
+
+def readme_targets_in_help(root, build):
+    """Every make target README shows (a line of a code block that starts with `make X`,
+    or `make X` in backquotes) is in make help's list, and make knows it (make -n)."""
+    import re
+    shown = set()
+    with open(os.path.join(root, "README.md")) as f:
+        for line in f:
+            shown |= set(re.findall(r"(?:^|`)make ([a-z][a-z0-9-]*)", line.strip()))
+    h = subprocess.run(["make", "-s", "-C", root, "help"], capture_output=True, text=True)
+    listed = set(re.findall(r"^make ([a-z][a-z0-9-]*)", h.stdout, re.M))
+    missing = sorted(shown - listed)
+    if h.returncode != 0 or missing or len(shown) < 10:
+        return False, "README names make targets make help does not list: %s" % " ".join(missing), h.stdout
+    unknown = [t for t in sorted(listed) if subprocess.run(
+        ["make", "-n", "-C", root, t], capture_output=True, text=True).returncode != 0
+        and t not in ("test", "fuzz", "soak", "clean", "distclean", "clean-bench", "deps")]
+    if unknown:
+        return False, "make help lists targets make does not know: %s" % " ".join(unknown), ""
+    return True, "", "README's %d make targets all in make help's %d" % (len(shown), len(listed))
+
 CASES = [
+    Check("make/help-lists-readme-targets", readme_targets_in_help),
     Check("check/static-elf-picolibc", static_elf),
     Check("check/ksyms", ksyms_match),
     Check("check/image-apart", image_apart),
