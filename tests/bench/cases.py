@@ -184,11 +184,13 @@ CASES = [
     # Two Linux guests under TCG: by itself after the other cases, NetPIPE's curves to 64 KiB,
     # each guest on a CPU of its own (--cpus spread): MPICH polls, so on one host CPU each MPI
     # round trip waits for the host scheduler to switch guests (8 ms here, and on CI neither
-    # MPI row was reached in 330 s); spread, the whole case takes about 65 s here.
+    # MPI row was reached in 330 s); spread, the whole case takes about 55-80 s here.  Once
+    # more on CI, spread, the MPI rows were missing at 330 s: an MPICH job not ended in 150 s
+    # is now ended and tried once more, saying so, and the run may take 480 s.
     Command("peers/smoke", ["{root}/boot/tools/peers", "--cpus", "spread", "--iters", "50", "--np-max", "65536",
-                            "--bulk", "16777216", "--timeout", "330",
+                            "--bulk", "16777216", "--timeout", "480",
                             "--out", "{build}/tests/peers-smoke.json"],
-            timeout=400, alone=True,
+            timeout=540, alone=True,
             expect=[r"^RESULT peer row=%s tool=\S+ n=50 median_us=[1-9][\d.]* " % row
                     for row in ("udp-64", "tcp-1B", "rxe-write", "rxe-read", "rxe-cas")] +
                    # Linux's bulk TCP (iperf3), beside which make bench puts our bulk rows.
