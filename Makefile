@@ -641,6 +641,18 @@ netboot: $(NETBOOT_DIR)
 
 # --- tests -----------------------------------------------------------------
 
+# The tests' C sources are filed by the feature they test (tests/README.md);
+# make finds each by its name wherever it is under tests/: test_<name>.c is
+# the unit test build/tests/unit_<name>, fuzz_<name>.c and seed_<name>.c the
+# fuzz target build/fuzz/fuzz_<name> and its seed generator.  A name given
+# twice is refused.
+TEST_SRCS := $(sort $(wildcard tests/*.c tests/*/*.c tests/*/*/*.c tests/*/*/*/*.c))
+$(foreach n,$(filter test_%.c fuzz_%.c seed_%.c,$(sort $(notdir $(TEST_SRCS)))),$(if \
+	$(word 2,$(filter %/$(n),$(TEST_SRCS))),$(error two tests' sources named $(n): $(filter %/$(n),$(TEST_SRCS)))))
+# $(call test_src,NAME): the path of tests/.../NAME (a path that does not
+# exist when there is none, so that a pattern rule does not apply).
+test_src = $(firstword $(filter %/$(1),$(TEST_SRCS)) tests/$(1))
+
 UNIT_CFLAGS := -std=gnu11 -O1 -g -Wall -Wextra -DHOST_TEST -I. \
 	-fsanitize=address,undefined -fno-omit-frame-pointer
 UNIT_LIBS := -lcmocka
@@ -705,14 +717,14 @@ UNIT_SRCS_mpi_info   := $(MPI_COMM_HOST_SRCS)
 UNIT_SRCS_mpi_topo   := $(MPI_COMM_HOST_SRCS)
 UNIT_SRCS_mpi_comm   := $(MPI_COMM_HOST_SRCS)
 
-UNIT_TESTS := cmdline acpi_s5 calib page memcpy pktbuf shm_ring channel wire call member autoview barrier fabric_rx rmem rmem_serve rpc_claim rpc_server req_queue req_rx req_remote cell dart mad mad_tcp scrypt ising circuit \
-	mpi_datatype mpi_op mpi_coll mpi_group mpi_errors mpi_attr mpi_info mpi_topo mpi_comm
+# Every test_<name>.c under tests/.
+UNIT_TESTS := $(patsubst test_%.c,%,$(filter test_%.c,$(notdir $(TEST_SRCS))))
 UNIT_BINS := $(addprefix $(BUILD)/tests/unit_,$(UNIT_TESTS))
 
 # Each test is compiled and linked from several sources in one command, so its
 # header dependencies come from one -MM pass over all of them (-MMD would
 # leave only the last source's), and a header change rebuilds what uses it.
-$(BUILD)/tests/unit_%: tests/unit/test_%.c $$(UNIT_SRCS_$$*) | deps-check
+$(BUILD)/tests/unit_%: $$(call test_src,test_$$*.c) $$(UNIT_SRCS_$$*) | deps-check
 	@mkdir -p $(dir $@)
 	@echo "  HOSTCC  $@"
 	@$(HOSTCC) $(UNIT_CFLAGS) -MM -MP -MT $@ $< $(UNIT_SRCS_$*) > $@.d
@@ -728,9 +740,7 @@ $(BUILD)/tests/ivshmem-racer: tests/ivshmem_racer.c drivers/shm_ring.h
 	@echo "  HOSTCC  $@"
 	@$(HOSTCC) -std=gnu11 -O2 -Wall -Wextra -I. -o $@ tests/ivshmem_racer.c
 
-test: $(BUILD)/now.elf $(BUILD)/now-test.elf $(USER_BUNDLE) $(MPICH_TESTS)/.extracted $(NETPIPE)/NPmpi.elf $(BUILD)/now.iso $(BUILD)/now-keyed.iso $(BUILD)/netboot-test $(UNIT_BINS) $(BUILD)/tests/ivshmem-racer $(BUILD)/fuzz/fuzz_fabric $(BUILD)/fuzz/fuzz_fabric_rx $(BUILD)/fuzz/fuzz_lwip $(BUILD)/fuzz/fuzz_madtcp $(BUILD)/fuzz/fuzz_req $(BUILD)/fuzz/fuzz_rmem $(BUILD)/fuzz/fuzz_cell $(BUILD)/fuzz/fuzz_call \
-	$(BUILD)/fuzz/fuzz_cmdline $(BUILD)/fuzz/fuzz_mad $(BUILD)/fuzz/fuzz_rpc $(BUILD)/fuzz/fuzz_net \
-	$(BUILD)/fuzz/fuzz_e1000 $(BUILD)/fuzz/fuzz_igb $(BUILD)/fuzz/fuzz_madcell $(BUILD)/fuzz/fuzz_virtio_net $(BUILD)/fuzz/fuzz_madreq
+test: $(BUILD)/now.elf $(BUILD)/now-test.elf $(USER_BUNDLE) $(MPICH_TESTS)/.extracted $(NETPIPE)/NPmpi.elf $(BUILD)/now.iso $(BUILD)/now-keyed.iso $(BUILD)/netboot-test $(UNIT_BINS) $(BUILD)/tests/ivshmem-racer $$(FUZZ_BINS)
 	@$(PYTHON) tests/run.py --build $(BUILD) $(UNIT_BINS)
 
 # --- housekeeping ----------------------------------------------------------
@@ -805,15 +815,16 @@ $(BUILD)/fuzz/fuzz_virtio_net: drivers/virtio_net.c drivers/virtio.h
 # fuzz_madreq includes lib/mad_req.c itself (its stream reader is static).
 FUZZ_SRCS_madreq := lib/mad.c lib/mad_stream.c
 $(BUILD)/fuzz/fuzz_madreq: lib/mad_req.c lib/mad_drv.h
-FUZZ_TARGETS := fabric fabric_rx lwip madtcp rmem req cell call cmdline mad rpc net e1000 igb madcell virtio_net madreq
+# Every fuzz_<name>.c under tests/ (each with its seed_<name>.c).
+FUZZ_TARGETS := $(patsubst fuzz_%.c,%,$(filter fuzz_%.c,$(notdir $(TEST_SRCS))))
 FUZZ_BINS := $(addprefix $(BUILD)/fuzz/fuzz_,$(FUZZ_TARGETS))
 
-$(BUILD)/fuzz/fuzz_%: tests/fuzz/fuzz_%.c tests/fuzz/seed_%.c $$(FUZZ_SRCS_$$*) | deps-check
+$(BUILD)/fuzz/fuzz_%: $$(call test_src,fuzz_$$*.c) $$(call test_src,seed_$$*.c) $$(FUZZ_SRCS_$$*) | deps-check
 	@mkdir -p $(dir $@) $(BUILD)/fuzz/corpus_$* $(BUILD)/fuzz/seeds_$*
 	@echo "  FUZZCC  $@"
 	@$(FUZZ_CC) $(FUZZ_CFLAGS) -MM -MP -MT $@ $< $(FUZZ_SRCS_$*) > $@.d
 	@$(FUZZ_CC) $(FUZZ_CFLAGS) -o $@ $< $(FUZZ_SRCS_$*)
-	@$(HOSTCC) -std=gnu11 -DHOST_TEST -I. -o $(BUILD)/fuzz/seed_$* tests/fuzz/seed_$*.c \
+	@$(HOSTCC) -std=gnu11 -DHOST_TEST -I. -o $(BUILD)/fuzz/seed_$* $(call test_src,seed_$*.c) \
 		net/fabric/wire.c kernel/crc.c kernel/siphash.c kernel/scrypt.c $(SEED_SRCS_$*)
 	@$(BUILD)/fuzz/seed_$* $(BUILD)/fuzz/seeds_$*
 

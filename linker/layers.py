@@ -52,7 +52,12 @@ import sys
 # net (the demultiplexer, then the fabric, then call, then the three
 # mechanisms and the lwIP port) -> lib -> apps -> tests (the test image's
 # apps).  "lwip" is lwIP's own headers, given by the Makefile (LWIP_INC) to
-# the files that use sockets.
+# the files that use sockets.  The tests' folders are every folder under
+# tests/ that holds C (its files are filed by the feature they test,
+# tests/README.md): one layer, whatever the folder.
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+TESTS = sorted(os.path.relpath(d, ROOT) for d, _, names in os.walk(os.path.join(ROOT, "tests"))
+               if any(n.endswith((".c", ".h")) for n in names))
 NETS = ["net", "net/fabric", "net/call", "net/lwip", "net/rmem", "net/deposit", "net/req"]
 LAYERS = {
     "boot": (["boot"], ["kernel"]),
@@ -67,7 +72,7 @@ LAYERS = {
     "net/req": (["net/req"], ["kernel", "net", "net/fabric", "net/call"]),
     "lib": (["lib", "lib/mpi"], ["kernel", "lwip"] + NETS),
     "apps": (["apps"], ["kernel", "lib"] + NETS),
-    "tests": (["tests/apps", "tests/bench"], ["kernel", "lib", "apps", "lwip"] + NETS),
+    "tests": (TESTS, ["kernel", "lib", "apps", "lwip"] + NETS),
 }
 # Single files a layer may use beyond its arrows: the network's layers reach
 # the drivers through the NIC interface and the packet buffers alone; REQ's
@@ -79,8 +84,6 @@ GRANTS["net/req"] = GRANTS["net/req"] + ["net/rmem/rmem.h"]
 SYMBOL_GRANTS = {n: ["drivers/netdev.o", "drivers/pktbuf.o", "drivers/pktshare.o"] for n in NETS}
 SYMBOL_GRANTS["net/req"] = SYMBOL_GRANTS["net/req"] + ["net/rmem/"]
 # ------------------------------------------------------------------------------
-
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
 def layer_of(path):

@@ -271,14 +271,18 @@ TCP_ECHO = (r"^\[n0\] RESULT tcp-echo size=%d iters=\d+ median_us=\d+\.\d+ p99_u
 
 def fuzz_smoke(target, runs=20000, regressions=None, name=None):
     """A fuzz target, briefly, over its seeds, the inputs that once crashed it
-    (tests/fuzz/regressions-<target>, or the folder named, where there is one) and its corpus
-    from earlier runs, with a fixed random seed: the same inputs in every run of make test
-    (make fuzz explores)."""
-    reg = regressions or "regressions-" + target
+    (regressions-<target>, or the folder named, beside its fuzz_<target>.c, where there is
+    one) and its corpus from earlier runs, with a fixed random seed: the same inputs in every
+    run of make test (make fuzz explores)."""
+    tests = os.path.dirname(os.path.abspath(__file__))
+    src = sorted(os.path.join(d, n) for d, _, names in os.walk(tests) for n in names
+                 if n == "fuzz_%s.c" % target)
+    reg = os.path.join(os.path.relpath(os.path.dirname(src[0]), tests) if src else ".",
+                       regressions or "regressions-" + target)
     return Command("fuzz/%s-smoke" % (name or target),
                    ["bash", "-c", "mkdir -p {build}/fuzz/smoke_%s && "
                     "{build}/fuzz/fuzz_%s -seed=1 -runs=%d -max_len=8192 {build}/fuzz/smoke_%s "
-                    "{build}/fuzz/seeds_%s $(ls -d {root}/tests/fuzz/%s 2>/dev/null)" %
+                    "{build}/fuzz/seeds_%s $(ls -d {root}/tests/%s 2>/dev/null)" %
                     (target, target, runs, target, target, reg)],
                    expect=[r"Done \d+ runs"], timeout=300)
 

@@ -6,8 +6,8 @@ usage: tests/imports.py [--build DIR] [--root DIR]
 A file imports another when its object uses a symbol (a function or a
 variable) the other's object defines: read with gcc-nm from the objects
 under the build directory (default build/) whose source is in the tree:
-boot, kernel, drivers, net, lib, apps, tests/apps, tests/bench (lwIP's
-and picolibc's own objects are not ours).  Prints every circle (a
+boot, kernel, drivers, net, lib, apps and the test image's apps and
+benchmarks under tests (lwIP's and picolibc's own objects are not ours).  Prints every circle (a
 strongly connected set of files) that holds a file outside kernel/, with
 the symbols along it, and ends with "imports: N files, M imports, no
 circle outside kernel/"; exit status 0 iff there is none.
@@ -22,7 +22,7 @@ import os
 import subprocess
 import sys
 
-FOLDERS = ("boot", "kernel", "drivers", "net", "lib", "apps", "tests/apps", "tests/bench")
+FOLDERS = ("boot", "kernel", "drivers", "net", "lib", "apps", "tests")
 PACKAGES = ("lib/mpi/",)
 
 
