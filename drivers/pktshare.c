@@ -1,7 +1,7 @@
 /*
  * The packet pool's shares (pktbuf.h): the consumers registered by name,
  * and the buffers each holds against its share.  The same code under the
- * kernel's pool (pktbuf.c) and the host tests' (tests/unit/host_pktbuf.c),
+ * kernel's pool (pktbuf.c) and the host tests' (tests/host/host_pktbuf.c),
  * which call into it and nothing the other way.
  */
 #include <errno.h>

@@ -52,7 +52,7 @@ struct init_hook {
 #else
 /*
  * Host tests that build kernel files run their hooks themselves: each
- * hook is listed at program start (tests/unit/host_fabric.c runs them).
+ * hook is listed at program start (tests/host/host_fabric.c runs them).
  */
 void host_init_hook_add(const struct init_hook *h);
 #define INIT_HOOK_(level, name, fn)                                                     \

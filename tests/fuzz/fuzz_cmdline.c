@@ -32,7 +32,7 @@
 #include "kernel/init.h"
 #include "kernel/node.h"
 #include "net/fabric/fault.h"
-#include "tests/fuzz/quiet.h"	/* config_init prints its problems */
+#include "tests/host/quiet.h"	/* config_init prints its problems */
 
 #define CHECK(c) do { if (!(c)) __builtin_trap(); } while (0)
 

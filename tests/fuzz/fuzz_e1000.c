@@ -37,7 +37,7 @@
 
 #include "drivers/e1000.c"
 #include "kernel/trace.h"
-#include "tests/fuzz/input.h"
+#include "tests/host/input.h"
 #include "tests/fuzz/intel_stubs.h"
 #define NIC_FAKE_RING
 #include "tests/fuzz/nic_fake.h"
@@ -94,7 +94,7 @@ static void harvest(int by_interrupt)
 
 /* --- the input ------------------------------------------------------------------------ */
 
-/* in, in_left and take(): tests/fuzz/input.h */
+/* in, in_left and take(): tests/host/input.h */
 
 static int run_input(const uint8_t *data, size_t size)
 {

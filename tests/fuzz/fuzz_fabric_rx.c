@@ -33,7 +33,7 @@
 #include <string.h>
 
 #include "net/fabric/wire.h"
-#include "tests/fuzz/input.h"
+#include "tests/host/input.h"
 #include "tests/unit/host_node.h"
 
 int LLVMFuzzerInitialize(int *argc, char ***argv)

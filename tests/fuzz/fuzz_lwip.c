@@ -34,7 +34,7 @@ struct lwip_port_stats lwip_port_stats;
 #include "lwip/timeouts.h"
 #include "lwip/udp.h"
 #include "netif/ethernet.h"
-#include "tests/fuzz/input.h"
+#include "tests/host/input.h"
 
 int host_pkt_live(void);
 

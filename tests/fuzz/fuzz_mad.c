@@ -42,7 +42,7 @@
 #include "lib/mad.h"
 #include "lib/mad_drv.h"
 #include "tests/fuzz/mad_host.h"
-#include "tests/fuzz/quiet.h"	/* the generic layer reports misuse on the console */
+#include "tests/host/quiet.h"	/* the generic layer reports misuse on the console */
 
 #define CHECK(c) do { if (!(c)) __builtin_trap(); } while (0)
 #define BODY_MAX (1u << 16)		/* the fake transport's largest body */

@@ -48,8 +48,8 @@
 
 #include "lib/mad_cell.c"
 #include "net/call/barrier.h"
-#include "tests/fuzz/input.h"
-#include "tests/fuzz/quiet.h"
+#include "tests/host/input.h"
+#include "tests/host/quiet.h"
 
 #define CHECK(c) do { if (!(c)) __builtin_trap(); } while (0)
 #define NODES 3
@@ -285,7 +285,7 @@ static int receive_one(void)
 
 /* --- the input ------------------------------------------------------------------------------ */
 
-/* in, in_left and take(): tests/fuzz/input.h */
+/* in, in_left and take(): tests/host/input.h */
 
 /*
  * Node 0 sends m to node k, breaking it as brk says if brk.on: the send

@@ -38,8 +38,8 @@
 #include <string.h>
 
 #include "lib/mad_req.c"
-#include "tests/fuzz/input.h"
-#include "tests/fuzz/quiet.h"
+#include "tests/host/input.h"
+#include "tests/host/quiet.h"
 
 #define CHECK(c) do { if (!(c)) __builtin_trap(); } while (0)
 #define NODES 3
@@ -304,7 +304,7 @@ static int receive_one(void)
 
 /* --- the input ------------------------------------------------------------------------------ */
 
-/* in, in_left and take(): tests/fuzz/input.h */
+/* in, in_left and take(): tests/host/input.h */
 
 static void op_send(int k)
 {

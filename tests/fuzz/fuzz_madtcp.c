@@ -29,7 +29,7 @@
 
 #include "lib/mad_tcp.c"
 #include "tests/fuzz/mad_tcp_host.h"
-#include "tests/fuzz/input.h"
+#include "tests/host/input.h"
 
 #define CHECK(c) do { if (!(c)) __builtin_trap(); } while (0)
 #define NODES 3

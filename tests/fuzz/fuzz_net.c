@@ -37,8 +37,8 @@
 #include "kernel/sync.h"
 #include "kernel/trace.h"
 #include "net/net.h"
-#include "tests/fuzz/input.h"
-#include "tests/fuzz/quiet.h"
+#include "tests/host/input.h"
+#include "tests/host/quiet.h"
 
 #define CHECK(c) do { if (!(c)) __builtin_trap(); } while (0)
 #define NTYPES_MAX 8
@@ -184,7 +184,7 @@ static int model_unregister(uint16_t type)
 
 /* --- the input ---------------------------------------------------------------------- */
 
-/* in, in_left and take(): tests/fuzz/input.h */
+/* in, in_left and take(): tests/host/input.h */
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {

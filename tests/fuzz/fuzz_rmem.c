@@ -2,7 +2,7 @@
  * libFuzzer target: the receiving half of protected remote memory, the
  * kernel's own net/rmem/serve.c (rmem_receive) on node 1, with the
  * fabric's request/answer code (net/call/call.c) on the fake fabric
- * boundary of tests/unit/host_fabric.c.  The input is a sequence of chunks:
+ * boundary of tests/host/host_fabric.c.  The input is a sequence of chunks:
  *
  *   src (< 0xf0), len (2 bytes, little-endian), len message bytes
  *       a message from node src & 63 (0xe0..0xef: nodes 60..74 and -1,
@@ -36,7 +36,7 @@
 #include "net/rmem/proto.h"
 #include "net/rmem/rmem.h"
 #include "net/rmem/segtab.h"
-#include "tests/unit/host_fabric.h"
+#include "tests/host/host_fabric.h"
 
 #define ARENA 8192
 #define SELF 1

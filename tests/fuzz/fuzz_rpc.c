@@ -3,7 +3,7 @@
  * the kernel runs it: WRITEs into its argument stacks handed to the
  * kernel's rmem_receive as any of three client nodes' (the stacks'
  * notifications are the receive path), and the stack threads' steps
- * (rpc_stack_step), over the fake fabric of tests/unit/host_fabric.c.
+ * (rpc_stack_step), over the fake fabric of tests/host/host_fabric.c.
  *
  * This process is node 0, the server, with two stacks shared by every
  * binding; nodes 1..3 are clients, each with a reply segment of its own
@@ -51,9 +51,9 @@
 #include "net/rmem/internal.h"
 #include "net/rmem/proto.h"
 #include "net/rmem/rmem.h"
-#include "tests/fuzz/input.h"
-#include "tests/unit/host_fabric.h"
-#include "tests/fuzz/quiet.h"
+#include "tests/host/input.h"
+#include "tests/host/host_fabric.h"
+#include "tests/host/quiet.h"
 
 #define CHECK(c) do { if (!(c)) { fprintf(stderr, "fuzz_rpc: line %d: %s\n", __LINE__, #c); __builtin_trap(); } } while (0)
 #define SELF 0
@@ -261,7 +261,7 @@ static void step(int k, int timed_out)
 
 /* --- the input ------------------------------------------------------------------ */
 
-/* in, in_left and take(): tests/fuzz/input.h */
+/* in, in_left and take(): tests/host/input.h */
 
 static void op_bind(int k, int src, unsigned fl)
 {

@@ -33,7 +33,7 @@
 
 #include "drivers/virtio_net.c"
 #include "kernel/trace.h"
-#include "tests/fuzz/input.h"
+#include "tests/host/input.h"
 #include "tests/fuzz/nic_fake.h"
 
 #define RING 256
@@ -265,7 +265,7 @@ static void harvest(int by_interrupt)
 
 /* --- the input ---------------------------------------------------------------------------- */
 
-/* in, in_left and take(): tests/fuzz/input.h */
+/* in, in_left and take(): tests/host/input.h */
 
 static int queue_init(struct virtq *vq, uint16_t index)
 {

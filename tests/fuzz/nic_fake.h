@@ -17,7 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "tests/fuzz/quiet.h"
+#include "tests/host/quiet.h"
 
 #define CHECK(c) do { if (!(c)) __builtin_trap(); } while (0)
 #define POOL_EXTRA 2			/* buffers beyond the ring's: the hook can empty the pool */

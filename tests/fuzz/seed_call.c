@@ -7,7 +7,7 @@
 #include <string.h>
 
 #include "net/call/call_wire.h"
-#include "tests/fuzz/seed_common.h"
+#include "tests/host/seed_common.h"
 
 /* A message and its body as dir/seed<i>. */
 static int save_msg(const char *dir, int i, const struct call_msg *m, const char *body, size_t blen)

@@ -19,7 +19,7 @@
 
 #include "net/deposit/cell.h"
 #include "net/deposit/dart.h"
-#include "tests/fuzz/seed_common.h"
+#include "tests/host/seed_common.h"
 
 static int sel(int peer)
 {

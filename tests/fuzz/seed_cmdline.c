@@ -10,7 +10,7 @@
 #include <string.h>
 
 #include "kernel/cmdline.h"
-#include "tests/fuzz/seed_common.h"
+#include "tests/host/seed_common.h"
 
 static const char *const lines[] = {
 	"node=0 nodes=2 app=calc iters=10",

@@ -7,7 +7,7 @@
 #include <string.h>
 
 #include "net/fabric/wire.h"
-#include "tests/fuzz/seed_common.h"
+#include "tests/host/seed_common.h"
 
 static const uint8_t mac_me[6] = { 2, 0x4e, 0x4f, 0x57, 0, 1 };
 

@@ -5,7 +5,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "tests/fuzz/seed_common.h"
+#include "tests/host/seed_common.h"
 
 int main(int argc, char **argv)
 {

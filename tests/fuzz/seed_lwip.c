@@ -9,7 +9,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "tests/fuzz/seed_common.h"
+#include "tests/host/seed_common.h"
 
 static const unsigned char node_mac[6] = { 2, 0x4e, 0x4f, 0x57, 0, 0 };
 static const unsigned char cli_mac[6] = { 2, 0x4e, 0x4f, 0x57, 0, 1 };

@@ -13,7 +13,7 @@
 #include <string.h>
 
 #include "lib/mad.h"
-#include "tests/fuzz/seed_common.h"
+#include "tests/host/seed_common.h"
 
 #define DESC(mode, len) ((uint32_t)(mode) << 24 | (uint32_t)(len))
 #define EXP (MAD_SND_SAFER | MAD_RECV_EXPRESS)

@@ -8,7 +8,7 @@
 #ifndef TESTS_FUZZ_SEED_MAD_STREAM_H
 #define TESTS_FUZZ_SEED_MAD_STREAM_H
 
-#include "tests/fuzz/seed_common.h"
+#include "tests/host/seed_common.h"
 
 /* Four packs (modes 0..3, lengths) of several chunks, and one small pack. */
 static const unsigned m4[] = { 1, 0, 3, 2 }, l4[] = { 4, 4000, 100, 4096 };

@@ -9,7 +9,7 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "tests/fuzz/seed_common.h"
+#include "tests/host/seed_common.h"
 
 static void reg(int h, int type) { b(h << 2); b(type & 0xff); b(type >> 8); }
 static void unreg(int type) { b(1); b(type & 0xff); b(type >> 8); }

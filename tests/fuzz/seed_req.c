@@ -8,7 +8,7 @@
 #include <string.h>
 
 #include "net/req/wire.h"
-#include "tests/fuzz/seed_common.h"
+#include "tests/host/seed_common.h"
 
 /* A tag with the top bit set is a sink's (net/call/call.h): a refusal kept for req_sync(). */
 #define SINK(s) (0x80000000u | (uint32_t)(s))

@@ -20,7 +20,7 @@
 
 #include "net/rmem/proto.h"
 #include "net/rmem/rmem.h"
-#include "tests/fuzz/seed_common.h"
+#include "tests/host/seed_common.h"
 
 static void msg(int src, uint8_t op, uint8_t flags, uint16_t seg, uint32_t gen, uint32_t off,
 		uint32_t count, size_t dlen, const char *name)

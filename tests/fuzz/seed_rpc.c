@@ -9,7 +9,7 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "tests/fuzz/seed_common.h"
+#include "tests/host/seed_common.h"
 
 /* Operations as fuzz_rpc reads them; node k is 1..3. */
 static void bind(int k, int fl) { b((k - 1) << 3); b(fl); }

@@ -17,7 +17,7 @@
 #include "kernel/init.h"
 #include "net/call/barrier.h"
 #include "net/fabric/fabric.h"
-#include "tests/unit/host_fabric.h"
+#include "tests/host/host_fabric.h"
 
 #define FP_BARRIER 8
 /* 20 s on the node; on the host (ns_to_cycles is ns / 1000) about 10 ms of TSC: long enough

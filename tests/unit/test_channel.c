@@ -16,7 +16,7 @@
 
 #include "net/fabric/channel.h"
 #include "net/fabric/wire.h"
-#include "tests/unit/host_rnd.h"
+#include "tests/host/host_rnd.h"
 
 int host_pkt_live(void);
 

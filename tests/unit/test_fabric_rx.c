@@ -20,7 +20,7 @@
 #include "net/fabric/fabric.h"
 #include "net/fabric/wire.h"
 #include "tests/unit/host_node.h"
-#include "tests/unit/host_rnd.h"
+#include "tests/host/host_rnd.h"
 
 static unsigned rng = 7;
 

@@ -18,8 +18,8 @@
 #include "net/call/call.h"
 #include "net/fabric/member.h"
 #include "net/fabric/wire.h"
-#include "tests/unit/host_fabric.h"
-#include "tests/unit/host_rnd.h"
+#include "tests/host/host_fabric.h"
+#include "tests/host/host_rnd.h"
 
 #define N 4
 #define QMAX 4096

@@ -20,7 +20,7 @@
 #include <cmocka.h>
 
 #include "tests/unit/host_mpi.h"
-#include "tests/unit/host_rnd.h"
+#include "tests/host/host_rnd.h"
 
 static int fails;
 

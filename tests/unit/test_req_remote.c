@@ -1,6 +1,6 @@
 /*
  * Host unit tests of the remote half of REQ (net/req/remote.c) on the
- * fake fabric boundary (tests/unit/host_fabric.c): a handle names a queue
+ * fake fabric boundary (tests/host/host_fabric.c): a handle names a queue
  * of one incarnation of its node; once that node was bound again (it
  * rebooted), the handle sends nothing, asynchronous or not, and the check
  * holds where the frame is queued, not only where the call began.
@@ -23,7 +23,7 @@
 #include "net/call/call.h"
 #include "net/fabric/fabric.h"
 #include "net/req/req.h"
-#include "tests/unit/host_fabric.h"
+#include "tests/host/host_fabric.h"
 
 #define PEER 2
 #define REQ_PROTO_NUM 5		/* only used to make a sink; any protocol number */

@@ -22,8 +22,8 @@
 #include "net/rmem/proto.h"
 #include "net/rmem/rmem.h"
 #include "net/rmem/segtab.h"
-#include "tests/unit/host_fabric.h"
-#include "tests/unit/rmem_fixture.h"
+#include "tests/host/host_fabric.h"
+#include "tests/host/rmem_fixture.h"
 
 #define NOPS_REQ 4
 static const uint8_t req_ops[NOPS_REQ] = { RM_WRITE, RM_READ_REQ, RM_CAS, RM_FADD };

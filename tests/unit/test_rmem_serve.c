@@ -23,8 +23,8 @@
 #include "net/rmem/internal.h"
 #include "net/rmem/proto.h"
 #include "net/rmem/rmem.h"
-#include "tests/unit/host_fabric.h"
-#include "tests/unit/rmem_fixture.h"
+#include "tests/host/host_fabric.h"
+#include "tests/host/rmem_fixture.h"
 
 #define SELF 0
 #define PEER 2

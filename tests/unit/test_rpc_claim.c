@@ -27,7 +27,7 @@
 #include "net/rmem/internal.h"
 #include "net/rmem/proto.h"
 #include "net/rmem/rmem.h"
-#include "tests/unit/host_fabric.h"
+#include "tests/host/host_fabric.h"
 
 #define SELF 0
 #define PEER 2

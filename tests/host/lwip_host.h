@@ -2,8 +2,8 @@
  * Included first in every file of the host build of lwIP (fuzz_lwip):
  * what picolibc's headers give the kernel's build and glibc's do not.
  */
-#ifndef TESTS_FUZZ_LWIP_HOST_H
-#define TESTS_FUZZ_LWIP_HOST_H
+#ifndef TESTS_HOST_LWIP_HOST_H
+#define TESTS_HOST_LWIP_HOST_H
 
 #include <stdint.h>
 

@@ -2,8 +2,8 @@
  * Repeatable pseudo-random numbers for the host tests: the C standard's
  * example linear congruential generator, its state a seed the test keeps.
  */
-#ifndef TESTS_UNIT_HOST_RND_H
-#define TESTS_UNIT_HOST_RND_H
+#ifndef TESTS_HOST_HOST_RND_H
+#define TESTS_HOST_HOST_RND_H
 
 /* The next number of the sequence in *rng, 24 bits. */
 static inline unsigned host_rnd_next(unsigned *rng)

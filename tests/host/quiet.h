@@ -4,8 +4,8 @@
  * fuzzer's own output stays readable.  A target that includes this
  * defines no LLVMFuzzerInitialize of its own.
  */
-#ifndef TESTS_FUZZ_QUIET_H
-#define TESTS_FUZZ_QUIET_H
+#ifndef TESTS_HOST_QUIET_H
+#define TESTS_HOST_QUIET_H
 
 #include <stdio.h>
 #include <stdlib.h>

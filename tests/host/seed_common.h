@@ -5,8 +5,8 @@
  * empties.  One translation unit per generator: the buffer is the
  * including file's own.
  */
-#ifndef TESTS_FUZZ_SEED_COMMON_H
-#define TESTS_FUZZ_SEED_COMMON_H
+#ifndef TESTS_HOST_SEED_COMMON_H
+#define TESTS_HOST_SEED_COMMON_H
 
 #include <stddef.h>
 #include <stdint.h>

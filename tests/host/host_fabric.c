@@ -14,7 +14,7 @@
 #include "kernel/trace.h"
 #include "kernel/trap.h"
 #include "kernel/tsc.h"
-#include "tests/unit/host_fabric.h"
+#include "tests/host/host_fabric.h"
 
 #define QMAX 256
 

@@ -5,8 +5,8 @@
  * receive code itself, as any node, in any order, any number of times.
  * Also the kernel's clock, node identity and waiting, for one user thread.
  */
-#ifndef TESTS_UNIT_HOST_FABRIC_H
-#define TESTS_UNIT_HOST_FABRIC_H
+#ifndef TESTS_HOST_HOST_FABRIC_H
+#define TESTS_HOST_HOST_FABRIC_H
 
 #include <stddef.h>
 #include <stdint.h>
@@ -33,7 +33,7 @@ int host_run_init_hooks(int level);
 
 /*
  * host_fabric_reset, and remote memory's tables, notes and counters as a
- * boot leaves them (tests/unit/host_rmem.c; for tests that build net/rmem).
+ * boot leaves them (tests/host/host_rmem.c; for tests that build net/rmem).
  */
 void host_rmem_reset(int self, int nodes);
 

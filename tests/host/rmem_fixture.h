@@ -3,8 +3,8 @@
  * and answers by hand (test_rmem.c, test_rmem_serve.c): every field of
  * struct rmem_msg set from the arguments, the rest zero.
  */
-#ifndef TESTS_UNIT_RMEM_FIXTURE_H
-#define TESTS_UNIT_RMEM_FIXTURE_H
+#ifndef TESTS_HOST_RMEM_FIXTURE_H
+#define TESTS_HOST_RMEM_FIXTURE_H
 
 #include <stdint.h>
 

@@ -7,7 +7,7 @@
 #include "kernel/incarnation.h"
 
 #include "net/rmem/internal.h"
-#include "tests/unit/host_fabric.h"
+#include "tests/host/host_fabric.h"
 
 void host_rmem_reset(int self, int nodes)
 {

@@ -4,8 +4,8 @@
  * past the end as zeros.  One translation unit per target: the state is
  * the including file's own.
  */
-#ifndef TESTS_FUZZ_INPUT_H
-#define TESTS_FUZZ_INPUT_H
+#ifndef TESTS_HOST_INPUT_H
+#define TESTS_HOST_INPUT_H
 
 #include <stddef.h>
 #include <stdint.h>
