@@ -136,7 +136,7 @@ APP_OBJS := $(addprefix apps/,app.o stats.o hello.o selftest.o ising.o ising_cor
 
 # The test image's own apps (build/now-test.elf): the tests make test runs
 # (tests/apps) and the benchmarks of make bench, trace and cost (tests/bench).
-TEST_APP_OBJS := tests/apps/check.o tests/apps/fault.o tests/apps/nictest.o tests/apps/fabric_stress.o \
+TEST_APP_OBJS := tests/apps/check.o tests/kernel/fault.o tests/apps/nictest.o tests/apps/fabric_stress.o \
 	tests/apps/fabric_junk.o tests/apps/peer_timeout.o tests/apps/rejoin.o tests/apps/rx_starve.o \
 	tests/apps/rmem_test.o tests/apps/rpc_test.o tests/apps/mad_test.o tests/apps/mad_figure6.o \
 	tests/apps/mad_recover.o tests/apps/req_stress.o tests/apps/deposit_test.o tests/apps/deposit_test_common.o \

@@ -1,7 +1,7 @@
 /*
  * scrypt (RFC 7914), with the SHA-256, HMAC-SHA-256 (RFC 2104) and
  * PBKDF2-HMAC-SHA-256 (RFC 8018 5.2) it is built on.  Written from the
- * RFCs and FIPS 180-4; tests/unit/test_scrypt.c checks it against RFC
+ * RFCs and FIPS 180-4; tests/kernel/test_scrypt.c checks it against RFC
  * 7914's own vectors and Python's hashlib.scrypt.  Pure functions.
  */
 #include <stdlib.h>
