@@ -136,8 +136,8 @@ APP_OBJS := $(addprefix apps/,app.o stats.o hello.o selftest.o ising.o ising_cor
 
 # The test image's own apps (build/now-test.elf): the tests make test runs
 # (tests/apps) and the benchmarks of make bench, trace and cost (tests/bench).
-TEST_APP_OBJS := tests/apps/check.o tests/kernel/fault.o tests/apps/nictest.o tests/apps/fabric_stress.o \
-	tests/apps/fabric_junk.o tests/apps/peer_timeout.o tests/apps/rejoin.o tests/apps/rx_starve.o \
+TEST_APP_OBJS := tests/apps/check.o tests/kernel/fault.o tests/drivers/nictest.o tests/apps/fabric_stress.o \
+	tests/apps/fabric_junk.o tests/apps/peer_timeout.o tests/apps/rejoin.o tests/drivers/rx_starve.o \
 	tests/apps/rmem_test.o tests/apps/rpc_test.o tests/apps/mad_test.o tests/apps/mad_figure6.o \
 	tests/apps/mad_recover.o tests/apps/req_stress.o tests/apps/deposit_test.o tests/apps/deposit_test_common.o \
 	tests/apps/deposit_test_prim.o tests/apps/deposit_test_hostile.o tests/apps/deposit_test_group.o \
@@ -747,10 +747,10 @@ tests/unit/%.c tests/fuzz/%.c: ;
 unit: $(UNIT_BINS)
 
 # A co-resident writer of the shared-memory link at the host's speed (boot/cluster --shm-race stamps).
-$(BUILD)/tests/ivshmem-racer: tests/ivshmem_racer.c drivers/shm_ring.h
+$(BUILD)/tests/ivshmem-racer: tests/drivers/ivshmem_racer.c drivers/shm_ring.h
 	@mkdir -p $(dir $@)
 	@echo "  HOSTCC  $@"
-	@$(HOSTCC) -std=gnu11 -O2 -Wall -Wextra -I. -o $@ tests/ivshmem_racer.c
+	@$(HOSTCC) -std=gnu11 -O2 -Wall -Wextra -I. -o $@ tests/drivers/ivshmem_racer.c
 
 test: $(BUILD)/now.elf $(BUILD)/now-test.elf $(USER_BUNDLE) $(MPICH_TESTS)/.extracted $(NETPIPE)/NPmpi.elf $(BUILD)/now.iso $(BUILD)/now-keyed.iso $(BUILD)/netboot-test $(UNIT_BINS) $(BUILD)/tests/ivshmem-racer $$(FUZZ_BINS)
 	@$(PYTHON) tests/run.py --build $(BUILD) $(UNIT_BINS)
@@ -814,10 +814,10 @@ FUZZ_SRCS_rpc := $(RMEM_HOST_SRCS) lib/rpc_server.c kernel/crc.c
 FUZZ_SRCS_net := net/net.c drivers/netdev.c tests/host/host_pktbuf.c drivers/pktshare.c
 # fuzz_e1000 includes drivers/e1000.c itself (its receive ring is static).
 FUZZ_SRCS_e1000 := drivers/intel_nic.c drivers/netdev.c tests/host/host_pktbuf.c drivers/pktshare.c
-$(BUILD)/fuzz/fuzz_e1000: drivers/e1000.c drivers/e1000_regs.h drivers/intel_nic.h tests/fuzz/intel_stubs.h
+$(BUILD)/fuzz/fuzz_e1000: drivers/e1000.c drivers/e1000_regs.h drivers/intel_nic.h tests/drivers/intel_stubs.h
 # fuzz_igb includes drivers/igb.c itself (its receive ring is static).
 FUZZ_SRCS_igb := drivers/intel_nic.c drivers/netdev.c tests/host/host_pktbuf.c drivers/pktshare.c
-$(BUILD)/fuzz/fuzz_igb: drivers/igb.c drivers/igb_regs.h drivers/intel_nic.h tests/fuzz/intel_stubs.h
+$(BUILD)/fuzz/fuzz_igb: drivers/igb.c drivers/igb_regs.h drivers/intel_nic.h tests/drivers/intel_stubs.h
 # fuzz_madcell includes lib/mad_cell.c itself (its stream reader is static).
 FUZZ_SRCS_madcell := lib/mad.c lib/mad_stream.c
 $(BUILD)/fuzz/fuzz_madcell: lib/mad_cell.c lib/mad_drv.h

@@ -4,11 +4,11 @@
  * and one with only checksum bits set, harvested by polls and by the
  * interrupt handler; the ring filled to RDT and drained; a hook holding
  * buffers until the pool is empty, then letting them go (intel_seeds,
- * tests/fuzz/nic_seed.h).
+ * tests/drivers/nic_seed.h).
  * Usage: seed_e1000 <dir>
  */
 #define NIC_SEED_JUNK 0
-#include "tests/fuzz/nic_seed.h"
+#include "tests/drivers/nic_seed.h"
 
 int main(int argc, char **argv)
 {

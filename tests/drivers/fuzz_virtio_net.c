@@ -34,7 +34,7 @@
 #include "drivers/virtio_net.c"
 #include "kernel/trace.h"
 #include "tests/host/input.h"
-#include "tests/fuzz/nic_fake.h"
+#include "tests/drivers/nic_fake.h"
 
 #define RING 256
 
@@ -219,7 +219,7 @@ static void device_bogus(unsigned v)
 	bogus_made++;
 }
 
-/* --- the receive hook (its buffers: tests/fuzz/nic_fake.h) -------------------------------- */
+/* --- the receive hook (its buffers: tests/drivers/nic_fake.h) ----------------------------- */
 
 static void hook(struct netdev *nd, struct pktbuf *pb)
 {

@@ -4,12 +4,12 @@
  * buffers, one with a CRC error and one with only checksum bits set,
  * harvested by polls and by the interrupt handler; the ring filled to RDT
  * and drained; a hook holding buffers until the pool is empty, then
- * letting them go (intel_seeds, tests/fuzz/nic_seed.h).  A frame carries
+ * letting them go (intel_seeds, tests/drivers/nic_seed.h).  A frame carries
  * 8 bytes more: the write-back's first 8.
  * Usage: seed_igb <dir>
  */
 #define NIC_SEED_JUNK 8
-#include "tests/fuzz/nic_seed.h"
+#include "tests/drivers/nic_seed.h"
 
 int main(int argc, char **argv)
 {

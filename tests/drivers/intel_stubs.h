@@ -4,8 +4,8 @@
  * none of it is called on the receive path the targets fuzz.  Included
  * once, after the driver.
  */
-#ifndef TESTS_FUZZ_INTEL_STUBS_H
-#define TESTS_FUZZ_INTEL_STUBS_H
+#ifndef TESTS_DRIVERS_INTEL_STUBS_H
+#define TESTS_DRIVERS_INTEL_STUBS_H
 
 #include <stdarg.h>
 #include <stdio.h>

@@ -41,9 +41,9 @@
 #include "drivers/igb.c"
 #include "kernel/trace.h"
 #include "tests/host/input.h"
-#include "tests/fuzz/intel_stubs.h"
+#include "tests/drivers/intel_stubs.h"
 #define NIC_FAKE_RING
-#include "tests/fuzz/nic_fake.h"
+#include "tests/drivers/nic_fake.h"
 
 /* --- the fake device ------------------------------------------------------------- */
 

@@ -6,8 +6,8 @@
  * fuzz_igb's write-back), the Intel targets' operations and their three
  * seeds (intel_seeds).
  */
-#ifndef TESTS_FUZZ_NIC_SEED_H
-#define TESTS_FUZZ_NIC_SEED_H
+#ifndef TESTS_DRIVERS_NIC_SEED_H
+#define TESTS_DRIVERS_NIC_SEED_H
 
 #include <stdint.h>
 #include <stdio.h>

@@ -9,8 +9,8 @@
  * and the ring's checks; the target gives the descriptor format
  * (device_receive, ring_sound's descriptor check, harvest's handlers).
  */
-#ifndef TESTS_FUZZ_NIC_FAKE_H
-#define TESTS_FUZZ_NIC_FAKE_H
+#ifndef TESTS_DRIVERS_NIC_FAKE_H
+#define TESTS_DRIVERS_NIC_FAKE_H
 
 #include <stdint.h>
 #include <stdio.h>

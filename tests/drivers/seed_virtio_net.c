@@ -5,7 +5,7 @@
  * is empty, then letting them go and the refill timer firing.
  * Usage: seed_virtio_net <dir>
  */
-#include "tests/fuzz/nic_seed.h"
+#include "tests/drivers/nic_seed.h"
 #include "drivers/pktbuf.h"
 
 static void frame(int hold, unsigned len) { b(0 | hold << 3); b((int)(len & 0xff)); b((int)(len >> 8)); }
