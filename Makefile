@@ -136,8 +136,8 @@ APP_OBJS := $(addprefix apps/,app.o stats.o hello.o selftest.o ising.o ising_cor
 
 # The test image's own apps (build/now-test.elf): the tests make test runs
 # (tests/apps) and the benchmarks of make bench, trace and cost (tests/bench).
-TEST_APP_OBJS := tests/apps/check.o tests/kernel/fault.o tests/drivers/nictest.o tests/apps/fabric_stress.o \
-	tests/apps/fabric_junk.o tests/apps/peer_timeout.o tests/apps/rejoin.o tests/drivers/rx_starve.o \
+TEST_APP_OBJS := tests/apps/check.o tests/kernel/fault.o tests/drivers/nictest.o tests/net/fabric/fabric_stress.o \
+	tests/net/fabric/fabric_junk.o tests/net/fabric/peer_timeout.o tests/net/fabric/rejoin.o tests/drivers/rx_starve.o \
 	tests/apps/rmem_test.o tests/apps/rpc_test.o tests/apps/mad_test.o tests/apps/mad_figure6.o \
 	tests/apps/mad_recover.o tests/apps/req_stress.o tests/apps/deposit_test.o tests/apps/deposit_test_common.o \
 	tests/apps/deposit_test_prim.o tests/apps/deposit_test_hostile.o tests/apps/deposit_test_group.o \
@@ -697,7 +697,7 @@ FABRIC_NODE_SRCS  := net/fabric/fabric.c net/fabric/start.c net/fabric/rx.c net/
 	net/fabric/autoview.c net/fabric/park.c \
 	net/call/barrier.c net/fabric/member.c net/fabric/channel.c net/fabric/wire.c \
 	net/fabric/inject.c net/fabric/fault.c kernel/crc.c kernel/siphash.c kernel/scrypt.c kernel/cmdline.c \
-	tests/unit/host_node.c tests/host/host_pktbuf.c drivers/pktshare.c
+	tests/net/fabric/host_node.c tests/host/host_pktbuf.c drivers/pktshare.c
 UNIT_SRCS_fabric_rx := $(FABRIC_NODE_SRCS)
 # test_mad_tcp includes lib/mad_tcp.c itself, with lwIP's socket headers (none of lwIP's code).
 UNIT_SRCS_mad_tcp := lib/mad.c kernel/siphash.c

@@ -5,7 +5,7 @@ from harness import *  # noqa: F401,F403
 CASES = [
 
     # Fuzz targets, briefly, over their seeds and every input that once
-    # crashed them (tests/fuzz/regressions); `make fuzz` runs them for long.
+    # crashed them (tests/net/fabric/regressions); `make fuzz` runs them for long.
     fuzz_smoke("fabric", runs=20000, regressions="regressions"),
 
     # The kernel's receive path with three simulated peers, keyed and not.
@@ -64,11 +64,11 @@ CASES = [
     # Multicast as one frame (hybrid deposit 3.2): node 0's 201 multicast cells to nodes 1-3 are
     # 201 FAB_MCAST frames in its capture, each in every member's, and each member applies every
     # increment once; with frames dropped and doubled at the members too.
-    Command("pcap/mcast-e1000", ["python3", "{root}/tests/pcap_mcast.py"], timeout=300,
+    Command("pcap/mcast-e1000", ["python3", "{root}/tests/net/fabric/pcap_mcast.py"], timeout=300,
             expect=[r"pcap-mcast: 201 multicast cells, 201 frames on the wire, each in every member's capture, "
                     r"every increment applied once"],
             needs=("qemu-system-x86_64",)),
-    Command("pcap/mcast-e1000-faults", ["python3", "{root}/tests/pcap_mcast.py", "--args",
+    Command("pcap/mcast-e1000-faults", ["python3", "{root}/tests/net/fabric/pcap_mcast.py", "--args",
                                         "fault=drop:0.05,dup:0.05,reorder:0.02"], timeout=300,
             expect=[r"pcap-mcast: 201 multicast cells, \d+ frames on the wire, each in every member's capture, "
                     r"every increment applied once"],

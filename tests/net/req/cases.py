@@ -6,7 +6,7 @@ CASES = [
     Cluster("req-stress-4-shm", app="req-stress", nodes=4, nic="shm", timeout=180,
             expect=[r"RESULT req-stress enqueued=12000 dequeued=12000 lost=0 dup=0 fifo_violations=0 "
                     r"overflows=\d{3,} deferred_overflows=[1-9]"], absent=[r"FAILED"]),
-    Command("pcap/req-stress-e1000", ["python3", "{root}/tests/pcap_test.py", "--app",
+    Command("pcap/req-stress-e1000", ["python3", "{root}/tests/net/fabric/pcap_test.py", "--app",
                                       "req-stress"], timeout=180,
             expect=[r"pcap: ops .*'req\.1': [1-9]", r"pcap: 0 problems"], needs=("tshark",)),
 

@@ -22,10 +22,10 @@ CASES = [
             expect=[r"RESULT bench row=write-bw-4m .* mb_per_s=", r"cluster: 2 nodes, status 0"],
             absent=[r"shared ring"]),
     # A captured run (boot/cluster --pcap) decoded by tshark with boot/tools/now-fabric.lua.
-    Command("pcap/rmem-test-e1000", ["python3", "{root}/tests/pcap_test.py"], timeout=180,
+    Command("pcap/rmem-test-e1000", ["python3", "{root}/tests/net/fabric/pcap_test.py"], timeout=180,
             expect=[r"pcap: [1-9]\d* fabric frames decoded", r"pcap: 0 problems"],
             needs=("tshark",)),
-    Command("pcap/rmem-test-keyed-virtio", ["python3", "{root}/tests/pcap_test.py", "--key",
+    Command("pcap/rmem-test-keyed-virtio", ["python3", "{root}/tests/net/fabric/pcap_test.py", "--key",
                                             "--nic", "virtio"], timeout=180,
             expect=[r"pcap: [1-9]\d* fabric frames decoded", r"pcap: 0 problems"],
             needs=("tshark",)),

@@ -12,7 +12,7 @@ cells that each add 1 to a register of every member), reads the captures
   - every member's capture holds every one of those frames;
   - every member took them and applied each increment once (the app's line).
 
-Usage: tests/pcap_mcast.py [--nic e1000] [--args "fault=..."]
+Usage: tests/net/fabric/pcap_mcast.py [--nic e1000] [--args "fault=..."]
 """
 import argparse
 import os
@@ -23,7 +23,7 @@ import subprocess
 import sys
 import tempfile
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+ROOT = os.path.abspath(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", ".."))
 ETH_HLEN, HDR_LEN = 14, 32
 FAB_MCAST, DEP_PROTO = 7, 6
 CELLS = 201		# one cell, then 200 increments (the block goes to each member alone)

@@ -16,7 +16,7 @@
 #include "kernel/trace.h"
 #include "net/fabric/internal.h"
 #include "net/net.h"
-#include "tests/unit/host_node.h"
+#include "tests/net/fabric/host_node.h"
 
 int host_pkt_live(void);
 

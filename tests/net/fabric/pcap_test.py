@@ -10,7 +10,7 @@ never skip (a step back is a retransmission, counted); with a key every frame ca
 its counter grows per direction; and the protocol's messages appear (for
 rmem-test: every remote-memory op, each request answered).
 
-Usage: tests/pcap_test.py [--key] [--app rmem-test] [--nic e1000]
+Usage: tests/net/fabric/pcap_test.py [--key] [--app rmem-test] [--nic e1000]
 """
 import argparse
 import collections
@@ -20,7 +20,7 @@ import sys
 import shutil
 import tempfile
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+ROOT = os.path.abspath(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", ".."))
 FIELDS = ["eth.src", "now.version", "now.type", "now.proto", "now.src", "now.dst", "now.seq",
           "now.flags.keyed", "now.trailer.ctr", "now.rmem.op", "now.req.op"]
 

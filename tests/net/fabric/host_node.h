@@ -17,8 +17,8 @@
  * by the fuzz target fuzz_fabric_rx.c (built in fuzzing mode: CRCs and
  * tags are computed but not checked, so that damaged frames go deep).
  */
-#ifndef TESTS_UNIT_HOST_NODE_H
-#define TESTS_UNIT_HOST_NODE_H
+#ifndef TESTS_NET_FABRIC_HOST_NODE_H
+#define TESTS_NET_FABRIC_HOST_NODE_H
 
 #include <stddef.h>
 #include <stdint.h>

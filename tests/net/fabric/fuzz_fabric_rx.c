@@ -1,7 +1,7 @@
 /*
  * libFuzzer target: the fabric's kernel receive path with several peers.
  * The kernel's own net/fabric files run as node 1 of four
- * (tests/unit/host_node.c): fabric.c's EtherType input, rx.c, discovery
+ * (tests/net/fabric/host_node.c): fabric.c's EtherType input, rx.c, discovery
  * and the membership handshake, the channel, raw dispatch, the barrier,
  * dead peers on a virtual clock, with or without a cluster key.  Three
  * simulated peers are real on the wire (their own membership state and
@@ -34,7 +34,7 @@
 
 #include "net/fabric/wire.h"
 #include "tests/host/input.h"
-#include "tests/unit/host_node.h"
+#include "tests/net/fabric/host_node.h"
 
 int LLVMFuzzerInitialize(int *argc, char ***argv)
 {

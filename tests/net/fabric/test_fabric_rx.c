@@ -2,7 +2,7 @@
  * Host unit tests of the fabric's receive path as the kernel runs it
  * (net/fabric/fabric.c, rx.c, discovery.c, send.c, barrier.c, the channel
  * and membership), node 1 of four with three simulated peers
- * (tests/unit/host_node.c), CRCs and tags checked: the handshake, the
+ * (tests/net/fabric/host_node.c), CRCs and tags checked: the handshake, the
  * cluster key against forged, damaged and replayed frames, a replayed
  * HELLO of a past boot or of the bound one, a dead peer that comes back, the barrier.
  */
@@ -19,7 +19,7 @@
 #include "net/call/barrier.h"
 #include "net/fabric/fabric.h"
 #include "net/fabric/wire.h"
-#include "tests/unit/host_node.h"
+#include "tests/net/fabric/host_node.h"
 #include "tests/host/host_rnd.h"
 
 static unsigned rng = 7;
