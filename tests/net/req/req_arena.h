@@ -4,8 +4,8 @@
  * next pointers) of ARENA bytes, a size the including file defines; each
  * aligned to its size, none reused, each given back filled with 0xee.
  */
-#ifndef TESTS_UNIT_REQ_ARENA_H
-#define TESTS_UNIT_REQ_ARENA_H
+#ifndef TESTS_NET_REQ_REQ_ARENA_H
+#define TESTS_NET_REQ_REQ_ARENA_H
 
 #include <stddef.h>
 #include <stdint.h>

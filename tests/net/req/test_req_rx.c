@@ -24,7 +24,7 @@
 #define ARENA (1u << 20)
 #define SELF 0
 
-#include "tests/unit/req_arena.h"
+#include "tests/net/req/req_arena.h"
 
 static struct req_qtab tab;
 

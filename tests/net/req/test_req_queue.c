@@ -21,7 +21,7 @@
 
 #define ARENA (64u << 20)
 
-#include "tests/unit/req_arena.h"
+#include "tests/net/req/req_arena.h"
 
 static int setup(void **state)
 {
