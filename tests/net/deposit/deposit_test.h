@@ -3,8 +3,8 @@
  * node 0's endpoints and registers, and what the parts share.  See
  * deposit_test.c for what the test does.
  */
-#ifndef TESTS_APPS_DEPOSIT_TEST_H
-#define TESTS_APPS_DEPOSIT_TEST_H
+#ifndef TESTS_NET_DEPOSIT_DEPOSIT_TEST_H
+#define TESTS_NET_DEPOSIT_DEPOSIT_TEST_H
 
 #include <stddef.h>
 #include <stdint.h>

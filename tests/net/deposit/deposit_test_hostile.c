@@ -19,7 +19,7 @@
 #include "net/deposit/deposit.h"
 #include "net/fabric/fabric.h"
 #include "tests/apps/check.h"
-#include "tests/apps/deposit_test.h"
+#include "tests/net/deposit/deposit_test.h"
 
 /* --- the hostile node and node 0's checks -------------------------------------------- */
 
