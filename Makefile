@@ -141,11 +141,11 @@ TEST_APP_OBJS := tests/apps/check.o tests/kernel/fault.o tests/drivers/nictest.o
 	tests/net/rmem/rmem_test.o tests/apps/rpc_test.o tests/apps/mad_test.o tests/apps/mad_figure6.o \
 	tests/apps/mad_recover.o tests/net/req/req_stress.o tests/net/deposit/deposit_test.o tests/net/deposit/deposit_test_common.o \
 	tests/net/deposit/deposit_test_prim.o tests/net/deposit/deposit_test_hostile.o tests/net/deposit/deposit_test_group.o \
-	tests/apps/lwip_pin.o tests/net/call/barrier_forge.o \
+	tests/net/lwip/lwip_pin.o tests/net/call/barrier_forge.o \
 	tests/bench/bench.o tests/bench/pingpong.o tests/bench/floor_line.o tests/bench/stages.o tests/bench/ops.o \
 	tests/bench/ops_tcp.o tests/bench/cost.o tests/net/rmem/rmem_bench.o tests/net/req/req_bench.o \
 	tests/net/deposit/deposit_bench.o tests/bench/mad_bench.o tests/bench/mpi_bench.o tests/bench/rpc_bench.o \
-	tests/bench/tcp_echo.o tests/net/rmem/bulk_bench.o
+	tests/net/lwip/tcp_echo.o tests/net/rmem/bulk_bench.o
 
 # The objects with test hooks (#ifdef NOW_TEST_HOOKS: forged descriptors,
 # raw cells, a pause inside a dequeue): built a second time, with the
@@ -189,8 +189,8 @@ LWIP_OBJS := $(addprefix lwip/core/,init.o def.o inet_chksum.o ip.o mem.o memp.o
 
 # Objects that include lwIP headers: the port's and the apps' using sockets.
 LWIP_INC := -I net/lwip -I $(LWIPDIR)/src/include
-LWIP_USERS := $(addprefix $(BUILD)/,$(LWIP_PORT_OBJS) lib/mad_tcp.o tests/bench/tcp_echo.o \
-	tests/apps/lwip_pin.o tests/bench/ops_tcp.o tests/apps/mad_test.o)
+LWIP_USERS := $(addprefix $(BUILD)/,$(LWIP_PORT_OBJS) lib/mad_tcp.o tests/net/lwip/tcp_echo.o \
+	tests/net/lwip/lwip_pin.o tests/bench/ops_tcp.o tests/apps/mad_test.o)
 
 # MPI over Madeleine (lib/mpi/README.md).
 MPI_OBJS := $(addprefix lib/mpi/,handle.o init.o pt2pt.o request.o datatype.o op.o coll.o icoll.o comm.o group.o attr.o win.o \

@@ -128,7 +128,7 @@ void sys_check_core_locking(void);
 #define CHECKSUM_CHECK_TCP 1
 #define CHECKSUM_CHECK_ICMP 1
 #else
-/* The host fuzz target (tests/fuzz/fuzz_lwip.c): past the checksums, and a known ISN. */
+/* The host fuzz target (tests/net/lwip/fuzz_lwip.c): past the checksums, and a known ISN. */
 #define CHECKSUM_CHECK_IP 0
 #define CHECKSUM_CHECK_UDP 0
 #define CHECKSUM_CHECK_TCP 0
