@@ -138,13 +138,13 @@ APP_OBJS := $(addprefix apps/,app.o stats.o hello.o selftest.o ising.o ising_cor
 # (tests/apps) and the benchmarks of make bench, trace and cost (tests/bench).
 TEST_APP_OBJS := tests/apps/check.o tests/kernel/fault.o tests/drivers/nictest.o tests/net/fabric/fabric_stress.o \
 	tests/net/fabric/fabric_junk.o tests/net/fabric/peer_timeout.o tests/net/fabric/rejoin.o tests/drivers/rx_starve.o \
-	tests/net/rmem/rmem_test.o tests/apps/rpc_test.o tests/apps/mad_test.o tests/apps/mad_figure6.o \
-	tests/apps/mad_recover.o tests/net/req/req_stress.o tests/net/deposit/deposit_test.o tests/net/deposit/deposit_test_common.o \
+	tests/net/rmem/rmem_test.o tests/apps/rpc_test.o tests/lib/mad/mad_test.o tests/lib/mad/mad_figure6.o \
+	tests/lib/mad/mad_recover.o tests/net/req/req_stress.o tests/net/deposit/deposit_test.o tests/net/deposit/deposit_test_common.o \
 	tests/net/deposit/deposit_test_prim.o tests/net/deposit/deposit_test_hostile.o tests/net/deposit/deposit_test_group.o \
 	tests/net/lwip/lwip_pin.o tests/net/call/barrier_forge.o \
 	tests/bench/bench.o tests/bench/pingpong.o tests/bench/floor_line.o tests/bench/stages.o tests/bench/ops.o \
 	tests/bench/ops_tcp.o tests/bench/cost.o tests/net/rmem/rmem_bench.o tests/net/req/req_bench.o \
-	tests/net/deposit/deposit_bench.o tests/bench/mad_bench.o tests/bench/mpi_bench.o tests/bench/rpc_bench.o \
+	tests/net/deposit/deposit_bench.o tests/lib/mad/mad_bench.o tests/bench/mpi_bench.o tests/bench/rpc_bench.o \
 	tests/net/lwip/tcp_echo.o tests/net/rmem/bulk_bench.o
 
 # The objects with test hooks (#ifdef NOW_TEST_HOOKS: forged descriptors,
@@ -190,7 +190,7 @@ LWIP_OBJS := $(addprefix lwip/core/,init.o def.o inet_chksum.o ip.o mem.o memp.o
 # Objects that include lwIP headers: the port's and the apps' using sockets.
 LWIP_INC := -I net/lwip -I $(LWIPDIR)/src/include
 LWIP_USERS := $(addprefix $(BUILD)/,$(LWIP_PORT_OBJS) lib/mad_tcp.o tests/net/lwip/tcp_echo.o \
-	tests/net/lwip/lwip_pin.o tests/bench/ops_tcp.o tests/apps/mad_test.o)
+	tests/net/lwip/lwip_pin.o tests/bench/ops_tcp.o tests/lib/mad/mad_test.o)
 
 # MPI over Madeleine (lib/mpi/README.md).
 MPI_OBJS := $(addprefix lib/mpi/,handle.o init.o pt2pt.o request.o datatype.o op.o coll.o icoll.o comm.o group.o attr.o win.o \
@@ -702,7 +702,7 @@ UNIT_SRCS_fabric_rx := $(FABRIC_NODE_SRCS)
 # test_mad_tcp includes lib/mad_tcp.c itself, with lwIP's socket headers (none of lwIP's code).
 UNIT_SRCS_mad_tcp := lib/mad.c kernel/siphash.c
 $(BUILD)/tests/unit_mad_tcp: UNIT_CFLAGS += -include tests/host/lwip_host.h $(LWIP_INC)
-$(BUILD)/tests/unit_mad_tcp: lib/mad_tcp.c lib/mad_drv.h tests/host/lwip_host.h tests/fuzz/mad_tcp_host.h $(LWIPDIR)/.extracted
+$(BUILD)/tests/unit_mad_tcp: lib/mad_tcp.c lib/mad_drv.h tests/host/lwip_host.h tests/lib/mad/mad_tcp_host.h $(LWIPDIR)/.extracted
 UNIT_SRCS_barrier := net/call/barrier.c tests/host/host_fabric.c tests/host/host_pktbuf.c drivers/pktshare.c
 UNIT_SRCS_circuit := apps/circuit_net.c apps/circuit_sim.c apps/circuit_ring.c apps/circuit_cmb.c
 UNIT_SRCS_ising   := apps/ising_core.c
@@ -795,7 +795,7 @@ FUZZ_SRCS_fabric_rx := $(FABRIC_NODE_SRCS)
 # fuzz_madtcp includes lib/mad_tcp.c itself, with lwIP's socket headers (none of lwIP's code).
 FUZZ_SRCS_madtcp := lib/mad.c kernel/siphash.c
 $(BUILD)/fuzz/fuzz_madtcp: FUZZ_CFLAGS += -include tests/host/lwip_host.h $(LWIP_INC)
-$(BUILD)/fuzz/fuzz_madtcp: lib/mad_tcp.c lib/mad_drv.h tests/host/lwip_host.h tests/fuzz/mad_tcp_host.h $(LWIPDIR)/.extracted
+$(BUILD)/fuzz/fuzz_madtcp: lib/mad_tcp.c lib/mad_drv.h tests/host/lwip_host.h tests/lib/mad/mad_tcp_host.h $(LWIPDIR)/.extracted
 # lwIP's own sources, built for the host (the same ones the kernel builds), without the
 # API layer: the target runs lwIP single-threaded; tests/host/lwip_host.h first in each.
 FUZZ_SRCS_lwip := tests/host/host_pktbuf.c drivers/pktshare.c $(LWIPDIR)/src/api/err.c \

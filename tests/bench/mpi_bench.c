@@ -1,6 +1,6 @@
 /*
  * MPI benchmark rows (lib/mpi over each Madeleine driver), beside
- * Madeleine's own rows of the same run (tests/bench/mad_bench.c):
+ * Madeleine's own rows of the same run (tests/lib/mad/mad_bench.c):
  *  - ping-pong of 0 bytes (beside Madeleine's null message on the same
  *    driver: MPI adds its envelope and its matching), 1 KiB and 64 KiB,
  *    MPI_Send then MPI_Recv on node 0, the reverse on node 1; the 0-byte

@@ -6,7 +6,7 @@
  * array with a second MPI_Recv of exactly that size from that sender
  * (the two cannot be one: the array's size is known only from the
  * header), and executes the same RPC back on the sender.  Figure 8 times
- * this against Madeleine's single message (tests/bench/mad_bench.c,
+ * this against Madeleine's single message (tests/lib/mad/mad_bench.c,
  * mad-rpc-*).
  *
  * A plain MPI program: it builds with Debian's mpicc and runs under its

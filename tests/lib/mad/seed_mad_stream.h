@@ -5,8 +5,8 @@
  * messages from both nodes, small and of several chunks, received one by
  * one and in bulk, then enough of them to wrap the buffer.
  */
-#ifndef TESTS_FUZZ_SEED_MAD_STREAM_H
-#define TESTS_FUZZ_SEED_MAD_STREAM_H
+#ifndef TESTS_LIB_MAD_SEED_MAD_STREAM_H
+#define TESTS_LIB_MAD_SEED_MAD_STREAM_H
 
 #include "tests/host/seed_common.h"
 

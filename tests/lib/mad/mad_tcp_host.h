@@ -1,15 +1,15 @@
 /*
  * The kernel as lib/mad_tcp.c sees it, for one host thread: the host
- * builds that include the driver whole (tests/fuzz/fuzz_madtcp.c,
- * tests/unit/test_mad_tcp.c) include this after it.  Locks only count
- * (tests/fuzz/mad_host.h), sleeps return at once, a thread runs to its
+ * builds that include the driver whole (tests/lib/mad/fuzz_madtcp.c,
+ * tests/lib/mad/test_mad_tcp.c) include this after it.  Locks only count
+ * (tests/lib/mad/mad_host.h), sleeps return at once, a thread runs to its
  * end when created (the driver's provers) and is joined at once.  Each
  * build gives the rest (node_id, the key, the sockets) itself.
  */
-#ifndef TESTS_FUZZ_MAD_TCP_HOST_H
-#define TESTS_FUZZ_MAD_TCP_HOST_H
+#ifndef TESTS_LIB_MAD_MAD_TCP_HOST_H
+#define TESTS_LIB_MAD_MAD_TCP_HOST_H
 
-#include "tests/fuzz/mad_host.h"
+#include "tests/lib/mad/mad_host.h"
 
 void thread_sleep_ns(uint64_t ns) { (void)ns; }
 int lwip_socket_abort(int s) { (void)s; return 0; }

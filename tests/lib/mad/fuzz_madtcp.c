@@ -28,7 +28,7 @@
 #include <string.h>
 
 #include "lib/mad_tcp.c"
-#include "tests/fuzz/mad_tcp_host.h"
+#include "tests/lib/mad/mad_tcp_host.h"
 #include "tests/host/input.h"
 
 #define CHECK(c) do { if (!(c)) __builtin_trap(); } while (0)
@@ -45,7 +45,7 @@ uint64_t random64(void) { return 0x1234567887654321ULL; }
 
 /* --- sockets: fd 100 + k is the stream from node k; 99 the listener ------------------- */
 
-#include "tests/fuzz/mad_tcp_sockets.h"
+#include "tests/lib/mad/mad_tcp_sockets.h"
 
 static unsigned cut;			/* read sizes: 0 any, else at most this */
 static int accepts;

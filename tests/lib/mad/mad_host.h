@@ -1,12 +1,12 @@
 /*
  * The kernel as lib/mad.c sees it, for one host thread: a mutex only
  * counts its depth, a yield returns at once, a cycle is a nanosecond.
- * The host builds of Madeleine (tests/fuzz/fuzz_mad.c, fuzz_madcell.c,
- * fuzz_madreq.c, mad_tcp_host.h; tests/unit/test_mad.c) include this
+ * The host builds of Madeleine (tests/lib/mad/fuzz_mad.c, fuzz_madcell.c,
+ * fuzz_madreq.c, mad_tcp_host.h; tests/lib/mad/test_mad.c) include this
  * after kernel/sync.h and give the rest themselves.
  */
-#ifndef TESTS_FUZZ_MAD_HOST_H
-#define TESTS_FUZZ_MAD_HOST_H
+#ifndef TESTS_LIB_MAD_MAD_HOST_H
+#define TESTS_LIB_MAD_MAD_HOST_H
 
 #include <stdint.h>
 #include <string.h>

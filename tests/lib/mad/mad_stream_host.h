@@ -6,10 +6,10 @@
  * reads its flag, and peers that are gone while hostile[] says they wrote
  * by hand.  The including file defines NODES and WAITS_MAX first.
  */
-#ifndef TESTS_FUZZ_MAD_STREAM_HOST_H
-#define TESTS_FUZZ_MAD_STREAM_HOST_H
+#ifndef TESTS_LIB_MAD_MAD_STREAM_HOST_H
+#define TESTS_LIB_MAD_MAD_STREAM_HOST_H
 
-#include "tests/fuzz/mad_host.h"
+#include "tests/lib/mad/mad_host.h"
 
 static unsigned waits;
 

@@ -11,7 +11,7 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "tests/fuzz/seed_mad_stream.h"
+#include "tests/lib/mad/seed_mad_stream.h"
 
 /* The same, breaking deposit dep of it (its control cell, or an AAL5 cell after cells AAL5 cells). */
 static void send_broken(int k, int n, const unsigned *mode, const unsigned *len, unsigned dep, int aal5,

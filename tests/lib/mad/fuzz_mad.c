@@ -41,7 +41,7 @@
 #include "kernel/sync.h"
 #include "lib/mad.h"
 #include "lib/mad_drv.h"
-#include "tests/fuzz/mad_host.h"
+#include "tests/lib/mad/mad_host.h"
 #include "tests/host/quiet.h"	/* the generic layer reports misuse on the console */
 
 #define CHECK(c) do { if (!(c)) __builtin_trap(); } while (0)

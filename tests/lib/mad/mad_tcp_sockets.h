@@ -1,14 +1,14 @@
 /*
- * The sockets of the host builds of lib/mad_tcp.c (tests/fuzz/fuzz_madtcp.c,
- * tests/unit/test_mad_tcp.c): fd 100 + k is the stream from node k, its
+ * The sockets of the host builds of lib/mad_tcp.c (tests/lib/mad/fuzz_madtcp.c,
+ * tests/lib/mad/test_mad_tcp.c): fd 100 + k is the stream from node k, its
  * bytes stream[k] from head[k] to tail_[k]; 99 is the listener.  A select
  * finds ready the streams with bytes to read and is never cut short (one
  * thread); socket, bind, listen, setsockopt and close succeed, a connect
  * fails.  The including file defines NODES and STREAM_MAX first and gives
  * reads, writes and accepts itself.
  */
-#ifndef TESTS_FUZZ_MAD_TCP_SOCKETS_H
-#define TESTS_FUZZ_MAD_TCP_SOCKETS_H
+#ifndef TESTS_LIB_MAD_MAD_TCP_SOCKETS_H
+#define TESTS_LIB_MAD_MAD_TCP_SOCKETS_H
 
 #include <stddef.h>
 #include <stdint.h>

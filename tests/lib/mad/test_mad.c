@@ -28,7 +28,7 @@
 #include "kernel/sync.h"
 #include "lib/mad.h"
 #include "lib/mad_drv.h"
-#include "tests/fuzz/mad_host.h"
+#include "tests/lib/mad/mad_host.h"
 
 /* --- what lib/mad.c needs from the kernel --------------------------------- */
 

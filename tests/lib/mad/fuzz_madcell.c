@@ -58,7 +58,7 @@
 
 /* --- what the driver and lib/mad.c need from the kernel ------------------------------ */
 
-#include "tests/fuzz/mad_stream_host.h"	/* waits, hostile[], fabric_peer_dead() */
+#include "tests/lib/mad/mad_stream_host.h"	/* waits, hostile[], fabric_peer_dead() */
 
 int node_id = 0, num_nodes = NODES;
 const char *const dart_exc_names[DEX_N];

@@ -18,7 +18,7 @@
 #include <cmocka.h>
 
 #include "lib/mad_tcp.c"
-#include "tests/fuzz/mad_tcp_host.h"
+#include "tests/lib/mad/mad_tcp_host.h"
 
 #define NODES 3
 #define STREAM_MAX (512 * 1024)
@@ -47,7 +47,7 @@ uint64_t random64(void) { return rnd += 0x9e3779b97f4a7c15ULL; }
 
 /* --- sockets: fd 100 + k is the stream from node k; what is sent to k comes back from k --- */
 
-#include "tests/fuzz/mad_tcp_sockets.h"
+#include "tests/lib/mad/mad_tcp_sockets.h"
 
 static void feed(int k, const void *p, size_t n)
 {

@@ -9,7 +9,7 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "tests/fuzz/seed_mad_stream.h"
+#include "tests/lib/mad/seed_mad_stream.h"
 
 static void hostile(int k, unsigned off, int len, const uint8_t *bytes, uint32_t word)
 {
