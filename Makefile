@@ -144,7 +144,7 @@ TEST_APP_OBJS := tests/apps/check.o tests/kernel/fault.o tests/drivers/nictest.o
 	tests/net/lwip/lwip_pin.o tests/net/call/barrier_forge.o \
 	tests/bench/bench.o tests/bench/pingpong.o tests/bench/floor_line.o tests/bench/stages.o tests/bench/ops.o \
 	tests/bench/ops_tcp.o tests/bench/cost.o tests/net/rmem/rmem_bench.o tests/net/req/req_bench.o \
-	tests/net/deposit/deposit_bench.o tests/lib/mad/mad_bench.o tests/bench/mpi_bench.o tests/lib/rpc/rpc_bench.o \
+	tests/net/deposit/deposit_bench.o tests/lib/mad/mad_bench.o tests/lib/mpi/mpi_bench.o tests/lib/rpc/rpc_bench.o \
 	tests/net/lwip/tcp_echo.o tests/net/rmem/bulk_bench.o
 
 # The objects with test hooks (#ifdef NOW_TEST_HOOKS: forged descriptors,
@@ -533,24 +533,24 @@ cost: locked-images
 		$(if $(KEY),--key "$$NOW_KEY")
 
 # make mpi-test: MPICH's own test suite (test/mpi of Debian 12's mpich source) judges lib/mpi:
-# every program built with boot/mpicc and run with boot/mpirun (tests/mpi/README.md).
+# every program built with boot/mpicc and run with boot/mpirun (tests/lib/mpi/README.md).
 #   make mpi-test                                   pt2pt coll comm group init datatype basic, on shm
 #   make mpi-test MPI_TESTS=coll,pt2pt/anyall NIC=e1000 FAULT=drop:0.02,dup:0.02 DRIVER=req
 # (NIC only as given on the command line: make run's default does not apply; the runner's is shm.)
 MPI_TEST_JOBS ?= 2
 mpi-test: $(BUILD)/user/now-user.o $(MPICH_TESTS)/.extracted
-	@MPI_TESTS='$(MPI_TESTS)' $(PYTHON) tests/mpi/runtests.py --suite $(MPICH_TESTS) --out $(BUILD)/mpi-test \
+	@MPI_TESTS='$(MPI_TESTS)' $(PYTHON) tests/lib/mpi/runtests.py --suite $(MPICH_TESTS) --out $(BUILD)/mpi-test \
 		--jobs $(MPI_TEST_JOBS) $(if $(filter command line environment,$(origin NIC)),--nic $(NIC)) \
 		$(if $(FAULT),--fault $(FAULT)) $(if $(DRIVER),--driver $(DRIVER))
 
-# make mpi-rma: the rma tests tests/mpi/rma.txt names (the one-sided windows' set), on shm (as make
+# make mpi-rma: the rma tests tests/lib/mpi/rma.txt names (the one-sided windows' set), on shm (as make
 # test does), then on virtio and e1000 with the fabric dropping and duplicating 2 % of frames.
 MPI_RMA_FAULT ?= drop:0.02,dup:0.02
 mpi-rma: $(BUILD)/user/now-user.o $(MPICH_TESTS)/.extracted
 	@set -e; for run in shm: virtio:$(MPI_RMA_FAULT) e1000:$(MPI_RMA_FAULT); do \
 		nic=$${run%%:*}; fault=$${run#*:}; \
 		echo "mpi-rma: on $$nic$${fault:+ with fault=$$fault}"; \
-		$(PYTHON) tests/mpi/runtests.py --suite $(MPICH_TESTS) --tests tests/mpi/rma.txt,tests/mpi/rma-more.txt --dirs rma \
+		$(PYTHON) tests/lib/mpi/runtests.py --suite $(MPICH_TESTS) --tests tests/lib/mpi/rma.txt,tests/lib/mpi/rma-more.txt --dirs rma \
 			--nic $$nic $${fault:+--fault $$fault} --cap-np 4 --mem 256 --jobs $(MPI_TEST_JOBS) \
 			--out $(BUILD)/mpi-rma-$$nic; \
 	done
@@ -707,13 +707,13 @@ UNIT_SRCS_barrier := net/call/barrier.c tests/host/host_fabric.c tests/host/host
 UNIT_SRCS_circuit := apps/circuit_net.c apps/circuit_sim.c apps/circuit_ring.c apps/circuit_cmb.c
 UNIT_SRCS_ising   := apps/ising_core.c
 
-# MPI's pure parts, on a fake of the rest (tests/unit/host_mpi.c: ranks as host threads).
+# MPI's pure parts, on a fake of the rest (tests/lib/mpi/host_mpi.c: ranks as host threads).
 UNIT_SRCS_mpi_datatype := lib/mpi/datatype.c lib/mpi/handle.c
-UNIT_SRCS_mpi_op   := lib/mpi/op.c lib/mpi/handle.c tests/unit/host_mpi.c
-UNIT_SRCS_mpi_coll := lib/mpi/coll.c lib/mpi/icoll.c lib/mpi/op.c lib/mpi/handle.c tests/unit/host_mpi.c
+UNIT_SRCS_mpi_op   := lib/mpi/op.c lib/mpi/handle.c tests/lib/mpi/host_mpi.c
+UNIT_SRCS_mpi_coll := lib/mpi/coll.c lib/mpi/icoll.c lib/mpi/op.c lib/mpi/handle.c tests/lib/mpi/host_mpi.c
 # Communicators, groups, errors, attributes, info, topologies; test_mpi_comm forks worlds of processes.
 MPI_COMM_HOST_SRCS := lib/mpi/errors.c lib/mpi/group.c lib/mpi/comm.c lib/mpi/attr.c lib/mpi/info.c \
-	lib/mpi/topo.c lib/mpi/misc.c lib/mpi/handle.c tests/unit/host_mpi_comm.c
+	lib/mpi/topo.c lib/mpi/misc.c lib/mpi/handle.c tests/lib/mpi/host_mpi_comm.c
 UNIT_SRCS_mpi_group  := $(MPI_COMM_HOST_SRCS)
 UNIT_SRCS_mpi_errors := $(MPI_COMM_HOST_SRCS)
 UNIT_SRCS_mpi_attr   := $(MPI_COMM_HOST_SRCS)

@@ -288,10 +288,10 @@ def fuzz_smoke(target, runs=20000, regressions=None, name=None):
 
 
 def own_program(prog, options, args=""):
-    """The command that builds tests/mpi/progs/<prog>.c with boot/mpicc in a directory of its own,
+    """The command that builds tests/lib/mpi/progs/<prog>.c with boot/mpicc in a directory of its own,
     outside the checkout, and runs it with boot/mpirun <options> <prog>.elf <args>."""
     return ["bash", "-c", "d=$(mktemp -d) && trap 'rm -rf $d' EXIT && cd $d && "
-            "{root}/boot/mpicc {root}/tests/mpi/progs/%s.c -o %s.elf && "
+            "{root}/boot/mpicc {root}/tests/lib/mpi/progs/%s.c -o %s.elf && "
             "{root}/boot/mpirun %s %s.elf%s" % (prog, prog, options, prog, " " + args if args else "")]
 
 

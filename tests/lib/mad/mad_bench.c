@@ -10,7 +10,7 @@
  *  - the RPC of Figure 6 (the request header EXPRESS, an array CHEAPER into
  *    the handler's buffer, the same sent back) for arrays of 1, 16 and
  *    64 KiB (on TCP also 64 bytes and 4 KiB: Figure 8's curve, beside
- *    tests/bench/mpi_rpc.c in boot/tools/papers), whose growth against the null
+ *    tests/lib/mpi/mpi_rpc.c in boot/tools/papers), whose growth against the null
  *    message shows the overhead is constant (Figures 8-10);
  *  - bandwidth: 4 MiB as 16 messages of 256 KiB, one way.
  * Node 1 answers in its bench thread, node 0 times.  Every message

@@ -4,12 +4,12 @@ from harness import *  # noqa: F401,F403
 
 # A user's own MPI program, as it would build with Debian's mpicc, copied to a folder outside
 # the checkout, built there with boot/mpicc and run with boot/mpirun -np 4: its output lines
-# (prefixed with their ranks), its checks and its status (tests/mpi/progs/ring.c); on shm also
+# (prefixed with their ranks), its checks and its status (tests/lib/mpi/progs/ring.c); on shm also
 # over each other Madeleine driver (tcp: the receiving thread's select is cut short when a
 # program's thread takes the receive over).
 CASES = [
     Command("mpi/own-program-%s%s" % (nic, "-" + drv if drv else ""), ["bash", "-c",
-            "d=$(mktemp -d) && trap 'rm -rf $d' EXIT && cp {root}/tests/mpi/progs/ring.c $d && cd $d && "
+            "d=$(mktemp -d) && trap 'rm -rf $d' EXIT && cp {root}/tests/lib/mpi/progs/ring.c $d && cd $d && "
             "{root}/boot/mpicc -O2 ring.c -o ring.elf -lm && {root}/boot/mpirun -np 4 --nic %s%s ring.elf"
             % (nic, " --driver " + drv if drv else "")], timeout=240,
             expect=[r"^\[0\] ring: 4 hops, every value came back, sum 46$",
@@ -75,16 +75,16 @@ CASES += [
                     r"^mpirun: rank 0 was blocked in .*< MPI_Finalize\+0x[0-9a-f]+ < main\+",
                     r"^mpirun: rank 1 was blocked in .*< MPI_Recv\+0x[0-9a-f]+ < main\+"]),
     # MPICH's own test suite (test/mpi of Debian 12's mpich source), the tests the library must
-    # pass (tests/mpi/named.txt), and the rma tests MPI's one-sided windows on remote memory
-    # (lib/mpi/win.c) pass so far (tests/mpi/rma.txt: the issue's set; tests/mpi/rma-more.txt:
+    # pass (tests/lib/mpi/named.txt), and the rma tests MPI's one-sided windows on remote memory
+    # (lib/mpi/win.c) pass so far (tests/lib/mpi/rma.txt: the issue's set; tests/lib/mpi/rma-more.txt:
     # dynamic and shared windows, accesses across attached regions, a thousand windows, info
     # hints, wide pair types), on the shared-memory link: one run of the sets, two jobs at once
     # to the end (two runs, one after the other, left a CPU idle while each one's last jobs ran).
     # A run whose testlist line asks for more than 5 ranks runs on 5 (coll7 needs 5, a divisor of
     # 10; bcasttest, redscat2, uoplong and allred ask for up to 16): time, not coverage.
-    Command("mpi/mpich-named-rma-shm", ["python3", "{root}/tests/mpi/runtests.py", "--tests",
-                                        "{root}/tests/mpi/named.txt,{root}/tests/mpi/rma.txt,"
-                                        "{root}/tests/mpi/rma-more.txt", "--nic",
+    Command("mpi/mpich-named-rma-shm", ["python3", "{root}/tests/lib/mpi/runtests.py", "--tests",
+                                        "{root}/tests/lib/mpi/named.txt,{root}/tests/lib/mpi/rma.txt,"
+                                        "{root}/tests/lib/mpi/rma-more.txt", "--nic",
                                         "shm", "--jobs", "2", "--cap-np", "5", "--out", "{build}/tests/mpi-named"],
             timeout=1500, expect=[r"^rma: 43 passed, 0 failed, 0 skipped$",
                                   r"^114 passed, 0 failed, 0 skipped$"], alone=True),

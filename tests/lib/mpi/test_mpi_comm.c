@@ -21,8 +21,8 @@
 #include <cmocka.h>
 
 #include "lib/mpi/mpiimpl.h"
-#include "tests/unit/host_mpi_comm.h"
-#include "tests/unit/rank_check.h"
+#include "tests/lib/mpi/host_mpi_comm.h"
+#include "tests/lib/mpi/rank_check.h"
 
 enum { TAG_CTX = 31000, TAG_DATA = 30000, TAG_SYNC = 29000 };
 

@@ -12,7 +12,7 @@
 #include <cmocka.h>
 
 #include "lib/mpi/mpi.h"
-#include "tests/unit/host_mpi_comm.h"
+#include "tests/lib/mpi/host_mpi_comm.h"
 
 static MPI_Group world;
 

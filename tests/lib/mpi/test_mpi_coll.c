@@ -1,7 +1,7 @@
 /*
  * Host unit tests of MPI's collectives (lib/mpi/coll.c, icoll.c): every
  * collective on 1 to 16 ranks simulated as threads over a point to point
- * that completes a send only when it is received (tests/unit/host_mpi.c),
+ * that completes a send only when it is received (tests/lib/mpi/host_mpi.c),
  * every root, MPI_IN_PLACE, derived types on one side, zero counts, a
  * non-commutative operation (2x2 matrix products: rank order shows),
  * intercommunicators with groups of every split, the argument errors
@@ -19,7 +19,7 @@
 
 #include <cmocka.h>
 
-#include "tests/unit/host_mpi.h"
+#include "tests/lib/mpi/host_mpi.h"
 #include "tests/host/host_rnd.h"
 
 static int fails;

@@ -20,7 +20,7 @@ CONFIGURE_LINES = {"largetest": "#"}
 MPICH_KEYS = {"resultTest", "init", "timeLimit", "xfail", "lock", "mem", "arg", "mpiexecarg", "env",
               "strict", "mpix"}
 # Our own keys, for the programs of basic/ that print no " No Errors"
-# (tests/mpi/basic.testlist), and mpiversion=, which one MPICH testlist has
+# (tests/lib/mpi/basic.testlist), and mpiversion=, which one MPICH testlist has
 # and MPICH's runtests ignores.
 OUR_KEYS = {"expect", "reject", "mpiversion"}
 
@@ -272,7 +272,7 @@ def mpitestconf(template_text, mpi_h_text, version):
     values["PACKAGE_VERSION"] = (f'"{version}"', "the suite's version")
     values["VERSION"] = (f'"{version}"', "the suite's version")
     values["PACKAGE_STRING"] = (f'"mpich-testsuite {version}"', "configure.ac's AC_INIT")
-    out = ["/* mpitestconf.h for the nodes: written by tests/mpi/runtests.py from the",
+    out = ["/* mpitestconf.h for the nodes: written by tests/lib/mpi/runtests.py from the",
            " * suite's include/mpitestconf.h.in, as MPICH's configure would write it on a",
            " * node (x86-64, picolibc, lib/mpi).  MPI_VERSION and MPI_SUBVERSION come",
            " * from lib/mpi/mpi.h itself.  Do not edit: rewritten on every run. */", ""]
@@ -296,7 +296,7 @@ def dtpoolsconf(template_text):
     have = {"HAVE_INTTYPES_H", "HAVE_LIMITS_H", "HAVE_MEMORY_H", "HAVE_MEMSET", "HAVE_STDINT_H",
             "HAVE_STDLIB_H", "HAVE_STRDUP", "HAVE_STRINGS_H", "HAVE_STRING_H", "HAVE_SYS_STAT_H",
             "HAVE_SYS_TYPES_H", "HAVE_UNISTD_H", "STDC_HEADERS"}
-    out = ["/* dtpoolsconf.h for the nodes: written by tests/mpi/runtests.py from the",
+    out = ["/* dtpoolsconf.h for the nodes: written by tests/lib/mpi/runtests.py from the",
            " * suite's dtpools/dtpoolsconf.h.in.  Do not edit. */", ""]
     for line in template_text.splitlines():
         m = re.match(r"^#undef (\w+)\s*$", line)

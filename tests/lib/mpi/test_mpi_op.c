@@ -14,7 +14,7 @@
 
 #include <cmocka.h>
 
-#include "tests/unit/host_mpi.h"
+#include "tests/lib/mpi/host_mpi.h"
 
 static int setup(void **state)
 {

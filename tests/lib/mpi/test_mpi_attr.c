@@ -15,7 +15,7 @@
 #include <cmocka.h>
 
 #include "lib/mpi/mpiimpl.h"
-#include "tests/unit/host_mpi_comm.h"
+#include "tests/lib/mpi/host_mpi_comm.h"
 
 static int setup(void **state)
 {

@@ -4,8 +4,8 @@
  * for and its slot cleared; the first error, or MPI_SUCCESS.  Included
  * once per program, after mpii_req_wait.
  */
-#ifndef TESTS_UNIT_HOST_REQ_WAITALL_H
-#define TESTS_UNIT_HOST_REQ_WAITALL_H
+#ifndef TESTS_LIB_MPI_HOST_REQ_WAITALL_H
+#define TESTS_LIB_MPI_HOST_REQ_WAITALL_H
 
 #include "lib/mpi/mpiimpl.h"
 

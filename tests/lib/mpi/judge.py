@@ -24,7 +24,7 @@ FOUND_ERRORS = re.compile(r"^\s*(Found \d+ errors?)\s*$")
 # What an error handler that aborts prints (MPICH's words, lib/mpi's too).
 FATAL = re.compile(r"^\s*Fatal error in ")
 
-# runtests' three, then ours (tests/mpi/basic.testlist).
+# runtests' three, then ours (tests/lib/mpi/basic.testlist).
 RESULT_TESTS = ("TestStatus", "TestStatusNoErrors", "TestErrFatal", "TestOutput")
 
 

@@ -1,6 +1,6 @@
 /*
  * A host stand-in for the parts of lib/mpi/ that op.c, coll.c and
- * icoll.c use but do not own (tests/unit/host_mpi.c): the ranks of a
+ * icoll.c use but do not own (tests/lib/mpi/host_mpi.c): the ranks of a
  * job as threads of one process, each with its own communicators; a
  * point to point that matches on (context, source, destination, tag)
  * and completes a send only when a receive takes it (every send is a
@@ -9,8 +9,8 @@
  * and vectors of them); the argument checks and error reports; kernel
  * threads and semaphores on pthreads.
  */
-#ifndef TESTS_UNIT_HOST_MPI_H
-#define TESTS_UNIT_HOST_MPI_H
+#ifndef TESTS_LIB_MPI_HOST_MPI_H
+#define TESTS_LIB_MPI_HOST_MPI_H
 
 #include "lib/mpi/mpiimpl.h"
 

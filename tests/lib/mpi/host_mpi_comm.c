@@ -26,7 +26,7 @@
 #include "kernel/sync.h"
 #include "kernel/thread.h"
 #include "lib/mpi/mpiimpl.h"
-#include "tests/unit/host_mpi_comm.h"
+#include "tests/lib/mpi/host_mpi_comm.h"
 
 int mpii_world_rank, mpii_world_size;
 int mpii_initialized, mpii_finalized;
@@ -390,7 +390,7 @@ int mpii_req_wait(struct mpi_req *r, MPI_Status *status)
 	return err;
 }
 
-#include "tests/unit/host_req_waitall.h"
+#include "tests/lib/mpi/host_req_waitall.h"
 
 /* --- running ranks ------------------------------------------------------------------------- */
 

@@ -14,8 +14,8 @@
 #include <cmocka.h>
 
 #include "lib/mpi/mpiimpl.h"
-#include "tests/unit/host_mpi_comm.h"
-#include "tests/unit/rank_check.h"
+#include "tests/lib/mpi/host_mpi_comm.h"
+#include "tests/lib/mpi/rank_check.h"
 
 static int class_of(int code)
 {

@@ -1,5 +1,5 @@
 /*
- * The host stand-in of tests/unit/host_mpi.h.
+ * The host stand-in of tests/lib/mpi/host_mpi.h.
  */
 #include <errno.h>
 #include <pthread.h>
@@ -12,7 +12,7 @@
 
 #include "kernel/sync.h"
 #include "kernel/thread.h"
-#include "tests/unit/host_mpi.h"
+#include "tests/lib/mpi/host_mpi.h"
 
 __thread int host_errs, host_last_class;
 
@@ -663,7 +663,7 @@ int mpii_req_wait(struct mpi_req *r, MPI_Status *status)
 	return err;
 }
 
-#include "tests/unit/host_req_waitall.h"
+#include "tests/lib/mpi/host_req_waitall.h"
 
 int mpii_send(const void *buf, int count, MPI_Datatype dt, int peer, int tag, struct mpi_comm *c, int ctxoff)
 {

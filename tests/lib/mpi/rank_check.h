@@ -3,8 +3,8 @@
  * a failed CHECK counts in errs and is told on stderr with the rank, the
  * file and the line, and the rank goes on.
  */
-#ifndef TESTS_UNIT_RANK_CHECK_H
-#define TESTS_UNIT_RANK_CHECK_H
+#ifndef TESTS_LIB_MPI_RANK_CHECK_H
+#define TESTS_LIB_MPI_RANK_CHECK_H
 
 #include <stdio.h>
 

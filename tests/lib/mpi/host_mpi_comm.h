@@ -3,8 +3,8 @@
  * communicator, group, error, attribute, info and topology files
  * (host_mpi_comm.c).
  */
-#ifndef TESTS_UNIT_HOST_MPI_COMM_H
-#define TESTS_UNIT_HOST_MPI_COMM_H
+#ifndef TESTS_LIB_MPI_HOST_MPI_COMM_H
+#define TESTS_LIB_MPI_HOST_MPI_COMM_H
 
 #include <setjmp.h>
 

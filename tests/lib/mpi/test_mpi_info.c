@@ -13,7 +13,7 @@
 #include <cmocka.h>
 
 #include "lib/mpi/mpi.h"
-#include "tests/unit/host_mpi_comm.h"
+#include "tests/lib/mpi/host_mpi_comm.h"
 
 static int class_of(int code)
 {

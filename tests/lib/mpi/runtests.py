@@ -7,7 +7,7 @@ and status 0, or the testlist's resultTest=); ends with one line
 
 Each directory's testlist names the runs (program, processes, arguments,
 environment, time limit, xfail); its Makefile.am names a program's sources
-and flags.  basic/ has no testlist: tests/mpi/basic.testlist is its.  The
+and flags.  basic/ has no testlist: tests/lib/mpi/basic.testlist is its.  The
 harness (util/mtest*.c, util/dtypes.c, dtpools/) is built once a run into
 libmtest.a, libdtypes.a and libdtpools.a, against an mpitestconf.h written
 for the nodes.  A program that does not link only because lib/mpi lacks
@@ -32,11 +32,11 @@ import threading
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-ROOT = os.path.dirname(os.path.dirname(HERE))
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(HERE)))
 sys.path.insert(0, HERE)
 
-import judge  # noqa: E402  (tests/mpi/judge.py)
-import suite  # noqa: E402  (tests/mpi/suite.py)
+import judge  # noqa: E402  (tests/lib/mpi/judge.py)
+import suite  # noqa: E402  (tests/lib/mpi/suite.py)
 
 DEFAULT_SUITE = os.path.join(ROOT, "build", "mpich-4.0.2", "test", "mpi")
 DEFAULT_OUT = os.path.join(ROOT, "build", "mpi-test")
@@ -78,13 +78,13 @@ UNDEFINED = re.compile(r"^mpicc: undefined: (\S+)", re.M)
 PASS_ENV = re.compile(r"^(MPITEST_|MPIR_CVAR_|MPICH_)")
 
 EPILOG = """examples:
-  tests/mpi/runtests.py --list
+  tests/lib/mpi/runtests.py --list
       every run of the default directories and its process count
-  tests/mpi/runtests.py --only pt2pt/anyall -v
+  tests/lib/mpi/runtests.py --only pt2pt/anyall -v
       one test, with its build and run commands
-  tests/mpi/runtests.py --tests tests/mpi/named.txt --jobs 2
+  tests/lib/mpi/runtests.py --tests tests/lib/mpi/named.txt --jobs 2
       the tests that must pass
-  MPI_TESTS=coll,pt2pt/sendrecv3 tests/mpi/runtests.py --nic e1000 --driver tcp
+  MPI_TESTS=coll,pt2pt/sendrecv3 tests/lib/mpi/runtests.py --nic e1000 --driver tcp
       all of coll/ and one pt2pt test, over e1000 and Madeleine's TCP driver
 
 environment:
@@ -661,7 +661,7 @@ def list_tests(tests, runner):
 
 
 def parse_args(argv):
-    p = argparse.ArgumentParser(prog="tests/mpi/runtests.py", description=__doc__, epilog=EPILOG,
+    p = argparse.ArgumentParser(prog="tests/lib/mpi/runtests.py", description=__doc__, epilog=EPILOG,
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--suite", default=DEFAULT_SUITE, metavar="DIR",
                    help="MPICH's test/mpi (default: build/mpich-4.0.2/test/mpi, from make mpich-tests)")
@@ -670,7 +670,7 @@ def parse_args(argv):
                         f"else {DEFAULT_DIRS})")
     p.add_argument("--tests", metavar="FILE",
                    help="run only the tests these files name (comma list; dir/name a line, # comments; "
-                        "every testlist line of that name), e.g. tests/mpi/named.txt")
+                        "every testlist line of that name), e.g. tests/lib/mpi/named.txt")
     p.add_argument("--only", metavar="NAMES",
                    help="run only these tests: comma list of dir/name, or names searched in --dirs")
     p.add_argument("--nic", default="shm", choices=["shm", "virtio", "e1000", "e1000e", "igb"],
