@@ -211,7 +211,7 @@ def image_apart(root, build):
 
 
 def imports_selftest(root, build):
-    """tests/imports.py names a circle of two files outside kernel/, and lets one inside it be."""
+    """tests/tree/imports.py names a circle of two files outside kernel/, and lets one inside it be."""
     import tempfile
     with tempfile.TemporaryDirectory() as t:
         for folder in ("net", "kernel"):
@@ -223,7 +223,7 @@ def imports_selftest(root, build):
                                      % (other, folder, me, folder, other, folder))
                 subprocess.run(["gcc", "-c", "-o", os.path.join(t, "build", folder, me + ".o"), src],
                                check=True)
-        r = subprocess.run(["python3", os.path.join(root, "tests", "imports.py"), "--root", t,
+        r = subprocess.run(["python3", os.path.join(root, "tests", "tree", "imports.py"), "--root", t,
                             "--build", os.path.join(t, "build")], capture_output=True, text=True)
         if r.returncode != 1 or "a circle: net/a net/b" not in r.stdout or "kernel/a" in r.stdout:
             return False, "the circle in net/ was not reported alone", r.stdout
@@ -231,19 +231,19 @@ def imports_selftest(root, build):
 
 
 def readme_files_selftest(root, build):
-    """tests/readme_files.py names a file its README does not, and takes a header by its source."""
+    """tests/tree/readme_files.py names a file its README does not, and takes a header by its source."""
     import tempfile
     with tempfile.TemporaryDirectory() as t:
         os.makedirs(os.path.join(t, "lib"))
         for n in ("a.c", "a.h", "b.c"):
             open(os.path.join(t, "lib", n), "w").close()
         open(os.path.join(t, "lib", "README.md"), "w").write("- `a.c`: a.\n")
-        r = subprocess.run(["python3", os.path.join(root, "tests", "readme_files.py"), "--root", t],
+        r = subprocess.run(["python3", os.path.join(root, "tests", "tree", "readme_files.py"), "--root", t],
                            capture_output=True, text=True)
         if r.returncode != 1 or "lib/b.c is not named" not in r.stdout or "a.h" in r.stdout:
             return False, "an unnamed file was not reported alone", r.stdout
         open(os.path.join(t, "lib", "README.md"), "a").write("- `b.c`: b.\n")
-        r = subprocess.run(["python3", os.path.join(root, "tests", "readme_files.py"), "--root", t],
+        r = subprocess.run(["python3", os.path.join(root, "tests", "tree", "readme_files.py"), "--root", t],
                            capture_output=True, text=True)
         if r.returncode != 0:
             return False, "a README naming every file was refused", r.stdout

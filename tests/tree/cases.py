@@ -31,20 +31,20 @@ CASES = [
     # The layers, enforced by the build (linker/layers.py): a violation planted in a scratch
     # copy (an include quoted, in angle brackets, relative or from a .inc; an extern and a call)
     # is refused by the compiler or the link's symbol check, naming it.
-    Command("check/layers-selftest", ["{root}/tests/layers_test.sh", "{build}"], timeout=180,
+    Command("check/layers-selftest", ["{root}/tests/tree/layers_test.sh", "{build}"], timeout=180,
             expect=[r"layers self-test: 1\d passed, 0 failed"]),
     Command("check/grub-multiboot2", ["grub-file", "--is-x86-multiboot2", "{build}/now.elf"],
             needs=("grub-file",)),
     # The README's keys and apps are the kernel image's own (its argument tables, its apps).
-    Command("check/readme-keys", ["python3", "{root}/tests/readme_keys.py", "{root}/README.md",
+    Command("check/readme-keys", ["python3", "{root}/tests/tree/readme_keys.py", "{root}/README.md",
                                   "{build}/now-test.elf"],
             expect=[r"readme-keys: \d+ keys, \d+ apps, the same in both"]),
     # Every source file is named in its folder's README.
-    Command("check/readme-files", ["python3", "{root}/tests/readme_files.py"],
+    Command("check/readme-files", ["python3", "{root}/tests/tree/readme_files.py"],
             expect=[r"readme-files: \d+ files in \d+ folders, every one named"]),
     Check("check/readme-files-selftest", readme_files_selftest),
     # No file outside kernel/ uses a file that uses it back (by their objects' symbols).
-    Command("check/imports", ["python3", "{root}/tests/imports.py", "--build", "{build}"],
+    Command("check/imports", ["python3", "{root}/tests/tree/imports.py", "--build", "{build}"],
             expect=[r"imports: \d+ files, \d+ imports, no circle outside kernel/"]),
     Check("check/imports-selftest", imports_selftest),
 ]

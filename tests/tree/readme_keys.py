@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """The README's lists against the kernel image's own tables.
 
-usage: tests/readme_keys.py [README] [IMAGE]
+usage: tests/tree/readme_keys.py [README] [IMAGE]
 
 Reads the keys of the table under "Keys every node understands" and the
 apps of the "## Apps" table in README (default README.md), and the
@@ -14,7 +14,7 @@ import os
 import re
 import sys
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 sys.path.insert(0, os.path.join(ROOT, "boot", "tools"))
 import nowimage  # noqa: E402
 

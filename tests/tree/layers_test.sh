@@ -7,13 +7,13 @@
 # extern declaration and call with no include at all, and an include from a
 # .inc file.
 #
-#   tests/layers_test.sh BUILD      (BUILD: a built tree's build directory)
+#   tests/tree/layers_test.sh BUILD      (BUILD: a built tree's build directory)
 set -u
 if [ $# != 1 ] || [ "$1" = -h ] || [ "$1" = --help ]; then
 	sed -n '2,9p' "$0" | sed 's/^# \{0,1\}//'
 	[ $# = 1 ]; exit $?
 fi
-ROOT=$(cd "$(dirname "$0")/.." && pwd)
+ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 BUILD=$(cd "$1" && pwd) || exit 2
 T=$(mktemp -d)
 trap 'rm -rf "$T"' EXIT

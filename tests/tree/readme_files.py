@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Every source file is named in its folder's README.
 
-usage: tests/readme_files.py [--root DIR]
+usage: tests/tree/readme_files.py [--root DIR]
 
 For each folder of the image and of the test image (boot, kernel,
 drivers, net and its layers, lib, apps, tests/apps, tests/bench,
@@ -40,7 +40,7 @@ def main(argv):
     if "-h" in argv or "--help" in argv:
         print(__doc__.strip())
         return 0
-    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
     if "--root" in argv:
         root = argv[argv.index("--root") + 1]
     missing = files = folders = 0

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """No circle of imports outside kernel/.
 
-usage: tests/imports.py [--build DIR] [--root DIR]
+usage: tests/tree/imports.py [--build DIR] [--root DIR]
 
 A file imports another when its object uses a symbol (a function or a
 variable) the other's object defines: read with gcc-nm from the objects
@@ -85,7 +85,7 @@ def main(argv):
     if "-h" in argv or "--help" in argv:
         print(__doc__.strip())
         return 0
-    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
     build = os.path.join(root, "build")
     if "--root" in argv:
         root = argv[argv.index("--root") + 1]
