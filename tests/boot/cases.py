@@ -157,12 +157,12 @@ CASES = [
 CASES += ([
     # One cluster across two hosts (two network namespaces, a veth cable, VXLAN between
     # their bridges): ids typed per host with --first/--total, then agreed by node=auto.
-    Command("twohost/fabric-stress", ["bash", "{root}/tests/twohost_test.sh", "fabric-stress", "2",
+    Command("twohost/fabric-stress", ["bash", "{root}/tests/boot/twohost_test.sh", "fabric-stress", "2",
                                       "count=500"], timeout=240,
             expect=[r"^A \[n[01]\] RESULT fabric-stress sent=1500 received=1500 lost=0 dup=0 "
                     r"misordered=0", r"^B \[n[23]\] RESULT fabric-stress sent=1500 received=1500 "
                     r"lost=0 dup=0 misordered=0", r"twohost: host A status 0, host B status 0"]),
-    Command("twohost/auto-rmem-test", ["bash", "{root}/tests/twohost_test.sh", "rmem-test", "1",
+    Command("twohost/auto-rmem-test", ["bash", "{root}/tests/boot/twohost_test.sh", "rmem-test", "1",
                                        "node=auto nodes=2"], timeout=240,
             expect=[r"^A \[n0\] auto: node 0 of 2 \(MAC order\)",
                     r"^B \[n1\] auto: node 1 of 2 \(MAC order\)",
@@ -173,11 +173,11 @@ CASES += ([
 CASES += [
     # The launcher itself, with a tiny test guest (exit codes, prefixes,
     # timeout, grace, Ctrl-C cleanup, pinning, tap namespace).
-    Command("launcher/suite", ["bash", "{root}/tests/launcher_test.sh"], timeout=400,
+    Command("launcher/suite", ["bash", "{root}/tests/boot/launcher_test.sh"], timeout=400,
             expect=[r"launcher tests: \d+ passed, 0 failed"]),
     # A QEMU without igb (Debian 12's 7.2 where backports cannot be reached): the igb cases
     # are skipped and named, none passes or fails; boot/cluster --nic igb says why.
-    Command("check/old-qemu-skips", ["bash", "{root}/tests/skip_test.sh", "{build}"],
+    Command("check/old-qemu-skips", ["bash", "{root}/tests/boot/skip_test.sh", "{build}"],
             expect=[r"skip_test: 1\d igb cases skipped and named",
                     r"skip_test: boot/cluster --nic igb refused"], timeout=120),
     # make run and make test bring QEMU 10 as CI does (boot/tools/deps.sh --qemu10 before anything is
@@ -224,7 +224,7 @@ CASES += [
     # Every example of boot/cluster --help runs as written and ends well.
     # Alone: its 8-node example pins every node to one host CPU, and beside another case's
     # nodes it ran past its own --timeout 60 (make test's full runs, two of three).
-    Command("launcher/help-examples", ["python3", "{root}/tests/help_examples.py", "boot/cluster"],
+    Command("launcher/help-examples", ["python3", "{root}/tests/boot/help_examples.py", "boot/cluster"],
             timeout=240, expect=[r"help-examples: (\d+) of \1 ran as written"], alone=True),
 
     # The same kernel from GRUB: the ISO boots to hello.
@@ -253,7 +253,7 @@ CASES += [
     # Under UEFI there is no VGA text mode: the console is drawn on the GOP framebuffer, and
     # read back off a screendump glyph by glyph.
     Command("qemu/iso-uefi-framebuffer-console",
-            ["python3", "{root}/tests/fbcon_test.py", "{build}/now.iso", "hello from node 0 of 1",
+            ["python3", "{root}/tests/boot/fbcon_test.py", "{build}/now.iso", "hello from node 0 of 1",
              "app: hello finished with status 0"], timeout=180,
             expect=[r"console: UEFI framebuffer \d+x\d+, (16|24|32) bits a pixel",
                     r"fbcon: 2 of 2 lines found"],

@@ -4,7 +4,7 @@
 # runs boot/cluster --switch tap for its half of the nodes, its bridge
 # joined to the other's by VXLAN, and the app must finish on all of them.
 #
-# Usage: tests/twohost_test.sh [APP [NODES_PER_HOST [ARGS...]]]
+# Usage: tests/boot/twohost_test.sh [APP [NODES_PER_HOST [ARGS...]]]
 #   (default: fabric-stress, 2 per host, count=500).  Root only.
 set -u
 case "${1:-}" in
@@ -16,7 +16,7 @@ app=${1:-fabric-stress}
 per=${2:-2}
 shift 2 2>/dev/null || shift $#
 args=${*:-count=500}
-root=$(cd "$(dirname "$0")/.." && pwd)
+root=$(cd "$(dirname "$0")/../.." && pwd)
 
 if [ "$(id -u)" != 0 ]; then
 	echo "twohost: needs root (network namespaces, veth, bridges, taps)" >&2

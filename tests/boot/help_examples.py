@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Run every example of a launcher's --help exactly as written.
 
-usage: tests/help_examples.py [--wait-secs S] SCRIPT
+usage: tests/boot/help_examples.py [--wait-secs S] SCRIPT
 
 SCRIPT is run with --help from the project root; each example line of its
 "examples:" section (an indented line that starts with the script's own
@@ -20,7 +20,7 @@ import subprocess
 import sys
 import time
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 
 def examples(script):

@@ -7,7 +7,7 @@ screendump through QEMU's monitor and looks for lines the kernel printed,
 drawn in GRUB's 8x16 font at the start of a text row: every pixel of each
 glyph lit where the font has a dot and dark where it has none.
 
-Usage: tests/fbcon_test.py ISO [TEXT ...]
+Usage: tests/boot/fbcon_test.py ISO [TEXT ...]
 """
 import os
 import re

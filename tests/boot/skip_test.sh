@@ -5,9 +5,9 @@
 # skipped, with the reason, none as passed or failed; and boot/cluster
 # --nic igb must refuse with a message that says why.
 #
-# Usage: tests/skip_test.sh [BUILD]
+# Usage: tests/boot/skip_test.sh [BUILD]
 set -euo pipefail
-root=$(cd "$(dirname "$0")/.." && pwd)
+root=$(cd "$(dirname "$0")/../.." && pwd)
 build=${1:-$root/build}
 real=$(command -v qemu-system-x86_64) || { echo "skip_test: no qemu-system-x86_64" >&2; exit 1; }
 shim=$(mktemp -d)

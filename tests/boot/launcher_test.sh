@@ -4,11 +4,11 @@
 # boots those too) whose command line says what to do: print lines, write a
 # status to isa-debug-exit, hang, triple fault...
 #
-# Usage: tests/launcher_test.sh        (exit 0 = all passed, 77 = skipped)
+# Usage: tests/boot/launcher_test.sh        (exit 0 = all passed, 77 = skipped)
 # Needs: qemu-system-x86_64, vde_switch, vde_plug, taskset, gcc with -m32, ld.
 set -u
 
-ROOT=$(cd "$(dirname "$0")/.." && pwd)
+ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 CLUSTER="$ROOT/boot/cluster"
 WORK=$(mktemp -d /tmp/launcher-test.XXXXXX)
 TAG="lt$$x$RANDOM"      # on every kernel command line: finds our QEMUs only
