@@ -7,10 +7,10 @@ CASES = [
     # and the check itself fails on each kind of forbidden arrow.
     # The bench driver end to end on a few iterations: a table per run, the
     # side-by-side table and the halting line (timing is not asserted).
-    # Every sample kept, the plots drawn and the report page written (tests/check_bench_report.py).
+    # Every sample kept, the plots drawn and the report page written (tests/bench/check_bench_report.py).
     Command("bench/smoke", ["bash", "-c", "{root}/boot/tools/bench --nics e1000,shm,shm-halt --iters 20 "
                             "--only floor --stages '' --out {build}/tests/bench-smoke/results.json && "
-                            "python3 {root}/tests/check_bench_report.py {build}/tests/bench-smoke"],
+                            "python3 {root}/tests/bench/check_bench_report.py {build}/tests/bench-smoke"],
             expect=[r"median_us side by side", r"row +e1000 +shm +shm-halt",
                     r"shm-halt: \d+ of \d+ latency rows below the e1000 floor \(\d+\.\d+ us\)",
                     r"bench: every sample under .*, \d+ plots, report",

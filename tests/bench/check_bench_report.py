@@ -2,7 +2,7 @@
 """Check what boot/tools/bench wrote beside results.json: every sample of every latency row
 (as many as the row's n), a PNG for every plot the report shows, and the run's conditions.
 
-Usage: tests/check_bench_report.py DIR   (DIR holds results.json, report.md, plots/, samples/)
+Usage: tests/bench/check_bench_report.py DIR   (DIR holds results.json, report.md, plots/, samples/)
 """
 import json
 import os
