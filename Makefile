@@ -135,17 +135,22 @@ APP_OBJS := $(addprefix apps/,app.o stats.o hello.o selftest.o ising.o ising_cor
 	circuit_net.o circuit_sim.o circuit_ring.o circuit_cmb.o)
 
 # The test image's own apps (build/now-test.elf): the tests make test runs
-# (tests/apps) and the benchmarks of make bench, trace and cost (tests/bench).
-TEST_APP_OBJS := tests/apps/check.o tests/kernel/fault.o tests/drivers/nictest.o tests/net/fabric/fabric_stress.o \
-	tests/net/fabric/fabric_junk.o tests/net/fabric/peer_timeout.o tests/net/fabric/rejoin.o tests/drivers/rx_starve.o \
-	tests/net/rmem/rmem_test.o tests/lib/rpc/rpc_test.o tests/lib/mad/mad_test.o tests/lib/mad/mad_figure6.o \
-	tests/lib/mad/mad_recover.o tests/net/req/req_stress.o tests/net/deposit/deposit_test.o tests/net/deposit/deposit_test_common.o \
-	tests/net/deposit/deposit_test_prim.o tests/net/deposit/deposit_test_hostile.o tests/net/deposit/deposit_test_group.o \
-	tests/net/lwip/lwip_pin.o tests/net/call/barrier_forge.o \
-	tests/bench/bench.o tests/bench/pingpong.o tests/bench/floor_line.o tests/bench/stages.o tests/bench/ops.o \
-	tests/bench/ops_tcp.o tests/bench/cost.o tests/net/rmem/rmem_bench.o tests/net/req/req_bench.o \
-	tests/net/deposit/deposit_bench.o tests/lib/mad/mad_bench.o tests/lib/mpi/mpi_bench.o tests/lib/rpc/rpc_bench.o \
-	tests/net/lwip/tcp_echo.o tests/net/rmem/bulk_bench.o
+# and the benchmarks of make bench, trace and cost, each in the folder of
+# the feature it tests (tests/README.md); what they share is in tests/apps
+# (the check, the protocol numbers) and tests/bench (the bench harness, the
+# floor, one operation at a time).
+TEST_APP_OBJS := tests/apps/check.o tests/kernel/fault.o tests/drivers/nictest.o \
+	tests/net/fabric/fabric_stress.o tests/net/fabric/fabric_junk.o tests/net/fabric/peer_timeout.o \
+	tests/net/fabric/rejoin.o tests/drivers/rx_starve.o tests/net/rmem/rmem_test.o tests/lib/rpc/rpc_test.o \
+	tests/lib/mad/mad_test.o tests/lib/mad/mad_figure6.o tests/lib/mad/mad_recover.o \
+	tests/net/req/req_stress.o tests/net/deposit/deposit_test.o tests/net/deposit/deposit_test_common.o \
+	tests/net/deposit/deposit_test_prim.o tests/net/deposit/deposit_test_hostile.o \
+	tests/net/deposit/deposit_test_group.o tests/net/lwip/lwip_pin.o tests/net/call/barrier_forge.o \
+	tests/bench/bench.o tests/bench/pingpong.o tests/bench/floor_line.o tests/bench/stages.o \
+	tests/bench/ops.o tests/bench/ops_tcp.o tests/bench/cost.o tests/net/rmem/rmem_bench.o \
+	tests/net/req/req_bench.o tests/net/deposit/deposit_bench.o tests/lib/mad/mad_bench.o \
+	tests/lib/mpi/mpi_bench.o tests/lib/rpc/rpc_bench.o tests/net/lwip/tcp_echo.o \
+	tests/net/rmem/bulk_bench.o
 
 # The objects with test hooks (#ifdef NOW_TEST_HOOKS: forged descriptors,
 # raw cells, a pause inside a dequeue): built a second time, with the

@@ -3,22 +3,31 @@
 
 usage: tests/tree/readme_files.py [--root DIR]
 
-For each folder of the image and of the test image (boot, kernel,
-drivers, net and its layers, lib, apps, tests/apps, tests/bench,
-linker), every file in it (sources, headers, scripts) must be named in
-the folder's README.md: by its name, or, for a header beside a source of
-the same stem (x.h and x.c), by the name of either.  A folder without a
-README of its own (net/lwip/arch) is covered by its parent's.  Prints
-each file not named and ends with "readme-files: N files in M folders,
-every one named"; exit status 0 iff none is missing.
+For each folder of the image (boot, kernel, drivers, net and its
+layers, lib, apps, linker) and every folder of tests/ (but the fuzz
+targets' regressions, which hold inputs), every file in it (sources,
+headers, scripts) must be named in the folder's README.md: by its name,
+or, for a header beside a source of the same stem (x.h and x.c), by the
+name of either.  A folder without a README of its own (net/lwip/arch,
+tests/net/rmem) is covered by its nearest parent's.  Prints each file
+not named and ends with "readme-files: N files in M folders, every one
+named"; exit status 0 iff none is missing.
 """
 import os
 import re
 import sys
 
 FOLDERS = ["boot", "boot/tools", "kernel", "drivers", "net", "net/fabric", "net/call", "net/rmem", "net/req",
-           "net/deposit", "net/lwip", "net/lwip/arch", "lib", "lib/mpi", "apps", "tests/apps", "tests/bench",
-           "linker"]
+           "net/deposit", "net/lwip", "net/lwip/arch", "lib", "lib/mpi", "apps", "linker"]
+
+
+def test_folders(root):
+    """Every folder of tests/, but fuzz regressions (inputs) and Python's caches."""
+    out = []
+    for dirpath, dirs, _ in os.walk(os.path.join(root, "tests")):
+        dirs[:] = sorted(d for d in dirs if not d.startswith("regressions") and d != "__pycache__")
+        out.append(os.path.relpath(dirpath, root))
+    return out
 
 
 def readme_of(root, folder):
@@ -44,7 +53,7 @@ def main(argv):
     if "--root" in argv:
         root = argv[argv.index("--root") + 1]
     missing = files = folders = 0
-    for folder in FOLDERS:
+    for folder in FOLDERS + test_folders(root):
         d = os.path.join(root, folder)
         if not os.path.isdir(d):
             continue

@@ -1,5 +1,5 @@
 /*
- * deposit-test's parts (tests/apps/deposit_test*.c): the connections,
+ * deposit-test's parts (deposit_test*.c): the connections,
  * node 0's endpoints and registers, and what the parts share.  See
  * deposit_test.c for what the test does.
  */
