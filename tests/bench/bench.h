@@ -4,7 +4,7 @@
  * the work, the others wait), with a barrier between rows, and each row
  * prints one or more lines
  *   RESULT bench row=<name> nic=<driver> median_us=.. p99_us=.. median_cycles=.. ...
- * that tests/bench.py turns into the table and build/bench/results.json,
+ * that boot/tools/bench turns into the table and build/bench/results.json,
  * with every latency as a ratio to the floor (row "floor") of the same run.
  */
 #ifndef TESTS_BENCH_BENCH_H
