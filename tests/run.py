@@ -75,7 +75,7 @@ def run_case(case, build):
 
 
 
-TELLING = re.compile(r"FAILED|\berror\b(?! \d)|failed(?! \d)|[Tt]imeout after|timed out|did not|"
+TELLING = re.compile(r"FAILED|\bFAIL\b|\berror\b(?! \d)|failed(?! \d)|[Tt]imeout after|timed out|did not|"
                      r"panic|not found|status [1-9]|expected")
 
 
