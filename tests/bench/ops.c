@@ -18,6 +18,7 @@
 #include "net/rmem/rmem.h"
 #include "tests/apps/protos.h"
 #include "tests/bench/ops.h"
+#include "tests/lib/rpc/rpc_simple.h"
 
 #define WAIT_NS 2000000000ULL
 #define SEGBYTES 4096
@@ -285,22 +286,11 @@ static int deposit_rtt_run(uint32_t i)
 static struct rpc_server server;
 static struct rpc_binding binding;
 
-static int simple(const void *args, size_t len, uint64_t *result)
-{
-	int32_t a[4];
-
-	if (len != sizeof a)
-		return -EINVAL;
-	memcpy(a, args, sizeof a);
-	*result = (uint64_t)((int64_t)a[0] + a[1] + a[2] + a[3]);
-	return 0;
-}
-
 static int rpc_setup(void)
 {
 	if (node_id != 1 || server.stacks)
 		return 0;
-	if (rpc_server_init(&server, "ops") < 0 || rpc_register(&server, 1, simple) < 0 ||
+	if (rpc_server_init(&server, "ops") < 0 || rpc_register(&server, 1, rpc_simple_sum) < 0 ||
 	    rpc_serve(&server, 1) < 0)
 		return -1;
 	return 0;

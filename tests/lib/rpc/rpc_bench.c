@@ -35,21 +35,11 @@
 #include "net/fabric/fabric.h"
 #include "net/rmem/rmem.h"
 #include "tests/bench/bench.h"
+#include "tests/lib/rpc/rpc_simple.h"
 
 enum { P_SIMPLE = 1, P_SUM = 2, P_REF = 3 };
 #define REF_LEN 1024
 #define BUSY_THREADS 3
-
-static int bench_simple(const void *args, size_t len, uint64_t *result)
-{
-	int32_t a[4];
-
-	if (len != sizeof a)
-		return -EINVAL;
-	memcpy(a, args, sizeof a);
-	*result = (uint64_t)((int64_t)a[0] + a[1] + a[2] + a[3]);
-	return 0;
-}
 
 static int bench_sum(const void *args, size_t len, uint64_t *result)
 {
@@ -94,7 +84,7 @@ static int setup(void)
 	if (node_id == 1) {
 		r = rpc_server_init(&server, "bench");
 		if (r == 0)
-			r = rpc_register(&server, P_SIMPLE, bench_simple);
+			r = rpc_register(&server, P_SIMPLE, rpc_simple_sum);
 		if (r == 0)
 			r = rpc_register(&server, P_SUM, bench_sum);
 		if (r == 0)

@@ -43,6 +43,7 @@
 #include "net/fabric/fabric.h"
 #include "net/rmem/rmem.h"
 #include "tests/apps/check.h"
+#include "tests/lib/rpc/rpc_simple.h"
 
 #define BARRIER_NS 300000000000ULL
 #define BIND_NS 60000000000ULL
@@ -57,17 +58,6 @@ enum { KINDS = 6 };			/* calls per round: Simple, MW-32/64/128, multi-frame, by 
 #define EXTRA_BINDINGS 2		/* node 1 binds this many more times than there are stacks */
 
 /* --- the procedures (node 0) ------------------------------------------------ */
-
-static int proc_simple(const void *args, size_t len, uint64_t *result)
-{
-	int32_t a[4];
-
-	if (len != sizeof a)
-		return -EINVAL;
-	memcpy(a, args, sizeof a);
-	*result = (uint64_t)((int64_t)a[0] + 2 * (int64_t)a[1] + 3 * (int64_t)a[2] + 4 * (int64_t)a[3]);
-	return 0;
-}
 
 /* A position-weighted sum: a word in the wrong place changes it. */
 static uint64_t weighted(const uint32_t *w, size_t n)
@@ -471,7 +461,7 @@ static int rpc_test_main(void)
 	}
 	if (node_id == 0) {
 		int r = rpc_server_init(&srv, "test");
-		rpc_register(&srv, P_SIMPLE, proc_simple);
+		rpc_register(&srv, P_SIMPLE, rpc_simple_weighted);
 		rpc_register(&srv, P_SUM, proc_sum);
 		rpc_register(&srv, P_CRC, proc_crc);
 		rpc_register(&srv, P_SLOW, proc_slow);
