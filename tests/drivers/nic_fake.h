@@ -6,8 +6,10 @@
  * drivers (struct inic, drivers/intel_nic.h): the fake device's record of
  * what it put in each slot, the frames' bytes, the hook that checks a
  * frame against that record, the accounting of a harvest and the pool's
- * and the ring's checks; the target gives the descriptor format
- * (device_receive, ring_sound's descriptor check, harvest's handlers).
+ * and the ring's checks, and the run of an input's operations (ring_run;
+ * the target includes tests/host/input.h first); the target gives the
+ * descriptor format (ring_receive, ring_sound's descriptor check,
+ * harvest's handlers).
  */
 #ifndef TESTS_DRIVERS_NIC_FAKE_H
 #define TESTS_DRIVERS_NIC_FAKE_H
@@ -67,6 +69,13 @@ static unsigned frames_in;
 static int jumbo;			/* the NIC takes long frames (ETH_JUMBO_FRAME): they are gathered */
 
 static uint32_t reg(int r) { return c->n.regs[r / 4]; }
+
+/* Whether the slots from head to the ring's tail (register rdt) hold a frame of that many pieces. */
+static int ring_room(int rdt, unsigned pieces)
+{
+	CHECK(reg(rdt) < NRDESC);
+	return (reg(rdt) + NRDESC - head) % NRDESC >= pieces;
+}
 
 static uint8_t frame_byte(unsigned frame, unsigned i)
 {
@@ -189,6 +198,44 @@ static void ring_end(void (*free_fn)(struct ctlr *))
 	free_fn(c);
 	free((void *)regs);
 	CHECK(pkt_free_count() == NRDESC + POOL_EXTRA);
+}
+
+/* The target's: a frame arrives (its length and the rest taken from the input), the slots' check, a harvest. */
+static void ring_receive(void);
+static void ring_sound(void);
+static void harvest(int by_interrupt);
+
+/*
+ * The input's operations, a byte each (at most 2048): its low two bits
+ * pick a frame the device receives, a harvest by polling, one by the
+ * interrupt, or the held buffers' release; bits 2-3 how many buffers the
+ * hook holds from then on.  Then everything the device put in the ring is
+ * taken, and the run ends (ring_end).
+ */
+static void ring_run(void (*free_fn)(struct ctlr *))
+{
+	for (int n = 0; in_left && n < 2048; n++) {
+		unsigned op = take(1);
+		hold = (op >> 2) & 3;
+		switch (op & 3) {
+		case 0:
+			ring_receive();
+			break;
+		case 1:
+			harvest(0);
+			break;
+		case 2:
+			harvest(1);
+			break;
+		default:
+			release();
+			ring_sound();
+			break;
+		}
+	}
+	while (c->n.rx_next != head)
+		harvest(0);
+	ring_end(free_fn);
 }
 
 #endif
