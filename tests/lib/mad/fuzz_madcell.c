@@ -58,7 +58,7 @@
 
 /* --- what the driver and lib/mad.c need from the kernel ------------------------------ */
 
-#include "tests/lib/mad/mad_stream_host.h"	/* waits, hostile[], fabric_peer_dead() */
+#include "tests/lib/mad/mad_stream_host.h"	/* waits, hostile[], fabric_peer_dead(), stream_run() */
 
 int node_id = 0, num_nodes = NODES;
 const char *const dart_exc_names[DEX_N];
@@ -408,26 +408,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	memset(&brk, 0, sizeof brk);
 	in = data;
 	in_left = size;
-	for (int n = 0; in_left && n < 128; n++) {
-		unsigned op = take(1);
-		int k = 1 + (int)((op >> 2) & 1);
-		switch (op & 3) {
-		case 0:
-			op_send(k, op);
-			break;
-		case 1:
-			op_write(k);
-			break;
-		default:
-			receive_one();
-			break;
-		}
-	}
-	for (int n = 0; n < 4 * MAXQ + 16 && receive_one(); n++)
-		;
+	stream_run();
 	probe();
-	for (int n = 0; n < 4 * MAXQ + 16 && receive_one(); n++)
-		;
+	stream_drain();
 	for (int k = 1; k < NODES; k++) {
 		past_lost(k);
 		CHECK(hostile[k] || qh[k] == qt[k]);

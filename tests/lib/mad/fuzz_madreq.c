@@ -49,7 +49,7 @@
 
 /* --- what the driver and lib/mad.c need from the kernel ------------------------------ */
 
-#include "tests/lib/mad/mad_stream_host.h"	/* waits, hostile[], fabric_peer_dead() */
+#include "tests/lib/mad/mad_stream_host.h"	/* waits, hostile[], fabric_peer_dead(), stream_run() */
 
 int node_id = 0, num_nodes = NODES;
 
@@ -306,8 +306,9 @@ static int receive_one(void)
 
 /* in, in_left and take(): tests/host/input.h */
 
-static void op_send(int k)
+static void op_send(int k, unsigned op)
 {
+	(void)op;
 	static const int modes[] = { MAD_SND_CHEAPER | MAD_RECV_CHEAPER, MAD_SND_SAFER | MAD_RECV_EXPRESS,
 				     MAD_SND_LATER | MAD_RECV_CHEAPER, MAD_SND_CHEAPER | MAD_RECV_EXPRESS };
 	struct msg m = { 0 };
@@ -362,23 +363,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	in = data;
 	in_left = size;
 	max_xfer = size & 1 ? RMEM_MAX_XFER : 7 * 1024;
-	for (int n = 0; in_left && n < 128; n++) {
-		unsigned op = take(1);
-		int k = 1 + (int)((op >> 2) & 1);
-		switch (op & 3) {
-		case 0:
-			op_send(k);
-			break;
-		case 1:
-			op_write(k);
-			break;
-		default:
-			receive_one();
-			break;
-		}
-	}
-	for (int n = 0; n < 4 * MAXQ + 16 && receive_one(); n++)
-		;
+	stream_run();
 	for (int k = 1; k < NODES; k++)
 		CHECK(hostile[k] || qh[k] == qt[k]);
 #ifdef FZ_DEBUG

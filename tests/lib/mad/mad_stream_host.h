@@ -4,7 +4,9 @@
  * once and are counted (more than WAITS_MAX traps: single-threaded, a
  * wait that loops never ends), wake-ups that wake nobody, a poll that
  * reads its flag, and peers that are gone while hostile[] says they wrote
- * by hand.  The including file defines NODES and WAITS_MAX first.
+ * by hand; and the run of an input's operations (stream_run).  The
+ * including file defines NODES, MAXQ (the messages a node's queue holds)
+ * and WAITS_MAX first, and includes tests/host/input.h.
  */
 #ifndef TESTS_LIB_MAD_MAD_STREAM_HOST_H
 #define TESTS_LIB_MAD_MAD_STREAM_HOST_H
@@ -33,6 +35,43 @@ static int hostile[NODES];
 int fabric_peer_dead(int dst)
 {
 	return dst > 0 && dst < NODES && hostile[dst];
+}
+
+/* The target's: a message node k sends (op: the byte that chose it), bytes node k writes by hand, a receive (0: nothing came). */
+static void op_send(int k, unsigned op);
+static void op_write(int k);
+static int receive_one(void);
+
+/* Every message still coming received (4 * MAXQ + 16 receives at the most). */
+static void stream_drain(void)
+{
+	for (int n = 0; n < 4 * MAXQ + 16 && receive_one(); n++)
+		;
+}
+
+/*
+ * The input's operations, a byte each (at most 128): its low two bits
+ * pick a send, a write by hand or a receive (2 and 3), bit 2 the node
+ * (1 or 2); then stream_drain().
+ */
+static void stream_run(void)
+{
+	for (int n = 0; in_left && n < 128; n++) {
+		unsigned op = take(1);
+		int k = 1 + (int)((op >> 2) & 1);
+		switch (op & 3) {
+		case 0:
+			op_send(k, op);
+			break;
+		case 1:
+			op_write(k);
+			break;
+		default:
+			receive_one();
+			break;
+		}
+	}
+	stream_drain();
 }
 
 #endif
