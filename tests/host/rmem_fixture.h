@@ -1,6 +1,7 @@
 /*
  * Remote memory's message header for the host tests that build requests
- * and answers by hand (test_rmem.c, test_rmem_serve.c): every field of
+ * and answers by hand (test_rmem.c, test_rmem_serve.c, and seed_rmem.c's
+ * fuzz inputs): every field of
  * struct rmem_msg set from the arguments, the rest zero.
  */
 #ifndef TESTS_HOST_RMEM_FIXTURE_H

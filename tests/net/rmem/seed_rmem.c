@@ -20,20 +20,14 @@
 
 #include "net/rmem/proto.h"
 #include "net/rmem/rmem.h"
+#include "tests/host/rmem_fixture.h"
 #include "tests/host/seed_common.h"
 
 static void msg(int src, uint8_t op, uint8_t flags, uint16_t seg, uint32_t gen, uint32_t off,
 		uint32_t count, size_t dlen, const char *name)
 {
-	struct rmem_msg m = { 0 };
+	struct rmem_msg m = rmem_msg_of(op, flags, seg, gen, off, count, (uint32_t)olen, 0);
 
-	m.op = op;
-	m.flags = flags;
-	m.seg = seg;
-	m.gen = gen;
-	m.off = off;
-	m.count = count;
-	m.tag = (uint32_t)olen;
 	b(src);	/* 0xe0..0xef: the odd sources */
 	b((int)(RMEM_HDR_LEN + dlen));
 	b((int)((RMEM_HDR_LEN + dlen) >> 8));
