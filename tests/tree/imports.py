@@ -22,6 +22,8 @@ import os
 import subprocess
 import sys
 
+from tree_check import ROOT, root_of, verdict
+
 FOLDERS = ("boot", "kernel", "drivers", "net", "lib", "apps", "tests")
 PACKAGES = ("lib/mpi/",)
 
@@ -85,10 +87,8 @@ def main(argv):
     if "-h" in argv or "--help" in argv:
         print(__doc__.strip())
         return 0
-    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-    build = os.path.join(root, "build")
-    if "--root" in argv:
-        root = argv[argv.index("--root") + 1]
+    root = root_of(argv)
+    build = os.path.join(ROOT, "build")
     if "--build" in argv:
         build = argv[argv.index("--build") + 1]
     objs = objects(root, build)
@@ -123,11 +123,8 @@ def main(argv):
             for g in sorted(graph[f] & set(c)):
                 print(f"  {f} uses {', '.join(why[(f, g)][:4])} of {g}")
     edges = sum(len(v) for v in graph.values())
-    if bad:
-        print(f"imports: {len(bad)} circle(s) outside kernel/ among {len(objs)} files")
-        return 1
-    print(f"imports: {len(objs)} files, {edges} imports, no circle outside kernel/")
-    return 0
+    return verdict(bad, f"imports: {len(bad)} circle(s) outside kernel/ among {len(objs)} files",
+                   f"imports: {len(objs)} files, {edges} imports, no circle outside kernel/")
 
 
 if __name__ == "__main__":

@@ -17,6 +17,8 @@ import os
 import re
 import sys
 
+from tree_check import root_of, verdict
+
 FOLDERS = ["boot", "boot/tools", "kernel", "drivers", "net", "net/fabric", "net/call", "net/rmem", "net/req",
            "net/deposit", "net/lwip", "net/lwip/arch", "lib", "lib/mpi", "apps", "linker"]
 
@@ -49,9 +51,7 @@ def main(argv):
     if "-h" in argv or "--help" in argv:
         print(__doc__.strip())
         return 0
-    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-    if "--root" in argv:
-        root = argv[argv.index("--root") + 1]
+    root = root_of(argv)
     missing = files = folders = 0
     for folder in FOLDERS + test_folders(root):
         d = os.path.join(root, folder)
@@ -73,11 +73,8 @@ def main(argv):
             where = os.path.relpath(readme, root) if readme else folder + "/README.md (missing)"
             print(f"readme-files: {folder}/{n} is not named in {where}")
             missing += 1
-    if missing:
-        print(f"readme-files: {missing} of {files} files not named in their folder's README")
-        return 1
-    print(f"readme-files: {files} files in {folders} folders, every one named")
-    return 0
+    return verdict(missing, f"readme-files: {missing} of {files} files not named in their folder's README",
+                   f"readme-files: {files} files in {folders} folders, every one named")
 
 
 if __name__ == "__main__":

@@ -14,7 +14,8 @@ import os
 import re
 import sys
 
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+from tree_check import ROOT, verdict
+
 sys.path.insert(0, os.path.join(ROOT, "boot", "tools"))
 import nowimage  # noqa: E402
 
@@ -64,11 +65,8 @@ def main():
         for k in sorted({k for k in doc if doc.count(k) > 1}):
             print(f"readme-keys: the README lists the {what} '{k}' twice")
             bad += 1
-    if bad:
-        print(f"readme-keys: {bad} differences")
-        return 1
-    print(f"readme-keys: {len(doc_keys)} keys, {len(doc_apps)} apps, the same in both")
-    return 0
+    return verdict(bad, f"readme-keys: {bad} differences",
+                   f"readme-keys: {len(doc_keys)} keys, {len(doc_apps)} apps, the same in both")
 
 
 if __name__ == "__main__":
