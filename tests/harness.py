@@ -133,6 +133,22 @@ def verify(rc, out, status, expect, absent, count, log):
     return True, "", log
 
 
+def in_scratch(prefix, kept, check):
+    """check(folder) in a new temporary folder (its name starting with prefix), its status
+    returned: the folder removed where it is 0, else kept and named (kept + its path)."""
+    import tempfile
+    tmp = tempfile.mkdtemp(prefix=prefix)
+    status = 1
+    try:
+        status = check(tmp)
+    finally:
+        if status == 0:
+            shutil.rmtree(tmp, ignore_errors=True)
+        else:
+            print(kept + tmp)
+    return status
+
+
 def static_elf(root, build):
     """now.elf is a static ELF64 for x86-64, no interpreter, picolibc inside."""
     elf = os.path.join(build, "now.elf")

@@ -14,9 +14,10 @@ import re
 import socket
 import subprocess
 import sys
-import shutil
-import tempfile
 import time
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+from harness import in_scratch  # noqa: E402  (tests/harness.py)
 
 FONT = "/usr/share/grub/ascii.h"
 OVMF = "/usr/share/OVMF/OVMF_CODE.fd"
@@ -84,16 +85,8 @@ def main():
         return 0 if len(sys.argv) >= 2 else 2
     iso, texts = sys.argv[1], sys.argv[2:] or ["hello from node 0 of 1"]
     font = load_font()
-    tmp = tempfile.mkdtemp(prefix="now-fbcon-")
-    status = 1
-    try:
-        status = check(iso, texts, font, tmp)
-    finally:
-        if status == 0:
-            shutil.rmtree(tmp, ignore_errors=True)
-        else:
-            print("fbcon: the serial log and the screen are kept in " + tmp)
-    return status
+    return in_scratch("now-fbcon-", "fbcon: the serial log and the screen are kept in ",
+                      lambda tmp: check(iso, texts, font, tmp))
 
 
 def check(iso, texts, font, tmp):

@@ -17,13 +17,14 @@ Usage: tests/net/fabric/pcap_mcast.py [--nic e1000] [--args "fault=..."]
 import argparse
 import os
 import re
-import shutil
 import struct
 import subprocess
 import sys
-import tempfile
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", ".."))
+sys.path.insert(0, os.path.join(ROOT, "tests"))
+from harness import in_scratch  # noqa: E402  (tests/harness.py)
+
 ETH_HLEN, HDR_LEN = 14, 32
 FAB_MCAST, DEP_PROTO = 7, 6
 CELLS = 201		# one cell, then 200 increments (the block goes to each member alone)
@@ -117,16 +118,7 @@ def main():
     ap.add_argument("--nic", default="e1000")
     ap.add_argument("--args", default="", help="the nodes' extra command line (fault=...)")
     args = ap.parse_args()
-    tmp = tempfile.mkdtemp(prefix="now-pcap-mcast-")
-    status = 1
-    try:
-        status = check(tmp, args)
-    finally:
-        if status == 0:
-            shutil.rmtree(tmp, ignore_errors=True)
-        else:
-            print("pcap-mcast: the captures are kept in " + tmp)
-    return status
+    return in_scratch("now-pcap-mcast-", "pcap-mcast: the captures are kept in ", lambda tmp: check(tmp, args))
 
 
 if __name__ == "__main__":

@@ -17,26 +17,18 @@ import collections
 import os
 import subprocess
 import sys
-import shutil
-import tempfile
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", ".."))
+sys.path.insert(0, os.path.join(ROOT, "tests"))
+from harness import in_scratch  # noqa: E402  (tests/harness.py)
+
 FIELDS = ["eth.src", "now.version", "now.type", "now.proto", "now.src", "now.dst", "now.seq",
           "now.flags.keyed", "now.trailer.ctr", "now.rmem.op", "now.req.op"]
 
 
 def main():
     """Run the check in a temporary folder: removed when it passes, kept (and named) if not."""
-    tmp = tempfile.mkdtemp(prefix="now-pcap-")
-    status = 1
-    try:
-        status = check(tmp)
-    finally:
-        if status == 0:
-            shutil.rmtree(tmp, ignore_errors=True)
-        else:
-            print("pcap: the captures are kept in " + tmp)
-    return status
+    return in_scratch("now-pcap-", "pcap: the captures are kept in ", check)
 
 
 def check(tmp):
