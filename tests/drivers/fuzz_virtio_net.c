@@ -35,35 +35,16 @@
 #include "kernel/trace.h"
 #include "tests/host/input.h"
 #include "tests/drivers/nic_fake.h"
+#include "tests/drivers/nic_stubs.h"
 
 #define RING 256
 
 /* --- what the drivers need from the kernel ------------------------------------------ */
 
-volatile int trace_on;
-struct trace_rec trace_cur;
-void trace_mark(trace_stage_t s) { (void)s; }
 void panic(const char *fmt, ...)
 {
 	(void)fmt;
 	__builtin_trap();
-}
-uint64_t ns_to_cycles(uint64_t ns) { return ns; }
-void *page_alloc_zeroed(size_t bytes) { return calloc(1, bytes); }
-void page_free_bytes(void *p, size_t bytes)
-{
-	(void)bytes;
-	free(p);
-}
-int waitq_wake_all(struct waitq *wq)
-{
-	(void)wq;
-	return 0;
-}
-int irq_alloc(irq_handler_t fn, void *arg)
-{
-	(void)fn, (void)arg;
-	return -ENODEV;
 }
 int ioapic_route(uint32_t gsi, int vector, int level, int active_low)
 {
@@ -75,30 +56,8 @@ uint32_t isa_irq_gsi(int irq, int *level, int *active_low)
 	(void)irq, (void)level, (void)active_low;
 	return 0;
 }
-void pci_enable(const struct pci_dev *d) { (void)d; }
-int pci_find_cap(const struct pci_dev *d, uint8_t id, int start)
-{
-	(void)d, (void)id, (void)start;
-	return 0;
-}
-volatile uint8_t *pci_map_bar(struct pci_dev *d, int bar, uint32_t offset, uint32_t length)
-{
-	(void)d, (void)bar, (void)offset, (void)length;
-	return NULL;
-}
-int pci_msix_enable(struct pci_dev *d, int entries, struct pci_msix *m)
-{
-	(void)d, (void)entries, (void)m;
-	return -ENODEV;
-}
-void pci_msix_route(struct pci_msix *m, int entry, int vector) { (void)m, (void)entry, (void)vector; }
 void pci_msix_mask(struct pci_msix *m, int entry, int masked) { (void)m, (void)entry, (void)masked; }
 uint8_t pci_read8(const struct pci_dev *d, int off)
-{
-	(void)d, (void)off;
-	return 0;
-}
-uint16_t pci_read16(const struct pci_dev *d, int off)
 {
 	(void)d, (void)off;
 	return 0;
@@ -108,7 +67,6 @@ uint32_t pci_read32(const struct pci_dev *d, int off)
 	(void)d, (void)off;
 	return 0;
 }
-void pci_write16(const struct pci_dev *d, int off, uint16_t v) { (void)d, (void)off, (void)v; }
 
 /* Timers: armed ones fire when the input says. */
 static struct ktimer *armed[4];
