@@ -2,6 +2,7 @@
 #include <stdio.h>
 
 #include "apps/app.h"
+#include "net/call/barrier.h"
 #include "tests/apps/check.h"
 
 volatile int check_count, check_failures;
@@ -16,4 +17,19 @@ void check_failed(int line, const char *cond, const char *fmt, ...)
 	vsnprintf(msg, sizeof msg, fmt, ap);
 	va_end(ap);
 	printf("%s: FAILED (line %d): %s: %s\n", current_app ? current_app->name : "?", line, cond, msg);
+}
+
+int check_barrier(const char *where, uint64_t ns)
+{
+	int r = cluster_barrier(ns);
+
+	if (r < 0)
+		printf("%s: barrier %s failed: %d\n", current_app ? current_app->name : "?", where, r);
+	return r;
+}
+
+int check_result(void)
+{
+	result("checks=%d failed=%d", check_count, check_failures);
+	return check_failures ? 1 : 0;
 }

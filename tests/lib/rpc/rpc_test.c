@@ -417,14 +417,6 @@ static void outsider_checks(void)
 
 /* --- the run ----------------------------------------------------------------------- */
 
-static int sync_all(const char *where)
-{
-	int r = cluster_barrier(BARRIER_NS);
-	if (r < 0)
-		printf("rpc-test: barrier %s failed: %d\n", where, r);
-	return r;
-}
-
 static const struct argspec rpc_test_args[] = {
 	{ "iters", ARG_INT, 1, 100000, "rounds of calls per client thread (default 50)" },
 	{ "threads", ARG_INT, 1, 8, "client threads per node (default 2)" },
@@ -478,7 +470,7 @@ static int rpc_test_main(void)
 		}
 		printf("rpc-test: %d stacks for %d calling threads\n", nstacks, total);
 	}
-	if (sync_all("after serve") < 0)
+	if (check_barrier("after serve", BARRIER_NS) < 0)
 		return 1;
 
 	/* Concurrent clients: the threads of a node share its one binding; all share the stacks. */
@@ -500,7 +492,7 @@ static int rpc_test_main(void)
 				thread_join(th[i]);
 	}
 	uint64_t ms = cycles_to_ns(cycles() - t0) / 1000000;
-	if (sync_all("after calls") < 0)
+	if (check_barrier("after calls", BARRIER_NS) < 0)
 		return 1;
 
 	/* More bindings than stacks; write protection while a procedure runs; references. */
@@ -512,11 +504,11 @@ static int rpc_test_main(void)
 		if (r == 0)
 			protect_checks(&pb);
 	}
-	if (sync_all("protection") < 0)
+	if (check_barrier("protection", BARRIER_NS) < 0)
 		return 1;
 	if (node_id == outsider)
 		outsider_checks();
-	if (sync_all("outsider") < 0)
+	if (check_barrier("outsider", BARRIER_NS) < 0)
 		return 1;
 	struct rpc_client_stats t = nb.stats;
 	if (node_id == 1 && pb.reply) {
@@ -531,7 +523,7 @@ static int rpc_test_main(void)
 	}
 	if (node_id != 0 && nb.reply)
 		EXPECT(rpc_unbind(&nb) == 0, "unbind the node's binding");
-	if (sync_all("end") < 0)
+	if (check_barrier("end", BARRIER_NS) < 0)
 		return 1;
 
 	if (node_id == 0) {

@@ -347,14 +347,6 @@ static void teardown(void)
 	}
 }
 
-static int sync_all(const char *where)
-{
-	int r = cluster_barrier(BARRIER_NS);
-	if (r < 0)
-		printf("deposit-test: barrier %s failed: %d\n", where, r);
-	return r;
-}
-
 static const struct argspec deposit_test_args[] = {
 	{ "iters", ARG_INT, 1, 100000, "fetch-and-increments and compare-and-swaps per node (default 100)" },
 	{ "rounds", ARG_INT, 1, 100000, "rounds of the register-operation barrier (default 20)" },
@@ -382,7 +374,7 @@ static int deposit_test_main(void)
 		printf("deposit-test: setup failed\n");
 		return 1;
 	}
-	if (sync_all("after setup") < 0)
+	if (check_barrier("after setup", BARRIER_NS) < 0)
 		return 1;
 	if (node_id == 0)
 		names_check();
@@ -394,7 +386,7 @@ static int deposit_test_main(void)
 		dt_hostile_run();
 	if (node_id == 0)
 		dt_hostile_check();
-	if (sync_all("after operations") < 0)
+	if (check_barrier("after operations", BARRIER_NS) < 0)
 		return 1;
 	if (node_id == 0) {
 		dt_primitives_check();
@@ -405,7 +397,7 @@ static int deposit_test_main(void)
 	}
 
 	/* Contention on node 0's registers. */
-	if (sync_all("before contention") < 0)
+	if (check_barrier("before contention", BARRIER_NS) < 0)
 		return 1;
 	uint64_t t0 = cycles();
 	if (node_id == 0)
@@ -413,7 +405,7 @@ static int deposit_test_main(void)
 	else
 		dt_contend();
 	uint64_t ms = cycles_to_ns(cycles() - t0) / 1000000;
-	if (sync_all("after contention") < 0)
+	if (check_barrier("after contention", BARRIER_NS) < 0)
 		return 1;
 	if (node_id == 0) {
 		uint32_t fai, cas, want = (uint32_t)(num_nodes * dt_c_iters);
@@ -425,28 +417,28 @@ static int deposit_test_main(void)
 	}
 
 	/* The barrier built from register operations. */
-	if (sync_all("before the barrier") < 0)
+	if (check_barrier("before the barrier", BARRIER_NS) < 0)
 		return 1;
 	dt_barrier_rounds(rounds);
-	if (sync_all("after the barrier") < 0)
+	if (check_barrier("after the barrier", BARRIER_NS) < 0)
 		return 1;
 
 	/* A multicast connection from node 0 to every other node; sequences of instructions. */
 	dt_multicast_open();
 	dt_sequencer_open();
-	if (sync_all("before multicast") < 0)
+	if (check_barrier("before multicast", BARRIER_NS) < 0)
 		return 1;
 	dt_multicast_run();
 	if (arg_bool("mcast_stop", 0) && num_nodes >= 3)
 		dt_multicast_stop();
 	dt_sequencer_run();
-	if (sync_all("after multicast") < 0)
+	if (check_barrier("after multicast", BARRIER_NS) < 0)
 		return 1;
 	protect_open();
-	if (sync_all("before page protection") < 0)
+	if (check_barrier("before page protection", BARRIER_NS) < 0)
 		return 1;
 	protect_run();
-	if (sync_all("after page protection") < 0)
+	if (check_barrier("after page protection", BARRIER_NS) < 0)
 		return 1;
 	if (node_id == 0)
 		final_check();
@@ -454,8 +446,7 @@ static int deposit_test_main(void)
 	teardown();
 	if (node_id == 0)
 		fabric_print_stats();
-	result("checks=%d failed=%d", check_count, check_failures);
-	return check_failures ? 1 : 0;
+	return check_result();
 }
 
 static const struct app deposit_test = {

@@ -409,14 +409,6 @@ static void contend_local(int iters)
 
 /* --- the run ---------------------------------------------------------------------- */
 
-static int sync_all(const char *where)
-{
-	int r = cluster_barrier(BARRIER_NS);
-	if (r < 0)
-		printf("rmem-test: barrier %s failed: %d\n", where, r);
-	return r;
-}
-
 static const struct argspec rmem_test_args[] = {
 	{ "iters", ARG_INT, 1, 1000000, "atomic increments per node in the contention test (default 300)" },
 	{ NULL, 0, 0, 0, NULL },
@@ -437,7 +429,7 @@ static int rmem_test_main(void)
 		printf("rmem-test: cannot export\n");
 		return 1;
 	}
-	if (sync_all("after export") < 0)
+	if (check_barrier("after export", BARRIER_NS) < 0)
 		return 1;
 
 	/* Operations and violations. */
@@ -445,7 +437,7 @@ static int rmem_test_main(void)
 		ops_checks(0);
 	if (node_id == violnode)
 		violation_checks(0);
-	if (sync_all("after operations") < 0)
+	if (check_barrier("after operations", BARRIER_NS) < 0)
 		return 1;
 	if (node_id == 0) {
 		/* Only "data" was writable; the rest must be exactly as it was. */
@@ -464,7 +456,7 @@ static int rmem_test_main(void)
 
 	/* Revocation during traffic: node 1 streams, node 0 revokes it midway. */
 	static uint8_t snapshot[SEG_SIZE + 2 * GUARD];
-	if (sync_all("before revocation") < 0)
+	if (check_barrier("before revocation", BARRIER_NS) < 0)
 		return 1;
 	if (node_id == opsnode) {
 		revoke_writer(0);
@@ -482,7 +474,7 @@ static int rmem_test_main(void)
 		memcpy(snapshot, buf[B_REVOKE], sizeof snapshot);
 		irq_restore(f);
 	}
-	if (sync_all("after revocation") < 0)
+	if (check_barrier("after revocation", BARRIER_NS) < 0)
 		return 1;
 	if (node_id == 0) {
 		EXPECT(memcmp(snapshot, buf[B_REVOKE], sizeof snapshot) == 0,
@@ -491,7 +483,7 @@ static int rmem_test_main(void)
 	}
 
 	/* Contention: every node increments node 0's counters iters times. */
-	if (sync_all("before contention") < 0)
+	if (check_barrier("before contention", BARRIER_NS) < 0)
 		return 1;
 	uint64_t t0 = cycles();
 	if (node_id == 0)
@@ -499,7 +491,7 @@ static int rmem_test_main(void)
 	else
 		contend(0, iters);
 	uint64_t ms = cycles_to_ns(cycles() - t0) / 1000000;
-	if (sync_all("after contention") < 0)
+	if (check_barrier("after contention", BARRIER_NS) < 0)
 		return 1;
 	if (node_id == 0) {
 		uint64_t *counter = (uint64_t *)(buf[B_COUNTER] + GUARD);
@@ -513,8 +505,7 @@ static int rmem_test_main(void)
 	rmem_print_stats();
 	if (node_id == 0)
 		fabric_print_stats();
-	result("checks=%d failed=%d", check_count, check_failures);
-	return check_failures ? 1 : 0;
+	return check_result();
 }
 
 static const struct app rmem_test = {
