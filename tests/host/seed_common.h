@@ -15,6 +15,15 @@
 
 #define SEED_UNUSED __attribute__((unused))
 
+/* Whether the command line is the directory alone: 1, or 0 with the usage on stderr. */
+static SEED_UNUSED int seed_args(int argc, char **argv)
+{
+	if (argc == 2)
+		return 1;
+	fprintf(stderr, "usage: %s DIR\n", argv[0]);
+	return 0;
+}
+
 /* Writes n bytes from p as dir/name: 0, or 1 (and why, on stderr) when the file is not written whole. */
 static SEED_UNUSED int seed_write(const char *dir, const char *name, const void *p, size_t n)
 {

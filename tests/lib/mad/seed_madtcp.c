@@ -23,10 +23,8 @@ int main(int argc, char **argv)
 		2, 1, 1, 3, 2,
 	};
 
-	if (argc != 2) {
-		fprintf(stderr, "usage: %s DIR\n", argv[0]);
+	if (!seed_args(argc, argv))
 		return 2;
-	}
 	if (seed_write(argv[1], "messages", a, sizeof a) || seed_write(argv[1], "malformed", b, sizeof b))
 		return 1;
 	return 0;

@@ -12,10 +12,8 @@ int main(int argc, char **argv)
 	unsigned char s[256];
 	size_t n;
 
-	if (argc != 2) {
-		fprintf(stderr, "usage: %s DIR\n", argv[0]);
+	if (!seed_args(argc, argv))
 		return 2;
-	}
 	for (int keyed = 0; keyed < 2; keyed++) {
 		char name[32];
 		/* Handshake, then messages from each peer, settle, time, more. */

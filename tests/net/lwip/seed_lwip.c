@@ -81,10 +81,8 @@ int main(int argc, char **argv)
 	unsigned char f[1514];
 	size_t n;
 
-	if (argc != 2) {
-		fprintf(stderr, "usage: %s DIR\n", argv[0]);
+	if (!seed_args(argc, argv))
 		return 2;
-	}
 	/* ARP: who has 10.0.0.1?  Then a ping. */
 	n = eth(f, 0x0806);
 	memcpy(f, "\xff\xff\xff\xff\xff\xff", 6);
