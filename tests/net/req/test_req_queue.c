@@ -48,6 +48,18 @@ static int deq(struct req_q *q, uint32_t *v)
 	return r;
 }
 
+/* The queue gives 1, 2, ... n in order, then nothing. */
+static void deq_1_to(struct req_q *q, uint32_t n)
+{
+	uint32_t v;
+
+	for (uint32_t i = 1; i <= n; i++) {
+		assert_int_equal(deq(q, &v), 1);
+		assert_int_equal(v, i);
+	}
+	assert_int_equal(deq(q, &v), 0);
+}
+
 /* --- tests ----------------------------------------------------------------- */
 
 static void buffer_rules(void **state)
@@ -170,11 +182,7 @@ static void deferred_overflow_refuses_then_resumes(void **state)
 	assert_int_equal(q.buffers_linked, 0);
 	assert_int_equal(req_q_enqueue(&q, 5), REQ_ENQ_OVERFLOW);
 	assert_int_equal(q.buffers_linked, 1);
-	for (uint32_t i = 1; i <= 5; i++) {
-		assert_int_equal(deq(&q, &v), 1);
-		assert_int_equal(v, i);
-	}
-	assert_int_equal(deq(&q, &v), 0);
+	deq_1_to(&q, 5);
 }
 
 static void no_memory_for_a_copy(void **state)
@@ -200,11 +208,7 @@ static void no_memory_for_a_copy(void **state)
 	assert_true(q.accepting);
 	assert_int_equal(req_q_enqueue(&q, 5), REQ_ENQ_NOMEM);	/* full again, still no memory */
 	arena_used = saved;
-	for (uint32_t i = 1; i <= 5; i++) {
-		assert_int_equal(deq(&q, &v), 1);
-		assert_int_equal(v, i);
-	}
-	assert_int_equal(deq(&q, &v), 0);
+	deq_1_to(&q, 5);
 	assert_int_equal(req_q_count(&q), 0);
 }
 
@@ -285,11 +289,7 @@ static void cap_below_one_copy(void **state)
 	assert_int_equal(v, 0);
 	assert_true(req_q_accepting(&q));
 	assert_int_equal(req_q_enqueue(&q, 5), REQ_ENQ_CAPPED);
-	for (uint32_t i = 1; i <= 5; i++) {
-		assert_int_equal(deq(&q, &v), 1);
-		assert_int_equal(v, i);
-	}
-	assert_int_equal(deq(&q, &v), 0);
+	deq_1_to(&q, 5);
 }
 
 static void corrupted_header_never_writes_outside(void **state)
