@@ -590,6 +590,22 @@ static struct mpi_req *req_new(int kind, struct mpi_comm *c, int peer, int tag, 
 	return r;
 }
 
+/*
+ * A new send (is_send) or receive q matched, under the lock: delivered with
+ * the first receive posted or send unexpected that it matches, else queued
+ * as unexpected or posted.
+ */
+static void match(struct mpi_req *q, int is_send)
+{
+	pthread_mutex_lock(&mu);
+	struct mpi_req *m = take(is_send ? &posted : &unexpected, q, is_send);
+	if (m)
+		deliver(is_send ? q : m, is_send ? m : q);
+	else
+		append(is_send ? &unexpected : &posted, q);
+	pthread_mutex_unlock(&mu);
+}
+
 int mpii_isend(const void *buf, int count, MPI_Datatype dt, int peer, int tag, struct mpi_comm *c, int ctxoff,
 	       enum mpii_send_mode mode, struct mpi_req **out)
 {
@@ -600,15 +616,8 @@ int mpii_isend(const void *buf, int count, MPI_Datatype dt, int peer, int tag, s
 	s->count = count;
 	s->dt = dt;
 	*out = s;
-	if (s->done)
-		return MPI_SUCCESS;
-	pthread_mutex_lock(&mu);
-	struct mpi_req *r = take(&posted, s, 1);
-	if (r)
-		deliver(s, r);
-	else
-		append(&unexpected, s);
-	pthread_mutex_unlock(&mu);
+	if (!s->done)
+		match(s, 1);
 	sched_yield();
 	return MPI_SUCCESS;
 }
@@ -622,15 +631,8 @@ int mpii_irecv(void *buf, int count, MPI_Datatype dt, int peer, int tag, struct 
 	r->count = count;
 	r->dt = dt;
 	*out = r;
-	if (r->done)
-		return MPI_SUCCESS;
-	pthread_mutex_lock(&mu);
-	struct mpi_req *s = take(&unexpected, r, 0);
-	if (s)
-		deliver(s, r);
-	else
-		append(&posted, r);
-	pthread_mutex_unlock(&mu);
+	if (!r->done)
+		match(r, 0);
 	return MPI_SUCCESS;
 }
 
