@@ -227,11 +227,6 @@ static void past_lost(int k)
 		qh[k]++;
 }
 
-static uint8_t pack_byte(unsigned id, int i, uint32_t j)
-{
-	return (uint8_t)(id * 11 + (unsigned)i * 5 + j + (j >> 8));
-}
-
 static uint8_t *bufs[4];
 
 static int handler(int src)
@@ -328,11 +323,8 @@ static int room(int k, size_t total)
 
 static void op_send(int k, unsigned op)
 {
-	static const int modes[] = { MAD_SND_CHEAPER | MAD_RECV_CHEAPER, MAD_SND_SAFER | MAD_RECV_EXPRESS,
-				     MAD_SND_LATER | MAD_RECV_CHEAPER, MAD_SND_CHEAPER | MAD_RECV_EXPRESS };
 	struct msg m = { 0 };
 	static uint8_t data[4][4096];
-	size_t total = 0;
 
 	if (op & 8) {
 		unsigned b = take(2);
@@ -341,16 +333,8 @@ static void op_send(int k, unsigned op)
 		brk.aal5 = (b >> 2) & 1;
 		brk.cells = b >> 3;
 	}
-	m.n = 1 + (int)take(1) % 4;
 	m.id = msg_ids++;
-	for (int i = 0; i < m.n; i++) {
-		unsigned v = take(2);
-		m.mode[i] = modes[v & 3];
-		m.len[i] = (v >> 2) % 4097;
-		total += m.len[i];
-		for (uint32_t j = 0; j < m.len[i]; j++)
-			data[i][j] = pack_byte(m.id, i, j);
-	}
+	size_t total = stream_draw(m.id, &m.n, m.mode, m.len, data);
 	if (qt[k] - qh[k] == MAXQ || hostile[k] || !room(k, total)) {
 		brk.on = 0;
 		return;

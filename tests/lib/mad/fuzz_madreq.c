@@ -260,11 +260,6 @@ static struct msg q[NODES][MAXQ];
 static unsigned qh[NODES], qt[NODES], msg_ids;
 static struct mad_channel *ch;
 
-static uint8_t pack_byte(unsigned id, int i, uint32_t j)
-{
-	return (uint8_t)(id * 11 + (unsigned)i * 5 + j + (j >> 8));
-}
-
 static uint8_t *bufs[4];
 
 static int handler(int src)
@@ -309,23 +304,12 @@ static int receive_one(void)
 static void op_send(int k, unsigned op)
 {
 	(void)op;
-	static const int modes[] = { MAD_SND_CHEAPER | MAD_RECV_CHEAPER, MAD_SND_SAFER | MAD_RECV_EXPRESS,
-				     MAD_SND_LATER | MAD_RECV_CHEAPER, MAD_SND_CHEAPER | MAD_RECV_EXPRESS };
 	struct msg m = { 0 };
 	static uint8_t data[4][4096];
-	size_t total = 0;
 	struct peer *p = peers[k];
 
-	m.n = 1 + (int)take(1) % 4;
 	m.id = msg_ids++;
-	for (int i = 0; i < m.n; i++) {
-		unsigned v = take(2);
-		m.mode[i] = modes[v & 3];
-		m.len[i] = (v >> 2) % 4097;
-		total += m.len[i];
-		for (uint32_t j = 0; j < m.len[i]; j++)
-			data[i][j] = pack_byte(m.id, i, j);
-	}
+	size_t total = stream_draw(m.id, &m.n, m.mode, m.len, data);
 	/* Room for it in node k's ring and queue as far as they know (else the send would wait). */
 	size_t need = total + MAD_HDR_MAX;
 	if (qt[k] - qh[k] == MAXQ || hostile[k] || RING - (p->wp - *p->peer_rp) < need ||

@@ -4,7 +4,9 @@
  * once and are counted (more than WAITS_MAX traps: single-threaded, a
  * wait that loops never ends), wake-ups that wake nobody, a poll that
  * reads its flag, and peers that are gone while hostile[] says they wrote
- * by hand; and the run of an input's operations (stream_run).  The
+ * by hand; the messages' bytes and their drawing from the input
+ * (pack_byte, stream_draw), and the run of an input's operations
+ * (stream_run).  The
  * including file defines NODES, MAXQ (the messages a node's queue holds)
  * and WAITS_MAX first, and includes tests/host/input.h.
  */
@@ -35,6 +37,35 @@ static int hostile[NODES];
 int fabric_peer_dead(int dst)
 {
 	return dst > 0 && dst < NODES && hostile[dst];
+}
+
+/* Byte j of piece i of message id: every message's bytes its own. */
+static uint8_t pack_byte(unsigned id, int i, uint32_t j)
+{
+	return (uint8_t)(id * 11 + (unsigned)i * 5 + j + (j >> 8));
+}
+
+/*
+ * A message of message number id drawn from the input: its pieces (1 to
+ * 4) in *n, each one's mode (of four) and length (0 to 4096) in mode and
+ * len, its bytes (pack_byte) in data; its length returned.
+ */
+static size_t stream_draw(unsigned id, int *n, int mode[4], uint32_t len[4], uint8_t data[4][4096])
+{
+	static const int modes[] = { MAD_SND_CHEAPER | MAD_RECV_CHEAPER, MAD_SND_SAFER | MAD_RECV_EXPRESS,
+				     MAD_SND_LATER | MAD_RECV_CHEAPER, MAD_SND_CHEAPER | MAD_RECV_EXPRESS };
+	size_t total = 0;
+
+	*n = 1 + (int)take(1) % 4;
+	for (int i = 0; i < *n; i++) {
+		unsigned v = take(2);
+		mode[i] = modes[v & 3];
+		len[i] = (v >> 2) % 4097;
+		total += len[i];
+		for (uint32_t j = 0; j < len[i]; j++)
+			data[i][j] = pack_byte(id, i, j);
+	}
+	return total;
 }
 
 /* The target's: a message node k sends (op: the byte that chose it), bytes node k writes by hand, a receive (0: nothing came). */
