@@ -187,6 +187,19 @@ static int mc_done(void *arg)
 	return v >= M_INCS;
 }
 
+/* n cells on the multicast connection, each adding 1 to register A of every member; none after one refused. */
+static void mc_increments(struct dart_sendregs *sr, int n, const char *where)
+{
+	int r = 0;
+
+	for (int i = 0; i < n && r == 0; i++) {
+		sr->size = 0;
+		r = dep_send(sr, DART_OPC(CELL_OP(CK_NOP, CA_NONE), CELL_RO(ALU_ADD, CS_A, CSRC_OPERAND), 0, 0), 1,
+			     DART_IDX(0, 0, 0, 0), M_SRC_CELL);
+		EXPECT(r == 0, "multicast increment %d%s: %d", i, where, r);
+	}
+}
+
 void dt_multicast_run(void)
 {
 	if (node_id == 0) {
@@ -200,12 +213,8 @@ void dt_multicast_run(void)
 		sr->size = M_BLOCK_LEN / 16;
 		r = dep_send(sr, dt_write_intr, M_BLOCK_AT, DART_IDX(0, 0, 0, 0xff), M_SRC_BLOCK);
 		EXPECT(r == 0, "multicast block: %d", r);
-		for (int i = 0; i < M_INCS && r == 0; i++) {
-			sr->size = 0;
-			r = dep_send(sr, DART_OPC(CELL_OP(CK_NOP, CA_NONE), CELL_RO(ALU_ADD, CS_A, CSRC_OPERAND), 0, 0), 1,
-				     DART_IDX(0, 0, 0, 0), M_SRC_CELL);
-			EXPECT(r == 0, "multicast increment %d: %d", i, r);
-		}
+		if (r == 0)
+			mc_increments(sr, M_INCS, "");
 		return;
 	}
 	uint64_t dt_seen = 0;
@@ -281,12 +290,8 @@ void dt_multicast_stop(void)
 		r = dep_send(sr, DART_OPC(CELL_OP(CK_WRITE, CA_DIRECT), 0, 0, 0), M_STOP_AT, DART_IDX(0, 0, 0, 0xff),
 			     M_SRC_CELL);
 		EXPECT(r == 0, "the WRITE the last member refuses: %d", r);
-		for (int i = 0; i < M_STOPS && r == 0; i++) {
-			sr->size = 0;
-			r = dep_send(sr, DART_OPC(CELL_OP(CK_NOP, CA_NONE), CELL_RO(ALU_ADD, CS_A, CSRC_OPERAND), 0, 0), 1,
-				     DART_IDX(0, 0, 0, 0), M_SRC_CELL);
-			EXPECT(r == 0, "multicast increment %d behind the stop: %d", i, r);
-		}
+		if (r == 0)
+			mc_increments(sr, M_STOPS, " behind the stop");
 		deposit_counters(&c1);
 		EXPECT(c1.mcast_held > c0.mcast_held, "no multicast cell went to the others before the stopped member");
 		if (c1.mcast_held > c0.mcast_held)
