@@ -9,12 +9,14 @@
 #include "net/call/call_wire.h"
 #include "tests/host/seed_common.h"
 
-/* A message and its body as dir/seed<i>. */
-static int save_msg(const char *dir, int i, const struct call_msg *m, const char *body, size_t blen)
+/* m as an op with a body of len bytes, as dir/seed<i>. */
+static int save_msg(const char *dir, int i, struct call_msg *m, uint8_t op, const char *body, uint16_t len)
 {
+	m->op = op;
+	m->len = len;
 	put(m, sizeof *m);
-	if (blen)
-		put(body, blen);
+	if (len)
+		put(body, len);
 	return save(dir, i);
 }
 
@@ -29,49 +31,30 @@ int main(int argc, char **argv)
 		return 2;
 	memset(&m, 0, sizeof m);
 	m.tag = 0x102;
-	m.op = CALL_FENCE;
-	bad |= save_msg(argv[1], i++, &m, NULL, 0);
-	m.op = CALL_FENCE_DONE;
-	bad |= save_msg(argv[1], i++, &m, NULL, 0);
+	bad |= save_msg(argv[1], i++, &m, CALL_FENCE, NULL, 0);
+	bad |= save_msg(argv[1], i++, &m, CALL_FENCE_DONE, NULL, 0);
 	for (uint8_t kind = 1; kind < NAME_KINDS; kind++) {
-		m.op = CALL_LOOKUP;
 		m.kind = kind;
-		m.len = 4;
-		bad |= save_msg(argv[1], i++, &m, "bar0", 4);
-		m.op = CALL_LOOKUP_DONE;
-		m.len = 16;
-		bad |= save_msg(argv[1], i++, &m, answer, 16);
+		bad |= save_msg(argv[1], i++, &m, CALL_LOOKUP, "bar0", 4);
+		bad |= save_msg(argv[1], i++, &m, CALL_LOOKUP_DONE, answer, 16);
 	}
-	m.op = CALL_LOOKUP;
 	m.kind = NAME_SEGMENT;
-	m.len = 31;
-	bad |= save_msg(argv[1], i++, &m, name31, 31);
-	m.len = 32;
-	bad |= save_msg(argv[1], i++, &m, name32, 32);
-	m.op = CALL_LOOKUP_DONE;
+	bad |= save_msg(argv[1], i++, &m, CALL_LOOKUP, name31, 31);
+	bad |= save_msg(argv[1], i++, &m, CALL_LOOKUP, name32, 32);
 	m.status = CALL_DENIED;
-	m.len = 0;
-	bad |= save_msg(argv[1], i++, &m, NULL, 0);
-	m.len = 2;
-	bad |= save_msg(argv[1], i++, &m, answer, 2);
+	bad |= save_msg(argv[1], i++, &m, CALL_LOOKUP_DONE, NULL, 0);
+	bad |= save_msg(argv[1], i++, &m, CALL_LOOKUP_DONE, answer, 2);
 	m.status = CALL_NOENT;
-	m.len = 0;
-	bad |= save_msg(argv[1], i++, &m, NULL, 0);
+	bad |= save_msg(argv[1], i++, &m, CALL_LOOKUP_DONE, NULL, 0);
 	m.status = CALL_OK;
 	m.kind = NAME_QUEUE;
-	m.len = CALL_ANSWER_MAX;
-	bad |= save_msg(argv[1], i++, &m, answer, CALL_ANSWER_MAX);
-	m.len = CALL_ANSWER_MAX + 1;
-	bad |= save_msg(argv[1], i++, &m, name32, CALL_ANSWER_MAX + 1);
-	m.op = CALL_LOOKUP;
+	bad |= save_msg(argv[1], i++, &m, CALL_LOOKUP_DONE, answer, CALL_ANSWER_MAX);
+	bad |= save_msg(argv[1], i++, &m, CALL_LOOKUP_DONE, name32, CALL_ANSWER_MAX + 1);
 	m.kind = NAME_CONN;
-	m.len = 5;
-	bad |= save_msg(argv[1], i++, &m, "\xff/ ab", 5);	/* any byte but NUL */
-	bad |= save_msg(argv[1], i++, &m, "ab\0cd", 5);
-	m.op = CALL_FENCE;
+	bad |= save_msg(argv[1], i++, &m, CALL_LOOKUP, "\xff/ ab", 5);	/* any byte but NUL */
+	bad |= save_msg(argv[1], i++, &m, CALL_LOOKUP, "ab\0cd", 5);
 	m.kind = 0;
-	m.len = 0;
 	m.tag = 0x80000003u;				/* a sink-style tag: the parser takes any */
-	bad |= save_msg(argv[1], i++, &m, NULL, 0);
+	bad |= save_msg(argv[1], i++, &m, CALL_FENCE, NULL, 0);
 	return bad;
 }
