@@ -86,6 +86,27 @@ static void set_nodelay(int s)
 		printf("tcp-echo: setsockopt(TCP_NODELAY): errno %d\n", errno);
 }
 
+/* A connection's options: no Nagle, a receive timeout of rcv_ms, a send timeout of IO_TIMEOUT_MS. */
+static void tune(int s, int rcv_ms)
+{
+	set_nodelay(s);
+	set_timeout(s, SO_RCVTIMEO, rcv_ms);
+	set_timeout(s, SO_SNDTIMEO, IO_TIMEOUT_MS);
+}
+
+/* The next connection to ls (ACCEPT_TIMEOUT_MS at the most), tuned: its socket, or -1, said as <who>: accept. */
+static int accept_one(int ls, const char *who, int rcv_ms)
+{
+	set_timeout(ls, SO_RCVTIMEO, ACCEPT_TIMEOUT_MS);
+	int c = accept(ls, NULL, NULL);
+	if (c < 0) {
+		printf("%s: accept: errno %d\n", who, errno);
+		return -1;
+	}
+	tune(c, rcv_ms);
+	return c;
+}
+
 /* Send all n bytes.  0 or -errno. */
 static int send_all(int s, const uint8_t *p, size_t n)
 {
@@ -122,17 +143,11 @@ static int serve(void)
 		printf("tcp-echo: bind/listen on port %d: errno %d\n", ECHO_PORT, errno);
 		goto close_listen;
 	}
-	set_timeout(ls, SO_RCVTIMEO, ACCEPT_TIMEOUT_MS);
 	printf("tcp-echo: listening on port %d\n", ECHO_PORT);
 again:
-	c = accept(ls, NULL, NULL);
-	if (c < 0) {
-		printf("tcp-echo: accept: errno %d\n", errno);
+	c = accept_one(ls, "tcp-echo", ACCEPT_TIMEOUT_MS);
+	if (c < 0)
 		goto close_listen;
-	}
-	set_nodelay(c);
-	set_timeout(c, SO_RCVTIMEO, ACCEPT_TIMEOUT_MS);
-	set_timeout(c, SO_SNDTIMEO, IO_TIMEOUT_MS);
 	for (;;) {
 		ssize_t r = recv(c, buf, MAX_MSG, 0);
 		if (r == 0) {
@@ -306,9 +321,7 @@ static int client(void)
 	s = connect_server();
 	if (s < 0)
 		goto free;
-	set_nodelay(s);
-	set_timeout(s, SO_RCVTIMEO, IO_TIMEOUT_MS);
-	set_timeout(s, SO_SNDTIMEO, IO_TIMEOUT_MS);
+	tune(s, IO_TIMEOUT_MS);
 	status = 0;
 	for (size_t k = 0; k < sizeof sizes / sizeof sizes[0]; k++) {
 		int iters = iters_arg ? (int)arg_int("iters", 0) : default_iters(sizes[k]);
@@ -356,9 +369,7 @@ static int bench_connect(void)
 	bench_sock = connect_server();
 	if (bench_sock < 0)
 		return -1;
-	set_nodelay(bench_sock);
-	set_timeout(bench_sock, SO_RCVTIMEO, IO_TIMEOUT_MS);
-	set_timeout(bench_sock, SO_SNDTIMEO, IO_TIMEOUT_MS);
+	tune(bench_sock, IO_TIMEOUT_MS);
 	return 0;
 }
 
@@ -485,15 +496,9 @@ static void *sink(void *arg)
 		printf("tcp-bw: no sink on port %d (errno %d)\n", SINK_PORT, errno);
 		goto out;
 	}
-	set_timeout(ls, SO_RCVTIMEO, ACCEPT_TIMEOUT_MS);
-	int c = accept(ls, NULL, NULL);
-	if (c < 0) {
-		printf("tcp-bw: accept: errno %d\n", errno);
+	int c = accept_one(ls, "tcp-bw", IO_TIMEOUT_MS);
+	if (c < 0)
 		goto out;
-	}
-	set_nodelay(c);
-	set_timeout(c, SO_RCVTIMEO, IO_TIMEOUT_MS);
-	set_timeout(c, SO_SNDTIMEO, IO_TIMEOUT_MS);
 	for (;;) {
 		uint64_t total;
 		uint8_t one = 1;
@@ -550,9 +555,7 @@ static int run_tcp_bw(const struct bench_opts *o)
 		}
 		thread_sleep_ns(1000000000ULL);
 	}
-	set_nodelay(s);
-	set_timeout(s, SO_RCVTIMEO, IO_TIMEOUT_MS);
-	set_timeout(s, SO_SNDTIMEO, IO_TIMEOUT_MS);
+	tune(s, IO_TIMEOUT_MS);
 	for (size_t k = 0; k < sizeof bw_sizes / sizeof bw_sizes[0]; k++) {
 		size_t size = bw_sizes[k];
 		uint64_t total = BW_TOTAL > 2 * size ? BW_TOTAL : 2 * size;
