@@ -92,14 +92,20 @@ static void gates_logic_and_delays(void **state)
 	assert_int_equal(ckt_build(&(struct netlist){ 0 }, "nosuch"), -ENOENT);
 }
 
+/* The netlist named, built and sound, of that many gates. */
+static void build_checked(struct netlist *n, const char *name, int gates)
+{
+	assert_int_equal(ckt_build(n, name), 0);
+	assert_int_equal(ckt_check(n), 0);
+	assert_int_equal(ckt_gates(n), gates);
+}
+
 static void adder_netlist_has_225_gates(void **state)
 {
 	struct netlist n;
 
 	(void)state;
-	assert_int_equal(ckt_build(&n, "adder32"), 0);
-	assert_int_equal(ckt_check(&n), 0);
-	assert_int_equal(ckt_gates(&n), 225);
+	build_checked(&n, "adder32", 225);
 	assert_int_equal(n.count[G_INPUT], 65);
 	assert_int_equal(n.count[G_XOR], 64);
 	assert_int_equal(n.count[G_AND], 64);
@@ -117,16 +123,12 @@ static void multipliers_netlists(void **state)
 	struct netlist n;
 
 	(void)state;
-	assert_int_equal(ckt_build(&n, "mul16"), 0);
-	assert_int_equal(ckt_check(&n), 0);
-	assert_int_equal(ckt_gates(&n), 1440);
+	build_checked(&n, "mul16", 1440);
 	assert_int_equal(n.count[G_INPUT], 32);
 	assert_int_equal(n.count[G_AND], 256 + 30 + 14 * 31);
 	assert_int_equal(n.noutputs, 32);
 	ckt_free(&n);
-	assert_int_equal(ckt_build(&n, "mul32"), 0);
-	assert_int_equal(ckt_check(&n), 0);
-	assert_int_equal(ckt_gates(&n), 5952);
+	build_checked(&n, "mul32", 5952);
 	assert_int_equal(n.noutputs, 64);
 	ckt_free(&n);
 }
