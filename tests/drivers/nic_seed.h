@@ -47,6 +47,13 @@ static void poll_(int hold) { b(1 | hold << 2); }
 static void intr(int hold) { b(2 | hold << 2); }
 static void release(void) { b(3); }
 
+/* A seed's start: its mode byte where the target takes one (mode >= 0). */
+static void begin(int mode)
+{
+	if (mode >= 0)
+		b(mode);
+}
+
 /*
  * The three seeds into <dir>/seed<*i>.. (*i moves on), each after the byte
  * mode where mode >= 0: frames of 60, 1514, 1518 and 1519 bytes, of 13
@@ -60,8 +67,7 @@ static int intel_seeds(const char *dir, int *i, int mode)
 	static const unsigned lens[] = { 60, 1514, 1518, 1519, 13, 14, 0, 2048, 5000 };
 	int bad = 0;
 
-	if (mode >= 0)
-		b(mode);
+	begin(mode);
 	for (unsigned k = 0; k < sizeof lens / sizeof lens[0]; k++)
 		frame(0, lens[k], 0);
 	frame(0, 100, 0x01);		/* CE */
@@ -69,8 +75,7 @@ static int intel_seeds(const char *dir, int *i, int mode)
 	poll_(0);
 	intr(0);
 	bad |= save(dir, (*i)++);
-	if (mode >= 0)
-		b(mode);
+	begin(mode);
 	for (int k = 0; k < 300; k++)
 		frame(0, 64, 0);
 	poll_(0); poll_(0); poll_(0); intr(0); poll_(0);
@@ -78,8 +83,7 @@ static int intel_seeds(const char *dir, int *i, int mode)
 		frame(0, 64, 0);
 	poll_(0);
 	bad |= save(dir, (*i)++);
-	if (mode >= 0)
-		b(mode);
+	begin(mode);
 	for (int k = 0; k < 6; k++)
 		frame(3, 200, 0);
 	poll_(3);
