@@ -842,6 +842,32 @@ static void shm_exit(void)
 }
 EXIT_HOOK(ivshmem, shm_exit);
 
+/*
+ * In an NMI's dump (boot/cluster's --timeout): the exit line, then each
+ * ring as both ends count it: to a peer, this node's tail and the head it
+ * last read of the peer's; from a peer, the peer's tail, this node's head
+ * (and the one it published, which another process may have moved), the
+ * next slot's stamp and what the repair would do at the next tick.
+ */
+static void shm_dump(void)
+{
+	struct shm *sc = the_shm;
+
+	if (!sc)
+		return;
+	shm_exit();
+	for (int i = 0; i < sc->npeers; i++) {
+		int p = sc->peer[i];
+		printf("ivshmem: to n%d tail %u head %u (read %u); from n%d tail %u head %u (published %u), "
+		       "next stamp %#x, repair %s%#x\n", p, sc->tx_tail[p],
+		       __atomic_load_n(&sc->tx_ring[p]->head, __ATOMIC_RELAXED), sc->tx_head[p], p,
+		       __atomic_load_n(&sc->rx_ring[p]->tail, __ATOMIC_RELAXED), sc->rx_head[p],
+		       __atomic_load_n(&sc->rx_ring[p]->head, __ATOMIC_RELAXED), next_stamp(sc, p),
+		       sc->suspect[p] ? "pending, to " : "none ", sc->suspect[p] & ~(1u << 31));
+	}
+}
+DUMP_HOOK(ivshmem, shm_dump);
+
 static const struct pci_driver ivshmem_driver = {
 	.name = "ivshmem",
 	.match = shm_match,
