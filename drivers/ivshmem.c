@@ -381,11 +381,22 @@ static int pending(struct shm *sc)
 	return 0;
 }
 
-/* A slot whose length no frame has: counted, skipped.  Cold: the poll loop keeps its registers. */
-static __attribute__((cold, noinline)) void bad_slot(struct shm *sc)
+/*
+ * A slot whose length no frame has: counted, skipped, and its stamp made
+ * one no count near this one has (unless the producer wrote the slot
+ * meanwhile), so that it is not taken again.  Otherwise, when the repair
+ * puts this node's head back to the producer's count, a stamp another
+ * process wrote there for that count is taken again at every poll, and
+ * the head the producer reads stays past its tail for good.  Cold: the
+ * poll loop keeps its registers.
+ */
+static __attribute__((cold, noinline)) void bad_slot(struct shm *sc, struct shm_slot *s, uint32_t stamp,
+						      uint32_t count)
 {
 	sc->bad_lengths++;
 	sc->nd.stats.rx_errors++;
+	__atomic_compare_exchange_n(&s->stamp, &stamp, shm_stamp(count - 0x8000, 0), 0, __ATOMIC_RELAXED,
+				    __ATOMIC_RELAXED);
 }
 
 /* A poll that took bad slots: the most one took, for the exit line (tests check the bound). */
@@ -435,7 +446,7 @@ static inline __attribute__((always_inline)) int shm_poll_rings(struct shm *sc, 
 				n++;
 			} else {
 				/* Counted against the budget too: a writer stamping bad slots ahead cannot hold us here. */
-				bad_slot(sc);
+				bad_slot(sc, s, stamp, h + 1);
 				n++;
 			}
 			h++;
