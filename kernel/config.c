@@ -128,18 +128,24 @@ static void print_problems(const char *err)
 	}
 }
 
+/* The app's least count of nodes against a cluster of n. */
+static int check_count(int n)
+{
+	if (current_app->min_nodes > n) {
+		printf("cmdline: error: app %s needs at least %d nodes (nodes=%d)\n", current_app->name,
+		       current_app->min_nodes, n);
+		return -EINVAL;
+	}
+	return 0;
+}
+
 static int check_identity(void)
 {
 	if (node_id >= num_nodes) {
 		printf("cmdline: error: node=%d is not below nodes=%d\n", node_id, num_nodes);
 		return -EINVAL;
 	}
-	if (current_app->min_nodes > num_nodes) {
-		printf("cmdline: error: app %s needs at least %d nodes (nodes=%d)\n", current_app->name,
-		       current_app->min_nodes, num_nodes);
-		return -EINVAL;
-	}
-	return 0;
+	return check_count(num_nodes);
 }
 
 int config_init(char *line)
@@ -216,11 +222,8 @@ int config_init(char *line)
 		auto_id = 1;
 		auto_expect = strcmp(nv, "auto") == 0 ? 0 : num_nodes;
 		/* A count too small for the app is known now, before the ids are agreed. */
-		if (auto_expect && current_app->min_nodes > auto_expect) {
-			printf("cmdline: error: app %s needs at least %d nodes (nodes=%d)\n",
-			       current_app->name, current_app->min_nodes, auto_expect);
+		if (auto_expect && check_count(auto_expect) < 0)
 			return -EINVAL;
-		}
 		return 0;	/* node_set_identity() checks the rest */
 	} else if (iv && cmdline_parse_int(iv, &v) == 0) {
 		node_id = (int)v;
