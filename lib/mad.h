@@ -270,6 +270,13 @@ long mad_req_test_words(int node);
  */
 int mad_req_test_break(int node, long after);
 int mad_cell_test_break(int node, long after);
+/*
+ * For tests only, on the req driver (the sender): when on, every other
+ * chunk of more than one WRITE stops after its first WRITE, as when the
+ * frames queued to go have no room for the rest; the chunk goes again
+ * whole later, or never if the message fails meanwhile.  0.
+ */
+int mad_req_test_partial(int on);
 #endif
 
 /* --- the message description (pure; host tests drive it) --------------------- */

@@ -32,7 +32,8 @@
  * it would misread them).  The sender hears of the refusal (req and rmem
  * report it) while it sends the message or at its next post: that send
  * fails (the message in flight is reported failed), and the sender
- * enqueues a resynchronising word (length 0, its number a generation) and
+ * enqueues a resynchronising word (length 0, its number a generation;
+ * twice where a chunk's WRITEs went without their word, resync_send) and
  * sends nothing more to that node until it answers.  The receiver reads
  * what came whole before the gap, fails the message it then cannot
  * finish, starts both pointers again at 0, and answers in the control
@@ -90,6 +91,7 @@ struct peer {
 	uint8_t broken;			/* a chunk is missing: no word taken until the resync */
 	uint8_t reset_pending;		/* the resynchronising word came: reset once the prefix is read */
 	uint8_t reset_gen;		/* its generation, answered at the reset */
+	uint8_t answered;		/* the generation last answered (0xff: none) */
 	uint8_t ack_due;		/* the answer could not go yet */
 	uint64_t announced;		/* stream bytes words announced, ever (the test hook's count) */
 	long break_after;		/* test hook: inhibit the ring once announced passes it (0: off) */
@@ -102,7 +104,8 @@ struct peer {
 	uint8_t tx_seq;			/* the next chunk's number */
 	uint8_t gen;			/* the last resynchronisation's generation */
 	uint8_t resync_wait;		/* waiting for the receiver's answer to it */
-	uint8_t resync_sent;		/* its word went */
+	uint8_t resync_sent;		/* its words went: RESYNC_BODY, RESYNC_PLAIN */
+	uint8_t tx_orphan;		/* WRITEs went without their word: the receiver may hold their verdict */
 	uint64_t resync_since;
 	struct mutex lock;		/* held from send_post until its send_poll ends */
 	struct iovcur txc;		/* the message being sent: what is left of it */
@@ -113,6 +116,9 @@ struct peer {
 };
 
 static struct peer *peers[MAX_NODES];
+#ifdef NOW_TEST_HOOKS
+static int test_partial;		/* mad_req_test_partial: 1 on; 3 the chunk just cut, whole next */
+#endif
 static int nnodes, me, rr;
 static struct waitq tx_wq = WAITQ_INIT;
 static struct waitq turn_wq = WAITQ_INIT;	/* woken when a peer's message ends: the next may post */
@@ -192,6 +198,7 @@ static int make_peer(int i)
 	mutex_init(&p->lock, 0);
 	mad_segpair_init(&p->seg);
 	p->rq = p->nq = -1;
+	p->answered = 0xff;
 	p->ring = aligned_alloc(64, RING);
 	p->peer_rp = aligned_alloc(64, 64);
 	if (!p->ring || !p->peer_rp)
@@ -247,6 +254,9 @@ static int deposit(struct peer *p, struct iovcur *c, size_t n)
 	/* A chunk that one Ethernet-sized WRITE carries asks nothing (a null message's cost). */
 	size_t most = n > RMEM_MAX_XFER ? rmem_max_xfer(p->seg.ring_rd) : RMEM_MAX_XFER;
 	int r = 0;
+#ifdef NOW_TEST_HOOKS
+	size_t n0 = n;
+#endif
 
 	while (n && r == 0) {
 		uint32_t pos = (uint32_t)(p->wp % RING);
@@ -268,6 +278,10 @@ static int deposit(struct peer *p, struct iovcur *c, size_t n)
 			break;
 		p->wp += k;
 		n -= k;
+#ifdef NOW_TEST_HOOKS
+		if (n && test_partial && n + k == n0 && (test_partial ^= 2) & 2)
+			r = -EAGAIN;	/* as if the frames queued to go had no room for the rest */
+#endif
 	}
 	return r;
 }
@@ -308,6 +322,8 @@ static int tx_push(struct peer *p)
 		if ((r = deposit(p, &p->txc, n)) == 0)
 			r = req_enqueue_body(p->rq, WORD(me, p->tx_seq, n));
 		reqmsg_end(p->rq);
+		if (p->wp != wp0)
+			p->tx_orphan = r < 0;	/* the word takes the WRITEs' verdict; without it, it stays */
 		if (r < 0) {
 			p->wp = wp0;
 			p->txc = c0;
@@ -325,13 +341,32 @@ static int tx_push(struct peer *p)
 	return r < 0 ? r : 1;
 }
 
-/* The resynchronising word of generation p->gen: 0, or -EAGAIN to try again at the next post. */
+/*
+ * The resynchronising word of generation p->gen: 0 (sent, or to try again
+ * at the next post), or an error.  Where a chunk's WRITEs went without its
+ * word (tx_push cut it short and the message failed before it went again),
+ * the receiver still holds their verdict, and would refuse the next word
+ * that announces a body with it, the new stream's first (req.h: the
+ * notification takes its body's verdict).  So the word goes twice: first
+ * as a body's, which takes that verdict (refused if it was a refusal), then
+ * plain; the receiver answers a generation once.
+ */
+#define RESYNC_BODY 1
+#define RESYNC_PLAIN 2
 static int resync_send(struct peer *p)
 {
-	int r = req_enqueue(p->rq, WORD(me, p->gen, 0), 0);
+	int r = 0;
 
-	if (r == 0)
-		p->resync_sent = 1;
+	if (!(p->resync_sent & RESYNC_BODY) && (r = reqmsg_begin(p->rq)) == 0) {
+		r = req_enqueue_body(p->rq, WORD(me, p->gen, 0));
+		reqmsg_end(p->rq);
+		if (r == 0) {
+			p->resync_sent |= RESYNC_BODY;
+			p->tx_orphan = 0;
+		}
+	}
+	if (r == 0 && !(p->resync_sent & RESYNC_PLAIN) && (r = req_enqueue(p->rq, WORD(me, p->gen, 0), 0)) == 0)
+		p->resync_sent |= RESYNC_PLAIN;
 	return r == 0 || r == -EAGAIN || r == -ENOBUFS ? 0 : r;
 }
 
@@ -347,7 +382,7 @@ static __attribute__((cold, noinline)) int tx_broken(int dest, struct peer *p, i
 
 	p->gen = (p->gen + 1) & 0x7f;
 	p->resync_wait = 1;
-	p->resync_sent = 0;
+	p->resync_sent = p->tx_orphan ? 0 : RESYNC_BODY;
 	p->resync_since = cycles();
 	p->tx_left = 0;
 	resync_send(p);
@@ -365,7 +400,7 @@ static __attribute__((cold, noinline)) int resync_done(int dest, struct peer *p)
 {
 	int r;
 
-	if (!p->resync_sent && (r = resync_send(p)) < 0)
+	if (p->resync_sent != (RESYNC_BODY | RESYNC_PLAIN) && (r = resync_send(p)) < 0)
 		return r;
 	if (p->peer_rp[1] == RESYNC_ACK(p->gen)) {
 		/*
@@ -494,6 +529,10 @@ static void req_send_wait(int dest)
 	if (p && p->tx_nospace) {
 		/* Until acknowledgements free room to queue frames: 10 ms at most. */
 		p->tx_nospace = 0;
+#ifdef NOW_TEST_HOOKS
+		if (test_partial & 2)
+			thread_sleep_ns(2000000);	/* the cut chunk's room, 2 ms away */
+#endif
 		for (int i = 0; i < 100 && !fabric_can_send(dest); i++)
 			thread_sleep_ns(100000);
 		return;
@@ -532,6 +571,12 @@ int mad_req_test_break(int node, long after)
 	p->break_after = (long)p->announced + after;
 	return 0;
 }
+
+int mad_req_test_partial(int on)
+{
+	test_partial = on ? 1 : 0;
+	return 0;
+}
 #endif
 
 /* The test hook's break: the ring refuses the chunks that come from now until the reset. */
@@ -567,6 +612,8 @@ static __attribute__((cold, noinline)) void word_gap(int i, struct peer *p, uint
 static __attribute__((cold, noinline)) void resync_word(int i, struct peer *p, uint32_t w)
 {
 	(void)i;
+	if (WORD_SEQ(w) == p->answered && !p->reset_pending)
+		return;		/* the same generation's second word (resync_send): answered already */
 	p->reset_pending = 1;
 	p->reset_gen = WORD_SEQ(w);
 }
@@ -590,6 +637,7 @@ static __attribute__((cold, noinline)) void stream_reset(int i, struct peer *p)
 	p->avail = p->skip = 0;
 	p->rx_seq = 0;
 	p->broken = p->reset_pending = 0;
+	p->answered = p->reset_gen;
 #ifdef NOW_TEST_HOOKS
 	/* The test's break ends with the stream it broke: before the answer lets the sender go on. */
 	if (p->break_on) {

@@ -11,6 +11,11 @@
  * receive return an error).  Then node 0 sends count= messages (100) of
  * 0 to 70,000 bytes, each numbered and filled from its number: every one
  * must go (the send returns 0) and arrive whole, in order, at node 1.
+ * With partial=1 (req), node 0's driver also stops every other chunk of
+ * several WRITEs after its first, as when the frames queued to go have no
+ * room: the chunk goes again whole, or never if the break fails its
+ * message first, and the WRITEs that went without their word must not
+ * fail the messages after the resynchronisation.
  *
  *	RESULT mad-recover driver=.. send_failed=1 receive_failed=1 intact=100 failures=0
  */
@@ -111,6 +116,10 @@ static int recover_main(void)
 	if (fabric_wait_peers(60000000000ULL) < 0 || mad_init(drv) < 0)
 		return 2;
 	printf("mad-recover: node %d on driver %s\n", node_id, mad_driver_name());
+	if (node_id == 0 && arg_int("partial", 0)) {
+		r = strcmp(mad_driver_name(), "req") == 0 ? mad_req_test_partial(1) : -ENOTSUP;
+		EXPECT(r == 0, "cut chunks on driver %s: %d", mad_driver_name(), r);
+	}
 	if (node_id == 1) {
 		if (strcmp(mad_driver_name(), "req") == 0)
 			r = mad_req_test_break(0, BREAK_AFTER);
@@ -159,6 +168,7 @@ static const struct argspec recover_args[] = {
 	{ "driver", ARG_STR, 0, 0, "Madeleine driver: req or cell (default req)" },
 	{ "count", ARG_INT, 1, 100000, "messages after the broken one (default 100)" },
 	{ "big", ARG_INT, 256 * 1024, 64 << 20, "bytes of the broken message (default 1 MiB)" },
+	{ "partial", ARG_INT, 0, 1, "1: node 0 (req) cuts every other chunk after its first WRITE (default 0)" },
 	{ NULL, 0, 0, 0, NULL },
 };
 
