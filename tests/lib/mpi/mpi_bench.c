@@ -40,23 +40,46 @@
 static uint8_t *sbuf, *rbuf;
 static unsigned long bad;
 
+/* A step failed: say which, where and why (bench prints only the row's name). -1. */
+static int failed(const char *drv, const char *step, long len, int round, int err)
+{
+	char why[MPI_MAX_ERROR_STRING];
+	int n;
+
+	if (err == MPI_SUCCESS)
+		snprintf(why, sizeof why, "the bytes differ");
+	else if (err < 0)
+		snprintf(why, sizeof why, "error %d", err);
+	else if (MPI_Error_string(err, why, &n) != MPI_SUCCESS)
+		snprintf(why, sizeof why, "MPI error %d", err);
+	printf("mpi-bench: node %d, driver %s: %s", node_id, drv, step);
+	if (len >= 0)
+		printf(" of %ld bytes, round %d", len, round);
+	printf(" failed: %s\n", why);
+	return -1;
+}
+
 static int ready(const char *drv)
 {
 	static const char *cur;
+	int r;
 
 	if (!cur) {
-		if (MPI_Init(NULL, NULL) != MPI_SUCCESS)
-			return -1;
+		if ((r = MPI_Init(NULL, NULL)) != MPI_SUCCESS)
+			return failed(drv, "MPI_Init", -1, 0, r);
 		if (!(sbuf = malloc(BW_MSG)) || !(rbuf = malloc(BW_MSG)))
-			return -1;
+			return failed(drv, "allocating the buffers", -1, 0, -ENOMEM);
 		MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
 	}
 	if (cur && strcmp(cur, drv) == 0)
 		return 0;
 	/* Every rank quiet, then all on the driver together. */
-	if (MPI_Barrier(MPI_COMM_WORLD) != MPI_SUCCESS || mpii_use_driver(drv) < 0 ||
-	    MPI_Barrier(MPI_COMM_WORLD) != MPI_SUCCESS)
-		return -1;
+	if ((r = MPI_Barrier(MPI_COMM_WORLD)) != MPI_SUCCESS)
+		return failed(cur ? cur : drv, "the barrier before switching drivers", -1, 0, r);
+	if ((r = mpii_use_driver(drv)) < 0)
+		return failed(drv, "opening the driver's channel", -1, 0, r);
+	if ((r = MPI_Barrier(MPI_COMM_WORLD)) != MPI_SUCCESS)
+		return failed(drv, "the barrier after switching drivers", -1, 0, r);
 	cur = drv;
 	return 0;
 }
@@ -95,23 +118,25 @@ static int pingpong(const char *drv, size_t len, const struct bench_opts *o, str
 		return 0;
 	for (int i = 0; i < n; i++) {
 		uint32_t seq = (uint32_t)i;
+		int r;
 		if (node_id == 0) {
 			pattern(sbuf, len, seq);
 			uint64_t t0 = cycles();
-			if (MPI_Send(sbuf, (int)len, MPI_BYTE, 1, 7, MPI_COMM_WORLD) != MPI_SUCCESS ||
-			    MPI_Recv(rbuf, (int)len, MPI_BYTE, 1, 7, MPI_COMM_WORLD, MPI_STATUS_IGNORE) != MPI_SUCCESS)
-				return -1;
+			if ((r = MPI_Send(sbuf, (int)len, MPI_BYTE, 1, 7, MPI_COMM_WORLD)) != MPI_SUCCESS)
+				return failed(drv, "ping-pong MPI_Send", (long)len, i, r);
+			if ((r = MPI_Recv(rbuf, (int)len, MPI_BYTE, 1, 7, MPI_COMM_WORLD, MPI_STATUS_IGNORE)) != MPI_SUCCESS)
+				return failed(drv, "ping-pong MPI_Recv", (long)len, i, r);
 			uint64_t t1 = cycles();
 			if (i >= o->warmup)
 				samples_add(s, t1 - t0);
 			if (check(rbuf, len, seq) < 0)
-				return -1;
+				return failed(drv, "ping-pong's answer", (long)len, i, MPI_SUCCESS);
 		} else {
-			if (MPI_Recv(rbuf, (int)len, MPI_BYTE, 0, 7, MPI_COMM_WORLD, MPI_STATUS_IGNORE) != MPI_SUCCESS)
-				return -1;
+			if ((r = MPI_Recv(rbuf, (int)len, MPI_BYTE, 0, 7, MPI_COMM_WORLD, MPI_STATUS_IGNORE)) != MPI_SUCCESS)
+				return failed(drv, "ping-pong MPI_Recv", (long)len, i, r);
 			/* The answer carries the same bytes back: node 0 checks them. */
-			if (MPI_Send(rbuf, (int)len, MPI_BYTE, 0, 7, MPI_COMM_WORLD) != MPI_SUCCESS)
-				return -1;
+			if ((r = MPI_Send(rbuf, (int)len, MPI_BYTE, 0, 7, MPI_COMM_WORLD)) != MPI_SUCCESS)
+				return failed(drv, "ping-pong MPI_Send", (long)len, i, r);
 		}
 	}
 	return 0;
@@ -180,16 +205,21 @@ static int null_pingpong(const char *drv, int warmup, int n, struct samples *s)
 	struct mad_channel *c = mad_open(drv);
 
 	if (!c)
-		return -1;
+		return failed(drv, "opening MPI's channel for Madeleine's null message", -1, 0, -ENODEV);
 	for (int i = 0; i < warmup + n; i++) {
+		int r;
 		if (node_id == 0) {
 			uint64_t t0 = cycles();
-			if (null_send(c, 1) < 0 || null_recv(c) < 0)
-				return -1;
+			if ((r = null_send(c, 1)) < 0)
+				return failed(drv, "Madeleine's null message, sending", 0, i, r);
+			if ((r = null_recv(c)) < 0)
+				return failed(drv, "Madeleine's null message, receiving", 0, i, r);
 			if (i >= warmup)
 				samples_add(s, cycles() - t0);
-		} else if (null_recv(c) < 0 || null_send(c, 0) < 0) {
-			return -1;
+		} else if ((r = null_recv(c)) < 0) {
+			return failed(drv, "Madeleine's null message, receiving", 0, i, r);
+		} else if ((r = null_send(c, 0)) < 0) {
+			return failed(drv, "Madeleine's null message, sending", 0, i, r);
 		}
 	}
 	return 0;
@@ -224,23 +254,24 @@ static int beside(const char *drv, const struct bench_opts *o, struct samples *m
 		return -1;
 	/* No PING from now on, and none on its way once every rank passed the barriers. */
 	mpii_pings_off();
-	if (MPI_Barrier(MPI_COMM_WORLD) != MPI_SUCCESS || MPI_Barrier(MPI_COMM_WORLD) != MPI_SUCCESS)
-		return -1;
+	if ((r = MPI_Barrier(MPI_COMM_WORLD)) != MPI_SUCCESS || (r = MPI_Barrier(MPI_COMM_WORLD)) != MPI_SUCCESS)
+		return failed(drv, "the barriers before the rounds", -1, 0, r);
 	for (int k = 0; k < BESIDE_ROUNDS && r == 0; k++) {
 		r = pingpong(drv, 0, &ro, mpi);
-		if (r == 0 && MPI_Barrier(MPI_COMM_WORLD) != MPI_SUCCESS)
-			r = -1;
+		if (r == 0 && (r = MPI_Barrier(MPI_COMM_WORLD)) != MPI_SUCCESS)
+			r = failed(drv, "the barrier after MPI's round", -1, k, r);
 		if (r)
 			break;
 		/* Every node's MPI paused before any Madeleine message goes (the fabric's barrier). */
 		mpii_pause(1);
-		if (cluster_barrier(60000000000ULL) < 0)
-			r = -1;
+		if ((r = cluster_barrier(60000000000ULL)) < 0)
+			r = failed(drv, "the fabric's barrier before Madeleine's round", -1, k, r);
 		if (r == 0 && node_id <= 1)
 			r = null_pingpong(drv, ro.warmup, per, mad);
 		mpii_pause(0);
-		if (MPI_Barrier(MPI_COMM_WORLD) != MPI_SUCCESS)
-			r = -1;
+		int rb = MPI_Barrier(MPI_COMM_WORLD);
+		if (rb != MPI_SUCCESS && r == 0)
+			r = failed(drv, "the barrier after Madeleine's round", -1, k, rb);
 	}
 	return r;
 }
@@ -252,7 +283,7 @@ static int run_latency(const struct bench_opts *o)
 	int r = 0, nb = 0;
 
 	if (samples_init(&s, (size_t)o->iters) < 0 || samples_init(&m, (size_t)o->iters) < 0)
-		return -1;
+		return failed("-", "allocating the samples", -1, 0, -ENOMEM);
 	for (size_t k = 0; k < sizeof rows / sizeof rows[0] && r == 0; k++) {
 		const struct bench *b = rows[k].row;
 		int n = b->max_iters && o->iters > b->max_iters ? b->max_iters : o->iters;
@@ -290,19 +321,23 @@ static int bandwidth(const char *drv)
 		return -1;
 	for (int i = 0; i < BW_MSGS && node_id <= 1; i++) {
 		if (!bw[i] && !(bw[i] = malloc(BW_MSG)))
-			return -1;
+			return failed(drv, "allocating the bandwidth buffers", -1, 0, -ENOMEM);
 		if (node_id == 0)
 			pattern(bw[i], BW_MSG, (uint32_t)i);
 	}
-	if (MPI_Barrier(MPI_COMM_WORLD) != MPI_SUCCESS)
-		return -1;
+	if ((r = MPI_Barrier(MPI_COMM_WORLD)) != MPI_SUCCESS)
+		return failed(drv, "the barrier before the bandwidth run", -1, 0, r);
 	uint64_t t0 = cycles();
-	for (int i = 0; i < BW_MSGS && r == 0 && node_id <= 1; i++)
+	int i = 0;
+	for (; i < BW_MSGS && r == 0 && node_id <= 1; i++)
 		r = node_id == 0 ? MPI_Send(bw[i], BW_MSG, MPI_BYTE, 1, 8, MPI_COMM_WORLD)
 				 : MPI_Recv(bw[i], BW_MSG, MPI_BYTE, 0, 8, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
-	if (r == 0 && node_id <= 1)
-		r = node_id == 0 ? MPI_Recv(NULL, 0, MPI_BYTE, 1, 9, MPI_COMM_WORLD, MPI_STATUS_IGNORE)
-				 : MPI_Send(NULL, 0, MPI_BYTE, 0, 9, MPI_COMM_WORLD);
+	if (r != 0)
+		return failed(drv, node_id == 0 ? "bandwidth MPI_Send" : "bandwidth MPI_Recv", BW_MSG, i - 1, r);
+	if (node_id <= 1 &&
+	    (r = node_id == 0 ? MPI_Recv(NULL, 0, MPI_BYTE, 1, 9, MPI_COMM_WORLD, MPI_STATUS_IGNORE)
+			      : MPI_Send(NULL, 0, MPI_BYTE, 0, 9, MPI_COMM_WORLD)) != 0)
+		return failed(drv, "the bandwidth run's answer", 0, 0, r);
 	uint64_t ns = cycles_to_ns(cycles() - t0);
 	if (r == 0 && node_id == 0) {
 		uint64_t kbps = (uint64_t)BW_MSGS * BW_MSG * 1000000ULL / (ns ? ns : 1);
@@ -310,9 +345,13 @@ static int bandwidth(const char *drv)
 		       BW_MSGS * BW_MSG, (unsigned long)(ns / 1000000), (unsigned long)(ns / 1000 % 1000), (unsigned long)(kbps / 1000),
 		       (unsigned long)(kbps % 1000 / 10), drv);
 	}
-	for (int i = 0; i < BW_MSGS && r == 0 && node_id == 1; i++)
-		r = check(bw[i], BW_MSG, (uint32_t)i);
-	return MPI_Barrier(MPI_COMM_WORLD) != MPI_SUCCESS || r != 0 ? -1 : 0;
+	for (i = 0; i < BW_MSGS && r == 0 && node_id == 1; i++)
+		if ((r = check(bw[i], BW_MSG, (uint32_t)i)) < 0)
+			failed(drv, "a bandwidth message", BW_MSG, i, MPI_SUCCESS);
+	int rb = MPI_Barrier(MPI_COMM_WORLD);
+	if (rb != MPI_SUCCESS)
+		return failed(drv, "the barrier after the bandwidth run", -1, 0, rb);
+	return r != 0 ? -1 : 0;
 }
 
 static int run_bw(const struct bench_opts *o)
