@@ -1,7 +1,7 @@
 /*
  * apps/: the bundled parallel apps, each selectable at boot with app=.
  * An app is a file here that defines a struct app and registers it with
- * APP_REGISTER (kernel/init.h); the kernel runs it and exits with its
+ * APP (kernel/init.h); the kernel runs it and exits with its
  * status.  The test and bench apps (under tests/, tests/README.md) register
  * the same way, into the test image (build/now-test.elf).  Apps use the kernel, net/ (the fabric, the
  * mechanisms, the raw link) and lib/ (Madeleine, RPC); never drivers/.

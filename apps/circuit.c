@@ -511,11 +511,6 @@ out:
 	return status;
 }
 
-static const struct app circuit = {
-	.name = "circuit",
-	.summary = "distributed gate-level circuit simulator (paper 3.2.2): Chandy-Misra with null messages "
-		   "over remote memory, checked against a sequential simulation",
-	.main = circuit_main,
-	.args = circuit_args,
-};
-APP_REGISTER(circuit);
+APP(circuit, "circuit",
+    "distributed gate-level circuit simulator (paper 3.2.2): Chandy-Misra with null messages " "over remote memory, checked against a sequential simulation",
+    circuit_main, circuit_args, 0);

@@ -12,9 +12,6 @@ static int hello_main(void)
 	return 0;
 }
 
-static const struct app hello = {
-	.name = "hello",
-	.summary = "print node id, cluster size and the calibrated TSC frequency",
-	.main = hello_main,
-};
-APP_REGISTER(hello);
+APP(hello, "hello",
+    "print node id, cluster size and the calibrated TSC frequency",
+    hello_main, NULL, 0);

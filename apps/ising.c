@@ -428,10 +428,6 @@ static int ising_main(void)
 	return ok ? 0 : 1;
 }
 
-static const struct app ising_app = {
-	.name = "ising",
-	.summary = "Ising optimizer (remote-memory paper 3.2.1): rows split over nodes, checked against one node",
-	.main = ising_main,
-	.args = ising_args,
-};
-APP_REGISTER(ising_app);
+APP(ising_app, "ising",
+    "Ising optimizer (remote-memory paper 3.2.1): rows split over nodes, checked against one node",
+    ising_main, ising_args, 0);

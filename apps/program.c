@@ -97,10 +97,6 @@ static const struct argspec program_args[] = {
 	{ NULL, 0, 0, 0, NULL },
 };
 
-static const struct app program_app = {
-	.name = "program",
-	.summary = "the program boot/mpicc linked into this image: its main(argc, argv)",
-	.main = program_main,
-	.args = program_args,
-};
-APP_REGISTER(program_app);
+APP(program_app, "program",
+    "the program boot/mpicc linked into this image: its main(argc, argv)",
+    program_main, program_args, 0);

@@ -304,11 +304,6 @@ static int rpc_main(void)
 	return 0;
 }
 
-static const struct app rpc_app = {
-	.name = "rpc",
-	.summary = "RPC table (remote-memory paper 3.1.3): Simple, MW-32/64/128 over remote memory and Madeleine",
-	.main = rpc_main,
-	.args = rpc_args,
-	.min_nodes = 2,
-};
-APP_REGISTER(rpc_app);
+APP(rpc_app, "rpc",
+    "RPC table (remote-memory paper 3.1.3): Simple, MW-32/64/128 over remote memory and Madeleine",
+    rpc_main, rpc_args, 2);

@@ -592,10 +592,6 @@ static int selftest_main(void)
 	return failed ? 1 : 0;
 }
 
-static const struct app selftest = {
-	.name = "selftest",
-	.summary = "in-kernel tests of the core: memory, threads, scheduling, sync, timers",
-	.main = selftest_main,
-	.args = selftest_args,
-};
-APP_REGISTER(selftest);
+APP(selftest, "selftest",
+    "in-kernel tests of the core: memory, threads, scheduling, sync, timers",
+    selftest_main, selftest_args, 0);

@@ -127,10 +127,6 @@ static int tour_main(void)
 	return failures ? 1 : 0;
 }
 
-static const struct app tour_app = {
-	.name = "tour",
-	.summary = "the default run: Ising 1000x1000 with its speedup, the circuit simulator on the 32-bit adder",
-	.main = tour_main,
-	.args = tour_args,
-};
-APP_REGISTER(tour_app);
+APP(tour_app, "tour",
+    "the default run: Ising 1000x1000 with its speedup, the circuit simulator on the 32-bit adder",
+    tour_main, tour_args, 0);

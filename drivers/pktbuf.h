@@ -115,9 +115,6 @@ int pkt_consumer_find(const char *name);
  */
 int pkt_charge(struct pktbuf *pb, int c);
 
-/* pkt_get() charged to c; NULL if none or c holds its share. */
-struct pktbuf *pkt_get_for(int c);
-
 /* Set c's share (buffers it may hold at once, 0..the pool).  0 or -EINVAL. */
 int pkt_share_set(int c, int n);
 

@@ -82,7 +82,7 @@ void host_init_hook_add(const struct init_hook *h);
 
 /*
  * An app: a file in apps/ defines a struct app and registers it with
- * APP_REGISTER; the kernel runs the one named by app= on the command line
+ * APP_REGISTER (both at once: APP); the kernel runs the one named by app= on the command line
  * in the thread "main" and exits with its return value (0 = success).  Its
  * arguments are key=value words on the same line, declared in its args
  * table so that the kernel rejects unknown keys and bad values first.
@@ -97,6 +97,12 @@ struct app {
 
 #define APP_REGISTER(a) \
 	static const struct app *const app_ptr_##a __attribute__((used, section(".apps." #a))) = &(a)
+
+/* Define and register an app: APP(ident, "name", "summary", main, args or NULL, min_nodes). */
+#define APP(id, name_, summary_, main_, args_, min_nodes_)                                      \
+	static const struct app id = { .name = name_, .summary = summary_, .main = main_,       \
+				       .args = args_, .min_nodes = min_nodes_ };                 \
+	APP_REGISTER(id)
 
 /* The app named, or NULL; the running app. */
 const struct app *app_find(const char *name);

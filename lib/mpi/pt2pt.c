@@ -1516,20 +1516,6 @@ int mpii_req_wait(struct mpi_req *r, MPI_Status *status)
 	return e;
 }
 
-int mpii_req_waitall(int n, struct mpi_req **r)
-{
-	int err = MPI_SUCCESS;
-
-	for (int i = 0; i < n; i++)
-		if (r[i]) {
-			int e = mpii_req_wait(r[i], MPI_STATUS_IGNORE);
-			r[i] = NULL;
-			if (e != MPI_SUCCESS && err == MPI_SUCCESS)
-				err = e;
-		}
-	return err;
-}
-
 /*
  * A request that lives on the stack of a blocking call, which waits for it
  * before returning (nothing refers to it after it is done): no allocation,

@@ -17,6 +17,8 @@
 
 #include <cmocka.h>
 
+#include "tests/host/unit.h"
+
 #include "apps/circuit_ring.h"
 #include "apps/circuit_cmb.h"
 #include "apps/circuit_net.h"
@@ -698,24 +700,19 @@ static void lp_refuses_bad_events(void **state)
 	ckt_free(&n);
 }
 
-int main(void)
-{
-	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(gates_logic_and_delays),
-		cmocka_unit_test(adder_netlist_has_225_gates),
-		cmocka_unit_test(multipliers_netlists),
-		cmocka_unit_test(adder_against_arithmetic),
-		cmocka_unit_test(multipliers_against_arithmetic),
-		cmocka_unit_test(adder_worst_case_settles_at_the_critical_path),
-		cmocka_unit_test(placement),
-		cmocka_unit_test(room_rule),
-		cmocka_unit_test(ring_no_overwrite_and_order),
-		cmocka_unit_test(ring_detects_broken_writers),
-		cmocka_unit_test(lp_refuses_bad_events),
-		cmocka_unit_test(one_node_equals_reference),
-		cmocka_unit_test(distributed_adder_equals_reference),
-		cmocka_unit_test(distributed_multiplier_equals_reference),
-		cmocka_unit_test(immediate_delivery_equals_reference),
-	};
-	return cmocka_run_group_tests_name("circuit", tests, NULL, NULL);
-}
+UNIT_MAIN("circuit", NULL, NULL,
+	  cmocka_unit_test(gates_logic_and_delays),
+	  cmocka_unit_test(adder_netlist_has_225_gates),
+	  cmocka_unit_test(multipliers_netlists),
+	  cmocka_unit_test(adder_against_arithmetic),
+	  cmocka_unit_test(multipliers_against_arithmetic),
+	  cmocka_unit_test(adder_worst_case_settles_at_the_critical_path),
+	  cmocka_unit_test(placement),
+	  cmocka_unit_test(room_rule),
+	  cmocka_unit_test(ring_no_overwrite_and_order),
+	  cmocka_unit_test(ring_detects_broken_writers),
+	  cmocka_unit_test(lp_refuses_bad_events),
+	  cmocka_unit_test(one_node_equals_reference),
+	  cmocka_unit_test(distributed_adder_equals_reference),
+	  cmocka_unit_test(distributed_multiplier_equals_reference),
+	  cmocka_unit_test(immediate_delivery_equals_reference))

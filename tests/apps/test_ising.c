@@ -17,6 +17,8 @@
 
 #include <cmocka.h>
 
+#include "tests/host/unit.h"
+
 #include "apps/ising_core.h"
 
 static int8_t spin(const struct ising_part *p, int r, int c)
@@ -154,13 +156,7 @@ static void test_split(void **state)
 	split_run(8, 2, 20, 5);		/* both neighbours the same part */
 }
 
-int main(void)
-{
-	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_bonds),
-		cmocka_unit_test(test_energy_and_descent),
-		cmocka_unit_test(test_split),
-	};
-
-	return cmocka_run_group_tests(tests, NULL, NULL);
-}
+UNIT_MAIN("tests", NULL, NULL,
+	  cmocka_unit_test(test_bonds),
+	  cmocka_unit_test(test_energy_and_descent),
+	  cmocka_unit_test(test_split))

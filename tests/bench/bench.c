@@ -62,6 +62,31 @@ static void print_samples(const struct bench *b, const struct samples *s)
 
 #define MAX_SETUPS 16
 
+static int is_latency(const struct bench *b)
+{
+	return b->sample || b->sample_pair;
+}
+
+void bench_rate(const char *row, uint64_t bytes, uint64_t ns, const char *words, const char *key,
+		const char *base)
+{
+	uint64_t kbs = bytes * 1000000ULL / (ns ? ns : 1);	/* KB/s (10^3) */
+
+	result("row=%s nic=%s bytes=%lu %s%sms=%lu.%03lu %s=%lu.%02lu base=%s", row, net_nic_name(),
+	       (unsigned long)bytes, words ? words : "", words ? " " : "", (unsigned long)(ns / 1000000),
+	       (unsigned long)(ns / 1000 % 1000), key, (unsigned long)(kbs / 1000),
+	       (unsigned long)(kbs % 1000 / 10), base);
+}
+
+const char *bench_size_name(size_t size, char *out, size_t n)
+{
+	if (size >= (1u << 20))
+		snprintf(out, n, "%zum", size >> 20);
+	else
+		snprintf(out, n, "%zuk", size >> 10);
+	return out;
+}
+
 int bench_pair_run(const struct bench_pair *p, const struct bench_opts *o, struct samples *s)
 {
 	static int (*done[MAX_SETUPS])(void);
@@ -144,12 +169,12 @@ static int bench_main(void)
 
 	/* Latency rows, interleaved round by round. */
 	for (int i = 0; i < n; i++)
-		if (rows[i]->sample && samples_init(&samples[i], (size_t)iters) < 0)
+		if (is_latency(rows[i]) && samples_init(&samples[i], (size_t)iters) < 0)
 			return 1;
 	for (int r = 0; r < rounds; r++) {
 		for (int i = 0; i < n; i++) {
 			const struct bench *b = rows[i];
-			if (!b->sample)
+			if (!is_latency(b))
 				continue;
 			o.iters = iters / rounds;
 			if (b->max_iters && o.iters > b->max_iters / rounds)
@@ -160,14 +185,14 @@ static int bench_main(void)
 			}
 			if (node_id == 0 && r == 0)
 				printf("bench: %s: %s\n", b->name, b->summary);
-			if (b->sample(&o, &samples[i]) < 0) {
+			if ((b->sample ? b->sample(&o, &samples[i]) : bench_pair_run(b->sample_pair, &o, &samples[i])) < 0) {
 				printf("bench: row %s failed\n", b->name);
 				failed++;
 			}
 		}
 	}
 	for (int i = 0; i < n; i++) {
-		if (!rows[i]->sample)
+		if (!is_latency(rows[i]))
 			continue;
 		if (node_id == 0)
 			bench_latency(rows[i], &samples[i]);
@@ -178,13 +203,13 @@ static int bench_main(void)
 	o.iters = iters;
 	for (int i = 0; i < n; i++) {
 		const struct bench *b = rows[i];
-		if (!b->run)
+		if (!b->run && !b->run_pair)
 			continue;
 		if (cluster_barrier(60000000000ULL) < 0)
 			return 1;
 		if (node_id == 0)
 			printf("bench: %s: %s\n", b->name, b->summary);
-		if (b->run(&o) < 0) {
+		if ((b->run ? b->run(&o) : bench_pair_run(b->run_pair, &o, NULL)) < 0) {
 			printf("bench: row %s failed\n", b->name);
 			failed++;
 		}
@@ -196,11 +221,6 @@ static int bench_main(void)
 	}
 	return failed ? 1 : 0;
 }
-static const struct app bench = {
-	.name = "bench",
-	.summary = "every benchmark row in one run (make bench)",
-	.main = bench_main,
-	.args = bench_args,
-	.min_nodes = 2,
-};
-APP_REGISTER(bench);
+APP(bench, "bench",
+    "every benchmark row in one run (make bench)",
+    bench_main, bench_args, 2);

@@ -20,6 +20,8 @@ struct bench_opts {
 
 struct samples;
 
+struct bench_pair;
+
 struct bench {
 	const char *name;	/* the row's name in the table */
 	const char *summary;
@@ -32,6 +34,8 @@ struct bench {
 	int (*sample)(const struct bench_opts *o, struct samples *s);
 	/* Or a row that runs once, after the latency rows, and prints its own lines. */
 	int (*run)(const struct bench_opts *o);
+	/* Or either as a row between nodes 0 and 1 (bench_pair_run, below). */
+	const struct bench_pair *sample_pair, *run_pair;
 	const char *extra;	/* latency rows: more key=value words for the line */
 	const char *base;	/* latency rows: the row its ratio is to (NULL: floor) */
 	int max_iters;		/* latency rows: cap on iterations per round (0: none) */
@@ -48,6 +52,19 @@ struct bench {
 
 /* Print a latency row from cycle samples (sorted in place). */
 void bench_latency(const struct bench *b, struct samples *s);
+
+/*
+ * Print a throughput row: bytes moved in ns, as
+ *	RESULT bench row=<row> nic=<nic> bytes=B [words ]ms=T <key>=M.MM base=<base>
+ * with M in MB/s (10^6 bytes); key is the row's (mb_per_s, or
+ * mbytes_per_s for the remote memory paper's rows), words NULL or more
+ * key=value words.
+ */
+void bench_rate(const char *row, uint64_t bytes, uint64_t ns, const char *words, const char *key,
+		const char *base);
+
+/* A message size as the rows name it: "4k", "256k", "4m". */
+const char *bench_size_name(size_t size, char *out, size_t n);
 
 /*
  * A row between nodes 0 and 1, in the shape the mechanisms' rows share:

@@ -131,10 +131,6 @@ static const struct argspec cost_args[] = {
 	{ NULL, 0, 0, 0, NULL },
 };
 
-static const struct app cost = {
-	.name = "cost",
-	.summary = "what kernel primitives cost here (pause, fxsave, a thread switch, ...)",
-	.main = cost_main,
-	.args = cost_args,
-};
-APP_REGISTER(cost);
+APP(cost, "cost",
+    "what kernel primitives cost here (pause, fxsave, a thread switch, ...)",
+    cost_main, cost_args, 0);

@@ -88,16 +88,11 @@ static int answer_line(const struct bench_opts *o)
 	return 0;
 }
 
-static int sample_line(const struct bench_opts *o, struct samples *s)
-{
-	static const struct bench_pair p = { setup, ready, time_line, answer_line };
-
-	return bench_pair_run(&p, o, s);
-}
+static const struct bench_pair line_pair = { setup, ready, time_line, answer_line };
 
 static const struct bench floor_line_bench = {
 	.name = "floor-line", .summary = "one word bounced through two lines of the shared memory, "
-	"both nodes spinning: no ring, no driver", .sample = sample_line, .extra = "size=8 wait=spin",
+	"both nodes spinning: no ring, no driver", .sample_pair = &line_pair, .extra = "size=8 wait=spin",
 	.applies = applies,
 };
 BENCH_REGISTER(floor_line_bench, 09_floor_line);

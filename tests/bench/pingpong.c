@@ -58,14 +58,22 @@ static struct waitq wq = WAITQ_INIT;
 static size_t payload_len;
 static uint8_t pad[FAB_MTU];
 
+/* The ping at the frame's start: 1, or 0 if it is too short for one. */
+static int ping_of(const uint8_t *p, size_t len, struct ping *m)
+{
+	if (len < sizeof *m)
+		return 0;
+	memcpy(m, p, sizeof *m);
+	return 1;
+}
+
 static int raw_handler(int src, const uint8_t *p, size_t len, struct pktbuf *pb)
 {
 	struct ping m;
 
 	(void)pb;
-	if (len < sizeof m)
+	if (!ping_of(p, len, &m))
 		return 0;
-	memcpy(&m, p, sizeof m);
 	if (m.kind == PING && node_id == 1) {
 		struct pktbuf *r = pkt_get();
 		if (r) {
@@ -93,9 +101,8 @@ static int reliable_handler(int src, const uint8_t *p, size_t len, struct pktbuf
 	struct ping m;
 
 	(void)pb;
-	if (len < sizeof m)
+	if (!ping_of(p, len, &m))
 		return 0;
-	memcpy(&m, p, sizeof m);
 	if (m.kind == PING && node_id == 1) {
 		m.kind = REPLY;
 		/* Refusing makes the fabric hold the ping and try again later. */
@@ -428,11 +435,6 @@ BENCH_REGISTER(floor_spin_bench, 11_floor_spin);
 BENCH_REGISTER(floor_halt_bench, 12_floor_halt);
 BENCH_REGISTER(reliable_bench, 20_reliable);
 
-static const struct app pingpong = {
-	.name = "pingpong",
-	.summary = "raw-frame round trip between nodes 0 and 1: the floor (and the reliable channel's)",
-	.main = pingpong_main,
-	.args = pingpong_args,
-	.min_nodes = 2,
-};
-APP_REGISTER(pingpong);
+APP(pingpong, "pingpong",
+    "raw-frame round trip between nodes 0 and 1: the floor (and the reliable channel's)",
+    pingpong_main, pingpong_args, 2);

@@ -415,11 +415,6 @@ out:
 	return failed ? 1 : 0;
 }
 
-static const struct app stages = {
-	.name = "stages",
-	.summary = "one operation at a time, stage by stage across nodes 0 and 1 (marks=1: every mark)",
-	.main = stages_main,
-	.args = stages_args,
-	.min_nodes = 2,
-};
-APP_REGISTER(stages);
+APP(stages, "stages",
+    "one operation at a time, stage by stage across nodes 0 and 1 (marks=1: every mark)",
+    stages_main, stages_args, 2);

@@ -227,11 +227,6 @@ static int nictest_main(void)
 	return rc;
 }
 
-static const struct app nictest = {
-	.name = "nictest",
-	.summary = "raw-frame echo and burst test of the NIC driver (nodes 0 and 1)",
-	.main = nictest_main,
-	.args = nictest_args,
-	.min_nodes = 2,
-};
-APP_REGISTER(nictest);
+APP(nictest, "nictest",
+    "raw-frame echo and burst test of the NIC driver (nodes 0 and 1)",
+    nictest_main, nictest_args, 2);

@@ -94,11 +94,6 @@ static const struct argspec rx_starve_args[] = {
 	{ NULL, 0, 0, 0, NULL },
 };
 
-static const struct app rx_starve = {
-	.name = "rx-starve",
-	.summary = "a node out of packet buffers goes on running; the frames wait, then arrive",
-	.main = rx_starve_main,
-	.args = rx_starve_args,
-	.min_nodes = 2,
-};
-APP_REGISTER(rx_starve);
+APP(rx_starve, "rx-starve",
+    "a node out of packet buffers goes on running; the frames wait, then arrive",
+    rx_starve_main, rx_starve_args, 2);

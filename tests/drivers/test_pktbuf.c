@@ -15,7 +15,10 @@
 
 #include <cmocka.h>
 
+#include "tests/host/unit.h"
+
 #include "drivers/pktbuf.h"
+#include "drivers/pktshare.h"
 #include "kernel/init.h"
 #include "kernel/mem.h"
 #include "kernel/panic.h"
@@ -46,6 +49,20 @@ void panic(const char *fmt, ...)
 }
 
 static int c_lwip = -1;	/* a consumer with a share, as lwIP's */
+
+/* A buffer charged to c, as a consumer takes one (lwIP's port): NULL if none or c holds its share. */
+static struct pktbuf *get_for(int c)
+{
+	struct pktbuf *pb;
+
+	if (!pkt_share_left(c) || !(pb = pkt_get()))
+		return NULL;
+	if (pkt_charge(pb, c) < 0) {
+		pkt_put(pb);
+		return NULL;
+	}
+	return pb;
+}
 
 /* The pool lives for the process; each case starts with it whole. */
 static int setup(void **state)
@@ -101,8 +118,8 @@ static void the_rest_stays_for_the_rings(void **state)
 
 	(void)state;
 	for (int i = 0; i < 4; i++)
-		assert_non_null(held[i] = pkt_get_for(c_lwip));
-	assert_null(pkt_get_for(c_lwip));
+		assert_non_null(held[i] = get_for(c_lwip));
+	assert_null(get_for(c_lwip));
 	assert_int_equal(pkt_free_count(), POOL - 4);
 	for (int i = 0; i < POOL - 4; i++)
 		assert_non_null(ring[i] = pkt_get());
@@ -111,7 +128,7 @@ static void the_rest_stays_for_the_rings(void **state)
 	pkt_put(held[0]);
 	assert_int_equal(pkt_held(c_lwip), 3);
 	assert_non_null(ring[POOL - 4] = pkt_get());
-	assert_null(pkt_get_for(c_lwip));
+	assert_null(get_for(c_lwip));
 	for (int i = 0; i <= POOL - 4; i++)
 		pkt_put(ring[i]);
 	for (int i = 1; i < 4; i++)
@@ -126,7 +143,7 @@ static void uncharged_with_the_last_reference(void **state)
 	struct pktbuf *pb;
 
 	(void)state;
-	assert_non_null(pb = pkt_get_for(c_lwip));
+	assert_non_null(pb = get_for(c_lwip));
 	pkt_ref(pb);				/* the driver's, until the NIC sent it */
 	pkt_put(pb);
 	assert_int_equal(pkt_held(c_lwip), 1);
@@ -157,10 +174,10 @@ static void misuse(void **state)
 	assert_int_equal(pkt_share_set(c_lwip, -1), -EINVAL);
 	assert_int_equal(pkt_share_set(PKT_MAX_CONSUMERS, 1), -EINVAL);
 	assert_int_equal(pkt_share(c_lwip), 4);
-	assert_null(pkt_get_for(PKT_MAX_CONSUMERS));
+	assert_null(get_for(PKT_MAX_CONSUMERS));
 	/* A share of 0: the consumer holds nothing. */
 	assert_int_equal(pkt_share_set(c_lwip, 0), 0);
-	assert_null(pkt_get_for(c_lwip));
+	assert_null(get_for(c_lwip));
 	assert_int_equal(pkt_free_count(), POOL);
 }
 
@@ -171,14 +188,14 @@ static void share_lowered_while_held(void **state)
 
 	(void)state;
 	for (int i = 0; i < 4; i++)
-		assert_non_null(pb[i] = pkt_get_for(c_lwip));
+		assert_non_null(pb[i] = get_for(c_lwip));
 	assert_int_equal(pkt_share_set(c_lwip, 2), 0);
 	pkt_put(pb[0]);
-	assert_null(pkt_get_for(c_lwip));	/* 3 held, share 2 */
+	assert_null(get_for(c_lwip));	/* 3 held, share 2 */
 	pkt_put(pb[1]);
-	assert_null(pkt_get_for(c_lwip));	/* 2 held */
+	assert_null(get_for(c_lwip));	/* 2 held */
 	pkt_put(pb[2]);
-	assert_non_null(pb[0] = pkt_get_for(c_lwip));
+	assert_non_null(pb[0] = get_for(c_lwip));
 	pkt_put(pb[0]);
 	pkt_put(pb[3]);
 	assert_int_equal(pkt_held(c_lwip), 0);
@@ -208,7 +225,7 @@ static void consumers_by_name(void **state)
 	assert_int_equal(pkt_consumer("one-too-many", 1), -ENOSPC);
 	assert_int_equal(pkt_consumer("a", 1), a);
 	/* Each is charged apart. */
-	struct pktbuf *pa = pkt_get_for(a), *pb = pkt_get_for(b);
+	struct pktbuf *pa = get_for(a), *pb = get_for(b);
 	assert_non_null(pa);
 	assert_non_null(pb);
 	assert_int_equal(pkt_held(a), 1);
@@ -218,16 +235,10 @@ static void consumers_by_name(void **state)
 	assert_int_equal(pkt_held(a), 0);
 }
 
-int main(void)
-{
-	const struct CMUnitTest tests[] = {
-		cmocka_unit_test_setup(share_caps_what_is_held, setup),
-		cmocka_unit_test_setup(the_rest_stays_for_the_rings, setup),
-		cmocka_unit_test_setup(uncharged_with_the_last_reference, setup),
-		cmocka_unit_test_setup(misuse, setup),
-		cmocka_unit_test_setup(share_lowered_while_held, setup),
-		cmocka_unit_test_setup(consumers_by_name, setup),
-	};
-
-	return cmocka_run_group_tests(tests, NULL, NULL);
-}
+UNIT_MAIN("tests", NULL, NULL,
+	  cmocka_unit_test_setup(share_caps_what_is_held, setup),
+	  cmocka_unit_test_setup(the_rest_stays_for_the_rings, setup),
+	  cmocka_unit_test_setup(uncharged_with_the_last_reference, setup),
+	  cmocka_unit_test_setup(misuse, setup),
+	  cmocka_unit_test_setup(share_lowered_while_held, setup),
+	  cmocka_unit_test_setup(consumers_by_name, setup))

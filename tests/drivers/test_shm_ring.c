@@ -16,6 +16,8 @@
 
 #include <cmocka.h>
 
+#include "tests/host/unit.h"
+
 #include "drivers/shm_ring.h"
 
 static void test_layout(void **state)
@@ -115,12 +117,7 @@ static void test_fresh_memory_holds_nothing(void **state)
 	assert_int_equal(shm_stamp(70000, 60) & 0xffff, 60);
 }
 
-int main(void)
-{
-	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_layout),
-		cmocka_unit_test(test_stamps_over_the_wrap),
-		cmocka_unit_test(test_fresh_memory_holds_nothing),
-	};
-	return cmocka_run_group_tests(tests, NULL, NULL);
-}
+UNIT_MAIN("tests", NULL, NULL,
+	  cmocka_unit_test(test_layout),
+	  cmocka_unit_test(test_stamps_over_the_wrap),
+	  cmocka_unit_test(test_fresh_memory_holds_nothing))

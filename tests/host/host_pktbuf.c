@@ -92,19 +92,6 @@ void pkt_put(struct pktbuf *pb)
 	}
 }
 
-struct pktbuf *pkt_get_for(int c)
-{
-	struct pktbuf *pb;
-
-	if (!pkt_share_left(c) || !(pb = pkt_get()))
-		return NULL;
-	if (pkt_charge(pb, c) < 0) {
-		pkt_put(pb);
-		return NULL;
-	}
-	return pb;
-}
-
 int pkt_free_count(void)
 {
 	return limit >= 0 ? limit - live : 1 << 20;

@@ -14,17 +14,8 @@
 static inline struct rmem_msg rmem_msg_of(uint8_t op, uint8_t flags, uint16_t seg, uint32_t gen,
 					  uint32_t off, uint32_t count, uint32_t tag, int32_t status)
 {
-	struct rmem_msg m = { 0 };
-
-	m.op = op;
-	m.flags = flags;
-	m.seg = seg;
-	m.gen = gen;
-	m.off = off;
-	m.count = count;
-	m.tag = tag;
-	m.status = status;
-	return m;
+	return (struct rmem_msg){ .op = op, .flags = flags, .seg = seg, .gen = gen,
+				  .off = off, .count = count, .tag = tag, .status = status };
 }
 
 #endif

@@ -62,10 +62,6 @@ static int fault_main(void)
 	return 1;
 }
 
-static const struct app fault = {
-	.name = "fault",
-	.summary = "fail on purpose (exception, panic or failure status)",
-	.main = fault_main,
-	.args = fault_args,
-};
-APP_REGISTER(fault);
+APP(fault, "fault",
+    "fail on purpose (exception, panic or failure status)",
+    fault_main, fault_args, 0);

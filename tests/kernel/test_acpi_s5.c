@@ -11,6 +11,8 @@
 
 #include <cmocka.h>
 
+#include "tests/host/unit.h"
+
 #include "kernel/acpi.h"
 
 static int find(const uint8_t *aml, size_t n, uint8_t *a, uint8_t *b)
@@ -65,11 +67,6 @@ static void lookalikes(void **state)
 	assert_int_equal(find(whole, sizeof whole, &a, &b), 0);
 }
 
-int main(void)
-{
-	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(encodings),
-		cmocka_unit_test(lookalikes),
-	};
-	return cmocka_run_group_tests(tests, NULL, NULL);
-}
+UNIT_MAIN("tests", NULL, NULL,
+	  cmocka_unit_test(encodings),
+	  cmocka_unit_test(lookalikes))

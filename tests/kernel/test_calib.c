@@ -11,6 +11,8 @@
 
 #include <cmocka.h>
 
+#include "tests/host/unit.h"
+
 #include "kernel/calib.h"
 
 #define MHZ 1000000ULL
@@ -97,14 +99,9 @@ static void bounds(void **state)
 	assert_int_equal(c.kept, 1);
 }
 
-int main(void)
-{
-	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(held_up_window_left_out),
-		cmocka_unit_test(unseen_outliers_outvoted),
-		cmocka_unit_test(most_held_up_all_taken),
-		cmocka_unit_test(tolerance),
-		cmocka_unit_test(bounds),
-	};
-	return cmocka_run_group_tests(tests, NULL, NULL);
-}
+UNIT_MAIN("tests", NULL, NULL,
+	  cmocka_unit_test(held_up_window_left_out),
+	  cmocka_unit_test(unseen_outliers_outvoted),
+	  cmocka_unit_test(most_held_up_all_taken),
+	  cmocka_unit_test(tolerance),
+	  cmocka_unit_test(bounds))

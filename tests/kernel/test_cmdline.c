@@ -9,6 +9,8 @@
 
 #include <cmocka.h>
 
+#include "tests/host/unit.h"
+
 #include "kernel/cmdline.h"
 
 static const struct argspec kernel_keys[] = {
@@ -255,23 +257,18 @@ static void parse_errors_never_show_a_secret(void **state)
 	assert_non_null(strstr(err, "oops"));
 }
 
-int main(void)
-{
-	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(parses_key_values),
-		cmocka_unit_test(parse_errors_never_show_a_secret),
-		cmocka_unit_test(empty_line_is_fine),
-		cmocka_unit_test(rejects_malformed_words),
-		cmocka_unit_test(rejects_duplicates),
-		cmocka_unit_test(rejects_overlong),
-		cmocka_unit_test(rejects_too_many),
-		cmocka_unit_test(check_names_unknown_keys),
-		cmocka_unit_test(check_types_and_ranges),
-		cmocka_unit_test(integer_parsing_is_strict),
-		cmocka_unit_test(bool_parsing),
-		cmocka_unit_test(small_error_buffer_is_safe),
-		cmocka_unit_test(no_error_buffer_is_untouched),
-		cmocka_unit_test(redact_hides_the_key),
-	};
-	return cmocka_run_group_tests_name("cmdline", tests, NULL, NULL);
-}
+UNIT_MAIN("cmdline", NULL, NULL,
+	  cmocka_unit_test(parses_key_values),
+	  cmocka_unit_test(parse_errors_never_show_a_secret),
+	  cmocka_unit_test(empty_line_is_fine),
+	  cmocka_unit_test(rejects_malformed_words),
+	  cmocka_unit_test(rejects_duplicates),
+	  cmocka_unit_test(rejects_overlong),
+	  cmocka_unit_test(rejects_too_many),
+	  cmocka_unit_test(check_names_unknown_keys),
+	  cmocka_unit_test(check_types_and_ranges),
+	  cmocka_unit_test(integer_parsing_is_strict),
+	  cmocka_unit_test(bool_parsing),
+	  cmocka_unit_test(small_error_buffer_is_safe),
+	  cmocka_unit_test(no_error_buffer_is_untouched),
+	  cmocka_unit_test(redact_hides_the_key))

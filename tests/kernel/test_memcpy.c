@@ -14,6 +14,8 @@
 
 #include <cmocka.h>
 
+#include "tests/host/unit.h"
+
 #define memcpy now_memcpy
 #include "kernel/memcpy.c"
 #undef memcpy
@@ -94,12 +96,7 @@ static void long_copies(void **state)
 		}
 }
 
-int main(void)
-{
-	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(lengths_twins),
-		cmocka_unit_test(lengths_not_twins),
-		cmocka_unit_test(long_copies),
-	};
-	return cmocka_run_group_tests(tests, setup, teardown);
-}
+UNIT_MAIN("tests", setup, teardown,
+	  cmocka_unit_test(lengths_twins),
+	  cmocka_unit_test(lengths_not_twins),
+	  cmocka_unit_test(long_copies))

@@ -8,6 +8,8 @@
 
 #include <cmocka.h>
 
+#include "tests/host/unit.h"
+
 #include "kernel/page.h"
 
 #define ARENA_PAGES 4096		/* 16 MiB */
@@ -160,15 +162,10 @@ static void order_of_sizes(void **state)
 	assert_null(page_alloc(-1));
 }
 
-int main(void)
-{
-	const struct CMUnitTest tests[] = {
-		cmocka_unit_test_setup_teardown(adds_and_merges, setup, teardown),
-		cmocka_unit_test_setup_teardown(alignment_and_disjointness, setup, teardown),
-		cmocka_unit_test_setup_teardown(unaligned_range_in_blocks, setup, teardown),
-		cmocka_unit_test_setup_teardown(split_ranges_do_not_merge_across_holes, setup, teardown),
-		cmocka_unit_test_setup_teardown(partial_pages_are_dropped, setup, teardown),
-		cmocka_unit_test_setup_teardown(order_of_sizes, setup, teardown),
-	};
-	return cmocka_run_group_tests_name("page", tests, NULL, NULL);
-}
+UNIT_MAIN("page", NULL, NULL,
+	  cmocka_unit_test_setup_teardown(adds_and_merges, setup, teardown),
+	  cmocka_unit_test_setup_teardown(alignment_and_disjointness, setup, teardown),
+	  cmocka_unit_test_setup_teardown(unaligned_range_in_blocks, setup, teardown),
+	  cmocka_unit_test_setup_teardown(split_ranges_do_not_merge_across_holes, setup, teardown),
+	  cmocka_unit_test_setup_teardown(partial_pages_are_dropped, setup, teardown),
+	  cmocka_unit_test_setup_teardown(order_of_sizes, setup, teardown))

@@ -13,6 +13,8 @@
 
 #include <cmocka.h>
 
+#include "tests/host/unit.h"
+
 #include "kernel/scrypt.h"
 
 static void hex(const char *h, uint8_t *out, size_t n)
@@ -77,12 +79,7 @@ static void parameters_not_scrypts_are_refused(void **state)
 	assert_int_equal(scrypt("x", 1, "s", 1, 1ULL << 62, 8, 1, out, 16), -1);	/* no such memory */
 }
 
-int main(void)
-{
-	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(sha256_examples),
-		cmocka_unit_test(rfc7914_vectors),
-		cmocka_unit_test(parameters_not_scrypts_are_refused),
-	};
-	return cmocka_run_group_tests(tests, NULL, NULL);
-}
+UNIT_MAIN("tests", NULL, NULL,
+	  cmocka_unit_test(sha256_examples),
+	  cmocka_unit_test(rfc7914_vectors),
+	  cmocka_unit_test(parameters_not_scrypts_are_refused))

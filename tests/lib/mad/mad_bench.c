@@ -267,15 +267,12 @@ static int bandwidth(const char *drv, size_t size)
 		r = node_id == 0 ? mad_recvbuf_receive_on(ch, handler, WAIT_NS) : send_one(ch, 0);
 	uint64_t ns = cycles_to_ns(cycles() - t0);
 	if (r == 0 && node_id == 0) {
-		uint64_t kbps = (uint64_t)BW_TOTAL * 1000000ULL / (ns ? ns : 1);
-		char row[32];
+		char row[32], sz[8];
 		if (size == MAXARR)
 			snprintf(row, sizeof row, "mad-bw-%s", drv);
 		else
-			snprintf(row, sizeof row, "mad-bw-%s-%zu%s", drv, size >= (1u << 20) ? size >> 20 : size >> 10,
-				 size >= (1u << 20) ? "m" : "k");
-		result("row=%s nic=%s bytes=%d ms=%lu.%03lu mb_per_s=%lu.%02lu base=-", row, net_nic_name(), BW_TOTAL,
-		       ns / 1000000, ns / 1000 % 1000, kbps / 1000, kbps % 1000 / 10);
+			snprintf(row, sizeof row, "mad-bw-%s-%s", drv, bench_size_name(size, sz, sizeof sz));
+		bench_rate(row, BW_TOTAL, ns, NULL, "mb_per_s", "-");
 	}
 	/* Node 1: every message, every byte (the expected bytes made a message at a time). */
 	uint8_t *want = r == 0 && node_id == 1 ? malloc(size) : NULL;
@@ -364,14 +361,9 @@ static int mp_main(void)
 	return bandwidth(drv, MAXARR) < 0 ? 1 : 0;
 }
 
-static const struct app mp_app = {
-	.name = "mad-pingpong",
-	.summary = "Madeleine round trips by size and bandwidth on one driver (madeleine paper 3)",
-	.main = mp_main,
-	.args = mp_args,
-	.min_nodes = 2,
-};
-APP_REGISTER(mp_app);
+APP(mp_app, "mad-pingpong",
+    "Madeleine round trips by size and bandwidth on one driver (madeleine paper 3)",
+    mp_main, mp_args, 2);
 
 BENCH_REGISTER(null_tcp, 60_mad_tcp);
 BENCH_REGISTER(null_rmem, 61_mad_rmem);

@@ -176,11 +176,6 @@ static const struct argspec figure6_args[] = {
 	{ NULL, 0, 0, 0, NULL },
 };
 
-static const struct app figure6_app = {
-	.name = "mad-figure6",
-	.summary = "the Madeleine paper's Figure 6 RPC as written there (no pack descriptor), every driver",
-	.main = figure6_main,
-	.args = figure6_args,
-	.min_nodes = 2,
-};
-APP_REGISTER(figure6_app);
+APP(figure6_app, "mad-figure6",
+    "the Madeleine paper's Figure 6 RPC as written there (no pack descriptor), every driver",
+    figure6_main, figure6_args, 2);

@@ -172,11 +172,6 @@ static const struct argspec recover_args[] = {
 	{ NULL, 0, 0, 0, NULL },
 };
 
-static const struct app recover_app = {
-	.name = "mad-recover",
-	.summary = "a Madeleine stream (req, cell) recovers from a refused chunk: 100 messages intact after",
-	.main = recover_main,
-	.args = recover_args,
-	.min_nodes = 2,
-};
-APP_REGISTER(recover_app);
+APP(recover_app, "mad-recover",
+    "a Madeleine stream (req, cell) recovers from a refused chunk: 100 messages intact after",
+    recover_main, recover_args, 2);

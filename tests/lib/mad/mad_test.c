@@ -709,11 +709,6 @@ static int mad_test_main(void)
 	return check_failures ? 1 : 0;
 }
 
-static const struct app mad_test_app = {
-	.name = "mad-test",
-	.summary = "Madeleine interface on a driver: Figures 4/5, every mode, 0 B to 1 MiB, misuse",
-	.main = mad_test_main,
-	.args = mad_test_args,
-	.min_nodes = 2,
-};
-APP_REGISTER(mad_test_app);
+APP(mad_test_app, "mad-test",
+    "Madeleine interface on a driver: Figures 4/5, every mode, 0 B to 1 MiB, misuse",
+    mad_test_main, mad_test_args, 2);

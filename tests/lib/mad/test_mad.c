@@ -25,6 +25,8 @@
 
 #include <cmocka.h>
 
+#include "tests/host/unit.h"
+
 #include "kernel/sync.h"
 #include "lib/mad.h"
 #include "lib/mad_drv.h"
@@ -916,33 +918,27 @@ static void test_iovcur(void **state)
 
 #define DATA_ONLY(f) { #f "_data_only", f, setup_data_only, teardown, NULL }
 
-int main(void)
-{
-	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_hdr_check),
-		cmocka_unit_test(test_match_unpack),
-		cmocka_unit_test_setup_teardown(test_two_strings, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_post_deferred, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_later_to_many, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_modes, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_express_in_body, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_recv_misuse, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_misuse_counted_past_said, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_send_misuse, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_safer_nomem, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_many_packs, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_rpc, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_data_only_on_the_wire, setup_data_only, teardown),
-		cmocka_unit_test_setup_teardown(test_data_only_misuse, setup_data_only, teardown),
-		/* Good messages of data only: each unpack finds its pack by the sender's rule. */
-		DATA_ONLY(test_two_strings),
-		DATA_ONLY(test_later_to_many),
-		DATA_ONLY(test_modes),
-		DATA_ONLY(test_express_in_body),
-		DATA_ONLY(test_many_packs),
-		DATA_ONLY(test_rpc),
-		cmocka_unit_test(test_iovcur),
-	};
-
-	return cmocka_run_group_tests(tests, NULL, NULL);
-}
+UNIT_MAIN("tests", NULL, NULL,
+	  cmocka_unit_test(test_hdr_check),
+	  cmocka_unit_test(test_match_unpack),
+	  cmocka_unit_test_setup_teardown(test_two_strings, setup, teardown),
+	  cmocka_unit_test_setup_teardown(test_post_deferred, setup, teardown),
+	  cmocka_unit_test_setup_teardown(test_later_to_many, setup, teardown),
+	  cmocka_unit_test_setup_teardown(test_modes, setup, teardown),
+	  cmocka_unit_test_setup_teardown(test_express_in_body, setup, teardown),
+	  cmocka_unit_test_setup_teardown(test_recv_misuse, setup, teardown),
+	  cmocka_unit_test_setup_teardown(test_misuse_counted_past_said, setup, teardown),
+	  cmocka_unit_test_setup_teardown(test_send_misuse, setup, teardown),
+	  cmocka_unit_test_setup_teardown(test_safer_nomem, setup, teardown),
+	  cmocka_unit_test_setup_teardown(test_many_packs, setup, teardown),
+	  cmocka_unit_test_setup_teardown(test_rpc, setup, teardown),
+	  cmocka_unit_test_setup_teardown(test_data_only_on_the_wire, setup_data_only, teardown),
+	  cmocka_unit_test_setup_teardown(test_data_only_misuse, setup_data_only, teardown),
+	  /* Good messages of data only: each unpack finds its pack by the sender's rule. */
+	  DATA_ONLY(test_two_strings),
+	  DATA_ONLY(test_later_to_many),
+	  DATA_ONLY(test_modes),
+	  DATA_ONLY(test_express_in_body),
+	  DATA_ONLY(test_many_packs),
+	  DATA_ONLY(test_rpc),
+	  cmocka_unit_test(test_iovcur))

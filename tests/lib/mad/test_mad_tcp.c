@@ -17,6 +17,8 @@
 
 #include <cmocka.h>
 
+#include "tests/host/unit.h"
+
 #include "lib/mad_tcp.c"
 #include "tests/lib/mad/mad_tcp_host.h"
 
@@ -350,15 +352,10 @@ static void an_injected_message_is_refused(void **state)
 	gone();
 }
 
-int main(void)
-{
-	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(both_ends_derive_the_same_keys),
-		cmocka_unit_test(messages_go_with_their_tags),
-		cmocka_unit_test(a_long_body_goes_in_pieces_lwip_can_take),
-		cmocka_unit_test(a_changed_byte_is_refused),
-		cmocka_unit_test(a_replayed_or_reordered_message_is_refused),
-		cmocka_unit_test(an_injected_message_is_refused),
-	};
-	return cmocka_run_group_tests(tests, NULL, NULL);
-}
+UNIT_MAIN("tests", NULL, NULL,
+	  cmocka_unit_test(both_ends_derive_the_same_keys),
+	  cmocka_unit_test(messages_go_with_their_tags),
+	  cmocka_unit_test(a_long_body_goes_in_pieces_lwip_can_take),
+	  cmocka_unit_test(a_changed_byte_is_refused),
+	  cmocka_unit_test(a_replayed_or_reordered_message_is_refused),
+	  cmocka_unit_test(an_injected_message_is_refused))

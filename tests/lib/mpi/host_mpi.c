@@ -665,7 +665,6 @@ int mpii_req_wait(struct mpi_req *r, MPI_Status *status)
 	return err;
 }
 
-#include "tests/lib/mpi/host_req_waitall.h"
 
 int mpii_send(const void *buf, int count, MPI_Datatype dt, int peer, int tag, struct mpi_comm *c, int ctxoff)
 {

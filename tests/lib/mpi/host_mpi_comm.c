@@ -390,7 +390,6 @@ int mpii_req_wait(struct mpi_req *r, MPI_Status *status)
 	return err;
 }
 
-#include "tests/lib/mpi/host_req_waitall.h"
 
 /* --- running ranks ------------------------------------------------------------------------- */
 

@@ -340,10 +340,10 @@ static int bandwidth(const char *drv)
 		return failed(drv, "the bandwidth run's answer", 0, 0, r);
 	uint64_t ns = cycles_to_ns(cycles() - t0);
 	if (r == 0 && node_id == 0) {
-		uint64_t kbps = (uint64_t)BW_MSGS * BW_MSG * 1000000ULL / (ns ? ns : 1);
-		result("row=mpi-bw-%s nic=%s bytes=%d ms=%lu.%03lu mb_per_s=%lu.%02lu base=mad-bw-%s", drv, net_nic_name(),
-		       BW_MSGS * BW_MSG, (unsigned long)(ns / 1000000), (unsigned long)(ns / 1000 % 1000), (unsigned long)(kbps / 1000),
-		       (unsigned long)(kbps % 1000 / 10), drv);
+		char row[32], base[32];
+		snprintf(row, sizeof row, "mpi-bw-%s", drv);
+		snprintf(base, sizeof base, "mad-bw-%s", drv);
+		bench_rate(row, (uint64_t)BW_MSGS * BW_MSG, ns, NULL, "mb_per_s", base);
 	}
 	for (i = 0; i < BW_MSGS && r == 0 && node_id == 1; i++)
 		if ((r = check(bw[i], BW_MSG, (uint32_t)i)) < 0)

@@ -14,6 +14,8 @@
 
 #include <cmocka.h>
 
+#include "tests/host/unit.h"
+
 #include "lib/mpi/mpiimpl.h"
 #include "tests/lib/mpi/host_mpi_comm.h"
 
@@ -336,15 +338,13 @@ static void test_finalize_order(void **state)
 		assert_int_equal(order[i], 19 - i);
 }
 
-int main(void)
-{
-	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_predefined),  cmocka_unit_test(test_set_get_delete),
-		cmocka_unit_test(test_dup_free),    cmocka_unit_test(test_callback_errors),
-		cmocka_unit_test(test_double_free), cmocka_unit_test(test_delete_get),
-		cmocka_unit_test(test_types),	    cmocka_unit_test(test_windows),
-		cmocka_unit_test(test_finalize_order),
-	};
-
-	return cmocka_run_group_tests(tests, setup, NULL);
-}
+UNIT_MAIN("tests", setup, NULL,
+	  cmocka_unit_test(test_predefined),
+	  cmocka_unit_test(test_set_get_delete),
+	  cmocka_unit_test(test_dup_free),
+	  cmocka_unit_test(test_callback_errors),
+	  cmocka_unit_test(test_double_free),
+	  cmocka_unit_test(test_delete_get),
+	  cmocka_unit_test(test_types),
+	  cmocka_unit_test(test_windows),
+	  cmocka_unit_test(test_finalize_order))

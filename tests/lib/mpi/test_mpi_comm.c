@@ -20,6 +20,8 @@
 
 #include <cmocka.h>
 
+#include "tests/host/unit.h"
+
 #include "lib/mpi/mpiimpl.h"
 #include "tests/lib/mpi/host_mpi_comm.h"
 #include "tests/lib/mpi/rank_check.h"
@@ -784,13 +786,11 @@ static void test_misc(void **state)
 	in_worlds(run_misc, sizes, NSIZES);
 }
 
-int main(void)
-{
-	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_dup),	    cmocka_unit_test(test_split), cmocka_unit_test(test_create),
-		cmocka_unit_test(test_create_group), cmocka_unit_test(test_intercomm), cmocka_unit_test(test_idup),
-		cmocka_unit_test(test_misc),
-	};
-
-	return cmocka_run_group_tests(tests, NULL, NULL);
-}
+UNIT_MAIN("tests", NULL, NULL,
+	  cmocka_unit_test(test_dup),
+	  cmocka_unit_test(test_split),
+	  cmocka_unit_test(test_create),
+	  cmocka_unit_test(test_create_group),
+	  cmocka_unit_test(test_intercomm),
+	  cmocka_unit_test(test_idup),
+	  cmocka_unit_test(test_misc))

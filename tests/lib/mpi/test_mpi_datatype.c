@@ -23,6 +23,8 @@
 
 #include <cmocka.h>
 
+#include "tests/host/unit.h"
+
 #include "lib/mpi/mpiimpl.h"
 
 #define MIN(a, b) ((a) < (b) ? (a) : (b))
@@ -1788,33 +1790,27 @@ static void test_runs(void **state)
 	tfree(&ix);
 }
 
-int main(void)
-{
-	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_runs),
-		cmocka_unit_test(test_predefined),
-		cmocka_unit_test(test_struct_padding),
-		cmocka_unit_test(test_lbub),
-		cmocka_unit_test(test_markers),
-		cmocka_unit_test(test_zero_blocks),
-		cmocka_unit_test(test_typelb),
-		cmocka_unit_test(test_vector_pack),
-		cmocka_unit_test(test_contig),
-		cmocka_unit_test(test_struct_pack),
-		cmocka_unit_test(test_indexed_of_indexed),
-		cmocka_unit_test(test_vecblklen),
-		cmocka_unit_test(test_partial_unpack),
-		cmocka_unit_test(test_subarray),
-		cmocka_unit_test(test_darray),
-		cmocka_unit_test(test_contents),
-		cmocka_unit_test(test_refs),
-		cmocka_unit_test(test_elements),
-		cmocka_unit_test(test_large_count),
-		cmocka_unit_test(test_external32),
-		cmocka_unit_test(test_errors),
-		cmocka_unit_test(test_random),
-		cmocka_unit_test(test_verydeep),
-	};
-
-	return cmocka_run_group_tests(tests, setup, NULL);
-}
+UNIT_MAIN("tests", setup, NULL,
+	  cmocka_unit_test(test_runs),
+	  cmocka_unit_test(test_predefined),
+	  cmocka_unit_test(test_struct_padding),
+	  cmocka_unit_test(test_lbub),
+	  cmocka_unit_test(test_markers),
+	  cmocka_unit_test(test_zero_blocks),
+	  cmocka_unit_test(test_typelb),
+	  cmocka_unit_test(test_vector_pack),
+	  cmocka_unit_test(test_contig),
+	  cmocka_unit_test(test_struct_pack),
+	  cmocka_unit_test(test_indexed_of_indexed),
+	  cmocka_unit_test(test_vecblklen),
+	  cmocka_unit_test(test_partial_unpack),
+	  cmocka_unit_test(test_subarray),
+	  cmocka_unit_test(test_darray),
+	  cmocka_unit_test(test_contents),
+	  cmocka_unit_test(test_refs),
+	  cmocka_unit_test(test_elements),
+	  cmocka_unit_test(test_large_count),
+	  cmocka_unit_test(test_external32),
+	  cmocka_unit_test(test_errors),
+	  cmocka_unit_test(test_random),
+	  cmocka_unit_test(test_verydeep))

@@ -14,6 +14,8 @@
 
 #include <cmocka.h>
 
+#include "tests/host/unit.h"
+
 #include "lib/mpi/mpiimpl.h"
 #include "tests/lib/mpi/host_mpi_comm.h"
 
@@ -293,14 +295,12 @@ static void test_file_win(void **state)
 	assert_int_equal(class_of(MPI_Win_call_errhandler(NOW_MPI_H(NOW_MPI_KWIN, 1), MPI_ERR_OTHER)), MPI_ERR_WIN);
 }
 
-int main(void)
-{
-	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_classes),	     cmocka_unit_test(test_checks),
-		cmocka_unit_test(test_ring),	     cmocka_unit_test(test_added),
-		cmocka_unit_test(test_user_handler), cmocka_unit_test(test_invalid_comm),
-		cmocka_unit_test(test_fatal),	     cmocka_unit_test(test_file_win),
-	};
-
-	return cmocka_run_group_tests(tests, setup, NULL);
-}
+UNIT_MAIN("tests", setup, NULL,
+	  cmocka_unit_test(test_classes),
+	  cmocka_unit_test(test_checks),
+	  cmocka_unit_test(test_ring),
+	  cmocka_unit_test(test_added),
+	  cmocka_unit_test(test_user_handler),
+	  cmocka_unit_test(test_invalid_comm),
+	  cmocka_unit_test(test_fatal),
+	  cmocka_unit_test(test_file_win))

@@ -11,6 +11,8 @@
 
 #include <cmocka.h>
 
+#include "tests/host/unit.h"
+
 #include "lib/mpi/mpi.h"
 #include "tests/lib/mpi/host_mpi_comm.h"
 
@@ -243,13 +245,13 @@ static void test_many(void **state)
 		assert_int_equal(MPI_Group_free(&g[i]), MPI_SUCCESS);
 }
 
-int main(void)
-{
-	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_world),	cmocka_unit_test(test_incl_excl), cmocka_unit_test(test_empty),
-		cmocka_unit_test(test_translate), cmocka_unit_test(test_set_ops),  cmocka_unit_test(test_compare),
-		cmocka_unit_test(test_ranges),	cmocka_unit_test(test_errors),	  cmocka_unit_test(test_many),
-	};
-
-	return cmocka_run_group_tests(tests, setup, NULL);
-}
+UNIT_MAIN("tests", setup, NULL,
+	  cmocka_unit_test(test_world),
+	  cmocka_unit_test(test_incl_excl),
+	  cmocka_unit_test(test_empty),
+	  cmocka_unit_test(test_translate),
+	  cmocka_unit_test(test_set_ops),
+	  cmocka_unit_test(test_compare),
+	  cmocka_unit_test(test_ranges),
+	  cmocka_unit_test(test_errors),
+	  cmocka_unit_test(test_many))

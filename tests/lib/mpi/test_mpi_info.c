@@ -12,6 +12,8 @@
 
 #include <cmocka.h>
 
+#include "tests/host/unit.h"
+
 #include "lib/mpi/mpi.h"
 #include "tests/lib/mpi/host_mpi_comm.h"
 
@@ -156,12 +158,9 @@ static void test_env(void **state)
 	assert_false(flag);
 }
 
-int main(void)
-{
-	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_before_init), cmocka_unit_test(test_order), cmocka_unit_test(test_lengths),
-		cmocka_unit_test(test_errors),	    cmocka_unit_test(test_env),
-	};
-
-	return cmocka_run_group_tests(tests, NULL, NULL);
-}
+UNIT_MAIN("tests", NULL, NULL,
+	  cmocka_unit_test(test_before_init),
+	  cmocka_unit_test(test_order),
+	  cmocka_unit_test(test_lengths),
+	  cmocka_unit_test(test_errors),
+	  cmocka_unit_test(test_env))

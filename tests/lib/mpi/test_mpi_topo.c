@@ -13,6 +13,8 @@
 
 #include <cmocka.h>
 
+#include "tests/host/unit.h"
+
 #include "lib/mpi/mpiimpl.h"
 #include "tests/lib/mpi/host_mpi_comm.h"
 #include "tests/lib/mpi/rank_check.h"
@@ -184,12 +186,6 @@ static void test_cart(void **state)
 		assert_int_equal(host_mpi_run(n, run_cart), 0);
 }
 
-int main(void)
-{
-	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_dims),
-		cmocka_unit_test(test_cart),
-	};
-
-	return cmocka_run_group_tests(tests, NULL, NULL);
-}
+UNIT_MAIN("tests", NULL, NULL,
+	  cmocka_unit_test(test_dims),
+	  cmocka_unit_test(test_cart))

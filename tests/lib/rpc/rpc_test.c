@@ -552,11 +552,6 @@ static int rpc_test_main(void)
 	return check_failures ? 1 : 0;
 }
 
-static const struct app rpc_test = {
-	.name = "rpc-test",
-	.summary = "RPC over remote memory: paper calls, stacks per call, call-by-reference, SACK transport, write protection",
-	.main = rpc_test_main,
-	.args = rpc_test_args,
-	.min_nodes = 2,
-};
-APP_REGISTER(rpc_test);
+APP(rpc_test, "rpc-test",
+    "RPC over remote memory: paper calls, stacks per call, call-by-reference, SACK transport, write protection",
+    rpc_test_main, rpc_test_args, 2);

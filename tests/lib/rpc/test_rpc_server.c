@@ -269,15 +269,9 @@ static int call_as(int src, uint32_t proc, uint32_t seq, uint64_t secret, const 
 		   uint16_t nframes)
 {
 	uint8_t frame[sizeof(struct call_hdr) + RPC_ARGS_MAX];
-	struct call_hdr h = { 0 };
-
-	h.seq = seq;
-	h.proc = proc;
-	h.len = len;
-	h.nframes = nframes;
-	h.bind = bind_id;
-	h.secret = (uint32_t)secret;
-	h.claim = hdr_claim;	/* the nonce of claim()'s token, unless a test says otherwise */
+	/* claim: the nonce of claim()'s token, unless a test says otherwise. */
+	struct call_hdr h = { .seq = seq, .proc = proc, .len = len, .nframes = nframes,
+			      .bind = bind_id, .secret = (uint32_t)secret, .claim = hdr_claim };
 	claim(src);		/* the stack may be src's already */
 	memcpy(frame, &h, sizeof h);
 	memcpy(frame + sizeof h, args, len);

@@ -101,10 +101,6 @@ static int barrier_forge_main(void)
 	return check_failures ? 1 : 0;
 }
 
-static const struct app barrier_forge = {
-	.name = "barrier-forge",
-	.summary = "forged barrier releases and arrivals from node 2: counted, dropped, nothing released",
-	.main = barrier_forge_main,
-	.min_nodes = 3,
-};
-APP_REGISTER(barrier_forge);
+APP(barrier_forge, "barrier-forge",
+    "forged barrier releases and arrivals from node 2: counted, dropped, nothing released",
+    barrier_forge_main, NULL, 3);

@@ -14,6 +14,8 @@
 
 #include <cmocka.h>
 
+#include "tests/host/unit.h"
+
 #include "kernel/init.h"
 #include "net/call/barrier.h"
 #include "net/fabric/fabric.h"
@@ -191,15 +193,9 @@ static void reboot_fails_the_waiting_barrier(void **state)
 	assert_int_equal(host_frames(), 0);
 }
 
-int main(void)
-{
-	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(coordinator_refuses_forged_arrivals),
-		cmocka_unit_test(coordinator_releases_on_real_arrivals),
-		cmocka_unit_test(member_refuses_forged_releases),
-		cmocka_unit_test(member_released_by_coordinator),
-		cmocka_unit_test(reboot_fails_the_waiting_barrier),
-	};
-
-	return cmocka_run_group_tests(tests, setup, NULL);
-}
+UNIT_MAIN("tests", setup, NULL,
+	  cmocka_unit_test(coordinator_refuses_forged_arrivals),
+	  cmocka_unit_test(coordinator_releases_on_real_arrivals),
+	  cmocka_unit_test(member_refuses_forged_releases),
+	  cmocka_unit_test(member_released_by_coordinator),
+	  cmocka_unit_test(reboot_fails_the_waiting_barrier))

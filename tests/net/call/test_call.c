@@ -14,6 +14,8 @@
 
 #include <cmocka.h>
 
+#include "tests/host/unit.h"
+
 #include "net/call/call_wire.h"
 #include "net/req/wire.h"
 #include "net/rmem/proto.h"
@@ -257,17 +259,12 @@ static void answers_fit(void **state)
 	assert_true(RMEM_NAME_LEN - 1 <= CALL_NAME_MAX);
 }
 
-int main(void)
-{
-	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(header_layout_is_fixed),
-		cmocka_unit_test(every_kind_with_its_fields),
-		cmocka_unit_test(fences_carry_nothing),
-		cmocka_unit_test(lookup_names),
-		cmocka_unit_test(length_field_must_match),
-		cmocka_unit_test(lookup_answers),
-		cmocka_unit_test(unknown_ops),
-		cmocka_unit_test(answers_fit),
-	};
-	return cmocka_run_group_tests_name("call", tests, NULL, NULL);
-}
+UNIT_MAIN("call", NULL, NULL,
+	  cmocka_unit_test(header_layout_is_fixed),
+	  cmocka_unit_test(every_kind_with_its_fields),
+	  cmocka_unit_test(fences_carry_nothing),
+	  cmocka_unit_test(lookup_names),
+	  cmocka_unit_test(length_field_must_match),
+	  cmocka_unit_test(lookup_answers),
+	  cmocka_unit_test(unknown_ops),
+	  cmocka_unit_test(answers_fit))

@@ -144,12 +144,7 @@ static int time_oneway(const struct bench_opts *o, struct samples *s)
 	return timed_pairs(o, s, V_ONEWAY, go_oneway);
 }
 
-static int sample_oneway(const struct bench_opts *o, struct samples *s)
-{
-	static const struct bench_pair p = { setup, echo_oneway, time_oneway, NULL };
-
-	return bench_pair_run(&p, o, s);
-}
+static const struct bench_pair oneway_pair = { setup, echo_oneway, time_oneway, NULL };
 
 static int go_seq(int i)
 {
@@ -162,12 +157,7 @@ static int time_seq(const struct bench_opts *o, struct samples *s)
 	return timed_pairs(o, s, V_SEQ, go_seq);
 }
 
-static int sample_seq(const struct bench_opts *o, struct samples *s)
-{
-	static const struct bench_pair p = { setup, echo_oneway, time_seq, NULL };
-
-	return bench_pair_run(&p, o, s);
-}
+static const struct bench_pair seq_pair = { setup, echo_oneway, time_seq, NULL };
 
 /* --- multicast (3.2) -------------------------------------------------------------------- */
 
@@ -315,12 +305,7 @@ static int answer_rtt(const struct bench_opts *o)
 	return rtt_echo(rtt_seen);
 }
 
-static int sample_rtt(const struct bench_opts *o, struct samples *s)
-{
-	static const struct bench_pair p = { setup, rtt_ready, time_rtt, answer_rtt };
-
-	return bench_pair_run(&p, o, s);
-}
+static const struct bench_pair rtt_pair = { setup, rtt_ready, time_rtt, answer_rtt };
 
 /* A READ of 32 bytes at offset 1024 of node 1; the reply deposits at 2048 here, with an interrupt. */
 static int go_read(int i)
@@ -384,27 +369,22 @@ static int time_tput(const struct bench_opts *o, struct samples *s)
 	ns = cycles_to_ns(cycles() - t0);
 	if (r < 0)
 		return -1;
-	uint64_t kbs = (uint64_t)total * 1000000ULL / (ns ? ns : 1);
-	result("row=deposit-block-throughput nic=%s bytes=%zu block=%zu ms=%lu.%03lu mbytes_per_s=%lu.%02lu base=-",
-	       net_nic_name(), total, blk, ns / 1000000, ns / 1000 % 1000, kbs / 1000, (kbs % 1000) / 10);
+	char words[24];
+	snprintf(words, sizeof words, "block=%zu", blk);
+	bench_rate("deposit-block-throughput", total, ns, words, "mbytes_per_s", "-");
 	return 0;
 }
 
 /* Sustained block transfers: 4 KiB blocks (256 x 16 bytes), then a READ to know they all landed. */
-static int run_tput(const struct bench_opts *o)
-{
-	static const struct bench_pair p = { setup, NULL, time_tput, NULL };
-
-	return bench_pair_run(&p, o, NULL);
-}
+static const struct bench_pair tput_pair = { setup, NULL, time_tput, NULL };
 
 static const struct bench dep_oneway = {
 	.name = "deposit", .summary = "32-byte deposit, one way (half a deposit answered by a deposit)",
-	.sample = sample_oneway, .extra = "size=32 oneway=1", .oneway = 1,
+	.sample_pair = &oneway_pair, .extra = "size=32 oneway=1", .oneway = 1,
 };
 static const struct bench dep_rtt = {
 	.name = "deposit-rtt", .summary = "32-byte deposit round trip, echoed by the destination's thread (paper 5)",
-	.sample = sample_rtt, .extra = "size=32",
+	.sample_pair = &rtt_pair, .extra = "size=32",
 };
 static const struct bench dep_read = {
 	.name = "deposit-read", .summary = "remote read of 32 bytes, reply deposited with an interrupt",
@@ -416,11 +396,11 @@ static const struct bench dep_fetch = {
 };
 static const struct bench dep_tput = {
 	.name = "deposit-block-throughput", .summary = "4 KiB AAL5 block transfers, 8 MiB",
-	.run = run_tput,
+	.run_pair = &tput_pair,
 };
 static const struct bench dep_seq = {
 	.name = "deposit-seq", .summary = "deposit-one-way whose cell runs three instructions through the sequencer",
-	.sample = sample_seq, .extra = "size=32 oneway=1 instructions=3", .oneway = 1, .base = "deposit",
+	.sample_pair = &seq_pair, .extra = "size=32 oneway=1 instructions=3", .oneway = 1, .base = "deposit",
 };
 static const struct bench dep_mcast = {
 	.name = "deposit-mcast", .summary = "32-byte deposit to every other node on a multicast connection, all answers",

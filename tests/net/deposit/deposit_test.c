@@ -449,11 +449,6 @@ static int deposit_test_main(void)
 	return check_result();
 }
 
-static const struct app deposit_test = {
-	.name = "deposit-test",
-	.summary = "hybrid deposit: every primitive, every exception class, contention, a register barrier",
-	.main = deposit_test_main,
-	.args = deposit_test_args,
-	.min_nodes = 2,
-};
-APP_REGISTER(deposit_test);
+APP(deposit_test, "deposit-test",
+    "hybrid deposit: every primitive, every exception class, contention, a register barrier",
+    deposit_test_main, deposit_test_args, 2);

@@ -14,6 +14,8 @@
 
 #include <cmocka.h>
 
+#include "tests/host/unit.h"
+
 #include "kernel/crc.h"
 #include "net/deposit/cell.h"
 
@@ -260,16 +262,11 @@ static void test_segmentation_every_length(void **state)
 	}
 }
 
-int main(void)
-{
-	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_hec_known_values),
-		cmocka_unit_test(test_hec_catches_every_single_bit_error),
-		cmocka_unit_test(test_crc16_and_crc8_check_values),
-		cmocka_unit_test(test_crc32_aal5_vectors),
-		cmocka_unit_test(test_header_fields),
-		cmocka_unit_test(test_control_roundtrip_and_seal),
-		cmocka_unit_test(test_segmentation_every_length),
-	};
-	return cmocka_run_group_tests(tests, NULL, NULL);
-}
+UNIT_MAIN("tests", NULL, NULL,
+	  cmocka_unit_test(test_hec_known_values),
+	  cmocka_unit_test(test_hec_catches_every_single_bit_error),
+	  cmocka_unit_test(test_crc16_and_crc8_check_values),
+	  cmocka_unit_test(test_crc32_aal5_vectors),
+	  cmocka_unit_test(test_header_fields),
+	  cmocka_unit_test(test_control_roundtrip_and_seal),
+	  cmocka_unit_test(test_segmentation_every_length))

@@ -22,6 +22,8 @@
 
 #include <cmocka.h>
 
+#include "tests/host/unit.h"
+
 #include "kernel/crc.h"
 #include "net/deposit/cell.h"
 #include "net/deposit/dart.h"
@@ -1786,37 +1788,32 @@ static void test_page_protection_source(void **state)
 	assert_memory_equal(c[0].data, sbuf + 64, CELL_DATA);
 }
 
-int main(void)
-{
-	const struct CMUnitTest tests[] = {
-		cmocka_unit_test_setup(test_direct_write_and_mask, setup),
-		cmocka_unit_test_setup(test_indirect_indexed_and_strided, setup),
-		cmocka_unit_test_setup(test_register_operations, setup),
-		cmocka_unit_test_setup(test_conditionals, setup),
-		cmocka_unit_test_setup(test_priority_queue_example, setup),
-		cmocka_unit_test_setup(test_instruction_pointer, setup),
-		cmocka_unit_test_setup(test_sequencer, setup),
-		cmocka_unit_test_setup(test_remote_read, setup),
-		cmocka_unit_test_setup(test_fetch_and_increment_and_cas, setup),
-		cmocka_unit_test_setup(test_every_exception_changes_nothing, setup),
-		cmocka_unit_test_setup(test_blocking_is_per_connection, setup),
-		cmocka_unit_test_setup(test_discard_option, setup),
-		cmocka_unit_test_setup(test_refused_cells_block_nothing, setup),
-		cmocka_unit_test_setup(test_send_registers, setup),
-		cmocka_unit_test_setup(test_blocks, setup),
-		cmocka_unit_test_setup(test_reply_to_dead_node, setup),
-		cmocka_unit_test_setup(test_reply_not_sent_commits_nothing, setup),
-		cmocka_unit_test_setup(test_hold_full_refuses, setup),
-		cmocka_unit_test_setup(test_spill_and_flow, setup),
-		cmocka_unit_test_setup(test_64k_block_behind_fault_holds_its_connection_only, setup),
-		cmocka_unit_test_setup(test_peer_reset, setup),
-		cmocka_unit_test_setup(test_long_block_behind_fault, setup),
-		cmocka_unit_test_setup(test_block_control_fault_early, setup),
-		cmocka_unit_test_setup(test_page_protection, setup),
-		cmocka_unit_test_setup(test_page_protection_block, setup),
-		cmocka_unit_test_setup(test_page_protection_pages, setup),
-		cmocka_unit_test_setup(test_page_protection_source, setup),
-		cmocka_unit_test_setup(test_multicast_connection, setup),
-	};
-	return cmocka_run_group_tests(tests, NULL, NULL);
-}
+UNIT_MAIN("tests", NULL, NULL,
+	  cmocka_unit_test_setup(test_direct_write_and_mask, setup),
+	  cmocka_unit_test_setup(test_indirect_indexed_and_strided, setup),
+	  cmocka_unit_test_setup(test_register_operations, setup),
+	  cmocka_unit_test_setup(test_conditionals, setup),
+	  cmocka_unit_test_setup(test_priority_queue_example, setup),
+	  cmocka_unit_test_setup(test_instruction_pointer, setup),
+	  cmocka_unit_test_setup(test_sequencer, setup),
+	  cmocka_unit_test_setup(test_remote_read, setup),
+	  cmocka_unit_test_setup(test_fetch_and_increment_and_cas, setup),
+	  cmocka_unit_test_setup(test_every_exception_changes_nothing, setup),
+	  cmocka_unit_test_setup(test_blocking_is_per_connection, setup),
+	  cmocka_unit_test_setup(test_discard_option, setup),
+	  cmocka_unit_test_setup(test_refused_cells_block_nothing, setup),
+	  cmocka_unit_test_setup(test_send_registers, setup),
+	  cmocka_unit_test_setup(test_blocks, setup),
+	  cmocka_unit_test_setup(test_reply_to_dead_node, setup),
+	  cmocka_unit_test_setup(test_reply_not_sent_commits_nothing, setup),
+	  cmocka_unit_test_setup(test_hold_full_refuses, setup),
+	  cmocka_unit_test_setup(test_spill_and_flow, setup),
+	  cmocka_unit_test_setup(test_64k_block_behind_fault_holds_its_connection_only, setup),
+	  cmocka_unit_test_setup(test_peer_reset, setup),
+	  cmocka_unit_test_setup(test_long_block_behind_fault, setup),
+	  cmocka_unit_test_setup(test_block_control_fault_early, setup),
+	  cmocka_unit_test_setup(test_page_protection, setup),
+	  cmocka_unit_test_setup(test_page_protection_block, setup),
+	  cmocka_unit_test_setup(test_page_protection_pages, setup),
+	  cmocka_unit_test_setup(test_page_protection_source, setup),
+	  cmocka_unit_test_setup(test_multicast_connection, setup))

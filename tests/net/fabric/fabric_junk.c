@@ -262,10 +262,6 @@ static int junk_main(void)
 	return 0;
 }
 
-static const struct app fabric_junk = {
-	.name = "fabric-junk",
-	.summary = "hostile frames to node 1: each must be counted and dropped",
-	.main = junk_main,
-	.min_nodes = 2,
-};
-APP_REGISTER(fabric_junk);
+APP(fabric_junk, "fabric-junk",
+    "hostile frames to node 1: each must be counted and dropped",
+    junk_main, NULL, 2);

@@ -358,11 +358,6 @@ static int stress_main(void)
 	return lost || dups || misordered || senders_failed ? 1 : 0;
 }
 
-static const struct app fabric_stress = {
-	.name = "fabric-stress",
-	.summary = "all-to-all reliable streams; checks exactly-once in-order delivery",
-	.main = stress_main,
-	.args = stress_args,
-	.min_nodes = 2,
-};
-APP_REGISTER(fabric_stress);
+APP(fabric_stress, "fabric-stress",
+    "all-to-all reliable streams; checks exactly-once in-order delivery",
+    stress_main, stress_args, 2);

@@ -41,10 +41,6 @@ static int peer_timeout_main(void)
 	return r == -EHOSTDOWN && dead && ms < limit_ms ? 0 : 1;
 }
 
-static const struct app peer_timeout = {
-	.name = "peer-timeout",
-	.summary = "node 1 leaves; node 0 must get -EHOSTDOWN in bounded time",
-	.main = peer_timeout_main,
-	.min_nodes = 2,
-};
-APP_REGISTER(peer_timeout);
+APP(peer_timeout, "peer-timeout",
+    "node 1 leaves; node 0 must get -EHOSTDOWN in bounded time",
+    peer_timeout_main, NULL, 2);

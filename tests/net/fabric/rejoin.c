@@ -206,11 +206,6 @@ static const struct argspec rejoin_args[] = {
 	{ NULL, 0, 0, 0, NULL },
 };
 
-static const struct app rejoin = {
-	.name = "rejoin",
-	.summary = "node 1 reboots: operations to its old incarnation fail, to its new one succeed",
-	.main = rejoin_main,
-	.args = rejoin_args,
-	.min_nodes = 2,
-};
-APP_REGISTER(rejoin);
+APP(rejoin, "rejoin",
+    "node 1 reboots: operations to its old incarnation fail, to its new one succeed",
+    rejoin_main, rejoin_args, 2);

@@ -13,6 +13,8 @@
 
 #include <cmocka.h>
 
+#include "tests/host/unit.h"
+
 #include "net/fabric/autoview.h"
 
 #define MAXS 8
@@ -333,15 +335,10 @@ static void late_station_takes_a_fresh_view(void **state)
 	same_view(3);
 }
 
-int main(void)
-{
-	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(stations_agree),
-		cmocka_unit_test(replayed_frames_of_an_earlier_boot_count_for_nothing),
-		cmocka_unit_test(late_station_takes_a_fresh_view),
-		cmocka_unit_test(a_present_station_shadowed_by_its_old_frame),
-		cmocka_unit_test(a_stations_nonces_are_bounded),
-		cmocka_unit_test(a_replayed_search_draws_few_answers),
-	};
-	return cmocka_run_group_tests(tests, NULL, NULL);
-}
+UNIT_MAIN("tests", NULL, NULL,
+	  cmocka_unit_test(stations_agree),
+	  cmocka_unit_test(replayed_frames_of_an_earlier_boot_count_for_nothing),
+	  cmocka_unit_test(late_station_takes_a_fresh_view),
+	  cmocka_unit_test(a_present_station_shadowed_by_its_old_frame),
+	  cmocka_unit_test(a_stations_nonces_are_bounded),
+	  cmocka_unit_test(a_replayed_search_draws_few_answers))

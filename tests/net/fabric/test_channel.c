@@ -14,6 +14,8 @@
 
 #include <cmocka.h>
 
+#include "tests/host/unit.h"
+
 #include "net/fabric/channel.h"
 #include "net/fabric/wire.h"
 #include "tests/host/host_rnd.h"
@@ -1075,30 +1077,25 @@ static void shared_frames_arrive_once_and_in_order(void **state)
 	finish();
 }
 
-int main(void)
-{
-	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(shared_frames_arrive_once_and_in_order),
-		cmocka_unit_test(lossless_both_ways),
-		cmocka_unit_test(lossless_mode_skips_crc_and_timers),
-		cmocka_unit_test(lossless_mode_acks_for_credit),
-		cmocka_unit_test(lossless_in_place_mixes_with_queued_sends),
-		cmocka_unit_test(lossless_link_recovers_frames_lost_in_the_link),
-		cmocka_unit_test(lossless_by_reference_resends_from_the_slot),
-		cmocka_unit_test(frame_lost_before_lossless_is_resent),
-		cmocka_unit_test(lossy_link_delivers_exactly_once_in_order),
-		cmocka_unit_test(keyed_link_refuses_replays_and_delivers_exactly_once),
-		cmocka_unit_test(sack_refills_a_single_hole_before_timeout),
-		cmocka_unit_test(lost_tail_comes_back_after_one_timeout),
-		cmocka_unit_test(busy_receiver_stops_the_sender_without_loss),
-		cmocka_unit_test(lost_window_update_is_recovered_by_probes),
-		cmocka_unit_test(random_busy_receiver),
-		cmocka_unit_test(silent_peer_is_declared_dead),
-		cmocka_unit_test(dead_peer_with_blocked_delivery),
-		cmocka_unit_test(send_queue_limits),
-		cmocka_unit_test(header_from_the_send),
-		cmocka_unit_test(wraps_sequence_numbers),
-		cmocka_unit_test(reset_starts_a_fresh_channel),
-	};
-	return cmocka_run_group_tests_name("channel", tests, NULL, NULL);
-}
+UNIT_MAIN("channel", NULL, NULL,
+	  cmocka_unit_test(shared_frames_arrive_once_and_in_order),
+	  cmocka_unit_test(lossless_both_ways),
+	  cmocka_unit_test(lossless_mode_skips_crc_and_timers),
+	  cmocka_unit_test(lossless_mode_acks_for_credit),
+	  cmocka_unit_test(lossless_in_place_mixes_with_queued_sends),
+	  cmocka_unit_test(lossless_link_recovers_frames_lost_in_the_link),
+	  cmocka_unit_test(lossless_by_reference_resends_from_the_slot),
+	  cmocka_unit_test(frame_lost_before_lossless_is_resent),
+	  cmocka_unit_test(lossy_link_delivers_exactly_once_in_order),
+	  cmocka_unit_test(keyed_link_refuses_replays_and_delivers_exactly_once),
+	  cmocka_unit_test(sack_refills_a_single_hole_before_timeout),
+	  cmocka_unit_test(lost_tail_comes_back_after_one_timeout),
+	  cmocka_unit_test(busy_receiver_stops_the_sender_without_loss),
+	  cmocka_unit_test(lost_window_update_is_recovered_by_probes),
+	  cmocka_unit_test(random_busy_receiver),
+	  cmocka_unit_test(silent_peer_is_declared_dead),
+	  cmocka_unit_test(dead_peer_with_blocked_delivery),
+	  cmocka_unit_test(send_queue_limits),
+	  cmocka_unit_test(header_from_the_send),
+	  cmocka_unit_test(wraps_sequence_numbers),
+	  cmocka_unit_test(reset_starts_a_fresh_channel))

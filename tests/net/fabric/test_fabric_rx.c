@@ -16,6 +16,8 @@
 
 #include <cmocka.h>
 
+#include "tests/host/unit.h"
+
 #include "net/call/barrier.h"
 #include "net/fabric/fabric.h"
 #include "net/fabric/wire.h"
@@ -370,18 +372,13 @@ static void an_unregistered_protocol_holds_up_only_itself(void **state)
 	}
 }
 
-int main(void)
-{
-	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(discovery_binds_every_peer),
-		cmocka_unit_test(keyed_messages_once_in_order_under_loss_and_replays),
-		cmocka_unit_test(keyed_refuses_damaged_and_unkeyed_frames),
-		cmocka_unit_test(frames_before_the_handshake_bind_nothing),
-		cmocka_unit_test(keyed_replayed_hello_of_a_past_boot),
-		cmocka_unit_test(keyed_replayed_hellos_of_the_bound_boot_draw_nothing),
-		cmocka_unit_test(dead_peer_comes_back),
-		cmocka_unit_test(barrier_release_from_a_member_is_dropped),
-		cmocka_unit_test(an_unregistered_protocol_holds_up_only_itself),
-	};
-	return cmocka_run_group_tests(tests, NULL, NULL);
-}
+UNIT_MAIN("tests", NULL, NULL,
+	  cmocka_unit_test(discovery_binds_every_peer),
+	  cmocka_unit_test(keyed_messages_once_in_order_under_loss_and_replays),
+	  cmocka_unit_test(keyed_refuses_damaged_and_unkeyed_frames),
+	  cmocka_unit_test(frames_before_the_handshake_bind_nothing),
+	  cmocka_unit_test(keyed_replayed_hello_of_a_past_boot),
+	  cmocka_unit_test(keyed_replayed_hellos_of_the_bound_boot_draw_nothing),
+	  cmocka_unit_test(dead_peer_comes_back),
+	  cmocka_unit_test(barrier_release_from_a_member_is_dropped),
+	  cmocka_unit_test(an_unregistered_protocol_holds_up_only_itself))

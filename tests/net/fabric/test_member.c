@@ -14,6 +14,8 @@
 
 #include <cmocka.h>
 
+#include "tests/host/unit.h"
+
 #include "kernel/incarnation.h"
 #include "net/call/call.h"
 #include "net/fabric/member.h"
@@ -512,20 +514,15 @@ static void calls_in_flight_fail_on_reset(void **state)
 	call_free(c2);
 }
 
-int main(void)
-{
-	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(handshake_binds_only_when_complete),
-		cmocka_unit_test(cluster_discovers_under_loss),
-		cmocka_unit_test(claims_without_handshake_bind_nothing),
-		cmocka_unit_test(rebooted_node_is_bound_again_after_both_agree),
-		cmocka_unit_test(replayed_hello_of_a_past_incarnation_is_refused),
-		cmocka_unit_test(replayed_hellos_of_the_handshake_keep_the_pair_up),
-		cmocka_unit_test(no_past_boot_is_bound_again_however_many_reboots),
-		cmocka_unit_test(pair_tags_differ_per_incarnation),
-		cmocka_unit_test(jitter_fold_spreads_every_bit),
-		cmocka_unit_test(faulty_drng_values_are_refused),
-		cmocka_unit_test(calls_in_flight_fail_on_reset),
-	};
-	return cmocka_run_group_tests(tests, NULL, NULL);
-}
+UNIT_MAIN("tests", NULL, NULL,
+	  cmocka_unit_test(handshake_binds_only_when_complete),
+	  cmocka_unit_test(cluster_discovers_under_loss),
+	  cmocka_unit_test(claims_without_handshake_bind_nothing),
+	  cmocka_unit_test(rebooted_node_is_bound_again_after_both_agree),
+	  cmocka_unit_test(replayed_hello_of_a_past_incarnation_is_refused),
+	  cmocka_unit_test(replayed_hellos_of_the_handshake_keep_the_pair_up),
+	  cmocka_unit_test(no_past_boot_is_bound_again_however_many_reboots),
+	  cmocka_unit_test(pair_tags_differ_per_incarnation),
+	  cmocka_unit_test(jitter_fold_spreads_every_bit),
+	  cmocka_unit_test(faulty_drng_values_are_refused),
+	  cmocka_unit_test(calls_in_flight_fail_on_reset))

@@ -13,6 +13,8 @@
 
 #include <cmocka.h>
 
+#include "tests/host/unit.h"
+
 #include "kernel/crc.h"
 #include "kernel/siphash.h"
 #include "kernel/scrypt.h"
@@ -566,21 +568,16 @@ static void mcast_frames(void **state)
 	assert_int_not_equal(fab_parse_full(f, n, 2, 8, 0, 0, &h, &msg), FAB_OK);
 }
 
-int main(void)
-{
-	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(mcast_frames),
-		cmocka_unit_test(crc32c_known_values),
-		cmocka_unit_test(build_then_parse),
-		cmocka_unit_test(every_bit_flip_is_caught),
-		cmocka_unit_test(rejects_bad_frames),
-		cmocka_unit_test(raw_frames_may_skip_the_crc),
-		cmocka_unit_test(lossless_link_frames_may_skip_the_crc),
-		cmocka_unit_test(shortcut_agrees_with_every_check),
-		cmocka_unit_test(siphash_known_values),
-		cmocka_unit_test(keyed_frames),
-		cmocka_unit_test(fault_spec_parsing),
-		cmocka_unit_test(auto_frames),
-	};
-	return cmocka_run_group_tests_name("wire", tests, NULL, NULL);
-}
+UNIT_MAIN("wire", NULL, NULL,
+	  cmocka_unit_test(mcast_frames),
+	  cmocka_unit_test(crc32c_known_values),
+	  cmocka_unit_test(build_then_parse),
+	  cmocka_unit_test(every_bit_flip_is_caught),
+	  cmocka_unit_test(rejects_bad_frames),
+	  cmocka_unit_test(raw_frames_may_skip_the_crc),
+	  cmocka_unit_test(lossless_link_frames_may_skip_the_crc),
+	  cmocka_unit_test(shortcut_agrees_with_every_check),
+	  cmocka_unit_test(siphash_known_values),
+	  cmocka_unit_test(keyed_frames),
+	  cmocka_unit_test(fault_spec_parsing),
+	  cmocka_unit_test(auto_frames))

@@ -322,11 +322,6 @@ static int lwip_pin_main(void)
 	return check_failures ? 1 : 0;
 }
 
-static const struct app lwip_pin = {
-	.name = "lwip-pin",
-	.summary = "TCP data nobody reads pins lwIP's share of the packet pool; the fabric keeps working",
-	.main = lwip_pin_main,
-	.args = pin_args,
-	.min_nodes = 2,
-};
-APP_REGISTER(lwip_pin);
+APP(lwip_pin, "lwip-pin",
+    "TCP data nobody reads pins lwIP's share of the packet pool; the fabric keeps working",
+    lwip_pin_main, pin_args, 2);

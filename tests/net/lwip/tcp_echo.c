@@ -573,12 +573,9 @@ static int run_tcp_bw(const struct bench_opts *o)
 			closesocket(s);
 			goto out;
 		}
-		uint64_t kbs = total * 1000000ULL / (ns ? ns : 1);
-		snprintf(row, sizeof row, "tcp-bw-%zu%s", size >= (1u << 20) ? size >> 20 : size >> 10,
-			 size >= (1u << 20) ? "m" : "k");
-		result("row=%s nic=%s bytes=%lu ms=%lu.%03lu mb_per_s=%lu.%02lu base=-", row, net_nic_name(),
-		       (unsigned long)total, (unsigned long)(ns / 1000000), (unsigned long)(ns / 1000 % 1000),
-		       (unsigned long)(kbs / 1000), (unsigned long)(kbs % 1000 / 10));
+		char sz[8];
+		snprintf(row, sizeof row, "tcp-bw-%s", bench_size_name(size, sz, sizeof sz));
+		bench_rate(row, total, ns, NULL, "mb_per_s", "-");
 	}
 	closesocket(s);
 	r = 0;
@@ -629,11 +626,6 @@ static int tcp_echo_main(void)
 	return status;
 }
 
-static const struct app tcp_echo = {
-	.name = "tcp-echo",
-	.summary = "TCP echo over lwIP sockets: node 0 times round trips of 1 B..64 KiB to node 1",
-	.main = tcp_echo_main,
-	.args = tcp_echo_args,
-	.min_nodes = 2,
-};
-APP_REGISTER(tcp_echo);
+APP(tcp_echo, "tcp-echo",
+    "TCP echo over lwIP sockets: node 0 times round trips of 1 B..64 KiB to node 1",
+    tcp_echo_main, tcp_echo_args, 2);

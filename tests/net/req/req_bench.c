@@ -168,12 +168,7 @@ static int time_tput(const struct bench_opts *o, struct samples *s)
 	return 0;
 }
 
-static int run_tput(const struct bench_opts *o)
-{
-	static const struct bench_pair p = { setup, drain_during, time_tput, NULL };
-
-	return bench_pair_run(&p, o, NULL);
-}
+static const struct bench_pair tput_pair = { setup, drain_during, time_tput, NULL };
 
 /*
  * What a REQ costs its sender: the time until a non-blocking req_enqueue
@@ -198,16 +193,11 @@ static int time_issue(const struct bench_opts *o, struct samples *s)
 	return req_sync(peerq, 60000000000ULL) < 0 ? -1 : 0;
 }
 
-static int sample_issue(const struct bench_opts *o, struct samples *s)
-{
-	static const struct bench_pair p = { setup, drain_during, time_issue, NULL };
-
-	return bench_pair_run(&p, o, s);
-}
+static const struct bench_pair issue_pair = { setup, drain_during, time_issue, NULL };
 
 static const struct bench req_issue = {
 	.name = "req-issue", .summary = "what a REQ costs its sender: until req_enqueue returns",
-	.sample = sample_issue, .extra = "size=4", .base = "-",
+	.sample_pair = &issue_pair, .extra = "size=4", .base = "-",
 };
 
 static const struct bench req_oneway = {
@@ -220,7 +210,7 @@ static const struct bench req_msg = {
 };
 static const struct bench req_tput = {
 	.name = "req-throughput", .summary = "REQs per second into a queue drained meanwhile",
-	.run = run_tput,
+	.run_pair = &tput_pair,
 };
 BENCH_REGISTER(req_oneway, 26_req);
 BENCH_REGISTER(req_msg, 27_req_notify);

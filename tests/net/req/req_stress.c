@@ -518,11 +518,6 @@ static int req_stress_main(void)
 	return check_failures ? 1 : 0;
 }
 
-static const struct app req_stress = {
-	.name = "req-stress",
-	.summary = "remote enqueue from every node into one tiny queue; checks FIFO and exactly-once",
-	.main = req_stress_main,
-	.args = stress_args,
-	.min_nodes = 2,
-};
-APP_REGISTER(req_stress);
+APP(req_stress, "req-stress",
+    "remote enqueue from every node into one tiny queue; checks FIFO and exactly-once",
+    req_stress_main, stress_args, 2);

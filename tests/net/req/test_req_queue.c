@@ -17,6 +17,8 @@
 
 #include <cmocka.h>
 
+#include "tests/host/unit.h"
+
 #include "net/req/queue.h"
 
 #define ARENA (64u << 20)
@@ -526,22 +528,17 @@ static void without_the_protocol_the_race_breaks_the_queue(void **state)
 	assert_true(broken > 0);
 }
 
-int main(void)
-{
-	const struct CMUnitTest tests[] = {
-		cmocka_unit_test_setup(buffer_rules, setup),
-		cmocka_unit_test_setup(fifo_in_one_buffer, setup),
-		cmocka_unit_test_setup(overflow_keeps_fifo, setup),
-		cmocka_unit_test_setup(random_mix_against_a_model, setup),
-		cmocka_unit_test_setup(deferred_overflow_refuses_then_resumes, setup),
-		cmocka_unit_test_setup(no_memory_for_a_copy, setup),
-		cmocka_unit_test_setup(overflow_cap_holds_back_then_resumes, setup),
-		cmocka_unit_test_setup(cap_below_one_copy, setup),
-		cmocka_unit_test_setup(corrupted_header_never_writes_outside, setup),
-		cmocka_unit_test_setup(corrupted_next_pointer_is_never_followed, setup),
-		cmocka_unit_test_setup(no_memory_refuses_and_recovers, setup),
-		cmocka_unit_test_setup(overflow_at_every_dequeue_step_with_protocol, setup),
-		cmocka_unit_test_setup(without_the_protocol_the_race_breaks_the_queue, setup),
-	};
-	return cmocka_run_group_tests_name("req_queue", tests, NULL, NULL);
-}
+UNIT_MAIN("req_queue", NULL, NULL,
+	  cmocka_unit_test_setup(buffer_rules, setup),
+	  cmocka_unit_test_setup(fifo_in_one_buffer, setup),
+	  cmocka_unit_test_setup(overflow_keeps_fifo, setup),
+	  cmocka_unit_test_setup(random_mix_against_a_model, setup),
+	  cmocka_unit_test_setup(deferred_overflow_refuses_then_resumes, setup),
+	  cmocka_unit_test_setup(no_memory_for_a_copy, setup),
+	  cmocka_unit_test_setup(overflow_cap_holds_back_then_resumes, setup),
+	  cmocka_unit_test_setup(cap_below_one_copy, setup),
+	  cmocka_unit_test_setup(corrupted_header_never_writes_outside, setup),
+	  cmocka_unit_test_setup(corrupted_next_pointer_is_never_followed, setup),
+	  cmocka_unit_test_setup(no_memory_refuses_and_recovers, setup),
+	  cmocka_unit_test_setup(overflow_at_every_dequeue_step_with_protocol, setup),
+	  cmocka_unit_test_setup(without_the_protocol_the_race_breaks_the_queue, setup))

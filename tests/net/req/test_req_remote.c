@@ -16,6 +16,8 @@
 
 #include <cmocka.h>
 
+#include "tests/host/unit.h"
+
 #include "kernel/init.h"
 #include "kernel/page.h"
 #include "kernel/sync.h"
@@ -105,11 +107,6 @@ static void sink_send_goes_only_to_its_incarnation(void **state)
 	call_sink_free(s);
 }
 
-int main(void)
-{
-	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(handle_of_a_rebooted_node_sends_nothing),
-		cmocka_unit_test(sink_send_goes_only_to_its_incarnation),
-	};
-	return cmocka_run_group_tests(tests, group_setup, NULL);
-}
+UNIT_MAIN("tests", group_setup, NULL,
+	  cmocka_unit_test(handle_of_a_rebooted_node_sends_nothing),
+	  cmocka_unit_test(sink_send_goes_only_to_its_incarnation))

@@ -18,6 +18,8 @@
 
 #include <cmocka.h>
 
+#include "tests/host/unit.h"
+
 #include "net/req/qtab.h"
 #include "net/req/wire.h"
 
@@ -326,19 +328,14 @@ static void malformed_and_unknown_status(void **state)
 	assert_int_equal(req_wire_parse((const uint8_t *)&m, sizeof m - 1, &p), -EPROTO);
 }
 
-int main(void)
-{
-	const struct CMUnitTest tests[] = {
-		cmocka_unit_test_setup(new_queue_is_granted_to_nobody, setup),
-		cmocka_unit_test_setup(export_for_one_node, setup),
-		cmocka_unit_test_setup(revoke_makes_old_handles_stale, setup),
-		cmocka_unit_test_setup(destroyed_and_reused_address, setup),
-		cmocka_unit_test_setup(verdict_that_cannot_go_is_held, setup),
-		cmocka_unit_test_setup(full_during_dequeue_holds, setup),
-		cmocka_unit_test_setup(no_memory_refuses_back, setup),
-		cmocka_unit_test_setup(over_the_cap_holds, setup),
-		cmocka_unit_test_setup(corrupt_header_refused_nothing_written, setup),
-		cmocka_unit_test_setup(malformed_and_unknown_status, setup),
-	};
-	return cmocka_run_group_tests(tests, NULL, NULL);
-}
+UNIT_MAIN("tests", NULL, NULL,
+	  cmocka_unit_test_setup(new_queue_is_granted_to_nobody, setup),
+	  cmocka_unit_test_setup(export_for_one_node, setup),
+	  cmocka_unit_test_setup(revoke_makes_old_handles_stale, setup),
+	  cmocka_unit_test_setup(destroyed_and_reused_address, setup),
+	  cmocka_unit_test_setup(verdict_that_cannot_go_is_held, setup),
+	  cmocka_unit_test_setup(full_during_dequeue_holds, setup),
+	  cmocka_unit_test_setup(no_memory_refuses_back, setup),
+	  cmocka_unit_test_setup(over_the_cap_holds, setup),
+	  cmocka_unit_test_setup(corrupt_header_refused_nothing_written, setup),
+	  cmocka_unit_test_setup(malformed_and_unknown_status, setup))

@@ -64,20 +64,7 @@ static int setup(void)
 
 static void report(const char *row, uint64_t bytes, uint64_t ns)
 {
-	uint64_t kbs = bytes * 1000000ULL / (ns ? ns : 1);	/* KB/s (10^3) */
-
-	result("row=%s nic=%s bytes=%lu ms=%lu.%03lu mb_per_s=%lu.%02lu base=-", row, net_nic_name(),
-	       (unsigned long)bytes, (unsigned long)(ns / 1000000), (unsigned long)(ns / 1000 % 1000),
-	       (unsigned long)(kbs / 1000), (unsigned long)(kbs % 1000 / 10));
-}
-
-static const char *size_name(size_t size, char *out, size_t n)
-{
-	if (size >= (1u << 20))
-		snprintf(out, n, "%zum", size >> 20);
-	else
-		snprintf(out, n, "%zuk", size >> 10);
-	return out;
+	bench_rate(row, bytes, ns, NULL, "mb_per_s", "-");
 }
 
 static const size_t sizes[] = { 4096, 16384, 65536, 262144, 1u << 20, 4u << 20 };
@@ -103,7 +90,7 @@ static int write_curve(void)
 			printf("bench: write-bw: rmem_sync failed (%d)\n", r);
 			return -1;
 		}
-		snprintf(row, sizeof row, "write-bw-%s", size_name(size, sz, sizeof sz));
+		snprintf(row, sizeof row, "write-bw-%s", bench_size_name(size, sz, sizeof sz));
 		report(row, total, ns);
 	}
 	return 0;
@@ -157,7 +144,7 @@ static int read_curve(void)
 			printf("bench: read-bw: a %zu-byte READ brought other bytes than node 1 holds\n", size);
 			return -1;
 		}
-		snprintf(row, sizeof row, "read-bw-%s", size_name(size, sz, sizeof sz));
+		snprintf(row, sizeof row, "read-bw-%s", bench_size_name(size, sz, sizeof sz));
 		report(row, total, ns);
 		memset(buf, 0, BULK);	/* cleared again for the next size's check */
 	}
@@ -233,15 +220,10 @@ static int time_bulk(const struct bench_opts *o, struct samples *s)
 	return 0;
 }
 
-static int run_bulk(const struct bench_opts *o)
-{
-	static const struct bench_pair p = { setup, NULL, time_bulk, NULL };
-
-	return bench_pair_run(&p, o, NULL);
-}
+static const struct bench_pair bulk_pair = { setup, NULL, time_bulk, NULL };
 
 static const struct bench bulk = {
 	.name = "bulk", .summary = "bandwidth: block WRITE and READ 4 KiB to 4 MiB, the paper's 2.3, memcpy-4m",
-	.run = run_bulk,
+	.run_pair = &bulk_pair,
 };
 BENCH_REGISTER(bulk, 68_bulk);

@@ -140,12 +140,7 @@ static int time_cas(const struct bench_opts *o, struct samples *s)
 	return 0;
 }
 
-static int sample_cas(const struct bench_opts *o, struct samples *s)
-{
-	static const struct bench_pair p = { setup, NULL, time_cas, NULL };
-
-	return bench_pair_run(&p, o, s);
-}
+static const struct bench_pair cas_pair = { setup, NULL, time_cas, NULL };
 
 static int w40(const struct bench_opts *o, struct samples *s) { return sample_write(o, s, 40); }
 static int w80(const struct bench_opts *o, struct samples *s) { return sample_write(o, s, 80); }
@@ -169,18 +164,11 @@ static int time_write_tput(const struct bench_opts *o, struct samples *s)
 	ns = cycles_to_ns(cycles() - t0);
 	if (r < 0)
 		return -1;
-	uint64_t kbs = (uint64_t)total * 1000000ULL / (ns ? ns : 1);	/* KB/s (10^3) */
-	result("row=write-throughput nic=%s bytes=%zu ms=%lu.%03lu mbytes_per_s=%lu.%02lu base=-",
-	       net_nic_name(), total, ns / 1000000, ns / 1000 % 1000, kbs / 1000, (kbs % 1000) / 10);
+	bench_rate("write-throughput", total, ns, NULL, "mbytes_per_s", "-");
 	return 0;
 }
 
-static int run_write_tput(const struct bench_opts *o)
-{
-	static const struct bench_pair p = { setup, NULL, time_write_tput, NULL };
-
-	return bench_pair_run(&p, o, NULL);
-}
+static const struct bench_pair write_tput_pair = { setup, NULL, time_write_tput, NULL };
 
 static const struct bench write40 = {
 	.name = "write-40", .summary = "40-byte WRITE, one way (half a write answered by a write)",
@@ -198,12 +186,12 @@ static const struct bench read80 = {
 	.name = "read-80", .summary = "80-byte READ, round trip", .sample = r80, .extra = "size=80",
 };
 static const struct bench cas = {
-	.name = "cas", .summary = "remote compare-and-swap, round trip", .sample = sample_cas,
+	.name = "cas", .summary = "remote compare-and-swap, round trip", .sample_pair = &cas_pair,
 	.extra = "size=8",
 };
 static const struct bench write_tput = {
 	.name = "write-throughput", .summary = "sustained 1408-byte asynchronous WRITEs, 8 MiB",
-	.run = run_write_tput,
+	.run_pair = &write_tput_pair,
 };
 BENCH_REGISTER(write40, 21_write40);
 BENCH_REGISTER(write80, 22_write80);

@@ -508,11 +508,6 @@ static int rmem_test_main(void)
 	return check_result();
 }
 
-static const struct app rmem_test = {
-	.name = "rmem-test",
-	.summary = "remote memory: every operation, every protection violation, revocation, contention",
-	.main = rmem_test_main,
-	.args = rmem_test_args,
-	.min_nodes = 2,
-};
-APP_REGISTER(rmem_test);
+APP(rmem_test, "rmem-test",
+    "remote memory: every operation, every protection violation, revocation, contention",
+    rmem_test_main, rmem_test_args, 2);

@@ -18,6 +18,8 @@
 
 #include <cmocka.h>
 
+#include "tests/host/unit.h"
+
 #include "net/rmem/internal.h"
 #include "net/rmem/proto.h"
 #include "net/rmem/rmem.h"
@@ -1241,37 +1243,32 @@ static void memory_random_operations(void **state)
 	assert_int_equal(seen[RMS_MALFORMED], 0);
 }
 
-int main(void)
-{
-	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(wire_layout_is_fixed),
-		cmocka_unit_test(parse_accepts_every_op),
-		cmocka_unit_test(parse_rejects_short_headers),
-		cmocka_unit_test(parse_wants_exact_lengths),
-		cmocka_unit_test(parse_rejects_bad_counts),
-		cmocka_unit_test(parse_rejects_unknown_ops),
-		cmocka_unit_test(parse_rejects_unknown_flags),
-		cmocka_unit_test(parse_rejects_bad_status),
-		cmocka_unit_test(status_names_and_errnos),
-		cmocka_unit_test(check_bad_segment),
-		cmocka_unit_test(check_stale_generation),
-		cmocka_unit_test(check_rights_per_op),
-		cmocka_unit_test(check_bounds),
-		cmocka_unit_test(check_atomics),
-		cmocka_unit_test(check_write_inhibit),
-		cmocka_unit_test(check_atomic_alignment_uses_the_address),
-		cmocka_unit_test(check_violation_order),
-		cmocka_unit_test(check_refuses_non_requests),
-		cmocka_unit_test(seg_export_rules),
-		cmocka_unit_test(seg_table_full),
-		cmocka_unit_test(seg_self_never_has_rights),
-		cmocka_unit_test(seg_grant_one_node),
-		cmocka_unit_test(seg_revoke_one_node),
-		cmocka_unit_test(seg_unexport_and_reuse),
-		cmocka_unit_test(seg_inhibit_on_off),
-		cmocka_unit_test(seg_view_out_of_range),
-		cmocka_unit_test(memory_table_of_edges),
-		cmocka_unit_test(memory_random_operations),
-	};
-	return cmocka_run_group_tests_name("rmem", tests, NULL, NULL);
-}
+UNIT_MAIN("rmem", NULL, NULL,
+	  cmocka_unit_test(wire_layout_is_fixed),
+	  cmocka_unit_test(parse_accepts_every_op),
+	  cmocka_unit_test(parse_rejects_short_headers),
+	  cmocka_unit_test(parse_wants_exact_lengths),
+	  cmocka_unit_test(parse_rejects_bad_counts),
+	  cmocka_unit_test(parse_rejects_unknown_ops),
+	  cmocka_unit_test(parse_rejects_unknown_flags),
+	  cmocka_unit_test(parse_rejects_bad_status),
+	  cmocka_unit_test(status_names_and_errnos),
+	  cmocka_unit_test(check_bad_segment),
+	  cmocka_unit_test(check_stale_generation),
+	  cmocka_unit_test(check_rights_per_op),
+	  cmocka_unit_test(check_bounds),
+	  cmocka_unit_test(check_atomics),
+	  cmocka_unit_test(check_write_inhibit),
+	  cmocka_unit_test(check_atomic_alignment_uses_the_address),
+	  cmocka_unit_test(check_violation_order),
+	  cmocka_unit_test(check_refuses_non_requests),
+	  cmocka_unit_test(seg_export_rules),
+	  cmocka_unit_test(seg_table_full),
+	  cmocka_unit_test(seg_self_never_has_rights),
+	  cmocka_unit_test(seg_grant_one_node),
+	  cmocka_unit_test(seg_revoke_one_node),
+	  cmocka_unit_test(seg_unexport_and_reuse),
+	  cmocka_unit_test(seg_inhibit_on_off),
+	  cmocka_unit_test(seg_view_out_of_range),
+	  cmocka_unit_test(memory_table_of_edges),
+	  cmocka_unit_test(memory_random_operations))

@@ -17,6 +17,8 @@
 
 #include <cmocka.h>
 
+#include "tests/host/unit.h"
+
 #include "kernel/init.h"
 #include "net/call/call.h"
 #include "net/call/call_wire.h"
@@ -584,22 +586,17 @@ static void a_lookup_answer_longer_than_asked_is_refused(void **state)
 	host_pump = NULL;
 }
 
-int main(void)
-{
-	const struct CMUnitTest tests[] = {
-		cmocka_unit_test_setup(a_lookup_answer_longer_than_asked_is_refused, setup),
-		cmocka_unit_test_setup(raw_atomics_are_refused, setup),
-		cmocka_unit_test_setup(atomics_on_a_segment_based_4_mod_8, setup),
-		cmocka_unit_test_setup(write_block_sync_unreliable_doubled, setup),
-		cmocka_unit_test_setup(write_block_sync_many_trains, setup),
-		cmocka_unit_test_setup(write_block_keeps_nowait_and_marked_on_every_piece, setup),
-		cmocka_unit_test_setup(nowait_write_overflow_is_the_papers_exception, setup),
-		cmocka_unit_test_setup(read_answer_never_lands_in_a_reexported_slot, setup),
-		cmocka_unit_test_setup(read_answer_lands_in_its_segment, setup),
-		cmocka_unit_test_setup(descriptor_of_a_rebooted_node_is_refused, setup),
-		cmocka_unit_test_setup(write_block_sync_reports_a_refused_piece, setup),
-		cmocka_unit_test_setup(write_block_sync_all_applied, setup),
-		cmocka_unit_test_setup(shared_messages_land_once_checked, setup),
-	};
-	return cmocka_run_group_tests(tests, NULL, NULL);
-}
+UNIT_MAIN("tests", NULL, NULL,
+	  cmocka_unit_test_setup(a_lookup_answer_longer_than_asked_is_refused, setup),
+	  cmocka_unit_test_setup(raw_atomics_are_refused, setup),
+	  cmocka_unit_test_setup(atomics_on_a_segment_based_4_mod_8, setup),
+	  cmocka_unit_test_setup(write_block_sync_unreliable_doubled, setup),
+	  cmocka_unit_test_setup(write_block_sync_many_trains, setup),
+	  cmocka_unit_test_setup(write_block_keeps_nowait_and_marked_on_every_piece, setup),
+	  cmocka_unit_test_setup(nowait_write_overflow_is_the_papers_exception, setup),
+	  cmocka_unit_test_setup(read_answer_never_lands_in_a_reexported_slot, setup),
+	  cmocka_unit_test_setup(read_answer_lands_in_its_segment, setup),
+	  cmocka_unit_test_setup(descriptor_of_a_rebooted_node_is_refused, setup),
+	  cmocka_unit_test_setup(write_block_sync_reports_a_refused_piece, setup),
+	  cmocka_unit_test_setup(write_block_sync_all_applied, setup),
+	  cmocka_unit_test_setup(shared_messages_land_once_checked, setup))
