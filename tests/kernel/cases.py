@@ -29,12 +29,6 @@ CASES = [
             expect=[r"EXCEPTION 14 \(#PF page fault\)", r"fault address \(cr2\) = 0x0000004000000000",
                     r"rip=0x[0-9a-f]{16} rsp=", r"rax=0x[0-9a-f]{16}", r"backtrace:",
                     r"#\d+ 0x[0-9a-f]+ do_fault\+0x", r"node exits with status 3"]),
-    Cluster("fault-ud", app="fault", args="kind=ud", status=3,
-            expect=[r"EXCEPTION 6 \(#UD invalid opcode\)", r"do_fault\+0x"]),
-    Cluster("fault-div0", app="fault", args="kind=div0", status=3,
-            expect=[r"EXCEPTION 0 \(#DE divide error\)"]),
-    Cluster("fault-gp", app="fault", args="kind=gp", status=3,
-            expect=[r"EXCEPTION 13 \(#GP general protection\)"]),
     Cluster("fault-stack-overflow", app="fault", args="kind=stack", status=3,
             expect=[r"STACK OVERFLOW", r"recurse"]),
     Cluster("fault-panic", app="fault", args="kind=panic", status=3,
@@ -61,17 +55,9 @@ CASES = [
                     r"key 'grid' has an empty value"]),
     Cluster("cmdline-bad-app", app="nosuchapp", status=2, options=["--no-image-check"],
             expect=[r"app=nosuchapp: no such app", r"selftest"]),
-    Cluster("cmdline-bad-value", app="hello", args="peer_timeout_ms=abc", status=2,
-            expect=[r"peer_timeout_ms=abc: not an integer"]),
-    Cluster("cmdline-out-of-range", app="hello", args="peer_timeout_ms=5", status=2,
-            expect=[r"peer_timeout_ms=5: out of range \(100\.\.3600000\)"]),
-    Cluster("cmdline-duplicate", app="hello", args="node=0 node=3", status=2,
-            expect=[r"key 'node' is given more than once"]),
     Cluster("cmdline-app-arg-wrong-app", app="hello", args="kind=ud", status=2,
             options=["--no-image-check"],
             expect=[r"unknown key 'kind'", r"app 'hello' keys: none"]),
-    Cluster("cmdline-lwip-bufs-range", app="hello", args="lwip_bufs=5000", status=2,
-            expect=[r"cmdline: error: lwip_bufs=5000: out of range \(16\.\.512\)"]),
     Cluster("cmdline-bad-shm-wait", app="hello", nodes=1, nic="shm", args="shm_wait=sometimes",
             status=2, expect=[r"cmdline: error: shm_wait=sometimes: not halt, adaptive or spin"]),
     Cluster("cmdline-short-key", app="hello", nodes=1, args="key=short", status=2,
@@ -119,4 +105,20 @@ CASES += [
 CASES += [
     Cluster("exit-bad-value", app="hello", nodes=1, args="exit=sleep", status=2, timeout=60,
             expect=[r"cmdline: error: exit=sleep: halt or poweroff"]),
+]
+CASES += [
+    # More exceptions, each reported with its vector and name.
+    Cluster("fault-%s" % kind, app="fault", args="kind=" + kind, status=3, expect=expect)
+    for kind, expect in (("ud", [r"EXCEPTION 6 \(#UD invalid opcode\)", r"do_fault\+0x"]),
+                         ("div0", [r"EXCEPTION 0 \(#DE divide error\)"]),
+                         ("gp", [r"EXCEPTION 13 \(#GP general protection\)"]))
+]
+CASES += [
+    # More command-line errors, each named before the node does anything.
+    Cluster("cmdline-" + name, app="hello", args=args, status=2, expect=[error])
+    for name, args, error in (
+        ("bad-value", "peer_timeout_ms=abc", r"peer_timeout_ms=abc: not an integer"),
+        ("out-of-range", "peer_timeout_ms=5", r"peer_timeout_ms=5: out of range \(100\.\.3600000\)"),
+        ("duplicate", "node=0 node=3", r"key 'node' is given more than once"),
+        ("lwip-bufs-range", "lwip_bufs=5000", r"cmdline: error: lwip_bufs=5000: out of range \(16\.\.512\)"))
 ]

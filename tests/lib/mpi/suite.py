@@ -230,11 +230,8 @@ def conf_values(mpi_h_text):
     v["HAVE__BOOL"] = ("1", "C99")
     for t in ("FLOAT__COMPLEX", "DOUBLE__COMPLEX", "LONG_DOUBLE__COMPLEX"):
         v["HAVE_" + t] = ("1", "C99 _Complex")
-    v["SIZEOF_SHORT"] = ("2", "x86-64 (LP64)")
-    v["SIZEOF_INT"] = ("4", "x86-64 (LP64)")
-    v["SIZEOF_LONG"] = ("8", "x86-64 (LP64)")
-    v["SIZEOF_LONG_LONG"] = ("8", "x86-64 (LP64)")
-    v["SIZEOF_VOID_P"] = ("8", "x86-64 (LP64)")
+    for t, size in (("SHORT", 2), ("INT", 4), ("LONG", 8), ("LONG_LONG", 8), ("VOID_P", 8)):
+        v["SIZEOF_" + t] = (str(size), "x86-64 (LP64)")
     v["SIZEOF_MPI_OFFSET"] = ("8", "lib/mpi/mpi.h: typedef long long MPI_Offset")
     v["POINTERINT_t"] = ("long", "a pointer-sized integer (LP64)")
     v["THREAD_PACKAGE_NAME"] = ("THREAD_PACKAGE_NONE", "one thread a node: no threaded tests")

@@ -12,12 +12,10 @@ CASES = [
     # RPC over remote memory (paper 3.1): the paper's calls, multi-frame calls, concurrent
     # clients, write protection while a procedure runs, every call run exactly once; under
     # loss the reliable channel hides it, raw argument frames need the SACK transport.
-    Cluster("rpc-test-2", app="rpc-test", nodes=2,
-            expect=[r"RESULT rpc-test calls=607 failed=0 rewritten=0 role=server"], absent=[r"FAILED"],
-            count={r"RESULT rpc-test calls=\d+ failed=0 ": 2}),
-    Cluster("rpc-test-4", app="rpc-test", nodes=4,
-            expect=[r"RESULT rpc-test calls=1809 failed=0 rewritten=0 role=server"], absent=[r"FAILED"],
-            count={r"RESULT rpc-test calls=\d+ failed=0 ": 4}),
+    *[Cluster("rpc-test-%d" % n, app="rpc-test", nodes=n,
+              expect=[r"RESULT rpc-test calls=%d failed=0 rewritten=0 role=server" % calls],
+              absent=[r"FAILED"], count={r"RESULT rpc-test calls=\d+ failed=0 ": n})
+      for n, calls in ((2, 607), (4, 1809))],
     Cluster("rpc-test-4-drop", app="rpc-test", nodes=4, args="fault=drop:0.05", timeout=180,
             expect=[r"RESULT rpc-test calls=1809 failed=0 rewritten=0 role=server masks=0",
                     r"injected drop [1-9]"], absent=[r"FAILED"],
