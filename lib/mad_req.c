@@ -105,7 +105,7 @@ struct peer {
 	uint8_t gen;			/* the last resynchronisation's generation */
 	uint8_t resync_wait;		/* waiting for the receiver's answer to it */
 	uint8_t resync_sent;		/* its words went: RESYNC_BODY, RESYNC_PLAIN */
-	uint8_t tx_orphan;		/* WRITEs went without their word: the receiver may hold their verdict */
+	uint8_t tx_orphan;		/* WRITEs went without their word since the last resync: a verdict may be held */
 	uint64_t resync_since;
 	struct mutex lock;		/* held from send_post until its send_poll ends */
 	struct iovcur txc;		/* the message being sent: what is left of it */
@@ -322,9 +322,10 @@ static int tx_push(struct peer *p)
 		if ((r = deposit(p, &p->txc, n)) == 0)
 			r = req_enqueue_body(p->rq, WORD(me, p->tx_seq, n));
 		reqmsg_end(p->rq);
-		if (p->wp != wp0)
-			p->tx_orphan = r < 0;	/* the word takes the WRITEs' verdict; without it, it stays */
 		if (r < 0) {
+			/* WRITEs went without their word: the receiver may hold their verdict (resync_send). */
+			if (p->wp != wp0)
+				p->tx_orphan = 1;
 			p->wp = wp0;
 			p->txc = c0;
 			if (r == -EAGAIN) {
