@@ -126,53 +126,35 @@ static int stack_won(struct rpc_binding *b, int k)
 	return k;
 }
 
-/*
- * One claim of stack k, which no other call of this node holds: 1 (won),
- * 0 (lost: k given back here, the next stack is tried), or an error.
- */
-typedef int (*claim_fn)(struct rpc_binding *b, int k, void *arg);
-
-/* 3.1.1: a call "picks an available stack": each in turn from the hint, until one is won. */
-static inline int claim_round(struct rpc_binding *b, claim_fn claim, void *arg)
+int rpc_stack_claim(struct rpc_binding *b, uint64_t token)
 {
 	uint32_t start = __atomic_load_n(&b->hint, __ATOMIC_RELAXED);
 
 	for (int i = 0; i < b->nstacks; i++) {
-		int k = stack_try(b, start, i), r;
+		int k = stack_try(b, start, i);
+		uint64_t old = 1;
 		if (k < 0)
 			continue;
-		if ((r = claim(b, k, arg)) > 0)
+		/*
+		 * 3.1.1: a call "picks an available stack".  A CAS
+		 * whose answer is late may still land: its outcome is settled
+		 * (rmem_cas_settled) before the stack is passed over, or a
+		 * stack claimed by nobody who knows it would be lost to all.
+		 * RMEM_INTR: the server gives the claimer's node alone the
+		 * right to write the stack.
+		 */
+		int r = rmem_cas_settled(b->rd[k], CTL_OFF, 0, token, &old, CAS_TRIES, RMEM_INTR);
+		if (r == 0 && old == 0)
 			return stack_won(b, k);
-		if (r < 0)
+		if (r == -ETIMEDOUT || r == -EHOSTDOWN)
+			return r;	/* the stack may be ours: claim no second one (it stays busy here) */
+		local_drop(b, k);
+		/* Taken, or write-protected while its procedure runs (-EROFS): the next. */
+		if (r != 0 && r != -EROFS)
 			return r;
 		STAT(b, claims_lost, 1);
 	}
 	return -EBUSY;
-}
-
-/*
- * A CAS whose answer is late may still land: its outcome is settled
- * (rmem_cas_settled) before the stack is passed over, or a stack claimed
- * by nobody who knows it would be lost to all.  RMEM_INTR: the server
- * gives the claimer's node alone the right to write the stack.
- */
-static int claim_settled(struct rpc_binding *b, int k, void *arg)
-{
-	uint64_t old = 1;
-	int r = rmem_cas_settled(b->rd[k], CTL_OFF, 0, *(const uint64_t *)arg, &old, CAS_TRIES, RMEM_INTR);
-
-	if (r == 0 && old == 0)
-		return 1;
-	if (r == -ETIMEDOUT || r == -EHOSTDOWN)
-		return r;	/* the stack may be ours: claim no second one (it stays busy here) */
-	local_drop(b, k);
-	/* Taken, or write-protected while its procedure runs (-EROFS): the next. */
-	return r == 0 || r == -EROFS ? 0 : r;
-}
-
-int rpc_stack_claim(struct rpc_binding *b, uint64_t token)
-{
-	return claim_round(b, claim_settled, &token);
 }
 
 /* Wait while every stack is taken: 0 to look again, or -EHOSTDOWN / -ETIMEDOUT past end. */
@@ -190,23 +172,18 @@ static int stack_wait(struct rpc_binding *b, uint64_t *wait, int *waited, uint64
 }
 
 /* Claim a stack, waiting while all are taken, until end (cycles). */
-static inline int claim_wait(struct rpc_binding *b, claim_fn claim, void *arg, uint64_t end)
+static int stack_get(struct rpc_binding *b, uint64_t token, uint64_t end)
 {
 	uint64_t wait = STACK_WAIT_NS;
 	int waited = 0;
 
 	for (;;) {
-		int k = claim_round(b, claim, arg), r;
+		int k = rpc_stack_claim(b, token), r;
 		if (k != -EBUSY)
 			return k;
 		if ((r = stack_wait(b, &wait, &waited, end)) < 0)
 			return r;
 	}
-}
-
-static int stack_get(struct rpc_binding *b, uint64_t token, uint64_t end)
-{
-	return claim_wait(b, claim_settled, &token, end);
 }
 
 /*
@@ -400,54 +377,52 @@ static int frames_write(struct rpc_binding *b, int k, const uint8_t *a, size_t l
  * stack.  So a call costs one round trip, as with a stack held for good.
  * The stack's number, or an error.
  */
-struct sent_call {
-	uint64_t token;
-	const uint8_t *a;
-	size_t len;
-	void *frame;
-	unsigned n;
-	uint32_t *gen;
-};
-
-static int claim_sending(struct rpc_binding *b, int k, void *arg)
-{
-	struct sent_call *c = arg;
-	uint64_t old = 1;
-	int h = rmem_cas_start(b->rd[k], CTL_OFF, 0, c->token, RMEM_INTR), r;
-
-	if (h < 0) {
-		local_drop(b, k);
-		return h;
-	}
-	*c->gen = slot_gen(b, k);	/* before any answer to this call can come */
-	call_number(b, c->frame, c->a, c->token);
-	int w = frames_write(b, k, c->a, c->len, c->frame, c->n);
-	r = rmem_atomic_wait(h, &old, CALL_NS);
-	if (r == 0 && old == 0 && w == 0)
-		return 1;
-	if (r == 0 && old == 0) {
-		stack_put(b, k);	/* ours, but the frames did not go */
-	} else if (r == 0 || r == -EROFS) {
-		/*
-		 * Taken, or its call running: the frames are refused there,
-		 * but some may still be on their way.  Another call of this
-		 * node may take the stack only once they are refused: once it
-		 * held the stack, this node's write right would let them land.
-		 */
-		rmem_sync(b->rd[k], CALL_NS);
-		local_drop(b, k);
-	} else {
-		return r;		/* the claim's outcome is unknown: the stack stays busy here */
-	}
-	return w < 0 ? w : 0;
-}
-
 static int claim_and_send(struct rpc_binding *b, uint64_t token, const uint8_t *a, size_t len, void *frame,
 			  unsigned n, uint64_t end, uint32_t *gen)
 {
-	struct sent_call c = { token, a, len, frame, n, gen };
+	uint64_t wait = STACK_WAIT_NS;
+	int waited = 0, r;
 
-	return claim_wait(b, claim_sending, &c, end);
+	for (;;) {
+		uint32_t start = __atomic_load_n(&b->hint, __ATOMIC_RELAXED);
+		for (int i = 0; i < b->nstacks; i++) {
+			int k = stack_try(b, start, i);
+			uint64_t old = 1;
+			if (k < 0)
+				continue;
+			int h = rmem_cas_start(b->rd[k], CTL_OFF, 0, token, RMEM_INTR);
+			if (h < 0) {
+				local_drop(b, k);
+				return h;
+			}
+			*gen = slot_gen(b, k);	/* before any answer to this call can come */
+			call_number(b, frame, a, token);
+			int w = frames_write(b, k, a, len, frame, n);
+			r = rmem_atomic_wait(h, &old, CALL_NS);
+			if (r == 0 && old == 0 && w == 0)
+				return stack_won(b, k);
+			if (r == 0 && old == 0) {
+				stack_put(b, k);	/* ours, but the frames did not go */
+			} else if (r == 0 || r == -EROFS) {
+				/*
+				 * Taken, or its call running: the frames are refused
+				 * there, but some may still be on their way.  Another
+				 * call of this node may take the stack only once they
+				 * are refused: once it held the stack, this node's
+				 * write right would let them land.
+				 */
+				rmem_sync(b->rd[k], CALL_NS);
+				local_drop(b, k);
+			} else {
+				return r;		/* the claim's outcome is unknown: the stack stays busy here */
+			}
+			if (w < 0)
+				return w;
+			STAT(b, claims_lost, 1);
+		}
+		if ((r = stack_wait(b, &wait, &waited, end)) < 0)
+			return r;
+	}
 }
 
 /* Wait for the answer to the call on stack k (3.1.2: masks and timeouts). */
