@@ -218,9 +218,9 @@ def image_apart(root, build):
         return False, "build/now.elf carries test code: %s" % " ".join(units + hooks), log
     if len(tunits) < 20 or len(thooks) != len(TEST_HOOKS):
         return False, "the test image lacks its test code (the check cannot see it)", log
-    user = set(re.findall(r'\.name = "([\w-]+)"', "".join(
+    user = set(re.findall(r'^APP\(\w+, "([\w-]+)"', "".join(
         open(os.path.join(root, "apps", f)).read() for f in os.listdir(os.path.join(root, "apps"))
-        if f.endswith(".c"))))
+        if f.endswith(".c")), re.M))
     if apps - user or not apps < tapps:
         return False, "build/now.elf's apps are not apps/'s alone: %s" % " ".join(sorted(apps - user)), log
     return True, "", log
