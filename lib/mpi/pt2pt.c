@@ -473,6 +473,7 @@ void mpii_poke(void)
 static void queue_ctl(int node, const struct wire *w);
 
 static int no_pings;			/* mpii_pings_off: the bench's run */
+static volatile int tx_pinging;		/* mpi-tx took a PING off its queue and sends it (lock) */
 
 /* A request waits on world rank w: make sure its death would be noticed.  Lock held. */
 static void ping(int w)
@@ -1193,6 +1194,13 @@ static void *tx_main(void *arg)
 			ctlq = c->next;
 			if (!ctlq)
 				ctlq_tail = &ctlq;
+			if (c->w.kind == W_PING && no_pings) {
+				/* Queued before mpii_pings_off: not sent. */
+				mpii_unlock();
+				free(c);
+				continue;
+			}
+			tx_pinging = c->w.kind == W_PING;
 		} else if ((s = txq)) {
 			txq = s->next;
 			if (!txq)
@@ -1202,6 +1210,11 @@ static void *tx_main(void *arg)
 		if (c) {
 			mad_put(c->node, &c->w, NULL, 0);
 			free(c);
+			if (tx_pinging) {
+				mpii_lock();
+				tx_pinging = 0;
+				mpii_unlock();
+			}
 			continue;
 		}
 		if (s) {
@@ -1729,9 +1742,24 @@ int mpii_use_driver(const char *driver)
 	return 0;
 }
 
+/*
+ * No PING is queued from now on, none still queued is sent, and one mpi-tx
+ * is sending goes before this returns: every PING of this node's went
+ * before the caller's next message, and is received before it.
+ */
 void mpii_pings_off(void)
 {
+	mpii_lock();
 	no_pings = 1;
+	mpii_unlock();
+	for (;;) {
+		mpii_lock();
+		int sending = tx_pinging;
+		mpii_unlock();
+		if (!sending)
+			return;
+		thread_sleep_ns(100000);
+	}
 }
 
 void mpii_pause(int on)
