@@ -68,6 +68,8 @@ MEMORY_TOTAL_GB = 20                # runtests' memory_total (MPITEST_MEMORY_TOT
 NODE_MEM_MIB = 1024
 # The kernel uses the memory below 4 GiB only: 3 GiB usable, a heap of 1.5.
 NODE_HEAP_MAX_MIB = 1536
+# With --jobs above 1, a run of more ranks than this a host CPU runs alone (Runner.crowds).
+RANKS_A_CPU = 4
 # runtests stops when this many runs timed out and they are more than half.
 TIMEOUT_STOP = 5
 # An MPI call lib/mpi does not have: the program is skipped, not failed.
@@ -417,6 +419,14 @@ class Runner:
             return self.gates["mem"], t.mem * self.a.jobs > total
         return None
 
+    def crowds(self, t):
+        """Does t's run want the host's CPUs alone?  A run of more than
+        RANKS_A_CPU ranks a host CPU (10 ranks on a 2-CPU host) spins
+        through MPICH's progress loops on all of them: beside another run
+        it came within a few seconds of its time limit (coll/nonblocking3,
+        10 ranks: 117 s alone, past 180 s beside another)."""
+        return self.a.jobs > 1 and t.np > RANKS_A_CPU * (os.cpu_count() or 1)
+
     def mpirun_command(self, t, elf, limit):
         cmd = [self.a.mpirun, "-np", str(t.np), "--nic", self.a.nic, "--driver", self.a.driver,
                "--timeout", f"{limit:g}", "--no-env"]
@@ -460,7 +470,11 @@ class Runner:
         limit = self.time_limit(t)
         cmd = self.mpirun_command(t, b.elf, limit)
         lock = self.lock_for(t)
-        self.verbose(f"start {t.label} ({t.np} rank{'s' if t.np != 1 else ''}): {shell_words(cmd)}")
+        cpus = self.crowds(t)
+        self.verbose(f"start {t.label} ({t.np} rank{'s' if t.np != 1 else ''}"
+                     f"{', alone on the CPUs' if cpus else ''}): {shell_words(cmd)}")
+        # The CPUs' gate first, then the testlist's: every run takes them in that order.
+        self.gates["cpus"].acquire(cpus)
         if lock:
             lock[0].acquire(lock[1])
         try:
@@ -470,6 +484,7 @@ class Runner:
         finally:
             if lock:
                 lock[0].release(lock[1])
+            self.gates["cpus"].release(cpus)
         lines = output.splitlines()
         try:
             ok, reason = judge.judge(t.result_test, status, lines, t.expect, t.reject)
@@ -690,7 +705,8 @@ def parse_args(argv):
                    help=f"memory per node (default: {NODE_MEM_MIB}; a mem= test gets its share of the job's on "
                         f"top; coll/allgatherv4 needs 1024)")
     p.add_argument("--jobs", "-j", type=int, default=1, metavar="J",
-                   help="runs at once (default: 1; each rank is a QEMU VM)")
+                   help="runs at once (default: 1; each rank is a QEMU VM); a run of more than "
+                        f"{RANKS_A_CPU} ranks a host CPU still runs alone")
     p.add_argument("--out", default=DEFAULT_OUT, metavar="DIR",
                    help="objects, images, logs and summary.json (default: build/mpi-test)")
     p.add_argument("--list", action="store_true", help="print the runs and their process counts; build nothing")
