@@ -916,22 +916,24 @@ static void test_iovcur(void **state)
 	assert_int_equal(b[2], 9);
 }
 
+/* A test on a fresh pair of nodes; the same on a pair that sends data only. */
+#define PAIRED(f) cmocka_unit_test_setup_teardown(f, setup, teardown)
 #define DATA_ONLY(f) { #f "_data_only", f, setup_data_only, teardown, NULL }
 
 UNIT_MAIN("tests", NULL, NULL,
 	  cmocka_unit_test(test_hdr_check),
 	  cmocka_unit_test(test_match_unpack),
-	  cmocka_unit_test_setup_teardown(test_two_strings, setup, teardown),
-	  cmocka_unit_test_setup_teardown(test_post_deferred, setup, teardown),
-	  cmocka_unit_test_setup_teardown(test_later_to_many, setup, teardown),
-	  cmocka_unit_test_setup_teardown(test_modes, setup, teardown),
-	  cmocka_unit_test_setup_teardown(test_express_in_body, setup, teardown),
-	  cmocka_unit_test_setup_teardown(test_recv_misuse, setup, teardown),
-	  cmocka_unit_test_setup_teardown(test_misuse_counted_past_said, setup, teardown),
-	  cmocka_unit_test_setup_teardown(test_send_misuse, setup, teardown),
-	  cmocka_unit_test_setup_teardown(test_safer_nomem, setup, teardown),
-	  cmocka_unit_test_setup_teardown(test_many_packs, setup, teardown),
-	  cmocka_unit_test_setup_teardown(test_rpc, setup, teardown),
+	  PAIRED(test_two_strings),
+	  PAIRED(test_post_deferred),
+	  PAIRED(test_later_to_many),
+	  PAIRED(test_modes),
+	  PAIRED(test_express_in_body),
+	  PAIRED(test_recv_misuse),
+	  PAIRED(test_misuse_counted_past_said),
+	  PAIRED(test_send_misuse),
+	  PAIRED(test_safer_nomem),
+	  PAIRED(test_many_packs),
+	  PAIRED(test_rpc),
 	  cmocka_unit_test_setup_teardown(test_data_only_on_the_wire, setup_data_only, teardown),
 	  cmocka_unit_test_setup_teardown(test_data_only_misuse, setup_data_only, teardown),
 	  /* Good messages of data only: each unpack finds its pack by the sender's rule. */
