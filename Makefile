@@ -125,7 +125,7 @@ BOOT_OBJS := boot/entry.o
 
 KERNEL_OBJS := $(addprefix kernel/,main.o bootinfo.o console.o trap.o trapasm.o acpi.o acpi_s5.o apic.o calib.o tsc.o \
 	timer.o page.o mem.o vm.o thread.o swtch.o sync.o libc.o memcpy.o posix.o files.o panic.o cmdline.o config.o \
-	crc.o incarnation.o cmos.o siphash.o scrypt.o trace.o watchdog.o machine.o)
+	crc.o incarnation.o cmos.o siphash.o scrypt.o trace.o watchdog.o machine.o counters.o)
 
 DRIVER_OBJS := $(addprefix drivers/,uart.o vga.o fbcon.o qemu.o pci.o pktbuf.o pktshare.o netdev.o intel_nic.o e1000.o igb.o virtio.o virtio_net.o \
 	ivshmem.o)
@@ -676,7 +676,8 @@ UNIT_SRCS_rmem    = $(RMEM_HOST_SRCS)
 # The kernel's remote memory and request/answer code on the fake fabric boundary.
 RMEM_HOST_SRCS    := net/rmem/serve.c net/rmem/rmem.c net/rmem/segments.c net/rmem/segtab.c \
 	net/rmem/proto.c net/call/call.c net/call/names.c net/call/service.c net/call/call_wire.c \
-	tests/host/host_fabric.c tests/host/host_rmem.c tests/host/host_pktbuf.c drivers/pktshare.c
+	tests/host/host_fabric.c tests/host/host_rmem.c tests/host/host_pktbuf.c drivers/pktshare.c \
+	kernel/counters.c
 UNIT_SRCS_rmem_serve := $(RMEM_HOST_SRCS)
 UNIT_SRCS_rpc_claim := $(RMEM_HOST_SRCS) lib/rpc_client.c kernel/crc.c
 UNIT_SRCS_rpc_server := $(RMEM_HOST_SRCS) lib/rpc_server.c kernel/crc.c
@@ -702,7 +703,8 @@ FABRIC_NODE_SRCS  := net/fabric/fabric.c net/fabric/start.c net/fabric/rx.c net/
 	net/fabric/autoview.c net/fabric/park.c \
 	net/call/barrier.c net/fabric/member.c net/fabric/channel.c net/fabric/wire.c \
 	net/fabric/inject.c net/fabric/fault.c kernel/crc.c kernel/siphash.c kernel/scrypt.c kernel/cmdline.c \
-	tests/net/fabric/host_node.c tests/host/host_pktbuf.c drivers/pktshare.c
+	tests/net/fabric/host_node.c tests/host/host_pktbuf.c drivers/pktshare.c \
+	kernel/counters.c
 UNIT_SRCS_fabric_rx := $(FABRIC_NODE_SRCS)
 # test_mad_tcp includes lib/mad_tcp.c itself, with lwIP's socket headers (none of lwIP's code).
 UNIT_SRCS_mad_tcp := lib/mad.c kernel/siphash.c
@@ -832,6 +834,12 @@ $(BUILD)/fuzz/fuzz_virtio_net: drivers/virtio_net.c drivers/virtio.h
 # fuzz_madreq includes lib/mad_req.c itself (its stream reader is static).
 FUZZ_SRCS_madreq := lib/mad.c lib/mad_stream.c
 $(BUILD)/fuzz/fuzz_madreq: lib/mad_req.c lib/mad_drv.h
+# Where a module prints its counters: the one routine that prints them (kernel/counters.c).
+FUZZ_SRCS_net += kernel/counters.c
+FUZZ_SRCS_e1000 += kernel/counters.c
+FUZZ_SRCS_igb += kernel/counters.c
+FUZZ_SRCS_virtio_net += kernel/counters.c
+FUZZ_SRCS_lwip += kernel/counters.c
 # Every fuzz_<name>.c under tests/ (each with its seed_<name>.c).
 FUZZ_TARGETS := $(patsubst fuzz_%.c,%,$(filter fuzz_%.c,$(notdir $(TEST_SRCS))))
 FUZZ_BINS := $(addprefix $(BUILD)/fuzz/fuzz_,$(FUZZ_TARGETS))

@@ -60,6 +60,7 @@
 #include "drivers/pktbuf.h"
 #include "drivers/shm_ring.h"
 #include "kernel/cmdline.h"
+#include "kernel/counters.h"
 #include "kernel/init.h"
 #include "kernel/node.h"
 #include "kernel/thread.h"
@@ -135,6 +136,29 @@ static int shm_check_args(const struct cmdline *c, char *err, size_t errlen)
 static const struct arg_table shm_argtab = { "ivshmem", shm_args, shm_check_args };
 ARGS_REGISTER(shm_argtab);
 
+/* The link's counters (kernel/counters.h): each with the label it is printed with. */
+#define SHM_COUNTERS(X) \
+	X(LINE, "") \
+	X(ONE, doorbells, "doorbells rung") \
+	X(ONE, ring_full, "ring full") \
+	X(ONE, no_dest, "frames for no node") \
+	X(ONE, pin_full, "full at a pinned frame")	/* rings full at a pin */ \
+	X(ONE, pin_unknown, "unpins of no pin") \
+	X(LINE, "rejected:") \
+	X(ONE, bad_counts, "bad counts")	/* a peer wrote a head beyond our tail */ \
+	X(ONE, bad_lengths, "bad lengths") \
+	X(ONE, slots_skipped, "damaged slots skipped")	/* shm_repair */ \
+	X(ONE, heads_restored, "heads put back") \
+	X(ONE, drain_bounded, "drains cut short")	/* drains that stopped at DRAIN_MAX, the rest left */ \
+	/* the most bad slots one shm_poll took (its budget, RX_BUDGET, bounds it) */ \
+	X(ONE, bad_run_most, "most bad slots in one poll (its budget " BUDGET_TEXT(RX_BUDGET) ")")
+#define BUDGET_TEXT(n) BUDGET_TEXT_(n)
+#define BUDGET_TEXT_(n) #n
+
+struct shm_counters {
+	SHM_COUNTERS(COUNTER_FIELD)
+};
+
 struct shm {
 	struct netdev nd;
 	struct pci_dev *pci;
@@ -163,10 +187,7 @@ struct shm {
 	int next_src;			/* the index in peer[] the next drain starts at */
 	uint64_t window_cyc;		/* WINDOW_NS in TSC cycles */
 	uint64_t spin_cyc;		/* nd.spin_us in TSC cycles */
-	uint64_t no_dest, ring_full, bad_counts, bad_lengths, doorbells;
-	uint64_t drain_bounded;		/* drains that stopped at DRAIN_MAX, the rest left */
-	uint64_t bad_run_most;		/* the most bad slots one shm_poll took (its budget bounds it) */
-	uint64_t heads_restored, slots_skipped;	/* shm_repair */
+	struct shm_counters ctr;
 	/*
 	 * Frames pinned in the ring to each node (tx_commit_pinned): their
 	 * counts, oldest first, a FIFO of pin_n from pin_first.  No slot is
@@ -174,7 +195,6 @@ struct shm {
 	 */
 	uint32_t pin[MAX_NODES][SHM_SLOTS_MAX];
 	uint8_t pin_first[MAX_NODES], pin_n[MAX_NODES];
-	uint64_t pin_full, pin_unknown;	/* rings full at a pin; unpins of no pin */
 	int tx_dst;			/* tx_begin's node, until tx_commit */
 	struct shm_slot *tx_slot;	/* and its slot */
 	int in_rx;			/* a frame is being handed up from rx_frame */
@@ -215,13 +235,13 @@ static struct shm_slot *free_slot(struct shm *sc, int dst)
 	if (__builtin_expect(t - sc->tx_head[dst] >= sc->g.slots, 0)) {
 		uint32_t h = __atomic_load_n(&r->head, __ATOMIC_ACQUIRE);
 		if (t - h > sc->g.slots) {
-			sc->bad_counts++;	/* dst wrote a head beyond our tail */
-			sc->ring_full++;
+			sc->ctr.bad_counts++;	/* dst wrote a head beyond our tail */
+			sc->ctr.ring_full++;
 			return NULL;
 		}
 		sc->tx_head[dst] = h;
 		if (t - h == sc->g.slots) {
-			sc->ring_full++;
+			sc->ctr.ring_full++;
 			return NULL;
 		}
 		/* The slot of a frame still pinned: full until it is let go. */
@@ -230,7 +250,7 @@ static struct shm_slot *free_slot(struct shm *sc, int dst)
 			if ((int32_t)(p - h) < 0)
 				sc->tx_head[dst] = p;
 			if (t - p >= sc->g.slots) {
-				sc->pin_full++;
+				sc->ctr.pin_full++;
 				return NULL;
 			}
 		}
@@ -257,7 +277,7 @@ static void publish(struct shm *sc, int dst, struct shm_slot *s, uint32_t len)
 	__atomic_thread_fence(__ATOMIC_SEQ_CST);
 	if (shm_ctl(sc->mem, dst)->armed) {
 		*(volatile uint32_t *)(sc->regs + Doorbell) = (uint32_t)dst << 16;
-		sc->doorbells++;
+		sc->ctr.doorbells++;
 	}
 }
 
@@ -323,7 +343,7 @@ static void shm_tx_unpin(struct netdev *nd, const uint8_t dst[ETH_ALEN], unsigne
 	int d = mac_node(sc, dst);
 
 	if (d < 0 || n > sc->pin_n[d]) {
-		sc->pin_unknown++;	/* a caller's bug: let go what there is */
+		sc->ctr.pin_unknown++;	/* a caller's bug: let go what there is */
 		if (d < 0)
 			return;
 		n = sc->pin_n[d];
@@ -356,7 +376,7 @@ static int shm_transmit(struct netdev *nd, struct pktbuf *pb)
 			return r;
 		}
 	} else {
-		sc->no_dest++;		/* a station no ring leads to */
+		sc->ctr.no_dest++;		/* a station no ring leads to */
 	}
 	nd->stats.tx_frames++;
 	nd->stats.tx_bytes += pb->len;
@@ -393,7 +413,7 @@ static int pending(struct shm *sc)
 static __attribute__((cold, noinline)) void bad_slot(struct shm *sc, struct shm_slot *s, uint32_t stamp,
 						      uint32_t count)
 {
-	sc->bad_lengths++;
+	sc->ctr.bad_lengths++;
 	sc->nd.stats.rx_errors++;
 	__atomic_compare_exchange_n(&s->stamp, &stamp, shm_stamp(count - 0x8000, 0), 0, __ATOMIC_RELAXED,
 				    __ATOMIC_RELAXED);
@@ -402,8 +422,8 @@ static __attribute__((cold, noinline)) void bad_slot(struct shm *sc, struct shm_
 /* A poll that took bad slots: the most one took, for the exit line (tests check the bound). */
 static __attribute__((cold, noinline)) void bad_run(struct shm *sc, uint64_t n)
 {
-	if (n > sc->bad_run_most)
-		sc->bad_run_most = n;
+	if (n > sc->ctr.bad_run_most)
+		sc->ctr.bad_run_most = n;
 }
 
 /* The rings in turn, up to budget frames and bad slots (shm_poll's body). */
@@ -463,14 +483,14 @@ static inline __attribute__((always_inline)) int shm_poll_rings(struct shm *sc, 
 static int shm_poll(struct netdev *nd, int budget)
 {
 	struct shm *sc = nd->softc;
-	uint64_t bad = sc->bad_lengths;
+	uint64_t bad = sc->ctr.bad_lengths;
 	int n;
 
 	if (sc->in_rx)
 		return 0;	/* called from a handler of the frame in rx_frame: not now */
 	n = shm_poll_rings(sc, budget);
-	if (__builtin_expect(sc->bad_lengths != bad, 0))
-		bad_run(sc, sc->bad_lengths - bad);
+	if (__builtin_expect(sc->ctr.bad_lengths != bad, 0))
+		bad_run(sc, sc->ctr.bad_lengths - bad);
 	return n;
 }
 
@@ -504,7 +524,7 @@ static void drain(struct shm *sc)
 			break;
 	}
 	if (left <= 0)
-		sc->drain_bounded++;
+		sc->ctr.drain_bounded++;
 	/* Frames went out of this node's rings: a peer waiting for ring space may go on. */
 	netdev_tx_space(&sc->nd);
 }
@@ -542,7 +562,7 @@ static void shm_repair(struct shm *sc)
 
 		if (__atomic_load_n(&r->head, __ATOMIC_RELAXED) != h) {
 			__atomic_store_n(&r->head, h, __ATOMIC_RELEASE);
-			sc->heads_restored++;
+			sc->ctr.heads_restored++;
 		}
 		t = __atomic_load_n(&r->tail, __ATOMIC_ACQUIRE);
 		ahead = t - h;		/* frames published and not taken, by the producer's count */
@@ -563,7 +583,7 @@ static void shm_repair(struct shm *sc)
 			continue;
 		}
 		sc->suspect[src] = 0;
-		sc->slots_skipped += ahead <= 0x80000000u ? to - h : 0;
+		sc->ctr.slots_skipped += ahead <= 0x80000000u ? to - h : 0;
 		sc->nd.stats.rx_errors++;
 		sc->rx_head[src] = to;
 		__atomic_store_n(&r->head, to, __ATOMIC_RELEASE);
@@ -838,18 +858,16 @@ free:
 }
 
 /* At exit: what the rings refused and how often this node rang a doorbell. */
+#define COUNTER_TYPE struct shm_counters
+static const struct counter_row shm_rows[] = { SHM_COUNTERS(COUNTER_ROW) };
+#undef COUNTER_TYPE
+
 static void shm_exit(void)
 {
 	struct shm *sc = the_shm;
 
 	if (sc)
-		printf("ivshmem: doorbells rung %lu, interrupts %lu, ring full %lu, frames for no node %lu, "
-		       "rejected: bad counts %lu, bad lengths %lu, damaged slots skipped %lu, heads put back %lu, "
-		       "drains cut short %lu, full at a pinned frame %lu, unpins of no pin %lu, "
-		       "most bad slots in one poll %lu (its budget %d)\n", sc->doorbells,
-		       sc->nd.stats.irqs, sc->ring_full, sc->no_dest, sc->bad_counts, sc->bad_lengths,
-		       sc->slots_skipped, sc->heads_restored, sc->drain_bounded, sc->pin_full, sc->pin_unknown,
-		       sc->bad_run_most, RX_BUDGET);
+		counters_print("ivshmem", shm_rows, COUNTER_ROWS(shm_rows), &sc->ctr);
 }
 EXIT_HOOK(ivshmem, shm_exit);
 

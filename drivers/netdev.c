@@ -96,20 +96,20 @@ int netdev_poll_wait(struct netdev *nd, volatile int *flag)
 	return r;
 }
 
+#define COUNTER_TYPE struct netdev_stats
+static const struct counter_row netdev_rows[] = { NETDEV_COUNTERS(COUNTER_ROW) };
+#undef COUNTER_TYPE
+
 void netdev_print_stats(struct netdev *nd)
 {
-	const struct netdev_stats *s = &nd->stats;
+	struct netdev_stats s;
+	char module[40];
 
-	if (nd->ops->read_counters) {
-		irqflags_t f = irq_save();
-		nd->ops->read_counters(nd);
-		irq_restore(f);
-	}
-	printf("net: %s rx %lu frames %lu bytes, tx %lu frames %lu bytes, rx_no_buffer %lu, "
-	       "rx_errors %lu, tx_ring_full %lu, irqs %lu\n",
-	       nd->name, s->rx_frames, s->rx_bytes, s->tx_frames, s->tx_bytes, s->rx_no_buffer,
-	       s->rx_errors, s->tx_ring_full, s->irqs);
+	irqflags_t f = irq_save();
 	if (nd->ops->read_counters)
-		printf("net: %s dropped by the NIC (its own counters) %lu\n", nd->name,
-		       s->rx_nic_dropped);
+		nd->ops->read_counters(nd);
+	s = nd->stats;
+	irq_restore(f);
+	snprintf(module, sizeof module, "net: %s", nd->name);
+	counters_print(module, netdev_rows, COUNTER_ROWS(netdev_rows), &s);
 }

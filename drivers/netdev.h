@@ -39,6 +39,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "kernel/counters.h"
+
 #include "drivers/pktbuf.h"
 #include "kernel/sync.h"
 #include "kernel/trace.h"
@@ -130,15 +132,27 @@ enum netdev_wait {
 	NETDEV_WAIT_SPIN,		/* poll until a thread can run; never halt */
 };
 
+/* The NIC's counters (kernel/counters.h): each field with the label it is printed with. */
+#define NETDEV_COUNTERS(X) \
+	X(LINE, "rx") \
+	X(ONE, rx_frames, "frames") \
+	X(ONE, rx_bytes, "bytes") \
+	X(ONE, rx_no_buffer, "no buffer")	/* a ring slot could not be refilled */ \
+	X(ONE, rx_errors, "errors")		/* frames the NIC flagged bad, or bad lengths */ \
+	/* arrived before the demultiplexer was attached */ \
+	X(ONE, rx_no_hook, "before the receive hook") \
+	X(PART, "; tx") \
+	X(ONE, tx_frames, "frames") \
+	X(ONE, tx_bytes, "bytes") \
+	X(ONE, tx_ring_full, "ring full")	/* transmit() returned -EAGAIN */ \
+	X(PART, ";") \
+	X(ONE, irqs, "irqs") \
+	/* dropped by the NIC itself, by its counters (read_counters) */ \
+	X(LINE_IF, "dropped by the NIC (its own counters)") \
+	X(ONE, rx_nic_dropped, "frames")
+
 struct netdev_stats {
-	uint64_t rx_frames, rx_bytes;
-	uint64_t tx_frames, tx_bytes;
-	uint64_t rx_no_buffer;		/* a ring slot could not be refilled */
-	uint64_t rx_errors;		/* frames the NIC flagged bad, or bad lengths */
-	uint64_t rx_no_hook;		/* arrived before the demultiplexer was attached */
-	uint64_t tx_ring_full;		/* transmit() returned -EAGAIN */
-	uint64_t rx_nic_dropped;	/* dropped by the NIC itself, by its counters (read_counters) */
-	uint64_t irqs;
+	NETDEV_COUNTERS(COUNTER_FIELD)
 };
 
 struct netdev {

@@ -342,14 +342,16 @@ int net_poll_wait(volatile int *flag)
 	return nd ? netdev_poll_wait(nd, flag) : *flag;
 }
 
+#define COUNTER_TYPE struct net_stats
+static const struct counter_row net_rows[] = { NET_COUNTERS(COUNTER_ROW) };
+#undef COUNTER_TYPE
+
 void net_print_stats(void)
 {
 	if (nd)
 		netdev_print_stats(nd);
-	printf("net: demux delivered %lu, short %lu, unknown type %lu, no buffer %lu; "
-	       "pktbufs free %d of %d (low %d)\n",
-	       net_stats.delivered, net_stats.short_frames, net_stats.unknown_type, net_stats.no_buffer,
-	       pkt_free_count(), pkt_total(), pkt_low_water());
+	counters_print("net", net_rows, COUNTER_ROWS(net_rows), &net_stats);
+	printf("net: pktbufs free %d of %d (low %d)\n", pkt_free_count(), pkt_total(), pkt_low_water());
 }
 
 /* Attach to the NIC the drivers found (after INIT_DEVICES). */

@@ -17,6 +17,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "kernel/counters.h"
+
 #include "drivers/pktbuf.h"
 
 /*
@@ -165,11 +167,17 @@ unsigned net_wait_spin_us(void);
  */
 int net_poll_wait(volatile int *flag);
 
+/* The demultiplexer's counters (kernel/counters.h): each with the label it is printed with. */
+#define NET_COUNTERS(X) \
+	X(LINE, "demux") \
+	X(ONE, delivered, "delivered") \
+	X(ONE, short_frames, "short")		/* shorter than an Ethernet header */ \
+	X(ONE, unknown_type, "unknown type")	/* no handler for the EtherType */ \
+	/* a frame left in the NIC: its handler needed a pktbuf, none free */ \
+	X(ONE, no_buffer, "no buffer")
+
 struct net_stats {
-	uint64_t short_frames;		/* shorter than an Ethernet header */
-	uint64_t unknown_type;		/* no handler for the EtherType */
-	uint64_t delivered;
-	uint64_t no_buffer;		/* a frame left in the NIC: its handler needed a pktbuf, none free */
+	NET_COUNTERS(COUNTER_FIELD)
 };
 
 extern struct net_stats net_stats;

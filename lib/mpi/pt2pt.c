@@ -155,6 +155,9 @@ struct ctl {
 };
 
 struct mpii_counters mpii_counters;
+#define COUNTER_TYPE struct mpii_counters
+static const struct counter_row mpii_rows[] = { MPII_COUNTERS(COUNTER_ROW) };
+#undef COUNTER_TYPE
 static struct mutex big = MUTEX_INIT;
 static struct waitq wake_wq = WAITQ_INIT, tx_wq = WAITQ_INIT;
 static volatile uint64_t wake_seq;
@@ -1826,10 +1829,6 @@ static void mpi_dump(void)
 	for (struct mpi_req *r = waiting; r && n < 8; r = r->next, n++)
 		printf("mpi: waiting %s node %d id %lu state %d\n", r->kind == REQ_SEND ? "send" : "receive",
 		       r->node, (unsigned long)r->id, r->state);
-	printf("mpi: eager sent %lu, rendezvous %lu, to self %lu, unexpected %lu, protocol errors %lu, "
-	       "send errors %lu, pings heard %lu\n", (unsigned long)mpii_counters.eager_sent,
-	       (unsigned long)mpii_counters.rndv_sent, (unsigned long)mpii_counters.self_sent,
-	       (unsigned long)mpii_counters.unexpected, (unsigned long)mpii_counters.proto_errors,
-	       (unsigned long)mpii_counters.send_errors, (unsigned long)mpii_counters.pings_heard);
+	counters_print("mpi", mpii_rows, COUNTER_ROWS(mpii_rows), &mpii_counters);
 }
 DUMP_HOOK(mpi, mpi_dump);

@@ -5,6 +5,7 @@
 #ifndef LIB_MPI_PT2PT_H
 #define LIB_MPI_PT2PT_H
 
+#include "kernel/counters.h"
 #include "lib/mpi/mpiimpl.h"
 
 enum req_kind { REQ_SEND, REQ_RECV, REQ_GENERIC, REQ_GREQ, REQ_PCOLL /* persistent collective (icoll.c) */ };
@@ -106,8 +107,19 @@ void mpii_pings_off(void);
 int mpii_bsend_pending(void);
 
 /* Counters (the bench app and make cost report them). */
+/* The counters (kernel/counters.h): each with the label it is printed with. */
+#define MPII_COUNTERS(X) \
+	X(LINE, "") \
+	X(ONE, eager_sent, "eager sent") \
+	X(ONE, rndv_sent, "rendezvous") \
+	X(ONE, self_sent, "to self") \
+	X(ONE, unexpected, "unexpected") \
+	X(ONE, proto_errors, "protocol errors") \
+	X(ONE, send_errors, "send errors") \
+	X(ONE, pings_heard, "pings heard")
+
 struct mpii_counters {
-	uint64_t eager_sent, rndv_sent, self_sent, unexpected, proto_errors, send_errors, pings_heard;
+	MPII_COUNTERS(COUNTER_FIELD)
 };
 extern struct mpii_counters mpii_counters;
 

@@ -11,6 +11,15 @@
 #include "net/deposit/dart.h"
 #include "net/deposit/dart_op.h"
 
+const char *const dart_kind_names[CK_NKINDS] = {
+	[CK_NOP] = "nop",
+	[CK_WRITE] = "write",
+	[CK_READ] = "read",
+	[CK_FETCH] = "fetch",
+	[CK_BLOCK] = "block",
+	[CK_SWEXC] = "software",
+};
+
 const char *const dart_exc_names[DEX_N] = {
 	[DEX_NONE] = "none",
 	[DEX_CHECK] = "check",

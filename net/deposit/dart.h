@@ -30,6 +30,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "kernel/counters.h"
+
 #include "net/deposit/cell.h"
 
 #define DART_MAX_CONN 256	/* connection numbers: VCIs 0..255 */
@@ -175,22 +177,47 @@ struct dart_instr {
 	uint16_t next;		/* the sequencer: the next instruction's window ip + 1, 0 none */
 };
 
+/* The operation logic's counters (kernel/counters.h): each with the label it is printed with. */
+#define DART_COUNTERS(X) \
+	X(LINE, "rx") \
+	X(ONE, frames, "frames") \
+	X(ONE, cells, "cells")			/* cells accepted for a connection */ \
+	X(PART, "; applied") \
+	X(EACH, applied, 0, CK_NKINDS, dart_kind_names)	/* control cells committed, by kind */ \
+	X(ONE, data_cells, "aal5 cells") \
+	X(ONE, blocks, "blocks")		/* AAL5 cells committed, blocks completed */ \
+	/* instructions run by the sequencer after a cell's first */ \
+	X(ONE, sequenced, "instructions sequenced") \
+	X(ONE, interrupts, "interrupts") \
+	X(ONE, replies, "replies") \
+	X(LINE, "refused") \
+	X(ONE, bad_hec, "bad_hec") \
+	X(ONE, bad_header, "bad_header") \
+	X(ONE, no_conn, "no_connection") \
+	X(ONE, wrong_peer, "wrong_peer") \
+	X(LINE, "exceptions") \
+	X(EACH, exc, DEX_NONE + 1, DEX_N, dart_exc_names)	/* faults by class (discarded ones too) */ \
+	X(LINE, "cells") \
+	X(ONE, discarded, "discarded")		/* faulting cells discarded (DART_DISCARD) */ \
+	X(ONE, held, "held")			/* held behind an exception */ \
+	X(ONE, spilled, "spilled")		/* ... of them held in the spill pool, past a hold queue */ \
+	X(ONE, hold_full, "hold_full")		/* refused: the hold queues full */ \
+	X(ONE, skipped, "skipped")		/* exception cells skipped */ \
+	X(ONE, block_skipped, "block_skipped")	/* block cells after them */ \
+	X(ONE, busy, "busy")			/* a request found no room for its reply */ \
+	/* ... and waited on its own connection (DC_WAIT), the frame going on */ \
+	X(ONE, reply_waits, "reply_waits") \
+	/* a rebooted peer's unfinished blocks; held cells */ \
+	X(ONE, reset_blocks, "reset_blocks") \
+	X(ONE, reset_cells, "reset_cells") \
+	/* a connection asked its sender to stop; to go on */ \
+	X(ONE, flow_stops, "flow stops") \
+	X(ONE, flow_goes, "goes")
+
+extern const char *const dart_kind_names[CK_NKINDS];
+
 struct dart_counters {
-	uint64_t frames, cells;			/* cells accepted for a connection */
-	uint64_t bad_hec, bad_header, no_conn, wrong_peer;
-	uint64_t applied[CK_NKINDS];		/* control cells committed, by kind */
-	uint64_t sequenced;			/* instructions run by the sequencer after a cell's first */
-	uint64_t data_cells, blocks;		/* AAL5 cells committed, blocks completed */
-	uint64_t interrupts, replies;
-	uint64_t exc[DEX_N];			/* faults by class (discarded ones too) */
-	uint64_t discarded;			/* faulting cells discarded (DART_DISCARD) */
-	uint64_t held, hold_full;		/* cells held behind an exception; refused when full */
-	uint64_t spilled;			/* ... of them held in the spill pool, past a hold queue */
-	uint64_t flow_stops, flow_goes;		/* a connection asked its sender to stop; to go on */
-	uint64_t skipped, block_skipped;	/* exception cells skipped; block cells after them */
-	uint64_t busy;				/* a request found no room for its reply */
-	uint64_t reply_waits;			/* ... and waited on its own connection (DC_WAIT), the frame going on */
-	uint64_t reset_blocks, reset_cells;	/* a rebooted peer's unfinished blocks; held cells */
+	DART_COUNTERS(COUNTER_FIELD)
 };
 
 struct dart {

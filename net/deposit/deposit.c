@@ -178,7 +178,7 @@ struct dart dep_dart;
 struct conn_note dep_notes[DART_MAX_CONN];
 dep_exc_fn dep_default_exc_fn;
 void *dep_default_exc_arg;
-struct dep_stats dep_stats;
+struct dep_counters dep_stats;
 volatile int dep_replay_waiting;
 int dep_ready;
 
@@ -552,48 +552,24 @@ INIT_HOOK(INIT_SUBSYS_4, deposit, deposit_init);
 void deposit_counters(struct dep_counters *out)
 {
 	irqflags_t f = irq_save();
+	*out = dep_stats;
 	out->dart = dep_dart.ctr;
-	out->bad_frames = dep_stats.bad_frames;
-	out->tx_frames = dep_stats.tx_frames;
-	out->tx_cells = dep_stats.tx_cells;
-	out->send_refused = dep_stats.send_refused;
-	out->send_page_faults = dep_stats.send_page_faults;
-	out->mcast_held = dep_stats.mcast_held;
-	out->reply_lost = dep_stats.reply_lost;
-	out->exceptions_handled = dep_stats.exc_handled;
-	out->exceptions_unhandled = dep_stats.exc_unhandled;
-	out->flow_tx = dep_stats.flow_tx;
-	out->flow_rx = dep_stats.flow_rx;
-	out->flow_bad = dep_stats.flow_bad;
-	out->flow_waits = dep_stats.flow_waits;
-	out->flow_timeouts = dep_stats.flow_timeouts;
 	irq_restore(f);
 }
+
+#define COUNTER_TYPE struct dart_counters
+static const struct counter_row dart_rows[] = { DART_COUNTERS(COUNTER_ROW) };
+#undef COUNTER_TYPE
+#define COUNTER_TYPE struct dep_counters
+static const struct counter_row dep_rows[] = { DEP_COUNTERS(COUNTER_ROW) };
+#undef COUNTER_TYPE
 
 void deposit_print_stats(void)
 {
 	struct dep_counters c;
-	const struct dart_counters *d = &c.dart;
 
 	deposit_counters(&c);
-	printf("deposit: rx frames %lu cells %lu; applied nop %lu write %lu read %lu fetch %lu "
-	       "block %lu (+%lu aal5 cells, %lu blocks); interrupts %lu replies %lu\n",
-	       d->frames, d->cells, d->applied[CK_NOP], d->applied[CK_WRITE], d->applied[CK_READ],
-	       d->applied[CK_FETCH], d->applied[CK_BLOCK], d->data_cells, d->blocks, d->interrupts,
-	       d->replies);
-	printf("deposit: refused bad_frame %lu bad_hec %lu bad_header %lu no_connection %lu "
-	       "wrong_peer %lu\n", c.bad_frames, d->bad_hec, d->bad_header, d->no_conn, d->wrong_peer);
-	printf("deposit: exceptions check %lu crc %lu bounds %lu align %lu protection %lu "
-	       "unimplemented %lu no_reply %lu software %lu send_status %lu page_fault %lu send_page_fault %lu\n",
-	       d->exc[DEX_CHECK], d->exc[DEX_CRC], d->exc[DEX_BOUNDS], d->exc[DEX_ALIGN],
-	       d->exc[DEX_PROT], d->exc[DEX_UNIMPL], d->exc[DEX_NOREPLY], d->exc[DEX_SOFTWARE],
-	       c.send_refused, d->exc[DEX_PAGE], c.send_page_faults);
-	printf("deposit: discarded %lu held %lu spilled %lu hold_full %lu skipped %lu block_skipped %lu busy %lu "
-	       "handled %lu unhandled %lu; tx frames %lu cells %lu dep_stats.reply_lost %lu\n",
-	       d->discarded, d->held, d->spilled, d->hold_full, d->skipped, d->block_skipped, d->busy,
-	       c.exceptions_handled, c.exceptions_unhandled, c.tx_frames, c.tx_cells, c.reply_lost);
-	printf("deposit: flow stops %lu goes %lu; messages sent %lu taken %lu refused %lu; sends waited %lu, "
-	       "past the stop deadline %lu\n",
-	       d->flow_stops, d->flow_goes, c.flow_tx, c.flow_rx, c.flow_bad, c.flow_waits, c.flow_timeouts);
+	counters_print("deposit", dart_rows, COUNTER_ROWS(dart_rows), &c.dart);
+	counters_print("deposit", dep_rows, COUNTER_ROWS(dep_rows), &c);
 }
 

@@ -224,17 +224,34 @@ int dep_test_send_flow(int dst, int vci, int stop);
 
 /* --- accounting -------------------------------------------------------------- */
 
+/* The kernel's counters beside the operation logic's (kernel/counters.h). */
+#define DEP_COUNTERS(X) \
+	X(LINE, "") \
+	X(ONE, bad_frames, "bad frames")	/* frame length not a whole number of cells */ \
+	X(ONE, tx_frames, "tx frames") \
+	X(ONE, tx_cells, "cells") \
+	X(ONE, send_refused, "sends refused") \
+	/* sends refused: a source page the sender may not read (DEX_PAGE) */ \
+	X(ONE, send_page_faults, "send page faults") \
+	/* multicast cells that went to some members before the stopped ones */ \
+	X(ONE, mcast_held, "multicast held") \
+	/* a reply did not go after can_reply said yes: its request waits */ \
+	X(ONE, reply_lost, "replies lost") \
+	X(ONE, exc_handled, "exceptions handled") \
+	X(ONE, exc_unhandled, "unhandled") \
+	/* flow control per connection: stop and go messages sent, taken, refused; sends that waited */ \
+	X(LINE, "flow messages") \
+	X(ONE, flow_tx, "sent") \
+	X(ONE, flow_rx, "taken") \
+	X(ONE, flow_bad, "refused") \
+	X(ONE, flow_waits, "sends waited")	/* a send waited for a go */ \
+	/* ... and no go came in time (dep_stop_ns: -ETIMEDOUT) */ \
+	X(ONE, flow_timeouts, "past the stop deadline")
+
+/* Both: the kernel counts in its own (dep_stats, .dart unused), the operation logic in dep_dart.ctr. */
 struct dep_counters {
 	struct dart_counters dart;
-	uint64_t bad_frames;		/* frame length not a whole number of cells */
-	uint64_t tx_frames, tx_cells, send_refused;
-	uint64_t send_page_faults;	/* sends refused: a source page the sender may not read (DEX_PAGE) */
-	uint64_t mcast_held;		/* multicast cells that went to the members not told to stop first */
-	uint64_t reply_lost;		/* a reply did not go after can_reply said yes: its request waits */
-	uint64_t exceptions_handled, exceptions_unhandled;
-	/* flow control per connection: stop and go messages sent, taken, refused; sends that waited */
-	uint64_t flow_tx, flow_rx, flow_bad, flow_waits;
-	uint64_t flow_timeouts;		/* sends that waited past the stop deadline (-ETIMEDOUT) */
+	DEP_COUNTERS(COUNTER_FIELD)
 };
 
 void deposit_counters(struct dep_counters *out);

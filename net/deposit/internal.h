@@ -49,16 +49,6 @@ struct dep_flow {
 	struct waitq wq;		/* senders waiting for them to let it go on */
 };
 
-/* The kernel's counters beside the operation logic's (dart.ctr). */
-struct dep_stats {
-	uint64_t bad_frames, tx_frames, tx_cells, send_refused, send_page_faults, reply_lost;
-	uint64_t mcast_held;		/* multicast cells that went to some members before the stopped ones */
-	uint64_t exc_handled, exc_unhandled;
-	uint64_t flow_tx, flow_rx, flow_bad;	/* stop and go messages sent, taken, refused */
-	uint64_t flow_waits;			/* a send waited for a go */
-	uint64_t flow_timeouts;			/* ... and no go came in time (dep_stop_ns) */
-};
-
 /* How long a send waits for the go after a stop (dep_stop_timeout, dep_stop_ms=). */
 extern uint64_t dep_stop_ns;
 
@@ -69,7 +59,7 @@ extern struct dart_sendregs dep_sendregs_tab[DART_MAX_CONN];
 extern dep_exc_fn dep_default_exc_fn;
 extern void *dep_default_exc_arg;
 extern const struct dart_sink dep_sink;
-extern struct dep_stats dep_stats;
+extern struct dep_counters dep_stats;	/* the kernel's counters (its .dart unused) */
 extern volatile int dep_replay_waiting;
 extern int dep_ready;
 

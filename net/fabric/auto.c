@@ -49,6 +49,19 @@
 
 static const uint8_t bcast_mac[6] = { 0xff, 0xff, 0xff, 0xff, 0xff, 0xff };
 
+/* The frames' counters (kernel/counters.h); the agreement's are au.v's (AUTOV_COUNTERS). */
+#define AUTO_COUNTERS(X) \
+	X(LINE, "") \
+	X(ONE, rx, "frames") \
+	X(ONE, expect_mismatch, "other nodes=") \
+	X(ONE, answers, "answers") \
+	X(LINE_IF, "rejected:") \
+	X(EACH, rejected, 1, FAB_NERR, fab_err_names)
+
+struct auto_counters {
+	AUTO_COUNTERS(COUNTER_FIELD)
+};
+
 static struct {
 	int on;				/* node=auto was given */
 	int keyed;
@@ -58,8 +71,7 @@ static struct {
 	struct autov v;			/* the agreement (interrupt side; irq off to read) */
 	uint64_t last_answer;
 	struct ktimer wake;
-	/* Counters. */
-	unsigned long rx, rejected[FAB_NERR], expect_mismatch, answers;
+	struct auto_counters ctr;
 } au;
 
 static void wake_fire(void *arg)
@@ -111,7 +123,7 @@ void fab_auto_input(struct pktbuf *pb)
 	struct fab_auto a;
 	enum fab_err e;
 
-	au.rx++;
+	au.ctr.rx++;
 	if (!au.on) {
 		/* A node with a typed id: not its business. */
 		pkt_put(pb);
@@ -122,17 +134,17 @@ void fab_auto_input(struct pktbuf *pb)
 		e = fab_unseal(&au.unseal, pb->data, &h, 0);
 	pkt_put(pb);
 	if (e != FAB_OK) {
-		au.rejected[e]++;
+		au.ctr.rejected[e]++;
 		return;
 	}
 	if (a.expect != au.v.expect) {
-		au.expect_mismatch++;
+		au.ctr.expect_mismatch++;
 		return;
 	}
 	/* A member answers a station still looking, at most once per AUTO_ANSWER_NS. */
 	if (autov_input(&au.v, &a, now_ns()) && now_ns() - au.last_answer >= AUTO_ANSWER_NS) {
 		au.last_answer = now_ns();
-		au.answers++;
+		au.ctr.answers++;
 		auto_send();
 	}
 }
@@ -243,7 +255,7 @@ static int fabric_auto(void)
 			int live = autov_live(&au.v);
 			printf("auto: %lu s, %d station%s live%s\n", (unsigned long)((now - start) / 1000000000ULL),
 			       live, live == 1 ? "" : "s",
-			       au.expect_mismatch ? " (and some with another nodes=)" : "");
+			       au.ctr.expect_mismatch ? " (and some with another nodes=)" : "");
 			next_progress = now + AUTO_PROGRESS_NS;
 		}
 		halt_for(5000000);
@@ -283,16 +295,17 @@ static int fabric_auto(void)
 
 INIT_HOOK(INIT_SUBSYS_2, fabric_auto, fabric_auto);
 
+#define COUNTER_TYPE struct auto_counters
+static const struct counter_row auto_rows[] = { AUTO_COUNTERS(COUNTER_ROW) };
+#undef COUNTER_TYPE
+#define COUNTER_TYPE struct autov
+static const struct counter_row autov_rows[] = { AUTOV_COUNTERS(COUNTER_ROW) };
+#undef COUNTER_TYPE
+
 void fab_auto_print_stats(void)
 {
-	unsigned long bad = 0;
-
 	if (!au.on)
 		return;
-	for (int i = 0; i < FAB_NERR; i++)
-		bad += au.rejected[i];
-	printf("fabric: auto: frames %lu, rejected %lu, other nodes= %lu, answers %lu, views unlike "
-	       "ours %lu, stale views %lu, nonces dropped %lu, answers held back %lu\n", au.rx, bad,
-	       au.expect_mismatch, au.answers, au.v.conflicts, au.v.stale_views, au.v.nonces_dropped,
-	       au.v.answers_held);
+	counters_print("fabric: auto", auto_rows, COUNTER_ROWS(auto_rows), &au.ctr);
+	counters_print("fabric: auto", autov_rows, COUNTER_ROWS(autov_rows), &au.v);
 }

@@ -32,6 +32,8 @@
 
 #include <stdint.h>
 
+#include "kernel/counters.h"
+
 #include "net/fabric/wire.h"
 
 /* Nonces kept for one station: its proven one and the latest others heard. */
@@ -65,6 +67,15 @@ struct autov_peer {
 #define AUTOV_ANSWER_MIN_NS 50000000ULL		/* 50 ms: a searcher's own interval */
 #define AUTOV_ANSWER_MAX_NS 1000000000ULL	/* 1 s */
 
+/* The agreement's counters (kernel/counters.h), fields of struct autov. */
+#define AUTOV_COUNTERS(X) \
+	X(LINE, "views") \
+	X(ONE, conflicts, "unlike ours") \
+	X(ONE, stale_views, "stale") \
+	X(ONE, nonces_dropped, "nonces dropped") \
+	X(ONE, answers_held, "answers held back") \
+	X(ONE, full, "stations not kept (table full)")
+
 struct autov {
 	uint8_t me[6];
 	uint64_t nonce;		/* ours, never 0 */
@@ -77,8 +88,7 @@ struct autov {
 	uint8_t view[FAB_MAX_NODES][6];
 	int excluded;		/* a fresh view without this station */
 	uint8_t excluded_by[6];
-	/* counters */
-	unsigned long stale_views, conflicts, full, nonces_dropped, answers_held;
+	AUTOV_COUNTERS(COUNTER_FIELD)
 };
 
 void autov_init(struct autov *s, const uint8_t me[6], int expect, uint64_t nonce, uint64_t now);

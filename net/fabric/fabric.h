@@ -28,6 +28,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "kernel/counters.h"
+
 #include "drivers/pktbuf.h"
 #include "net/fabric/wire.h"
 
@@ -248,26 +250,68 @@ int fabric_peer_dead(int dst);
  */
 uint32_t fabric_peer_epoch(int dst);
 
+/* The counters (kernel/counters.h): each field with the label it is printed with. */
+#define FABRIC_COUNTERS(X) \
+	X(LINE, "rx") \
+	X(ONE, rx_frames, "frames") \
+	X(ONE, rx_data, "data") \
+	X(ONE, delivered, "delivered") \
+	X(ONE, rx_dup, "dup") \
+	X(ONE, rx_ooo, "out-of-order") \
+	X(ONE, busy, "busy") \
+	X(ONE, rx_raw, "raw") \
+	X(LINE, "tx") \
+	X(ONE, tx_data, "data") \
+	X(ONE, retransmits, "retransmits") \
+	X(ONE, tx_acks, "acks") \
+	X(ONE, tx_raw, "raw") \
+	X(ONE, tx_failed, "failed") \
+	X(ONE, send_waits, "sender waits for window")	/* a sender slept because a window was full */ \
+	/* sends that found the send queues' pool share used up */ \
+	X(ONE, send_no_share, "for pool share") \
+	X(ONE, hello_tx, "hellos sent") \
+	X(ONE, hello_rx, "heard") \
+	/* long frames of the ring: taken where they lie, copied */ \
+	X(LINE_IF, "long frames of the shared ring") \
+	X(ONE, rx_in_place, "taken where they lie") \
+	X(ONE, rx_copied, "copied first") \
+	/* multicast (fabric_mcast): frames sent, members they carried, members sent to alone; taken */ \
+	X(LINE_IF, "multicast") \
+	X(ONE, tx_mcast, "frames sent") \
+	X(ONE, tx_mcast_members, "members they carried") \
+	X(ONE, tx_mcast_unicast, "members sent to alone") \
+	X(ONE, rx_mcast, "taken") \
+	X(LINE, "rejected:") \
+	X(EACH, rx_rejected, 1, FAB_NERR, fab_err_names) \
+	X(ONE, rx_stale_session, "stale session") \
+	X(ONE, rx_foreign_mac, "foreign mac") \
+	X(ONE, rx_unknown_proto, "unknown proto") \
+	X(ONE, rx_dead_peer, "from dead peer") \
+	X(ONE, rx_unbound, "unbound")		/* frames from a node not bound by the handshake */ \
+	/* HELLOs without an incarnation, or of one replaced */ \
+	X(ONE, hello_bad, "hello without or with a past incarnation") \
+	/* keyed HELLOs of a bound incarnation taken before: dropped */ \
+	X(ONE, hello_replayed, "hello replayed") \
+	X(ONE, hello_limited, "hello answers held back")	/* not sent: too many asked for */ \
+	/* peers whose long frames never came through (discovery.c) */ \
+	X(ONE, probe_failed, "peers that took no long frame") \
+	X(ONE, rebinds, "rebinds")		/* a node came back with a new incarnation */ \
+	/* messages for an app protocol not registered yet (park.c): kept aside, handed over, */ \
+	/* refused by it, the park full */ \
+	X(LINE_IF, "messages for an app protocol not registered yet") \
+	X(ONE, parked, "kept") \
+	X(ONE, park_delivered, "handed over") \
+	X(ONE, park_refused, "refused by it") \
+	X(ONE, park_full, "park full") \
+	X(LINE_IF, "injected") \
+	X(ONE, fault_drop, "drop") \
+	X(ONE, fault_dup, "dup") \
+	X(ONE, fault_reorder, "reorder") \
+	X(ONE, fault_corrupt, "corrupt")
+
+/* Those of rx and tx from data to busy are summed over the channels. */
 struct fabric_counters {
-	uint64_t rx_frames, rx_rejected[FAB_NERR], rx_stale_session, rx_foreign_mac;
-	uint64_t rx_unknown_proto, rx_dead_peer, rx_raw, tx_raw, tx_failed;
-	uint64_t rx_unbound;		/* frames from a node not bound by the handshake */
-	uint64_t hello_bad;		/* HELLOs without an incarnation, or of one replaced */
-	uint64_t hello_limited;		/* HELLO answers not sent: too many asked for */
-	uint64_t hello_replayed;	/* keyed HELLOs of a bound incarnation taken before: dropped */
-	uint64_t probe_failed;		/* peers whose long frames never came through (discovery.c) */
-	uint64_t send_no_share;		/* sends that found the send queues' pool share used up */
-	/* multicast (fabric_mcast): frames sent, members they carried, members sent to alone; taken */
-	uint64_t tx_mcast, tx_mcast_members, tx_mcast_unicast, rx_mcast;
-	uint64_t rebinds;		/* a node came back with a new incarnation */
-	uint64_t fault_drop, fault_dup, fault_reorder, fault_corrupt;
-	uint64_t hello_tx, hello_rx;
-	uint64_t send_waits;		/* a sender slept because a window was full */
-	uint64_t rx_in_place, rx_copied;	/* long frames of the ring: taken where they lie, copied */
-	/* messages for an app protocol not registered yet (park.c): kept aside, handed over, */
-	uint64_t parked, park_delivered, park_refused, park_full;	/* refused by it, the park full */
-	/* summed over channels */
-	uint64_t tx_data, retransmits, tx_acks, rx_data, rx_dup, rx_ooo, delivered, busy;
+	FABRIC_COUNTERS(COUNTER_FIELD)
 };
 
 /* A snapshot of every counter. */

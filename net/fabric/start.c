@@ -261,6 +261,10 @@ INIT_HOOK(INIT_SUBSYS_3, fabric, fabric_init);
 INIT_HOOK(INIT_START, fabric_start, fabric_start);
 EXIT_HOOK(fabric, fabric_exit);
 
+#define COUNTER_TYPE struct fabric_counters
+static const struct counter_row fabric_rows[] = { FABRIC_COUNTERS(COUNTER_ROW) };
+#undef COUNTER_TYPE
+
 void fabric_print_stats(void)
 {
 	struct fabric_counters c;
@@ -268,33 +272,7 @@ void fabric_print_stats(void)
 	if (!fab.ready)
 		return;
 	fabric_counters(&c);
-	printf("fabric: rx frames %lu, data %lu, delivered %lu, dup %lu, out-of-order %lu, busy %lu\n",
-	       c.rx_frames, c.rx_data, c.delivered, c.rx_dup, c.rx_ooo, c.busy);
-	if (c.rx_in_place || c.rx_copied)
-		printf("fabric: long frames of the shared ring taken where they lie %lu, copied first %lu\n",
-		       c.rx_in_place, c.rx_copied);
-	printf("fabric: tx data %lu, retransmits %lu, acks %lu, raw tx %lu rx %lu, tx failed %lu, "
-	       "sender waits for window %lu, for pool share %lu\n",
-	       c.tx_data, c.retransmits, c.tx_acks, c.tx_raw, c.rx_raw, c.tx_failed, c.send_waits,
-	       c.send_no_share);
-	if (c.tx_mcast || c.rx_mcast)
-		printf("fabric: multicast frames sent %lu for %lu members (and %lu members sent to alone), "
-		       "taken %lu\n", c.tx_mcast, c.tx_mcast_members, c.tx_mcast_unicast, c.rx_mcast);
-	printf("fabric: rejected:");
-	for (int e = 1; e < FAB_NERR; e++)
-		printf(" %s %lu", fab_err_names[e], c.rx_rejected[e]);
-	printf(", stale session %lu, foreign mac %lu, unknown proto %lu, from dead peer %lu, "
-	       "unbound %lu, hello without or with a past incarnation %lu, hello replayed %lu, "
-	       "hello answers held back %lu, peers that took no long frame %lu, rebinds %lu\n",
-	       c.rx_stale_session, c.rx_foreign_mac, c.rx_unknown_proto, c.rx_dead_peer,
-	       c.rx_unbound, c.hello_bad, c.hello_replayed, c.hello_limited, c.probe_failed, c.rebinds);
-	if (c.parked)
-		printf("fabric: messages for an app protocol not registered yet %lu, handed over %lu, "
-		       "refused by it %lu, park full %lu\n", c.parked, c.park_delivered, c.park_refused,
-		       c.park_full);
-	if (fab_inject_any())
-		printf("fabric: injected drop %lu dup %lu reorder %lu corrupt %lu\n", c.fault_drop,
-		       c.fault_dup, c.fault_reorder, c.fault_corrupt);
+	counters_print("fabric", fabric_rows, COUNTER_ROWS(fabric_rows), &c);
 	for (int i = 0; i < fab.nnodes; i++) {
 		const struct chan *ch = &fab.peers[i].ch;
 		if (i == fab.me)

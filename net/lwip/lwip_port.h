@@ -11,17 +11,26 @@
 
 #include <stdint.h>
 
+#include "kernel/counters.h"
+
 /* Counters of the glue between the driver interface and lwIP. */
+/* The port's counters (kernel/counters.h): each field with the label it is printed with. */
+#define LWIP_PORT_COUNTERS(X) \
+	X(LINE, "rx") \
+	X(ONE, rx_frames, "frames")		/* handed to lwIP */ \
+	X(ONE, rx_dropped, "dropped")		/* tcpip mailbox or message pool full */ \
+	X(ONE, rx_errors, "errors")		/* could not be wrapped as a pbuf */ \
+	X(ONE, rx_over_share, "over its share")	/* lwIP held its share of the packet pool */ \
+	X(PART, "; tx") \
+	X(ONE, tx_frames, "frames")		/* handed to the driver */ \
+	X(ONE, tx_no_buffer, "no buffer")	/* no pktbuf to copy into: lwIP retries */ \
+	X(ONE, tx_ring_waits, "ring waits")	/* waits for TX ring space */ \
+	X(ONE, tx_dropped, "dropped")		/* ring stayed full too long, or bad frame */ \
+	X(LINE_IF, "") \
+	X(ONE, threads_failed, "threads not made")	/* sys_thread_new found no memory: returned NULL */
+
 struct lwip_port_stats {
-	uint64_t rx_frames;		/* handed to lwIP */
-	uint64_t rx_dropped;		/* tcpip mailbox or message pool full */
-	uint64_t rx_errors;		/* could not be wrapped as a pbuf */
-	uint64_t rx_over_share;		/* lwIP held its share of the packet pool */
-	uint64_t tx_frames;		/* handed to the driver */
-	uint64_t tx_no_buffer;		/* no pktbuf to copy into: lwIP retries */
-	uint64_t tx_ring_waits;		/* waits for TX ring space */
-	uint64_t tx_dropped;		/* ring stayed full too long, or bad frame */
-	uint64_t threads_failed;	/* sys_thread_new found no memory: returned NULL */
+	LWIP_PORT_COUNTERS(COUNTER_FIELD)
 };
 
 extern struct lwip_port_stats lwip_port_stats;

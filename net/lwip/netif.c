@@ -271,14 +271,18 @@ int lwip_port_ready(void)
 	return ready;
 }
 
+#define COUNTER_TYPE struct lwip_port_stats
+static const struct counter_row lwip_rows[] = { LWIP_PORT_COUNTERS(COUNTER_ROW) };
+#undef COUNTER_TYPE
+
 void lwip_port_print_stats(void)
 {
-	const struct lwip_port_stats *s = &lwip_port_stats;
+	struct lwip_port_stats s;
+	irqflags_t f = irq_save();
 
-	printf("lwip: rx %lu frames, %lu dropped, %lu errors, %lu over its share; tx %lu frames, "
-	       "%lu no buffer, %lu ring waits, %lu dropped\n",
-	       s->rx_frames, s->rx_dropped, s->rx_errors, s->rx_over_share, s->tx_frames,
-	       s->tx_no_buffer, s->tx_ring_waits, s->tx_dropped);
+	s = lwip_port_stats;
+	irq_restore(f);
+	counters_print("lwip", lwip_rows, COUNTER_ROWS(lwip_rows), &s);
 	printf("lwip: holds %d packet buffers of its share of %d (refused %lu), %d of %d free\n",
 	       pkt_held(pkt_lwip), pkt_share(pkt_lwip), pkt_refused(pkt_lwip), pkt_free_count(),
 	       pkt_total());

@@ -366,14 +366,14 @@ void req_counters(struct req_counters *out)
 	irq_restore(f);
 }
 
+#define COUNTER_TYPE struct req_counters
+static const struct counter_row req_rows[] = { REQ_COUNTERS(COUNTER_ROW) };
+#undef COUNTER_TYPE
+
 void req_print_stats(void)
 {
 	struct req_counters c;
 
 	req_counters(&c);
-	printf("req: received %lu, refused (no such queue) %lu, (no right) %lu, (stale) %lu, "
-	       "(no space) %lu, (header corrupt) %lu, (body refused) %lu, held back (queue full) %lu, "
-	       "malformed %lu, out of memory %lu, at the overflow cap %lu, errors reported back %lu\n",
-	       c.rx_req, c.rx_refused_noqueue, c.rx_denied, c.rx_stale, c.rx_nospace, c.rx_corrupt, c.rx_nobody,
-	       c.rx_busy, c.rx_malformed, c.nomem, c.capped, c.errors_reported);
+	counters_print("req", req_rows, COUNTER_ROWS(req_rows), &c);
 }

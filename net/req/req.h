@@ -21,6 +21,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "kernel/counters.h"
+
 #define REQ_MAX_QUEUES 32
 #define REQ_MAX_REMOTE 64
 #define REQ_NAME_MAX 32
@@ -150,12 +152,25 @@ int req_set_cap(int qid, size_t bytes);
 /* Counters of one queue. */
 int req_queue_stats(int qid, struct req_stats *out);
 
+/* The counters (kernel/counters.h): each field with the label it is printed with. */
+#define REQ_COUNTERS(X) \
+	X(LINE, "") \
+	X(ONE, rx_req, "received") \
+	/* refused, by reason */ \
+	X(ONE, rx_refused_noqueue, "refused (no such queue)") \
+	X(ONE, rx_denied, "(no right)") \
+	X(ONE, rx_stale, "(stale)") \
+	X(ONE, rx_nospace, "(no space)") \
+	X(ONE, rx_corrupt, "(header corrupt)") \
+	X(ONE, rx_nobody, "(body refused)")	/* notifications whose body was refused */ \
+	X(ONE, rx_busy, "held back (queue full)") \
+	X(ONE, rx_malformed, "malformed") \
+	X(ONE, nomem, "out of memory") \
+	X(ONE, capped, "at the overflow cap")	/* overflows that found a queue's copies at their cap */ \
+	X(ONE, errors_reported, "errors reported back")
+
 struct req_counters {
-	uint64_t rx_req, rx_refused_noqueue, rx_malformed, rx_busy, nomem;
-	uint64_t capped;		/* overflows that found a queue's copies at their cap */
-	uint64_t rx_stale, rx_denied, rx_nospace, rx_corrupt;	/* refused, by reason */
-	uint64_t rx_nobody;		/* notifications whose body was refused */
-	uint64_t errors_reported;
+	REQ_COUNTERS(COUNTER_FIELD)
 };
 
 void req_counters(struct req_counters *out);

@@ -31,6 +31,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "kernel/counters.h"
+
 #define RMEM_NAME_MAX 32		/* with the NUL */
 #define RMEM_MAX_SEGS 4096		/* exported segments per node (MPI: 3 a window, 2 a region) */
 #define RMEM_MAX_DESC 4096		/* imported descriptors per node */
@@ -310,19 +312,35 @@ void rmem_marked_take(int src);
 
 /* --- setup and accounting ------------------------------------------------ */
 
+/* The counters (kernel/counters.h): each field with the label it is printed with. */
+#define RMEM_COUNTERS(X) \
+	/* target side: operations applied and refused, by reason */ \
+	X(LINE, "applied") \
+	X(ONE, applied_write, "write") \
+	X(ONE, applied_read, "read") \
+	X(ONE, applied_atomic, "atomic") \
+	X(PART, "; refused") \
+	X(ONE, refused_bad_seg, "bad_segment") \
+	X(ONE, refused_stale, "stale") \
+	X(ONE, refused_rights, "rights") \
+	X(ONE, refused_bounds, "bounds") \
+	X(ONE, refused_inhibit, "inhibited") \
+	X(ONE, refused_align, "misaligned") \
+	X(ONE, refused_malformed, "malformed") \
+	X(LINE, "refused") \
+	X(ONE, refused_unreliable, "raw atomics")	/* atomics that came as raw frames */ \
+	/* issuer side */ \
+	X(ONE, errors_reported, "errors reported back")	/* refusals that came back */ \
+	X(ONE, responses_unmatched, "unmatched answers")	/* READ/atomic answers nobody asked for */ \
+	/* a SYNC write's piece answered again (a doubled raw frame) */ \
+	X(ONE, answers_duplicate, "duplicate answers") \
+	X(ONE, notifications, "notifications") \
+	X(ONE, answers_lost, "answers lost")	/* answers the fabric refused to queue (target side) */ \
+	/* RMEM_NOWAIT writes that found no room (paper 2.1's exception) */ \
+	X(ONE, fifo_overflows, "fifo overflows")
+
 struct rmem_counters {
-	/* target side: operations applied and refused, by reason */
-	uint64_t applied_write, applied_read, applied_atomic;
-	uint64_t refused_bad_seg, refused_stale, refused_rights, refused_bounds;
-	uint64_t refused_inhibit, refused_align, refused_malformed;
-	uint64_t refused_unreliable;	/* atomics that came as raw frames */
-	/* issuer side */
-	uint64_t errors_reported;	/* refusals that came back */
-	uint64_t responses_unmatched;	/* READ/atomic answers nobody asked for */
-	uint64_t answers_duplicate;	/* a SYNC write's piece answered again (a doubled raw frame) */
-	uint64_t fifo_overflows;	/* RMEM_NOWAIT writes that found no room (paper 2.1's exception) */
-	uint64_t answers_lost;		/* answers the fabric refused to queue (target side) */
-	uint64_t notifications;
+	RMEM_COUNTERS(COUNTER_FIELD)
 };
 
 void rmem_counters(struct rmem_counters *out);

@@ -331,20 +331,16 @@ void rmem_counters(struct rmem_counters *out)
 	irq_restore(f);
 }
 
+#define COUNTER_TYPE struct rmem_counters
+static const struct counter_row rmem_rows[] = { RMEM_COUNTERS(COUNTER_ROW) };
+#undef COUNTER_TYPE
+
 void rmem_print_stats(void)
 {
 	struct rmem_counters c;
 
 	rmem_counters(&c);
-	printf("rmem: applied write %lu read %lu atomic %lu; refused bad_segment %lu stale %lu "
-	       "rights %lu bounds %lu inhibited %lu misaligned %lu malformed %lu\n",
-	       c.applied_write, c.applied_read, c.applied_atomic, c.refused_bad_seg, c.refused_stale,
-	       c.refused_rights, c.refused_bounds, c.refused_inhibit, c.refused_align,
-	       c.refused_malformed);
-	printf("rmem: refused raw atomics %lu, errors reported back %lu, unmatched answers %lu, "
-	       "duplicate answers %lu, notifications %lu, answers lost %lu, fifo overflows %lu\n",
-	       c.refused_unreliable, c.errors_reported, c.responses_unmatched, c.answers_duplicate,
-	       c.notifications, c.answers_lost, c.fifo_overflows);
+	counters_print("rmem", rmem_rows, COUNTER_ROWS(rmem_rows), &c);
 }
 /* In an NMI's dump (boot/cluster's --timeout): what this node applied and refused. */
 DUMP_HOOK(rmem, rmem_print_stats);

@@ -218,7 +218,7 @@ CASES += [
                     r"\[n1\]\s+\d+ sender\s+prio \d+ (running .*: \S+|\w+ .*: \S+ < .*sender)",
                     r"\[n0\] timer: \d+ ticks, \d+ timers armed",
                     r"\[n0\] fabric: peer n1 up, snd una \d+ nxt \d+",
-                    r"\[n1\] net: e1000 rx \d+ frames",
+                    r"\[n1\] net: e1000: rx frames \d+",
                     r"\[n0\] now: NMI: end of the dump", r"\[n1\] now: NMI: end of the dump",
                     r"cluster: n1: status 255: killed: timeout after 15s"]),
     # Every example of boot/cluster --help runs as written and ends well.

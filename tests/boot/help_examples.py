@@ -71,7 +71,7 @@ DUMP_THREAD_RE = re.compile(r"^\[(n\d+)\]\s+\d+ (\S+)\s+prio \d+ (\w+) .*?: (.*)
 DUMP_PEER_RE = re.compile(r"^\[(n\d+)\] fabric: peer (n\d+) (up|bound, has not bound us|not bound)"
                           r"(.*?), snd una (\d+) nxt (\d+) tx \d+ limit \d+, rcv nxt \d+ dlv \d+ ooo (\d+)"
                           r"(, blocked)?, rto in (-?\d+) ms, quiet in -?\d+ ms, heard (\d+) ms ago$")
-DUMP_NIC_RE = re.compile(r"^\[(n\d+)\] net: (\S+) rx (\d+) frames .* irqs (\d+)")
+DUMP_NIC_RE = re.compile(r"^\[(n\d+)\] net: (\S+): rx frames (\d+), .* irqs (\d+)")
 
 
 def dump_digest(out):

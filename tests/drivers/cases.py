@@ -59,7 +59,7 @@ CASES += [
           for w in ("halt", "spin") for m in ("raw", "reliable")], {}),
         ("fabric-stress-3-faults", "fabric-stress", 3,
          "count=1000 fault=drop:0.05,dup:0.02,reorder:0.02,corrupt:0.01", 180,
-         [r"injected drop [1-9]\d* dup [1-9]\d* reorder [1-9]\d* corrupt [1-9]\d*"],
+         [r"injected drop [1-9]\d*, dup [1-9]\d*, reorder [1-9]\d*, corrupt [1-9]\d*"],
          {r"RESULT fabric-stress sent=2000 received=2000 lost=0 dup=0 misordered=0": 3}),
         ("rmem-test", "rmem-test", 2, "", 150, [], {r"RESULT rmem-test checks=\d+ failed=0": 2}),
         ("mad-test-2-req", "mad-test", 2, "driver=req", 240, [r"I received the strings"],

@@ -36,7 +36,7 @@ CASES = [
             count=whole_run(4)),
     Cluster("deposit-test-4-faults", app="deposit-test", nodes=4, timeout=240,
             args="fault=drop:0.05,corrupt:0.01",
-            expect=[r"counters 400 and 400", r"injected drop [1-9]\d* dup 0 reorder 0 corrupt [1-9]"],
+            expect=[r"counters 400 and 400", r"injected drop [1-9]\d*, dup 0, reorder 0, corrupt [1-9]"],
             absent=[r"FAILED", r"unexpected"],
             count=whole_run(4)),
     # At Ethernet's frames (frame=1514): a block's cells 27 to a frame, its 44 in two.

@@ -17,12 +17,12 @@ CASES = [
                    r"lossless link \(no CRC, acks for credit\)": 4}),
     Cluster("fabric-stress-4-shm-faults", app="fabric-stress", nodes=4, nic="shm", timeout=180,
             args="fault=drop:0.05,dup:0.02,reorder:0.02,corrupt:0.01",
-            expect=[r"injected drop [1-9]\d* dup [1-9]\d* reorder [1-9]\d* corrupt [1-9]\d*"],
+            expect=[r"injected drop [1-9]\d*, dup [1-9]\d*, reorder [1-9]\d*, corrupt [1-9]\d*"],
             absent=[r"lossless link"],
             count={r"RESULT fabric-stress sent=6000 received=6000 lost=0 dup=0 misordered=0": 4}),
     Cluster("fabric-stress-4-shm-one-lossy", app="fabric-stress", nodes=4, nic="shm", timeout=180,
             args="fault=drop:0.05,dup:0.02,reorder:0.02,corrupt:0.01 fault_node=2",
-            expect=[r"^\[n2\] fabric: injected drop [1-9]\d* dup [1-9]\d* reorder [1-9]\d* corrupt [1-9]"],
+            expect=[r"^\[n2\] fabric: injected drop [1-9]\d*, dup [1-9]\d*, reorder [1-9]\d*, corrupt [1-9]"],
             count={r"RESULT fabric-stress sent=6000 received=6000 lost=0 dup=0 misordered=0": 4,
                    r"lossless link \(no CRC, acks for credit\)": 3}),
     Cluster("fabric-stress-16-shm", app="fabric-stress", nodes=16, nic="shm", timeout=240,
@@ -51,8 +51,8 @@ CASES = [
     Cluster("fabric-stress-2-shm-stamps-raced", app="fabric-stress", nodes=2, nic="shm",
             timeout=120, args="count=5000", options=["--shm-race", "stamps"],
             expect=[r"cluster: ivshmem-racer: stamped [1-9]\d* slots ahead of node 0's head",
-                    r"\[n0\] ivshmem: .*bad lengths [1-9]\d*, .*most bad slots in one poll "
-                    r"(?:[1-9]|[1-5][0-9]|6[0-4]) \(its budget 64\)", r"cluster: 2 nodes, status 0"],
+                    r"\[n0\] ivshmem: .*bad lengths [1-9]\d*, .*most bad slots in one poll \(its budget 64\) "
+                    r"(?:[1-9]|[1-5][0-9]|6[0-4])$", r"cluster: 2 nodes, status 0"],
             count={r"RESULT fabric-stress sent=5000 received=5000 lost=0 dup=0 misordered=0": 2}),
     # 64 nodes on the shared-memory link (4 slots a ring, a window of 4 frames a peer): the
     # acks that free credit get through a ring full of data, and discovery backs off.
@@ -90,7 +90,8 @@ CASES = [
             count={r"^\[n1\] auto: node 1 of 3 \(MAC order\)": 2,
                    r"RESULT fabric-stress sent=2000 received=2000 lost=0 dup=0 misordered=0": 3},
             expect=[r"^\[n0\] RESULT fabric-stress reboot node=1 restarts=1",
-                    r"^\[n0\] fabric: auto: frames \d+, rejected 0, other nodes= 0, answers [1-9]"]),
+                    r"^\[n0\] fabric: auto: frames \d+, other nodes= 0, answers [1-9]"],
+            absent=[r"^\[n0\] fabric: auto: rejected:"]),
     # More stations than nodes= says: an error that names them, never a wrong cluster of 3.
     # (Two that have heard each other decide after auto_confirm_ms without a newcomer: the
     # window is wide here so that a third booting late on a loaded host is heard first.)
@@ -140,7 +141,7 @@ CASES = [
             count={r"RESULT fabric-stress sent=6000 received=6000 lost=0 dup=0 misordered=0": 4}),
     Cluster("fabric-stress-4-faults", app="fabric-stress", nodes=4, timeout=180,
             args="fault=drop:0.05,dup:0.02,reorder:0.02,corrupt:0.01",
-            expect=[r"injected drop [1-9]\d* dup [1-9]\d* reorder [1-9]\d* corrupt [1-9]\d*",
+            expect=[r"injected drop [1-9]\d*, dup [1-9]\d*, reorder [1-9]\d*, corrupt [1-9]\d*",
                     r"retransmits=[1-9]"],
             count={r"RESULT fabric-stress sent=6000 received=6000 lost=0 dup=0 misordered=0": 4}),
     # The send queues' share of the packet pool, made small: senders wait, nothing is lost.
@@ -169,7 +170,7 @@ CASES = [
                     r"^\[n0\] RESULT rejoin node=0 old_op=-\d+ new_op=0 epoch_before=1 "
                     r"epoch_after=2 queued=16 dead=0 ok=1",
                     r"^\[n1\] RESULT rejoin node=1 boot=2 old=0 new=16 misordered=0 ok=1",
-                    r"^\[n1\] ivshmem: .* rejected: bad counts 0, bad lengths 0"]),
+                    r"^\[n1\] ivshmem: rejected: bad counts 0, bad lengths 0"]),
     Cluster("fabric-rejoin-after-death", app="rejoin", nodes=2, options=["--reboot", "1"],
             args="freeze_ms=3000 peer_timeout_ms=1000",
             expect=[r"^\[n0\] fabric: node 1 stopped answering",

@@ -70,7 +70,7 @@ def check(tmp, args):
         print(out[-3000:])
         print("pcap-mcast: the run failed (status %d)" % p.returncode)
         return 1
-    m = re.search(r"\[n0\] fabric: multicast frames sent (\d+) for (\d+) members \(and (\d+) members sent to alone\)",
+    m = re.search(r"\[n0\] fabric: multicast frames sent (\d+), members they carried (\d+), members sent to alone (\d+)",
                   out)
     if not m:
         print(out[-3000:])
