@@ -127,7 +127,7 @@ KERNEL_OBJS := $(addprefix kernel/,main.o bootinfo.o console.o trap.o trapasm.o 
 	timer.o page.o mem.o vm.o thread.o swtch.o sync.o libc.o memcpy.o posix.o files.o panic.o cmdline.o config.o \
 	crc.o incarnation.o cmos.o siphash.o scrypt.o trace.o watchdog.o machine.o counters.o)
 
-DRIVER_OBJS := $(addprefix drivers/,uart.o vga.o fbcon.o qemu.o pci.o pktbuf.o pktshare.o netdev.o intel_nic.o e1000.o igb.o virtio.o virtio_net.o \
+DRIVER_OBJS := $(addprefix drivers/,uart.o vga.o fbcon.o qemu.o pci.o pktbuf.o netdev.o intel_nic.o e1000.o igb.o virtio.o virtio_net.o \
 	ivshmem.o)
 
 # The user apps, in build/now.elf and the ISO (apps/README.md).
@@ -164,8 +164,8 @@ HOOK_OBJS := \
 	lib/mad_req.o \
 	lib/mad_cell.o
 
-# net/: the demultiplexer, then one folder per layer.
-NET_OBJS := net/net.o
+# net/: the demultiplexer and the packet pool's shares, then one folder per layer.
+NET_OBJS := net/net.o net/pktshare.o
 
 FABRIC_OBJS := $(addprefix net/fabric/,wire.o channel.o fault.o fabric.o start.o member.o discovery.o rx.o inject.o send.o \
 	auto.o autoview.o clock.o park.o)
@@ -670,14 +670,13 @@ UNIT_LIBS := -lcmocka
 UNIT_SRCS_cmdline := kernel/cmdline.c
 UNIT_SRCS_page    := kernel/page.c
 UNIT_SRCS_scrypt  := kernel/scrypt.c
-UNIT_SRCS_channel := net/fabric/channel.c net/fabric/wire.c kernel/crc.c kernel/siphash.c kernel/scrypt.c tests/host/host_pktbuf.c drivers/pktshare.c
+UNIT_SRCS_channel := net/fabric/channel.c net/fabric/wire.c kernel/crc.c kernel/siphash.c kernel/scrypt.c tests/host/host_pktbuf.c
 UNIT_SRCS_wire    := net/fabric/wire.c net/fabric/fault.c kernel/crc.c kernel/siphash.c kernel/scrypt.c
 UNIT_SRCS_rmem    = $(RMEM_HOST_SRCS)
 # The kernel's remote memory and request/answer code on the fake fabric boundary.
 RMEM_HOST_SRCS    := net/rmem/serve.c net/rmem/rmem.c net/rmem/segments.c net/rmem/segtab.c \
 	net/rmem/proto.c net/call/call.c net/call/names.c net/call/service.c net/call/call_wire.c \
-	tests/host/host_fabric.c tests/host/host_rmem.c tests/host/host_pktbuf.c drivers/pktshare.c \
-	kernel/counters.c
+	tests/host/host_fabric.c tests/host/host_rmem.c tests/host/host_pktbuf.c kernel/counters.c
 UNIT_SRCS_rmem_serve := $(RMEM_HOST_SRCS)
 UNIT_SRCS_rpc_claim := $(RMEM_HOST_SRCS) lib/rpc_client.c kernel/crc.c
 UNIT_SRCS_rpc_server := $(RMEM_HOST_SRCS) lib/rpc_server.c kernel/crc.c
@@ -692,8 +691,9 @@ UNIT_SRCS_mad     := lib/mad.c lib/mad_rpc.c
 UNIT_LDFLAGS_mad  := -Wl,--wrap=malloc
 UNIT_SRCS_call    := net/call/call_wire.c
 UNIT_SRCS_member  := net/fabric/member.c net/fabric/wire.c kernel/crc.c kernel/siphash.c kernel/scrypt.c kernel/incarnation.c net/call/call.c \
-	net/call/names.c net/call/service.c net/call/call_wire.c tests/host/host_fabric.c tests/host/host_pktbuf.c drivers/pktshare.c
-UNIT_SRCS_pktbuf  := drivers/pktbuf.c drivers/pktshare.c
+	net/call/names.c net/call/service.c net/call/call_wire.c tests/host/host_fabric.c tests/host/host_pktbuf.c
+UNIT_SRCS_pktbuf  := drivers/pktbuf.c
+UNIT_SRCS_pktshare := net/pktshare.c drivers/pktbuf.c
 UNIT_SRCS_autoview := net/fabric/autoview.c net/fabric/wire.c kernel/crc.c kernel/siphash.c kernel/scrypt.c
 UNIT_SRCS_shm_ring :=
 UNIT_SRCS_acpi_s5 := kernel/acpi_s5.c
@@ -703,14 +703,13 @@ FABRIC_NODE_SRCS  := net/fabric/fabric.c net/fabric/start.c net/fabric/rx.c net/
 	net/fabric/autoview.c net/fabric/park.c \
 	net/call/barrier.c net/fabric/member.c net/fabric/channel.c net/fabric/wire.c \
 	net/fabric/inject.c net/fabric/fault.c kernel/crc.c kernel/siphash.c kernel/scrypt.c kernel/cmdline.c \
-	tests/net/fabric/host_node.c tests/host/host_pktbuf.c drivers/pktshare.c \
-	kernel/counters.c
+	tests/net/fabric/host_node.c tests/host/host_pktbuf.c net/pktshare.c kernel/counters.c
 UNIT_SRCS_fabric_rx := $(FABRIC_NODE_SRCS)
 # test_mad_tcp includes lib/mad_tcp.c itself, with lwIP's socket headers (none of lwIP's code).
 UNIT_SRCS_mad_tcp := lib/mad.c kernel/siphash.c
 $(BUILD)/tests/unit_mad_tcp: UNIT_CFLAGS += -include tests/host/lwip_host.h $(LWIP_INC)
 $(BUILD)/tests/unit_mad_tcp: lib/mad_tcp.c lib/mad_drv.h tests/host/lwip_host.h tests/lib/mad/mad_tcp_host.h $(LWIPDIR)/.extracted
-UNIT_SRCS_barrier := net/call/barrier.c tests/host/host_fabric.c tests/host/host_pktbuf.c drivers/pktshare.c
+UNIT_SRCS_barrier := net/call/barrier.c tests/host/host_fabric.c tests/host/host_pktbuf.c
 UNIT_SRCS_circuit := apps/circuit_net.c apps/circuit_sim.c apps/circuit_ring.c apps/circuit_cmb.c
 UNIT_SRCS_ising   := apps/ising_core.c
 
@@ -797,7 +796,7 @@ FUZZ_CC := clang
 FUZZ_CFLAGS := -std=gnu11 -g -O1 -DHOST_TEST -DFUZZING_BUILD_MODE_UNSAFE_FOR_PRODUCTION -I. \
 	-fsanitize=fuzzer,address,undefined \
 	-fno-sanitize-recover=undefined -fno-omit-frame-pointer
-FUZZ_SRCS_fabric := net/fabric/channel.c net/fabric/member.c net/fabric/wire.c kernel/crc.c kernel/siphash.c kernel/scrypt.c tests/host/host_pktbuf.c drivers/pktshare.c
+FUZZ_SRCS_fabric := net/fabric/channel.c net/fabric/member.c net/fabric/wire.c kernel/crc.c kernel/siphash.c kernel/scrypt.c tests/host/host_pktbuf.c
 FUZZ_SRCS_fabric_rx := $(FABRIC_NODE_SRCS)
 # fuzz_madtcp includes lib/mad_tcp.c itself, with lwIP's socket headers (none of lwIP's code).
 FUZZ_SRCS_madtcp := lib/mad.c kernel/siphash.c
@@ -805,7 +804,7 @@ $(BUILD)/fuzz/fuzz_madtcp: FUZZ_CFLAGS += -include tests/host/lwip_host.h $(LWIP
 $(BUILD)/fuzz/fuzz_madtcp: lib/mad_tcp.c lib/mad_drv.h tests/host/lwip_host.h tests/lib/mad/mad_tcp_host.h $(LWIPDIR)/.extracted
 # lwIP's own sources, built for the host (the same ones the kernel builds), without the
 # API layer: the target runs lwIP single-threaded; tests/host/lwip_host.h first in each.
-FUZZ_SRCS_lwip := tests/host/host_pktbuf.c drivers/pktshare.c $(LWIPDIR)/src/api/err.c \
+FUZZ_SRCS_lwip := tests/host/host_pktbuf.c net/pktshare.c $(LWIPDIR)/src/api/err.c \
 	$(patsubst lwip/%.o,$(LWIPDIR)/src/%.c,$(filter-out lwip/api/%,$(LWIP_OBJS)))
 $(BUILD)/fuzz/fuzz_lwip: FUZZ_CFLAGS += -include tests/host/lwip_host.h $(LWIP_INC)
 $(BUILD)/fuzz/fuzz_lwip: net/lwip/netif.c net/lwip/lwipopts.h tests/host/lwip_host.h
@@ -818,18 +817,18 @@ SEED_SRCS_cell := net/deposit/cell.c net/deposit/dart.c net/deposit/dart_op.c
 FUZZ_SRCS_cmdline := kernel/cmdline.c kernel/config.c net/fabric/fault.c
 FUZZ_SRCS_mad := lib/mad.c lib/mad_rpc.c
 FUZZ_SRCS_rpc := $(RMEM_HOST_SRCS) lib/rpc_server.c kernel/crc.c
-FUZZ_SRCS_net := net/net.c drivers/netdev.c tests/host/host_pktbuf.c drivers/pktshare.c
+FUZZ_SRCS_net := net/net.c drivers/netdev.c tests/host/host_pktbuf.c
 # fuzz_e1000 includes drivers/e1000.c itself (its receive ring is static).
-FUZZ_SRCS_e1000 := drivers/intel_nic.c drivers/netdev.c tests/host/host_pktbuf.c drivers/pktshare.c
+FUZZ_SRCS_e1000 := drivers/intel_nic.c drivers/netdev.c tests/host/host_pktbuf.c
 $(BUILD)/fuzz/fuzz_e1000: drivers/e1000.c drivers/e1000_regs.h drivers/intel_nic.h tests/drivers/intel_stubs.h
 # fuzz_igb includes drivers/igb.c itself (its receive ring is static).
-FUZZ_SRCS_igb := drivers/intel_nic.c drivers/netdev.c tests/host/host_pktbuf.c drivers/pktshare.c
+FUZZ_SRCS_igb := drivers/intel_nic.c drivers/netdev.c tests/host/host_pktbuf.c
 $(BUILD)/fuzz/fuzz_igb: drivers/igb.c drivers/igb_regs.h drivers/intel_nic.h tests/drivers/intel_stubs.h
 # fuzz_madcell includes lib/mad_cell.c itself (its stream reader is static).
 FUZZ_SRCS_madcell := lib/mad.c lib/mad_stream.c
 $(BUILD)/fuzz/fuzz_madcell: lib/mad_cell.c lib/mad_drv.h
 # fuzz_virtio_net includes drivers/virtio_net.c itself (its receive queue is static).
-FUZZ_SRCS_virtio_net := drivers/virtio.c drivers/netdev.c tests/host/host_pktbuf.c drivers/pktshare.c
+FUZZ_SRCS_virtio_net := drivers/virtio.c drivers/netdev.c tests/host/host_pktbuf.c
 $(BUILD)/fuzz/fuzz_virtio_net: drivers/virtio_net.c drivers/virtio.h
 # fuzz_madreq includes lib/mad_req.c itself (its stream reader is static).
 FUZZ_SRCS_madreq := lib/mad.c lib/mad_stream.c

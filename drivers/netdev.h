@@ -2,8 +2,8 @@
  * The NIC interface (STYLE.md 1-4): what every NIC driver provides and
  * the one thing above it that consumes it, the demultiplexer in net/.
  * A driver fills a struct netdev and registers it; nothing above knows
- * which NIC it runs on.  This header and drivers/pktbuf.h are all that
- * the layers above see of drivers; drivers include nothing from above.
+ * which NIC it runs on.  This header, drivers/pktbuf.h and drivers/eth.h
+ * are all that the layers above see of drivers; drivers include nothing from above.
  *
  * Receive: the driver's interrupt handler (or ops->poll in polling mode)
  * takes filled RX descriptors and hands each frame to netdev_input(),
@@ -41,6 +41,7 @@
 
 #include "kernel/counters.h"
 
+#include "drivers/eth.h"
 #include "drivers/pktbuf.h"
 #include "kernel/sync.h"
 #include "kernel/trace.h"

@@ -1,7 +1,8 @@
 /*
  * The pktbuf pool: one contiguous block of 2 KiB buffers and a free list;
- * and, for a NIC with longer frames, a block of large ones and theirs.
- * What each consumer holds against its share is pktshare.c's.
+ * and, for a NIC with longer frames, a block of large ones and theirs;
+ * and what each consumer holds, which the last reference takes a buffer
+ * off (the shares themselves are net's: net/pktshare.c).
  */
 #include <errno.h>
 #include <stdio.h>
@@ -9,7 +10,6 @@
 #include <string.h>
 
 #include "drivers/pktbuf.h"
-#include "drivers/pktshare.h"
 #include "kernel/init.h"
 #include "kernel/mem.h"
 #include "kernel/panic.h"
@@ -20,6 +20,7 @@ static int nbufs, nfree, low_water;
 static struct pktbuf *large_pool, *large_free;
 static int nlarge_free;
 static uint32_t large_frame;		/* frame bytes a large buffer holds */
+int pkt_held_bufs[PKT_MAX_CONSUMERS];
 
 int pkt_pool_init(int n)
 {
@@ -34,7 +35,6 @@ int pkt_pool_init(int n)
 		freelist = &pool[i];
 	}
 	nbufs = nfree = low_water = n;
-	pkt_shares_init(n);
 	return 0;
 }
 

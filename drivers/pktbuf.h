@@ -11,12 +11,11 @@
  *    for retransmission; the driver takes its own reference until the NIC
  *    reports the descriptor done.
  *
- * Shares: a consumer that may hold buffers for long (lwIP keeps received
- * frames as pbufs until the app reads them, out-of-order segments until
- * the gap fills) is charged for every buffer it holds and holds at most
- * its share; past it, it drops what it is offered.  The rest of the pool
- * stays for the NIC receive rings and the fabric, which take from it
- * without a share: a consumer at its share never stops a ring's refill.
+ * Shares: a buffer may be charged to a consumer with a share of the pool
+ * (lwIP, the fabric's send queues).  The shares, who has one and the
+ * charging are net's: net/pktshare.h.  The pool keeps only the count of
+ * what each consumer holds (pkt_held_bufs), which pkt_put takes a buffer
+ * off with its last reference.
  *
  * All functions may be called from interrupt handlers.
  */
@@ -30,26 +29,14 @@
 #define PKT_HEADROOM 64		/* room in front of a frame (virtio-net header) */
 #define PKT_MAX_FRAME (PKT_BUF_SIZE - PKT_HEADROOM)
 
-/* The Ethernet frames they carry. */
-#define ETH_ALEN 6
-#define ETH_HLEN 14
-#define ETH_MIN_FRAME 60		/* without FCS */
-#define ETH_MAX_FRAME 1514		/* without FCS */
-#define ETH_JUMBO_FRAME (9000 + ETH_HLEN)	/* the NICs' long frames: 9000 bytes of payload */
-
-/*
- * Consumers with a share of the pool: a layer that keeps buffers for long
- * (lwIP's received frames, the fabric's frames not yet acknowledged)
- * registers itself by name with its share, and is charged for what it
- * holds; what no share takes stays for the receive rings.
- */
+/* The consumers buffers may be charged to (net/pktshare.h), at most. */
 #define PKT_MAX_CONSUMERS 4
 
 struct pktbuf {
 	uint8_t *data;			/* first byte of the frame */
 	uint16_t len;			/* frame length */
 	int16_t refs;
-	uint8_t charged;		/* consumer + 1 it is charged to, or 0 */
+	uint8_t charged;		/* consumer + 1 it is charged to (net/pktshare.h), or 0 */
 	uint8_t large;			/* from the large pool (pkt_get_len) */
 	struct pktbuf *next;		/* free list, or any queue of the owner's */
 	uint8_t *buf;			/* start of the 2 KiB buffer (DMA-able) */
@@ -98,30 +85,22 @@ void pkt_ref(struct pktbuf *pb);
 void pkt_put(struct pktbuf *pb);
 
 /*
- * The consumer called name (a string that lives as long as the kernel),
- * added with a share of n buffers the first time, its share set to n
- * after: its number, or -EINVAL (n outside 0..the pool), -ENOSPC
- * (PKT_MAX_CONSUMERS taken).  pkt_consumer_find: the number of the one
- * called name, or -ENOENT.
+ * Buffers charged to each consumer now: one with pb->charged == c + 1
+ * counts in pkt_held_bufs[c] until its last reference goes, when pkt_put
+ * takes it off and clears pb->charged.  The charging is net's (pkt_charge,
+ * net/pktshare.h: it sets pb->charged and counts the buffer here, with
+ * interrupts off); the pool only takes off.
  */
-int pkt_consumer(const char *name, int n);
-int pkt_consumer_find(const char *name);
+extern int pkt_held_bufs[PKT_MAX_CONSUMERS];
 
-/*
- * Charge pb (held by the caller, not charged yet) to consumer c until its
- * last reference goes.  0, or -ENOBUFS (c holds its share: pb is left
- * as it was, the caller drops it), -EINVAL (no such consumer, or pb is
- * charged already).
- */
-int pkt_charge(struct pktbuf *pb, int c);
-
-/* Set c's share (buffers it may hold at once, 0..the pool).  0 or -EINVAL. */
-int pkt_share_set(int c, int n);
-
-/* Buffers c holds now, its share, and the times it was refused one. */
-int pkt_held(int c);
-int pkt_share(int c);
-unsigned long pkt_refused(int c);
+/* For the pools alone (pktbuf.c, the host tests' twin): pb's last reference went.  Interrupts off. */
+static inline void pkt_uncharge(struct pktbuf *pb)
+{
+	if (pb->charged) {
+		pkt_held_bufs[pb->charged - 1]--;
+		pb->charged = 0;
+	}
+}
 
 /* Buffers free now, in all, and the fewest ever free. */
 int pkt_free_count(void);

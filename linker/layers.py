@@ -75,13 +75,14 @@ LAYERS = {
     "tests": (TESTS, ["kernel", "lib", "apps", "lwip"] + NETS),
 }
 # Single files a layer may use beyond its arrows: the network's layers reach
-# the drivers through the NIC interface and the packet buffers alone; REQ's
-# message notification writes its body by remote memory (net/req/remote.c).
+# the drivers through the NIC interface, the packet buffers and the Ethernet
+# sizes alone; REQ's message notification writes its body by remote memory
+# (net/req/remote.c).
 # For symbols, the objects that define what those headers declare.  A
 # layer that uses another may use its grants too: their headers include them.
-GRANTS = {n: ["drivers/netdev.h", "drivers/pktbuf.h"] for n in NETS}
+GRANTS = {n: ["drivers/netdev.h", "drivers/pktbuf.h", "drivers/eth.h"] for n in NETS}
 GRANTS["net/req"] = GRANTS["net/req"] + ["net/rmem/rmem.h"]
-SYMBOL_GRANTS = {n: ["drivers/netdev.o", "drivers/pktbuf.o", "drivers/pktshare.o"] for n in NETS}
+SYMBOL_GRANTS = {n: ["drivers/netdev.o", "drivers/pktbuf.o"] for n in NETS}
 SYMBOL_GRANTS["net/req"] = SYMBOL_GRANTS["net/req"] + ["net/rmem/"]
 # ------------------------------------------------------------------------------
 

@@ -19,6 +19,7 @@
 
 #include "kernel/counters.h"
 
+#include "drivers/eth.h"
 #include "drivers/pktbuf.h"
 
 /*

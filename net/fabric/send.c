@@ -15,6 +15,7 @@
 #include "kernel/x86.h"
 #include "net/fabric/internal.h"
 #include "net/net.h"
+#include "net/pktshare.h"
 
 #define DISCOVERY_WAIT_NS 60000000000ULL	/* a send waits this long for its peer */
 

@@ -22,6 +22,7 @@
 #include "net/fabric/fault.h"
 #include "net/fabric/internal.h"
 #include "net/net.h"
+#include "net/pktshare.h"
 
 static const struct argspec fabric_args[] = {
 	{ "fault", ARG_STR, 0, 0, "receive faults, e.g. drop:0.05,dup:0.01,reorder:0.01,corrupt:0.01" },

@@ -41,6 +41,7 @@
 #include "lwip/tcpip.h"
 #include "net/lwip/lwip_port.h"
 #include "net/net.h"
+#include "net/pktshare.h"
 
 #define LOCAL_TRACE 0
 #define LTRACEF(...) do { if (LOCAL_TRACE) printf("lwip: " __VA_ARGS__); } while (0)

@@ -1,8 +1,8 @@
 /*
- * Host unit tests of the packet buffer pool (drivers/pktbuf.c) and its
- * shares: a consumer holds at most its share, whatever it is offered; the
- * rest of the pool stays for those without a share (the NIC rings, the
- * fabric); a buffer is uncharged with its last reference, never before.
+ * Host unit tests of the packet buffer pool itself (drivers/pktbuf.c): a
+ * buffer goes back with its last reference, never before, and then off
+ * the count of the consumer it was charged to; the large pool.  The
+ * shares are net's (tests/net/test_pktshare.c).
  */
 #include <errno.h>
 #include <setjmp.h>
@@ -18,12 +18,13 @@
 #include "tests/host/unit.h"
 
 #include "drivers/pktbuf.h"
-#include "drivers/pktshare.h"
 #include "kernel/init.h"
 #include "kernel/mem.h"
 #include "kernel/panic.h"
 
-#define POOL 16
+#define POOL 8
+#define LARGE 2
+#define LARGE_FRAME 4000
 
 /* --- the kernel below the pool ---------------------------------------------- */
 
@@ -48,22 +49,6 @@ void panic(const char *fmt, ...)
 	abort();
 }
 
-static int c_lwip = -1;	/* a consumer with a share, as lwIP's */
-
-/* A buffer charged to c, as a consumer takes one (lwIP's port): NULL if none or c holds its share. */
-static struct pktbuf *get_for(int c)
-{
-	struct pktbuf *pb;
-
-	if (!pkt_share_left(c) || !(pb = pkt_get()))
-		return NULL;
-	if (pkt_charge(pb, c) < 0) {
-		pkt_put(pb);
-		return NULL;
-	}
-	return pb;
-}
-
 /* The pool lives for the process; each case starts with it whole. */
 static int setup(void **state)
 {
@@ -73,172 +58,106 @@ static int setup(void **state)
 	if (!made && pkt_pool_init(POOL) < 0)
 		return -1;
 	made = 1;
-	if ((c_lwip = pkt_consumer("lwip", 4)) < 0)
-		return -1;
-	if (pkt_free_count() != POOL || pkt_held(c_lwip) != 0)
-		return -1;
-	return 0;
+	return pkt_free_count() == POOL ? 0 : -1;
 }
 
 /* --- tests ------------------------------------------------------------------ */
 
-/* Offered every buffer of the pool, the consumer keeps its share and no more. */
-static void share_caps_what_is_held(void **state)
+/* Every buffer of the pool, each ready (one reference, data at the headroom), then none. */
+static void get_until_empty(void **state)
 {
 	struct pktbuf *pb[POOL];
-	int kept = 0;
 
 	(void)state;
+	assert_int_equal(pkt_total(), POOL);
 	for (int i = 0; i < POOL; i++) {
-		pb[i] = pkt_get();			/* a ring's buffer, filled, offered up */
-		assert_non_null(pb[i]);
-		if (pkt_charge(pb[i], c_lwip) == 0) {
-			kept++;
-		} else {
-			assert_int_equal(pb[i]->charged, 0);
-			pkt_put(pb[i]);			/* dropped: back to the pool at once */
-			pb[i] = NULL;
-		}
+		assert_non_null(pb[i] = pkt_get());
+		assert_int_equal(pb[i]->refs, 1);
+		assert_int_equal(pb[i]->charged, 0);
+		assert_int_equal(pb[i]->len, 0);
+		assert_ptr_equal(pb[i]->data, pb[i]->buf + PKT_HEADROOM);
+		assert_ptr_equal(pkt_buf_end(pb[i]), pb[i]->buf + PKT_BUF_SIZE);
+		assert_int_equal(pkt_free_count(), POOL - 1 - i);
 	}
-	assert_int_equal(kept, 4);
-	assert_int_equal(pkt_held(c_lwip), 4);
-	assert_int_equal(pkt_refused(c_lwip) >= 12, 1);
-	assert_int_equal(pkt_free_count(), POOL - 4);
-	for (int i = 0; i < POOL; i++)
-		if (pb[i])
-			pkt_put(pb[i]);
-	assert_int_equal(pkt_held(c_lwip), 0);
-	assert_int_equal(pkt_free_count(), POOL);
-}
-
-/* With the consumer at its share, the rest of the pool is there for the others. */
-static void the_rest_stays_for_the_rings(void **state)
-{
-	struct pktbuf *held[4], *ring[POOL];
-
-	(void)state;
-	for (int i = 0; i < 4; i++)
-		assert_non_null(held[i] = get_for(c_lwip));
-	assert_null(get_for(c_lwip));
-	assert_int_equal(pkt_free_count(), POOL - 4);
-	for (int i = 0; i < POOL - 4; i++)
-		assert_non_null(ring[i] = pkt_get());
 	assert_null(pkt_get());
-	/* The pool is empty: a consumer under its share gets nothing either. */
-	pkt_put(held[0]);
-	assert_int_equal(pkt_held(c_lwip), 3);
-	assert_non_null(ring[POOL - 4] = pkt_get());
-	assert_null(get_for(c_lwip));
-	for (int i = 0; i <= POOL - 4; i++)
-		pkt_put(ring[i]);
-	for (int i = 1; i < 4; i++)
-		pkt_put(held[i]);
-	assert_int_equal(pkt_held(c_lwip), 0);
+	assert_int_equal(pkt_low_water(), 0);
+	for (int i = 0; i < POOL; i++)
+		pkt_put(pb[i]);
 	assert_int_equal(pkt_free_count(), POOL);
 }
 
-/* A charged buffer another holder references stays charged until the last put. */
-static void uncharged_with_the_last_reference(void **state)
-{
-	struct pktbuf *pb;
-
-	(void)state;
-	assert_non_null(pb = get_for(c_lwip));
-	pkt_ref(pb);				/* the driver's, until the NIC sent it */
-	pkt_put(pb);
-	assert_int_equal(pkt_held(c_lwip), 1);
-	pkt_put(pb);
-	assert_int_equal(pkt_held(c_lwip), 0);
-	/* The same buffer, taken again, is nobody's. */
-	struct pktbuf *again = pkt_get();
-	assert_ptr_equal(again, pb);
-	assert_int_equal(again->charged, 0);
-	pkt_put(again);
-	assert_int_equal(pkt_held(c_lwip), 0);
-}
-
-/* Misuse is refused and changes nothing. */
-static void misuse(void **state)
+/* A buffer another holder references goes back with the last put. */
+static void back_with_the_last_reference(void **state)
 {
 	struct pktbuf *pb;
 
 	(void)state;
 	assert_non_null(pb = pkt_get());
-	assert_int_equal(pkt_charge(pb, PKT_MAX_CONSUMERS), -EINVAL);
-	assert_int_equal(pkt_charge(pb, -1), -EINVAL);
-	assert_int_equal(pkt_charge(pb, c_lwip), 0);
-	assert_int_equal(pkt_charge(pb, c_lwip), -EINVAL);	/* charged once only */
-	assert_int_equal(pkt_held(c_lwip), 1);
+	pkt_ref(pb);				/* the driver's, until the NIC sent it */
 	pkt_put(pb);
-	assert_int_equal(pkt_share_set(c_lwip, POOL + 1), -EINVAL);
-	assert_int_equal(pkt_share_set(c_lwip, -1), -EINVAL);
-	assert_int_equal(pkt_share_set(PKT_MAX_CONSUMERS, 1), -EINVAL);
-	assert_int_equal(pkt_share(c_lwip), 4);
-	assert_null(get_for(PKT_MAX_CONSUMERS));
-	/* A share of 0: the consumer holds nothing. */
-	assert_int_equal(pkt_share_set(c_lwip, 0), 0);
-	assert_null(get_for(c_lwip));
+	assert_int_equal(pkt_free_count(), POOL - 1);
+	pkt_put(pb);
 	assert_int_equal(pkt_free_count(), POOL);
 }
 
-/* A share lowered below what is held: nothing more until it drains below. */
-static void share_lowered_while_held(void **state)
+/* A charged buffer (as net's pkt_charge leaves it) counts for its consumer until its last reference goes. */
+static void off_its_consumer_with_the_last_reference(void **state)
 {
-	struct pktbuf *pb[4];
+	struct pktbuf *pb;
+	int c = PKT_MAX_CONSUMERS - 1;
 
 	(void)state;
-	for (int i = 0; i < 4; i++)
-		assert_non_null(pb[i] = get_for(c_lwip));
-	assert_int_equal(pkt_share_set(c_lwip, 2), 0);
-	pkt_put(pb[0]);
-	assert_null(get_for(c_lwip));	/* 3 held, share 2 */
-	pkt_put(pb[1]);
-	assert_null(get_for(c_lwip));	/* 2 held */
-	pkt_put(pb[2]);
-	assert_non_null(pb[0] = get_for(c_lwip));
-	pkt_put(pb[0]);
-	pkt_put(pb[3]);
-	assert_int_equal(pkt_held(c_lwip), 0);
+	assert_non_null(pb = pkt_get());
+	pb->charged = (uint8_t)(c + 1);
+	pkt_held_bufs[c]++;
+	pkt_ref(pb);
+	pkt_put(pb);
+	assert_int_equal(pkt_held_bufs[c], 1);
+	assert_int_equal(pb->charged, c + 1);
+	pkt_put(pb);
+	assert_int_equal(pkt_held_bufs[c], 0);
+	/* The same buffer, taken again, is nobody's. */
+	struct pktbuf *again = pkt_get();
+	assert_ptr_equal(again, pb);
+	assert_int_equal(again->charged, 0);
+	pkt_put(again);
+	for (int i = 0; i < PKT_MAX_CONSUMERS; i++)
+		assert_int_equal(pkt_held_bufs[i], 0);
 }
 
-/* Consumers register by name: the same name the same number, a share in range, a table that fills. */
-static void consumers_by_name(void **state)
+/* Frames longer than a small buffer's come from the large pool, once it is made; the small pool is untouched. */
+static void large_buffers(void **state)
 {
-	int a, b, names_left;
+	struct pktbuf *pb[LARGE];
 
 	(void)state;
-	assert_int_equal(pkt_consumer_find("lwip"), c_lwip);
-	assert_int_equal(pkt_consumer("lwip", 5), c_lwip);		/* again: its share set */
-	assert_int_equal(pkt_share(c_lwip), 5);
-	assert_int_equal(pkt_consumer("too-big", POOL + 1), -EINVAL);
-	assert_int_equal(pkt_consumer("negative", -1), -EINVAL);
-	assert_int_equal(pkt_consumer_find("too-big"), -ENOENT);
-	a = pkt_consumer("a", 2);
-	assert_true(a >= 0 && a != c_lwip);
-	b = pkt_consumer("b", 3);
-	assert_true(b >= 0 && b != a && b != c_lwip);
-	assert_int_equal(pkt_consumer_find("b"), b);
-	/* Fill the table: then a new name is refused, a known one still found. */
-	names_left = 0;
-	while (pkt_consumer(names_left == 0 ? "c" : "d", 1) >= 0 && ++names_left < PKT_MAX_CONSUMERS)
-		;
-	assert_int_equal(pkt_consumer("one-too-many", 1), -ENOSPC);
-	assert_int_equal(pkt_consumer("a", 1), a);
-	/* Each is charged apart. */
-	struct pktbuf *pa = get_for(a), *pb = get_for(b);
-	assert_non_null(pa);
-	assert_non_null(pb);
-	assert_int_equal(pkt_held(a), 1);
-	assert_int_equal(pkt_held(b), 1);
-	pkt_put(pa);
-	pkt_put(pb);
-	assert_int_equal(pkt_held(a), 0);
+	assert_null(pkt_get_len(PKT_MAX_FRAME + 1));	/* no large pool yet */
+	assert_int_equal(pkt_free_len(PKT_MAX_FRAME + 1), 0);
+	assert_int_equal(pkt_large_init(LARGE, LARGE_FRAME), 0);
+	assert_int_equal(pkt_large_init(LARGE, LARGE_FRAME - 1), 0);	/* made already, long enough */
+	assert_int_equal(pkt_large_init(LARGE, LARGE_FRAME + 1), -ENOMEM);
+	assert_int_equal(pkt_free_len(LARGE_FRAME), LARGE);
+	assert_null(pkt_get_len(LARGE_FRAME + 1));
+	for (int i = 0; i < LARGE; i++) {
+		assert_non_null(pb[i] = pkt_get_len(LARGE_FRAME));
+		assert_int_equal(pb[i]->large, 1);
+		assert_ptr_equal(pb[i]->data, pb[i]->buf + PKT_HEADROOM);
+		assert_ptr_equal(pkt_buf_end(pb[i]), pb[i]->buf + pkt_large_room());
+		assert_true(pkt_large_room() >= PKT_HEADROOM + LARGE_FRAME);
+	}
+	assert_null(pkt_get_len(PKT_MAX_FRAME + 1));
+	assert_int_equal(pkt_free_count(), POOL);
+	struct pktbuf *small = pkt_get_len(PKT_MAX_FRAME);
+	assert_non_null(small);
+	assert_int_equal(small->large, 0);
+	pkt_put(small);
+	for (int i = 0; i < LARGE; i++)
+		pkt_put(pb[i]);
+	assert_int_equal(pkt_free_len(LARGE_FRAME), LARGE);
 }
 
 UNIT_MAIN("tests", NULL, NULL,
-	  cmocka_unit_test_setup(share_caps_what_is_held, setup),
-	  cmocka_unit_test_setup(the_rest_stays_for_the_rings, setup),
-	  cmocka_unit_test_setup(uncharged_with_the_last_reference, setup),
-	  cmocka_unit_test_setup(misuse, setup),
-	  cmocka_unit_test_setup(share_lowered_while_held, setup),
-	  cmocka_unit_test_setup(consumers_by_name, setup))
+	  cmocka_unit_test_setup(get_until_empty, setup),
+	  cmocka_unit_test_setup(back_with_the_last_reference, setup),
+	  cmocka_unit_test_setup(off_its_consumer_with_the_last_reference, setup),
+	  cmocka_unit_test_setup(large_buffers, setup))

@@ -28,6 +28,7 @@
 #include "net/fabric/fabric.h"
 #include "net/lwip/lwip_port.h"
 #include "net/net.h"
+#include "net/pktshare.h"
 #include "tests/apps/check.h"
 #include "tests/apps/protos.h"
 

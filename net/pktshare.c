@@ -1,33 +1,28 @@
 /*
- * The packet pool's shares (pktbuf.h): the consumers registered by name,
- * and the buffers each holds against its share.  The same code under the
- * kernel's pool (pktbuf.c) and the host tests' (tests/host/host_pktbuf.c),
- * which call into it and nothing the other way.
+ * The packet pool's shares (net/pktshare.h): the consumers registered by
+ * name, their shares and refusals, and the charging.  What each consumer
+ * holds is the pool's count (drivers/pktbuf.h: pkt_held_bufs), which a
+ * buffer's last reference takes it off.  The same code over the kernel's
+ * pool (drivers/pktbuf.c) and the host tests' (tests/host/host_pktbuf.c).
  */
 #include <errno.h>
 #include <string.h>
 
 #include "drivers/pktbuf.h"
-#include "drivers/pktshare.h"
 #include "kernel/x86.h"
+#include "net/pktshare.h"
 
-static int held[PKT_MAX_CONSUMERS], share[PKT_MAX_CONSUMERS];
+static int share[PKT_MAX_CONSUMERS];
 static unsigned long refused[PKT_MAX_CONSUMERS];
 static const char *names[PKT_MAX_CONSUMERS];
 static int nconsumers;
-static int pool_size;		/* the pool's buffers, once it is made (0: not yet) */
 
-void pkt_shares_init(int pool_bufs)
+/* n outside 0..the pool's buffers (any n >= 0 before the pool is made)? */
+static int share_bad(int n)
 {
-	pool_size = pool_bufs;
-}
+	int pool = pkt_total();
 
-void pkt_uncharge(struct pktbuf *pb)
-{
-	if (pb->charged) {
-		held[pb->charged - 1]--;
-		pb->charged = 0;
-	}
+	return n < 0 || (pool > 0 && n > pool);
 }
 
 int pkt_consumer_find(const char *name)
@@ -42,7 +37,7 @@ int pkt_consumer(const char *name, int n)
 {
 	int c = pkt_consumer_find(name);
 
-	if (n < 0 || (pool_size > 0 && n > pool_size))
+	if (share_bad(n))
 		return -EINVAL;
 	if (c < 0) {
 		if (nconsumers == PKT_MAX_CONSUMERS)
@@ -66,11 +61,11 @@ int pkt_charge(struct pktbuf *pb, int c)
 	f = irq_save();
 	if (pb->charged) {
 		r = -EINVAL;
-	} else if (held[c] >= share[c]) {
+	} else if (pkt_held_bufs[c] >= share[c]) {
 		refused[c]++;
 		r = -ENOBUFS;
 	} else {
-		held[c]++;
+		pkt_held_bufs[c]++;
 		pb->charged = (uint8_t)(c + 1);
 	}
 	irq_restore(f);
@@ -82,7 +77,7 @@ int pkt_share_left(int c)
 	/* Racing chargers can only be refused here, never pass the share. */
 	if (c < 0 || c >= nconsumers)
 		return 0;
-	if (held[c] >= share[c]) {
+	if (pkt_held_bufs[c] >= share[c]) {
 		refused[c]++;
 		return 0;
 	}
@@ -91,7 +86,7 @@ int pkt_share_left(int c)
 
 int pkt_share_set(int c, int n)
 {
-	if (c < 0 || c >= nconsumers || n < 0 || (pool_size > 0 && n > pool_size))
+	if (c < 0 || c >= nconsumers || share_bad(n))
 		return -EINVAL;
 	share[c] = n;
 	return 0;
@@ -99,7 +94,7 @@ int pkt_share_set(int c, int n)
 
 int pkt_held(int c)
 {
-	return c >= 0 && c < nconsumers ? held[c] : 0;
+	return c >= 0 && c < nconsumers ? pkt_held_bufs[c] : 0;
 }
 
 int pkt_share(int c)
