@@ -692,8 +692,8 @@ UNIT_LDFLAGS_mad  := -Wl,--wrap=malloc
 UNIT_SRCS_call    := net/call/call_wire.c
 UNIT_SRCS_member  := net/fabric/member.c net/fabric/wire.c kernel/crc.c kernel/siphash.c kernel/scrypt.c kernel/incarnation.c net/call/call.c \
 	net/call/names.c net/call/service.c net/call/call_wire.c tests/host/host_fabric.c tests/host/host_pktbuf.c
-UNIT_SRCS_pktbuf  := drivers/pktbuf.c
-UNIT_SRCS_pktshare := net/pktshare.c drivers/pktbuf.c
+UNIT_SRCS_pktbuf  := drivers/pktbuf.c tests/host/host_kernel.c
+UNIT_SRCS_pktshare := net/pktshare.c drivers/pktbuf.c tests/host/host_kernel.c
 UNIT_SRCS_autoview := net/fabric/autoview.c net/fabric/wire.c kernel/crc.c kernel/siphash.c kernel/scrypt.c
 UNIT_SRCS_shm_ring :=
 UNIT_SRCS_acpi_s5 := kernel/acpi_s5.c

@@ -6,7 +6,6 @@
  */
 #include <errno.h>
 #include <setjmp.h>
-#include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -18,36 +17,12 @@
 #include "tests/host/unit.h"
 
 #include "drivers/pktbuf.h"
-#include "kernel/init.h"
-#include "kernel/mem.h"
-#include "kernel/panic.h"
 
 #define POOL 8
 #define LARGE 2
 #define LARGE_FRAME 4000
 
-/* --- the kernel below the pool ---------------------------------------------- */
-
-void *page_alloc_zeroed(size_t bytes)
-{
-	return calloc(1, bytes);
-}
-
-void host_init_hook_add(const struct init_hook *h)
-{
-	(void)h;
-}
-
-void panic(const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fputc('\n', stderr);
-	abort();
-}
+/* The kernel below the pool: tests/host/host_kernel.c. */
 
 /* The pool lives for the process; each case starts with it whole. */
 static int setup(void **state)

@@ -7,7 +7,6 @@
  */
 #include <errno.h>
 #include <setjmp.h>
-#include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -19,35 +18,11 @@
 #include "tests/host/unit.h"
 
 #include "drivers/pktbuf.h"
-#include "kernel/init.h"
-#include "kernel/mem.h"
-#include "kernel/panic.h"
 #include "net/pktshare.h"
 
 #define POOL 16
 
-/* --- the kernel below the pool ---------------------------------------------- */
-
-void *page_alloc_zeroed(size_t bytes)
-{
-	return calloc(1, bytes);
-}
-
-void host_init_hook_add(const struct init_hook *h)
-{
-	(void)h;
-}
-
-void panic(const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fputc('\n', stderr);
-	abort();
-}
+/* The kernel below the pool: tests/host/host_kernel.c. */
 
 static int c_lwip = -1;	/* a consumer with a share, as lwIP's */
 
