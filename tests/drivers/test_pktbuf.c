@@ -14,6 +14,7 @@
 
 #include <cmocka.h>
 
+#include "tests/host/host_kernel.h"
 #include "tests/host/unit.h"
 
 #include "drivers/pktbuf.h"
@@ -22,18 +23,11 @@
 #define LARGE 2
 #define LARGE_FRAME 4000
 
-/* The kernel below the pool: tests/host/host_kernel.c. */
-
 /* The pool lives for the process; each case starts with it whole. */
 static int setup(void **state)
 {
-	static int made;
-
 	(void)state;
-	if (!made && pkt_pool_init(POOL) < 0)
-		return -1;
-	made = 1;
-	return pkt_free_count() == POOL ? 0 : -1;
+	return host_pool_whole(POOL);
 }
 
 /* --- tests ------------------------------------------------------------------ */

@@ -15,14 +15,13 @@
 
 #include <cmocka.h>
 
+#include "tests/host/host_kernel.h"
 #include "tests/host/unit.h"
 
 #include "drivers/pktbuf.h"
 #include "net/pktshare.h"
 
 #define POOL 16
-
-/* The kernel below the pool: tests/host/host_kernel.c. */
 
 static int c_lwip = -1;	/* a consumer with a share, as lwIP's */
 
@@ -43,12 +42,9 @@ static struct pktbuf *get_for(int c)
 /* The pool lives for the process; each case starts with it whole. */
 static int setup(void **state)
 {
-	static int made;
-
 	(void)state;
-	if (!made && pkt_pool_init(POOL) < 0)
+	if (host_pool_whole(POOL) < 0)
 		return -1;
-	made = 1;
 	if ((c_lwip = pkt_consumer("lwip", 4)) < 0)
 		return -1;
 	if (pkt_free_count() != POOL || pkt_held(c_lwip) != 0)
