@@ -30,7 +30,7 @@ CASES = [
     Cluster("rpc-test-4-faults", app="rpc-test", nodes=4, timeout=180,
             args="fault=drop:0.03,dup:0.03,reorder:0.03",
             expect=[r"RESULT rpc-test calls=1809 failed=0 rewritten=0 role=server",
-                    r"injected drop [1-9]\d* dup [1-9]\d* reorder [1-9]"], absent=[r"FAILED"],
+                    r"injected drop [1-9]\d*, dup [1-9]\d*, reorder [1-9]"], absent=[r"FAILED"],
             count={r"RESULT rpc-test calls=\d+ failed=0 ": 4}),
     Cluster("rpc-test-4-unreliable-faults-shm", app="rpc-test", nodes=4, nic="shm", timeout=180,
             args="transport=unreliable fault=drop:0.03,dup:0.03,reorder:0.03",

@@ -189,12 +189,12 @@ CASES = [
             args="fault=drop:0.05,dup:0.02,reorder:0.02,corrupt:0.01",
             options=["--key", "fabric-stress-test-key"],
             expect=[r"keyed \(SipHash-2-4 MAC, replay window\)",
-                    r"bad_mac [1-9]\d* replay [1-9]\d*", r"key=\(hidden\)"],
+                    r"bad_mac [1-9]\d*, replay [1-9]\d*", r"key=\(hidden\)"],
             absent=[r"fabric-stress-test-key"],
             count={r"RESULT fabric-stress sent=6000 received=6000 lost=0 dup=0 misordered=0": 4}),
     Cluster("fabric-stress-3-keyed-e1000", app="fabric-stress", nodes=3, nic="e1000",
             args="count=1000", options=["--key", "random"],
-            expect=[r"key_mismatch 0 bad_mac 0 replay 0"],
+            expect=[r"key_mismatch 0, bad_mac 0, replay 0"],
             count={r"RESULT fabric-stress sent=2000 received=2000 lost=0 dup=0 misordered=0": 3}),
     Cluster("fabric-stress-4-keyed-shm", app="fabric-stress", nodes=4, nic="shm",
             options=["--key", "random"],
@@ -221,7 +221,7 @@ CASES += [
     Cluster("hostile-%s-keyed-%s" % (app, nic), app=app, nodes=nodes, nic=nic, timeout=180,
             args=args, options=["--key", "random", "--hostile"],
             expect=[r"cluster: hostile: sent [1-9]\d* frames"] +
-                   ([r"bad_mac [1-9]\d* replay"] if app == "fabric-stress" else []),
+                   ([r"bad_mac [1-9]\d*, replay"] if app == "fabric-stress" else []),
             absent=[r"rebooted", r"FAILED", r"panic", r"EXCEPTION"],
             count={result: 1 if app == "req-stress" else nodes})
     for nic in ("virtio", "e1000")
