@@ -698,6 +698,7 @@ UNIT_SRCS_autoview := net/fabric/autoview.c net/fabric/wire.c kernel/crc.c kerne
 UNIT_SRCS_shm_ring :=
 UNIT_SRCS_acpi_s5 := kernel/acpi_s5.c
 UNIT_SRCS_calib   := kernel/calib.c
+UNIT_SRCS_counters := kernel/counters.c
 # The fabric's kernel side, node 1 of four, with simulated peers.
 FABRIC_NODE_SRCS  := net/fabric/fabric.c net/fabric/start.c net/fabric/rx.c net/fabric/discovery.c net/fabric/send.c net/fabric/auto.c \
 	net/fabric/autoview.c net/fabric/park.c \

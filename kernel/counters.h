@@ -6,7 +6,7 @@
  *
  *	rmem: applied write 3, read 0, atomic 1; refused bad_segment 0, ...
  *
- * The list's entries, each X(kind, ...):
+ * The list's entries, each X(kind, ...), the first a LINE or LINE_IF:
  *	X(LINE, "head")			a new line: "<module>: head"
  *	X(LINE_IF, "head")		the same, printed only if one of its counters is not 0
  *	X(ONE, field, "label")		uint64_t field, printed "label <value>"
