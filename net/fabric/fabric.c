@@ -98,17 +98,19 @@ static struct pktbuf *chan_alloc(void *ctx, size_t len)
  * before INIT_START: until then the channel holds it (-EBUSY: offered
  * again every tick, and at once when a handler registers).  An app
  * registers its own once it runs, after a peer may have sent to them:
- * those are parked (park.c) for up to FAB_APP_GRACE_NS, the sender's
- * other protocols going on meanwhile.
+ * those are parked (park.c) from their arrival, before the start too,
+ * until FAB_APP_GRACE_NS after it, the sender's other protocols going on
+ * meanwhile.  Parked, not held in the channel: a sender that reboots
+ * resets the channel, and the park keeps what it acknowledged.
  */
 static __attribute__((noinline)) int deliver_unhandled(int src, uint8_t proto, const uint8_t *p,
 							size_t len, struct pktbuf *pb)
 {
+	if (proto >= FP_APP_FIRST && proto < FP_MAX &&
+	    (!fab.started || now_ns() < fab.app_grace_end || fab_park_has(proto)))
+		return fab_park(src, proto, p, len, pb);
 	if (proto < FP_MAX && !fab.started)
 		return -EBUSY;
-	if (proto >= FP_APP_FIRST && proto < FP_MAX &&
-	    (now_ns() < fab.app_grace_end || fab_park_has(proto)))
-		return fab_park(src, proto, p, len, pb);
 	fab.ctr.rx_unknown_proto++;
 	return 0;		/* consumed: nobody will ever want it */
 }

@@ -246,8 +246,16 @@ static int fabric_start(void)
 {
 	if (!fab.ready)
 		return -ENODEV;
-	fab.started = 1;
+	/*
+	 * The grace first, then started, interrupts off: a tick between the
+	 * two (TCG takes one after now_ns's rdtsc) offered a held message
+	 * to a fabric started with no grace, which dropped it as no one's
+	 * after its sender had counted it delivered.
+	 */
+	irqflags_t f = irq_save();
 	fab.app_grace_end = now_ns() + FAB_APP_GRACE_NS;
+	fab.started = 1;
+	irq_restore(f);
 	fabric_resume();
 	return 0;
 }

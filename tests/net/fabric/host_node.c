@@ -36,7 +36,18 @@ static int keyed;
 static unsigned timeout_ms;
 static const uint8_t node_mac[6] = { 2, 0x4e, 0x4f, 0x57, 0, HN_ME };
 
-uint64_t now_ns(void) { return clock_ns; }
+static void run_ticks(void);
+static int tick_in_clock;	/* hn_start: the next read of the clock takes a tick first */
+
+uint64_t now_ns(void)
+{
+	if (tick_in_clock) {
+		/* An interrupt taken there, as TCG takes one after the rdtsc helper. */
+		tick_in_clock = 0;
+		run_ticks();
+	}
+	return clock_ns;
+}
 uint64_t ns_to_cycles(uint64_t ns) { return ns; }
 uint64_t cycles_to_ns(uint64_t c) { return c; }
 uint64_t incarnation(void) { return node_inc; }
@@ -627,7 +638,8 @@ static void node_free(void)
 	memset(fab_reset_hooks, 0, sizeof fab_reset_hooks);
 }
 
-void hn_reset(int key, unsigned peer_timeout_ms)
+/* hn_reset, or hn_reset_unstarted: the fabric bound and taking frames, INIT_START not run. */
+static void reset(int key, unsigned peer_timeout_ms, int start)
 {
 	node_free();
 	for (int k = 0; k < HN_NODES; k++)
@@ -648,13 +660,31 @@ void hn_reset(int key, unsigned peer_timeout_ms)
 	fab.peer_timeout_ns = 10000000000ULL;
 	run_hooks(INIT_SUBSYS_3);
 	run_hooks(INIT_SUBSYS_4);
-	run_hooks(INIT_START);
+	if (start)
+		run_hooks(INIT_START);
 	if (fabric_register(HN_PROTO, node_handler) < 0 ||
 	    fabric_register_raw(HN_PROTO, node_raw_handler) < 0)
 		abort();
 	for (int k = 0; k < HN_NODES; k++)
 		if (k != HN_ME)
 			sim_boot(k, 0x2222000000000000ULL + (uint64_t)k * 0x10001 + clock_ns);
+}
+
+void hn_reset(int key, unsigned peer_timeout_ms)
+{
+	reset(key, peer_timeout_ms, 1);
+}
+
+void hn_reset_unstarted(int key, unsigned peer_timeout_ms)
+{
+	reset(key, peer_timeout_ms, 0);
+}
+
+void hn_start(int tick_inside)
+{
+	tick_in_clock = tick_inside;
+	run_hooks(INIT_START);
+	tick_in_clock = 0;
 }
 
 int hn_teardown(void)
@@ -752,13 +782,23 @@ void hn_settle(void)
 	}
 }
 
-void hn_advance(unsigned ms)
+/* The timer interrupt's tick hooks. */
+static void run_ticks(void)
 {
-	clock_ns += (uint64_t)ms * 1000000ULL;
+	int was = in_irq;
+
 	in_irq = 1;
 	for (int i = 0; i < 4; i++)
 		if (tick_hooks[i])
 			tick_hooks[i]();
+	in_irq = was;
+}
+
+void hn_advance(unsigned ms)
+{
+	clock_ns += (uint64_t)ms * 1000000ULL;
+	run_ticks();
+	in_irq = 1;
 	for (int i = 0; i < MAX_TIMERS; i++) {
 		struct ktimer *t = timers[i];
 		if (t && t->armed) {

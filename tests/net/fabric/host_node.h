@@ -47,6 +47,13 @@ extern struct hn_stats hn;
 
 /* A fresh node (keyed or not, with a peer timeout) and fresh peers; the old ones are freed. */
 void hn_reset(int keyed, unsigned peer_timeout_ms);
+/*
+ * The same, but the kernel's protocols not yet all registered (INIT_START
+ * not run: the node holds what comes for any protocol); hn_start runs it,
+ * with a tick taken at its first read of the clock if tick_inside.
+ */
+void hn_reset_unstarted(int keyed, unsigned peer_timeout_ms);
+void hn_start(int tick_inside);
 
 /* Free everything; 0 if every packet buffer came back. */
 int hn_teardown(void);

@@ -281,6 +281,56 @@ static int tags_are(const uint8_t *want, int n)
  * sender's reboot drops none of them: they were acknowledged.  One never
  * registered is dropped at the end of the grace, as no one's.
  */
+/*
+ * An app's message that comes before the fabric starts (the kernel's
+ * protocols not all registered) is parked at once, not held in the
+ * channel: kept when its sender reboots before the start (the reset
+ * empties the channel, and the sender had it acknowledged), and whatever
+ * tick comes inside fabric_start (as TCG takes an interrupt after the
+ * clock's rdtsc); handed over when the app registers.  Held in the
+ * channel, a tick between fabric_start's "started" and its grace once
+ * dropped such messages as no one's.
+ */
+static void a_message_before_the_start_is_parked(void **state)
+{
+	static const uint8_t t1[] = { 1 }, t12[] = { 1, 2 };
+	struct fabric_counters c;
+
+	(void)state;
+	for (int tick = 0; tick < 2; tick++) {
+		hn_reset_unstarted(0, 10000);
+		assert_int_equal(hn_discover(), 0);
+		assert_int_equal(hn_send_late(0, 1, 100), 0);
+		hn_settle();
+		hn_counters(&c);
+		assert_int_equal(c.parked, 1);
+		hn_start(tick);
+		hn_settle();
+		hn_counters(&c);
+		assert_int_equal(c.rx_unknown_proto, 0);
+		assert_int_equal(hn_register_late(), 0);
+		assert_true(tags_are(t1, 1));
+		assert_int_equal(hn_teardown(), 0);
+	}
+	/* Its sender reboots before the start: the reset leaves the park alone. */
+	hn_reset_unstarted(0, 10000);
+	assert_int_equal(hn_discover(), 0);
+	assert_int_equal(hn_send_late(2, 1, 100), 0);
+	hn_settle();
+	hn_reboot(2, 0x7777000000000002ULL);
+	assert_int_equal(hn_discover(), 0);
+	assert_int_equal(hn_send_late(2, 2, 100), 0);
+	hn_settle();
+	hn_start(1);
+	hn_settle();
+	assert_int_equal(hn_register_late(), 0);
+	assert_true(tags_are(t12, 2));
+	hn_counters(&c);
+	assert_int_equal(c.rx_unknown_proto, 0);
+	assert_int_equal(c.rebinds, 1);
+	assert_int_equal(hn_teardown(), 0);
+}
+
 static void an_unregistered_protocol_holds_up_only_itself(void **state)
 {
 	static const uint8_t t12[] = { 1, 2 }, t123[] = { 1, 2, 3 };
@@ -381,4 +431,5 @@ UNIT_MAIN("tests", NULL, NULL,
 	  cmocka_unit_test(keyed_replayed_hellos_of_the_bound_boot_draw_nothing),
 	  cmocka_unit_test(dead_peer_comes_back),
 	  cmocka_unit_test(barrier_release_from_a_member_is_dropped),
-	  cmocka_unit_test(an_unregistered_protocol_holds_up_only_itself))
+	  cmocka_unit_test(an_unregistered_protocol_holds_up_only_itself),
+	  cmocka_unit_test(a_message_before_the_start_is_parked))
