@@ -56,20 +56,19 @@ volatile int console_raw;
  * The calling thread's assembled output.  A program's line (console.h:
  * console_tagged) goes out as STX, its stream's letter (capital when the
  * program's own text ended the line, small when the line continues), the
- * text and a newline, in one write.
+ * text and a newline, written with interrupts off: nothing lands between.
  */
 static void flush_thread(struct thread *t, int complete)
 {
 	if (!t->conlen)
 		return;
 	if (t->conprog && console_tagged) {
-		char line[THREAD_CONBUF + 3];
-		int n = t->conlen - (complete ? 1 : 0);
-		line[0] = CONSOLE_TAG;
-		line[1] = (char)(complete ? t->constream : t->constream + ('a' - 'A'));
-		memcpy(line + 2, t->conbuf, (size_t)n);
-		line[n + 2] = '\n';
-		console_write(line, (size_t)n + 3);
+		char tag[2] = { CONSOLE_TAG, (char)(complete ? t->constream : t->constream + ('a' - 'A')) };
+		irqflags_t f = irq_save();
+		console_write(tag, sizeof tag);
+		console_write(t->conbuf, (size_t)t->conlen - (complete ? 1 : 0));
+		console_write("\n", 1);
+		irq_restore(f);
 	} else {
 		console_write(t->conbuf, (size_t)t->conlen);
 	}

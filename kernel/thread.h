@@ -34,7 +34,13 @@ enum thread_state {
 };
 
 #define THREAD_NAME_MAX 24
-#define THREAD_CONBUF 200
+/*
+ * A thread's console line, assembled and written whole, so that nothing
+ * another thread or an interrupt prints lands inside it: as long as the
+ * longest line the kernel and its apps print (a stages MARKS line, the
+ * fabric's counters); a longer one goes in parts.
+ */
+#define THREAD_CONBUF 2560
 #define THREAD_STACK_DEFAULT (64 * 1024)
 
 struct waitq;
