@@ -162,6 +162,7 @@ HOOK_OBJS := \
 	net/rmem/rmem.o \
 	net/deposit/send.o \
 	lib/mad_req.o \
+	lib/mad_rmem.o \
 	lib/mad_cell.o
 
 # net/: the demultiplexer and the packet pool's shares, then one folder per layer.

@@ -277,6 +277,17 @@ int mad_cell_test_break(int node, long after);
  * whole later, or never if the message fails meanwhile.  0.
  */
 int mad_req_test_partial(int on);
+/*
+ * For tests only, on the rmem driver: the driver's set-up pauses ns after
+ * it exported each peer's segments (the peer can import them and write
+ * meanwhile) before it goes on.  0.
+ */
+int mad_rmem_test_export_gap(uint64_t ns);
+/*
+ * For tests only, on the rmem driver: a sender waits ns for a READY (0:
+ * MAD_PEER_TIMEOUT_NS, as always) before it gives the message up.  0.
+ */
+int mad_rmem_test_ready_wait(uint64_t ns);
 #endif
 
 /* --- the message description (pure; host tests drive it) --------------------- */

@@ -28,6 +28,15 @@
  * withdraws the segments, so nothing can be written there afterwards.  A
  * body posted in several parts gets one READY per part.
  *
+ * A sender that gives up on a body (no READY within MAD_PEER_TIMEOUT_NS,
+ * or a READY it cannot use) says so: it writes, into the receiver's
+ * control segment, that no message before the next one's number will get
+ * more of its body ("abandoned"), with the notify flag.  A receiver
+ * waiting for a part of such a message, or about to ask for one, fails
+ * that message (-ECONNABORTED) and frees its slot, where it would wait
+ * for ever; a READY that comes to the sender after it gave up is passed
+ * over, not taken for the next message's.
+ *
  * The fabric's channel keeps order per node pair, so a notification never
  * overtakes the data it announces.
  */
@@ -79,11 +88,14 @@ struct ready {
 /* The control segment a node exports to each peer: credits, then READY. */
 struct ctl {
 	volatile uint64_t consumed;	/* slots the peer has finished with */
-	uint8_t pad[56];
+	volatile uint32_t abandoned;	/* the peer's messages below this get no more body */
+	uint8_t pad[52];
 	struct ready ready;
 };
+#define CTL_ABANDONED_OFF 8
 #define CTL_READY_OFF 64
 _Static_assert(__builtin_offsetof(struct ctl, ready) == CTL_READY_OFF, "ctl layout");
+_Static_assert(__builtin_offsetof(struct ctl, abandoned) == CTL_ABANDONED_OFF, "ctl layout");
 _Static_assert(sizeof(struct ready) <= RMEM_MAX_XFER, "READY is one frame");
 
 /* What this node keeps about one peer. */
@@ -121,6 +133,10 @@ static struct waitq tx_wq = WAITQ_INIT;
 static struct mad_rxwait rxw = MAD_RXWAIT_INIT;	/* kicked by every receive notification */
 static uint32_t seg_names;
 static uint64_t proto_errors;
+#ifdef NOW_TEST_HOOKS
+static uint64_t test_export_gap_ns;	/* mad_rmem_test_export_gap */
+static uint64_t test_ready_wait_ns;	/* mad_rmem_test_ready_wait */
+#endif
 
 /* --- notifications (receive path, interrupts off) ----------------------------- */
 
@@ -135,8 +151,10 @@ static void ring_note(void *arg, int seg, uint32_t off, uint32_t count)
 
 static void ctl_note(void *arg, int seg, uint32_t off, uint32_t count)
 {
-	(void)arg, (void)seg, (void)off, (void)count;
+	(void)arg, (void)seg, (void)count;
 	waitq_wake_all(&tx_wq);
+	if (off == CTL_ABANDONED_OFF)
+		mad_rxwait_kick(&rxw);		/* a body being waited for may not come */
 }
 
 static void body_note(void *arg, int seg, uint32_t off, uint32_t count)
@@ -177,13 +195,27 @@ static int make_peer(int i)
 		return -ENOMEM;
 	memset(p->ring, 0, HDR_SLOTS * SLOT);
 	memset(p->ctl, 0, sizeof *p->ctl);
+	/*
+	 * Exported and their notifications set in one stretch with interrupts
+	 * off: the peer's name lookups and WRITEs are served in the receive
+	 * path, so none comes between.  A ring WRITE taken before ring_note
+	 * was set counted no arrival, and its message was never seen: the
+	 * peer's first message, a body waiting for our READY, went unanswered
+	 * until the peer gave up.
+	 */
+	irqflags_t f = irq_save();
 	int r = mad_segpair_export(&p->seg, "mad.r.%d", "mad.c.%d", i, p->ring, HDR_SLOTS * SLOT, p->ctl,
 				   sizeof(struct ctl));
-	if (r < 0)
-		return r;
-	seg_notify(p->seg.ring_seg, 1, ring_note, p);
-	seg_notify(p->seg.ctl_seg, 1, ctl_note, p);
-	return 0;
+	if (r == 0) {
+		seg_notify(p->seg.ring_seg, 1, ring_note, p);
+		seg_notify(p->seg.ctl_seg, 1, ctl_note, p);
+	}
+	irq_restore(f);
+#ifdef NOW_TEST_HOOKS
+	if (r == 0 && test_export_gap_ns)
+		thread_sleep_ns(test_export_gap_ns);	/* the peer reaches the segments meanwhile */
+#endif
+	return r;
 }
 
 /* Node i's ring and control for us. */
@@ -207,6 +239,7 @@ static int rmem_init_drv(int nodes, int self)
 /* --- sending ------------------------------------------------------------------------ */
 
 static int have_credit(struct peer *p);
+static int have_ready(struct peer *p);
 
 /*
  * Sleep on tx_wq until cond(p) holds; -EHOSTDOWN if the peer died, or
@@ -214,7 +247,12 @@ static int have_credit(struct peer *p);
  */
 static int tx_wait(int dest, int (*cond)(struct peer *), struct peer *p)
 {
-	uint64_t end = cycles() + ns_to_cycles(MAD_PEER_TIMEOUT_NS);
+	uint64_t wait_ns = MAD_PEER_TIMEOUT_NS;
+#ifdef NOW_TEST_HOOKS
+	if (cond == have_ready && test_ready_wait_ns)
+		wait_ns = test_ready_wait_ns;
+#endif
+	uint64_t end = cycles() + ns_to_cycles(wait_ns);
 	irqflags_t f = irq_save();
 	int r = 0;
 
@@ -279,6 +317,19 @@ static int deposit(int dest, struct iovcur *c, const struct ready *rd)
 	return r;
 }
 
+/*
+ * The body of message seq will not come whole: the receiver may be
+ * waiting for a part of it, or ask for one later.  Every message before
+ * it has its body already (sends are one at a time), so one number says
+ * it for all of them.
+ */
+static __attribute__((cold, noinline)) void abandon(struct peer *p, uint32_t seq)
+{
+	uint32_t below = seq + 1;
+
+	rmem_write(p->seg.ctl_rd, CTL_ABANDONED_OFF, &below, sizeof below, RMEM_INTR);
+}
+
 static int rmem_send_post(int dest, const struct mad_iovec *iov, int count)
 {
 	struct peer *p = dest >= 0 && dest < MAX_NODES ? peers[dest] : NULL;
@@ -312,6 +363,8 @@ static int rmem_send_post(int dest, const struct mad_iovec *iov, int count)
 			break;
 		memcpy(&rd, (const void *)&p->ctl->ready, sizeof rd);
 		p->ready_seen = rd.seq;
+		if ((int32_t)(rd.msg - sh.seq) < 0)
+			continue;	/* for a message given up before: it went without */
 		if (rd.msg != sh.seq || rd.status != 0 || rd.nvec > MAD_MAX_PACKS) {
 			r = rd.status ? rd.status : -EPROTO;
 			break;
@@ -319,6 +372,8 @@ static int rmem_send_post(int dest, const struct mad_iovec *iov, int count)
 		if ((r = deposit(dest, &c, &rd)) < 0)
 			break;
 	}
+	if (r < 0 && r != -EHOSTDOWN && !(sh.flags & SLOT_INLINE))
+		abandon(p, sh.seq);
 out:
 	mutex_unlock(&p->lock);
 	return r;
@@ -422,6 +477,23 @@ static void withdraw_part(void)
 	rx.nseg = 0;
 }
 
+/* The message being received was given up by its sender (abandon): it fails, its slot is free. */
+static int body_abandoned(void)
+{
+	const struct peer *p = peers[rx.src];
+
+	return (int32_t)(p->ctl->abandoned - (rx.sh.seq + 1)) >= 0;
+}
+
+static __attribute__((cold, noinline)) int fail_abandoned(void)
+{
+	printf("mad-rmem: node %d gave up sending message %u (no READY in time, or its deposit failed): "
+	       "its body will not come, the message fails\n", rx.src, rx.sh.seq);
+	withdraw_part();
+	release_slot();
+	return -ECONNABORTED;
+}
+
 static int rmem_recv_body_post(int src, const struct mad_iovec *iov, int count)
 {
 	struct peer *p = src >= 0 && src < MAX_NODES ? peers[src] : NULL;
@@ -443,8 +515,10 @@ static int rmem_recv_body_post(int src, const struct mad_iovec *iov, int count)
 			release_slot();
 		return 0;
 	}
-	/* Step 4: export each vector to the sender alone, for this part only. */
 	rx.nseg = 0;
+	if (body_abandoned())
+		return fail_abandoned();
+	/* Step 4: export each vector to the sender alone, for this part only. */
 	for (int k = 0; k < count; k++) {
 		if (iov[k].len == 0)
 			continue;
@@ -486,7 +560,7 @@ static int rmem_recv_body_poll(int src)
 			rx.open = 0;
 			return -EHOSTDOWN;
 		}
-		return 0;
+		return body_abandoned() ? fail_abandoned() : 0;
 	}
 	if (rx.nseg) {
 		withdraw_part();
@@ -516,6 +590,20 @@ static void rmem_kick(void)
 {
 	mad_rxwait_abort(&rxw);
 }
+
+#ifdef NOW_TEST_HOOKS
+int mad_rmem_test_export_gap(uint64_t ns)
+{
+	test_export_gap_ns = ns;
+	return 0;
+}
+
+int mad_rmem_test_ready_wait(uint64_t ns)
+{
+	test_ready_wait_ns = ns;
+	return 0;
+}
+#endif
 
 MAD_DRIVER_DEFINE(rmem, .init = rmem_init_drv, .exit = rmem_exit_drv, .wait = rmem_wait, .kick = rmem_kick);
 

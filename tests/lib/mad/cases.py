@@ -53,6 +53,24 @@ CASES = [
             expect=[r"^\[n1\] mad-test: node 0's refused chunk: no word taken, no message"],
             count={r"RESULT mad-test driver=req messages=\d+ bytes=\d+ failures=0": 2},
             absent=[r"FAILED"]),
+    # Node 1 reaches node 0's segments and sends its first message (a body to deposit, after
+    # node 0's READY) while node 0's set-up pauses after their export: that message must still
+    # be seen. Its WRITE used to land before the ring's notification was set and count no
+    # arrival: node 0 never took it, node 1's send timed out, and node 0 then waited for its
+    # body for ever (the hang under a hostile station, which a busy host's stall exposed).
+    Cluster("mad-test-2-rmem-export-gap", app="mad-test", nodes=2, nic="e1000",
+            args="driver=rmem export_gap_ms=3000 big=0", timeout=120,
+            count={r"RESULT mad-test driver=rmem messages=\d+ bytes=\d+ failures=0": 2},
+            absent=[r"FAILED", r"does not answer"]),
+    # A message whose sender gave it up (no READY in time) fails at its receiver, which
+    # does not wait for its body for ever, and the next message comes whole.
+    Cluster("mad-test-2-rmem-abandoned", app="mad-test", nodes=2, nic="shm",
+            args="driver=rmem abandon=1 big=0", timeout=120,
+            expect=[r"^\[n1\] mad-test: node 0's abandoned message failed here, not waited for; "
+                    r"the next came whole",
+                    r"^\[n1\] mad-rmem: node 0 gave up sending message \d+"],
+            count={r"RESULT mad-test driver=rmem messages=\d+ bytes=\d+ failures=0": 2},
+            absent=[r"FAILED"]),
     Cluster("mad-test-3-tcp-intruder", app="mad-test", nodes=3, args="driver=tcp intrude=1",
             timeout=180,
             count={r"RESULT mad-test driver=tcp messages=\d+ bytes=\d+ failures=0": 3,

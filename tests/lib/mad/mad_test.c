@@ -60,6 +60,8 @@ static volatile int done_from, expect_misuse;
 static int debug_on;			/* messages carry their descriptor (mad_set_debug) */
 static int got_from[64];
 static int misuse_seen;
+static volatile int expect_aborted, aborted_seen;
+static volatile uint32_t last_strings;	/* the number of the last strings message taken whole */
 
 static const int modes[6] = {
 	MAD_SND_SAFER | MAD_RECV_EXPRESS,   MAD_SND_SAFER | MAD_RECV_CHEAPER,
@@ -134,7 +136,15 @@ static int svc_strings(int src)
 		/* Caution: data is *not* yet available here. */
 	}
 	r |= mad_recvbuf_receive_data();
+	if (r == -ECONNABORTED && expect_aborted) {
+		aborted_seen++;		/* abandoned_body(): its sender gave it up */
+		free(data[0]);
+		free(data[1]);
+		return 0;
+	}
 	EXPECT(r == 0, "unpacking the strings: %d", r);
+	if (r == 0)
+		last_strings = seq;
 	for (i = 0; i < 2 && r == 0; i++) {
 		char *want = generate_str(src, seq, i);
 		EXPECT(strcmp(data[i], want) == 0, "string %d of message %u from node %d differs from the one sent",
@@ -352,18 +362,26 @@ static int s_misuse(int src) { counted(src); last_svc = SVC_MISUSE; return svc_m
 static int s_done(int src) { last_svc = SVC_DONE; return svc_done(src); }
 static int s_later(int src) { counted(src); last_svc = SVC_LATER; return svc_later(src); }
 
-static volatile int stop_server;
+static volatile int stop_server, server_hold, server_held;
 
 static void *server(void *arg)
 {
 	(void)arg;
 	while (!stop_server) {
+		server_held = server_hold;
+		if (server_hold) {
+			thread_sleep_ns(10000000);
+			continue;
+		}
 		last_svc = 0;
 		int r = mad_rpc_serve_one(200000000ULL);
 		if (r == -ETIMEDOUT)
 			continue;
 		/* A misuse message ends in -EPROTO by design; its handler checked it. */
 		if (r == -EPROTO && last_svc == SVC_MISUSE)
+			continue;
+		/* So does the message its sender gave up (abandoned_body), counted by its handler. */
+		if (r == -ECONNABORTED && expect_aborted && last_svc == SVC_STRINGS)
 			continue;
 		EXPECT(r == 0, "serving a message (service %d): %d", last_svc, r);
 	}
@@ -509,6 +527,10 @@ static const struct argspec mad_test_args[] = {
 	{ "forge", ARG_INT, 0, 1, "1: node 2 forges a REQ word naming node 0 (driver=req, 3+ nodes)" },
 	{ "refuse", ARG_BOOL, 0, 0, "driver=req: at the end node 1 refuses node 0's next chunk "
 	  "(its ring write-inhibited): never announced, and node 0's next send says so" },
+	{ "abandon", ARG_BOOL, 0, 0, "driver=rmem: at the end node 0 gives up a message node 1 does not "
+	  "take in time: node 1 must fail it, not wait for its body, and take the next" },
+	{ "export_gap_ms", ARG_INT, 0, 60000, "driver=rmem: node 0's set-up pauses this long after "
+	  "exporting its segments, node 1 reaching them meanwhile (default 0)" },
 	{ "intrude", ARG_INT, 0, 10, "driver=tcp: the last node first opens N silent connections to "
 	  "node 0's port and one claiming node 1, none proving anything (default 0: none)" },
 	{ NULL, 0, 0, 0, NULL },
@@ -594,6 +616,45 @@ static void refused_chunk(void)
 	}
 }
 
+/*
+ * abandon=1: node 1's server stops taking messages, and node 0 sends one
+ * whose body waits for node 1's READY, waiting 0.5 s for it (a test hook;
+ * MAD_PEER_TIMEOUT_NS otherwise): its send fails with -ETIMEDOUT.  Node
+ * 1's server then takes the header: the message must fail there
+ * (-ECONNABORTED: its sender gave it up), not wait for a body that will
+ * not come, and node 0's next message must arrive whole.
+ */
+static void abandoned_body(void)
+{
+	if (node_id == 1) {
+		server_hold = 1;
+		while (!server_held)
+			thread_sleep_ns(1000000);
+		expect_aborted = 1;
+	}
+	EXPECT(cluster_barrier(60000000000ULL) == 0, "barrier before the abandoned message");
+	if (node_id == 0) {
+		mad_rmem_test_ready_wait(500000000ULL);
+		int r = send_strings(1, 6000);
+		mad_rmem_test_ready_wait(0);
+		EXPECT(r == -ETIMEDOUT, "a message node 1 does not take in time: %d, not -ETIMEDOUT", r);
+	}
+	EXPECT(cluster_barrier(60000000000ULL) == 0, "barrier after the abandoned message");
+	if (node_id == 1)
+		server_hold = 0;
+	if (node_id == 0)
+		EXPECT(send_strings(1, 6001) == 0, "the message after the abandoned one");
+	if (node_id == 1) {
+		uint64_t end = cycles() + ns_to_cycles(30000000000ULL);
+		while ((last_strings != 6001 || !aborted_seen) && cycles() < end)
+			thread_sleep_ns(10000000);
+		EXPECT(aborted_seen == 1, "%d messages failed as given up by node 0, 1 expected", aborted_seen);
+		EXPECT(last_strings == 6001, "the message after the abandoned one did not come whole");
+		printf("mad-test: node 0's abandoned message failed here, not waited for; the next came whole\n");
+	}
+	EXPECT(cluster_barrier(60000000000ULL) == 0, "barrier after the next message");
+}
+
 static int mad_test_main(void)
 {
 	const char *drvname = arg_str("driver", "tcp");
@@ -613,6 +674,8 @@ static int mad_test_main(void)
 		return 1;
 	if (arg_int("intrude", 0) && node_id == num_nodes - 1 && node_id != 0)
 		intrude((int)arg_int("intrude", 0));
+	if (node_id == 0 && arg_int("export_gap_ms", 0))
+		mad_rmem_test_export_gap((uint64_t)arg_int("export_gap_ms", 0) * 1000000ULL);
 	if ((r = mad_init(drvname)) < 0)
 		return 2;
 	/* A test: descriptors on (the debug mode) unless the command line says mad_debug=0. */
@@ -687,6 +750,8 @@ static int mad_test_main(void)
 	       num_nodes - 1);
 	if (arg_bool("refuse", 0) && strcmp(mad_driver_name(), "req") == 0)
 		refused_chunk();
+	if (arg_bool("abandon", 0) && strcmp(mad_driver_name(), "rmem") == 0)
+		abandoned_body();
 	stop_server = 1;
 	thread_join(srv);
 	/* No node withdraws its driver while another may still write into it. */
