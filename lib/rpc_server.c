@@ -655,11 +655,19 @@ int rpc_serve(struct rpc_server *s, int nstacks)
 			return -ENOMEM;
 		/* 3.1.1: "The server exports each stack as a separate segment." */
 		snprintf(name, sizeof name, "rpc.%s.%d", s->service, k);
-		/* Free: every node may claim it (RMEM_A), none write it (owner_rights). */
+		/*
+		 * Free: every node may claim it (RMEM_A), none write it
+		 * (owner_rights).  Exported and its notification set with
+		 * interrupts off: a claim served in between would not reach
+		 * stack_notify, and its claimer would never be let write.
+		 */
+		irqflags_t f = irq_save();
 		st->seg = seg_export(name, st->base, RPC_STACK_SIZE, RMEM_A);
+		if (st->seg >= 0)
+			seg_notify(st->seg, 1, stack_notify, st);
+		irq_restore(f);
 		if (st->seg < 0)
 			return st->seg;
-		seg_notify(st->seg, 1, stack_notify, st);
 		snprintf(tname, sizeof tname, "rpc-%.15s-%u", s->service, (unsigned)k % RPC_MAX_STACKS);
 		struct thread *t = thread_create(tname, stack_main, st, PRIO_HIGH, 0);
 		if (!t)
