@@ -221,6 +221,11 @@ CASES += [
                     r"\[n1\] net: e1000: rx frames \d+",
                     r"\[n0\] now: NMI: end of the dump", r"\[n1\] now: NMI: end of the dump",
                     r"cluster: n1: status 255: killed: timeout after 15s"]),
+    # boot/cluster --profile: two nodes sampled at 500 Hz print their tables (enough samples,
+    # top rows named from the image, the idle loop marked) and keep their samples, which
+    # boot/tools/profile.py prints again; a sampler that fails leaves its node running.
+    Command("launcher/profile", ["python3", "{root}/tests/boot/profile_test.py", "{build}"], timeout=300,
+            expect=[r"^profile-test: (\d+) of \1 checks passed$"], absent=[r"FAILED"]),
     # Every example of boot/cluster --help runs as written and ends well.
     # Alone: its 8-node example pins every node to one host CPU, and beside another case's
     # nodes it ran past its own --timeout 60 (make test's full runs, two of three).
