@@ -206,6 +206,9 @@ int mad_set_debug(int on);
  * Wait for a message from any node and run handler(src) on it; the
  * handler unpacks and calls mad_recvbuf_receive_data().  Return the
  * handler's result, or a negative error (-EPROTO on misuse, -ETIMEDOUT).
+ * A body that will not come fails the message at receive_data: -EHOSTDOWN
+ * (its sender died), -ECONNABORTED (its sender gave it up: rmem, no room
+ * for it was offered within MAD_PEER_TIMEOUT_NS, 30 s).
  */
 int mad_recvbuf_receive(int (*handler)(int src));
 int mad_recvbuf_receive_timeout(int (*handler)(int src), uint64_t timeout_ns);
