@@ -38,6 +38,7 @@
 #include "lwip/netif.h"
 #include "lwip/pbuf.h"
 #include "lwip/stats.h"
+#include "lwip/tcp.h"
 #include "lwip/tcpip.h"
 #include "net/lwip/lwip_port.h"
 #include "net/net.h"
@@ -56,7 +57,8 @@ _Static_assert(TCP_SND_QUEUELEN >= 2 * (TCP_SND_BUF / TCP_MSS), "a queue of the 
 _Static_assert(TCP_SND_QUEUELEN <= 0xffff && MEMP_NUM_TCP_SEG >= TCP_SND_QUEUELEN, "segments for a queue");
 _Static_assert(TCP_SNDLOWAT < TCP_SND_BUF && TCP_SNDLOWAT < 0xffff,
 	       "writable below the send buffer and tcp_sndbuf's 16 bits");
-_Static_assert(TCP_WND >= TCP_MSS && TCP_WND <= 0xffff, "the window, in 16 bits");
+_Static_assert(TCP_WND >= TCP_MSS && TCP_WND <= 0xffff << TCP_RCV_SCALE, "the window, in 16 bits scaled");
+_Static_assert(TCP_NIC_INFLIGHT >= 2 * 1460 && TCP_NIC_INFLIGHT <= TCP_WND, "a NIC's share of the window");
 
 _Static_assert(sizeof(struct pbuf_custom) <= sizeof(((struct pktbuf *)0)->ext),
 	       "struct pbuf_custom must fit in pktbuf.ext");
@@ -75,6 +77,7 @@ ARGS_REGISTER(lwip_argtab);
 
 static struct netif the_netif;
 static int ready;
+static int nic_inflight;		/* a NIC: connections keep at most TCP_NIC_INFLIGHT in flight */
 
 /* --- receive ---------------------------------------------------------------- */
 
@@ -182,6 +185,7 @@ static err_t netif_setup(struct netif *netif)
 	 * no checksums (the fabric's frames carry no CRC there either).
 	 */
 	netif->mtu = LWIP_MTU;
+	nic_inflight = !net_link_lossless();
 	if (net_link_lossless()) {
 		uint32_t fm = net_frame_max();
 		netif->mtu = (u16_t)(fm - ETH_HLEN < LWIP_MTU_MAX ? fm - ETH_HLEN : LWIP_MTU_MAX);
@@ -191,6 +195,21 @@ static err_t netif_setup(struct netif *netif)
 	memcpy(netif->hwaddr, net_mac(), ETH_HWADDR_LEN);
 	netif->flags = NETIF_FLAG_BROADCAST | NETIF_FLAG_ETHARP | NETIF_FLAG_ETHERNET;
 	return ERR_OK;
+}
+
+/*
+ * lwIP's hook on every segment a connection takes, before its own
+ * processing (LWIP_HOOK_TCP_INPACKET_PCB, lwipopts.h).  On a NIC the
+ * congestion window is held at TCP_NIC_INFLIGHT: the scaled window is
+ * for the shared-memory link, and a burst that long is more than the
+ * switch between two NICs passes.  Processing this segment's
+ * acknowledgement may add a segment or two; the next one holds it again.
+ * (Core locked.)
+ */
+void lwip_port_tcp_input(struct tcp_pcb *pcb)
+{
+	if (nic_inflight && pcb->state >= ESTABLISHED && pcb->cwnd > TCP_NIC_INFLIGHT)
+		pcb->cwnd = TCP_NIC_INFLIGHT;
 }
 
 /*
