@@ -459,7 +459,7 @@ static int cell_send_poll(int dest)
 #ifdef NOW_TEST_HOOKS
 /*
  * The break is armed here and set once the receiver sees after bytes
- * arrived (at its next credit report, every quarter buffer): the buffer
+ * arrived (at its next credit report, every REPORT bytes): the buffer
  * is protected against deposits (hybrid deposit 3.2's page protection
  * inside an endpoint), so that the next chunk's deposit raises an
  * exception.  The exception handler lifts it before it writes the hole
@@ -513,7 +513,7 @@ static __attribute__((noinline)) void report_now(int src, struct peer *p)
 		complain("cannot return credit", src);
 }
 
-/* Tell the peer how far we read, every quarter buffer (or sooner: see lost()). */
+/* Tell the peer how far we read, every REPORT bytes (or sooner: see lost()). */
 static inline void report(int src, struct peer *p)
 {
 	if (p->rp - p->reported >= REPORT)
