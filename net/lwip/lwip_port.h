@@ -36,6 +36,15 @@ struct lwip_port_stats {
 extern struct lwip_port_stats lwip_port_stats;
 
 /*
+ * The most bytes a connection had sent and not yet seen acknowledged
+ * when a segment came to it, since the last time this was set to 0: on a
+ * NIC it stays near TCP_NIC_INFLIGHT (lwipopts.h; a segment or two past,
+ * the acknowledgement's own growth of the window), on the shared-memory
+ * link it may reach the scaled window.  For the bulk rows and their tests.
+ */
+extern volatile uint32_t lwip_port_inflight_most;
+
+/*
  * lwIP starts itself at boot (an init hook, after the NIC and the fabric):
  * its thread, and the interface on the node's NIC.  Without a NIC it stays
  * down; a node id beyond 253 has no address.

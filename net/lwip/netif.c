@@ -206,9 +206,16 @@ static err_t netif_setup(struct netif *netif)
  * acknowledgement may add a segment or two; the next one holds it again.
  * (Core locked.)
  */
+volatile uint32_t lwip_port_inflight_most;
+
 void lwip_port_tcp_input(struct tcp_pcb *pcb)
 {
-	if (nic_inflight && pcb->state >= ESTABLISHED && pcb->cwnd > TCP_NIC_INFLIGHT)
+	if (pcb->state < ESTABLISHED)
+		return;		/* a listening pcb has no send state */
+	uint32_t flight = pcb->snd_nxt - pcb->lastack;
+	if (flight > lwip_port_inflight_most && flight <= TCP_SND_BUF)
+		lwip_port_inflight_most = flight;
+	if (nic_inflight && pcb->cwnd > TCP_NIC_INFLIGHT)
 		pcb->cwnd = TCP_NIC_INFLIGHT;
 }
 

@@ -37,3 +37,17 @@ CASES += [
                     r"cluster: 2 nodes, status 0"],
             absent=[r"bytes wrong", r"PANIC", r"EXCEPTION"]),
 ]
+# The window at work, lwIP's bulk rows one way (tcp-bw: 8 MiB in sends of 4 KiB to 4 MiB):
+# on the shared-memory link the scaled window (lwipopts.h) lets node 0 have more in flight
+# than the 64240 bytes an unscaled one allows; on a NIC the congestion window is held at
+# TCP_NIC_INFLIGHT (64240), with at most the two segments an acknowledgement adds before
+# the next one holds it again (frames of 7872 bytes at most: 64240 + 2 * 7832 = 79904).
+NIC_FLIGHT = r"([1-9]\d{0,3}|[1-6]\d{4}|7[0-8]\d{3}|79[0-8]\d\d|7990[0-4])"
+CASES += [
+    Cluster("lwip-window-shm", app="bench", nodes=2, nic="shm", args="only=tcp-bw", timeout=120,
+            expect=[r"row=tcp-bw-4m nic=ivshmem bytes=8388608 inflight_most=(6[5-9]\d{3}|[7-9]\d{4}|[12]\d{5}) ",
+                    r"cluster: 2 nodes, status 0"]),
+    Cluster("lwip-window-e1000", app="bench", nodes=2, nic="e1000", args="only=tcp-bw", timeout=180,
+            count={r"row=tcp-bw-(4k|16k|64k|256k|1m|4m) nic=e1000 bytes=8388608 inflight_most=%s " % NIC_FLIGHT: 6},
+            expect=[r"cluster: 2 nodes, status 0"]),
+]

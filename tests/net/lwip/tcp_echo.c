@@ -456,7 +456,9 @@ out:
  *                   count of bytes to come (8 bytes).
  *
  * The same bytes the block WRITE rows move (bulk_bench.c), by lwIP's
- * sockets: RESULT bench row=tcp-bw-<size> nic=.. bytes=B ms=T mb_per_s=M.
+ * sockets: RESULT bench row=tcp-bw-<size> nic=.. bytes=B inflight_most=F
+ * ms=T mb_per_s=M, where F is the most bytes node 0 had in flight when an
+ * acknowledgement came (lwip_port_inflight_most): the window at work.
  */
 #define SINK_PORT 9
 #define BW_TOTAL (8u << 20)
@@ -561,6 +563,7 @@ static int run_tcp_bw(const struct bench_opts *o)
 		uint64_t total = BW_TOTAL > 2 * size ? BW_TOTAL : 2 * size;
 		uint8_t one;
 		char row[32];
+		lwip_port_inflight_most = 0;
 		uint64_t t0 = cycles();
 		int e = send_all(s, (const uint8_t *)&total, sizeof total);
 		for (uint64_t done = 0; e == 0 && done < total; done += size)
@@ -573,9 +576,11 @@ static int run_tcp_bw(const struct bench_opts *o)
 			closesocket(s);
 			goto out;
 		}
-		char sz[8];
+		char sz[8], flight[32];
 		snprintf(row, sizeof row, "tcp-bw-%s", bench_size_name(size, sz, sizeof sz));
-		bench_rate(row, total, ns, NULL, "mb_per_s", "-");
+		/* What the window let this node have in flight (net/lwip/lwip_port.h). */
+		snprintf(flight, sizeof flight, "inflight_most=%u", (unsigned)lwip_port_inflight_most);
+		bench_rate(row, total, ns, flight, "mb_per_s", "-");
 	}
 	closesocket(s);
 	r = 0;
