@@ -18,7 +18,7 @@
 static struct pktbuf *pool, *freelist;
 static int nbufs, nfree, low_water;
 static struct pktbuf *large_pool, *large_free;
-static int nlarge_free;
+static int nlarge_free, nlarge;
 static uint32_t large_frame;		/* frame bytes a large buffer holds */
 int pkt_held_bufs[PKT_MAX_CONSUMERS];
 
@@ -58,7 +58,7 @@ int pkt_large_init(int n, uint32_t frame)
 		large_free = &p[i];
 	}
 	large_pool = p;
-	nlarge_free = n;
+	nlarge_free = nlarge = n;
 	large_frame = frame;
 	irq_restore(f);
 	return 0;
@@ -101,6 +101,11 @@ uint32_t pkt_large_room(void)
 int pkt_free_len(size_t len)
 {
 	return len <= PKT_MAX_FRAME ? nfree : len <= large_frame ? nlarge_free : 0;
+}
+
+int pkt_large_total(void)
+{
+	return nlarge;
 }
 
 struct pktbuf *pkt_get(void)

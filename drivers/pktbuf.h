@@ -77,6 +77,8 @@ struct pktbuf *pkt_get_len(size_t len);
 
 /* Buffers free now that hold a frame of len bytes. */
 int pkt_free_len(size_t len);
+/* The large pool's buffers, free or not (0 before pkt_large_init). */
+int pkt_large_total(void);
 
 /* Take another reference. */
 void pkt_ref(struct pktbuf *pb);

@@ -71,6 +71,11 @@ int pkt_free_len(size_t len)
 	return len <= PKT_MAX_FRAME || len <= large_frame ? pkt_free_count() : 0;
 }
 
+int pkt_large_total(void)
+{
+	return limit >= 0 ? limit : PKT_LARGE_BUFS;
+}
+
 void pkt_ref(struct pktbuf *pb)
 {
 	if (pb->refs <= 0)
