@@ -44,24 +44,14 @@ static size_t cells_per_frame(int peer)
 }
 
 /*
- * A packet buffer for a message of len bytes; in a thread, wait for one.
- * A frame longer than a small buffer takes one of the large pool, and the
- * channel keeps it until the peer acknowledges it: a sender leaves half
- * of that pool to the receive path.  A node whose large buffers all held
- * its own unacknowledged frames could take in no long frame (under
- * fault=, every frame is copied into a buffer of its own), nor the
- * acknowledgements queued behind one in the shared-memory link's ring:
- * with each of four nodes sending Madeleine cell chunks to the other
- * three, every node stopped hearing the others until they declared it
- * dead.
+ * A packet buffer for a message of len bytes; in a thread, wait for one
+ * (fabric_pb_get leaves half the large pool to the receive path).
  */
 static struct pktbuf *get_pb(size_t len)
 {
-	size_t frame = FAB_ETH_HLEN + FAB_HDR_LEN + len + FAB_TRAILER_LEN;
-	int reserve = frame > PKT_MAX_FRAME ? pkt_large_total() / 2 : 0;
-	struct pktbuf *pb = NULL;
+	struct pktbuf *pb;
 
-	while ((reserve && pkt_free_len(frame) <= reserve) || (pb = pkt_get_len(frame)) == NULL) {
+	while ((pb = fabric_pb_get(len)) == NULL) {
 		if (in_irq)
 			return NULL;
 		dep_stats.send_buffer_waits++;

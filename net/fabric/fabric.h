@@ -181,8 +181,18 @@ int fabric_tx_end(struct fabric_tx *tx);
 void fabric_tx_drop(struct fabric_tx *tx);
 
 /*
+ * A buffer for fabric_send_pb of len payload bytes, one reference; NULL if
+ * none is free, or if the frame needs one of the large pool and fewer than
+ * half of it would be left: the channel keeps what it sends until it is
+ * acknowledged, and the receive path (acknowledgements among what it takes
+ * in) keeps that half.  Any fabric_send_pb of a long payload takes its
+ * buffer here.  (irq)
+ */
+struct pktbuf *fabric_pb_get(size_t len);
+
+/*
  * Zero-copy send: the caller wrote len payload bytes at fabric_payload(pb)
- * of a pkt_get() buffer.  On success the fabric owns pb; on error the
+ * of a fabric_pb_get() buffer.  On success the fabric owns pb; on error the
  * caller still does.
  */
 int fabric_send_pb(int dst, uint8_t proto, struct pktbuf *pb, size_t len, int flags);
