@@ -1,6 +1,7 @@
 /*
  * CRCs: CRC-32C (Castagnoli) for fabric frames, with the SSE4.2 crc32
- * instruction where the CPU has it and is not QEMU's TCG, else tables; and for the
+ * instruction where the CPU has it and is not QEMU's TCG, under TCG by
+ * PCLMULQDQ folding, else tables; and for the
  * hybrid-deposit cells (net/deposit/cell.h) the ATM header error control (CRC-8,
  * ITU-T I.432), CRC-16/CCITT over a cell's data, and CRC-32 as AAL5 uses
  * it (ITU-T I.363.5).  Pure functions.
@@ -14,14 +15,21 @@
 /* CRC-32C of n bytes, continuing from crc (start with 0). */
 uint32_t crc32c(uint32_t crc, const void *buf, size_t n);
 
-/* Each implementation, for tests: tables, and the instruction if present. */
+/*
+ * Each implementation, for tests: tables; the crc32 instruction (SSE4.2)
+ * and PCLMULQDQ folding (tables under 256 bytes) if present, else tables.
+ */
 uint32_t crc32c_sw(uint32_t crc, const void *buf, size_t n);
 uint32_t crc32c_hw_checked(uint32_t crc, const void *buf, size_t n);
 int crc32c_hw_present(void);
+uint32_t crc32c_clmul_checked(uint32_t crc, const void *buf, size_t n);
+int crc32c_clmul_present(void);
 
 /*
- * Which implementation crc32c() chose on this CPU: "sse4.2", or "tables"
- * (followed by the reason where the CPU has SSE4.2: QEMU's TCG).
+ * Which implementation crc32c() chose on this CPU: "sse4.2" on hardware;
+ * under QEMU's TCG (its crc32 instruction a helper call) "pclmul ..."
+ * where the CPU has PCLMULQDQ, else "tables ..."; "tables" on a CPU with
+ * neither.
  */
 const char *crc32c_impl(void);
 

@@ -231,6 +231,7 @@ CASES = [
     # make cost's report of the instructions QEMU's TCG runs in a helper, from the image alone.
     Command("cost/helpers", ["{root}/boot/tools/cost", "--helpers"],
             expect=[r"^  on the data path ", r"^    crc32 +x\d+ +in \d+ functions? \(crc32c_hw",
+                    r"^    pclmulqdq +x\d+ +in 1 function \(crc32c_clmul\)",
                     r"^    rdtsc +x\d+ +in \d+ functions", r"^    wrmsr +x\d+ +in 1 function \(schedule\)",
                     r"^    fxsave +x1 +in 1 function \(trap_common\)", r"^  elsewhere .*rdrand x\d+"]),
     Command("bench/unknown-run", ["{root}/boot/tools/bench", "--nics", "e1000,token-ring"], status=2,
@@ -248,13 +249,14 @@ CASES = [
                     r"RESULT stages op=read from=n1.mech_rx to=n1.mech_send n=\d+",
                     r"RESULT stages op=read from=n0.mech_done to=n0.app_wake n=\d+"],
             count={r"RESULT stages op=write ": 7, r"RESULT stages op=read ": 14}),
-    # The primitives' costs: every probe reports (timing is not asserted), both CRC-32C
-    # implementations among them (QEMU's -cpu max has SSE4.2).
+    # The primitives' costs: every probe reports (timing is not asserted), the three CRC-32C
+    # implementations among them (QEMU's -cpu max has SSE4.2 and PCLMULQDQ).
     Cluster("cost", app="cost", nodes=1, args="iters=2000",
             expect=[r"RESULT cost op=thread_switch ns=\d+", r"RESULT cost op=fxsave_fxrstor ns=\d+",
                     r"RESULT cost op=siphash_104 ns=\d+", r"RESULT cost op=crc32c_tables_1408 ns=\d+",
-                    r"RESULT cost op=crc32c_sse42_1408 ns=\d+", r"RESULT cost op=crc32_aal5_48 ns=\d+"],
-            count={r"RESULT cost op=\w+ ns=\d+": 20}),
+                    r"RESULT cost op=crc32c_sse42_1408 ns=\d+", r"RESULT cost op=crc32_aal5_48 ns=\d+",
+                    r"RESULT cost op=crc32c_clmul_1408 ns=\d+"],
+            count={r"RESULT cost op=\w+ ns=\d+": 25}),
     Cluster("stages-e1000", app="stages", nodes=2, nic="e1000", args="iters=20",
             count={r"RESULT stages op=write ": 7, r"RESULT stages op=read ": 14}),
     # The floor and the reliable channel, both wait modes (values are not asserted).
