@@ -68,7 +68,7 @@
  * for cells (shm, 2 nodes); this size gave mad-bw-cell-4m 112-150 MB/s
  * against 110-132, alternate runs of the same hour.  (Its frames in flight
  * to three peers outnumbered a node's large packet buffers until the
- * deposit's sender left half of them to receiving: net/deposit/send.c.)
+ * fabric left half of them to receiving: fabric_pb_get, net/fabric/fabric.h.)
  */
 #define RING (256 * 1024)
 #define CHUNK (8 * 1024)

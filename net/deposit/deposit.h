@@ -233,7 +233,7 @@ int dep_test_send_flow(int dst, int vci, int stop);
 	X(ONE, send_refused, "sends refused") \
 	/* sends refused: a source page the sender may not read (DEX_PAGE) */ \
 	X(ONE, send_page_faults, "send page faults") \
-	/* a frame's buffer waited for: none free, or the large pool's half left to receiving (send.c) */ \
+	/* a frame's buffer waited for: none free, or the large pool's half left to receiving (fabric_pb_get) */ \
 	X(ONE, send_buffer_waits, "buffer waits") \
 	/* multicast cells that went to some members before the stopped ones */ \
 	X(ONE, mcast_held, "multicast held") \
