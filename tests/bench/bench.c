@@ -124,6 +124,9 @@ static const struct argspec bench_args[] = {
 	{ "warmup", ARG_INT, 0, 1000000, "untimed iterations before each round (default 100)" },
 	{ "stats", ARG_INT, 0, 1, "1: print the fabric's and the NIC's counters at the end" },
 	{ "only", ARG_STR, 0, 0, "run only rows named in this comma-separated list (substrings)" },
+	{ "part", ARG_STR, 0, 0, "bulk: only the bulk (MB/s) rows; latency: all but those (default both)" },
+	{ "bw", ARG_STR, 0, 0, "mad-bandwidth: only these drivers and sizes, e.g. cell,4m (default all)" },
+	{ "bwrounds", ARG_INT, 1, 100, "mad-bandwidth: times each row runs, a RESULT line each (default 1)" },
 	{ "samples", ARG_BOOL, 0, 0, "print every sample of every latency row (default 1)" },
 	{ NULL, 0, 0, 0, NULL },
 };
@@ -154,15 +157,24 @@ static int bench_main(void)
 	struct samples samples[MAX_ROWS];
 	int iters = (int)arg_int("iters", 5000), rounds = (int)arg_int("rounds", 5);
 	struct bench_opts o = { 0, (int)arg_int("warmup", 100) };
-	const char *only = arg_str("only", NULL);
-	int n = 0, failed = 0;
+	const char *only = arg_str("only", NULL), *part = arg_str("part", "");
+	int n = 0, failed = 0, want_bulk = -1;
 
 	if (!fabric_ready() || fabric_wait_peers(30000000000ULL) < 0) {
 		printf("bench: no network\n");
 		return 1;
 	}
+	if (strcmp(part, "bulk") == 0)
+		want_bulk = 1;
+	else if (strcmp(part, "latency") == 0)
+		want_bulk = 0;
+	else if (*part) {
+		printf("bench: part=%s: not bulk or latency\n", part);
+		return 1;
+	}
 	for (const struct bench *const *b = __benches_start; b < __benches_end && n < MAX_ROWS; b++)
-		if ((!only || selected(only, (*b)->name)) && (!(*b)->applies || (*b)->applies()))
+		if ((!only || selected(only, (*b)->name)) && (!(*b)->applies || (*b)->applies()) &&
+		    (want_bulk < 0 || !(*b)->bulk == !want_bulk))
 			rows[n++] = *b;
 	if (rounds > iters)
 		rounds = iters;

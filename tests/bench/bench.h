@@ -44,6 +44,13 @@ struct bench {
 	int (*applies)(void);
 	/* NULL, or more key=value words for the line, known only when it runs. */
 	const char *(*note)(void);
+	/*
+	 * A bulk row (MB/s, a node sending as fast as it can): the bench's
+	 * part=bulk runs these alone, part=latency the others, so that
+	 * make bench can give bulk transfers a host CPU per node (as the
+	 * Linux guests beside them have) and keep the latency rows on one.
+	 */
+	int bulk;
 };
 
 /* key orders the rows in the run, e.g. 10_floor, 20_reliable. */

@@ -294,6 +294,36 @@ static int bandwidth(const char *drv, size_t size)
 	return cluster_barrier(120000000000ULL) < 0 || r < 0 ? -1 : 0;
 }
 
+/*
+ * The bench's bw= argument: the drivers and sizes of this run, as a
+ * comma-separated list of driver names and sizes (4k, 256k, 4m); a list
+ * that names no driver means every driver, and likewise sizes.
+ */
+static int bw_wanted(const char *drv, size_t size)
+{
+	const char *list = arg_str("bw", "");
+	char word[16], sz[8];
+	int drv_named = 0, drv_hit = 0, size_named = 0, size_hit = 0;
+
+	bench_size_name(size, sz, sizeof sz);
+	while (*list) {
+		size_t n = strcspn(list, ",");
+		if (n && n < sizeof word) {
+			memcpy(word, list, n);
+			word[n] = '\0';
+			if (word[0] >= '0' && word[0] <= '9') {
+				size_named = 1;
+				size_hit |= strcmp(word, sz) == 0;
+			} else {
+				drv_named = 1;
+				drv_hit |= strcmp(word, drv) == 0;
+			}
+		}
+		list += n + (list[n] == ',');
+	}
+	return (!drv_named || drv_hit) && (!size_named || size_hit);
+}
+
 static const size_t bw_sizes[] = { 4096, 16384, 65536, MAXARR, 1u << 20, 4u << 20 };
 
 static int run_bw(const struct bench_opts *o)
@@ -304,13 +334,14 @@ static int run_bw(const struct bench_opts *o)
 	(void)o;
 	for (size_t d = 0; d < 4; d++)
 		for (size_t k = 0; k < sizeof bw_sizes / sizeof bw_sizes[0]; k++)
-			r |= bandwidth(drv[d], bw_sizes[k]);
+			for (int n = (int)arg_int("bwrounds", 1); n > 0 && bw_wanted(drv[d], bw_sizes[k]); n--)
+				r |= bandwidth(drv[d], bw_sizes[k]);
 	return r;
 }
 
 static const struct bench bw = {
 	.name = "mad-bandwidth", .summary = "4 MiB one way as messages of 4 KiB to 4 MiB, per driver",
-	.run = run_bw,
+	.run = run_bw, .bulk = 1,
 };
 
 /*

@@ -361,7 +361,7 @@ static int run_bw(const struct bench_opts *o)
 }
 
 static const struct bench bw_row = {
-	.name = "mpi-bandwidth", .summary = "4 MiB one way as 256 KiB MPI messages, per driver", .run = run_bw,
+	.name = "mpi-bandwidth", .summary = "4 MiB one way as 256 KiB MPI messages, per driver", .run = run_bw, .bulk = 1,
 };
 
 BENCH_REGISTER(latency_row, 79_mpi_1);

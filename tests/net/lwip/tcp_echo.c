@@ -601,7 +601,7 @@ BENCH_REGISTER(tcp1_bench, 30_tcp1);
 BENCH_REGISTER(tcp64k_bench, 31_tcp64k);
 static const struct bench tcp_bw_bench = {
 	.name = "tcp-bw", .summary = "lwIP TCP one way: 8 MiB in sends of 4 KiB to 4 MiB, to node 1's sink",
-	.run = run_tcp_bw,
+	.run = run_tcp_bw, .bulk = 1,
 };
 BENCH_REGISTER(tcp_bw_bench, 32_tcpbw);
 

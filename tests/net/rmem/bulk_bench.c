@@ -224,6 +224,6 @@ static const struct bench_pair bulk_pair = { setup, NULL, time_bulk, NULL };
 
 static const struct bench bulk = {
 	.name = "bulk", .summary = "bandwidth: block WRITE and READ 4 KiB to 4 MiB, the paper's 2.3, memcpy-4m",
-	.run_pair = &bulk_pair,
+	.run_pair = &bulk_pair, .bulk = 1,
 };
 BENCH_REGISTER(bulk, 68_bulk);
