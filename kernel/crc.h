@@ -61,6 +61,15 @@ uint16_t crc16_ccitt(uint16_t crc, const void *buf, size_t n);
  */
 uint32_t crc32_aal5(uint32_t crc, const void *buf, size_t n);
 
+/*
+ * crc32_aal5 of count 48-byte cell payloads, the first at first and each
+ * stride bytes after the one before (CELL_SIZE where they lie in cells):
+ * the same result as crc32_aal5 over them laid end to end.  By PCLMULQDQ
+ * folding where the CPU has it, else the tables (_tables: always them).
+ */
+uint32_t crc32_aal5_cells(uint32_t crc, const void *first, size_t stride, size_t count);
+uint32_t crc32_aal5_cells_tables(uint32_t crc, const void *first, size_t stride, size_t count);
+
 /* Build the cell CRCs' tables now (they are built on first use otherwise). */
 void crc_cell_tables(void);
 

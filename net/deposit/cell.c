@@ -132,3 +132,23 @@ int cell_seg_next(struct cell_seg *s, struct cell_aal5 *out)
 	s->done = 1;
 	return 0;
 }
+
+size_t cell_seg_fill(struct cell_seg *s, uint8_t *out, size_t n)
+{
+	size_t k = 0;
+
+	/* Full data cells (not the last, all data): copied, then one CRC over what was written. */
+	while (k < n && !s->done && s->left >= CELL_PAYLOAD) {
+		struct cell_aal5 *c = (struct cell_aal5 *)(out + k * CELL_SIZE);
+		memcpy(c->hdr, s->hdr, CELL_HDR_LEN);
+		memcpy(c->payload, s->p, CELL_PAYLOAD);
+		s->p += CELL_PAYLOAD;
+		s->left -= CELL_PAYLOAD;
+		k++;
+	}
+	s->crc = crc32_aal5_cells(s->crc, out + CELL_HDR_LEN, CELL_SIZE, k);
+	/* The PDU's end: a short cell, the trailer. */
+	while (k < n && cell_seg_next(s, (struct cell_aal5 *)(out + k * CELL_SIZE)) >= 0)
+		k++;
+	return k;
+}

@@ -271,6 +271,14 @@ void cell_seg_start(struct cell_seg *s, uint16_t vci, const void *data, uint32_t
  */
 int cell_seg_next(struct cell_seg *s, struct cell_aal5 *out);
 
+/*
+ * Write up to n cells of the PDU at out, CELL_SIZE bytes apart (a frame's
+ * cells): the same cells as n calls of cell_seg_next, the full data cells'
+ * CRC taken over them together once they are written (crc32_aal5_cells).
+ * Return how many it wrote.
+ */
+size_t cell_seg_fill(struct cell_seg *s, uint8_t *out, size_t n);
+
 /* Cells cell_seg_next has still to write: the data left and the trailer, in whole cells. */
 static inline uint32_t cell_seg_cells_left(const struct cell_seg *s)
 {

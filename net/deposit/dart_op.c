@@ -603,6 +603,28 @@ static int exec_data(struct dart *d, int vci, const struct cell *cell, uint8_t p
 	return 0;
 }
 
+int dart_exec_data_run(struct dart *d, int vci, const uint8_t *cells, size_t count)
+{
+	struct dart_conn *c = &d->conn[vci];
+	struct dart_ep *ep = &d->ep[c->ep];
+	uint64_t len = (uint64_t)count * CELL_PAYLOAD;
+
+	/* exec_data's checks, for the run at once: any that fails, and the cells go one by one. */
+	if (c->rx != RX_BLOCK || !ep->used || !(ep->prot & DART_EP_WRITE) ||
+	    c->blk_len + len > AAL5_MAX_LEN || c->blk_next + len > ep->size ||
+	    (ep->paged && !dart_ep_pages_allow(ep, c->blk_next, (uint32_t)len, DART_EP_WRITE)))
+		return -1;
+	uint8_t *to = ep->base + c->blk_next;
+	for (size_t k = 0; k < count; k++)
+		memcpy(to + k * CELL_PAYLOAD, ((const struct cell_aal5 *)(cells + k * CELL_SIZE))->payload,
+		       CELL_PAYLOAD);
+	c->blk_crc = crc32_aal5_cells(c->blk_crc, cells + CELL_HDR_LEN, CELL_SIZE, count);
+	c->blk_next += (uint32_t)len;
+	c->blk_len += (uint32_t)len;
+	d->ctr.data_cells += count;
+	return 0;
+}
+
 int dart_exec(struct dart *d, int vci, const struct cell *cell, uint8_t pt,
 			const struct dart_sink *s, struct dart_exc *e)
 {

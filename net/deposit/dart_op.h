@@ -18,4 +18,13 @@
 int dart_exec(struct dart *d, int vci, const struct cell *cell, uint8_t pt,
 			const struct dart_sink *s, struct dart_exc *e);
 
+/*
+ * count AAL5 cells of the block in progress on vci (open), CELL_SIZE
+ * bytes apart at cells, none the block's last (PT 0): as count calls of
+ * dart_exec, their CRC taken together.  0, or -1 if one of them would
+ * fault (nothing changed: they go one by one, and the fault is that
+ * cell's).
+ */
+int dart_exec_data_run(struct dart *d, int vci, const uint8_t *cells, size_t count);
+
 #endif

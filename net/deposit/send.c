@@ -91,8 +91,7 @@ static int send_block(int vci, int peer, struct cell_seg *seg, const struct cell
 			i = 1;
 			lead = 0;
 		}
-		for (; i < n; i++)
-			cell_seg_next(seg, (struct cell_aal5 *)(p + CELL_SIZE * i));
+		cell_seg_fill(seg, p + CELL_SIZE * i, n - i);
 		int r = fabric_send_pb(peer, DEP_PROTO, pb, n * CELL_SIZE, 0);
 		if (r < 0) {
 			pkt_put(pb);

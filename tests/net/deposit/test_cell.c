@@ -149,6 +149,45 @@ static void test_crc32_aal5_vectors(void **state)
 	}
 }
 
+/*
+ * crc32_aal5_cells (PCLMULQDQ folding where the CPU has it) against the
+ * tables, payloads laid end to end and where they lie in cells: every
+ * count to 40, other starting CRCs, odd alignments; a bit moved anywhere
+ * in a payload changes it, and a byte between payloads does not count.
+ */
+static void test_crc32_aal5_cells(void **state)
+{
+	static uint8_t buf[41 * CELL_SIZE + 8], flat[41 * CELL_PAYLOAD];
+	uint32_t x = 777;
+
+	(void)state;
+	for (size_t i = 0; i < sizeof buf; i++) {
+		x = x * 1103515245u + 12345u;
+		buf[i] = (uint8_t)(x >> 16);
+	}
+	for (size_t count = 0; count <= 40; count++)
+		for (size_t off = 0; off < 8; off += 3) {
+			uint32_t init = count & 1 ? 0 : 0x9e3779b9u * (uint32_t)(count + off + 1);
+			const uint8_t *first = buf + off + CELL_HDR_LEN;
+			for (size_t k = 0; k < count; k++)
+				memcpy(flat + k * CELL_PAYLOAD, first + k * CELL_SIZE, CELL_PAYLOAD);
+			uint32_t want = crc32_aal5(init, flat, count * CELL_PAYLOAD);
+			assert_int_equal(crc32_aal5_cells(init, first, CELL_SIZE, count), want);
+			assert_int_equal(crc32_aal5_cells_tables(init, first, CELL_SIZE, count), want);
+			assert_int_equal(crc32_aal5_cells(init, flat, CELL_PAYLOAD, count), want);
+		}
+	uint32_t whole = crc32_aal5_cells(0, buf + CELL_HDR_LEN, CELL_SIZE, 27);
+	for (size_t bit = 0; bit < 27 * CELL_PAYLOAD * 8; bit += 29) {
+		uint8_t *b = buf + CELL_HDR_LEN + bit / 8 / CELL_PAYLOAD * CELL_SIZE + bit / 8 % CELL_PAYLOAD;
+		*b ^= (uint8_t)(1u << (bit % 8));
+		assert_int_not_equal(crc32_aal5_cells(0, buf + CELL_HDR_LEN, CELL_SIZE, 27), whole);
+		*b ^= (uint8_t)(1u << (bit % 8));
+	}
+	buf[CELL_SIZE] ^= 0xff;		/* the second cell's header: not in the CRC */
+	assert_int_equal(crc32_aal5_cells(0, buf + CELL_HDR_LEN, CELL_SIZE, 27), whole);
+	buf[CELL_SIZE] ^= 0xff;
+}
+
 static void test_header_fields(void **state)
 {
 	uint8_t hdr[CELL_HDR_LEN];
@@ -259,6 +298,18 @@ static void test_segmentation_every_length(void **state)
 		assert_int_equal(cell_get32(t->crc), crc32_aal5(crc, last, CELL_PAYLOAD - 4));
 		memcpy(back + got, last, rest);
 		assert_memory_equal(back, data, len);
+		/* cell_seg_fill writes the same cells, in pieces of any size, where they lie in a frame. */
+		static uint8_t frame[100 * CELL_SIZE];
+		for (size_t piece = 1; piece <= 30; piece += 7) {
+			size_t at = 0, w;
+			cell_seg_start(&s, 300, data, len);
+			while ((w = cell_seg_fill(&s, frame + at * CELL_SIZE, piece)) > 0)
+				at += w;
+			assert_int_equal(at, (size_t)n);
+			assert_int_equal(cell_seg_cells_left(&s), 0);
+			for (int i = 0; i < n; i++)
+				assert_memory_equal(frame + (size_t)i * CELL_SIZE, &cells[i], CELL_SIZE);
+		}
 	}
 }
 
@@ -267,6 +318,7 @@ UNIT_MAIN("tests", NULL, NULL,
 	  cmocka_unit_test(test_hec_catches_every_single_bit_error),
 	  cmocka_unit_test(test_crc16_and_crc8_check_values),
 	  cmocka_unit_test(test_crc32_aal5_vectors),
+	  cmocka_unit_test(test_crc32_aal5_cells),
 	  cmocka_unit_test(test_header_fields),
 	  cmocka_unit_test(test_control_roundtrip_and_seal),
 	  cmocka_unit_test(test_segmentation_every_length))
