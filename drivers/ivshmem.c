@@ -140,6 +140,7 @@ ARGS_REGISTER(shm_argtab);
 #define SHM_COUNTERS(X) \
 	X(LINE, "") \
 	X(ONE, doorbells, "doorbells rung") \
+	X(ONE, doorbells_spared, "spared (one on its way)") \
 	X(ONE, ring_full, "ring full") \
 	X(ONE, no_dest, "frames for no node") \
 	X(ONE, pin_full, "full at a pinned frame")	/* rings full at a pin */ \
@@ -276,6 +277,13 @@ static void publish(struct shm *sc, int dst, struct shm_slot *s, uint32_t len)
 	/* The stamp must be visible before armed is read (a store then a load). */
 	__atomic_thread_fence(__ATOMIC_SEQ_CST);
 	if (shm_ctl(sc->mem, dst)->armed) {
+		/* One doorbell per drain: the one rung before wakes dst to this frame too (shm_ring.h). */
+		uint32_t rung = r->rung;
+		if (rung != r->heard) {
+			sc->ctr.doorbells_spared++;
+			return;
+		}
+		r->rung = rung + 1;
 		*(volatile uint32_t *)(sc->regs + Doorbell) = (uint32_t)dst << 16;
 		sc->ctr.doorbells++;
 	}
@@ -504,10 +512,22 @@ static int shm_poll(struct netdev *nd, int budget)
  */
 #define DRAIN_MAX (8 * RX_BUDGET)
 
+/* Every peer's doorbells so far heard: each may ring again (shm_ring.h).  (irq off) */
+static inline void hear_doorbells(struct shm *sc)
+{
+	for (int i = 0; i < sc->npeers; i++) {
+		struct shm_ring *r = sc->rx_ring[sc->peer[i]];
+		uint32_t rung = r->rung;
+		if (r->heard != rung)
+			r->heard = rung;
+	}
+}
+
 static void drain(struct shm *sc)
 {
 	int left = DRAIN_MAX;
 
+	hear_doorbells(sc);
 	for (;;) {
 		int pass = 0, got;
 
@@ -598,6 +618,7 @@ static void shm_tick(void)
 	if (!sc)
 		return;
 	shm_repair(sc);
+	hear_doorbells(sc);	/* one that rang and never came (a node restarted) holds no producer back */
 	if (!sc->nd.polling && pending(sc))
 		drain(sc);
 	else if (sc->nd.tx_waiters.head)

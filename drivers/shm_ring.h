@@ -34,7 +34,13 @@
  *
  * A control block has `armed`, written by its node: nonzero while it
  * waits for a doorbell.  A producer that has published a frame to dst and
- * then finds dst armed rings dst's doorbell.
+ * then finds dst armed rings dst's doorbell, unless one it rang is still
+ * on its way: each ring counts the doorbells its producer rang (rung, in
+ * the producer's line) and the consumer copies that count (heard, in its
+ * line) each time it drains and at every tick, so a producer rings again
+ * only once rung == heard.  A doorbell is an exit into QEMU (about 24 us
+ * under TCG here); a consumer busy in a thread, armed, had one for every
+ * frame, where one per drain wakes it as well.
  *
  * Nothing read from the region is trusted: a node validates every count
  * and length another node wrote before it uses it (tail - head <= slots,
@@ -65,9 +71,11 @@ struct shm_ctl {
 
 struct shm_ring {
 	volatile uint32_t tail;		/* the producer's: frames published */
-	uint8_t pad0[60];
+	volatile uint32_t rung;		/* the producer's: doorbells it rang the consumer */
+	uint8_t pad0[56];
 	volatile uint32_t head;		/* the consumer's: frames taken */
-	uint8_t pad1[60];
+	volatile uint32_t heard;	/* the consumer's: rung, as it was when it last drained */
+	uint8_t pad1[56];
 	/* then the slots */
 };
 
