@@ -258,11 +258,13 @@ static uint8_t t8[4][256];	/* [k][i]: byte i followed by k zero bytes (slicing-b
 static uint16_t t16[8][256];	/* [k][i]: byte i followed by k zero bytes (slicing-by-8) */
 static uint32_t t32[8][256];	/* [k][i]: byte i followed by k zero bytes (slicing-by-8) */
 static volatile int cell_tables_ready;
+static int aal5_clmul;	/* crc32_aal5_cells folds (PCLMULQDQ): the same on every node of a platform */
 
-void crc_cell_tables(void)
+__attribute__((cold, noinline)) void crc_cell_tables(void)
 {
 	if (cell_tables_ready)
 		return;
+	aal5_clmul = cpu_has_pclmul();
 	for (uint32_t i = 0; i < 256; i++) {
 		uint8_t c8 = (uint8_t)i;
 		uint16_t c16 = (uint16_t)(i << 8);
@@ -379,14 +381,12 @@ __attribute__((target("pclmul,sse2"), noinline)) static uint32_t aal5_cells_clmu
 	return crc32_aal5(0xffffffffu, last, 16);
 }
 
-static int aal5_clmul = -1;	/* PCLMULQDQ here: chosen once, the same on every node of a platform */
-
 uint32_t crc32_aal5_cells(uint32_t crc, const void *first, size_t stride, size_t count)
 {
 	const uint8_t *p = first;
 
-	if (__builtin_expect(aal5_clmul < 0, 0))
-		aal5_clmul = cpu_has_pclmul();
+	if (!cell_tables_ready)
+		crc_cell_tables();	/* at boot (deposit_init): it looks for PCLMULQDQ too */
 	if (aal5_clmul && count)
 		return aal5_cells_clmul(crc, p, stride, count);
 	for (size_t k = 0; k < count; k++, p += stride)
