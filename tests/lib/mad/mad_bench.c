@@ -332,6 +332,24 @@ static int run_bw(const struct bench_opts *o)
 	int r = 0;
 
 	(void)o;
+	/* Every word of bw= names a driver or a size: a misspelt one would run nothing, silently. */
+	for (const char *list = arg_str("bw", ""); *list;) {
+		size_t n = strcspn(list, ","), hit = 0;
+		char sz[8];
+		for (size_t d = 0; d < 4; d++)
+			hit |= strlen(drv[d]) == n && strncmp(list, drv[d], n) == 0;
+		for (size_t k = 0; k < sizeof bw_sizes / sizeof bw_sizes[0]; k++) {
+			bench_size_name(bw_sizes[k], sz, sizeof sz);
+			hit |= strlen(sz) == n && strncmp(list, sz, n) == 0;
+		}
+		if (n && !hit) {
+			if (node_id == 0)
+				printf("mad-bandwidth: bw=%s: '%.*s' is no driver (tcp, rmem, req, cell) nor size "
+				       "(4k, 16k, 64k, 256k, 1m, 4m)\n", arg_str("bw", ""), (int)n, list);
+			return -1;
+		}
+		list += n + (list[n] == ',');
+	}
 	for (size_t d = 0; d < 4; d++)
 		for (size_t k = 0; k < sizeof bw_sizes / sizeof bw_sizes[0]; k++)
 			for (int n = (int)arg_int("bwrounds", 1); n > 0 && bw_wanted(drv[d], bw_sizes[k]); n--)
