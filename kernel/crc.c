@@ -381,6 +381,15 @@ __attribute__((target("pclmul,sse2"), noinline)) static uint32_t aal5_cells_clmu
 	return crc32_aal5(0xffffffffu, last, 16);
 }
 
+uint32_t crc32_aal5_cells_tables(uint32_t crc, const void *first, size_t stride, size_t count)
+{
+	const uint8_t *p = first;
+
+	for (size_t k = 0; k < count; k++, p += stride)
+		crc = crc32_aal5(crc, p, 48);
+	return crc;
+}
+
 uint32_t crc32_aal5_cells(uint32_t crc, const void *first, size_t stride, size_t count)
 {
 	const uint8_t *p = first;
@@ -389,18 +398,7 @@ uint32_t crc32_aal5_cells(uint32_t crc, const void *first, size_t stride, size_t
 		crc_cell_tables();	/* at boot (deposit_init): it looks for PCLMULQDQ too */
 	if (aal5_clmul && count)
 		return aal5_cells_clmul(crc, p, stride, count);
-	for (size_t k = 0; k < count; k++, p += stride)
-		crc = crc32_aal5(crc, p, 48);
-	return crc;
-}
-
-uint32_t crc32_aal5_cells_tables(uint32_t crc, const void *first, size_t stride, size_t count)
-{
-	const uint8_t *p = first;
-
-	for (size_t k = 0; k < count; k++, p += stride)
-		crc = crc32_aal5(crc, p, 48);
-	return crc;
+	return crc32_aal5_cells_tables(crc, p, stride, count);
 }
 
 uint32_t crc32_aal5(uint32_t crc, const void *buf, size_t n)

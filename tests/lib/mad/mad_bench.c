@@ -294,65 +294,45 @@ static int bandwidth(const char *drv, size_t size)
 	return cluster_barrier(120000000000ULL) < 0 || r < 0 ? -1 : 0;
 }
 
-/*
- * The bench's bw= argument: the drivers and sizes of this run, as a
- * comma-separated list of driver names and sizes (4k, 256k, 4m); a list
- * that names no driver means every driver, and likewise sizes.
- */
-static int bw_wanted(const char *drv, size_t size)
-{
-	const char *list = arg_str("bw", "");
-	char word[16], sz[8];
-	int drv_named = 0, drv_hit = 0, size_named = 0, size_hit = 0;
-
-	bench_size_name(size, sz, sizeof sz);
-	while (*list) {
-		size_t n = strcspn(list, ",");
-		if (n && n < sizeof word) {
-			memcpy(word, list, n);
-			word[n] = '\0';
-			if (word[0] >= '0' && word[0] <= '9') {
-				size_named = 1;
-				size_hit |= strcmp(word, sz) == 0;
-			} else {
-				drv_named = 1;
-				drv_hit |= strcmp(word, drv) == 0;
-			}
-		}
-		list += n + (list[n] == ',');
-	}
-	return (!drv_named || drv_hit) && (!size_named || size_hit);
-}
-
 static const size_t bw_sizes[] = { 4096, 16384, 65536, MAXARR, 1u << 20, 4u << 20 };
 
+/*
+ * The bench's bw= argument picks the drivers and sizes of this run: a
+ * comma-separated list of driver names and sizes (4k, 256k, 4m); naming
+ * no driver means every driver, and likewise sizes.  A word that names
+ * neither fails the row (a misspelt one would run nothing, silently).
+ */
 static int run_bw(const struct bench_opts *o)
 {
 	static const char *const drv[] = { "tcp", "rmem", "req", "cell" };
+	const size_t ndrv = sizeof drv / sizeof drv[0], nsize = sizeof bw_sizes / sizeof bw_sizes[0];
+	unsigned drv_mask = 0, size_mask = 0;
+	char sz[8];
 	int r = 0;
 
 	(void)o;
-	/* Every word of bw= names a driver or a size: a misspelt one would run nothing, silently. */
 	for (const char *list = arg_str("bw", ""); *list;) {
-		size_t n = strcspn(list, ","), hit = 0;
-		char sz[8];
-		for (size_t d = 0; d < 4; d++)
-			hit |= strlen(drv[d]) == n && strncmp(list, drv[d], n) == 0;
-		for (size_t k = 0; k < sizeof bw_sizes / sizeof bw_sizes[0]; k++) {
-			bench_size_name(bw_sizes[k], sz, sizeof sz);
-			hit |= strlen(sz) == n && strncmp(list, sz, n) == 0;
-		}
-		if (n && !hit) {
+		size_t n = strcspn(list, ",");
+		unsigned d = 0, k = 0;
+		for (size_t i = 0; i < ndrv; i++)
+			d |= (unsigned)(strlen(drv[i]) == n && strncmp(list, drv[i], n) == 0) << i;
+		for (size_t i = 0; i < nsize; i++)
+			k |= (unsigned)(strlen(bench_size_name(bw_sizes[i], sz, sizeof sz)) == n &&
+					strncmp(list, sz, n) == 0) << i;
+		if (n && !d && !k) {
 			if (node_id == 0)
 				printf("mad-bandwidth: bw=%s: '%.*s' is no driver (tcp, rmem, req, cell) nor size "
 				       "(4k, 16k, 64k, 256k, 1m, 4m)\n", arg_str("bw", ""), (int)n, list);
 			return -1;
 		}
+		drv_mask |= d;
+		size_mask |= k;
 		list += n + (list[n] == ',');
 	}
-	for (size_t d = 0; d < 4; d++)
-		for (size_t k = 0; k < sizeof bw_sizes / sizeof bw_sizes[0]; k++)
-			for (int n = (int)arg_int("bwrounds", 1); n > 0 && bw_wanted(drv[d], bw_sizes[k]); n--)
+	for (size_t d = 0; d < ndrv; d++)
+		for (size_t k = 0; k < nsize; k++)
+			for (int n = (int)arg_int("bwrounds", 1);
+			     n > 0 && (!drv_mask || drv_mask >> d & 1) && (!size_mask || size_mask >> k & 1); n--)
 				r |= bandwidth(drv[d], bw_sizes[k]);
 	return r;
 }
