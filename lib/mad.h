@@ -256,6 +256,16 @@ struct mad_stats {
 };
 void mad_stats(struct mad_stats *out);
 
+/*
+ * The rmem driver's bodies sent (lib/mad_rmem.c): with their first part
+ * early, into the receiver's eager area; all by READY, no half of that
+ * area known free; and header slots this node dropped as malformed.
+ */
+struct mad_rmem_counts {
+	uint64_t early, by_ready, bad_slots;
+};
+void mad_rmem_counts(struct mad_rmem_counts *out);
+
 #ifdef NOW_TEST_HOOKS
 /*
  * For tests only, on the req driver: write-inhibit the ring node deposits
@@ -291,6 +301,12 @@ int mad_rmem_test_export_gap(uint64_t ns);
  * MAD_PEER_TIMEOUT_NS, as always) before it gives the message up.  0.
  */
 int mad_rmem_test_ready_wait(uint64_t ns);
+/*
+ * For tests only, on the rmem driver: the next body this node sends with
+ * an early part says, in its header, more early bytes than the eager area
+ * holds (the receiver must drop that header and refuse the message).  0.
+ */
+int mad_rmem_test_bad_eager(void);
 #endif
 
 /* --- the message description (pure; host tests drive it) --------------------- */

@@ -28,6 +28,25 @@
  * withdraws the segments, so nothing can be written there afterwards.  A
  * body posted in several parts gets one READY per part.
  *
+ * The body's first part, early.  Figure 7 leaves the link idle for a
+ * round trip per message: the sender waits for READY once the header is
+ * out, and the receiver sends it only once the message before is whole
+ * (one message at a time).  Section 3.2 keeps Madeleine "much freedom to
+ * implement its communication scheme" and uses it to send a small body
+ * with its header into a buffer the receiver set aside; here the same is
+ * done with the first quarter of a large body, up to EAGER_MAX.  Right
+ * after the header the sender WRITEs it into one of two halves of an
+ * eager area that follows the header ring, then an 8-byte tag (the
+ * message's number plus one) with the notify flag.  The receiver sends
+ * READY for the rest at once, so the round trip passes while the prefix
+ * is on the wire, and copies the prefix out of the area once its tag is
+ * there: the copy out of a buffer set aside that small bodies make too,
+ * here over a quarter of the body at most.  A half is written again only
+ * once a READY came for a later message than the half's last: the
+ * receiver sends one only after it finished every message before (its
+ * prefix read), so a prefix is never overwritten while it is read.
+ * Where neither half is known free, the whole body goes by READY.
+ *
  * A sender that gives up on a body (no READY within MAD_PEER_TIMEOUT_NS,
  * or a READY it cannot use) says so: it writes, into the receiver's
  * control segment, that no message before the next one's number will get
@@ -60,17 +79,25 @@
 #define HDR_SLOTS 32
 #define SLOT RMEM_MAX_XFER		/* one frame */
 #define CREDIT_BATCH (HDR_SLOTS / 2)
+/* The eager area after the header slots: two halves, then a tag for each. */
+#define EAGER_MAX (64 * 1024)
+#define EAGER_OFF (HDR_SLOTS * SLOT)
+#define TAG_OFF (EAGER_OFF + 2 * EAGER_MAX)
+#define RING_BYTES (TAG_OFF + 64)
 
 struct slot_hdr {
 	uint32_t seq;			/* message number on this pair */
 	uint16_t hdr_len;		/* Madeleine header bytes that follow */
 	uint16_t flags;
 	uint32_t body_len;
-	uint32_t pad;
+	uint32_t eager;			/* the body's first bytes, in the eager area */
 };
 _Static_assert(sizeof(struct slot_hdr) == 16, "slot header");
 
-enum { SLOT_INLINE = 1 };		/* the body follows the header in the slot */
+enum {
+	SLOT_INLINE = 1,		/* the body follows the header in the slot */
+	SLOT_HALF1 = 2,			/* the eager bytes are in the area's second half */
+};
 
 #define INLINE_MAX (SLOT - sizeof(struct slot_hdr))
 
@@ -110,6 +137,9 @@ struct peer {
 	struct ctl *ctl;		/* exported to the peer */
 	uint64_t sent;
 	uint32_t ready_seen;
+	uint32_t ready_max;		/* the latest message a READY came for (if ready_any) */
+	uint32_t half_seq[2];		/* the last message whose eager bytes went in each half */
+	uint8_t half_used, ready_any, next_half;
 	struct mutex lock;
 	uint8_t slot[SLOT] __attribute__((aligned(16)));	/* staging for one slot */
 };
@@ -124,6 +154,10 @@ struct rxmsg {
 	int nseg, segs[MAD_MAX_PACKS];
 	volatile int part_done;
 	size_t part_len;
+	/* its bytes that came early, copied from the eager area once their tag is there */
+	int eager_pending, eiov_n;
+	size_t eager_from, eager_n;
+	struct mad_iovec eiov[MAD_MAX_PACKS];
 };
 
 static struct peer *peers[MAX_NODES];
@@ -133,7 +167,9 @@ static struct waitq tx_wq = WAITQ_INIT;
 static struct mad_rxwait rxw = MAD_RXWAIT_INIT;	/* kicked by every receive notification */
 static uint32_t seg_names;
 static uint64_t proto_errors;
+static uint64_t sent_early, sent_by_ready;	/* bodies (mad_rmem_counts) */
 #ifdef NOW_TEST_HOOKS
+static int test_bad_eager;		/* mad_rmem_test_bad_eager */
 static uint64_t test_export_gap_ns;	/* mad_rmem_test_export_gap */
 static uint64_t test_ready_wait_ns;	/* mad_rmem_test_ready_wait */
 #endif
@@ -144,8 +180,9 @@ static void ring_note(void *arg, int seg, uint32_t off, uint32_t count)
 {
 	struct peer *p = arg;
 
-	(void)seg, (void)off, (void)count;
-	p->arrived++;
+	(void)seg, (void)count;
+	if (off < EAGER_OFF)
+		p->arrived++;		/* a header; past the slots, an eager prefix's tag */
 	mad_rxwait_kick(&rxw);
 }
 
@@ -191,9 +228,9 @@ static int make_peer(int i)
 	peers[i] = p;
 	mutex_init(&p->lock, 0);
 	mad_segpair_init(&p->seg);
-	if (!(p->ring = aligned_alloc(64, HDR_SLOTS * SLOT)) || !(p->ctl = aligned_alloc(64, sizeof(struct ctl))))
+	if (!(p->ring = aligned_alloc(64, RING_BYTES)) || !(p->ctl = aligned_alloc(64, sizeof(struct ctl))))
 		return -ENOMEM;
-	memset(p->ring, 0, HDR_SLOTS * SLOT);
+	memset(p->ring, 0, RING_BYTES);
 	memset(p->ctl, 0, sizeof *p->ctl);
 	/*
 	 * Exported and their notifications set in one stretch with interrupts
@@ -204,7 +241,7 @@ static int make_peer(int i)
 	 * until the peer gave up.
 	 */
 	irqflags_t f = irq_save();
-	int r = mad_segpair_export(&p->seg, "mad.r.%d", "mad.c.%d", i, p->ring, HDR_SLOTS * SLOT, p->ctl,
+	int r = mad_segpair_export(&p->seg, "mad.r.%d", "mad.c.%d", i, p->ring, RING_BYTES, p->ctl,
 				   sizeof(struct ctl));
 	if (r == 0) {
 		seg_notify(p->seg.ring_seg, 1, ring_note, p);
@@ -323,6 +360,43 @@ static int deposit(int dest, struct iovcur *c, const struct ready *rd)
  * it has its body already (sends are one at a time), so one number says
  * it for all of them.
  */
+/*
+ * How much of a body of blen bytes goes early, and into which half: a
+ * quarter, up to EAGER_MAX, into a half whose last message is known
+ * finished (a READY came for a later one); 0 where neither is.
+ */
+static size_t eager_plan(const struct peer *p, size_t blen, int *half)
+{
+	for (int k = 0; k < 2; k++) {
+		int h = p->next_half ^ k;
+		if (!(p->half_used >> h & 1) || (p->ready_any && (int32_t)(p->ready_max - p->half_seq[h]) > 0)) {
+			*half = h;
+			return blen / 4 < EAGER_MAX ? blen / 4 : EAGER_MAX;
+		}
+	}
+	return 0;
+}
+
+/* The body's first n bytes into the eager area's half, then the tag that says they came. */
+static int send_eager(struct peer *p, struct iovcur *c, size_t n, int half)
+{
+	uint32_t off = EAGER_OFF + (uint32_t)half * EAGER_MAX;
+	uint64_t tag = p->sent;		/* the message's number plus one: sent counts it already */
+	int r = 0;
+
+	while (n && r == 0) {
+		uint8_t *src;
+		size_t k = iovcur_peek(c, &src, n);
+		iovcur_skip(c, k);
+		r = rmem_write_block(p->seg.ring_rd, off, src, k, 0);
+		off += (uint32_t)k;
+		n -= k;
+	}
+	if (r == 0)
+		r = rmem_write(p->seg.ring_rd, TAG_OFF + 8 * (uint32_t)half, &tag, sizeof tag, RMEM_INTR);
+	return r;
+}
+
 static __attribute__((cold, noinline)) void abandon(struct peer *p, uint32_t seq)
 {
 	uint32_t below = seq + 1;
@@ -335,8 +409,8 @@ static int rmem_send_post(int dest, const struct mad_iovec *iov, int count)
 	struct peer *p = dest >= 0 && dest < MAX_NODES ? peers[dest] : NULL;
 	struct slot_hdr sh = { 0 };
 	struct iovcur c;
-	size_t hlen = iov[0].len, blen = iov_total(iov + 1, count - 1), len;
-	int r;
+	size_t hlen = iov[0].len, blen = iov_total(iov + 1, count - 1), len, eager = 0;
+	int r, half = 0;
 
 	if (!p)
 		return -EINVAL;
@@ -349,6 +423,19 @@ static int rmem_send_post(int dest, const struct mad_iovec *iov, int count)
 	sh.hdr_len = (uint16_t)hlen;
 	sh.body_len = (uint32_t)blen;
 	sh.flags = hlen + blen <= INLINE_MAX ? SLOT_INLINE : 0;
+	if (!(sh.flags & SLOT_INLINE) && (eager = eager_plan(p, blen, &half)) > 0) {
+		sh.eager = (uint32_t)eager;
+		sh.flags |= half ? SLOT_HALF1 : 0;
+		sent_early++;
+#ifdef NOW_TEST_HOOKS
+		if (test_bad_eager) {
+			test_bad_eager = 0;
+			sh.eager = EAGER_MAX + 1;
+		}
+#endif
+	} else if (!(sh.flags & SLOT_INLINE)) {
+		sent_by_ready++;
+	}
 	memcpy(p->slot, &sh, sizeof sh);
 	iovcur_init(&c, iov, count);
 	len = sizeof sh + iovcur_gather(&c, p->slot + sizeof sh, sh.flags & SLOT_INLINE ? hlen + blen : hlen);
@@ -356,13 +443,23 @@ static int rmem_send_post(int dest, const struct mad_iovec *iov, int count)
 	if (r < 0)
 		goto out;
 	p->sent++;
+	if (eager) {
+		p->half_used |= (uint8_t)(1u << half);
+		p->half_seq[half] = sh.seq;
+		p->next_half = (uint8_t)!half;
+		r = send_eager(p, &c, eager, half);
+	}
 	/* A deposited body: one part per READY until all of it went. */
-	while (!(sh.flags & SLOT_INLINE) && c.i < c.count) {
+	while (r == 0 && !(sh.flags & SLOT_INLINE) && c.i < c.count) {
 		struct ready rd;
 		if ((r = tx_wait(dest, have_ready, p)) < 0)
 			break;
 		memcpy(&rd, (const void *)&p->ctl->ready, sizeof rd);
 		p->ready_seen = rd.seq;
+		/* The receiver finished every message before rd.msg (eager_plan). */
+		if (!p->ready_any || (int32_t)(rd.msg - p->ready_max) > 0)
+			p->ready_max = rd.msg;
+		p->ready_any = 1;
 		if ((int32_t)(rd.msg - sh.seq) < 0)
 			continue;	/* for a message given up before: it went without */
 		if (rd.msg != sh.seq || rd.status != 0 || rd.nvec > MAD_MAX_PACKS) {
@@ -404,6 +501,7 @@ static void release_slot(void)
 	struct peer *p = peers[rx.src];
 
 	rx.open = 0;
+	rx.eager_pending = 0;
 	p->consumed++;
 	credit_back(rx.src, p, 0);
 }
@@ -440,8 +538,10 @@ static int rmem_recv_header_poll(int *src, void *hdr, size_t hdr_max, size_t *hd
 		memcpy(&sh, s, sizeof sh);
 		int inl = sh.flags & SLOT_INLINE;
 		struct mad_wire_hdr mh;
-		if (sh.seq != (uint32_t)p->consumed || (sh.flags & ~SLOT_INLINE) || sh.hdr_len > hdr_max ||
-		    sh.hdr_len > INLINE_MAX || (inl && sh.hdr_len + (uint64_t)sh.body_len > INLINE_MAX) ||
+		if (sh.seq != (uint32_t)p->consumed || (sh.flags & ~(SLOT_INLINE | SLOT_HALF1)) ||
+		    sh.hdr_len > hdr_max || sh.hdr_len > INLINE_MAX ||
+		    (inl && sh.hdr_len + (uint64_t)sh.body_len > INLINE_MAX) || (inl && sh.eager) ||
+		    sh.eager > EAGER_MAX || sh.eager > sh.body_len || (!sh.eager && (sh.flags & SLOT_HALF1)) ||
 		    mad_hdr_check(s + sizeof sh, sh.hdr_len) < 0 ||
 		    (memcpy(&mh, s + sizeof sh, sizeof mh), mh.body_len != sh.body_len)) {
 			/* Not a message our peer's driver writes: drop it, count it. */
@@ -463,6 +563,7 @@ static int rmem_recv_header_poll(int *src, void *hdr, size_t hdr_max, size_t *hd
 		rx.sh = sh;
 		rx.inline_body = s + sizeof sh + sh.hdr_len;
 		rx.body_got = 0;
+		rx.eager_pending = 0;
 		if (sh.body_len == 0)
 			release_slot();
 		return 1;
@@ -494,6 +595,29 @@ static __attribute__((cold, noinline)) int fail_abandoned(void)
 	return -ECONNABORTED;
 }
 
+/* The eager bytes of the message being received are in the area: their tag came. */
+static int eager_here(void)
+{
+	const struct peer *p = peers[rx.src];
+	int half = rx.sh.flags & SLOT_HALF1 ? 1 : 0;
+	uint64_t tag = *(const volatile uint64_t *)(p->ring + TAG_OFF + 8 * half);
+
+	__atomic_thread_fence(__ATOMIC_ACQUIRE);
+	return tag == p->consumed + 1;
+}
+
+/* The part's early bytes, from the eager area into its vectors. */
+static void take_eager(void)
+{
+	const struct peer *p = peers[rx.src];
+	int half = rx.sh.flags & SLOT_HALF1 ? 1 : 0;
+	struct iovcur c;
+
+	iovcur_init(&c, rx.eiov, rx.eiov_n);
+	iovcur_scatter(&c, p->ring + EAGER_OFF + (size_t)half * EAGER_MAX + rx.eager_from, rx.eager_n);
+	rx.eager_pending = 0;
+}
+
 static int rmem_recv_body_post(int src, const struct mad_iovec *iov, int count)
 {
 	struct peer *p = src >= 0 && src < MAX_NODES ? peers[src] : NULL;
@@ -516,22 +640,39 @@ static int rmem_recv_body_post(int src, const struct mad_iovec *iov, int count)
 		return 0;
 	}
 	rx.nseg = 0;
+	rx.eager_pending = 0;
 	if (body_abandoned())
 		return fail_abandoned();
-	/* Step 4: export each vector to the sender alone, for this part only. */
-	for (int k = 0; k < count; k++) {
-		if (iov[k].len == 0)
+	/* The part's bytes that the sender sent early: copied at body_poll, once there. */
+	size_t early = rx.body_got < rx.sh.eager ? rx.sh.eager - rx.body_got : 0;
+	struct iovcur c;
+	if (early > len)
+		early = len;
+	if (early) {
+		memcpy(rx.eiov, iov, (size_t)count * sizeof *iov);
+		rx.eiov_n = count;
+		rx.eager_from = rx.body_got;
+		rx.eager_n = early;
+		rx.eager_pending = 1;
+	}
+	iovcur_init(&c, iov, count);
+	iovcur_skip(&c, early);
+	/* Step 4: export each vector (less what came early) to the sender alone, for this part only. */
+	for (int k = c.i; k < count; k++) {
+		size_t skip = k == c.i ? c.off : 0;
+		if (iov[k].len == skip)
 			continue;
 		snprintf(name, sizeof name, "~mad%u", seg_names++);
-		int s = seg_export_for(name, iov[k].base, iov[k].len, src, RMEM_W);
+		int s = seg_export_for(name, (uint8_t *)iov[k].base + skip, iov[k].len - skip, src, RMEM_W);
 		if (s < 0) {
 			withdraw_part();
+			rx.eager_pending = 0;
 			return s;
 		}
 		rx.segs[rx.nseg] = s;
 		rd.v[rx.nseg].seg = (uint32_t)s;
 		seg_ticket(s, src, &rd.v[rx.nseg].gen);
-		rd.v[rx.nseg].len = (uint32_t)iov[k].len;
+		rd.v[rx.nseg].len = (uint32_t)(iov[k].len - skip);
 		rx.nseg++;
 	}
 	rx.part_len = len;
@@ -546,23 +687,28 @@ static int rmem_recv_body_post(int src, const struct mad_iovec *iov, int count)
 	rd.nvec = (uint32_t)rx.nseg;
 	int r = rmem_write(p->seg.ctl_rd, CTL_READY_OFF, &rd,
 			   (uint32_t)__builtin_offsetof(struct ready, v[rx.nseg]), RMEM_INTR);
-	if (r < 0)
+	if (r < 0) {
 		withdraw_part();
+		rx.eager_pending = 0;
+	}
 	return r;
 }
 
 static int rmem_recv_body_poll(int src)
 {
 	(void)src;
-	if (!rx.part_done) {
+	if (rx.eager_pending && eager_here())
+		take_eager();
+	if (!rx.part_done || rx.eager_pending) {
 		if (fabric_peer_dead(rx.src)) {
 			withdraw_part();
 			rx.open = 0;
+			rx.eager_pending = 0;
 			return -EHOSTDOWN;
 		}
 		return body_abandoned() ? fail_abandoned() : 0;
 	}
-	if (rx.nseg) {
+	if (rx.nseg || rx.part_len) {
 		withdraw_part();
 		rx.body_got += rx.part_len;
 		if (rx.body_got == rx.sh.body_len)
@@ -574,7 +720,7 @@ static int rmem_recv_body_poll(int src)
 static int ready_to_poll(void)
 {
 	if (rx.open)
-		return rx.part_done;
+		return rx.eager_pending ? eager_here() : rx.part_done;
 	for (int i = 0; i < nnodes; i++)
 		if (peers[i] && peers[i]->arrived != peers[i]->consumed)
 			return 1;
@@ -603,7 +749,20 @@ int mad_rmem_test_ready_wait(uint64_t ns)
 	test_ready_wait_ns = ns;
 	return 0;
 }
+
+int mad_rmem_test_bad_eager(void)
+{
+	test_bad_eager = 1;
+	return 0;
+}
 #endif
+
+void mad_rmem_counts(struct mad_rmem_counts *out)
+{
+	out->early = sent_early;
+	out->by_ready = sent_by_ready;
+	out->bad_slots = proto_errors;
+}
 
 MAD_DRIVER_DEFINE(rmem, .init = rmem_init_drv, .exit = rmem_exit_drv, .wait = rmem_wait, .kick = rmem_kick);
 
@@ -621,7 +780,8 @@ static void rmem_drv_dump(void)
 		       p->ctl ? p->ctl->ready.seq : 0, p->ready_seen);
 	}
 	if (nnodes)
-		printf("mad-rmem: receiving %s from node %d, protocol errors %lu\n", rx.open ? "a message" : "none",
-		       rx.src, (unsigned long)proto_errors);
+		printf("mad-rmem: receiving %s from node %d, protocol errors %lu; bodies sent with an early part "
+		       "%lu, all by READY %lu\n", rx.open ? "a message" : "none", rx.src, (unsigned long)proto_errors,
+		       (unsigned long)sent_early, (unsigned long)sent_by_ready);
 }
 DUMP_HOOK(mad_rmem, rmem_drv_dump);

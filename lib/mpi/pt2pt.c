@@ -5,7 +5,9 @@
  * body travels RECV_CHEAPER, so that the receiver reads the envelope first
  * and then says where the body goes: straight into the program's buffer
  * when a receive was posted for it (on the rmem driver the sender's remote
- * WRITEs land there: no copy on either side), into a buffer of its own
+ * WRITEs land there, no copy on either side, but for the first quarter of
+ * a large body, up to 64 KiB, which goes early and is copied once: see
+ * lib/mad_rmem.c), into a buffer of its own
  * when none was (an unexpected message, copied once when the receive
  * comes).  This is the paper's own use of the two receive modes
  * (madeleine paper 2.1.2, and 2.1.4's RPC: "the header is extracted in

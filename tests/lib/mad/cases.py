@@ -71,6 +71,17 @@ CASES = [
                     r"^\[n1\] mad-rmem: node 0 gave up sending message \d+"],
             count={r"RESULT mad-test driver=rmem messages=\d+ bytes=\d+ failures=0": 2},
             absent=[r"FAILED"]),
+    # A header slot that claims more early bytes than the eager area holds is dropped and
+    # its message refused; the sender's send fails and its next body, early part and all,
+    # comes whole.
+    Cluster("mad-test-2-rmem-bad-eager", app="mad-test", nodes=2, nic="shm",
+            args="driver=rmem bad_eager=1 big=0", timeout=120,
+            expect=[r"^\[n1\] mad-test: node 0's header claiming too many early bytes dropped here; "
+                    r"the next came whole",
+                    r"^\[n1\] mad-rmem: malformed header slot \d+ from node 0: dropped",
+                    r"^\[n0\] mad-test: node 0: rmem bodies sent with an early part [1-9]\d*, all by READY 0"],
+            count={r"RESULT mad-test driver=rmem messages=\d+ bytes=\d+ failures=0": 2},
+            absent=[r"FAILED"]),
     Cluster("mad-test-3-tcp-intruder", app="mad-test", nodes=3, args="driver=tcp intrude=1",
             timeout=180,
             count={r"RESULT mad-test driver=tcp messages=\d+ bytes=\d+ failures=0": 3,

@@ -529,6 +529,9 @@ static const struct argspec mad_test_args[] = {
 	  "(its ring write-inhibited): never announced, and node 0's next send says so" },
 	{ "abandon", ARG_BOOL, 0, 0, "driver=rmem: at the end node 0 gives up a message node 1 does not "
 	  "take in time: node 1 must fail it, not wait for its body, and take the next" },
+	{ "bad_eager", ARG_BOOL, 0, 0, "driver=rmem: at the end node 0 sends a body whose header claims "
+	  "more early bytes than the eager area holds: node 1 must drop it, node 0's send fail, the next "
+	  "message come whole" },
 	{ "export_gap_ms", ARG_INT, 0, 60000, "driver=rmem: node 0's set-up pauses this long after "
 	  "exporting its segments, node 1 reaching them meanwhile (default 0)" },
 	{ "intrude", ARG_INT, 0, 10, "driver=tcp: the last node first opens N silent connections to "
@@ -655,6 +658,39 @@ static void abandoned_body(void)
 	EXPECT(cluster_barrier(60000000000ULL) == 0, "barrier after the next message");
 }
 
+/*
+ * bad_eager=1: node 0's next body with an early part says, in its header
+ * slot, more early bytes than node 1's eager area holds (a test hook).
+ * Node 1 must drop that slot as malformed and refuse the message, which
+ * reaches no handler; node 0's send fails with -EPROTO; node 0's next
+ * message, which has an early part too, comes whole.
+ */
+static void bad_eager_body(void)
+{
+	struct mad_rmem_counts c0, c1;
+
+	mad_rmem_counts(&c0);
+	EXPECT(cluster_barrier(60000000000ULL) == 0, "barrier before the bad eager header");
+	if (node_id == 0) {
+		mad_rmem_test_bad_eager();
+		int r = send_modes(1, 7000, MAD_SND_CHEAPER | MAD_RECV_CHEAPER, 1 << 20);
+		EXPECT(r == -EPROTO, "a header claiming too many early bytes: %d, not -EPROTO", r);
+		r = send_modes(1, 7001, MAD_SND_CHEAPER | MAD_RECV_CHEAPER, 1 << 20);
+		EXPECT(r == 0, "the message after the refused one: %d", r);
+		mad_rmem_counts(&c1);
+		EXPECT(c1.early == c0.early + 2, "%lu bodies sent early, 2 expected",
+		       (unsigned long)(c1.early - c0.early));
+	}
+	EXPECT(cluster_barrier(60000000000ULL) == 0, "barrier after the bad eager header");
+	if (node_id == 1) {
+		mad_rmem_counts(&c1);
+		EXPECT(c1.bad_slots == c0.bad_slots + 1, "%lu header slots dropped, 1 expected",
+		       (unsigned long)(c1.bad_slots - c0.bad_slots));
+		printf("mad-test: node 0's header claiming too many early bytes dropped here; the next came "
+		       "whole\n");
+	}
+}
+
 static int mad_test_main(void)
 {
 	const char *drvname = arg_str("driver", "tcp");
@@ -752,6 +788,8 @@ static int mad_test_main(void)
 		refused_chunk();
 	if (arg_bool("abandon", 0) && strcmp(mad_driver_name(), "rmem") == 0)
 		abandoned_body();
+	if (arg_bool("bad_eager", 0) && strcmp(mad_driver_name(), "rmem") == 0)
+		bad_eager_body();
 	stop_server = 1;
 	thread_join(srv);
 	/* No node withdraws its driver while another may still write into it. */
@@ -762,6 +800,15 @@ static int mad_test_main(void)
 		rmem_counters(&rc);
 		printf("mad-test: node %d: %lu chunk WRITEs found no room to queue and went again later\n",
 		       node_id, (unsigned long)rc.fifo_overflows);
+	}
+	if (strcmp(mad_driver_name(), "rmem") == 0) {
+		/* Every body here had a half of the eager area free, but after a message given up. */
+		struct mad_rmem_counts c;
+		mad_rmem_counts(&c);
+		printf("mad-test: node %d: rmem bodies sent with an early part %lu, all by READY %lu\n", node_id,
+		       (unsigned long)c.early, (unsigned long)c.by_ready);
+		EXPECT(c.early > 0 && c.by_ready <= (uint64_t)arg_bool("abandon", 0),
+		       "rmem bodies: %lu early, %lu all by READY", (unsigned long)c.early, (unsigned long)c.by_ready);
 	}
 	const char *used = mad_driver_name();
 	mad_exit();
