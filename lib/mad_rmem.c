@@ -355,15 +355,9 @@ static int deposit(int dest, struct iovcur *c, const struct ready *rd)
 }
 
 /*
- * The body of message seq will not come whole: the receiver may be
- * waiting for a part of it, or ask for one later.  Every message before
- * it has its body already (sends are one at a time), so one number says
- * it for all of them.
- */
-/*
- * How much of a body of blen bytes goes early, and into which half: a
- * quarter, up to EAGER_MAX, into a half whose last message is known
- * finished (a READY came for a later one); 0 where neither is.
+ * How much of a body of blen bytes (4 or more) goes early, and into which
+ * half: a quarter, up to EAGER_MAX, into a half whose last message is
+ * known finished (a READY came for a later one); 0 where neither is.
  */
 static size_t eager_plan(const struct peer *p, size_t blen, int *half)
 {
@@ -387,6 +381,8 @@ static int send_eager(struct peer *p, struct iovcur *c, size_t n, int half)
 	while (n && r == 0) {
 		uint8_t *src;
 		size_t k = iovcur_peek(c, &src, n);
+		if (k == 0)
+			return -EPROTO;		/* cannot be: n is a quarter of the body at most */
 		iovcur_skip(c, k);
 		r = rmem_write_block(p->seg.ring_rd, off, src, k, 0);
 		off += (uint32_t)k;
@@ -397,6 +393,12 @@ static int send_eager(struct peer *p, struct iovcur *c, size_t n, int half)
 	return r;
 }
 
+/*
+ * The body of message seq will not come whole: the receiver may be
+ * waiting for a part of it, or ask for one later.  Every message before
+ * it has its body already (sends are one at a time), so one number says
+ * it for all of them.
+ */
 static __attribute__((cold, noinline)) void abandon(struct peer *p, uint32_t seq)
 {
 	uint32_t below = seq + 1;
@@ -423,7 +425,7 @@ static int rmem_send_post(int dest, const struct mad_iovec *iov, int count)
 	sh.hdr_len = (uint16_t)hlen;
 	sh.body_len = (uint32_t)blen;
 	sh.flags = hlen + blen <= INLINE_MAX ? SLOT_INLINE : 0;
-	if (!(sh.flags & SLOT_INLINE) && (eager = eager_plan(p, blen, &half)) > 0) {
+	if (!(sh.flags & SLOT_INLINE) && blen >= 4 && (eager = eager_plan(p, blen, &half)) > 0) {
 		sh.eager = (uint32_t)eager;
 		sh.flags |= half ? SLOT_HALF1 : 0;
 		sent_early++;
@@ -433,7 +435,7 @@ static int rmem_send_post(int dest, const struct mad_iovec *iov, int count)
 			sh.eager = EAGER_MAX + 1;
 		}
 #endif
-	} else if (!(sh.flags & SLOT_INLINE)) {
+	} else if (!(sh.flags & SLOT_INLINE) && blen >= 4) {
 		sent_by_ready++;
 	}
 	memcpy(p->slot, &sh, sizeof sh);
