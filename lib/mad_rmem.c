@@ -154,8 +154,8 @@ struct rxmsg {
 	int nseg, segs[MAD_MAX_PACKS];
 	volatile int part_done;
 	size_t part_len;
-	/* its bytes that came early, copied from the eager area once their tag is there */
-	int eager_pending, eiov_n;
+	/* its bytes that came early, copied from the eager area once their tag is there (0: none left) */
+	int eiov_n;
 	size_t eager_from, eager_n;
 	struct mad_iovec eiov[MAD_MAX_PACKS];
 };
@@ -503,7 +503,6 @@ static void release_slot(void)
 	struct peer *p = peers[rx.src];
 
 	rx.open = 0;
-	rx.eager_pending = 0;
 	p->consumed++;
 	credit_back(rx.src, p, 0);
 }
@@ -565,7 +564,7 @@ static int rmem_recv_header_poll(int *src, void *hdr, size_t hdr_max, size_t *hd
 		rx.sh = sh;
 		rx.inline_body = s + sizeof sh + sh.hdr_len;
 		rx.body_got = 0;
-		rx.eager_pending = 0;
+		rx.eager_n = 0;
 		if (sh.body_len == 0)
 			release_slot();
 		return 1;
@@ -575,6 +574,7 @@ static int rmem_recv_header_poll(int *src, void *hdr, size_t hdr_max, size_t *hd
 
 static void withdraw_part(void)
 {
+	rx.eager_n = 0;
 	for (int k = 0; k < rx.nseg; k++)
 		seg_unexport(rx.segs[k]);
 	rx.nseg = 0;
@@ -597,12 +597,17 @@ static __attribute__((cold, noinline)) int fail_abandoned(void)
 	return -ECONNABORTED;
 }
 
+/* The half of the eager area the message being received uses. */
+static int rx_half(void)
+{
+	return rx.sh.flags & SLOT_HALF1 ? 1 : 0;
+}
+
 /* The eager bytes of the message being received are in the area: their tag came. */
 static int eager_here(void)
 {
 	const struct peer *p = peers[rx.src];
-	int half = rx.sh.flags & SLOT_HALF1 ? 1 : 0;
-	uint64_t tag = *(const volatile uint64_t *)(p->ring + TAG_OFF + 8 * half);
+	uint64_t tag = *(const volatile uint64_t *)(p->ring + TAG_OFF + 8 * rx_half());
 
 	__atomic_thread_fence(__ATOMIC_ACQUIRE);
 	return tag == p->consumed + 1;
@@ -612,12 +617,11 @@ static int eager_here(void)
 static void take_eager(void)
 {
 	const struct peer *p = peers[rx.src];
-	int half = rx.sh.flags & SLOT_HALF1 ? 1 : 0;
 	struct iovcur c;
 
 	iovcur_init(&c, rx.eiov, rx.eiov_n);
-	iovcur_scatter(&c, p->ring + EAGER_OFF + (size_t)half * EAGER_MAX + rx.eager_from, rx.eager_n);
-	rx.eager_pending = 0;
+	iovcur_scatter(&c, p->ring + EAGER_OFF + (size_t)rx_half() * EAGER_MAX + rx.eager_from, rx.eager_n);
+	rx.eager_n = 0;
 }
 
 static int rmem_recv_body_post(int src, const struct mad_iovec *iov, int count)
@@ -642,7 +646,6 @@ static int rmem_recv_body_post(int src, const struct mad_iovec *iov, int count)
 		return 0;
 	}
 	rx.nseg = 0;
-	rx.eager_pending = 0;
 	if (body_abandoned())
 		return fail_abandoned();
 	/* The part's bytes that the sender sent early: copied at body_poll, once there. */
@@ -655,7 +658,6 @@ static int rmem_recv_body_post(int src, const struct mad_iovec *iov, int count)
 		rx.eiov_n = count;
 		rx.eager_from = rx.body_got;
 		rx.eager_n = early;
-		rx.eager_pending = 1;
 	}
 	iovcur_init(&c, iov, count);
 	iovcur_skip(&c, early);
@@ -668,7 +670,6 @@ static int rmem_recv_body_post(int src, const struct mad_iovec *iov, int count)
 		int s = seg_export_for(name, (uint8_t *)iov[k].base + skip, iov[k].len - skip, src, RMEM_W);
 		if (s < 0) {
 			withdraw_part();
-			rx.eager_pending = 0;
 			return s;
 		}
 		rx.segs[rx.nseg] = s;
@@ -689,23 +690,20 @@ static int rmem_recv_body_post(int src, const struct mad_iovec *iov, int count)
 	rd.nvec = (uint32_t)rx.nseg;
 	int r = rmem_write(p->seg.ctl_rd, CTL_READY_OFF, &rd,
 			   (uint32_t)__builtin_offsetof(struct ready, v[rx.nseg]), RMEM_INTR);
-	if (r < 0) {
+	if (r < 0)
 		withdraw_part();
-		rx.eager_pending = 0;
-	}
 	return r;
 }
 
 static int rmem_recv_body_poll(int src)
 {
 	(void)src;
-	if (rx.eager_pending && eager_here())
+	if (rx.eager_n && eager_here())
 		take_eager();
-	if (!rx.part_done || rx.eager_pending) {
+	if (!rx.part_done || rx.eager_n) {
 		if (fabric_peer_dead(rx.src)) {
 			withdraw_part();
 			rx.open = 0;
-			rx.eager_pending = 0;
 			return -EHOSTDOWN;
 		}
 		return body_abandoned() ? fail_abandoned() : 0;
@@ -722,7 +720,7 @@ static int rmem_recv_body_poll(int src)
 static int ready_to_poll(void)
 {
 	if (rx.open)
-		return rx.eager_pending ? eager_here() : rx.part_done;
+		return rx.eager_n ? eager_here() : rx.part_done;
 	for (int i = 0; i < nnodes; i++)
 		if (peers[i] && peers[i]->arrived != peers[i]->consumed)
 			return 1;

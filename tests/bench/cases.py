@@ -252,8 +252,6 @@ CASES = [
                     r"RESULT stages op=read from=n1.mech_rx to=n1.mech_send n=\d+",
                     r"RESULT stages op=read from=n0.mech_done to=n0.app_wake n=\d+"],
             count={r"RESULT stages op=write ": 7, r"RESULT stages op=read ": 14}),
-    # The primitives' costs: every probe reports (timing is not asserted), the three CRC-32C
-    # implementations among them (QEMU's -cpu max has SSE4.2 and PCLMULQDQ).
     # bench's bw= picks mad-bandwidth's drivers and sizes: one row here, and a word that names
     # neither fails the row, said, rather than run nothing.
     Cluster("bench-bw-pick", app="bench", nodes=2, nic="shm", args="only=mad-bandwidth bw=req,64k",
@@ -262,6 +260,8 @@ CASES = [
     Cluster("bench-bw-typo", app="bench", nodes=2, nic="shm", args="only=mad-bandwidth bw=cel,4m", status=1,
             expect=[r"mad-bandwidth: bw=cel,4m: 'cel' is no driver \(tcp, rmem, req, cell\) nor size",
                     r"bench: row mad-bandwidth failed"]),
+    # The primitives' costs: every probe reports (timing is not asserted), the three CRC-32C
+    # implementations among them (QEMU's -cpu max has SSE4.2 and PCLMULQDQ).
     Cluster("cost", app="cost", nodes=1, args="iters=2000",
             expect=[r"RESULT cost op=thread_switch ns=\d+", r"RESULT cost op=fxsave_fxrstor ns=\d+",
                     r"RESULT cost op=siphash_104 ns=\d+", r"RESULT cost op=crc32c_tables_1408 ns=\d+",
