@@ -524,10 +524,11 @@ qemu-gdb: locked-images
 # The benchmark suite: one cluster run per NIC, every row beside the floor.
 BENCH_ITERS ?= 5000
 BENCH_NICS  ?= virtio,e1000,e1000e,igb,shm,shm-halt
+BENCH_ROUNDS ?= 5
 
 bench: IMAGES_TOO = $(NETPIPE)/NPmpi.elf
 bench: locked-images
-	@boot/tools/bench --iters $(BENCH_ITERS) --nics $(BENCH_NICS) $(if $(filter 1,$(PEERS)),--peers) \
+	@boot/tools/bench --iters $(BENCH_ITERS) --bulk-rounds $(BENCH_ROUNDS) --nics $(BENCH_NICS) $(if $(filter 1,$(PEERS)),--peers) \
 		$(if $(KEY),--key "$$NOW_KEY")
 
 # make trace: one operation at a time, stamped at every stage on both nodes
@@ -790,7 +791,7 @@ help:
 	@sed -n '1,/^$$/s/^#   make/make/p' Makefile
 	@echo "variables: APP= NODES= NIC= ARGS= CLUSTER= (run); CMDLINE= (iso, netboot);"
 	@echo "  KEY= (run, iso, netboot; bench, trace and cost: their keyed runs); ITERS= (trace);"
-	@echo "  BENCH_ITERS= BENCH_NICS= PEERS=1 (bench); TRACE=0 LTO=0 (the kernel's build)"
+	@echo "  BENCH_ITERS= BENCH_ROUNDS= BENCH_NICS= PEERS=1 (bench); TRACE=0 LTO=0 (the kernel's build)"
 
 distclean:
 	rm -rf $(BUILD)

@@ -126,7 +126,7 @@ static const struct argspec bench_args[] = {
 	{ "only", ARG_STR, 0, 0, "run only rows named in this comma-separated list (substrings)" },
 	{ "part", ARG_STR, 0, 0, "bulk: only the bulk (MB/s) rows; latency: all but those (default both)" },
 	{ "bw", ARG_STR, 0, 0, "mad-bandwidth: only these drivers and sizes, e.g. cell,4m (default all)" },
-	{ "bwrounds", ARG_INT, 1, 100, "mad-bandwidth: times each row runs, a RESULT line each (default 1)" },
+	{ "bulkrounds", ARG_INT, 1, 100, "rounds of the bulk rows, interleaved, a RESULT line each (default 1)" },
 	{ "samples", ARG_BOOL, 0, 0, "print every sample of every latency row (default 1)" },
 	{ NULL, 0, 0, 0, NULL },
 };
@@ -156,6 +156,7 @@ static int bench_main(void)
 	const struct bench *rows[MAX_ROWS];
 	struct samples samples[MAX_ROWS];
 	int iters = (int)arg_int("iters", 5000), rounds = (int)arg_int("rounds", 5);
+	int bulkrounds = (int)arg_int("bulkrounds", 1);
 	struct bench_opts o = { 0, (int)arg_int("warmup", 100) };
 	const char *only = arg_str("only", NULL), *part = arg_str("part", "");
 	int n = 0, failed = 0, want_bulk = -1;
@@ -178,6 +179,11 @@ static int bench_main(void)
 			rows[n++] = *b;
 	if (rounds > iters)
 		rounds = iters;
+	int has_bulk = 0;
+	for (int i = 0; i < n; i++)
+		has_bulk |= rows[i]->bulk && (rows[i]->run || rows[i]->run_pair);
+	if (!has_bulk)
+		bulkrounds = 1;	/* no row to repeat */
 
 	/* Latency rows, interleaved round by round. */
 	for (int i = 0; i < n; i++)
@@ -211,19 +217,30 @@ static int bench_main(void)
 		samples_free(&samples[i]);
 	}
 
-	/* Rows that report for themselves. */
+	/*
+	 * Rows that report for themselves.  The bulk ones run bulkrounds
+	 * times, round by round as the latency rows, a RESULT line each
+	 * time: one transfer of a few MiB lasts tens of milliseconds, and on
+	 * a shared host one such sample moves by a third between minutes, so
+	 * boot/tools/bench reports the median of the rounds beside their
+	 * least and most.
+	 */
 	o.iters = iters;
-	for (int i = 0; i < n; i++) {
-		const struct bench *b = rows[i];
-		if (!b->run && !b->run_pair)
-			continue;
-		if (cluster_barrier(60000000000ULL) < 0)
-			return 1;
-		if (node_id == 0)
-			printf("bench: %s: %s\n", b->name, b->summary);
-		if ((b->run ? b->run(&o) : bench_pair_run(b->run_pair, &o, NULL)) < 0) {
-			printf("bench: row %s failed\n", b->name);
-			failed++;
+	for (int r = 0; r < bulkrounds; r++) {
+		if (node_id == 0 && bulkrounds > 1)
+			printf("bench: bulk round %d of %d\n", r + 1, bulkrounds);
+		for (int i = 0; i < n; i++) {
+			const struct bench *b = rows[i];
+			if ((!b->run && !b->run_pair) || (r > 0 && !b->bulk))
+				continue;
+			if (cluster_barrier(60000000000ULL) < 0)
+				return 1;
+			if (node_id == 0 && r == 0)
+				printf("bench: %s: %s\n", b->name, b->summary);
+			if ((b->run ? b->run(&o) : bench_pair_run(b->run_pair, &o, NULL)) < 0) {
+				printf("bench: row %s failed\n", b->name);
+				failed++;
+			}
 		}
 	}
 	cluster_barrier(60000000000ULL);

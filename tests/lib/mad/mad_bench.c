@@ -335,7 +335,7 @@ static int run_bw(const struct bench_opts *o)
 		size_mask = ~0u;
 	for (size_t d = 0; d < ndrv; d++)
 		for (size_t k = 0; k < nsize; k++)
-			for (int n = (int)arg_int("bwrounds", 1); n > 0 && (drv_mask >> d & size_mask >> k & 1); n--)
+			if (drv_mask >> d & size_mask >> k & 1)
 				r |= bandwidth(drv[d], bw_sizes[k]);
 	return r;
 }
