@@ -30,6 +30,7 @@
 #include "drivers/pci.h"
 #include "drivers/pktbuf.h"
 #include "drivers/virtio.h"
+#include "kernel/init.h"
 #include "kernel/panic.h"
 #include "kernel/timer.h"
 #include "kernel/trap.h"
@@ -433,6 +434,25 @@ static void vnet_intx(void *arg)
 		vnet_service(sc);
 }
 
+static struct vnet *the_vnet;
+
+/*
+ * At exit: the notifications this node wrote; the device asked for none
+ * the rest of the time (§2.7.10).  Each is an exit into QEMU that waits
+ * for QEMU's I/O thread: measured at 13-32 us each during a bulk transfer
+ * here, its transmit work going on under the same lock.
+ */
+static void vnet_exit(void)
+{
+	struct vnet *sc = the_vnet;
+
+	if (sc)
+		printf("virtio-net: notifications written: tx %lu (for %lu frames), rx %lu\n",
+		       (unsigned long)sc->txq.kicks, (unsigned long)sc->nd.stats.tx_frames,
+		       (unsigned long)sc->rxq.kicks);
+}
+EXIT_HOOK(virtio_net, vnet_exit);
+
 static const struct netdev_ops vnet_ops = {
 	.transmit = vnet_transmit,
 	.poll = vnet_poll,
@@ -507,6 +527,7 @@ static int vnet_probe(struct pci_dev *d)
 	sc->nd.frame_max = sc->mrg ? ETH_JUMBO_FRAME : ETH_MAX_FRAME;
 	sc->nd.ops = &vnet_ops;
 	sc->nd.softc = sc;
+	the_vnet = sc;
 	virtio_config_read(&sc->vd, NetCfgMac, sc->nd.mac, ETH_ALEN);
 	vnet_link_check(&sc->nd);
 	if (sc->vd.msix_entries)
