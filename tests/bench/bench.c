@@ -126,7 +126,7 @@ static const struct argspec bench_args[] = {
 	{ "only", ARG_STR, 0, 0, "run only rows named in this comma-separated list (substrings)" },
 	{ "part", ARG_STR, 0, 0, "bulk: only the bulk (MB/s) rows; latency: all but those (default both)" },
 	{ "bw", ARG_STR, 0, 0, "mad-bandwidth: only these drivers and sizes, e.g. cell,4m (default all)" },
-	{ "bulkrounds", ARG_INT, 1, 100, "rounds of the bulk rows, interleaved, a RESULT line each (default 1)" },
+	{ "bulkrounds", ARG_INT, 1, 100, "times each bulk row runs, in a row, a RESULT line each (default 1)" },
 	{ "samples", ARG_BOOL, 0, 0, "print every sample of every latency row (default 1)" },
 	{ NULL, 0, 0, 0, NULL },
 };
@@ -179,11 +179,6 @@ static int bench_main(void)
 			rows[n++] = *b;
 	if (rounds > iters)
 		rounds = iters;
-	int has_bulk = 0;
-	for (int i = 0; i < n; i++)
-		has_bulk |= rows[i]->bulk && (rows[i]->run || rows[i]->run_pair);
-	if (!has_bulk)
-		bulkrounds = 1;	/* no row to repeat */
 
 	/* Latency rows, interleaved round by round. */
 	for (int i = 0; i < n; i++)
@@ -219,24 +214,26 @@ static int bench_main(void)
 
 	/*
 	 * Rows that report for themselves.  The bulk ones run bulkrounds
-	 * times, round by round as the latency rows, a RESULT line each
-	 * time: one transfer of a few MiB lasts tens of milliseconds, and on
-	 * a shared host one such sample moves by a third between minutes, so
-	 * boot/tools/bench reports the median of the rounds beside their
-	 * least and most.
+	 * times in a row, a RESULT line each time: one transfer of a few MiB
+	 * lasts tens of milliseconds, and on a shared host one such sample
+	 * moves by a third between minutes, so boot/tools/bench reports the
+	 * median of the rounds beside their least and most.  In a row, not
+	 * round by round as the latency rows: a row may leave the node in a
+	 * state that rows before it cannot run in (mpi-bandwidth leaves MPI's
+	 * receivers on the Madeleine channels that mad-bandwidth would use).
 	 */
 	o.iters = iters;
-	for (int r = 0; r < bulkrounds; r++) {
-		if (node_id == 0 && bulkrounds > 1)
-			printf("bench: bulk round %d of %d\n", r + 1, bulkrounds);
-		for (int i = 0; i < n; i++) {
-			const struct bench *b = rows[i];
-			if ((!b->run && !b->run_pair) || (r > 0 && !b->bulk))
-				continue;
+	for (int i = 0; i < n; i++) {
+		const struct bench *b = rows[i];
+		if (!b->run && !b->run_pair)
+			continue;
+		for (int r = 0; r < (b->bulk ? bulkrounds : 1); r++) {
 			if (cluster_barrier(60000000000ULL) < 0)
 				return 1;
 			if (node_id == 0 && r == 0)
 				printf("bench: %s: %s\n", b->name, b->summary);
+			else if (node_id == 0)
+				printf("bench: %s: round %d of %d\n", b->name, r + 1, bulkrounds);
 			if ((b->run ? b->run(&o) : bench_pair_run(b->run_pair, &o, NULL)) < 0) {
 				printf("bench: row %s failed\n", b->name);
 				failed++;

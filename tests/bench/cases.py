@@ -233,7 +233,7 @@ CASES = [
                    r"mb_per_s=\d+\.\d+ rounds=2 ": 48,
                    r"^  block-4k(-cells)? +- .* bytes=262144 .* mb_per_s=\d+\.\d+ rounds=2 ": 4,
                    r"^  memcpy-4m(-aligned)? +- .* mb_per_s=\d+\.\d+ rounds=2 mb_min=[\d.]+ mb_max=[\d.]+": 4,
-                   r"^  \[n0\] bench: bulk round [12] of 2$": 4},
+                   r"^  \[n0\] bench: (bulk|tcp-bw|mad-bandwidth): round 2 of 2$": 6},
             expect=[r"^MB/s side by side", r"^  \(the median of 2 rounds, the least and the most in brackets\)$",
                     r"^  read-bw-4m +\d+\.\d+ \(\d+-\d+\) +\d+\.\d+ \(\d+-\d+\)$"],
             absent=[r"bench: (read|write)-bw: ", r"failed"]),

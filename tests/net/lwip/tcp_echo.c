@@ -483,7 +483,15 @@ static int recv_all(int s, uint8_t *p, size_t n, size_t len)
 	return 0;
 }
 
-/* Node 1: one connection at a time; each run is its count, its bytes and a one-byte answer. */
+/*
+ * Node 1's sink, for the node's life: one connection at a time (a row, or
+ * a round of it: the bench's bulkrounds=), each run on it its count, its
+ * bytes and a one-byte answer.  One listening socket for them all: a
+ * listener made anew for the next round would find the port still held
+ * by the last connection, closing.
+ */
+static int sink_up;
+
 static void *sink(void *arg)
 {
 	struct sockaddr_in sa = { 0 };
@@ -498,26 +506,34 @@ static void *sink(void *arg)
 		printf("tcp-bw: no sink on port %d (errno %d)\n", SINK_PORT, errno);
 		goto out;
 	}
-	int c = accept_one(ls, "tcp-bw", IO_TIMEOUT_MS);
-	if (c < 0)
-		goto out;
+	set_timeout(ls, SO_RCVTIMEO, ACCEPT_TIMEOUT_MS);
 	for (;;) {
-		uint64_t total;
-		uint8_t one = 1;
-		int e = recv_all(c, (uint8_t *)&total, sizeof total, sizeof total);
-		if (e == -EPIPE)
-			break;		/* the client is through */
-		if (e < 0 || (e = recv_all(c, buf, total, 256 * 1024)) < 0 || (e = send_all(c, &one, 1)) < 0) {
-			printf("tcp-bw: sink: errno %d\n", -e);
+		int c = accept(ls, NULL, NULL);
+		if (c < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
+			continue;	/* no row yet */
+		if (c < 0) {
+			printf("tcp-bw: sink: accept: errno %d\n", errno);
 			break;
 		}
+		tune(c, IO_TIMEOUT_MS);
+		for (;;) {
+			uint64_t total;
+			uint8_t one = 1;
+			int e = recv_all(c, (uint8_t *)&total, sizeof total, sizeof total);
+			if (e == -EPIPE)
+				break;		/* the client is through */
+			if (e < 0 || (e = recv_all(c, buf, total, 256 * 1024)) < 0 || (e = send_all(c, &one, 1)) < 0) {
+				printf("tcp-bw: sink: errno %d\n", -e);
+				break;
+			}
+		}
+		closesocket(c);
 	}
-	closesocket(c);
-	thread_sleep_ns(FIN_LINGER_NS);
 out:
 	if (ls >= 0)
 		closesocket(ls);
 	free(buf);
+	sink_up = 0;
 	return NULL;
 }
 
@@ -528,9 +544,12 @@ static int run_tcp_bw(const struct bench_opts *o)
 
 	(void)o;
 	if (node_id == SERVER_NODE) {
+		if (sink_up)
+			return 0;
 		struct thread *t = thread_create("tcp-sink", sink, NULL, PRIO_NORMAL, 0);
 		if (!t)
 			return -1;
+		sink_up = 1;
 		thread_detach(t);
 		return 0;
 	}
