@@ -48,10 +48,12 @@ check("even count: the mean of the middle two", out[2]["mb_per_s"], 25.0)
 check("a row of one round as it was", out[3], {"row": "once", "mbytes_per_s": 7.5})
 check("the cell of a row of rounds", bench.rate_cell(w), "200.0 (100-300)")
 check("the cell of a row of one round", bench.rate_cell(out[3]), "7.5")
+small = bench.merge_rounds([{"row": "c", "mb_per_s": v} for v in (1.07, 1.2, 1.14)])
+check("small rates keep their figures", bench.rate_cell(small[0]), "1.14 (1.07-1.20)")
 table = bench.bandwidth_side_by_side([{"nic": "shm", "cpus": "spread", "rows": out},
                                       {"nic": "e1000", "cpus": "one", "rows": out[:2]}])
 check("the table says what its cells are",
       "(the median of 3 rounds, the least and the most in brackets)" in table, True)
 check("a row the other run lacks", [l.split() for l in table.splitlines() if l.startswith("  tcp-bw-4m")],
-      [["tcp-bw-4m", "25.0", "(10-40)", "-"]])
+      [["tcp-bw-4m", "25.0", "(10.0-40.0)", "-"]])
 print("merge-rounds: %d checks passed" % checks)
