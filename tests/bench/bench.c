@@ -9,6 +9,7 @@
 #include "kernel/tsc.h"
 #include "net/call/barrier.h"
 #include "net/fabric/fabric.h"
+#include "net/lwip/lwip_port.h"
 #include "net/net.h"
 #include "tests/bench/bench.h"
 
@@ -122,7 +123,7 @@ static const struct argspec bench_args[] = {
 	{ "iters", ARG_INT, 10, 10000000, "timed iterations per latency row (default 5000)" },
 	{ "rounds", ARG_INT, 1, 1000, "interleaved rounds the iterations are split into (default 5)" },
 	{ "warmup", ARG_INT, 0, 1000000, "untimed iterations before each round (default 100)" },
-	{ "stats", ARG_INT, 0, 1, "1: print the fabric's and the NIC's counters at the end" },
+	{ "stats", ARG_INT, 0, 1, "1: print the fabric's, the NIC's and lwIP's counters at the end" },
 	{ "only", ARG_STR, 0, 0, "run only rows named in this comma-separated list (substrings)" },
 	{ "part", ARG_STR, 0, 0, "bulk: only the bulk (MB/s) rows; latency: all but those (default both)" },
 	{ "bw", ARG_STR, 0, 0, "mad-bandwidth: only these drivers and sizes, e.g. cell,4m (default all)" },
@@ -244,6 +245,8 @@ static int bench_main(void)
 	if (arg_int("stats", 0)) {
 		fabric_print_stats();
 		net_print_stats();
+		if (lwip_port_ready())
+			lwip_port_print_stats();
 	}
 	return failed ? 1 : 0;
 }
