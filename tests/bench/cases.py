@@ -235,7 +235,7 @@ CASES = [
                    r"^  memcpy-4m(-aligned)? +- .* mb_per_s=\d+\.\d+ rounds=2 mb_min=[\d.]+ mb_max=[\d.]+": 4,
                    r"^  \[n0\] bench: (bulk|tcp-bw|mad-bandwidth): round 2 of 2$": 6},
             expect=[r"^MB/s side by side", r"^  \(the median of 2 rounds, the least and the most in brackets\)$",
-                    r"^  read-bw-4m +\d+\.\d+ \(\d+-\d+\) +\d+\.\d+ \(\d+-\d+\)$"],
+                    r"^  read-bw-4m +\d+\.\d+ \([\d.]+-[\d.]+\) +\d+\.\d+ \([\d.]+-[\d.]+\)$"],
             absent=[r"bench: (read|write)-bw: ", r"failed"]),
     # make cost's report of the instructions QEMU's TCG runs in a helper, from the image alone.
     Command("cost/helpers", ["{root}/boot/tools/cost", "--helpers"],
