@@ -43,9 +43,12 @@ void sys_check_core_locking(void);
 #define DEFAULT_THREAD_STACKSIZE (60 * 1024)
 #define DEFAULT_THREAD_PRIO PRIO_NORMAL
 /* Per-connection mailboxes of the netconn layer.  A TCP one holds received
- * pbufs (each a 2 KiB pktbuf) until the app reads them: 64 holds a full
- * window of full-sized segments, and bounds what one connection can pin. */
-#define DEFAULT_TCP_RECVMBOX_SIZE 64
+ * pbufs (each a pktbuf) until the app reads them, one per segment, and
+ * must hold what the receive window lets the sender have unread: on a
+ * NIC 64 full segments of 1460 bytes (TCP_WND_NIC below), twice that for
+ * shorter ones (sends of 4 KiB without Nagle come as 1460 + 1460 + 1176:
+ * 69 segments a window).  The window bounds what one connection pins. */
+#define DEFAULT_TCP_RECVMBOX_SIZE 128
 #define DEFAULT_UDP_RECVMBOX_SIZE 32
 /* Connections handshaken and not yet accepted: a connection that finds the
  * mailbox full is reset by lwIP (api_msg.c, accept_function), so it holds
@@ -165,8 +168,9 @@ void lwip_port_tcp_input(struct tcp_pcb *pcb);
 #define LWIP_MTU_MAX 16384
 #define TCP_MSS (LWIP_MTU_MAX - 40)
 /*
- * Window and send buffer: 176 of Ethernet's segments (256960 bytes),
- * scaled by 4 (RFC 7323), so that on the shared-memory link, where a
+ * Send buffer, and the receive window on the shared-memory link: 176 of
+ * Ethernet's segments (256960 bytes), scaled by 4 (RFC 7323), so that on
+ * the shared-memory link, where a
  * 16 KiB segment is copied in about 6 us and a window's acknowledgement
  * comes back through both nodes' threads, the sender still has room
  * while the receiver copies what came: 44 segments (64240, the most
@@ -180,7 +184,29 @@ void lwip_port_tcp_input(struct tcp_pcb *pcb);
  */
 #define LWIP_WND_SCALE 1
 #define TCP_RCV_SCALE 2
-#define TCP_WND (176 * 1460)
+#define TCP_WND_MOST (176 * 1460)
+/*
+ * The receive window on a NIC: 64 segments of 1460 bytes, which a
+ * connection's mailbox holds (DEFAULT_TCP_RECVMBOX_SIZE) and three
+ * connections' pktbufs stay within lwIP's share of the pool
+ * (net/lwip/netif.c).  The scaled window there let a reader that lagged
+ * by 64 segments fill a mailbox of 64; lwIP then refuses the next segment
+ * and drops every one after it unacknowledged, and the sender waits out
+ * retransmission timers: bulk TCP over 1460-byte segments fell to 2-6
+ * MB/s.  Segments longer than 1460 (a path that passes long frames) are
+ * fewer a window.
+ */
+#define TCP_WND_NIC (64 * 1460)
+/*
+ * A node's window, fixed at bring-up before any connection (netif.c sets
+ * the cut: TCP_WND_MOST - TCP_WND_NIC on a NIC, 0 on the shared-memory
+ * link): lwIP compares a connection's window with TCP_WND when it closes
+ * and sends a reset if they differ, so it never changes after.  In the
+ * #if lines where lwIP checks its configuration the cut reads 0 and
+ * TCP_WND is TCP_WND_MOST.
+ */
+extern unsigned int lwip_port_wnd_cut;
+#define TCP_WND (TCP_WND_MOST - lwip_port_wnd_cut)
 #define TCP_SND_BUF (176 * 1460)
 #define TCP_NIC_INFLIGHT (44 * 1460)
 /* Segments in a send queue: small writes make small segments (Ethernet's, one per 1460 bytes). */
@@ -219,6 +245,8 @@ void lwip_port_tcp_input(struct tcp_pcb *pcb);
 /* Counters (lwip_stats), printed by lwip_port_print_stats(). */
 #define LWIP_STATS 1
 #define LWIP_STATS_DISPLAY 0
+/* 32-bit counters: a bulk run passes 65535 segments (16-bit ones wrapped). */
+#define LWIP_STATS_LARGE 1
 /* LWIP_DEBUGF tracing: off.  Define LWIP_DEBUG and set e.g. TCP_DEBUG to
  * LWIP_DBG_ON here to trace one module. */
 

@@ -57,8 +57,9 @@ _Static_assert(TCP_SND_QUEUELEN >= 2 * (TCP_SND_BUF / TCP_MSS), "a queue of the 
 _Static_assert(TCP_SND_QUEUELEN <= 0xffff && MEMP_NUM_TCP_SEG >= TCP_SND_QUEUELEN, "segments for a queue");
 _Static_assert(TCP_SNDLOWAT < TCP_SND_BUF && TCP_SNDLOWAT < 0xffff,
 	       "writable below the send buffer and tcp_sndbuf's 16 bits");
-_Static_assert(TCP_WND >= TCP_MSS && TCP_WND <= 0xffff << TCP_RCV_SCALE, "the window, in 16 bits scaled");
-_Static_assert(TCP_NIC_INFLIGHT >= 2 * 1460 && TCP_NIC_INFLIGHT <= TCP_WND, "a NIC's share of the window");
+_Static_assert(TCP_WND_MOST >= TCP_MSS && TCP_WND_MOST <= 0xffff << TCP_RCV_SCALE, "the window, in 16 bits scaled");
+_Static_assert(TCP_WND_NIC >= 4 * 1460 && TCP_WND_NIC <= TCP_WND_MOST, "a NIC's window, below the most");
+_Static_assert(TCP_NIC_INFLIGHT >= 2 * 1460 && TCP_NIC_INFLIGHT <= TCP_WND_NIC, "a NIC's share of the window");
 
 _Static_assert(sizeof(struct pbuf_custom) <= sizeof(((struct pktbuf *)0)->ext),
 	       "struct pbuf_custom must fit in pktbuf.ext");
@@ -78,6 +79,7 @@ ARGS_REGISTER(lwip_argtab);
 static struct netif the_netif;
 static int ready;
 static int nic_inflight;		/* a NIC: connections keep at most TCP_NIC_INFLIGHT in flight */
+unsigned int lwip_port_wnd_cut;		/* TCP_WND_MOST less this node's window (lwipopts.h) */
 
 /* --- receive ---------------------------------------------------------------- */
 
@@ -186,6 +188,8 @@ static err_t netif_setup(struct netif *netif)
 	 */
 	netif->mtu = LWIP_MTU;
 	nic_inflight = !net_link_lossless();
+	/* Before any connection, and never again (lwipopts.h, TCP_WND). */
+	lwip_port_wnd_cut = nic_inflight ? TCP_WND_MOST - TCP_WND_NIC : 0;
 	if (net_link_lossless()) {
 		uint32_t fm = net_frame_max();
 		netif->mtu = (u16_t)(fm - ETH_HLEN < LWIP_MTU_MAX ? fm - ETH_HLEN : LWIP_MTU_MAX);

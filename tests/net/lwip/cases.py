@@ -51,3 +51,17 @@ CASES += [
             count={r"row=tcp-bw-(4k|16k|64k|256k|1m|4m) nic=e1000 bytes=8388608 inflight_most=%s " % NIC_FLIGHT: 6},
             expect=[r"cluster: 2 nodes, status 0"]),
 ]
+# Bulk TCP over Ethernet's segments (frame=1514: MSS 1460) on a NIC: the receive window
+# there (TCP_WND_NIC, lwipopts.h) is what a connection's mailbox holds, so a reader that
+# lags never has a segment refused, and no segment is dropped for the sender to wait out
+# a retransmission timer (with the shared-memory link's window, 2-6 MB/s and drops).
+CASES += [
+    Cluster("lwip-window-1500-e1000", app="bench", nodes=2, nic="e1000",
+            args="only=tcp-bw frame=1514 stats=1", timeout=180,
+            count={r"row=tcp-bw-(4k|16k|64k|256k|1m|4m) nic=e1000 bytes=8388608 ": 6,
+                   r"^\[n[01]\] lwip: tcp xmit [1-9]\d* recv [1-9]\d* drop 0 ": 2},
+            expect=[r"^\[n1\] lwip: tcp xmit \d+ recv [1-9]\d{4,} ",
+                    r"^\[n[01]\] lwip: 10\.0\.0\.\d/24 up on e1000, MTU 1500$",
+                    r"cluster: 2 nodes, status 0"],
+            absent=[r"MTU 78\d\d"]),
+]
