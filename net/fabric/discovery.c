@@ -181,6 +181,7 @@ static void probe_fire(void *arg)
 			kprintf("fabric: node %d: no frame of %u bytes reached it in %d tries (what lies "
 				"between passes no more): frames of %d bytes to it\n",
 				i, p->frame, PROBE_TRIES, FAB_FRAME_MAX);
+			waitq_wake_all(&discovery_wq);	/* its path settled (fabric_wait_path) */
 			continue;
 		}
 		p->probes++;
@@ -404,6 +405,42 @@ void fab_hello_input(const struct fab_hdr *h, const uint8_t *payload, const uint
 		hello_armed = 1;
 		timer_arm(&hello_timer, cycles() + ns_to_cycles(HELLO_INTERVAL_NS), hello_fire, NULL);
 	}
+}
+
+/* Is the length of our frames to every peer settled (fabric_wait_path)?  (irq off) */
+static int paths_settled(void)
+{
+	if (fab.link_exact)
+		return 1;
+	for (int i = 0; i < fab.nnodes; i++) {
+		const struct peer *p = &fab.peers[i];
+		if (i != fab.me && p->frame > FAB_FRAME_MAX && p->frame_ok < p->frame && p->probes <= PROBE_TRIES)
+			return 0;
+	}
+	return 1;
+}
+
+int fabric_wait_path(uint64_t timeout_ns)
+{
+	uint64_t end = cycles() + ns_to_cycles(timeout_ns);
+	int r = fabric_wait_peers(timeout_ns);
+	irqflags_t f;
+
+	if (r < 0)
+		return r;
+	f = irq_save();
+	while (!(all_discovered() && paths_settled()) && cycles() < end)
+		waitq_wait_timeout(&discovery_wq, cycles_to_ns(end - cycles()));
+	int done = all_discovered() && paths_settled();
+	irq_restore(f);
+	if (done)
+		return 0;
+	printf("fabric: the length of frames to every node not settled in time:");
+	for (int i = 0; i < fab.nnodes; i++)
+		if (i != fab.me && fab.peers[i].frame > FAB_FRAME_MAX && fab.peers[i].frame_ok < fab.peers[i].frame)
+			printf(" n%d (probe %d of %d)", i, fab.peers[i].probes, PROBE_TRIES);
+	printf("\n");
+	return -ETIMEDOUT;
 }
 
 int fabric_wait_peers(uint64_t timeout_ns)

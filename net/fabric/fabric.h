@@ -104,6 +104,18 @@ int fabric_ready(void);
 int fabric_wait_peers(uint64_t timeout_ns);
 
 /*
+ * Wait as fabric_wait_peers, then until the length of this node's frames
+ * to every peer is settled: a probe of the longer frames both NICs take
+ * came through, or PROBE_TRIES of them did not (what lies between passes
+ * no more), or there is nothing to probe (Ethernet's frames, the
+ * shared-memory link).  A protocol beside the fabric that fixes its
+ * packet size once (a TCP connection's MSS, at its SYN, from the MTU of
+ * net_on_path_frame) waits here first.  0, or -ETIMEDOUT (said on the
+ * console, as fabric_wait_peers; the path as it then stands).
+ */
+int fabric_wait_path(uint64_t timeout_ns);
+
+/*
  * Claim a protocol number for a reliable or a raw handler.  0, or -EBUSY /
  * -EINVAL.  Reliable messages to an app's protocol (FP_APP_FIRST..) that
  * came before it registered wait for it up to 20 s after start-up, set

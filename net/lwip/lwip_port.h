@@ -45,6 +45,15 @@ extern struct lwip_port_stats lwip_port_stats;
 extern volatile uint32_t lwip_port_inflight_most;
 
 /*
+ * The shortest segment size (MSS) of a connection that took a segment
+ * since boot, 0 before any: fixed at each connection's SYN from both
+ * ends' MTUs, so a connection made before long frames were found to pass
+ * (net_on_path_frame, fabric_wait_path) keeps 1460.  Printed with the
+ * counters (lwip_port_print_stats).
+ */
+extern volatile uint32_t lwip_port_mss_least;
+
+/*
  * lwIP starts itself at boot (an init hook, after the NIC and the fabric):
  * its thread, and the interface on the node's NIC.  Without a NIC it stays
  * down; a node id beyond 253 has no address.

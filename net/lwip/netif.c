@@ -211,11 +211,14 @@ static err_t netif_setup(struct netif *netif)
  * (Core locked.)
  */
 volatile uint32_t lwip_port_inflight_most;
+volatile uint32_t lwip_port_mss_least;
 
 void lwip_port_tcp_input(struct tcp_pcb *pcb)
 {
 	if (pcb->state < ESTABLISHED)
 		return;		/* a listening pcb has no send state */
+	if (pcb->mss && (!lwip_port_mss_least || pcb->mss < lwip_port_mss_least))
+		lwip_port_mss_least = pcb->mss;
 	uint32_t flight = pcb->snd_nxt - pcb->lastack;
 	if (flight > lwip_port_inflight_most && flight <= TCP_SND_BUF)
 		lwip_port_inflight_most = flight;
@@ -317,6 +320,8 @@ void lwip_port_print_stats(void)
 	printf("lwip: holds %d packet buffers of its share of %d (refused %lu), %d of %d free\n",
 	       pkt_held(pkt_lwip), pkt_share(pkt_lwip), pkt_refused(pkt_lwip), pkt_free_count(),
 	       pkt_total());
+	if (lwip_port_mss_least)
+		printf("lwip: the shortest segment size of a connection: %u bytes\n", (unsigned)lwip_port_mss_least);
 #if TCP_STATS
 	printf("lwip: tcp xmit %u recv %u drop %u chkerr %u memerr %u proterr %u\n",
 	       (unsigned)lwip_stats.tcp.xmit, (unsigned)lwip_stats.tcp.recv,

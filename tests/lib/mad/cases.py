@@ -193,7 +193,10 @@ CASES += [
                    # lwIP's segments follow, once every path passed long frames (tcp's MSS
                    # 8960): said when it rises, or in the line lwIP comes up with if later
                    r"lwip: (MTU 9000: every node's path takes frames of 9014 bytes|"
-                   r"10\.0\.0\.\d+/24 up on [\w-]+, MTU 9000)$": 2})
+                   r"10\.0\.0\.\d+/24 up on [\w-]+, MTU 9000)$": 2,
+                   # and Madeleine's tcp connections wait for that (fabric_wait_path)
+                   **({r"mad-test: node \d: the shortest segment size of a TCP connection: 8960 bytes$": 2}
+                      if d == "tcp" else {})})
     for d, nic in (("rmem", "e1000"), ("req", "e1000"), ("cell", "e1000"), ("tcp", "e1000"),
                    ("rmem", "virtio"), ("rmem", "igb"))
 ]
@@ -225,6 +228,22 @@ CASES += [
             expect=[r"I received the strings", r"\[n1\] mad-req: a word naming node 0 on node 2's queue: refused"],
             absent=[r"FAILED", r"malformed", r"out of step"],
             count={r"RESULT mad-test driver=req messages=138 bytes=\d+ failures=0 misuse=15": 3}),
+]
+CASES += [
+    # Madeleine's tcp driver connects once both ends know how long their frames are
+    # (fabric_wait_path): on e1000's jumbo switch its connections' segments are the long
+    # frames' (7872 - 14 - 40), where one made before the probes came through kept 1460;
+    # on a switch that cuts long frames, the probes give up first and 1460 it is.
+    Cluster("mad-bw-tcp-e1000-segments", app="bench", nodes=2, nic="e1000",
+            args="only=mad-bandwidth bw=tcp,256k bulkrounds=1 stats=1", timeout=180,
+            count={r"^\[n[01]\] lwip: the shortest segment size of a connection: 7818 bytes$": 2},
+            expect=[r"RESULT bench row=mad-bw-tcp nic=e1000 bytes=4194304 ", r"cluster: 2 nodes, status 0"]),
+    Cluster("mad-bw-tcp-e1000-jumbo-cut-segments", app="bench", nodes=2, nic="e1000",
+            args="only=mad-bandwidth bw=tcp,256k bulkrounds=1 stats=1", options=["--switch", "vde"],
+            timeout=180,
+            count={r"^\[n[01]\] lwip: the shortest segment size of a connection: 1460 bytes$": 2,
+                   r"fabric: node \d: no frame of \d+ bytes reached it in 5 tries": 2},
+            expect=[r"RESULT bench row=mad-bw-tcp nic=e1000 bytes=4194304 ", r"cluster: 2 nodes, status 0"]),
 ]
 CASES += [
     # Each driver on a link of its own: every array checked byte for byte, each message's

@@ -50,6 +50,7 @@
 #include "net/call/barrier.h"
 #include "net/call/call.h"
 #include "net/fabric/fabric.h"
+#include "net/lwip/lwip_port.h"
 #include "net/req/req.h"
 #include "net/rmem/rmem.h"
 #include "tests/apps/check.h"
@@ -810,6 +811,10 @@ static int mad_test_main(void)
 		EXPECT(c.early > 0 && c.by_ready <= (uint64_t)arg_bool("abandon", 0),
 		       "rmem bodies: %lu early, %lu all by READY", (unsigned long)c.early, (unsigned long)c.by_ready);
 	}
+	if (strcmp(mad_driver_name(), "tcp") == 0)
+		/* Fixed at each connection's SYN: the long frames' once fabric_wait_path saw them pass. */
+		printf("mad-test: node %d: the shortest segment size of a TCP connection: %u bytes\n", node_id,
+		       (unsigned)lwip_port_mss_least);
 	const char *used = mad_driver_name();
 	mad_exit();
 	double secs = (double)cycles_to_ns(cycles() - t0) / 1e9;

@@ -29,6 +29,7 @@
 
 int node_id = 0, num_nodes = NODES;
 int fabric_keyed(void) { return 1; }
+int fabric_wait_path(uint64_t timeout_ns) { (void)timeout_ns; return 0; }
 
 static const struct sipkey cluster = { 0x0123456789abcdefULL, 0xfedcba9876543210ULL };
 
