@@ -60,6 +60,8 @@ _Static_assert(TCP_SNDLOWAT < TCP_SND_BUF && TCP_SNDLOWAT < 0xffff,
 _Static_assert(TCP_WND_MOST >= TCP_MSS && TCP_WND_MOST <= 0xffff << TCP_RCV_SCALE, "the window, in 16 bits scaled");
 _Static_assert(TCP_WND_NIC >= 4 * 1460 && TCP_WND_NIC <= TCP_WND_MOST, "a NIC's window, below the most");
 _Static_assert(TCP_NIC_INFLIGHT >= 2 * 1460 && TCP_NIC_INFLIGHT <= TCP_WND_NIC, "a NIC's share of the window");
+_Static_assert(DEFAULT_TCP_RECVMBOX_SIZE >= 2 * (TCP_WND_NIC / 1460),
+	       "a connection's mailbox holds a NIC's window of segments down to half of 1460 bytes");
 
 _Static_assert(sizeof(struct pbuf_custom) <= sizeof(((struct pktbuf *)0)->ext),
 	       "struct pbuf_custom must fit in pktbuf.ext");
