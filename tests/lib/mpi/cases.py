@@ -48,6 +48,15 @@ CASES += [
                     r"^\[0\] root: MPI_Bcast: ", r"^\[0\] op: MPI_Reduce: ", r"^\[0\]  No Errors$",
                     r"^\[1\] Fatal error in MPI_Send: Invalid rank",
                     r"^mpirun: rank 1 aborted the job \(code 1\): .*MPI_Send"]),
+    # A job of one rank over the tcp driver, which then has no connection at all: sends to
+    # itself and nonblocking collectives complete by kicking the driver's wait, which must
+    # end at the kick (a wait that slept out its timeout made MPICH's coll/nonblocking3 on one
+    # rank take more than 180 s); e1000, so that lwIP and the tcp driver are up.
+    Command("mpi/one-rank-tcp", own_program("alone", "-np 1 --nic e1000 --driver tcp --timeout 60"),
+            timeout=120,
+            expect=[r"^\[0\] rank 0: 1000 messages to itself and 1000 nonblocking allreduces on 1 rank, every "
+                    r"value checked$", r"^\[0\]  No Errors$"],
+            absent=[r"mpirun: "]),
     # A rank that dies: the other's receive from it fails (MPI_ERR_PROC_FAILED), it does not hang.
     Command("mpi/dead-rank", own_program("deadpeer", "-np 2 --timeout 90"), timeout=180,
             expect=[r"^\[1\] rank 1: leaving without a word$",
