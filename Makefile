@@ -32,7 +32,7 @@ BUILD   := build
 # one of them spelt in lower case on the command line (make run app=hello) would be
 # ignored, silently; it is refused with its spelling instead.
 DOC_VARS := APP NODES NIC ARGS CLUSTER CMDLINE KEY ITERS PEERS STEPS VARY FAULT DRIVER ACCEL \
-	TRACE LTO BENCH_ITERS BENCH_NICS COST_LINKS MPI_TESTS PAPERS_ITERS NETBOOT_DIR
+	TRACE LTO BENCH_ITERS BENCH_NICS BENCH_SWITCH COST_LINKS MPI_TESTS PAPERS_ITERS NETBOOT_DIR
 lc = $(subst A,a,$(subst B,b,$(subst C,c,$(subst D,d,$(subst E,e,$(subst F,f,$(subst G,g,$(subst \
 	H,h,$(subst I,i,$(subst J,j,$(subst K,k,$(subst L,l,$(subst M,m,$(subst N,n,$(subst O,o,$(subst \
 	P,p,$(subst Q,q,$(subst R,r,$(subst S,s,$(subst T,t,$(subst U,u,$(subst V,v,$(subst W,w,$(subst \
@@ -521,14 +521,18 @@ speedup: locked-images
 qemu-gdb: locked-images
 	@boot/cluster --nodes 1 --gdb $(if $(APP),--app $(APP)) $(if $(ARGS),--args "$(ARGS)")
 
-# The benchmark suite: one cluster run per NIC, every row beside the floor.
+# The benchmark suite: one cluster run per NIC, every row beside the floor.  The
+# Ethernet NICs' switch (BENCH_SWITCH=tap|jumbo|vde): auto is tap, a Linux bridge,
+# where the bench can make it (root), else the launcher's jumbo switch.
 BENCH_ITERS ?= 5000
 BENCH_NICS  ?= virtio,e1000,e1000e,igb,shm,shm-halt
 BENCH_ROUNDS ?= 5
+BENCH_SWITCH ?= auto
 
 bench: IMAGES_TOO = $(NETPIPE)/NPmpi.elf
 bench: locked-images
-	@boot/tools/bench --iters $(BENCH_ITERS) --bulk-rounds $(BENCH_ROUNDS) --nics $(BENCH_NICS) $(if $(filter 1,$(PEERS)),--peers) \
+	@boot/tools/bench --iters $(BENCH_ITERS) --bulk-rounds $(BENCH_ROUNDS) --nics $(BENCH_NICS) --switch $(BENCH_SWITCH) \
+		$(if $(filter 1,$(PEERS)),--peers) \
 		$(if $(KEY),--key "$$NOW_KEY")
 
 # make trace: one operation at a time, stamped at every stage on both nodes
@@ -791,7 +795,7 @@ help:
 	@sed -n '1,/^$$/s/^#   make/make/p' Makefile
 	@echo "variables: APP= NODES= NIC= ARGS= CLUSTER= (run); CMDLINE= (iso, netboot);"
 	@echo "  KEY= (run, iso, netboot; bench, trace and cost: their keyed runs); ITERS= (trace);"
-	@echo "  BENCH_ITERS= BENCH_ROUNDS= BENCH_NICS= PEERS=1 (bench); TRACE=0 LTO=0 (the kernel's build)"
+	@echo "  BENCH_ITERS= BENCH_ROUNDS= BENCH_NICS= BENCH_SWITCH= PEERS=1 (bench); TRACE=0 LTO=0 (the kernel's build)"
 
 distclean:
 	rm -rf $(BUILD)

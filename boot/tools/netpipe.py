@@ -12,6 +12,10 @@ Linux guests on the same emulated NIC (e1000 and virtio; the guests have
 no driver for the others, and shm is ours alone), and iperf3 (Linux's
 bulk TCP, 64 MiB one way) between the same guests.
 
+The Ethernet NICs, ours and the Linux guests' alike, are on one switch
+(--switch): as root the launcher's Linux bridge (tap), else its jumbo
+switch (vdeplug4's, a process every frame passes through).
+
 Prints a table per link (latency at 1, 8, 64 and 1024 bytes, bandwidth
 at 64 KiB, 1 MiB and 8 MiB), writes build/bench/netpipe.json and, with
 gnuplot, one plot per link with every curve side by side
@@ -31,6 +35,8 @@ import subprocess
 import sys
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.realpath(__file__))))
+sys.path.insert(0, os.path.dirname(os.path.realpath(__file__)))
+import qemufacts  # noqa: E402  (the switch: auto, and whether tap can be made)
 NPMPI = os.path.join(ROOT, "build", "netpipe", "NPmpi.elf")
 DRIVERS = ("rmem", "req", "cell", "tcp")
 LINKS = ("virtio", "e1000", "e1000e", "igb", "shm")
@@ -47,10 +53,10 @@ def cpus_for(link):
     return "spread" if link == "shm" else "one"
 
 
-def run_ours(link, driver, np_max, timeout):
+def run_ours(link, driver, np_max, timeout, switch):
     """NPmpi on 2 nodes: [(bytes, mbps, one-way us)], and the log's tail if it failed."""
     cmd = [os.path.join(ROOT, "boot", "tools", "mpirun"), "-np", "2", "--nic", link, "--driver", driver,
-           "--cpus", cpus_for(link), "--timeout", str(timeout), "--no-env", NPMPI,
+           "--cpus", cpus_for(link), "--timeout", str(timeout), "--switch", switch, "--no-env", NPMPI,
            "-p", "0", "-l", "1", "-u", str(np_max), "-o", "/dev/stdout"]
     p = subprocess.run(cmd, cwd=ROOT, stdin=subprocess.DEVNULL, capture_output=True, text=True,
                        errors="replace")
@@ -64,12 +70,12 @@ def run_ours(link, driver, np_max, timeout):
     return pts, None
 
 
-def run_peers(nic, np_max, iters, out):
+def run_peers(nic, np_max, iters, out, switch):
     """boot/tools/peers on nic: its JSON (netpipe curves, rows), or None with the log's tail."""
     # Each side where it does best: MPICH's progress polls (UCX has no blocking mode), so its
     # guests get a host CPU each; our nodes halt when idle, and on one host CPU they wake fastest.
     cmd = [os.path.join(ROOT, "boot", "tools", "peers"), "--nic", nic, "--np-max", str(np_max),
-           "--iters", str(iters), "--cpus", "spread", "--out", out]
+           "--iters", str(iters), "--cpus", "spread", "--switch", switch, "--out", out]
     p = subprocess.run(cmd, cwd=ROOT, stdin=subprocess.DEVNULL, capture_output=True, text=True,
                        errors="replace")
     try:
@@ -170,10 +176,12 @@ def plots(outdir, link, curves):
     return [lat, bw]
 
 
-def run(links, drivers, peers, np_max, outdir, iters=1000, timeout=900, draw=True):
-    """Every run; prints the tables; returns (report, failures)."""
+def run(links, drivers, peers, np_max, outdir, iters=1000, timeout=900, draw=True, switch="auto"):
+    """Every run; prints the tables; returns (report, failures).  switch: the Ethernet
+    NICs' (qemufacts.SWITCHES, or auto: tap where this process can make it)."""
     os.makedirs(outdir, exist_ok=True)
-    report, failed = {"np_max": np_max, "links": {}}, 0
+    switch = qemufacts.measuring_switch(switch)
+    report, failed = {"np_max": np_max, "links": {}, "switch": switch}, 0
     if not os.path.exists(NPMPI):
         print("netpipe: %s is missing: make netpipe" % os.path.relpath(NPMPI, ROOT), flush=True)
         return report, 1
@@ -182,7 +190,7 @@ def run(links, drivers, peers, np_max, outdir, iters=1000, timeout=900, draw=Tru
         for drv in drivers:
             print("netpipe: NPmpi on 2 %s nodes over Madeleine's %s driver, 1 to %d bytes" % (
                 link, drv, np_max), flush=True)
-            pts, err = run_ours(link, drv, np_max, timeout)
+            pts, err = run_ours(link, drv, np_max, timeout, switch)
             if err:
                 failed += 1
                 print("netpipe: the %s run over %s failed:" % (link, drv), flush=True)
@@ -193,7 +201,7 @@ def run(links, drivers, peers, np_max, outdir, iters=1000, timeout=900, draw=Tru
                 entry["ours"][drv] = pts
         if peers and link in PEER_NICS:
             print("netpipe: Linux guests on %s: NPmpich2 (Debian's MPICH) and NPtcp" % link, flush=True)
-            data, err = run_peers(link, np_max, iters, os.path.join(outdir, "peers-%s.json" % link))
+            data, err = run_peers(link, np_max, iters, os.path.join(outdir, "peers-%s.json" % link), switch)
             if err:
                 failed += 1
                 print("netpipe: the Linux peers on %s failed:" % link, flush=True)
@@ -240,6 +248,9 @@ def main(argv=None):
                     help="NetPIPE's largest message (default %d)" % NP_MAX)
     ap.add_argument("--out", default=os.path.join(ROOT, "build", "bench"), metavar="DIR",
                     help="where netpipe.json and the plots go (default build/bench)")
+    ap.add_argument("--switch", choices=("auto",) + qemufacts.SWITCHES, default="auto",
+                    help="the switch between the Ethernet NICs, ours and the Linux guests' alike "
+                         "(boot/cluster --switch; default auto: tap, a Linux bridge, as root, else jumbo)")
     ap.add_argument("--no-plots", action="store_true", help="no gnuplot")
     a = ap.parse_args(argv)
     links = [n for n in a.nics.split(",") if n]
@@ -252,7 +263,9 @@ def main(argv=None):
             ap.error("--drivers %s: not one of %s" % (d, ", ".join(DRIVERS)))
     if not 1 <= a.np_max <= 64 << 20:
         ap.error("--np-max: 1 to 64 MiB")
-    _, failed = run(links, drivers, a.peers, a.np_max, a.out, draw=not a.no_plots)
+    if a.switch == "tap" and qemufacts.tap_unavailable():
+        ap.error("--switch tap: %s" % qemufacts.tap_unavailable())
+    _, failed = run(links, drivers, a.peers, a.np_max, a.out, draw=not a.no_plots, switch=a.switch)
     print("netpipe: wrote %s" % os.path.relpath(os.path.join(a.out, "netpipe.json"), ROOT))
     return 1 if failed else 0
 

@@ -1,14 +1,18 @@
 """What the QEMU on PATH (or a given one) can do, asked once per process:
 its version and the devices it lists, whether it emulates a NIC that only
-newer QEMUs have, and whether its e1000 still takes mitigation=off; and
-the frame that crosses the launcher's switch best.
+newer QEMUs have, and whether its e1000 still takes mitigation=off; the
+frame that crosses the launcher's switch best; and the launcher's tap
+switch (a Linux bridge in a network namespace): whether this process can
+make it, and the commands that do.
 
 Used by boot/cluster, boot/tools/bench, boot/tools/peers and the test cases
 (tests/*/cases.py), so that they all say the same thing the same way.
 Python 3 standard library only.
 """
 
+import os
 import re
+import shutil
 import subprocess
 
 # The frame boot/cluster gives its nodes on its jumbo switch (frame=), and
@@ -64,3 +68,50 @@ def nic_missing(nic, qemu="qemu-system-x86_64"):
 def e1000_mitigation_off(qemu="qemu-system-x86_64"):
     """",mitigation=off" where qemu's e1000 has the switch (up to 9.0), else ""."""
     return ",mitigation=off" if facts(qemu)["e1000_mitigation"] else ""
+
+
+# The switch boot/cluster starts for an Ethernet NIC (--switch), and what the tools that run
+# it for measurements (boot/tools/bench, netpipe.py, peers, boot/mpirun) pass on.
+SWITCHES = ("jumbo", "vde", "tap")
+# The MTU of the tap switch's ports (a bridge takes its ports' smallest): the NICs' jumbo
+# frames, 9000 bytes of payload (drivers/eth.h: ETH_JUMBO_FRAME), cross it whole.
+TAP_MTU = 9000
+
+
+def tap_unavailable():
+    """None where this process can make the tap switch (root, ip, /dev/net/tun), else why not."""
+    if os.geteuid() != 0:
+        return "it needs root (a network namespace, a bridge, taps)"
+    if shutil.which("ip") is None:
+        return "no 'ip' (Debian package iproute2)"
+    if not os.path.exists("/dev/net/tun"):
+        return "no /dev/net/tun (the tun module)"
+    return None
+
+
+def measuring_switch(choice):
+    """The switch a measuring tool's 'auto' means: tap where this process can make it (the
+    Linux bridge, in the kernel: no process hop per frame), else vdeplug4's (jumbo)."""
+    if choice != "auto":
+        return choice
+    return "jumbo" if tap_unavailable() else "tap"
+
+
+def bridge_commands(ip, ns, taps, mtu=TAP_MTU):
+    """The commands that make network namespace ns with a learning bridge br0 (no STP,
+    multicast flooded as vde floods it) and each tap in taps on it, up, at mtu; the host's
+    side stays silent (no IPv6 link-local addresses either).  Undone by 'ip netns delete ns'."""
+    cmds = [
+        [ip, "netns", "add", ns],
+        [ip, "netns", "exec", ns, "sh", "-c",
+         "echo 1 >/proc/sys/net/ipv6/conf/default/disable_ipv6 && "
+         "echo 1 >/proc/sys/net/ipv6/conf/all/disable_ipv6"],
+        [ip, "-n", ns, "link", "add", "br0", "type", "bridge", "stp_state", "0", "mcast_snooping", "0"],
+        [ip, "-n", ns, "link", "set", "br0", "up"],
+    ]
+    for tap in taps:
+        cmds += [[ip, "-n", ns, "tuntap", "add", "dev", tap, "mode", "tap"],
+                 [ip, "-n", ns, "link", "set", tap, "mtu", str(mtu)],
+                 [ip, "-n", ns, "link", "set", tap, "master", "br0"],
+                 [ip, "-n", ns, "link", "set", tap, "up"]]
+    return cmds

@@ -19,7 +19,11 @@ CASES = [
                     # row as a multiple of it.
                     r"^  floor-line +\d+\.\d+ +\d+\.\d+ .* size=8 wait=spin",
                     r"^  floor-spin +\d+\.\d+ +\d+\.\d+ +\d+\.\d+ +\d+\.\d+ +\d+\.\d+  size=64",
-                    r"shared-memory targets", r"the memory itself \(floor-line, round trip\): \d"],
+                    r"shared-memory targets", r"the memory itself \(floor-line, round trip\): \d",
+                    # The Ethernet NICs' switch: as root the launcher's Linux bridge (its taps in
+                    # the run's command), else vdeplug4's.
+                    r"^bench: the Ethernet NICs' switch: %s \(" % ("tap" if os.geteuid() == 0 else "jumbo"),
+                    r"^bench: e1000: .* --switch %s " % ("tap" if os.geteuid() == 0 else "jumbo")],
             timeout=300, needs=("gnuplot",)),
     # make trace: every operation kind broken down by stage across two nodes, clocks aligned by
     # the fabric; a table per NIC and the JSON.
@@ -196,11 +200,15 @@ CASES = [
     # results are all written is now ended 15 s later and its results kept, said on the
     # console (3 runs of 3 so, 60-79 s each).  On a fresh clone the guests' kernel and initramfs are made first, from
     # Debian's packages (280 s here).
+    # On the switch make bench PEERS=1 gives them (--switch auto): as root the launcher's
+    # Linux bridge in a namespace of the run's own, iperf3 at MTU 9000 there.
     Command("peers/smoke", ["{root}/boot/tools/peers", "--cpus", "spread", "--iters", "50", "--np-max", "65536",
                             "--bulk", "16777216", "--timeout", "480", "--mpi-timeout", "60",
-                            "--out", "{build}/tests/peers-smoke.json"],
+                            "--switch", "auto", "--out", "{build}/tests/peers-smoke.json"],
             timeout=900, alone=True,
-            expect=[r"^RESULT peer row=%s tool=\S+ n=50 median_us=[1-9][\d.]* " % row
+            expect=[r"^peers: two Debian Linux guests on a %s switch \(MTU 1500; iperf3 at %d too" %
+                    (("tap", 9000) if os.geteuid() == 0 else ("jumbo", 7858))] +
+                   [r"^RESULT peer row=%s tool=\S+ n=50 median_us=[1-9][\d.]* " % row
                     for row in ("udp-64", "tcp-1B", "rxe-write", "rxe-read", "rxe-cas")] +
                    # Linux's bulk TCP (iperf3), beside which make bench puts our bulk rows.
                    [r"^RESULT peer row=iperf3-tcp bytes=[1-9]\d+ seconds=[\d.]+ mb_per_s=\d*[1-9]",

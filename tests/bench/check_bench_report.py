@@ -43,7 +43,8 @@ def main():
             bad.append("run %s: no CPU time stolen by the hypervisor counted (stolen_ms)" % run["nic"])
     with open(os.path.join(d, "report.md")) as f:
         page = f.read()
-    for k in ("## Conditions", "| qemu | QEMU emulator version", "| host_cpus |", "| run | NIC | placement", "CPU stolen (ms) |"):
+    for k in ("## Conditions", "| qemu | QEMU emulator version", "| host_cpus |", "| switch | ", "| run | NIC | placement",
+              "CPU stolen (ms) |"):
         if k not in page:
             bad.append("report.md lacks %r" % k)
     pngs = re.findall(r"!\[[^\]]*\]\(([^)]+)\)", page)

@@ -19,6 +19,18 @@ CASES = [
             absent=[r"mpirun: rank", r"rank \d+: .*: got"])
     for nic, drv in (("shm", None), ("virtio", None), ("shm", "req"), ("shm", "cell"), ("shm", "tcp"))
 ]
+# As root, the same program with its nodes' e1000s on the launcher's Linux bridge (mpirun
+# --switch tap: the switch make bench gives NetPIPE there).
+CASES += ([
+    Command("mpi/own-program-e1000-tap", ["bash", "-c",
+            "d=$(mktemp -d) && trap 'rm -rf $d' EXIT && cp {root}/tests/lib/mpi/progs/ring.c $d && cd $d && "
+            "{root}/boot/mpicc -O2 ring.c -o ring.elf -lm && "
+            "{root}/boot/mpirun -np 4 --nic e1000 --switch tap -v ring.elf"], timeout=240,
+            expect=[r"^\[0\] ring: 4 hops, every value came back, sum 46$", r"^\[0\]  No Errors$",
+                    # The bridge's ports pass the NICs' 9014-byte frames (the jumbo switch's 7872).
+                    r"^\[n0\] fabric: node 0 of 4, .* frames to 9014 bytes,"],
+            absent=[r"mpirun: rank", r"rank \d+: .*: got"]),
+] if os.geteuid() == 0 else [])
 CASES += [
     # One rank's exit(3) is the job's status 3, and mpirun names the rank and its status.
     Command("mpi/exit-status", own_program("exit3", "-np 3 --grace 2"), status=3, timeout=180,
