@@ -710,6 +710,7 @@ UNIT_SRCS_call    := net/call/call_wire.c
 UNIT_SRCS_member  := net/fabric/member.c net/fabric/wire.c kernel/crc.c kernel/siphash.c kernel/scrypt.c kernel/incarnation.c net/call/call.c \
 	net/call/names.c net/call/service.c net/call/call_wire.c tests/host/host_fabric.c tests/host/host_pktbuf.c
 UNIT_SRCS_pktbuf  := drivers/pktbuf.c tests/host/host_kernel.c
+UNIT_SRCS_pktbuf_longest := drivers/pktbuf.c tests/host/host_kernel.c
 UNIT_SRCS_pktshare := net/pktshare.c drivers/pktbuf.c tests/host/host_kernel.c
 UNIT_SRCS_autoview := net/fabric/autoview.c net/fabric/wire.c kernel/crc.c kernel/siphash.c kernel/scrypt.c
 UNIT_SRCS_shm_ring :=

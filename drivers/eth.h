@@ -11,5 +11,6 @@
 #define ETH_MIN_FRAME 60		/* without FCS */
 #define ETH_MAX_FRAME 1514		/* without FCS */
 #define ETH_JUMBO_FRAME (9000 + ETH_HLEN)	/* the NICs' long frames: 9000 bytes of payload */
+#define ETH_LONGEST_FRAME 65535		/* a 16-bit length's: virtio-net's with merged receive buffers */
 
 #endif

@@ -128,7 +128,7 @@ static inline void inic_mac_set(volatile uint32_t *regs, int ral, const uint8_t 
  * A frame to transmit: its length on the wire (at least ETH_MIN_FRAME: a
  * shorter one is padded with zeros written after pb->len in pb's buffer,
  * pb->len left as it was), or -EINVAL for a length of 0, over max_frame,
- * or whose padding would leave the buffer (a large one's: pkt_large_room).
+ * or whose padding would leave the buffer (a large one's: pkt_large_room(pb)).
  */
 static inline int inic_tx_len(struct pktbuf *pb, unsigned max_frame)
 {

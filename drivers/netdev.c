@@ -24,7 +24,7 @@ int netdev_register(struct netdev *nd)
 	if (!nd->frame_max)
 		nd->frame_max = ETH_MAX_FRAME;
 	/* Longer frames than a small buffer holds: large buffers for those the layers above keep. */
-	int nlarge = nd->frame_max <= 16384 ? PKT_LARGE_BUFS_JUMBO : PKT_LARGE_BUFS;
+	int nlarge = nd->frame_max <= PKT_JUMBO_FRAME ? PKT_LARGE_BUFS_JUMBO : PKT_LARGE_BUFS;
 	if (nd->frame_max > PKT_MAX_FRAME && pkt_large_init(nlarge, nd->frame_max) < 0) {
 		printf("net: %s: no memory for %d buffers of %u-byte frames; frames of %d bytes\n",
 		       nd->name, nlarge, nd->frame_max, ETH_MAX_FRAME);

@@ -37,7 +37,7 @@ struct pktbuf {
 	uint16_t len;			/* frame length */
 	int16_t refs;
 	uint8_t charged;		/* consumer + 1 it is charged to (net/pktshare.h), or 0 */
-	uint8_t large;			/* from the large pool (pkt_get_len) */
+	uint8_t large;			/* from a large pool (pkt_get_len): its number + 1 */
 	struct pktbuf *next;		/* free list, or any queue of the owner's */
 	uint8_t *buf;			/* start of the 2 KiB buffer (DMA-able) */
 	uint64_t stamp;			/* owner's use (e.g. TSC at receipt) */
@@ -53,20 +53,26 @@ struct pktbuf *pkt_get(void);
 
 /*
  * Large buffers, for a NIC whose frames are longer than PKT_MAX_FRAME
- * (the shared-memory link's large slots): a second pool of n buffers of
- * frame bytes each after the headroom, made once (netdev_register, for the
- * NIC's frame_max).  0, or -ENOMEM; a second call with a frame no longer
- * than the first's changes nothing.
+ * (a NIC's jumbo frames, the shared-memory link's large slots, virtio-net's
+ * 64 KiB): a second pool of n buffers of frame bytes each after the
+ * headroom, made once (netdev_register, for the NIC's frame_max).  Frames
+ * beyond PKT_JUMBO_FRAME get two: PKT_LARGE_BUFS_JUMBO jumbo buffers (of
+ * PKT_JUMBO_SHARE_FRAME), which a frame up to that length takes first (a
+ * window of 4 KiB WRITEs has as many buffers as on a jumbo NIC), and n of
+ * frame bytes.  0, or -ENOMEM;
+ * a second call with a frame no longer than the first's changes nothing.
  */
 #define PKT_LARGE_BUFS 48
 #define PKT_LARGE_BUFS_JUMBO 192	/* for frames to 16 KiB (a NIC's jumbo frames): a window's worth */
+#define PKT_JUMBO_FRAME 16384		/* frames up to this: one pool, of PKT_LARGE_BUFS_JUMBO */
+#define PKT_JUMBO_SHARE_FRAME 9014	/* beyond: the jumbo buffers' frame (a NIC's 9000 bytes of payload) */
 int pkt_large_init(int n, uint32_t frame);
-/* Bytes from a large buffer's start (pb->buf) that it holds: the headroom and its frame. */
-uint32_t pkt_large_room(void);
+/* Bytes from large buffer pb's start (pb->buf) that it holds: the headroom and its frame. */
+uint32_t pkt_large_room(const struct pktbuf *pb);
 /* The end of pb's buffer, small or large. */
 static inline const uint8_t *pkt_buf_end(const struct pktbuf *pb)
 {
-	return pb->buf + (pb->large ? pkt_large_room() : PKT_BUF_SIZE);
+	return pb->buf + (pb->large ? pkt_large_room(pb) : PKT_BUF_SIZE);
 }
 
 /*
@@ -77,8 +83,8 @@ struct pktbuf *pkt_get_len(size_t len);
 
 /* Buffers free now that hold a frame of len bytes. */
 int pkt_free_len(size_t len);
-/* The large pool's buffers, free or not (0 before pkt_large_init). */
-int pkt_large_total(void);
+/* Buffers, free or not, that hold a frame of len bytes (large ones: 0 before pkt_large_init). */
+int pkt_total_len(size_t len);
 
 /* Take another reference. */
 void pkt_ref(struct pktbuf *pb);

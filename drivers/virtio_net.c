@@ -2,8 +2,10 @@
  * virtio-net (virtio 1.0 §5.1) on the virtio PCI transport (virtio.c):
  * one receive and one transmit queue, features VERSION_1, MAC, STATUS and
  * MRG_RXBUF, so every frame starts with a 12-byte struct virtio_net_hdr;
- * one longer than a buffer (a jumbo frame, to ETH_JUMBO_FRAME) spans
- * several, gathered by rx_merge into a large pktbuf.
+ * one longer than a buffer (to ETH_LONGEST_FRAME, 64 KiB: a bridge with
+ * ports of that MTU passes it, and where what lies between passes less the
+ * fabric's probes step down to 9014 and then to Ethernet's) spans several,
+ * gathered by rx_merge into a large pktbuf.
  *
  * Receive: every RX descriptor is one pktbuf, the header in its headroom
  * just in front of pb->data; a filled one goes up to netdev_input() as it
@@ -170,18 +172,21 @@ static __attribute__((noinline)) int rx_merge(struct vnet *sc, struct pktbuf *fi
 	uint32_t have = 0, l = len - VNET_HDR;
 	uint8_t *from = first->data;
 	int ok = nb > 1 && nd->frame_max > ETH_MAX_FRAME;
+	/* The most nb buffers hold (the first with the header): a 4 KiB frame takes a jumbo pktbuf, not 64 KiB. */
+	uint32_t most = (uint32_t)nb * (VNET_HDR + PKT_MAX_FRAME) - VNET_HDR;
 
 	if (nb == 0)
 		nb = 1;			/* no such frame: this buffer alone, dropped */
-
-	if (ok && !(big = pkt_get_len(nd->frame_max))) {
+	if (most > nd->frame_max)
+		most = nd->frame_max;
+	if (ok && !(big = pkt_get_len(most))) {
 		nd->stats.rx_no_buffer++;
 		ok = 0;
 	} else if (!ok) {
 		nd->stats.rx_errors++;
 	}
 	for (unsigned k = 0;;) {
-		if (ok && have + l > nd->frame_max) {
+		if (ok && have + l > most) {
 			nd->stats.rx_errors++;
 			ok = 0;
 		}
@@ -524,7 +529,7 @@ static int vnet_probe(struct pci_dev *d)
 
 	sc->nd.name = "virtio-net";
 	sc->nd.model = sc->model;
-	sc->nd.frame_max = sc->mrg ? ETH_JUMBO_FRAME : ETH_MAX_FRAME;
+	sc->nd.frame_max = sc->mrg ? ETH_LONGEST_FRAME : ETH_MAX_FRAME;
 	sc->nd.ops = &vnet_ops;
 	sc->nd.softc = sc;
 	the_vnet = sc;

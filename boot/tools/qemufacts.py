@@ -73,9 +73,12 @@ def e1000_mitigation_off(qemu="qemu-system-x86_64"):
 # The switch boot/cluster starts for an Ethernet NIC (--switch), and what the tools that run
 # it for measurements (boot/tools/bench, netpipe.py, peers, boot/mpirun) pass on.
 SWITCHES = ("jumbo", "vde", "tap")
-# The MTU of the tap switch's ports (a bridge takes its ports' smallest): the NICs' jumbo
-# frames, 9000 bytes of payload (drivers/eth.h: ETH_JUMBO_FRAME), cross it whole.
-TAP_MTU = 9000
+# The MTU of the tap switch's ports (a bridge takes its ports' smallest): the most a tap
+# takes, so that virtio-net's 64 KiB frames (drivers/eth.h: ETH_LONGEST_FRAME, 65535 bytes
+# with its header) and the other NICs' jumbo frames (9014) cross it whole.
+TAP_MTU = 65521
+# The longest MTU each NIC's Linux driver takes (boot/tools/peers' guests on the tap switch).
+LINUX_MTU = {"virtio": 65521, "e1000": 9000, "igb": 9000}
 
 
 def tap_unavailable():

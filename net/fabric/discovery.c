@@ -175,6 +175,15 @@ static void probe_fire(void *arg)
 		if (i == fab.me || !p->known || p->frame <= FAB_FRAME_MAX || p->frame_ok >= p->frame ||
 		    p->probes > PROBE_TRIES)
 			continue;
+		if (p->probes == PROBE_TRIES && p->frame > FAB_FRAME_STEP) {
+			/* Longer than the NICs' jumbo frames: those may still pass (a 9000-byte bridge). */
+			fab.ctr.probe_failed++;
+			kprintf("fabric: node %d: no frame of %u bytes reached it in %d tries: trying %d\n",
+				i, p->frame, PROBE_TRIES, FAB_FRAME_STEP);
+			p->frame = p->frame_cap = FAB_FRAME_STEP;
+			p->probes = 0;
+			peer_set_frame(p);
+		}
 		if (p->probes == PROBE_TRIES) {
 			p->probes++;
 			fab.ctr.probe_failed++;
@@ -289,6 +298,7 @@ static void bind_peer(struct peer *p, int reset)
 		chan_reset(&p->ch, fab_pair_tag(fab.inc, p->m.inc), p->m.mac);
 		p->lossless = 0;
 		p->frame = p->frame_ok = FAB_FRAME_MAX;
+		p->frame_cap = 0;
 		publish_path_frame();
 		p->heard_long = 0;
 		p->probes = 0;
@@ -369,6 +379,8 @@ void fab_hello_input(const struct fab_hdr *h, const uint8_t *payload, const uint
 		uint32_t frame = hello.frame > FAB_FRAME_MAX ? hello.frame : FAB_FRAME_MAX;
 		if (frame > fab.frame_max)
 			frame = fab.frame_max;
+		if (p->frame_cap && frame > p->frame_cap)
+			frame = p->frame_cap;	/* the longer ones found not to pass (probe_fire) */
 		if (frame != p->frame) {
 			p->frame = frame;
 			p->probes = 0;

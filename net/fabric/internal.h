@@ -27,6 +27,7 @@ struct peer {
 	uint32_t frame_ok;		/* the longest it said it took from us intact (its HELLO's heard) */
 	uint32_t heard_long;		/* the longest frame we took from it intact (said in our HELLOs) */
 	uint8_t probes;			/* padded HELLOs of p->frame bytes sent, not yet confirmed */
+	uint32_t frame_cap;		/* 0, or FAB_FRAME_STEP once no probe of longer frames came through */
 	struct fab_seal tx_seal;	/* keyed: our frames to it (the channel's and raw) */
 	struct fab_unseal rx_seal;	/* keyed: its frames to us, and their replay window */
 	unsigned hello_tokens;		/* unicast HELLOs we may still send it now */

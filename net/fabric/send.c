@@ -246,7 +246,7 @@ static __attribute__((noinline)) int tx_too_long(int dst, size_t len)
  */
 static struct pktbuf *tx_get(size_t len)
 {
-	if (len > PKT_MAX_FRAME && pkt_free_len(len) <= pkt_large_total() / 2)
+	if (len > PKT_MAX_FRAME && pkt_free_len(len) <= pkt_total_len(len) / 2)
 		return NULL;
 	return pkt_get_len(len);
 }

@@ -45,6 +45,12 @@
 #define FAB_ETH_HLEN 14
 #define FAB_FRAME_MAX 1514		/* Ethernet's: every link carries these */
 #define FAB_FRAME_LIMIT 65535		/* the longest any link may carry (a 16-bit length) */
+/*
+ * Where a path that passes no frame of a pair's longest tries next, before
+ * Ethernet's: the NICs' jumbo frames (9000 bytes of payload), which a
+ * switch or bridge that passes no 64 KiB frame often does pass.
+ */
+#define FAB_FRAME_STEP 9014
 #define FAB_TRAILER_LEN 12
 /* Room for the trailer in every frame, keyed or not: one MTU for both. */
 #define FAB_MTU (FAB_FRAME_MAX - FAB_ETH_HLEN - FAB_HDR_LEN - FAB_TRAILER_LEN)	/* 1456 */

@@ -232,13 +232,15 @@ void lwip_port_tcp_input(struct tcp_pcb *pcb)
  * A NIC's MTU: Ethernet's until every peer's path was found to pass long
  * frames (the fabric's probes, net.h), then theirs: a connection's MSS is
  * fixed at its SYN from both ends' MTUs, so segments as long as the
- * frames once both ends know.  (Interrupt context.)
+ * frames once both ends know.  On a NIC at most the jumbo frames' 9000:
+ * its window (TCP_WND_NIC, 93440 bytes) then holds ten segments, where
+ * virtio-net's 64 KiB frames would leave it one or two.  (Interrupt context.)
  */
 static void path_frame_changed(uint32_t frame)
 {
-	uint32_t mtu = frame - ETH_HLEN;
+	uint32_t mtu = frame - ETH_HLEN, most = nic_inflight ? ETH_JUMBO_FRAME - ETH_HLEN : LWIP_MTU_MAX;
 
-	the_netif.mtu = (u16_t)(mtu < LWIP_MTU_MAX ? mtu : LWIP_MTU_MAX);
+	the_netif.mtu = (u16_t)(mtu < most ? mtu : most);
 	if (ready)
 		kprintf("lwip: MTU %u: every node's path takes frames of %u bytes\n", (unsigned)the_netif.mtu,
 			(unsigned)frame);

@@ -111,8 +111,8 @@ static void large_buffers(void **state)
 		assert_non_null(pb[i] = pkt_get_len(LARGE_FRAME));
 		assert_int_equal(pb[i]->large, 1);
 		assert_ptr_equal(pb[i]->data, pb[i]->buf + PKT_HEADROOM);
-		assert_ptr_equal(pkt_buf_end(pb[i]), pb[i]->buf + pkt_large_room());
-		assert_true(pkt_large_room() >= PKT_HEADROOM + LARGE_FRAME);
+		assert_ptr_equal(pkt_buf_end(pb[i]), pb[i]->buf + pkt_large_room(pb[i]));
+		assert_true(pkt_large_room(pb[i]) >= PKT_HEADROOM + LARGE_FRAME);
 	}
 	assert_null(pkt_get_len(PKT_MAX_FRAME + 1));
 	assert_int_equal(pkt_free_count(), POOL);

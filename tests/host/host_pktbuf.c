@@ -61,8 +61,9 @@ struct pktbuf *pkt_get_len(size_t len)
 	return pb;
 }
 
-uint32_t pkt_large_room(void)
+uint32_t pkt_large_room(const struct pktbuf *pb)
 {
+	(void)pb;
 	return PKT_HEADROOM + large_frame;
 }
 
@@ -71,8 +72,9 @@ int pkt_free_len(size_t len)
 	return len <= PKT_MAX_FRAME || len <= large_frame ? pkt_free_count() : 0;
 }
 
-int pkt_large_total(void)
+int pkt_total_len(size_t len)
 {
+	(void)len;
 	return limit >= 0 ? limit : PKT_LARGE_BUFS;
 }
 

@@ -200,6 +200,33 @@ CASES += [
     for d, nic in (("rmem", "e1000"), ("req", "e1000"), ("cell", "e1000"), ("tcp", "e1000"),
                    ("rmem", "virtio"), ("rmem", "igb"))
 ]
+CASES += ([
+    # virtio-net's 64 KiB frames on the launcher's Linux bridge (root: its taps at MTU 65521,
+    # the most a tap takes): the pair agrees on 65535-byte frames once a probe of that length
+    # came through, and a 4 MiB message on each driver with a body of its own arrives intact
+    # under faults (rmem's WRITEs in 63 KiB pieces, req's chunks, cell's 1236 cells a frame).
+    Cluster("mad-test-2-%s-64k-faults-virtio-tap" % d, app="mad-test", nodes=2, nic="virtio",
+            args="driver=%s big=4194304 fault=drop:0.03,dup:0.03,corrupt:0.01" % d,
+            options=["--switch", "tap"], timeout=300,
+            expect=[r"I received the strings", r"fabric: node 0 of 2, .*frames to 65535 bytes"],
+            absent=[r"FAILED", r"malformed", r"no frame of \d+ bytes reached"],
+            count={r"RESULT mad-test driver=%s messages=70 bytes=\d+ failures=0 misuse=11" % d: 2,
+                   r"fabric: node \d takes frames of 65535 bytes from this node": 2,
+                   # lwIP keeps to the jumbo frames' MTU on a NIC (its window's segments)
+                   r"lwip: (MTU 9000: every node's path takes frames of 65535 bytes|"
+                   r"10\.0\.0\.\d+/24 up on [\w-]+, MTU 9000)$": 2})
+    for d in ("rmem", "req", "cell")
+] + [
+    # A bridge whose ports pass 9000 bytes (--tap-mtu 9000) under a virtio pair that takes 64 KiB:
+    # no 65535-byte probe gets through, so both nodes say so and try 9014, which does.
+    Cluster("mad-test-2-rmem-virtio-tap-step", app="mad-test", nodes=2, nic="virtio",
+            args="driver=rmem big=4194304", options=["--switch", "tap", "--tap-mtu", "9000"], timeout=300,
+            expect=[r"I received the strings"],
+            absent=[r"FAILED", r"frames of 1514 bytes to it"],
+            count={r"RESULT mad-test driver=rmem messages=70 bytes=\d+ failures=0 misuse=11": 2,
+                   r"fabric: node \d: no frame of 65535 bytes reached it in 5 tries: trying 9014$": 2,
+                   r"fabric: node \d takes frames of 9014 bytes from this node": 2}),
+] if os.geteuid() == 0 else [])
 CASES += [
     # A switch that cuts frames to 1518 bytes (vde_switch, as a plain Ethernet switch drops
     # longer ones): both nodes find that no 9014-byte frame gets through, say so, and keep
