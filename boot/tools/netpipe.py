@@ -180,7 +180,7 @@ def run(links, drivers, peers, np_max, outdir, iters=1000, timeout=900, draw=Tru
     """Every run; prints the tables; returns (report, failures).  switch: the Ethernet
     NICs' (qemufacts.SWITCHES, or auto: tap where this process can make it)."""
     os.makedirs(outdir, exist_ok=True)
-    switch = qemufacts.measuring_switch(switch)
+    switch = qemufacts.measuring_switch(switch, sys.exit)
     report, failed = {"np_max": np_max, "links": {}, "switch": switch}, 0
     if not os.path.exists(NPMPI):
         print("netpipe: %s is missing: make netpipe" % os.path.relpath(NPMPI, ROOT), flush=True)
@@ -263,9 +263,8 @@ def main(argv=None):
             ap.error("--drivers %s: not one of %s" % (d, ", ".join(DRIVERS)))
     if not 1 <= a.np_max <= 64 << 20:
         ap.error("--np-max: 1 to 64 MiB")
-    if a.switch == "tap" and qemufacts.tap_unavailable():
-        ap.error("--switch tap: %s" % qemufacts.tap_unavailable())
-    _, failed = run(links, drivers, a.peers, a.np_max, a.out, draw=not a.no_plots, switch=a.switch)
+    switch = qemufacts.measuring_switch(a.switch, ap.error)
+    _, failed = run(links, drivers, a.peers, a.np_max, a.out, draw=not a.no_plots, switch=switch)
     print("netpipe: wrote %s" % os.path.relpath(os.path.join(a.out, "netpipe.json"), ROOT))
     return 1 if failed else 0
 

@@ -92,12 +92,16 @@ def tap_unavailable():
     return None
 
 
-def measuring_switch(choice):
-    """The switch a measuring tool's 'auto' means: tap where this process can make it (the
-    Linux bridge, in the kernel: no process hop per frame), else vdeplug4's (jumbo)."""
+def measuring_switch(choice, error):
+    """The switch a measuring tool's --switch names: 'auto' is tap where this process can make
+    it (the Linux bridge, in the kernel: no process hop per frame), else vdeplug4's (jumbo);
+    'tap' where it cannot be made is error(why), the tool's argparse error."""
+    why = tap_unavailable()
+    if choice == "tap" and why:
+        error("--switch tap: %s" % why)
     if choice != "auto":
         return choice
-    return "jumbo" if tap_unavailable() else "tap"
+    return "jumbo" if why else "tap"
 
 
 def bridge_commands(ip, ns, taps, mtu=TAP_MTU):
