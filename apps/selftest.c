@@ -14,6 +14,7 @@
 
 #include "apps/app.h"
 #include "apps/selftest.h"
+#include "kernel/machine.h"
 #include "kernel/mem.h"
 #include "kernel/page.h"
 #include "kernel/sync.h"
@@ -562,6 +563,38 @@ SELFTEST(vm_map_above_4g)
 	} else {
 		CHECK(vm_map_mmio(VM_LOW_TOP + 0x40000000, 0x1000) == NULL);
 	}
+	return NULL;
+}
+
+/*
+ * Under QEMU's TCG, RAM is mapped with 4 KiB pages, and device memory
+ * above 4 GiB too, so that QEMU notes no large page where an invlpg
+ * (a stack's guard page) would flush its whole TLB (kernel/vm.c); under
+ * KVM and on hardware the 2 MiB pages of the boot map stay.
+ */
+static int selftest_main(void);
+
+SELFTEST(vm_tcg_small_pages)
+{
+	int tcg = cpu_is_tcg();
+	void *pg = page_alloc(0);
+
+	CHECK(pg != NULL);
+	/* Under TCG, RAM in 4 KiB pages: the heap, the page allocator's, the kernel, this stack. */
+	CHECK(!tcg || vm_page_size((uintptr_t)pg) == PAGE_SIZE);
+	page_free(pg, 0);
+	CHECK(!tcg || vm_page_size(heap_start) == PAGE_SIZE);
+	CHECK(!tcg || vm_page_size(heap_end - 1) == PAGE_SIZE);
+	CHECK(!tcg || vm_page_size((uintptr_t)&selftest_main) == PAGE_SIZE);
+	CHECK(!tcg || vm_page_size((uintptr_t)&pg) == PAGE_SIZE);
+	CHECK(vm_page_size(0xfee00000) == 1ULL << 21);		/* the local APIC: a boot page */
+	/* Above 4 GiB, under a PML4 entry of its own from 512 GiB (vm_map_above_4g). */
+	int bits = vm_phys_bits();
+	uint64_t top = bits >= 64 ? ~0ULL : 1ULL << bits;
+	uint64_t phys = (top > (1ULL << 40) ? (1ULL << 40) : top) - 0x300000;
+	CHECK(vm_map_mmio(phys, 0x1000) != NULL);
+	CHECK(vm_page_size((uintptr_t)phys) == (tcg ? PAGE_SIZE : 1ULL << 21));
+	CHECK(vm_page_size(VM_LOW_TOP - 0x1000) == 0);
 	return NULL;
 }
 

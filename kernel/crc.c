@@ -22,6 +22,7 @@
 #include <string.h>
 
 #include "kernel/crc.h"
+#include "kernel/machine.h"
 
 static uint32_t table[8][256];
 static int table_ready;
@@ -174,18 +175,6 @@ static int cpu_has_pclmul(void)
 
 	__asm__ volatile("cpuid" : "=a"(a), "=b"(b), "=c"(c), "=d"(d) : "a"(1), "c"(0));
 	return (c >> 1) & 1;
-}
-
-/* QEMU's TCG: CPUID.1:ECX bit 31 (a hypervisor) and its signature in leaf 0x40000000. */
-static int cpu_is_tcg(void)
-{
-	uint32_t a, sig[3], c, d;
-
-	__asm__ volatile("cpuid" : "=a"(a), "=b"(sig[0]), "=c"(c), "=d"(d) : "a"(1), "c"(0));
-	if (!(c >> 31))
-		return 0;
-	__asm__ volatile("cpuid" : "=a"(a), "=b"(sig[0]), "=c"(sig[1]), "=d"(sig[2]) : "a"(0x40000000), "c"(0));
-	return memcmp(sig, "TCGTCGTCGTCG", 12) == 0;
 }
 
 static void choose(void)

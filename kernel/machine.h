@@ -8,6 +8,8 @@
 #define KERNEL_MACHINE_H
 
 #include <stddef.h>
+#include <stdint.h>
+#include <string.h>
 
 struct machine {
 	const char *name;			/* said on the console: "under QEMU" */
@@ -27,5 +29,22 @@ struct machine {
 
 /* The machine detected (the first time, asked of each), or NULL: bare metal. */
 const struct machine *machine(void);
+
+/*
+ * Nonzero if the CPU is QEMU's TCG, which emulates it instruction by
+ * instruction: CPUID.1:ECX bit 31 (a hypervisor) and "TCGTCGTCGTCG" in
+ * leaf 0x40000000.  Under KVM and on hardware 0.  Inline: the host builds
+ * of kernel/crc.c for the unit tests ask it too.
+ */
+static inline int cpu_is_tcg(void)
+{
+	uint32_t a, sig[3], c, d;
+
+	__asm__ volatile("cpuid" : "=a"(a), "=b"(sig[0]), "=c"(c), "=d"(d) : "a"(1), "c"(0));
+	if (!(c >> 31))
+		return 0;
+	__asm__ volatile("cpuid" : "=a"(a), "=b"(sig[0]), "=c"(sig[1]), "=d"(sig[2]) : "a"(0x40000000), "c"(0));
+	return memcmp(sig, "TCGTCGTCGTCG", 12) == 0;
+}
 
 #endif

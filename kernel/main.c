@@ -25,6 +25,7 @@
 #include "kernel/watchdog.h"
 #include "kernel/tsc.h"
 #include "kernel/x86.h"
+#include "kernel/vm.h"
 
 extern const struct init_hook *const __inithooks_start[], *const __inithooks_end[];
 extern void (*const __exithooks_start[])(void), (*const __exithooks_end[])(void);
@@ -92,6 +93,7 @@ void kmain(uint32_t kind, uint32_t info)
 		       console_active("framebuffer") ? "" : " (not drawn: a depth other than 16, 24 or 32 bits, or above 4 GiB)");
 
 	memory_init();
+	int tcg_split = vm_tcg_init();
 	printf("mem: %lu MiB usable, heap %lu MiB at %#lx, %lu pages free%s%s%s\n",
 	       mem_usable_bytes >> 20, (heap_end - heap_start) >> 20, heap_start, page_free_pages(),
 	       bootinfo.mmap_source ? " (" : "", bootinfo.mmap_source ? bootinfo.mmap_source : "",
@@ -126,6 +128,12 @@ void kmain(uint32_t kind, uint32_t info)
 	}
 	run_hooks(INIT_CONFIG, 100);
 
+	uint64_t t_grow = cycles();
+	size_t tlb = vm_tlb_grow();
+	if (tcg_split)
+		printf("vm: QEMU TCG: RAM in 4 KiB pages (%d of 2 MiB split%s), its TLB grown toward %zu entries "
+		       "in %lu us (kernel/vm.c)\n", tcg_split < 0 ? 0 : tcg_split,
+		       tcg_split < 0 ? ": no memory for the tables" : "", tlb, cycles_to_ns(cycles() - t_grow) / 1000);
 	struct thread *app = thread_create("main", app_thread, (void *)current_app, PRIO_NORMAL, 256 * 1024);
 	if (!app)
 		panic("cannot create the app thread");

@@ -47,6 +47,19 @@ void *vm_map_mmio(uint64_t phys, uint64_t len);
 /* The CPU's physical address width in bits (CPUID 0x80000008). */
 int vm_phys_bits(void);
 
+/*
+ * Under QEMU's TCG (vm.c says why): vm_tcg_init maps RAM with 4 KiB
+ * pages, once the page allocator runs and before anything is mapped
+ * (the 2 MiB pages it split, 0 elsewhere, -ENOMEM); vm_tlb_grow, once
+ * start-up has mapped what it maps, has QEMU's TLB grow to what RAM
+ * fills (the entries it asked for; 0 elsewhere).
+ */
+int vm_tcg_init(void);
+size_t vm_tlb_grow(void);
+
+/* The size of the page that maps va: 4 KiB, 2 MiB or 1 GiB; 0 if no table maps it (a walk). */
+size_t vm_page_size(uintptr_t va);
+
 /* The physical address va is mapped to, or VM_NO_PAGE (a page-table walk). */
 #define VM_NO_PAGE (~0ULL)
 uint64_t vm_translate(uintptr_t va);
