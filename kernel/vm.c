@@ -44,7 +44,9 @@ uint64_t boot_pd[2048] __attribute__((aligned(4096), used));
  *    guest used large pages, and an invlpg anywhere in that region
  *    flushes the whole TLB (tlb_flush_page_locked), resizing it: every
  *    thread stack's guard page would shrink it again.  Device memory
- *    above 4 GiB gets 4 KiB pages too (vm_map_mmio).
+ *    above 4 GiB gets 4 KiB pages too (vm_map_mmio); the boot map's
+ *    2 MiB pages of devices below 4 GiB (the local APIC) stay, and the
+ *    region QEMU notes for them lies above RAM.
  *  - Once start-up has mapped what it maps, vm_tlb_grow reads a byte of
  *    each of as many RAM pages as three quarters of the TLB's next size
  *    and flushes, size after size up to TLB_GROW_TOP entries or what the
@@ -221,8 +223,8 @@ int vm_phys_bits(void)
  * Device memory above the boot map: below 2^47 (the lower canonical half)
  * at its own address, as below 4 GiB; from 2^47 up to 2^48 in the upper
  * half, at phys + VM_HIGH_OFFSET (nothing else lives there).  2 MiB pages
- * (4 KiB under TCG: see vm_tcg_init), uncached (SDM vol. 3, 4.5, table 4-17).  Mapping the same range twice
- * writes the same entries.
+ * (4 KiB under TCG: see vm_tcg_init), uncached (SDM vol. 3, 4.5, table
+ * 4-17).  Mapping the same range twice writes the same entries.
  */
 void *vm_map_mmio(uint64_t phys, uint64_t len)
 {
@@ -253,7 +255,8 @@ void *vm_map_mmio(uint64_t phys, uint64_t len)
 			pd[(va >> 21) & 511] = a | PTE_P | PTE_W | PTE_PS | PTE_PCD | PTE_PWT;
 			continue;
 		}
-		uint64_t *pt = table_of(&pd[(va >> 21) & 511]);
+		uint64_t *pde = &pd[(va >> 21) & 511];
+		uint64_t *pt = *pde & PTE_PS ? split_2m(pde) : table_of(pde);
 		if (!pt) {
 			irq_restore(f);
 			return NULL;
