@@ -346,41 +346,36 @@ size_t vm_tlb_grow(void)
 	return size;
 }
 
-size_t vm_page_size(uintptr_t va)
+/* The entry that maps va (1 GiB, 2 MiB or 4 KiB: *size), present or not; *size 0 where no table reaches one. */
+static uint64_t leaf(uintptr_t va, size_t *size)
 {
 	uint64_t e = boot_pml4[(va >> 39) & 511];
 
-	if (!(e & PTE_P))
-		return 0;
-	e = ((uint64_t *)(uintptr_t)(e & PTE_ADDR))[(va >> 30) & 511];
-	if (!(e & PTE_P))
-		return 0;
-	if (e & PTE_PS)
-		return 1ULL << 30;
-	e = ((uint64_t *)(uintptr_t)(e & PTE_ADDR))[(va >> 21) & 511];
-	if (!(e & PTE_P))
-		return 0;
-	return e & PTE_PS ? 1ULL << 21 : PAGE_SIZE;
+	*size = 0;
+	for (int shift = 30; shift >= 12 && (e & PTE_P); shift -= 9) {
+		e = ((uint64_t *)(uintptr_t)(e & PTE_ADDR))[(va >> shift) & 511];
+		if (shift == 12 || (e & PTE_PS)) {
+			*size = (size_t)1 << shift;
+			return e;
+		}
+	}
+	return 0;
+}
+
+size_t vm_page_size(uintptr_t va)
+{
+	size_t size;
+
+	leaf(va, &size);
+	return size;
 }
 
 uint64_t vm_translate(uintptr_t va)
 {
-	uint64_t e = boot_pml4[(va >> 39) & 511];
+	size_t size;
+	uint64_t e = leaf(va, &size);
 
 	if (!(e & PTE_P))
 		return VM_NO_PAGE;
-	e = ((uint64_t *)(uintptr_t)(e & PTE_ADDR))[(va >> 30) & 511];
-	if (!(e & PTE_P))
-		return VM_NO_PAGE;
-	if (e & PTE_PS)
-		return (e & PTE_ADDR & ~0x3fffffffULL) | (va & 0x3fffffff);
-	e = ((uint64_t *)(uintptr_t)(e & PTE_ADDR))[(va >> 21) & 511];
-	if (!(e & PTE_P))
-		return VM_NO_PAGE;
-	if (e & PTE_PS)
-		return (e & PTE_ADDR & ~0x1fffffULL) | (va & 0x1fffff);
-	e = ((uint64_t *)(uintptr_t)(e & PTE_ADDR))[(va >> 12) & 511];
-	if (!(e & PTE_P))
-		return VM_NO_PAGE;
-	return (e & PTE_ADDR) | (va & 0xfff);
+	return (e & PTE_ADDR & ~(uint64_t)(size - 1)) | (va & (size - 1));
 }
