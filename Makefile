@@ -141,7 +141,7 @@ APP_OBJS := $(addprefix apps/,app.o stats.o hello.o selftest.o ising.o ising_cor
 # floor, one operation at a time).
 TEST_APP_OBJS := tests/apps/check.o tests/kernel/fault.o tests/drivers/nictest.o \
 	tests/net/fabric/fabric_stress.o tests/net/fabric/fabric_junk.o tests/net/fabric/peer_timeout.o \
-	tests/net/fabric/rejoin.o tests/drivers/rx_starve.o tests/net/rmem/rmem_test.o tests/lib/rpc/rpc_test.o \
+	tests/net/fabric/rejoin.o tests/drivers/rx_starve.o tests/net/rmem/rmem_test.o tests/net/rmem/busy_send.o tests/lib/rpc/rpc_test.o \
 	tests/lib/mad/mad_test.o tests/lib/mad/mad_figure6.o tests/lib/mad/mad_recover.o \
 	tests/net/req/req_stress.o tests/net/deposit/deposit_test.o tests/net/deposit/deposit_test_common.o \
 	tests/net/deposit/deposit_test_prim.o tests/net/deposit/deposit_test_hostile.o \

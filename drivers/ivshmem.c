@@ -141,6 +141,8 @@ ARGS_REGISTER(shm_argtab);
 	X(LINE, "") \
 	X(ONE, doorbells, "doorbells rung") \
 	X(ONE, doorbells_spared, "spared (one on its way)") \
+	/* frames that came while a thread sent (shm_busy), taken when it stopped: none rang */ \
+	X(ONE, busy_taken, "taken after a send") \
 	X(ONE, ring_full, "ring full") \
 	X(ONE, no_dest, "frames for no node") \
 	X(ONE, pin_full, "full at a pinned frame")	/* rings full at a pin */ \
@@ -188,6 +190,7 @@ struct shm {
 	int next_src;			/* the index in peer[] the next drain starts at */
 	uint64_t window_cyc;		/* WINDOW_NS in TSC cycles */
 	uint64_t spin_cyc;		/* nd.spin_us in TSC cycles */
+	uint64_t tick_cyc;		/* a tick in TSC cycles (shm_poll_wait) */
 	struct shm_counters ctr;
 	/*
 	 * Frames pinned in the ring to each node (tx_commit_pinned): their
@@ -199,6 +202,7 @@ struct shm {
 	int tx_dst;			/* tx_begin's node, until tx_commit */
 	struct shm_slot *tx_slot;	/* and its slot */
 	int in_rx;			/* a frame is being handed up from rx_frame */
+	struct thread *busy;		/* a thread that sends and looks at the rings when it stops (shm_busy) */
 	char model[128];
 	uint8_t rx_frame[SHM_FRAME_LIMIT];	/* the frame handed up */
 };
@@ -512,6 +516,16 @@ static int shm_poll(struct netdev *nd, int budget)
  */
 #define DRAIN_MAX (8 * RX_BUDGET)
 
+/*
+ * Armed, as it should be before thread t runs (the one interrupted, or
+ * the next): not for the thread in shm_busy, which looks at the rings
+ * itself.  (irq off)
+ */
+static inline int arm_for(const struct shm *sc, const struct thread *t)
+{
+	return !sc->busy || sc->busy != t;
+}
+
 /* Every peer's doorbells so far heard: each may ring again (shm_ring.h).  (irq off) */
 static inline void hear_doorbells(struct shm *sc)
 {
@@ -523,7 +537,7 @@ static inline void hear_doorbells(struct shm *sc)
 	}
 }
 
-static void drain(struct shm *sc)
+static void drain(struct shm *sc, int arm)
 {
 	int left = DRAIN_MAX;
 
@@ -537,6 +551,8 @@ static void drain(struct shm *sc)
 			pass += got;
 			left -= got;
 		} while (got == RX_BUDGET && left > 0);
+		if (!arm)
+			break;		/* a sending thread looks again when it stops (shm_busy) */
 		my_ctl(sc)->armed = 1;
 		__atomic_thread_fence(__ATOMIC_SEQ_CST);
 		/* A frame published before we re-armed rang no doorbell: look again, within the bound. */
@@ -556,7 +572,7 @@ static void shm_intr(void *arg)
 
 	sc->nd.stats.irqs++;
 	if (!sc->nd.polling)
-		drain(sc);
+		drain(sc, arm_for(sc, thread_current()));
 }
 
 /*
@@ -620,7 +636,7 @@ static void shm_tick(void)
 	shm_repair(sc);
 	hear_doorbells(sc);	/* one that rang and never came (a node restarted) holds no producer back */
 	if (!sc->nd.polling && pending(sc))
-		drain(sc);
+		drain(sc, arm_for(sc, thread_current()));
 	else if (sc->nd.tx_waiters.head)
 		netdev_tx_space(&sc->nd);
 }
@@ -632,7 +648,7 @@ static void shm_irq_enable(struct netdev *nd, int on)
 	pci_msix_mask(&sc->msix, 0, !on);
 	my_ctl(sc)->armed = on;
 	if (on)
-		drain(sc);
+		drain(sc, 1);
 }
 
 /*
@@ -692,12 +708,15 @@ static int poll_disarmed(struct shm *sc, volatile int *flag, uint64_t span, int 
 	/*
 	 * Armed again before anything else runs, or the CPU halts; the loop
 	 * has just looked, so the rings are drained only if a frame came
-	 * before the arming was visible.
+	 * before the arming was visible.  Not where the thread that runs next
+	 * is one in shm_busy (it waited in the middle of a send): it looks
+	 * itself when it stops.
 	 */
-	my_ctl(sc)->armed = 1;
+	int arm = arm_for(sc, flag ? thread_current() : thread_next_ready());
+	my_ctl(sc)->armed = arm;
 	__atomic_thread_fence(__ATOMIC_SEQ_CST);
 	if (pending(sc))
-		drain(sc);
+		drain(sc, arm);
 	else
 		netdev_tx_space(&sc->nd);
 	return flag ? *flag : 0;
@@ -712,20 +731,74 @@ static void shm_idle(void)
 {
 	struct shm *sc = the_shm;
 
-	if (!sc || sc->nd.polling || sc->nd.wait == NETDEV_WAIT_HALT)
+	if (!sc)
 		return;
+	if (sc->nd.polling || sc->nd.wait == NETDEV_WAIT_HALT) {
+		if (sc->busy)
+			my_ctl(sc)->armed = 1;	/* the mode changed under a send that waits: halting */
+		return;
+	}
 	if (sc->nd.wait == NETDEV_WAIT_SPIN)
 		poll_disarmed(sc, NULL, SPAN_FOREVER, 0);
 	else
 		poll_disarmed(sc, NULL, sc->spin_cyc, 1);
 }
 
-/* netdev ops->poll_wait: a thread waits for *flag, polling as the idle CPU would. */
+/*
+ * netdev ops->poll_wait: a thread waits for *flag, polling as the idle CPU
+ * would.  A spinning node's idle CPU polls on where the thread stops and
+ * sleeps, so there the thread polls up to a tick: each stop arms the node
+ * for the few microseconds until the idle loop polls, and a peer that
+ * sent then rang (once a message longer than the spin time, in a
+ * Madeleine bandwidth run).
+ */
 static int shm_poll_wait(struct netdev *nd, volatile int *flag)
 {
 	struct shm *sc = nd->softc;
+	uint64_t span = sc->nd.wait == NETDEV_WAIT_SPIN ? sc->tick_cyc : sc->spin_cyc;
 
-	return poll_disarmed(sc, flag, sc->spin_cyc, 0);
+	return poll_disarmed(sc, flag, span > sc->spin_cyc ? span : sc->spin_cyc, 0);
+}
+
+/*
+ * netdev ops->busy: a thread sends (net_busy_begin) and looks at the rings
+ * itself between its frames (NETDEV_BUSY_LOOK) and when it stops: no peer
+ * need ring this node meanwhile.  A doorbell is an exit into QEMU for the
+ * node that rings (16-90 us under TCG here, the host's CPUs shared), and
+ * it wakes a host thread that takes a CPU from a node: a node that sent a
+ * block was rung for the acknowledgements of its own frames, and in a
+ * Madeleine message for its READY, each time it had taken the one before.
+ * Disarmed while busy; an interrupt or tick that drains meanwhile leaves
+ * it so, and so does the idle loop where the thread waited in the middle
+ * of its send (arm_for).  At the end, armed again, then what came
+ * meanwhile is taken.  (irq off)
+ */
+static void shm_busy(struct netdev *nd, int how)
+{
+	struct shm *sc = nd->softc;
+
+	if (how == NETDEV_BUSY_START) {
+		sc->busy = thread_current();
+		my_ctl(sc)->armed = 0;
+		return;
+	}
+	if (!sc->busy)
+		return;
+	if (how == NETDEV_BUSY_LOOK) {
+		my_ctl(sc)->armed = 0;	/* an idle loop it waited in may have armed it */
+		if (pending(sc)) {
+			sc->ctr.busy_taken++;
+			drain(sc, 0);
+		}
+		return;
+	}
+	sc->busy = NULL;
+	my_ctl(sc)->armed = 1;
+	__atomic_thread_fence(__ATOMIC_SEQ_CST);
+	if (pending(sc)) {
+		sc->ctr.busy_taken++;
+		drain(sc, 1);
+	}
 }
 
 static int shm_set_wait(struct netdev *nd, int mode, unsigned spin_us)
@@ -750,6 +823,7 @@ static const struct netdev_ops shm_ops = {
 	.link_check = shm_link_check,
 	.set_wait = shm_set_wait,
 	.poll_wait = shm_poll_wait,
+	.busy = shm_busy,
 	.tx_begin = shm_tx_begin,
 	.tx_commit = shm_tx_commit,
 	.tx_commit_pinned = shm_tx_commit_pinned,
@@ -843,6 +917,7 @@ static int shm_probe(struct pci_dev *d)
 			sc->peer[sc->npeers++] = src;
 	}
 	sc->window_cyc = ns_to_cycles(WINDOW_NS);
+	sc->tick_cyc = ns_to_cycles(1000000000ULL / TICK_HZ);
 	sc->nd.name = "ivshmem";
 	sc->nd.model = sc->model;
 	sc->nd.ops = &shm_ops;

@@ -93,6 +93,15 @@ struct netdev_ops {
 	 */
 	int (*poll_wait)(struct netdev *nd, volatile int *flag);
 	/*
+	 * Optional, where the node polls its link anyway: a thread starts
+	 * sending (NETDEV_BUSY_START) and looks at the rings itself between
+	 * its frames (NETDEV_BUSY_LOOK) and when it stops (NETDEV_BUSY_STOP):
+	 * until then the driver asks for no interrupt; at each look it takes
+	 * what came, at the stop it asks again and takes what came.  Called
+	 * with interrupts off (netdev_busy).
+	 */
+	void (*busy)(struct netdev *nd, int how);
+	/*
 	 * Optional: build a frame in place in the transmit ring.  tx_begin
 	 * returns where up to len bytes of one unicast frame to dst go, or
 	 * NULL (no room now, or the NIC cannot: use transmit); tx_commit
@@ -237,6 +246,15 @@ int netdev_poll(struct netdev *nd);
  * to the idle thread and back.  Returns *flag (0: not set, sleep as usual).
  */
 int netdev_poll_wait(struct netdev *nd, volatile int *flag);
+
+/*
+ * ops->busy, where it applies (a thread, interrupts on, a node that polls
+ * its link: wait mode adaptive or spin).  NETDEV_BUSY_START: 1 if it
+ * applied (and nothing preempts the thread until NETDEV_BUSY_STOP, which
+ * must follow); LOOK and STOP only after a START that applied.
+ */
+enum { NETDEV_BUSY_STOP, NETDEV_BUSY_START, NETDEV_BUSY_LOOK };
+int netdev_busy(struct netdev *nd, int how);
 
 /* Print the driver's counters (and the NIC's own, read now) on the console. */
 void netdev_print_stats(struct netdev *nd);

@@ -149,6 +149,13 @@ static struct thread *runq_pop(void)
 	return t;
 }
 
+struct thread *thread_next_ready(void)
+{
+	unsigned m = runq_mask & RUNQ_ABOVE_IDLE;
+
+	return m ? runq_head[31 - __builtin_clz(m)] : NULL;
+}
+
 /* A thread of priority prio or above (never the idle level) is ready. */
 static int ready_at_or_above(int prio)
 {

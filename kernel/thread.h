@@ -82,6 +82,9 @@ extern struct thread *curthread;
 
 static inline struct thread *thread_current(void) { return curthread; }
 
+/* The thread the CPU switches to next if the current one blocks (NULL: none is ready).  (irq off) */
+struct thread *thread_next_ready(void);
+
 /* Initialized thread-local (0x4e4f5721) to check TLS setup. */
 extern __thread uint32_t thread_tls_probe;
 

@@ -289,8 +289,9 @@ static int deposit(struct peer *p, struct iovcur *c, size_t n)
 /*
  * Deposit chunks of the message while the ring has room, without waiting:
  * 1 when all of it went, 0 when the ring is full, or a negative error.
+ * Between chunks the node takes what came (busy, net_busy_begin).
  */
-static int tx_push(struct peer *p)
+static int tx_push_chunks(struct peer *p, int busy)
 {
 	int r = 0;
 
@@ -322,6 +323,7 @@ static int tx_push(struct peer *p)
 		if ((r = deposit(p, &p->txc, n)) == 0)
 			r = req_enqueue_body(p->rq, WORD(me, p->tx_seq, n));
 		reqmsg_end(p->rq);
+		net_busy_look(busy);
 		if (r < 0) {
 			/* WRITEs went without their word: the receiver may hold their verdict (resync_send). */
 			if (p->wp != wp0)
@@ -340,6 +342,15 @@ static int tx_push(struct peer *p)
 		p->tx_since = cycles();
 	}
 	return r < 0 ? r : 1;
+}
+
+static int tx_push(struct peer *p)
+{
+	int busy = net_busy_begin();
+	int r = tx_push_chunks(p, busy);
+
+	net_busy_end(busy);
+	return r;
 }
 
 /*

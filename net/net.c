@@ -342,6 +342,28 @@ int net_poll_wait(volatile int *flag)
 	return nd ? netdev_poll_wait(nd, flag) : *flag;
 }
 
+int net_busy_begin(void)
+{
+	return nd ? netdev_busy(nd, NETDEV_BUSY_START) : 0;
+}
+
+void net_busy_look(int busy)
+{
+	if (busy)
+		netdev_busy(nd, NETDEV_BUSY_LOOK);
+}
+
+void net_busy_end(int busy)
+{
+	if (busy)
+		netdev_busy(nd, NETDEV_BUSY_STOP);
+}
+
+uint64_t net_irqs(void)
+{
+	return nd ? nd->stats.irqs : 0;
+}
+
 #define COUNTER_TYPE struct net_stats
 static const struct counter_row net_rows[] = { NET_COUNTERS(COUNTER_ROW) };
 #undef COUNTER_TYPE

@@ -168,6 +168,17 @@ unsigned net_wait_spin_us(void);
  */
 int net_poll_wait(volatile int *flag);
 
+/*
+ * A thread sends frames, and takes what arrived meanwhile between them
+ * (net_busy_look) and when it stops (netdev ops->busy): where the node
+ * polls its link, no peer rings it for the frames it sends meanwhile, and
+ * nothing preempts the thread until net_busy_end.  net_busy_begin returns
+ * what the other two take (0: none of this applies).
+ */
+int net_busy_begin(void);
+void net_busy_look(int busy);
+void net_busy_end(int busy);
+
 /* The demultiplexer's counters (kernel/counters.h): each with the label it is printed with. */
 #define NET_COUNTERS(X) \
 	X(LINE, "demux") \
@@ -185,6 +196,9 @@ extern struct net_stats net_stats;
 
 /* Print the NIC's and the demultiplexer's counters. */
 void net_print_stats(void);
+
+/* Interrupts the NIC raised so far (its driver's count; 0 without a NIC). */
+uint64_t net_irqs(void);
 
 static inline uint16_t get_be16(const uint8_t *p) { return (uint16_t)(p[0] << 8 | p[1]); }
 static inline void put_be16(uint8_t *p, uint16_t v) { p[0] = (uint8_t)(v >> 8); p[1] = (uint8_t)v; }

@@ -468,6 +468,8 @@ static int write_train(struct desc *d, uint32_t off, const uint8_t *p, size_t co
 	return r;
 }
 
+#define BUSY_PIECES 16	/* pieces of a block between two points it may be preempted (1 MiB on the shared ring) */
+
 int rmem_write_block(int rd, uint32_t off, const void *src, size_t count, int flags)
 {
 	struct desc *d = desc_get(rd);
@@ -498,6 +500,13 @@ int rmem_write_block(int rd, uint32_t off, const void *src, size_t count, int fl
 		return verdict;
 	}
 	uint32_t piece = xfer_max(d);
+	/*
+	 * The node takes what came between the pieces (net_busy_begin): the
+	 * peer's answers to a block (credits, READY, acknowledgements) ring
+	 * no doorbell.  Every BUSY_PIECES pieces, the thread may be preempted.
+	 */
+	int busy = net_busy_begin();
+	unsigned k = 0;
 	while (count) {
 		uint32_t n = count > piece ? piece : (uint32_t)count;
 		/*
@@ -508,12 +517,19 @@ int rmem_write_block(int rd, uint32_t off, const void *src, size_t count, int fl
 		 */
 		int fl = count > n ? (flags & ~RMEM_INTR) : flags;
 		if ((r = rmem_write(rd, off, p, n, fl)) < 0)
-			return r;
+			break;
 		off += n;
 		p += n;
 		count -= n;
+		if (count && ++k % BUSY_PIECES == 0) {
+			net_busy_end(busy);
+			busy = net_busy_begin();
+		} else if (count) {
+			net_busy_look(busy);
+		}
 	}
-	return 0;
+	net_busy_end(busy);
+	return r;
 }
 
 int rmem_read(int rs, uint32_t soff, uint32_t count, int lseg, uint32_t doff, int flags)
