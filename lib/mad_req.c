@@ -786,10 +786,15 @@ static int req_recv_header_poll(int *src, void *hdr, size_t hdr_max, size_t *hdr
 	return 0;
 }
 
-/* Copy whatever of the posted part has arrived. */
+/*
+ * Copy whatever of the posted part has arrived.  The node takes what comes
+ * meanwhile between the copies (net_busy_begin): the sender's next chunks
+ * and their words ring no doorbell while this thread copies.
+ */
 static void pull(void)
 {
 	struct peer *p = peers[rx.src];
+	int busy = net_busy_begin();
 
 	take_words();
 	while (rx.part_left && p->avail) {
@@ -803,7 +808,9 @@ static void pull(void)
 		memcpy(dst, p->ring + pos, n);
 		consumed(rx.src, p, n);
 		rxbody_took(&rx, n);
+		net_busy_look(busy);
 	}
+	net_busy_end(busy);
 	rxbody_settle(&rx);
 	if (rx.part_left && p->reset_pending && !p->avail) {
 		/* The rest of this message was refused here: it fails, and the stream starts again. */
