@@ -5,9 +5,7 @@
 #include <stdio.h>
 
 #include "drivers/netdev.h"
-#include "kernel/thread.h"
 #include "kernel/trace.h"
-#include "kernel/trap.h"
 #include "kernel/tsc.h"
 #include "kernel/x86.h"
 
@@ -100,17 +98,11 @@ int netdev_poll_wait(struct netdev *nd, volatile int *flag)
 
 int netdev_busy(struct netdev *nd, int how)
 {
-	if (how == NETDEV_BUSY_START &&
-	    (!nd->ops->busy || in_irq || !irq_enabled() || nd->polling || nd->wait == NETDEV_WAIT_HALT))
+	if (how == NETDEV_BUSY_START && (!nd->ops->busy || nd->polling || nd->wait == NETDEV_WAIT_HALT))
 		return 0;
-	/* No other thread runs while the node asks for no interrupt: it would not look at the rings. */
-	if (how == NETDEV_BUSY_START)
-		thread_nopreempt_begin();
 	irqflags_t f = irq_save();
 	nd->ops->busy(nd, how);
 	irq_restore(f);
-	if (how == NETDEV_BUSY_STOP)
-		thread_nopreempt_end();
 	return 1;
 }
 

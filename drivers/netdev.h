@@ -248,10 +248,11 @@ int netdev_poll(struct netdev *nd);
 int netdev_poll_wait(struct netdev *nd, volatile int *flag);
 
 /*
- * ops->busy, where it applies (a thread, interrupts on, a node that polls
- * its link: wait mode adaptive or spin).  NETDEV_BUSY_START: 1 if it
- * applied (and nothing preempts the thread until NETDEV_BUSY_STOP, which
- * must follow); LOOK and STOP only after a START that applied.
+ * ops->busy, where it applies (a node that polls its link: wait mode
+ * adaptive or spin; net_busy_begin calls it for a thread, interrupts on,
+ * not preempted).  NETDEV_BUSY_START: 1 if it applied, and then
+ * NETDEV_BUSY_STOP must follow; LOOK and STOP only after a START that
+ * applied.
  */
 enum { NETDEV_BUSY_STOP, NETDEV_BUSY_START, NETDEV_BUSY_LOOK };
 int netdev_busy(struct netdev *nd, int how);

@@ -9,7 +9,9 @@
 #include "drivers/netdev.h"
 #include "kernel/init.h"
 #include "kernel/sync.h"
+#include "kernel/thread.h"
 #include "kernel/trace.h"
+#include "kernel/trap.h"
 #include "kernel/tsc.h"
 #include "kernel/x86.h"
 #include "net/net.h"
@@ -344,7 +346,15 @@ int net_poll_wait(volatile int *flag)
 
 int net_busy_begin(void)
 {
-	return nd ? netdev_busy(nd, NETDEV_BUSY_START) : 0;
+	/* A thread with interrupts on: a caller with them off expects no frame taken under it. */
+	if (!nd || in_irq || !irq_enabled())
+		return 0;
+	/* No other thread runs while the node asks for no interrupt: it would not look at the rings. */
+	thread_nopreempt_begin();
+	if (netdev_busy(nd, NETDEV_BUSY_START))
+		return 1;
+	thread_nopreempt_end();
+	return 0;
 }
 
 void net_busy_look(int busy)
@@ -355,8 +365,10 @@ void net_busy_look(int busy)
 
 void net_busy_end(int busy)
 {
-	if (busy)
+	if (busy) {
 		netdev_busy(nd, NETDEV_BUSY_STOP);
+		thread_nopreempt_end();
+	}
 }
 
 uint64_t net_irqs(void)

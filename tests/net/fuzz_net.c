@@ -55,6 +55,9 @@ void host_init_hook_add(const struct init_hook *h)
 }
 
 volatile int trace_on;
+volatile int in_irq;
+void thread_nopreempt_begin(void) {}
+void thread_nopreempt_end(void) {}
 struct trace_rec trace_cur;
 void trace_mark(trace_stage_t s) { (void)s; }
 uint64_t ns_to_cycles(uint64_t ns) { return ns; }
