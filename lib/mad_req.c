@@ -289,9 +289,8 @@ static int deposit(struct peer *p, struct iovcur *c, size_t n)
 /*
  * Deposit chunks of the message while the ring has room, without waiting:
  * 1 when all of it went, 0 when the ring is full, or a negative error.
- * Between chunks the node takes what came (busy, net_busy_begin).
  */
-static int tx_push_chunks(struct peer *p, int busy)
+static int tx_push(struct peer *p)
 {
 	int r = 0;
 
@@ -323,7 +322,6 @@ static int tx_push_chunks(struct peer *p, int busy)
 		if ((r = deposit(p, &p->txc, n)) == 0)
 			r = req_enqueue_body(p->rq, WORD(me, p->tx_seq, n));
 		reqmsg_end(p->rq);
-		net_busy_look(busy);
 		if (r < 0) {
 			/* WRITEs went without their word: the receiver may hold their verdict (resync_send). */
 			if (p->wp != wp0)
@@ -342,15 +340,6 @@ static int tx_push_chunks(struct peer *p, int busy)
 		p->tx_since = cycles();
 	}
 	return r < 0 ? r : 1;
-}
-
-static int tx_push(struct peer *p)
-{
-	int busy = net_busy_begin();
-	int r = tx_push_chunks(p, busy);
-
-	net_busy_end(busy);
-	return r;
 }
 
 /*
@@ -786,15 +775,10 @@ static int req_recv_header_poll(int *src, void *hdr, size_t hdr_max, size_t *hdr
 	return 0;
 }
 
-/*
- * Copy whatever of the posted part has arrived.  The node takes what comes
- * meanwhile between the copies (net_busy_begin): the sender's next chunks
- * and their words ring no doorbell while this thread copies.
- */
+/* Copy whatever of the posted part has arrived. */
 static void pull(void)
 {
 	struct peer *p = peers[rx.src];
-	int busy = net_busy_begin();
 
 	take_words();
 	while (rx.part_left && p->avail) {
@@ -808,9 +792,7 @@ static void pull(void)
 		memcpy(dst, p->ring + pos, n);
 		consumed(rx.src, p, n);
 		rxbody_took(&rx, n);
-		net_busy_look(busy);
 	}
-	net_busy_end(busy);
 	rxbody_settle(&rx);
 	if (rx.part_left && p->reset_pending && !p->avail) {
 		/* The rest of this message was refused here: it fails, and the stream starts again. */

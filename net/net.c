@@ -357,18 +357,15 @@ int net_busy_begin(void)
 	return 0;
 }
 
-void net_busy_look(int busy)
+void net_busy_look_now(void)
 {
-	if (busy)
-		netdev_busy(nd, NETDEV_BUSY_LOOK);
+	netdev_busy(nd, NETDEV_BUSY_LOOK);
 }
 
-void net_busy_end(int busy)
+void net_busy_stop(void)
 {
-	if (busy) {
-		netdev_busy(nd, NETDEV_BUSY_STOP);
-		thread_nopreempt_end();
-	}
+	netdev_busy(nd, NETDEV_BUSY_STOP);
+	thread_nopreempt_end();
 }
 
 uint64_t net_irqs(void)

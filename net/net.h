@@ -176,8 +176,20 @@ int net_poll_wait(volatile int *flag);
  * what the other two take (0: none of this applies).
  */
 int net_busy_begin(void);
-void net_busy_look(int busy);
-void net_busy_end(int busy);
+void net_busy_look_now(void);
+void net_busy_stop(void);
+
+static inline void net_busy_look(int busy)
+{
+	if (busy)
+		net_busy_look_now();
+}
+
+static inline void net_busy_end(int busy)
+{
+	if (busy)
+		net_busy_stop();
+}
 
 /* The demultiplexer's counters (kernel/counters.h): each with the label it is printed with. */
 #define NET_COUNTERS(X) \

@@ -501,11 +501,13 @@ int rmem_write_block(int rd, uint32_t off, const void *src, size_t count, int fl
 	}
 	uint32_t piece = xfer_max(d);
 	/*
-	 * The node takes what came between the pieces (net_busy_begin): the
-	 * peer's answers to a block (credits, READY, acknowledgements) ring
-	 * no doorbell.  Every BUSY_PIECES pieces, the thread may be preempted.
+	 * The node takes what came between the pieces of a block longer than
+	 * an Ethernet frame (net_busy_begin): the peer's answers to it
+	 * (credits, READY, acknowledgements) ring no doorbell.  Every
+	 * BUSY_PIECES pieces, the thread may be preempted.  A short one costs
+	 * as rmem_write does (make cost).
 	 */
-	int busy = net_busy_begin();
+	int busy = count > RMEM_MAX_XFER ? net_busy_begin() : 0;
 	unsigned k = 0;
 	while (count) {
 		uint32_t n = count > piece ? piece : (uint32_t)count;
@@ -521,7 +523,7 @@ int rmem_write_block(int rd, uint32_t off, const void *src, size_t count, int fl
 		off += n;
 		p += n;
 		count -= n;
-		if (count && ++k % BUSY_PIECES == 0) {
+		if (busy && count && ++k % BUSY_PIECES == 0) {
 			net_busy_end(busy);
 			busy = net_busy_begin();
 		} else if (count) {

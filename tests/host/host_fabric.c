@@ -243,8 +243,8 @@ uint64_t now_ns(void) { return cycles_to_ns(cycles()); }
 /* The link is not polled on the host: a waiting call sleeps (host_pump). */
 int net_poll_wait(volatile int *flag) { return *flag; }
 int net_busy_begin(void) { return 0; }
-void net_busy_look(int busy) { (void)busy; }
-void net_busy_end(int busy) { (void)busy; }
+void net_busy_look_now(void) {}
+void net_busy_stop(void) {}
 unsigned net_wait_spin_us(void) { return 0; }
 
 int waitq_wait_timeout(struct waitq *wq, uint64_t timeout_ns)

@@ -58,8 +58,8 @@ struct thread *curthread;
 void thread_sleep_ns(uint64_t ns) { (void)ns; }
 /* No link to poll: nothing is taken between the copies. */
 int net_busy_begin(void) { return 0; }
-void net_busy_look(int busy) { (void)busy; }
-void net_busy_end(int busy) { (void)busy; }
+void net_busy_look_now(void) {}
+void net_busy_stop(void) {}
 
 /* --- remote memory and queues, looped back ------------------------------------------- */
 
