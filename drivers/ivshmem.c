@@ -755,9 +755,9 @@ static void shm_idle(void)
 static int shm_poll_wait(struct netdev *nd, volatile int *flag)
 {
 	struct shm *sc = nd->softc;
-	uint64_t span = sc->nd.wait == NETDEV_WAIT_SPIN ? sc->tick_cyc : sc->spin_cyc;
+	int tick = sc->nd.wait == NETDEV_WAIT_SPIN && sc->tick_cyc > sc->spin_cyc;
 
-	return poll_disarmed(sc, flag, span > sc->spin_cyc ? span : sc->spin_cyc, 0);
+	return poll_disarmed(sc, flag, tick ? sc->tick_cyc : sc->spin_cyc, 0);
 }
 
 /*
