@@ -70,7 +70,7 @@
 #include "net/rmem/rmem.h"
 
 #define EXCL (1ull << 40)		/* the exclusive hold in a lock word; shared holds count below */
-#define BOUNCE (16 * 1024)		/* a window's READ landing area */
+#define BOUNCE (128 * 1024)		/* a window's READ landing area (made at its first READ) */
 #define READS_MAX 64			/* READs in flight at once, per call */
 #define WAIT_NS 10000000000ull
 #define T_POST 1			/* post/start/complete/wait on the window's communicator */
@@ -1145,13 +1145,14 @@ static int read_pieces(struct mpi_win *w, int rd, const struct mpii_run *pc, siz
 {
 	size_t i = 0, in = 0;		/* the piece, and bytes of it already read */
 	int r = bounce_ready(w);
+	uint32_t xfer = rmem_max_xfer(rd);	/* a READ as long as the pair's frames carry */
 
 	while (i < n && !r) {
 		int h[READS_MAX], k = 0;
 		uint32_t pos = 0;
 		while (i < n && k < (int)(sizeof h / sizeof h[0])) {
 			size_t left = pc[i].len - in;
-			uint32_t c = left < RMEM_MAX_XFER ? (uint32_t)left : RMEM_MAX_XFER;
+			uint32_t c = left < xfer ? (uint32_t)left : xfer;
 			if (pos + c > BOUNCE)
 				break;
 			if ((h[k] = rmem_read(rd, (uint32_t)(pc[i].off + in), c, w->bseg, pos, 0)) < 0) {
@@ -1623,6 +1624,160 @@ static int word_sized(const struct where *o)
 }
 
 /*
+ * Whether an accumulate's elements may be worked on as arrays of their
+ * type (apply_run): packed as they lie in memory (no pair type with
+ * padding, like MPI_SHORT_INT), and the origin's elements aligned as the
+ * type is.  Else element by element, each unpacked.
+ */
+static int native_run(const struct where *o, const void *in)
+{
+	size_t es = o->esize;
+
+	return (MPI_Aint)es == mpii_type_extent(o->basic) && es <= 16 && !(es & (es - 1)) &&
+	       (uintptr_t)in % es == 0;
+}
+
+/* n elements of in (NULL: MPI_NO_OP) applied to those at inout, all at once. */
+static int apply_run(struct mpi_win *w, MPI_Op op, const void *in, void *inout, size_t n, MPI_Datatype basic,
+		     const char *fn)
+{
+	if (op == MPI_NO_OP || !n)
+		return MPI_SUCCESS;
+	for (size_t done = 0; done < n;) {
+		int k = n - done > INT32_MAX ? INT32_MAX : (int)(n - done);
+		size_t es = (size_t)mpii_type_extent(basic);
+		if (mpii_op_apply(op, (const uint8_t *)in + done * es, (uint8_t *)inout + done * es, k, basic) !=
+		    MPI_SUCCESS)
+			return werr(w, MPI_ERR_OP, fn, "the operation does not apply to the window's type");
+		done += (size_t)k;
+	}
+	return MPI_SUCCESS;
+}
+
+/*
+ * A word of a stretch whose swap raced (another member changed it
+ * between the read and the swap): its elements again, on what the target
+ * held, until no one races.  Its elements are nbytes at byte lo of the
+ * word, in and old (may be NULL) theirs, packed.
+ */
+static int word_again(struct where *o, MPI_Op op, const uint8_t *in, uint8_t *old, uint64_t word, unsigned lo,
+		      size_t nbytes, uint64_t seen, const char *fn)
+{
+	for (uint64_t cur = seen;;) {
+		uint64_t next = cur;
+		int e, r;
+		if (old)
+			memcpy(old, (uint8_t *)&cur + lo, nbytes);
+		if ((e = apply_run(o->w, op, in, (uint8_t *)&next + lo, nbytes / o->esize, o->basic, fn)) !=
+		    MPI_SUCCESS || next == cur)
+			return e;
+		if ((r = rmem_cas(d_ard(o->t), (uint32_t)word, cur, next, &seen)) < 0)
+			return werr(o->w, rmem_class(r), fn, "an atomic on rank %d failed (%d)", o->rank, r);
+		if (seen == cur)
+			return MPI_SUCCESS;
+		cur = seen;
+	}
+}
+
+#define STRETCH_WORDS 4096		/* words an accumulate of many elements reads and swaps at once */
+_Static_assert(STRETCH_WORDS * 8 <= BOUNCE, "a stretch's words found land in the bounce area");
+
+/*
+ * An accumulate of many elements of a native type (native_run) at a
+ * remote target, without the exclusive lock: each run in stretches of
+ * STRETCH_WORDS words.  The stretch's words are read (READs as long as
+ * the frames carry), the operation applied to them here as an array, and
+ * every word that changes is swapped by the paper's compare-and-swap,
+ * adjacent ones in blocks of one message each (rmem_cas_block_start):
+ * each element stays atomic against any other accumulate, as with a
+ * compare-and-swap an element (atomic_batches), at a frame's worth of
+ * words a message.  A word someone changed between the read and its swap
+ * is done again alone (word_again).
+ */
+static int atomic_words(struct where *o, MPI_Op op, const uint8_t *in, uint8_t *old, const char *fn)
+{
+	struct mpi_win *w = o->w;
+	int rd = d_ard(o->t), max = (int)rmem_cas_block_max(rd), e = MPI_SUCCESS;
+	uint64_t *cur = malloc(STRETCH_WORDS * 8), *next = malloc(STRETCH_WORDS * 8);
+	uint64_t *pairs = malloc(STRETCH_WORDS * 16);
+	int *bh = malloc(STRETCH_WORDS * 3 * sizeof *bh);	/* each block: handle, first word, end */
+	size_t at = 0;			/* packed bytes of in and old done */
+
+	if (!cur || !next || !pairs || !bh)
+		e = werr(w, MPI_ERR_NO_MEM, fn, "no memory for a stretch of %d words", STRETCH_WORDS);
+	else if (rd < 0 || max < 1)
+		e = werr(w, MPI_ERR_OTHER, fn, "rank %d's window could not be reached (%d)", o->rank, rd);
+	else if (bounce_ready(w) < 0)
+		e = werr(w, MPI_ERR_NO_MEM, fn, "no landing area for the words found");
+	for (size_t i = 0; i < o->nruns && e == MPI_SUCCESS; i++) {
+		uint64_t a = o->t->skew + (uint64_t)o->runs[i].off, end = a + o->runs[i].len;
+		while (a < end && e == MPI_SUCCESS) {
+			/* The stretch [a, b): whole elements (each within a word), at most STRETCH_WORDS words. */
+			uint64_t w0 = a & ~7ull, b = end < w0 + 8 * STRETCH_WORDS ? end : w0 + 8 * STRETCH_WORDS;
+			size_t nw = (size_t)(((b + 7) & ~7ull) - w0) / 8, len = (size_t)(b - a), lead = (size_t)(a - w0);
+			struct mpii_run pc = { (MPI_Aint)w0, (MPI_Aint)(nw * 8) };
+			if ((e = read_pieces(w, rd, &pc, 1, (uint8_t *)cur, o->rank, fn)) != MPI_SUCCESS)
+				break;
+			memcpy(next, cur, nw * 8);
+			if (old)
+				memcpy(old + at, (uint8_t *)cur + lead, len);
+			if ((e = apply_run(w, op, in ? in + at : NULL, (uint8_t *)next + lead, len / o->esize, o->basic,
+					   fn)) != MPI_SUCCESS)
+				break;
+			/* Every block out, then the answers: word x's found at 8 x in the bounce area. */
+			int nb = 0;
+			for (size_t x = 0, y; x < nw && e == MPI_SUCCESS; x = y) {
+				y = x + 1;
+				if (next[x] == cur[x])
+					continue;
+				while (y < nw && (int)(y - x) < max && next[y] != cur[y])
+					y++;
+				for (size_t z = x; z < y; z++) {
+					pairs[2 * z] = cur[z];
+					pairs[2 * z + 1] = next[z];
+				}
+				int h = rmem_cas_block_start(rd, (uint32_t)(w0 + 8 * x), pairs + 2 * x, (uint32_t)(y - x),
+							     w->bseg, (uint32_t)(8 * x));
+				if (h < 0) {
+					e = werr(w, rmem_class(h), fn, "an atomic on rank %d failed (%d)", o->rank, h);
+					break;
+				}
+				bh[3 * nb] = h;
+				bh[3 * nb + 1] = (int)x;
+				bh[3 * nb + 2] = (int)y;
+				nb++;
+			}
+			for (int k = 0; k < nb; k++) {
+				int r = rmem_read_wait(bh[3 * k], WAIT_NS);
+				if (r < 0) {
+					if (e == MPI_SUCCESS)
+						e = werr(w, rmem_class(r), fn, "an atomic on rank %d failed (%d)", o->rank, r);
+					continue;
+				}
+				for (size_t z = (size_t)bh[3 * k + 1]; z < (size_t)bh[3 * k + 2] && e == MPI_SUCCESS; z++) {
+					uint64_t seen;
+					memcpy(&seen, w->bounce + 8 * z, 8);
+					if (seen == cur[z])
+						continue;
+					/* The word's elements of the stretch: bytes [lo, hi) of it. */
+					uint64_t wa = w0 + 8 * z, lo = wa > a ? wa : a, hi = wa + 8 < b ? wa + 8 : b;
+					size_t px = at + (size_t)(lo - a);
+					e = word_again(o, op, in ? in + px : NULL, old ? old + px : NULL, wa,
+						       (unsigned)(lo - wa), (size_t)(hi - lo), seen, fn);
+				}
+			}
+			at += len;
+			a = b;
+		}
+	}
+	free(cur);
+	free(next);
+	free(pairs);
+	free(bh);
+	return e;
+}
+
+/*
  * An accumulate whose elements no compare-and-swap of one word reaches
  * (wider than 8 bytes, like MPI_LONG_DOUBLE and MPI_DOUBLE_INT, or across
  * a word): under the target's accumulate mutex, a bit of its lock word
@@ -1656,15 +1811,20 @@ static int atomic_locked(struct where *o, MPI_Op op, const void *in, uint8_t *ol
 		memcpy(old, buf, o->len);
 	if (e == MPI_SUCCESS && op != MPI_NO_OP) {
 		/*
-		 * Element by element, each unpacked to the type's own layout
-		 * (a pair type's packed bytes leave out its padding: MPI_SHORT_INT
+		 * As arrays where the packed elements lie as in memory; else
+		 * element by element, each unpacked to the type's own layout (a
+		 * pair type's packed bytes leave out its padding: MPI_SHORT_INT
 		 * is 6 of them, its int at 2, not 4), the operation applied there.
 		 */
 		uint8_t a[64] __attribute__((aligned(16))), b[64] __attribute__((aligned(16)));
-		size_t es = o->esize;
-		if (mpii_type_extent(o->basic) > (MPI_Aint)sizeof a)
+		size_t es = o->esize, n = o->len / es;
+		if (native_run(o, in)) {
+			e = apply_run(w, op, in, buf, n, o->basic, fn);
+			n = 0;
+		} else if (mpii_type_extent(o->basic) > (MPI_Aint)sizeof a) {
 			e = werr(w, MPI_ERR_UNSUPPORTED_OPERATION, fn, "an element of more than %zu bytes", sizeof a);
-		for (size_t x = 0; e == MPI_SUCCESS && x < o->len / es; x++) {
+		}
+		for (size_t x = 0; e == MPI_SUCCESS && x < n; x++) {
 			mpii_unpack((const uint8_t *)in + x * es, es, a, 1, o->basic);
 			mpii_unpack(buf + x * es, es, b, 1, o->basic);
 			if (mpii_op_apply(op, a, b, 1, o->basic) != MPI_SUCCESS)
@@ -1693,6 +1853,18 @@ static int atomic_self(struct where *o, MPI_Op op, const void *in, uint8_t *old,
 	int e = MPI_SUCCESS;
 	irqflags_t f = irq_save();
 
+	if (native_run(o, in)) {
+		/* Each run at once, in place: nothing else runs on this node meanwhile. */
+		for (size_t i = 0, at = 0; i < o->nruns && e == MPI_SUCCESS; at += o->runs[i].len, i++) {
+			uint8_t *p = o->lbase + o->runs[i].off;
+			if (old)
+				memcpy(old + at, p, o->runs[i].len);
+			e = apply_run(o->w, op, in ? (const uint8_t *)in + at : NULL, p, o->runs[i].len / o->esize,
+				      o->basic, fn);
+		}
+		irq_restore(f);
+		return e;
+	}
 	for (size_t i = 0; i < o->nruns && e == MPI_SUCCESS; i++)
 		for (size_t j = 0; j < o->runs[i].len / o->esize && e == MPI_SUCCESS; j++, x++) {
 			struct apply a = { op, in ? (const uint8_t *)in + x * o->esize : NULL, o->basic };
@@ -1719,7 +1891,11 @@ static int acc_parts(struct where *o, int how, MPI_Op op, const void *in, uint8_
 	}
 	if (how != ACC_WORDS)
 		return atomic_locked(o, op, in, old, how == ACC_WIDE, fn);
-	return o->self ? atomic_self(o, op, in, old, fn) : atomic_batches(o, op, in, old, fn);
+	if (o->self)
+		return atomic_self(o, op, in, old, fn);
+	if (o->len / o->esize > BATCH && native_run(o, in))
+		return atomic_words(o, op, in, old, fn);
+	return atomic_batches(o, op, in, old, fn);
 }
 
 /* Accumulate's and Get_accumulate's element loop; result (may be NULL) gets the old elements packed. */

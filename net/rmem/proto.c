@@ -55,6 +55,12 @@ int rmem_parse_header(const struct rmem_msg *m, size_t dlen)
 			return RMS_MALFORMED;
 		want = 8;
 		break;
+	case RM_CAS_BLOCK:
+		/* Whole words, their pairs in one message. */
+		if (m->count == 0 || m->count % 8 || m->count > RMEM_DATA_MAX / 2)
+			return RMS_MALFORMED;
+		want = 2 * (size_t)m->count;
+		break;
 	case RM_STATUS:
 		want = 0;
 		break;
@@ -82,6 +88,7 @@ int rmem_check(const struct rmem_segview *sv, const struct rmem_msg *m)
 		break;
 	case RM_CAS:
 	case RM_FADD:
+	case RM_CAS_BLOCK:
 		need = RMEM_A;
 		break;
 	default:
@@ -96,7 +103,7 @@ int rmem_check(const struct rmem_segview *sv, const struct rmem_msg *m)
 	/* 64-bit sum: a 32-bit off + count cannot wrap. */
 	if ((uint64_t)m->off + m->count > sv->size)
 		return RMS_BOUNDS;
-	/* The word itself must be aligned, wherever the segment starts. */
+	/* The word itself (a block's first) must be aligned, wherever the segment starts. */
 	if (need == RMEM_A && ((sv->base + m->off) & 7))
 		return RMS_ALIGN;
 	/* Write inhibit makes the segment read-only: atomics change it too. */

@@ -34,6 +34,8 @@ enum rmem_op {
 	RM_FADD = 5,		/* hdr + addend(8) at seg/off */
 	RM_ATOMIC_RESP = 6,	/* hdr + old value(8) */
 	RM_STATUS = 7,		/* hdr: status of tag */
+	RM_CAS_BLOCK = 8,	/* hdr + count/8 pairs expect(8) desired(8): a CAS on each word of
+				   [off, off + count); answered by a READ_RESP of the words found */
 	RM_NOPS
 };
 

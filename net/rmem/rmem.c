@@ -576,6 +576,58 @@ int rmem_read(int rs, uint32_t soff, uint32_t count, int lseg, uint32_t doff, in
 	return (int)c->tag;
 }
 
+int rmem_cas_block_start(int rd, uint32_t off, const uint64_t *pairs, uint32_t words, int lseg, uint32_t doff)
+{
+	struct desc *d = desc_get(rd);
+	uint32_t count = words * 8;
+	struct rmem_msg m;
+	struct read_dest *dst;
+	struct segslot *s;
+	struct call *c;
+	int r;
+
+	if (words == 0 || words > rmem_cas_block_max(rd))
+		return d ? -EINVAL : -EBADF;
+	if ((r = desc_check(d, off, count, RMEM_A)) < 0)
+		return r;
+	irqflags_t f = irq_save();
+	s = rmem_seg(lseg);
+	if (!s || (uint64_t)doff + count > s->size) {
+		irq_restore(f);
+		return -EINVAL;
+	}
+	/* The words found come back as a READ's data does: the same record, the same wait. */
+	c = call_new(RMEM_PROTO, RK_READ, d->node);
+	if (c) {
+		dst = (struct read_dest *)c->priv;
+		dst->lseg = lseg;
+		dst->epoch = s->epoch;
+		dst->doff = doff;
+		dst->count = count;
+		dst->flags = 0;
+	}
+	irq_restore(f);
+	if (!c)
+		return -EAGAIN;
+	msg_init(&m, d, RM_CAS_BLOCK, off, count, 0);
+	m.tag = c->tag;
+	/* Always on the reliable channel (paper 2.3: the CAS is reliable). */
+	trace_point(TS_MECH_SEND);
+	r = post(c, call_sink_epoch(d->sink), &m, pairs, 2 * (size_t)count, 0);
+	if (r < 0) {
+		call_free(c);
+		return r;
+	}
+	return (int)c->tag;
+}
+
+uint32_t rmem_cas_block_max(int rd)
+{
+	struct desc *d = desc_get(rd);
+
+	return d ? xfer_max(d) / 16 : 0;
+}
+
 int rmem_read_poll(int h)
 {
 	struct call *c = call_get(RMEM_PROTO, RK_READ, h);

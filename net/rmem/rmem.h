@@ -285,6 +285,19 @@ int rmem_cas_start(int rd, uint32_t off, uint64_t expect, uint64_t desired, int 
 int rmem_fadd_start(int rd, uint32_t off, uint64_t add, int flags);
 int rmem_atomic_wait(int h, uint64_t *old, uint64_t timeout_ns);
 
+/*
+ * A block of compare-and-swaps in one message: the word at off + 8i
+ * becomes pairs[2i + 1] if it holds pairs[2i], for i < words, each word's
+ * swap atomic as rmem_cas's (the block as a whole is not).  The words
+ * found land in local segment lseg at doff, as a READ's data; the handle
+ * (>= 0) is a READ's: rmem_read_poll, rmem_read_wait.  words at most
+ * rmem_cas_block_max(rd) (a message of pairs fills the pair's frame:
+ * 88 words in a 1500-byte frame, 4032 in a 64 KiB one).  Always reliable;
+ * the first word's address at the target 8-aligned, as for rmem_cas.
+ */
+int rmem_cas_block_start(int rd, uint32_t off, const uint64_t *pairs, uint32_t words, int lseg, uint32_t doff);
+uint32_t rmem_cas_block_max(int rd);
+
 /* The same, with RMEM_INTR: the target segment is notified once applied. */
 int rmem_cas_flags(int rd, uint32_t off, uint64_t expect, uint64_t desired, uint64_t *old, int flags);
 int rmem_fadd_flags(int rd, uint32_t off, uint64_t add, uint64_t *old, int flags);
@@ -319,6 +332,7 @@ void rmem_marked_take(int src);
 	X(ONE, applied_write, "write") \
 	X(ONE, applied_read, "read") \
 	X(ONE, applied_atomic, "atomic") \
+	X(ONE, applied_cas_block, "of them in blocks")	/* RM_CAS_BLOCK messages (their words count as atomics) */ \
 	X(PART, "; refused") \
 	X(ONE, refused_bad_seg, "bad_segment") \
 	X(ONE, refused_stale, "stale") \

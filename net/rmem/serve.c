@@ -78,13 +78,49 @@ static inline __attribute__((always_inline)) void atomic_done(struct fabric_tx *
 		rmem_arrived(m->seg, m->off, 8);
 }
 
+/*
+ * RM_CAS_BLOCK: the paper's compare-and-swap (2.1, 2.3) on each word of
+ * the block in turn, from one message: word i becomes desired[i] if it
+ * holds expect[i].  Each word's swap is atomic as a lone CAS's is (the
+ * receive path runs with interrupts off, one message at a time); the
+ * block as a whole is not, and says nothing of the words' order.  The
+ * answer is the words found, as a READ's: written into the answer's slot
+ * as they are found, no copy between.  Reliable channel only (serve).
+ */
+static void cas_block(struct fabric_tx *tx, const struct rmem_msg *m, uint8_t *target,
+		      const uint8_t *pairs)
+{
+	struct rmem_msg a = { .op = RM_READ_RESP, .tag = m->tag, .off = m->off, .status = RMS_OK,
+			      .count = m->count };
+	uint8_t *out = tx->payload + sizeof a;
+	uint32_t words = m->count / 8;
+
+	for (uint32_t i = 0; i < words; i++) {
+		uint64_t expect, desired, old;
+		memcpy(&expect, pairs + 16 * i, 8);
+		memcpy(&desired, pairs + 16 * i + 8, 8);
+		old = expect;
+		__atomic_compare_exchange_n((uint64_t *)target + i, &old, desired, 0, __ATOMIC_SEQ_CST,
+					    __ATOMIC_SEQ_CST);
+		memcpy(out + 8 * i, &old, 8);
+	}
+	rmem_ctr.applied_atomic += words;
+	rmem_ctr.applied_cas_block++;
+	memcpy(tx->payload, &a, sizeof a);
+	if (fabric_tx_end(tx) < 0)
+		rmem_ctr.answers_lost++;
+	if (m->flags & RM_F_INTR)
+		rmem_arrived(m->seg, m->off, m->count);
+}
+
 /* The length of the answer's data to m, whose check gave st. */
 static size_t answer_len(const struct rmem_msg *m, int st)
 {
 	if (st != RMS_OK)
 		return 0;
 	switch (m->op) {
-	case RM_READ_REQ: return m->count;
+	case RM_READ_REQ:
+	case RM_CAS_BLOCK: return m->count;
 	case RM_CAS:
 	case RM_FADD: return 8;
 	default: return 0;
@@ -131,7 +167,7 @@ static int serve(int src, const struct rmem_msg *m, const uint8_t *data, int raw
 	 */
 	struct fabric_tx tx;
 
-	if (raw && (m->op == RM_CAS || m->op == RM_FADD)) {
+	if (raw && (m->op == RM_CAS || m->op == RM_FADD || m->op == RM_CAS_BLOCK)) {
 		rmem_ctr.refused_unreliable++;
 		answer(&tx, src, RM_STATUS, m, RMS_MALFORMED, NULL, 0, raw);
 		return 0;
@@ -193,6 +229,9 @@ static int serve(int src, const struct rmem_msg *m, const uint8_t *data, int raw
 		atomic_done(&tx, src, m, old, raw);
 		break;
 	}
+	case RM_CAS_BLOCK:
+		cas_block(&tx, m, target, data);
+		break;
 	default:
 		/* rmem_parse lets no other request by; were one here, its room goes back. */
 		if (needs_answer && !raw)

@@ -265,6 +265,9 @@ static int model_parse(const uint8_t *p, size_t len)
 	case RM_CAS:
 		ok = m.count == 8 && dlen == 16;
 		break;
+	case RM_CAS_BLOCK:
+		ok = m.count >= 8 && m.count % 8 == 0 && m.count <= RMEM_DATA_MAX / 2 && dlen == 2 * (size_t)m.count;
+		break;
 	case RM_FADD:
 	case RM_ATOMIC_RESP:
 		ok = m.count == 8 && dlen == 8;
@@ -330,7 +333,7 @@ static void serve(int src, const struct rmem_msg *m, const uint8_t *data, const 
 		  size_t len, int raw, int busy)
 {
 	int expect = model_check(m, src);
-	int atomic = m->op == RM_CAS || m->op == RM_FADD;
+	int atomic = m->op == RM_CAS || m->op == RM_FADD || m->op == RM_CAS_BLOCK;
 	int answers = src >= 0 && src < SEGTAB_NODES && src != SELF;	/* the fabric takes it */
 	int needs_answer = expect != RMS_OK || m->op != RM_WRITE || (m->flags & RM_F_ACK);
 	struct rmem_msg a;
@@ -409,6 +412,22 @@ static void serve(int src, const struct rmem_msg *m, const uint8_t *data, const 
 		memcpy(sh, &prev, 8);
 		break;
 	}
+	case RM_CAS_BLOCK:
+		/* Each word in turn, as a lone CAS; the words found come back as a READ's data. */
+		CHECK(((uintptr_t)(arena + rg->at + m->off) & 7) == 0);
+		if (got)
+			CHECK(a.op == RM_READ_RESP && alen == m->count);
+		for (uint32_t i = 0; i < m->count / 8; i++) {
+			uint64_t expect_v, desired, prev;
+			memcpy(&expect_v, data + 16 * i, 8);
+			memcpy(&desired, data + 16 * i + 8, 8);
+			memcpy(&prev, sh + 8 * i, 8);
+			if (got)
+				CHECK(memcmp(adata + 8 * i, &prev, 8) == 0);
+			if (prev == expect_v)
+				memcpy(sh + 8 * i, &desired, 8);
+		}
+		break;
 	default:
 		abort();	/* the model allowed something that is not a request */
 	}

@@ -51,6 +51,12 @@ static void cas(int src, uint16_t seg, uint32_t gen, uint32_t off)
 	msg(src, RM_CAS, 0, seg, gen, off, 8, 16, NULL);
 }
 
+/* A block of words compare-and-swapped, their pairs of values after the header. */
+static void cas_block(int src, uint16_t seg, uint32_t gen, uint32_t off, uint32_t words)
+{
+	msg(src, RM_CAS_BLOCK, 0, seg, gen, off, 8 * words, 16 * words, NULL);
+}
+
 static void fadd(int src, uint16_t seg, uint32_t gen, uint32_t off)
 {
 	msg(src, RM_FADD, 0, seg, gen, off, 8, 8, NULL);
@@ -99,6 +105,8 @@ int main(int argc, char **argv)
 	rd(2, 2, 1, 1407, 1);
 	fadd(0, 3, 1, 0);
 	cas(7, 3, 1, 0);
+	cas_block(0, 0, 1, 16, 4);
+	cas_block(2, 3, 1, 0, 3);
 	rd(0, 4, 1, 0, 100);
 	fadd(0, 4, 1, 88);
 	wr(0, 5, 1, 0, 1);
@@ -153,6 +161,8 @@ int main(int argc, char **argv)
 	cas(0, 3, 1, 8);
 	cas(0, 0, 1, 2044);
 	cas(0, 0, 1, 12);		/* in bounds, 4 off the word */
+	cas_block(0, 0, 1, 2032, 3);	/* its last word beyond the segment */
+	cas_block(0, 0, 1, 4, 2);	/* 4 off the word */
 	fadd(0, 6, 3, 4);
 	fadd(0, 0, 1, 1);
 	fadd(0, 4, 1, 96);

@@ -459,6 +459,80 @@ static void atomics_on_a_segment_based_4_mod_8(void **state)
 }
 
 /*
+ * A block of compare-and-swaps (RM_CAS_BLOCK, rmem_cas_block_start): each
+ * word that held its expected value takes its new one, the others stay as
+ * they are; the words found come back as a READ's data would, into the
+ * issuer's own segment.  Raw, without the atomic right, misaligned or
+ * malformed: refused, nothing changed.
+ */
+static void cas_block_swaps_each_word_that_held_its_value(void **state)
+{
+	uint64_t was[4] = { 1, 2, 3, 4 }, pairs[8] = { 1, 10, 9, 20, 3, 30, 4, 40 };
+	uint64_t now[4], found[4], want[4] = { 10, 2, 30, 40 };
+	uint32_t gen, gen_rw;
+	uint8_t b[128];
+	struct host_frame f;
+
+	(void)state;
+	memcpy(remote + 8, was, sizeof was);
+	int seg = seg_export_for("cas", remote, 256, PEER, RMEM_ALL);
+	assert_true(seg >= 0);
+	assert_int_equal(seg_ticket(seg, PEER, &gen), 0);
+	int rd = rmem_attach(PEER, seg, gen, 256, RMEM_ALL);
+	int lseg = seg_export("found", local, sizeof local, 0);
+	assert_true(rd >= 0 && lseg >= 0);
+	assert_int_equal(rmem_cas_block_max(rd), RMEM_MAX_XFER / 16);
+	host_pump = pump_all;
+	int h = rmem_cas_block_start(rd, 8, pairs, 4, lseg, 64);
+	assert_true(h > 0);
+	assert_int_equal(rmem_read_wait(h, 1000000000ull), 0);
+	memcpy(now, remote + 8, sizeof now);
+	assert_memory_equal(now, want, sizeof want);
+	memcpy(found, local + 64, sizeof found);
+	assert_memory_equal(found, was, sizeof was);
+	assert_int_equal(local[63], 0x11);
+	assert_int_equal(local[96], 0x11);
+	assert_int_equal(rmem_ctr.applied_atomic, 4);
+	assert_int_equal(rmem_ctr.applied_cas_block, 1);
+
+	/* The issuer's own checks: too many words, beyond the segment, a local segment too short. */
+	assert_int_equal(rmem_cas_block_start(rd, 8, pairs, 0, lseg, 0), -EINVAL);
+	assert_int_equal(rmem_cas_block_start(rd, 8, pairs, rmem_cas_block_max(rd) + 1, lseg, 0), -EINVAL);
+	assert_int_equal(rmem_cas_block_start(rd, 240, pairs, 4, lseg, 0), -EINVAL);
+	assert_int_equal(rmem_cas_block_start(rd, 8, pairs, 4, lseg, sizeof local - 8), -EINVAL);
+	/* The target's: a misaligned first word is refused whole. */
+	h = rmem_cas_block_start(rd, 4, pairs, 2, lseg, 0);
+	assert_true(h > 0);
+	assert_int_equal(rmem_read_wait(h, 1000000000ull), -EINVAL);
+	memcpy(now, remote + 8, sizeof now);
+	assert_memory_equal(now, want, sizeof want);
+	host_pump = NULL;
+
+	/* Without the atomic right, raw, or pairs that do not match the count: nothing changes. */
+	int seg_rw = export_remote(RMEM_RW, &gen_rw);
+	size_t n = msg(b, RM_CAS_BLOCK, 0, (uint16_t)seg_rw, gen_rw, 8, 16, 0x500, 0, pairs, 32);
+	assert_int_equal(rmem_receive(PEER, b, n, 0), 0);
+	struct rmem_msg a = take(&f, 0);
+	assert_int_equal(a.op, RM_STATUS);
+	assert_int_equal(a.status, RMS_RIGHTS);
+	n = msg(b, RM_CAS_BLOCK, RM_F_RAW, (uint16_t)seg, gen, 8, 16, 0x600, 0, pairs, 32);
+	assert_int_equal(rmem_receive(PEER, b, n, 1), 0);
+	assert_int_not_equal(take(&f, 1).status, RMS_OK);
+	uint64_t malformed = rmem_ctr.refused_malformed;
+	n = msg(b, RM_CAS_BLOCK, 0, (uint16_t)seg, gen, 8, 16, 0x700, 0, pairs, 24);
+	assert_int_equal(rmem_receive(PEER, b, n, 0), 0);
+	n = msg(b, RM_CAS_BLOCK, 0, (uint16_t)seg, gen, 8, 12, 0x800, 0, pairs, 24);
+	assert_int_equal(rmem_receive(PEER, b, n, 0), 0);
+	assert_int_equal(rmem_ctr.refused_malformed, malformed + 2);
+	assert_int_equal(host_frames(), 0);
+	memcpy(now, remote + 8, sizeof now);
+	assert_memory_equal(now, want, sizeof want);
+	assert_int_equal(rmem_ctr.applied_atomic, 4);
+	assert_int_equal(rmem_ctr.refused_unreliable, 1);
+	rmem_release(rd);
+}
+
+/*
  * Paper 2.1: a WRITE that finds the FIFO (the channel's window, the packet
  * pool) full raises an exception at the issuer.  With RMEM_NOWAIT: -EAGAIN
  * at once, nothing sent, counted; with room, sent.  Not with RMEM_SYNC.
@@ -590,6 +664,7 @@ UNIT_MAIN("tests", NULL, NULL,
 	  cmocka_unit_test_setup(a_lookup_answer_longer_than_asked_is_refused, setup),
 	  cmocka_unit_test_setup(raw_atomics_are_refused, setup),
 	  cmocka_unit_test_setup(atomics_on_a_segment_based_4_mod_8, setup),
+	  cmocka_unit_test_setup(cas_block_swaps_each_word_that_held_its_value, setup),
 	  cmocka_unit_test_setup(write_block_sync_unreliable_doubled, setup),
 	  cmocka_unit_test_setup(write_block_sync_many_trains, setup),
 	  cmocka_unit_test_setup(write_block_keeps_nowait_and_marked_on_every_piece, setup),
