@@ -88,6 +88,15 @@ CASES += [
     # accumulates of 16-byte elements (long double, MPI_DOUBLE_INT) from every rank at once.
     Command("mpi/dynamic-shared-windows", own_program("dynwin", "-np 3 --timeout 60"), timeout=120,
             expect=[r"^\[0\]  No Errors$"], absent=[r"^\[\d\] rank \d: "]),
+    # Accumulates of many elements (lib/mpi/win.c atomic_words, net/rmem's blocks of compare-and-
+    # swaps): 4 ranks add 20000 ints each to rank 0's at once under a shared lock, Fetch_and_op
+    # on some of the same ints among them, and none is lost; bytes XORed from the middle of a
+    # word; doubles summed under the exclusive lock, Get_accumulate giving the old ones.
+    Command("mpi/accumulate-many", own_program("accmany", "-np 4 --timeout 60"), timeout=120,
+            expect=[r"^\[0\] ints: 20000 from 4 ranks, 4 rounds, with Fetch_and_op among them: none lost$",
+                    r"^\[0\] bytes: 10001 XORed by 4 ranks from byte 3 of a word$",
+                    r"^\[0\] doubles: 3000 summed by 4 ranks under the exclusive lock$",
+                    r"^\[0\]  No Errors$"], absent=[r"^\[\d\] rank \d: "]),
     # A job that hangs: mpirun's timeout names the ranks still running and where each was, from
     # the NMI dump boot/cluster asks every node for before it kills it.
     Command("mpi/timeout-says-where", own_program("hang", "-np 2 --timeout 15"), status=124, timeout=120,
