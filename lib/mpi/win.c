@@ -86,6 +86,7 @@ struct target {
 	uint32_t skew;			/* its base's offset in its words segment */
 	int held;			/* MPI_LOCK_SHARED or MPI_LOCK_EXCLUSIVE while this member holds it */
 	int wrote;			/* WRITEs sent to it since the last flush (the others wait for their answer) */
+	uint64_t lockseen;		/* its lock word as last seen (acc_mutex's first guess) */
 };
 
 #define REGIONS 1024			/* a dynamic window's attached regions, per member */
@@ -1565,26 +1566,36 @@ int MPI_Get(void *origin_addr, int origin_count, MPI_Datatype origin_datatype, i
 static int lock_fadd(struct mpi_win *w, int r, uint64_t add, uint64_t *old);
 static int lock_cas(struct mpi_win *w, int r, uint64_t expect, uint64_t desired, uint64_t *old);
 
-/* Take (take 1) or give back rank's accumulate mutex. */
+/*
+ * Take (take 1) or give back rank's accumulate mutex.  Taken by a
+ * compare-and-swap from the lock word as this member last saw it: one
+ * round trip where nobody else changed it since.
+ */
 static int acc_mutex(struct mpi_win *w, int rank, int take, const char *fn)
 {
-	uint64_t cur, seen;
+	uint64_t *seen = &w->t[rank].lockseen, cur;
 	int x;
 
-	if (!take)
-		x = lock_fadd(w, rank, (uint64_t)-ACC_MUTEX, &cur);
-	else
+	if (!take) {
+		if ((x = lock_fadd(w, rank, (uint64_t)-ACC_MUTEX, &cur)) == 0)
+			*seen = cur - ACC_MUTEX;
+	} else {
 		for (unsigned tries = 0;; tries++) {
-			if ((x = lock_fadd(w, rank, 0, &cur)) < 0)
+			uint64_t guess = *seen & ~ACC_MUTEX;
+			if ((x = lock_cas(w, rank, guess, guess | ACC_MUTEX, &cur)) < 0)
 				break;
-			if (!(cur & ACC_MUTEX)) {
-				if ((x = lock_cas(w, rank, cur, cur | ACC_MUTEX, &seen)) < 0 || seen == cur)
-					break;
+			*seen = cur;
+			if (cur == guess) {
+				*seen = guess | ACC_MUTEX;
+				break;
 			}
+			if (!(cur & ACC_MUTEX) && tries < 8)
+				continue;	/* the word moved (a lock's holds): again from what it holds */
 			mpii_poke();
 			if (tries > 8)
 				thread_sleep_ns(tries < 100 ? 10000 : 100000);
 		}
+	}
 	return x < 0 ? werr(w, MPI_ERR_OTHER, fn, "rank %d's lock word could not be reached (%d)", rank, x)
 		     : MPI_SUCCESS;
 }
@@ -1781,9 +1792,10 @@ static int atomic_words(struct where *o, MPI_Op op, const uint8_t *in, uint8_t *
  * An accumulate whose elements no compare-and-swap of one word reaches
  * (wider than 8 bytes, like MPI_LONG_DOUBLE and MPI_DOUBLE_INT, or across
  * a word): under the target's accumulate mutex, a bit of its lock word
- * taken by compare-and-swap, its bytes are read, changed here, written
- * back and fenced, and the mutex is given back.  Every such accumulate on
- * the target takes the same mutex: they are atomic with respect to one
+ * taken by compare-and-swap, its bytes are read, changed here and
+ * written back, and the mutex is given back behind the WRITEs on the same
+ * channel: none sees it free before they landed.  Every such accumulate
+ * on the target takes the same mutex: they are atomic with respect to one
  * another, as MPI asks of accumulates of one type to one place (MPI-3.1
  * 11.7.1).  The mutex leaves Win_lock's holds as they are.
  *
@@ -1798,8 +1810,19 @@ static int atomic_locked(struct where *o, MPI_Op op, const void *in, uint8_t *ol
 {
 	struct mpi_win *w = o->w;
 	int x, e;
-	uint8_t *buf = malloc(o->len);
 
+	if (op == MPI_NO_OP && !old)
+		return MPI_SUCCESS;	/* nothing to change, nothing asked for */
+	if (op == MPI_REPLACE && !old) {
+		/* Nothing of the target's to read: the origin's bytes are the new ones. */
+		if (mutex && (e = acc_mutex(w, o->rank, 1, fn)) != MPI_SUCCESS)
+			return e;
+		e = put_bytes(o, in, fn);
+		if (mutex && (x = acc_mutex(w, o->rank, 0, fn)) != MPI_SUCCESS && e == MPI_SUCCESS)
+			e = x;
+		return e;
+	}
+	uint8_t *buf = malloc(o->len);
 	if (!buf)
 		return werr(w, MPI_ERR_NO_MEM, fn, "no memory for %zu bytes", o->len);
 	if (mutex && (e = acc_mutex(w, o->rank, 1, fn)) != MPI_SUCCESS) {
@@ -1831,10 +1854,14 @@ static int atomic_locked(struct where *o, MPI_Op op, const void *in, uint8_t *ol
 				e = werr(w, MPI_ERR_OP, fn, "the operation does not apply to the window's type");
 			mpii_pack(b, 1, o->basic, buf + x * es);
 		}
+		/*
+		 * No fence before the mutex goes: its fetch-and-add follows the
+		 * WRITEs on the same channel, which keeps order, so the next
+		 * holder's READ sees them; a refused WRITE is reported at the
+		 * next flush, as any WRITE's.
+		 */
 		if (e == MPI_SUCCESS)
 			e = put_bytes(o, buf, fn);
-		if (e == MPI_SUCCESS && !o->self && mutex)
-			e = flush_target(w, o->t, o->rank, fn);
 	}
 	if (mutex && (x = acc_mutex(w, o->rank, 0, fn)) != MPI_SUCCESS && e == MPI_SUCCESS)
 		e = x;
