@@ -47,7 +47,7 @@ CASES = [
     # Before the kill, each node's NMI dump: threads, fabric, and what rmem applied and refused.
     Cluster("hang-timeout", app="fault", args="kind=hang", nodes=2, timeout=8, status=124,
             expect=[r"timeout after 8", r"\[n1\] now: NMI: where this node stands",
-                    r"\[n0\] rmem: applied write \d+, read \d+, atomic \d+; refused bad_segment",
+                    r"\[n0\] rmem: applied write \d+, read \d+, atomic \d+, of them in blocks \d+; refused bad_segment",
                     r"\[n1\] now: NMI: end of the dump"]),
 
     # The command line is untrusted: every problem is named, the node stops (the launcher's
