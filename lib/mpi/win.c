@@ -1691,100 +1691,229 @@ static int word_again(struct where *o, MPI_Op op, const uint8_t *in, uint8_t *ol
 }
 
 #define STRETCH_WORDS 4096		/* words an accumulate of many elements reads and swaps at once */
-_Static_assert(STRETCH_WORDS * 8 <= BOUNCE, "a stretch's words found land in the bounce area");
+#define STRETCH_BYTES (STRETCH_WORDS * 8)
+/* The bounce area: the next stretch's READ, then the words found by each of three stretches' blocks. */
+_Static_assert(4 * STRETCH_BYTES <= BOUNCE, "a stretch's READ and three stretches' answers fit the bounce area");
+
+struct stretch {
+	uint64_t w0, a, b;		/* its first word, and its bytes [a, b), in the words segment */
+	size_t nw, at, len;		/* its words; its first element's packed offset; its bytes */
+	uint32_t answers;		/* where its blocks' words found land in the bounce area */
+	int nr, rh[READS_MAX];		/* its READs in flight */
+	int nb, *bh;			/* its blocks in flight: handle, first word, end each */
+	uint64_t *cur, *next, *pairs;	/* its words as read, as they should become; the blocks' pairs */
+};
+
+struct stretch_iter {
+	size_t ri;			/* the run */
+	uint64_t a;			/* its next byte in the words segment */
+	size_t at;			/* the packed offset of that byte's element */
+};
+
+/* The next stretch of o into st: whole elements of one run, at most STRETCH_WORDS words.  0: none left. */
+static int stretch_next(const struct where *o, struct stretch_iter *it, struct stretch *st)
+{
+	uint64_t end;
+
+	for (;;) {
+		if (it->ri >= o->nruns)
+			return 0;
+		end = o->t->skew + (uint64_t)o->runs[it->ri].off + o->runs[it->ri].len;
+		if (it->a < end)
+			break;
+		if (++it->ri < o->nruns)
+			it->a = o->t->skew + (uint64_t)o->runs[it->ri].off;
+	}
+	st->a = it->a;
+	st->w0 = st->a & ~7ull;
+	st->b = end < st->w0 + STRETCH_BYTES ? end : st->w0 + STRETCH_BYTES;
+	st->nw = (size_t)(((st->b + 7) & ~7ull) - st->w0) / 8;
+	st->len = (size_t)(st->b - st->a);
+	st->at = it->at;
+	it->at += st->len;
+	it->a = st->b;
+	return 1;
+}
+
+/* The stretch's words READ into the bounce area's first part, as long as the pair's frames carry. */
+static int stretch_read(struct mpi_win *w, int rd, struct stretch *st)
+{
+	uint32_t xfer = rmem_max_xfer(rd), pos = 0, left = (uint32_t)(st->nw * 8);
+
+	while (left) {
+		uint32_t c = left < xfer ? left : xfer;
+		int h = rmem_read(rd, (uint32_t)st->w0 + pos, c, w->bseg, pos, 0);
+		if (h < 0)
+			return h;
+		st->rh[st->nr++] = h;
+		pos += c;
+		left -= c;
+	}
+	return 0;
+}
+
+/* The stretch's READs awaited, its words copied out of the bounce area (if all came). */
+static int stretch_read_wait(struct mpi_win *w, struct stretch *st)
+{
+	int r = 0;
+
+	for (int i = 0; i < st->nr; i++) {
+		int x = rmem_read_wait(st->rh[i], WAIT_NS);
+		if (x < 0 && !r)
+			r = x;
+	}
+	st->nr = 0;
+	if (!r)
+		memcpy(st->cur, w->bounce, st->nw * 8);
+	return r;
+}
+
+/* Every changed word's compare-and-swap out, adjacent ones in one block each. */
+static int stretch_swap(struct mpi_win *w, int rd, struct stretch *st)
+{
+	int max = (int)rmem_cas_block_max(rd);
+
+	for (size_t x = 0, y; x < st->nw; x = y) {
+		y = x + 1;
+		if (st->next[x] == st->cur[x])
+			continue;
+		while (y < st->nw && (int)(y - x) < max && st->next[y] != st->cur[y])
+			y++;
+		for (size_t z = x; z < y; z++) {
+			st->pairs[2 * z] = st->cur[z];
+			st->pairs[2 * z + 1] = st->next[z];
+		}
+		int h = rmem_cas_block_start(rd, (uint32_t)(st->w0 + 8 * x), st->pairs + 2 * x, (uint32_t)(y - x),
+					     w->bseg, st->answers + (uint32_t)(8 * x));
+		if (h < 0)
+			return h;
+		st->bh[3 * st->nb] = h;
+		st->bh[3 * st->nb + 1] = (int)x;
+		st->bh[3 * st->nb + 2] = (int)y;
+		st->nb++;
+	}
+	return 0;
+}
+
+/* The stretch's blocks answered: a word someone changed between its read and its swap, again alone. */
+static int stretch_swap_wait(struct where *o, MPI_Op op, const uint8_t *in, uint8_t *old, struct stretch *st,
+			     const char *fn)
+{
+	struct mpi_win *w = o->w;
+	int e = MPI_SUCCESS;
+
+	for (int k = 0; k < st->nb; k++) {
+		int r = rmem_read_wait(st->bh[3 * k], WAIT_NS);
+		if (r < 0) {
+			if (e == MPI_SUCCESS)
+				e = werr(w, rmem_class(r), fn, "an atomic on rank %d failed (%d)", o->rank, r);
+			continue;
+		}
+		for (size_t z = (size_t)st->bh[3 * k + 1]; z < (size_t)st->bh[3 * k + 2] && e == MPI_SUCCESS; z++) {
+			uint64_t seen;
+			memcpy(&seen, w->bounce + st->answers + 8 * z, 8);
+			if (seen == st->cur[z])
+				continue;
+			/* The word's elements of the stretch: bytes [lo, hi) of it. */
+			uint64_t wa = st->w0 + 8 * z, lo = wa > st->a ? wa : st->a, hi = wa + 8 < st->b ? wa + 8 : st->b;
+			size_t px = st->at + (size_t)(lo - st->a);
+			e = word_again(o, op, in ? in + px : NULL, old ? old + px : NULL, wa, (unsigned)(lo - wa),
+				       (size_t)(hi - lo), seen, fn);
+		}
+	}
+	st->nb = 0;
+	return e;
+}
 
 /*
  * An accumulate of many elements of a native type (native_run) at a
  * remote target, without the exclusive lock: each run in stretches of
- * STRETCH_WORDS words.  The stretch's words are read (READs as long as
- * the frames carry), the operation applied to them here as an array, and
+ * STRETCH_WORDS words.  A stretch's words are read (READs as long as the
+ * frames carry), the operation applied to them here as an array, and
  * every word that changes is swapped by the paper's compare-and-swap,
  * adjacent ones in blocks of one message each (rmem_cas_block_start):
  * each element stays atomic against any other accumulate, as with a
  * compare-and-swap an element (atomic_batches), at a frame's worth of
  * words a message.  A word someone changed between the read and its swap
  * is done again alone (word_again).
+ *
+ * Three stretches at once, so that both nodes work at the same time: the
+ * next one's READ goes out before this one is worked on, and the one
+ * before's blocks are awaited only once this one's are out.
  */
 static int atomic_words(struct where *o, MPI_Op op, const uint8_t *in, uint8_t *old, const char *fn)
 {
 	struct mpi_win *w = o->w;
-	int rd = d_ard(o->t), max = (int)rmem_cas_block_max(rd), e = MPI_SUCCESS;
-	uint64_t *cur = malloc(STRETCH_WORDS * 8), *next = malloc(STRETCH_WORDS * 8);
-	uint64_t *pairs = malloc(STRETCH_WORDS * 16);
-	int *bh = malloc(STRETCH_WORDS * 3 * sizeof *bh);	/* each block: handle, first word, end */
-	size_t at = 0;			/* packed bytes of in and old done */
+	struct stretch st[3];
+	struct stretch_iter it = { 0, o->nruns ? o->t->skew + (uint64_t)o->runs[0].off : 0, 0 };
+	int rd = d_ard(o->t), e = MPI_SUCCESS, r;
+	size_t words = 0;
 
-	if (!cur || !next || !pairs || !bh)
-		e = werr(w, MPI_ERR_NO_MEM, fn, "no memory for a stretch of %d words", STRETCH_WORDS);
-	else if (rd < 0 || max < 1)
-		e = werr(w, MPI_ERR_OTHER, fn, "rank %d's window could not be reached (%d)", o->rank, rd);
-	else if (bounce_ready(w) < 0)
-		e = werr(w, MPI_ERR_NO_MEM, fn, "no landing area for the words found");
-	for (size_t i = 0; i < o->nruns && e == MPI_SUCCESS; i++) {
-		uint64_t a = o->t->skew + (uint64_t)o->runs[i].off, end = a + o->runs[i].len;
-		while (a < end && e == MPI_SUCCESS) {
-			/* The stretch [a, b): whole elements (each within a word), at most STRETCH_WORDS words. */
-			uint64_t w0 = a & ~7ull, b = end < w0 + 8 * STRETCH_WORDS ? end : w0 + 8 * STRETCH_WORDS;
-			size_t nw = (size_t)(((b + 7) & ~7ull) - w0) / 8, len = (size_t)(b - a), lead = (size_t)(a - w0);
-			struct mpii_run pc = { (MPI_Aint)w0, (MPI_Aint)(nw * 8) };
-			if ((e = read_pieces(w, rd, &pc, 1, (uint8_t *)cur, o->rank, fn)) != MPI_SUCCESS)
-				break;
-			memcpy(next, cur, nw * 8);
-			if (old)
-				memcpy(old + at, (uint8_t *)cur + lead, len);
-			if ((e = apply_run(w, op, in ? in + at : NULL, (uint8_t *)next + lead, len / o->esize, o->basic,
-					   fn)) != MPI_SUCCESS)
-				break;
-			/* Every block out, then the answers: word x's found at 8 x in the bounce area. */
-			int nb = 0;
-			for (size_t x = 0, y; x < nw && e == MPI_SUCCESS; x = y) {
-				y = x + 1;
-				if (next[x] == cur[x])
-					continue;
-				while (y < nw && (int)(y - x) < max && next[y] != cur[y])
-					y++;
-				for (size_t z = x; z < y; z++) {
-					pairs[2 * z] = cur[z];
-					pairs[2 * z + 1] = next[z];
-				}
-				int h = rmem_cas_block_start(rd, (uint32_t)(w0 + 8 * x), pairs + 2 * x, (uint32_t)(y - x),
-							     w->bseg, (uint32_t)(8 * x));
-				if (h < 0) {
-					e = werr(w, rmem_class(h), fn, "an atomic on rank %d failed (%d)", o->rank, h);
-					break;
-				}
-				bh[3 * nb] = h;
-				bh[3 * nb + 1] = (int)x;
-				bh[3 * nb + 2] = (int)y;
-				nb++;
-			}
-			for (int k = 0; k < nb; k++) {
-				int r = rmem_read_wait(bh[3 * k], WAIT_NS);
-				if (r < 0) {
-					if (e == MPI_SUCCESS)
-						e = werr(w, rmem_class(r), fn, "an atomic on rank %d failed (%d)", o->rank, r);
-					continue;
-				}
-				for (size_t z = (size_t)bh[3 * k + 1]; z < (size_t)bh[3 * k + 2] && e == MPI_SUCCESS; z++) {
-					uint64_t seen;
-					memcpy(&seen, w->bounce + 8 * z, 8);
-					if (seen == cur[z])
-						continue;
-					/* The word's elements of the stretch: bytes [lo, hi) of it. */
-					uint64_t wa = w0 + 8 * z, lo = wa > a ? wa : a, hi = wa + 8 < b ? wa + 8 : b;
-					size_t px = at + (size_t)(lo - a);
-					e = word_again(o, op, in ? in + px : NULL, old ? old + px : NULL, wa,
-						       (unsigned)(lo - wa), (size_t)(hi - lo), seen, fn);
-				}
-			}
-			at += len;
-			a = b;
-		}
+	for (size_t i = 0; i < o->nruns; i++)
+		words += o->runs[i].len / 8 + 2;
+	words = words < STRETCH_WORDS ? words : STRETCH_WORDS;
+	memset(st, 0, sizeof st);
+	for (int k = 0; k < 3; k++) {
+		st[k].answers = (uint32_t)(k + 1) * STRETCH_BYTES;
+		st[k].cur = malloc(words * 8);
+		st[k].next = malloc(words * 8);
+		st[k].pairs = malloc(words * 16);
+		st[k].bh = malloc(words * 3 * sizeof(int));
+		if (!st[k].cur || !st[k].next || !st[k].pairs || !st[k].bh)
+			e = werr(w, MPI_ERR_NO_MEM, fn, "no memory for a stretch of %zu words", words);
 	}
-	free(cur);
-	free(next);
-	free(pairs);
-	free(bh);
+	if (e == MPI_SUCCESS && rd < 0)
+		e = werr(w, MPI_ERR_OTHER, fn, "rank %d's window could not be reached (%d)", o->rank, rd);
+	if (e == MPI_SUCCESS && bounce_ready(w) < 0)
+		e = werr(w, MPI_ERR_NO_MEM, fn, "no landing area for the words found");
+
+	struct stretch *prev = NULL, *cur = NULL;
+	if (e == MPI_SUCCESS && stretch_next(o, &it, &st[0])) {
+		cur = &st[0];
+		if ((r = stretch_read(w, rd, cur)) < 0)
+			e = werr(w, rmem_class(r), fn, "a READ from rank %d failed (%d)", o->rank, r);
+	}
+	for (int k = 0; cur && e == MPI_SUCCESS; k = (k + 1) % 3) {
+		struct stretch *nxt = &st[(k + 1) % 3];
+		if ((r = stretch_read_wait(w, cur)) < 0) {
+			e = werr(w, rmem_class(r), fn, "a READ from rank %d failed (%d)", o->rank, r);
+			break;
+		}
+		if (!stretch_next(o, &it, nxt))
+			nxt = NULL;
+		else if ((r = stretch_read(w, rd, nxt)) < 0) {
+			e = werr(w, rmem_class(r), fn, "a READ from rank %d failed (%d)", o->rank, r);
+			break;
+		}
+		size_t lead = (size_t)(cur->a - cur->w0);
+		memcpy(cur->next, cur->cur, cur->nw * 8);
+		if (old)
+			memcpy(old + cur->at, (uint8_t *)cur->cur + lead, cur->len);
+		if ((e = apply_run(w, op, in ? in + cur->at : NULL, (uint8_t *)cur->next + lead, cur->len / o->esize,
+				   o->basic, fn)) != MPI_SUCCESS)
+			break;
+		if ((r = stretch_swap(w, rd, cur)) < 0) {
+			e = werr(w, rmem_class(r), fn, "an atomic on rank %d failed (%d)", o->rank, r);
+			break;
+		}
+		if (prev && (e = stretch_swap_wait(o, op, in, old, prev, fn)) != MPI_SUCCESS)
+			break;
+		prev = cur;
+		cur = nxt;
+	}
+	if (e == MPI_SUCCESS && prev)
+		e = stretch_swap_wait(o, op, in, old, prev, fn);
+	/* After a failure, what is still in flight is awaited: its answers land in the bounce area. */
+	for (int k = 0; k < 3; k++) {
+		for (int i = 0; i < st[k].nr; i++)
+			rmem_read_wait(st[k].rh[i], WAIT_NS);
+		for (int i = 0; i < st[k].nb; i++)
+			rmem_read_wait(st[k].bh[3 * i], WAIT_NS);
+		free(st[k].cur);
+		free(st[k].next);
+		free(st[k].pairs);
+		free(st[k].bh);
+	}
 	return e;
 }
 

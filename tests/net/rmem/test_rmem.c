@@ -86,6 +86,8 @@ static long want_dlen(uint8_t op, uint32_t count)
 		return count >= 1 && count <= RMEM_DATA_MAX ? 0 : -1;
 	case RM_CAS:
 		return count == 8 ? 16 : -1;
+	case RM_CAS_BLOCK:
+		return count >= 8 && count % 8 == 0 && count <= RMEM_DATA_MAX / 2 ? 2 * (long)count : -1;
 	case RM_FADD:
 	case RM_ATOMIC_RESP:
 		return count == 8 ? 8 : -1;
@@ -560,7 +562,7 @@ static void check_refuses_non_requests(void **state)
 {
 	(void)state;
 	for (int op = 0; op < 256; op++) {
-		int is_req = op == RM_WRITE || op == RM_READ_REQ || op == RM_CAS || op == RM_FADD;
+		int is_req = op == RM_WRITE || op == RM_READ_REQ || op == RM_CAS || op == RM_FADD || op == RM_CAS_BLOCK;
 		assert_int_equal(check(&good, (uint8_t)op, 5, 0, 8), is_req ? RMS_OK : RMS_MALFORMED);
 	}
 }
