@@ -534,19 +534,22 @@ int rmem_write_block(int rd, uint32_t off, const void *src, size_t count, int fl
 	return r;
 }
 
-int rmem_read(int rs, uint32_t soff, uint32_t count, int lseg, uint32_t doff, int flags)
+/*
+ * A request whose answer is count bytes that land in local segment lseg at
+ * doff (a READ's data, a block's words found): its call records where,
+ * then the request goes, with dlen bytes of data.  The handle, or a
+ * negative error.
+ */
+static inline __attribute__((always_inline)) int post_landing(struct desc *d, uint8_t op, uint32_t off,
+							      uint32_t count, int lseg, uint32_t doff, int flags,
+							      const void *data, size_t dlen)
 {
-	struct desc *d = desc_get(rs);
 	struct rmem_msg m;
 	struct read_dest *dst;
 	struct segslot *s;
 	struct call *c;
 	int r;
 
-	if ((r = desc_check(d, soff, count, RMEM_R)) < 0)
-		return r;
-	if (count > RMEM_MAX_XFER && count > xfer_max(d))
-		return -EINVAL;
 	irqflags_t f = irq_save();
 	s = rmem_seg(lseg);
 	if (!s || (uint64_t)doff + count > s->size) {
@@ -565,10 +568,10 @@ int rmem_read(int rs, uint32_t soff, uint32_t count, int lseg, uint32_t doff, in
 	irq_restore(f);
 	if (!c)
 		return -EAGAIN;
-	msg_init(&m, d, RM_READ_REQ, soff, count, flags & RMEM_UNRELIABLE);
+	msg_init(&m, d, op, off, count, flags & RMEM_UNRELIABLE);
 	m.tag = c->tag;
 	trace_point(TS_MECH_SEND);
-	r = post(c, call_sink_epoch(d->sink), &m, NULL, 0, flags & RMEM_UNRELIABLE);
+	r = post(c, call_sink_epoch(d->sink), &m, data, dlen, flags & RMEM_UNRELIABLE);
 	if (r < 0) {
 		call_free(c);
 		return r;
@@ -576,49 +579,34 @@ int rmem_read(int rs, uint32_t soff, uint32_t count, int lseg, uint32_t doff, in
 	return (int)c->tag;
 }
 
+int rmem_read(int rs, uint32_t soff, uint32_t count, int lseg, uint32_t doff, int flags)
+{
+	struct desc *d = desc_get(rs);
+	int r;
+
+	if ((r = desc_check(d, soff, count, RMEM_R)) < 0)
+		return r;
+	if (count > RMEM_MAX_XFER && count > xfer_max(d))
+		return -EINVAL;
+	return post_landing(d, RM_READ_REQ, soff, count, lseg, doff, flags, NULL, 0);
+}
+
 int rmem_cas_block_start(int rd, uint32_t off, const uint64_t *pairs, uint32_t words, int lseg, uint32_t doff)
 {
 	struct desc *d = desc_get(rd);
 	uint32_t count = words * 8;
-	struct rmem_msg m;
-	struct read_dest *dst;
-	struct segslot *s;
-	struct call *c;
 	int r;
 
 	if (words == 0 || words > rmem_cas_block_max(rd))
 		return d ? -EINVAL : -EBADF;
 	if ((r = desc_check(d, off, count, RMEM_A)) < 0)
 		return r;
-	irqflags_t f = irq_save();
-	s = rmem_seg(lseg);
-	if (!s || (uint64_t)doff + count > s->size) {
-		irq_restore(f);
-		return -EINVAL;
-	}
-	/* The words found come back as a READ's data does: the same record, the same wait. */
-	c = call_new(RMEM_PROTO, RK_READ, d->node);
-	if (c) {
-		dst = (struct read_dest *)c->priv;
-		dst->lseg = lseg;
-		dst->epoch = s->epoch;
-		dst->doff = doff;
-		dst->count = count;
-		dst->flags = 0;
-	}
-	irq_restore(f);
-	if (!c)
-		return -EAGAIN;
-	msg_init(&m, d, RM_CAS_BLOCK, off, count, 0);
-	m.tag = c->tag;
-	/* Always on the reliable channel (paper 2.3: the CAS is reliable). */
-	trace_point(TS_MECH_SEND);
-	r = post(c, call_sink_epoch(d->sink), &m, pairs, 2 * (size_t)count, 0);
-	if (r < 0) {
-		call_free(c);
-		return r;
-	}
-	return (int)c->tag;
+	/*
+	 * The words found come back as a READ's data does: the same record,
+	 * the same wait.  Always on the reliable channel (paper 2.3: the CAS
+	 * is reliable).
+	 */
+	return post_landing(d, RM_CAS_BLOCK, off, count, lseg, doff, 0, pairs, 2 * (size_t)count);
 }
 
 uint32_t rmem_cas_block_max(int rd)
