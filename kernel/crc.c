@@ -106,6 +106,9 @@ static inline v2di load16(const uint8_t *p)
 /* Under this length the tables: the folds' fixed cost (the last lane's 16 bytes) is not won back. */
 #define CLMUL_MIN 256
 
+/* An AAL5 cell's payload: 48 bytes, three 16-byte blocks. */
+#define CELL_AAL5_PAYLOAD 48
+
 __attribute__((target("pclmul,sse2"), noinline)) static uint32_t crc32c_clmul(uint32_t crc, const void *buf, size_t n)
 {
 	const uint8_t *p = buf;
@@ -368,6 +371,50 @@ __attribute__((target("pclmul,sse2"), noinline)) static uint32_t aal5_cells_clmu
 	}
 	uint64_t last[2] = { __builtin_bswap64((uint64_t)x[1]), __builtin_bswap64((uint64_t)x[0]) };
 	return crc32_aal5(0xffffffffu, last, 16);
+}
+
+/*
+ * aal5_cells_clmul while copying: each 16-byte block loaded once, stored
+ * at dst and folded from the same registers, so that the CRC is of the
+ * bytes stored even where src is memory another node writes meanwhile.
+ */
+__attribute__((target("pclmul,sse2"), noinline)) static uint32_t aal5_cells_copy_clmul(uint32_t crc, uint8_t *d,
+										      size_t dstride,
+										      const uint8_t *s,
+										      size_t sstride,
+										      size_t count)
+{
+	v2di x = { 0, (long long)((uint64_t)~crc << 32) };
+
+	for (size_t k = 0; k < count; k++, d += dstride, s += sstride)
+		for (unsigned b = 0; b < CELL_AAL5_PAYLOAD; b += 16) {
+			uint64_t hi, lo;
+			memcpy(&hi, s + b, 8);
+			memcpy(&lo, s + b + 8, 8);
+			memcpy(d + b, &hi, 8);
+			memcpy(d + b + 8, &lo, 8);
+			v2di v = { (long long)__builtin_bswap64(lo), (long long)__builtin_bswap64(hi) };
+			x = (k | b) ? fold(x, fold_be128) ^ v : x ^ v;
+		}
+	uint64_t last[2] = { __builtin_bswap64((uint64_t)x[1]), __builtin_bswap64((uint64_t)x[0]) };
+	return crc32_aal5(0xffffffffu, last, 16);
+}
+
+uint32_t crc32_aal5_cells_copy(uint32_t crc, void *dst, size_t dstride, const void *src, size_t sstride,
+			       size_t count)
+{
+	uint8_t *d = dst;
+	const uint8_t *s = src;
+
+	if (!cell_tables_ready)
+		crc_cell_tables();
+	if (aal5_clmul && count)
+		return aal5_cells_copy_clmul(crc, d, dstride, s, sstride, count);
+	for (size_t k = 0; k < count; k++, d += dstride, s += sstride) {
+		memcpy(d, s, CELL_AAL5_PAYLOAD);
+		crc = crc32_aal5(crc, d, CELL_AAL5_PAYLOAD);
+	}
+	return crc;
 }
 
 uint32_t crc32_aal5_cells_tables(uint32_t crc, const void *first, size_t stride, size_t count)

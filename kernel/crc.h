@@ -70,6 +70,15 @@ uint32_t crc32_aal5(uint32_t crc, const void *buf, size_t n);
 uint32_t crc32_aal5_cells(uint32_t crc, const void *first, size_t stride, size_t count);
 uint32_t crc32_aal5_cells_tables(uint32_t crc, const void *first, size_t stride, size_t count);
 
+/*
+ * Copy count 48-byte cell payloads from src (each sstride bytes after the
+ * one before) to dst (each dstride after), and return crc32_aal5_cells of
+ * them continuing from crc: each byte read once, the CRC of the bytes
+ * stored (src may be memory that others write meanwhile).
+ */
+uint32_t crc32_aal5_cells_copy(uint32_t crc, void *dst, size_t dstride, const void *src, size_t sstride,
+			       size_t count);
+
 /* Build the cell CRCs' tables now (they are built on first use otherwise). */
 void crc_cell_tables(void);
 

@@ -137,16 +137,15 @@ size_t cell_seg_fill(struct cell_seg *s, uint8_t *out, size_t n)
 {
 	size_t k = 0;
 
-	/* Full data cells (not the last, all data): copied, then one CRC over what was written. */
-	while (k < n && !s->done && s->left >= CELL_PAYLOAD) {
-		struct cell_aal5 *c = (struct cell_aal5 *)(out + k * CELL_SIZE);
-		memcpy(c->hdr, s->hdr, CELL_HDR_LEN);
-		memcpy(c->payload, s->p, CELL_PAYLOAD);
-		s->p += CELL_PAYLOAD;
-		s->left -= CELL_PAYLOAD;
-		k++;
-	}
-	s->crc = crc32_aal5_cells(s->crc, out + CELL_HDR_LEN, CELL_SIZE, k);
+	/* Full data cells (not the last, all data): the headers, then the payloads copied as the CRC goes. */
+	size_t full = s->done ? 0 : s->left / CELL_PAYLOAD;
+	if (full > n)
+		full = n;
+	for (; k < full; k++)
+		memcpy(out + k * CELL_SIZE, s->hdr, CELL_HDR_LEN);
+	s->crc = crc32_aal5_cells_copy(s->crc, out + CELL_HDR_LEN, CELL_SIZE, s->p, CELL_PAYLOAD, k);
+	s->p += k * CELL_PAYLOAD;
+	s->left -= (uint32_t)(k * CELL_PAYLOAD);
 	/* The PDU's end: a short cell, the trailer. */
 	while (k < n && cell_seg_next(s, (struct cell_aal5 *)(out + k * CELL_SIZE)) >= 0)
 		k++;

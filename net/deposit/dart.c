@@ -305,11 +305,18 @@ int dart_input(struct dart *d, int src, const uint8_t *cells, size_t n, size_t *
 		d->ctr.frames++;
 	for (; i < n; i++) {
 		const struct cell *cell = (const struct cell *)(cells + i * CELL_SIZE);
+		struct cell mine;
 		struct dart_conn *c;
 		uint16_t vci;
 		uint8_t pt;
 		int plain = 0;
 
+		if (d->rx_shared) {
+			/* Its header is checked, and the cell applied, from a copy of this node's own. */
+			memcpy(&mine, cell, CELL_SIZE);
+			__asm__ volatile("" ::: "memory");
+			cell = &mine;
+		}
 		/*
 		 * Most cells carry exactly the header their connection sends with
 		 * (PT 0): equal bytes are a valid header, HEC included.  Others are
@@ -361,7 +368,8 @@ header_ok:
 			size_t k = 1;
 			while (i + k < n && memcmp(cells + (i + k) * CELL_SIZE, c->tx_hdr, CELL_HDR_LEN) == 0)
 				k++;
-			if (k > 1 && dart_exec_data_run(d, vci, cells + i * CELL_SIZE, k) == 0) {
+			/* The first cell's payload from the copy, the others' each read once where they lie. */
+			if (k > 1 && dart_exec_data_run(d, vci, cell, cells + (i + 1) * CELL_SIZE, k) == 0) {
 				c->cells += k;
 				d->ctr.cells += k;
 				i += k - 1;

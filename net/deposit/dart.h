@@ -230,6 +230,14 @@ struct dart {
 	/* the spill pool (dart_spill_init): held cells past their hold queues */
 	struct dart_spill *spill;
 	uint16_t spill_cap, spill_free, spill_used, spill_conn_max;
+	/*
+	 * The frame dart_input takes lies in memory other nodes write (the
+	 * shared-memory link's ring): every byte of it is read once.  A cell
+	 * applied alone is copied first and read from the copy; a run of a
+	 * block's data cells has each header compared once, each payload
+	 * copied once into the endpoint, and the CRC taken there.
+	 */
+	uint8_t rx_shared;
 };
 
 /* A held cell in the spill pool: the next of its connection's, or of the free ones. */
@@ -352,7 +360,8 @@ int dart_conn_close(struct dart *d, int vci);
  * -ENOBUFS, its connection is blocked by an exception and its hold queue
  * and its part of the spill pool are full (DART 6.4's flow control behind
  * an exception: a sender that did not stop when asked), so it waits until
- * the connection is re-enabled or closed.
+ * the connection is re-enabled or closed.  d->rx_shared: the frame lies in
+ * shared memory (see struct dart).
  */
 int dart_input(struct dart *d, int src, const uint8_t *cells, size_t n, size_t *next,
 	       const struct dart_sink *s);

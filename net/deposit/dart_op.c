@@ -603,7 +603,7 @@ static int exec_data(struct dart *d, int vci, const struct cell *cell, uint8_t p
 	return 0;
 }
 
-int dart_exec_data_run(struct dart *d, int vci, const uint8_t *cells, size_t count)
+int dart_exec_data_run(struct dart *d, int vci, const struct cell *first, const uint8_t *rest, size_t count)
 {
 	struct dart_conn *c = &d->conn[vci];
 	struct dart_ep *ep = &d->ep[c->ep];
@@ -615,10 +615,11 @@ int dart_exec_data_run(struct dart *d, int vci, const uint8_t *cells, size_t cou
 	    (ep->paged && !dart_ep_pages_allow(ep, c->blk_next, (uint32_t)len, DART_EP_WRITE)))
 		return -1;
 	uint8_t *to = ep->base + c->blk_next;
-	for (size_t k = 0; k < count; k++)
-		memcpy(to + k * CELL_PAYLOAD, ((const struct cell_aal5 *)(cells + k * CELL_SIZE))->payload,
-		       CELL_PAYLOAD);
-	c->blk_crc = crc32_aal5_cells(c->blk_crc, cells + CELL_HDR_LEN, CELL_SIZE, count);
+	/* Each payload read once, and the CRC taken of the bytes deposited. */
+	uint32_t crc = crc32_aal5_cells_copy(c->blk_crc, to, CELL_PAYLOAD, ((const struct cell_aal5 *)first)->payload,
+					     CELL_PAYLOAD, 1);
+	c->blk_crc = crc32_aal5_cells_copy(crc, to + CELL_PAYLOAD, CELL_PAYLOAD, rest + CELL_HDR_LEN, CELL_SIZE,
+					   count - 1);
 	c->blk_next += (uint32_t)len;
 	c->blk_len += (uint32_t)len;
 	d->ctr.data_cells += count;

@@ -19,12 +19,13 @@ int dart_exec(struct dart *d, int vci, const struct cell *cell, uint8_t pt,
 			const struct dart_sink *s, struct dart_exc *e);
 
 /*
- * count AAL5 cells of the block in progress on vci (open), CELL_SIZE
- * bytes apart at cells, none the block's last (PT 0): as count calls of
- * dart_exec, their CRC taken together.  0, or -1 if one of them would
- * fault (nothing changed: they go one by one, and the fault is that
+ * count AAL5 cells of the block in progress on vci (open), none the
+ * block's last (PT 0): first, then count - 1 cells CELL_SIZE bytes apart
+ * at rest: as count calls of dart_exec, their CRC taken together on the
+ * bytes deposited (each payload is read once).  0, or -1 if one of them
+ * would fault (nothing changed: they go one by one, and the fault is that
  * cell's).
  */
-int dart_exec_data_run(struct dart *d, int vci, const uint8_t *cells, size_t count);
+int dart_exec_data_run(struct dart *d, int vci, const struct cell *first, const uint8_t *rest, size_t count);
 
 #endif

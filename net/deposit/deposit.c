@@ -388,7 +388,9 @@ static int cell_handler(int src, const uint8_t *payload, size_t len, struct pktb
 		next = rx_resume[src].next;
 	trace_point(TS_MECH_RX);
 	uint64_t waits = dep_dart.ctr.reply_waits;
+	dep_dart.rx_shared = (uint8_t)fabric_rx_shared();
 	int r = dart_input(&dep_dart, src, payload, len / CELL_SIZE, &next, &dep_sink);
+	dep_dart.rx_shared = 0;
 	if (dep_dart.ctr.reply_waits != waits) {
 		/* A request waits for reply room on its connection: the worker offers it again. */
 		dep_replay_waiting = 1;
@@ -535,7 +537,9 @@ static int deposit_init(void)
 	dart_pages.rights = vm_rights;
 	dart_pages.protect = vm_protect;
 	dart_spill_init(&dep_dart, spill_pool, DEP_SPILL_CELLS, DEP_SPILL_PER_CONN);
-	if (fabric_register(DEP_PROTO, cell_handler) < 0 || fabric_register(DEP_FLOW_PROTO, flow_handler) < 0 ||
+	/* A frame in the shared-memory link's ring is taken where it lies (dart_input reads it once). */
+	if (fabric_register(DEP_PROTO, cell_handler) < 0 || fabric_register_in_place(DEP_PROTO) < 0 ||
+	    fabric_register(DEP_FLOW_PROTO, flow_handler) < 0 ||
 	    fabric_on_peer_reset(dep_peer_reset) < 0)
 		return -EBUSY;
 	t = thread_create("dep-exc", worker, NULL, PRIO_HIGH, 0);

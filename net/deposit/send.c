@@ -44,20 +44,26 @@ static size_t cells_per_frame(int peer)
 }
 
 /*
- * A packet buffer for a message of len bytes; in a thread, wait for one
- * (fabric_pb_get leaves half the large pool to the receive path).
+ * Room for a frame of len bytes to peer (fabric_tx_begin): on the
+ * shared-memory link, unkeyed, the NIC's own slot, so that the cells are
+ * built where they go and nothing copies them again; else a packet
+ * buffer.  In a thread, wait for one (fabric_pb_get leaves half the large
+ * pool to the receive path).  Then write and send at once: in the slot,
+ * interrupts are off until fabric_tx_end.
  */
-static struct pktbuf *get_pb(size_t len)
+static int begin_frame(struct fabric_tx *tx, int peer, size_t len)
 {
-	struct pktbuf *pb;
+	int r;
 
-	while ((pb = fabric_pb_get(len)) == NULL) {
+	while ((r = fabric_tx_begin(tx, peer, 0, DEP_PROTO, len, FABRIC_NOWAIT)) == -ENOBUFS) {
 		if (in_irq)
-			return NULL;
+			return r;
 		dep_stats.send_buffer_waits++;
 		thread_sleep_ns(200000);
 	}
-	return pb;
+	/* A buffer's message waits for the window as fabric_send does (begin's flag was for the buffer). */
+	tx->flags &= ~FABRIC_NOWAIT;
+	return r;
 }
 
 static int flow_wait(int vci);
@@ -82,21 +88,19 @@ static int send_block(int vci, int peer, struct cell_seg *seg, const struct cell
 		}
 		size_t left = cell_seg_cells_left(seg) + lead;
 		size_t n = left < per ? left : per, i = 0;
-		struct pktbuf *pb = get_pb(n * CELL_SIZE);
-		if (!pb)
-			return -ENOBUFS;
-		uint8_t *p = fabric_payload(pb);
+		struct fabric_tx tx;
+		int r = begin_frame(&tx, peer, n * CELL_SIZE);
+		if (r < 0)
+			return r;
+		uint8_t *p = tx.payload;
 		if (lead) {
 			memcpy(p, first, CELL_SIZE);
 			i = 1;
 			lead = 0;
 		}
 		cell_seg_fill(seg, p + CELL_SIZE * i, n - i);
-		int r = fabric_send_pb(peer, DEP_PROTO, pb, n * CELL_SIZE, 0);
-		if (r < 0) {
-			pkt_put(pb);
+		if ((r = fabric_tx_end(&tx)) < 0)
 			return r;
-		}
 		__atomic_fetch_add(&dep_stats.tx_frames, 1, __ATOMIC_RELAXED);
 		__atomic_fetch_add(&dep_stats.tx_cells, n, __ATOMIC_RELAXED);
 		if (cell_seg_cells_left(seg) == 0)

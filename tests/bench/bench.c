@@ -8,6 +8,7 @@
 #include "apps/stats.h"
 #include "kernel/tsc.h"
 #include "net/call/barrier.h"
+#include "net/deposit/deposit.h"
 #include "net/fabric/fabric.h"
 #include "net/lwip/lwip_port.h"
 #include "net/net.h"
@@ -245,6 +246,7 @@ static int bench_main(void)
 	if (arg_int("stats", 0)) {
 		fabric_print_stats();
 		net_print_stats();
+		deposit_print_stats();
 		if (lwip_port_ready())
 			lwip_port_print_stats();
 	}

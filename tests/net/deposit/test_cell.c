@@ -154,6 +154,8 @@ static void test_crc32_aal5_vectors(void **state)
  * tables, payloads laid end to end and where they lie in cells: every
  * count to 40, other starting CRCs, odd alignments; a bit moved anywhere
  * in a payload changes it, and a byte between payloads does not count.
+ * crc32_aal5_cells_copy gives the same CRC and lays the payloads where it
+ * is told, touching nothing between them or after the last.
  */
 static void test_crc32_aal5_cells(void **state)
 {
@@ -175,6 +177,21 @@ static void test_crc32_aal5_cells(void **state)
 			assert_int_equal(crc32_aal5_cells(init, first, CELL_SIZE, count), want);
 			assert_int_equal(crc32_aal5_cells_tables(init, first, CELL_SIZE, count), want);
 			assert_int_equal(crc32_aal5_cells(init, flat, CELL_PAYLOAD, count), want);
+			/* Copied as the CRC goes: out of cells into a flat area, and back into cells. */
+			static uint8_t to_flat[41 * CELL_PAYLOAD + 8], to_cells[41 * CELL_SIZE + 8];
+			memset(to_flat, 0xa5, sizeof to_flat);
+			assert_int_equal(crc32_aal5_cells_copy(init, to_flat + off, CELL_PAYLOAD, first, CELL_SIZE, count),
+					 want);
+			assert_memory_equal(to_flat + off, flat, count * CELL_PAYLOAD);
+			assert_int_equal(to_flat[off + count * CELL_PAYLOAD], 0xa5);	/* nothing past the last */
+			memset(to_cells, 0x5a, sizeof to_cells);
+			assert_int_equal(crc32_aal5_cells_copy(init, to_cells + CELL_HDR_LEN, CELL_SIZE, flat, CELL_PAYLOAD,
+							       count), want);
+			for (size_t k = 0; k < count; k++) {
+				assert_memory_equal(to_cells + CELL_HDR_LEN + k * CELL_SIZE, flat + k * CELL_PAYLOAD,
+						    CELL_PAYLOAD);
+				assert_int_equal(to_cells[k * CELL_SIZE], 0x5a);	/* the gaps between untouched */
+			}
 		}
 	uint32_t whole = crc32_aal5_cells(0, buf + CELL_HDR_LEN, CELL_SIZE, 27);
 	for (size_t bit = 0; bit < 27 * CELL_PAYLOAD * 8; bit += 29) {
