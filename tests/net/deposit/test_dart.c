@@ -1104,6 +1104,64 @@ static void test_blocks(void **state)
 	assert_block(rw + 512, 0x3c, 0xff);
 }
 
+/*
+ * A frame in shared memory (d->rx_shared, the shared-memory link's ring):
+ * whole blocks in one frame, and a block behind a single cell, land as
+ * they do from memory of the node's own, with the same interrupts and
+ * counters; a bad trailer CRC faults the same way.
+ */
+static void test_shared_frame(void **state)
+{
+	struct dart_sendregs r = { 0 };
+	static struct cell c[200];
+	static uint8_t want[2600];
+
+	(void)state;
+	r = direct_write(CO_INTR, CELL_COND(CMP_ALWAYS, 0, 0), 1024);
+	for (uint32_t size = 3; size <= 160; size += 7) {
+		r.size = size;
+		r.operand = 1024;
+		int n = form(&r, 0, c, 200);
+		uint64_t cells[2], blocks[2];
+		int ni[2];
+		for (int shared = 0; shared < 2; shared++) {
+			memset(rw + 1024, 0, 2600);
+			D.rx_shared = (uint8_t)shared;
+			uint64_t c0 = D.ctr.data_cells, b0 = D.ctr.blocks;
+			int i0 = nintr;
+			assert_int_equal(feed_from(SRC, c, (size_t)n), 0);
+			cells[shared] = D.ctr.data_cells - c0;
+			blocks[shared] = D.ctr.blocks - b0;
+			ni[shared] = nintr - i0;
+			assert_int_equal(intrs[(nintr - 1) % 64].len, size * 16);
+			if (!shared)
+				memcpy(want, rw + 1024, sizeof want);
+		}
+		D.rx_shared = 0;
+		assert_memory_equal(rw + 1024, want, sizeof want);
+		assert_memory_equal(rw + 1024, sbuf, size * 16);
+		assert_int_equal(cells[0], cells[1]);
+		assert_int_equal(blocks[1], 1);
+		assert_int_equal(ni[0], 1);
+		assert_int_equal(ni[1], 1);
+		assert_int_equal(D.conn[V].rx, RX_CONTROL);
+	}
+	/* A bad trailer CRC in a shared frame: the exception on the last cell, as from one's own. */
+	r.size = 2 + 60;
+	memset(rw + 1024, 0, 1024);
+	int n = form(&r, 0, c, 200);
+	((struct cell_aal5 *)&c[n - 1])->payload[47] ^= 1;
+	D.rx_shared = 1;
+	assert_int_equal(feed_from(SRC, c, (size_t)n), 0);
+	D.rx_shared = 0;
+	assert_int_equal(D.conn[V].state, DC_EXCEPTION);
+	assert_int_equal(D.conn[V].exc.cls, DEX_CRC);
+	assert_int_equal(D.conn[V].exc.data_cell, 1);
+	assert_memory_equal(D.conn[V].exc.cell, &c[n - 1], CELL_SIZE);
+	assert_int_equal(dart_resume(&D, V, DART_SKIP, &sink), 0);
+	assert_int_equal(D.conn[V].rx, RX_CONTROL);
+}
+
 /* A READ or FETCH whose reply connection leads to a dead node: DEX_NOREPLY on that connection only (6.4). */
 static void test_reply_to_dead_node(void **state)
 {
@@ -1804,6 +1862,7 @@ UNIT_MAIN("tests", NULL, NULL,
 	  cmocka_unit_test_setup(test_refused_cells_block_nothing, setup),
 	  cmocka_unit_test_setup(test_send_registers, setup),
 	  cmocka_unit_test_setup(test_blocks, setup),
+	  cmocka_unit_test_setup(test_shared_frame, setup),
 	  cmocka_unit_test_setup(test_reply_to_dead_node, setup),
 	  cmocka_unit_test_setup(test_reply_not_sent_commits_nothing, setup),
 	  cmocka_unit_test_setup(test_hold_full_refuses, setup),
