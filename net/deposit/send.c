@@ -32,9 +32,10 @@ struct dart_sendregs *dep_sendregs(int vci)
 
 /*
  * Cells in a frame to peer: as many as the pair's messages hold (27 in
- * Ethernet's 1500 bytes, 147 in 7872-byte frames, 617 in the shared-memory
- * link's 32 KiB slots).  A cell is a cell whatever frame carries it: the
- * receiver takes a frame of any whole number of cells (dart_input).
+ * Ethernet's 1500 bytes, 147 in 7872-byte frames, 1235 in the
+ * shared-memory link's 64 KiB slots: a block of 32 KiB is one frame).  A
+ * cell is a cell whatever frame carries it: the receiver takes a frame of
+ * any whole number of cells (dart_input).
  */
 static size_t cells_per_frame(int peer)
 {
