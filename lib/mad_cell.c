@@ -458,12 +458,8 @@ static int cell_send_post(int dest, const struct mad_iovec *iov, int count)
 		p->wp += total;
 		p->tx_seq++;
 		left -= n;
-		if (busy && left && ++k % BUSY_CHUNKS == 0) {
-			net_busy_end(busy);
-			busy = net_busy_begin();
-		} else if (left) {
-			net_busy_look(busy);
-		}
+		if (left)
+			busy = net_busy_next(busy, &k, BUSY_CHUNKS);
 	}
 	net_busy_end(busy);
 	mutex_unlock(&p->msg_lock);
@@ -724,12 +720,7 @@ static void pull(void)
 		if (n == 0)
 			break;
 		rxbody_took(&rx, n);
-		if (busy && ++k % BUSY_CHUNKS == 0) {
-			net_busy_end(busy);
-			busy = net_busy_begin();
-		} else {
-			net_busy_look(busy);
-		}
+		busy = net_busy_next(busy, &k, BUSY_CHUNKS);
 	}
 	net_busy_end(busy);
 	if (__builtin_expect(rx_err != 0, 0))

@@ -461,18 +461,8 @@ static void tcp_exit(void)
  */
 #define WRITEV_ELEM_MAX 0xffff
 
-/* A busy section (net_busy_begin) after a call of a long write or read: looked, or ended and begun again. */
+/* Calls of a long write or read between two points its busy section may be preempted (net_busy_next). */
 #define BUSY_CALLS 16
-
-static int busy_next(int busy, unsigned calls)
-{
-	if (busy && calls % BUSY_CALLS == 0) {
-		net_busy_end(busy);
-		return net_busy_begin();
-	}
-	net_busy_look(busy);
-	return busy;
-}
 
 static ssize_t writev_bounded(int s, const struct iovec *v, int count)
 {
@@ -540,7 +530,7 @@ static int tcp_send_post(int dest, const struct mad_iovec *iov, int count)
 			break;
 		}
 		i = step(v, i, n, (size_t)w);
-		busy = busy_next(busy, ++calls);
+		busy = net_busy_next(busy, &calls, BUSY_CALLS);
 	}
 	net_busy_end(busy);
 	mutex_unlock(&send_locks[dest]);
@@ -704,7 +694,7 @@ static int tcp_recv_body_post(int src, const struct mad_iovec *iov, int count)
 			return conn_lost(src, n == 0 ? -ECONNRESET : -errno);
 		}
 		i = step(v, i, count, (size_t)n);
-		busy = busy_next(busy, ++calls);
+		busy = net_busy_next(busy, &calls, BUSY_CALLS);
 	}
 	net_busy_end(busy);
 	if (auth[src].on && (r = body_tag(src, iov, count)) < 0)

@@ -191,6 +191,22 @@ static inline void net_busy_end(int busy)
 		net_busy_stop();
 }
 
+/*
+ * Between two pieces of a long send or copy in a busy section: look at
+ * the link, or every `every` pieces (counted in *k) end the section and
+ * begin it again, so that the thread may be preempted there.  Returns the
+ * section's new value for net_busy_end.
+ */
+static inline int net_busy_next(int busy, unsigned *k, unsigned every)
+{
+	if (busy && ++*k % every == 0) {
+		net_busy_stop();
+		return net_busy_begin();
+	}
+	net_busy_look(busy);
+	return busy;
+}
+
 /* The demultiplexer's counters (kernel/counters.h): each with the label it is printed with. */
 #define NET_COUNTERS(X) \
 	X(LINE, "demux") \

@@ -523,12 +523,8 @@ int rmem_write_block(int rd, uint32_t off, const void *src, size_t count, int fl
 		off += n;
 		p += n;
 		count -= n;
-		if (busy && count && ++k % BUSY_PIECES == 0) {
-			net_busy_end(busy);
-			busy = net_busy_begin();
-		} else if (count) {
-			net_busy_look(busy);
-		}
+		if (count)
+			busy = net_busy_next(busy, &k, BUSY_PIECES);
 	}
 	net_busy_end(busy);
 	return r;
