@@ -343,6 +343,7 @@ size_t vm_tlb_grow(void)
 		write_cr3(read_cr3());
 		size *= 2;
 	}
+	memcpy_tlb_pages = size;
 	return size;
 }
 

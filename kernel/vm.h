@@ -56,6 +56,8 @@ int vm_phys_bits(void);
  */
 int vm_tcg_init(void);
 size_t vm_tlb_grow(void);
+/* QEMU's TLB entries as memcpy takes them (kernel/memcpy.c): 64, or what vm_tlb_grow grew to. */
+extern size_t memcpy_tlb_pages;
 
 /* The size of the page that maps va: 4 KiB, 2 MiB or 1 GiB; 0 if no table maps it (a walk). */
 size_t vm_page_size(uintptr_t va);

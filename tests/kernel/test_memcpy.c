@@ -3,7 +3,8 @@
  * now_memcpy beside the host's own: every length from 0 to 700 and some
  * long ones, at every alignment of source and destination within 16 bytes,
  * both on pages that are TLB twins (the block copy) and on pages that are
- * not (rep movsq); nothing outside the destination range may change.
+ * not (rep movsq), and twins by the TLB's size as the kernel grew it;
+ * nothing outside the destination range may change.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -96,7 +97,35 @@ static void long_copies(void **state)
 		}
 }
 
+/*
+ * Twins follow the TLB's size (memcpy_tlb_pages): once vm_tlb_grow has
+ * grown it, pages 64 apart take entries of their own and go by rep movsq;
+ * pages that many entries apart are twins still.  Only the addresses are
+ * compared here; a copy between grown-apart pages is the same bytes.
+ */
+static void twins_follow_tlb_size(void **state)
+{
+	(void)state;
+	const uintptr_t base = (uintptr_t)1 << 32;
+
+	assert_int_equal(memcpy_tlb_pages, 64);
+	assert_true(tlb_twins((void *)(base + 64 * 4096), (void *)base));
+	memcpy_tlb_pages = 32768;
+	assert_false(tlb_twins((void *)(base + 64 * 4096), (void *)base));
+	assert_false(tlb_twins((void *)(base + 1024 * 4096 + 100), (void *)(base + 8)));
+	assert_true(tlb_twins((void *)(base + ((uintptr_t)32768 << 12) + 100), (void *)(base + 8)));
+	assert_true(tlb_twins((void *)(base + 5), (void *)(base + 4000)));
+	/* Real copies at the grown size: the halves 128 pages apart go by rep movsq now. */
+	uint8_t *src = area + 64, *dst = area + SPAN + 64;
+	assert_false(tlb_twins(dst, src));
+	fill(src, dst, 65536 - 3);
+	check(dst + 1, src + 3, 65536 - 3);
+	memcpy_tlb_pages = 64;
+	assert_true(tlb_twins(dst, src));
+}
+
 UNIT_MAIN("tests", setup, teardown,
+	  cmocka_unit_test(twins_follow_tlb_size),
 	  cmocka_unit_test(lengths_twins),
 	  cmocka_unit_test(lengths_not_twins),
 	  cmocka_unit_test(long_copies))
