@@ -343,7 +343,9 @@ size_t vm_tlb_grow(void)
 		write_cr3(read_cr3());
 		size *= 2;
 	}
-	memcpy_tlb_pages = size;
+	/* Where it grew, at least to size (a flush after 70 % use doubles it); else memcpy keeps QEMU's least. */
+	if (size > TLB_FIRST)
+		memcpy_tlb_pages = size;
 	return size;
 }
 
