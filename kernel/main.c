@@ -132,8 +132,9 @@ void kmain(uint32_t kind, uint32_t info)
 	size_t tlb = vm_tlb_grow();
 	if (tcg_split)
 		printf("vm: QEMU TCG: RAM in 4 KiB pages (%d of 2 MiB split%s), its TLB grown toward %zu entries "
-		       "in %lu us (kernel/vm.c)\n", tcg_split < 0 ? 0 : tcg_split,
-		       tcg_split < 0 ? ": no memory for the tables" : "", tlb, cycles_to_ns(cycles() - t_grow) / 1000);
+		       "in %lu us (kernel/vm.c), memcpy's twins %zu pages apart\n", tcg_split < 0 ? 0 : tcg_split,
+		       tcg_split < 0 ? ": no memory for the tables" : "", tlb, cycles_to_ns(cycles() - t_grow) / 1000,
+		       memcpy_tlb_pages);
 	struct thread *app = thread_create("main", app_thread, (void *)current_app, PRIO_NORMAL, 256 * 1024);
 	if (!app)
 		panic("cannot create the app thread");

@@ -7,12 +7,12 @@ CASES = [
 
     # Boot, hello and the cluster.
     # Under TCG, RAM in 4 KiB pages and QEMU's software TLB grown to what it fills (kernel/vm.c):
-    # 64 MiB of RAM, 32768 entries.
+    # 64 MiB of RAM, 32768 entries; memcpy's TLB twins are pages that far apart (kernel/memcpy.c).
     Cluster("hello-1", app="hello", nodes=1,
             expect=[NODE_HELLO % (0, 0, 1), r"RESULT hello node=0 nodes=1 tsc_hz=\d+",
                     r"cpu: tsc .* \(calibrated against (hpet|pit)\)", r"^\[n0\] pci: 00:00\.0",
                     r"^\[n0\] vm: QEMU TCG: RAM in 4 KiB pages \(3\d of 2 MiB split\), its TLB grown toward "
-                    r"32768 entries in \d+ us"]),
+                    r"32768 entries in \d+ us \(kernel/vm\.c\), memcpy's twins 32768 pages apart$"]),
     Cluster("hello-4-default", nodes=4,
             expect=[NODE_HELLO % (i, i, 4) for i in range(4)] + [r"cluster: 4 nodes, status 0"]),
     Cluster("hello-8", app="hello", nodes=8, timeout=120,
