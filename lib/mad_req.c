@@ -57,16 +57,25 @@
 #include "net/rmem/rmem.h"
 
 /*
- * The ring: 256 KiB, so that a pair keeps a quarter megabyte in flight
- * (64 KiB held the shared-memory link to 340 MB/s, waiting on read
- * pointers).  A chunk: 8 KiB ("chunks of 8 kB or so", section 3.4), or the
- * pair's largest WRITE where that is more (one frame of the shared-memory
- * link, 31 KiB), so that each chunk is one frame and one word.
+ * The ring: 1 MiB where the cluster is small, so that a pair keeps a
+ * megabyte in flight (on the shared-memory link, 2 nodes, mad-bw-req-4m
+ * went 842-870 MB/s with 256 KiB and 956-1092 with 1 MiB, alternate runs of
+ * one hour; 2 MiB gave no more; 64 KiB held it to 340, waiting on read
+ * pointers).  Every node keeps one ring per peer, so a larger cluster
+ * gets less each: at most RING_BUDGET in all, never under RING_MIN (the
+ * size it always had).  Both ends compute it from the node count alone.
+ * A chunk: 8 KiB ("chunks of 8 kB or so", section 3.4), or the pair's
+ * largest WRITE where that is more (one frame of the shared-memory link,
+ * 63 KiB), so that each chunk is one frame and one word.
  */
-#define RING (256 * 1024)
+#define RING_MAX (1024 * 1024)
+#define RING_MIN (256 * 1024)
+#define RING_BUDGET (4 * 1024 * 1024)
 #define CHUNK (8 * 1024)
 #define CHUNK_MAX RMEM_XFER_LIMIT	/* the most a word may announce */
-_Static_assert(CHUNK <= CHUNK_MAX && CHUNK_MAX < RING / 4, "chunks and ring");
+_Static_assert(CHUNK <= CHUNK_MAX && CHUNK_MAX < RING_MIN / 4, "chunks and ring");
+static uint32_t ring_size = RING_MIN;	/* a power of two: every pair's ring in this cluster */
+#define RING ring_size
 #define REPORT (RING / 4)
 #define QBYTES 4096			/* the notification queue's first buffer */
 
@@ -232,9 +241,20 @@ static int join_peer(int i)
 	return r < 0 ? r : 0;
 }
 
+/* The ring for a cluster of nodes: the same on every node. */
+static uint32_t ring_for(int nodes)
+{
+	uint32_t r = RING_MAX;
+
+	while (r > RING_MIN && (uint64_t)r * (uint64_t)(nodes > 1 ? nodes - 1 : 1) > RING_BUDGET)
+		r /= 2;
+	return r;
+}
+
 static int req_init_drv(int nodes, int self)
 {
 	nnodes = nodes;
+	ring_size = ring_for(nodes);
 	me = self;
 	memset(&rx, 0, sizeof rx);
 	return mad_peers_start(nodes, self, make_peer, join_peer, req_exit_drv);

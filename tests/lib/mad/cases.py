@@ -133,7 +133,7 @@ CASES += [
 ]
 CASES += [
     # A Madeleine stream recovers from a chunk its receiver refused: node 1 breaks node 0's
-    # stream 64 KiB into a 1 MiB message (req: its ring refuses the WRITEs, so the words
+    # stream 64 KiB into a 4 MiB message (req: its ring refuses the WRITEs, so the words
     # too; cell: the deposits raise an exception); the message fails at both ends, the stream
     # starts again, and the 100 messages after it arrive whole and in order.
     Cluster("mad-recover-2-%s-%s" % (d, nic), app="mad-recover", nodes=2, nic=nic,

@@ -6,8 +6,10 @@
  *
  * Node 1 has its driver break the stream from node 0 once 64 KiB of it
  * have arrived, until the stream resynchronises (the driver's test hook).
- * Node 0 sends a message of big= bytes (1 MiB): the break falls inside it,
- * and the message must be reported failed at both ends (the send and the
+ * Node 0 sends a message of big= bytes (4 MiB, more than a pair's buffer
+ * holds, so that the sender is still sending it when the refusal comes
+ * back): the break falls inside it, and the message must be reported
+ * failed at both ends (the send and the
  * receive return an error).  Then node 0 sends count= messages (100) of
  * 0 to 70,000 bytes, each numbered and filled from its number: every one
  * must go (the send returns 0) and arrive whole, in order, at node 1.
@@ -107,7 +109,7 @@ static int recover_main(void)
 	int count = (int)arg_int("count", 100);
 	int r;
 
-	buf_len = (size_t)arg_int("big", 1 << 20);
+	buf_len = (size_t)arg_int("big", 4 << 20);
 	buf = malloc(buf_len);
 	if (!buf || num_nodes != 2) {
 		printf("mad-recover: needs 2 nodes and memory\n");
