@@ -64,13 +64,16 @@
  * pointers).  Every node keeps one ring per peer, so a larger cluster
  * gets less each: at most RING_BUDGET in all, never under RING_MIN (the
  * size it always had).  Both ends compute it from the node count alone.
+ * (fuzz_madreq sets a budget of RING_MIN: rings its inputs wrap.)
  * A chunk: 8 KiB ("chunks of 8 kB or so", section 3.4), or the pair's
  * largest WRITE where that is more (one frame of the shared-memory link,
  * 63 KiB), so that each chunk is one frame and one word.
  */
 #define RING_MAX (1024 * 1024)
 #define RING_MIN (256 * 1024)
+#ifndef RING_BUDGET
 #define RING_BUDGET (4 * 1024 * 1024)
+#endif
 #define CHUNK (8 * 1024)
 #define CHUNK_MAX RMEM_XFER_LIMIT	/* the most a word may announce */
 _Static_assert(CHUNK <= CHUNK_MAX && CHUNK_MAX < RING_MIN / 4, "chunks and ring");
@@ -241,12 +244,12 @@ static int join_peer(int i)
 	return r < 0 ? r : 0;
 }
 
-/* The ring for a cluster of nodes: the same on every node. */
-static uint32_t ring_for(int nodes)
+/* The ring for a cluster of nodes, within budget bytes over all peers: the same on every node. */
+static uint32_t ring_for(int nodes, uint64_t budget)
 {
 	uint32_t r = RING_MAX;
 
-	while (r > RING_MIN && (uint64_t)r * (uint64_t)(nodes > 1 ? nodes - 1 : 1) > RING_BUDGET)
+	while (r > RING_MIN && (uint64_t)r * (uint64_t)(nodes > 1 ? nodes - 1 : 1) > budget)
 		r /= 2;
 	return r;
 }
@@ -254,7 +257,7 @@ static uint32_t ring_for(int nodes)
 static int req_init_drv(int nodes, int self)
 {
 	nnodes = nodes;
-	ring_size = ring_for(nodes);
+	ring_size = ring_for(nodes, RING_BUDGET);
 	me = self;
 	memset(&rx, 0, sizeof rx);
 	return mad_peers_start(nodes, self, make_peer, join_peer, req_exit_drv);

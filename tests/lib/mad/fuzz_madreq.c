@@ -37,6 +37,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* Rings of the least size, which the inputs' messages wrap (the driver's own budget: ring_check). */
+#define RING_BUDGET RING_MIN
 #include "lib/mad_req.c"
 #include "tests/host/input.h"
 #include "tests/host/quiet.h"
@@ -337,8 +339,33 @@ static void op_write(int k)
 	(void)push_word(p->nq, take(4));
 }
 
+/*
+ * The ring for each cluster size, by the driver's own budget (4 MiB over
+ * all peers): 1 MiB up to 5 nodes, halved until the budget holds, never
+ * under 256 KiB; always a power of two.
+ */
+static void ring_check(void)
+{
+	static int done;
+	const uint64_t budget = 4u << 20;
+
+	if (done++)
+		return;
+	CHECK(ring_for(2, budget) == 1u << 20 && ring_for(5, budget) == 1u << 20);
+	CHECK(ring_for(6, budget) == 512u << 10 && ring_for(9, budget) == 512u << 10);
+	CHECK(ring_for(10, budget) == 256u << 10 && ring_for(MAX_NODES, budget) == 256u << 10);
+	for (int n = 1; n <= MAX_NODES; n++) {
+		uint32_t r = ring_for(n, budget);
+		CHECK(r >= RING_MIN && r <= RING_MAX && (r & (r - 1)) == 0);
+		CHECK(r == RING_MIN || (uint64_t)r * (uint64_t)(n > 1 ? n - 1 : 1) <= budget);
+		CHECK(r == RING_MAX || (uint64_t)r * 2 * (uint64_t)(n > 1 ? n - 1 : 1) > budget);
+	}
+	CHECK(ring_for(NODES, RING_BUDGET) == RING_MIN);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
+	ring_check();
 	rr = 0;
 	proto_errors = 0;
 	nsegs = 0;
