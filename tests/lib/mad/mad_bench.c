@@ -222,10 +222,14 @@ RPC_ROW(rpc_cell_64k, "cell", 65536, 100);
  * answer.  Each message has bytes of its own on each side (one 4 MiB block
  * a side, message i at i * size), patterned before the clock starts and
  * compared, every byte, after it stopped.  The 256 KiB messages' row is
- * mad-bw-<drv>, the others mad-bw-<drv>-<size>.
+ * mad-bw-<drv>, the others mad-bw-<drv>-<size>.  Messages are numbered
+ * on from run to run (bw_seq), so that every run's bytes differ from the
+ * last one's: a body that never landed leaves the receiver's block as the
+ * last run left it, which the comparison finds.
  */
 #define BW_TOTAL (BW_MSGS * MAXARR)
 static uint8_t *bwbuf;
+static uint32_t bw_seq;		/* the next run's first message number (nodes 0 and 1 alike) */
 
 static int bandwidth(const char *drv, size_t size)
 {
@@ -241,16 +245,18 @@ static int bandwidth(const char *drv, size_t size)
 	if (node_id > 1)
 		return cluster_barrier(120000000000ULL) < 0 ? -1 : 0;
 	set_len(size);
+	const uint32_t seq0 = bw_seq;
+	bw_seq += (uint32_t)msgs;
 	if (!bwbuf && !(bwbuf = malloc(BW_TOTAL))) {
 		printf("mad-pingpong: no memory for the bandwidth run's %u KiB\n", BW_TOTAL >> 10);
 		r = -1;
 	}
 	for (int i = 0; i < msgs && r == 0 && node_id == 0; i++)
-		pattern(bwbuf + (size_t)i * size, size, 0, (uint32_t)i);
+		pattern(bwbuf + (size_t)i * size, size, 0, seq0 + (uint32_t)i);
 	uint64_t t0 = cycles();
 	for (int i = 0; i < msgs && r == 0; i++) {
 		cur_null = 0;
-		cur_seq = (uint32_t)i;
+		cur_seq = seq0 + (uint32_t)i;
 		if (node_id == 0) {
 			arr = bwbuf + (size_t)i * size;
 			r = send_one(ch, 1);
@@ -281,9 +287,9 @@ static int bandwidth(const char *drv, size_t size)
 	for (int i = 0; i < msgs && r == 0 && node_id == 1; i++) {
 		uint8_t *keep_peer = peerarr;
 		cur_null = 0;
-		cur_seq = (uint32_t)i;
+		cur_seq = seq0 + (uint32_t)i;
 		peerarr = want;
-		pattern(peerarr, size, 0, (uint32_t)i);
+		pattern(peerarr, size, 0, cur_seq);
 		rxarr = bwbuf + (size_t)i * size;
 		unchecked = 1;
 		r = check_array();
