@@ -79,6 +79,7 @@
 _Static_assert(CHUNK <= CHUNK_MAX && CHUNK_MAX < RING_MIN / 4, "chunks and ring");
 static uint32_t ring_size = RING_MIN;	/* a power of two: every pair's ring in this cluster */
 #define RING ring_size
+#define RING_POS(x) ((uint32_t)(x) & (ring_size - 1))	/* a stream offset's place in the ring (no divide) */
 #define REPORT (RING / 4)
 #define QBYTES 4096			/* the notification queue's first buffer */
 
@@ -282,7 +283,7 @@ static int deposit(struct peer *p, struct iovcur *c, size_t n)
 #endif
 
 	while (n && r == 0) {
-		uint32_t pos = (uint32_t)(p->wp % RING);
+		uint32_t pos = RING_POS(p->wp);
 		size_t k = n < most ? n : most;
 		uint8_t *src;
 		if (k > RING - pos)
@@ -726,7 +727,7 @@ static void take_words(void)
 
 static void ring_copy(struct peer *p, uint64_t at, void *dst, size_t n)
 {
-	uint32_t pos = (uint32_t)(at % RING);
+	uint32_t pos = RING_POS(at);
 	size_t k = n < RING - pos ? n : RING - pos;
 
 	memcpy(dst, p->ring + pos, k);
@@ -809,7 +810,7 @@ static void pull(void)
 		size_t n = iovcur_peek(&rx.cur, &dst, rx.part_left < p->avail ? rx.part_left : p->avail);
 		if (n == 0)
 			break;
-		uint32_t pos = (uint32_t)(p->rp % RING);
+		uint32_t pos = RING_POS(p->rp);
 		if (n > RING - pos)
 			n = RING - pos;
 		memcpy(dst, p->ring + pos, n);
